@@ -1,0 +1,26 @@
+//! The tally contract: canonical metric schema v1, legacy map, and run-artefact types. No I/O.
+//!
+//! Seed 000 makes the schema a contract between producers (the logger) and consumers
+//! (extract, export, validate): a closed registry of canonical tags with units, owners, roles
+//! and cross-rank reductions, two open families, and a versioned evolution policy.
+
+pub mod artifacts;
+pub mod legacy;
+pub mod lookup;
+pub mod registry;
+pub mod render;
+pub mod types;
+
+pub use legacy::{legacy_mapping, LegacyRow, RetiredName, LEGACY, RETIRED};
+pub use lookup::{lookup, metric, metric_index, SchemaError, TagRef};
+pub use registry::{FamilySpec, MetricSpec, ReservedTerm, FAMILIES, METRICS};
+pub use types::{Input, Owner, Profile, Profiles, Reduction, Role, Unit};
+
+/// The TensorBoard / W&B metric schema version, stored at the top level of `run_summary.json`.
+pub const METRIC_SCHEMA_VERSION: u32 = 1;
+
+/// The runtime-manifest schema version (`runtime_manifest.schema_version`): an independent namespace.
+pub const RUNTIME_MANIFEST_SCHEMA_VERSION: u32 = 1;
+
+/// The soak-monitor artifact version: an independent namespace, and a string.
+pub const SOAK_ARTIFACT_SCHEMA_VERSION: &str = "0.3.0";

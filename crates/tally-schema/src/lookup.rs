@@ -1,0 +1,198 @@
+//! Resolving a tag against schema v1: canonical metric, family term, or a clear rejection.
+
+use crate::legacy::{legacy_rows, retired_match};
+use crate::registry::{FamilySpec, MetricSpec, FAMILIES, METRICS};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// What a valid tag resolves to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TagRef<'a> {
+    /// A closed-registry tag.
+    Metric(&'static MetricSpec),
+    /// A member of an open family, with its term.
+    Family(&'static FamilySpec, &'a str),
+}
+
+/// Why a tag is not a canonical schema-v1 tag.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemaError {
+    /// Not in the registry and not a family member.
+    #[error("unregistered canonical metric tag '{tag}'{}", suggestion_text(.suggestion))]
+    Unknown {
+        /// The rejected tag.
+        tag: String,
+        /// The closest canonical tag, when one is close.
+        suggestion: Option<&'static str>,
+    },
+    /// A legacy tag that has a canonical replacement.
+    #[error("retired metric tag '{tag}': use '{replacement}' ({note})")]
+    Legacy {
+        /// The rejected tag.
+        tag: String,
+        /// Canonical replacement(s), `a | b` when the mapping depends on the profile.
+        replacement: String,
+        /// The scale and meaning of the mapping.
+        note: String,
+    },
+    /// A name retired with no one-to-one replacement.
+    #[error("retired metric tag '{tag}': {reason}{}", see_text(.see))]
+    Retired {
+        /// The rejected tag.
+        tag: String,
+        /// Why it was retired.
+        reason: &'static str,
+        /// A related canonical tag or family, if any.
+        see: Option<&'static str>,
+    },
+    /// A reserved term of an open family.
+    #[error("'{tag}' is reserved and not a {family}<term> tag{}", replacement_text(.replacement))]
+    ReservedTerm {
+        /// The rejected tag.
+        tag: String,
+        /// The family prefix.
+        family: &'static str,
+        /// The canonical tag with this meaning, if any.
+        replacement: Option<&'static str>,
+    },
+    /// A family term that is not a well-formed name.
+    #[error("invalid term in '{tag}': {reason}")]
+    InvalidTerm {
+        /// The rejected tag.
+        tag: String,
+        /// What is wrong with the term.
+        reason: &'static str,
+    },
+}
+
+fn suggestion_text(s: &Option<&'static str>) -> String {
+    s.map(|s| format!(" (did you mean '{s}'?)"))
+        .unwrap_or_default()
+}
+
+fn see_text(s: &Option<&'static str>) -> String {
+    s.map(|s| format!(" (see '{s}')")).unwrap_or_default()
+}
+
+fn replacement_text(s: &Option<&'static str>) -> String {
+    s.map(|s| format!(": use '{s}'")).unwrap_or_default()
+}
+
+fn index() -> &'static HashMap<&'static str, usize> {
+    static INDEX: OnceLock<HashMap<&'static str, usize>> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        METRICS
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.tag, i))
+            .collect()
+    })
+}
+
+/// The position of `tag` in [`METRICS`], if it is a closed-registry tag.
+pub fn metric_index(tag: &str) -> Option<usize> {
+    index().get(tag).copied()
+}
+
+/// The spec of a closed-registry tag.
+pub fn metric(tag: &str) -> Option<&'static MetricSpec> {
+    metric_index(tag).map(|i| &METRICS[i])
+}
+
+/// Resolve `tag` to a canonical metric or family member, or say exactly why it is rejected,
+/// naming the replacement where one exists.
+pub fn lookup(tag: &str) -> Result<TagRef<'_>, SchemaError> {
+    if let Some(spec) = metric(tag) {
+        return Ok(TagRef::Metric(spec));
+    }
+    for family in FAMILIES {
+        if let Some(term) = tag.strip_prefix(family.prefix) {
+            if let Some(r) = family.reserved_terms.iter().find(|r| r.term == term) {
+                return Err(SchemaError::ReservedTerm {
+                    tag: tag.to_owned(),
+                    family: family.prefix,
+                    replacement: r.replacement,
+                });
+            }
+            validate_term(term).map_err(|reason| SchemaError::InvalidTerm {
+                tag: tag.to_owned(),
+                reason,
+            })?;
+            return Ok(TagRef::Family(family, term));
+        }
+    }
+    let mut rows = legacy_rows(tag).peekable();
+    if rows.peek().is_some() {
+        let rows: Vec<_> = rows.collect();
+        let replacement = rows.iter().map(|r| r.new).collect::<Vec<_>>().join(" | ");
+        let note = rows
+            .iter()
+            .map(|r| match r.profile {
+                Some(p) => format!("{p}: {}", r.note),
+                None => r.note.to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(SchemaError::Legacy {
+            tag: tag.to_owned(),
+            replacement,
+            note,
+        });
+    }
+    if let Some(r) = retired_match(tag) {
+        return Err(SchemaError::Retired {
+            tag: tag.to_owned(),
+            reason: r.reason,
+            see: r.see,
+        });
+    }
+    Err(SchemaError::Unknown {
+        tag: tag.to_owned(),
+        suggestion: closest(tag),
+    })
+}
+
+/// A family term must be a non-empty path of non-empty segments of printable, non-space ASCII.
+fn validate_term(term: &str) -> Result<(), &'static str> {
+    if term.is_empty() {
+        return Err("the term is empty");
+    }
+    if term.split('/').any(str::is_empty) {
+        return Err("the term has an empty path segment");
+    }
+    if !term.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("the term must be printable ASCII without spaces");
+    }
+    Ok(())
+}
+
+/// The closest persisted canonical tag by edit distance, if it is within a third of the length.
+fn closest(tag: &str) -> Option<&'static str> {
+    let limit = (tag.len() / 3).max(2);
+    METRICS
+        .iter()
+        .filter(|m| m.persisted)
+        .map(|m| {
+            (
+                edit_distance(&tag.to_ascii_lowercase(), &m.tag.to_ascii_lowercase()),
+                m.tag,
+            )
+        })
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, t)| t)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
