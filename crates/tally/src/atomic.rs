@@ -1,0 +1,39 @@
+//! Atomic JSON artefacts: write a temp file beside the target, fsync it, rename over the target.
+//!
+//! A reader (or a crash) therefore sees either the previous complete file or the new complete
+//! file, never half of one.
+
+use crate::error::{Error, Result};
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+
+/// Serialise `value` as pretty JSON (2-space indent, trailing newline) and atomically replace `path`.
+pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| Error::Json { path: path.to_owned(), source })?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
+/// Atomically replace `path` with `bytes`.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("artefact");
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp).map_err(Error::io("create", &tmp))?;
+        f.write_all(bytes).map_err(Error::io("write", &tmp))?;
+        f.sync_all().map_err(Error::io("sync", &tmp))?;
+        std::fs::rename(&tmp, path).map_err(Error::io("rename into place", path))?;
+        // Make the rename itself durable; a directory that cannot be opened or synced (some
+        // file systems) does not make the artefact any less complete.
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

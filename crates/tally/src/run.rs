@@ -1,0 +1,93 @@
+//! Building the run's JSON artefacts: `run_config.json` at start, `run_summary.json` during and at close.
+
+use crate::atomic::write_json_atomic;
+use crate::error::Result;
+use crate::host;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{Map, Value};
+use std::path::Path;
+use tally_schema::artifacts::{RunConfig, RunIdentity, RunStatus, RunSummary, WandbSettings};
+
+/// File name of the run configuration snapshot.
+pub const RUN_CONFIG_FILE: &str = "run_config.json";
+/// File name of the run summary.
+pub const RUN_SUMMARY_FILE: &str = "run_summary.json";
+
+/// ISO-8601 UTC with microseconds, as Python's `datetime.now(timezone.utc).isoformat()`.
+pub fn iso_utc(t: &DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, false)
+}
+
+/// The `run` identity for a run in `log_dir` started at `start`, with host, user, git and hardware facts.
+pub fn run_identity(
+    algo: &str,
+    task: &str,
+    sim_backend: &str,
+    log_dir: &Path,
+    start: &DateTime<Utc>,
+    wandb: WandbSettings,
+) -> RunIdentity {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| log_dir.to_owned());
+    RunIdentity {
+        algo: algo.to_owned(),
+        task: task.to_owned(),
+        sim_backend: sim_backend.to_owned(),
+        log_dir: log_dir.display().to_string(),
+        start_time_utc: iso_utc(start),
+        hostname: host::hostname(),
+        user: host::user(),
+        git: host::git_info(&cwd),
+        hardware: host::hardware(),
+        wandb,
+        extra: Map::new(),
+    }
+}
+
+/// Write `run_config.json` into `dir`: the identity and the resolved config with secrets redacted.
+pub fn write_run_config(dir: &Path, run: RunIdentity, config: &Value) -> Result<RunConfig> {
+    let doc = RunConfig { run, config: host::redact_secrets(config) };
+    write_json_atomic(&dir.join(RUN_CONFIG_FILE), &doc)?;
+    Ok(doc)
+}
+
+/// A fresh `running` summary for the run described by `run`.
+pub fn initial_summary(run: &RunIdentity) -> RunSummary {
+    RunSummary {
+        status: RunStatus::Running,
+        completed_iterations: 0,
+        total_env_steps: 0,
+        final_mean_reward: None,
+        best_mean_reward: None,
+        mean_episode_length: None,
+        last_checkpoint: None,
+        trace_path: None,
+        training_wall_time_sec: 0.0,
+        metric_schema_version: tally_schema::METRIC_SCHEMA_VERSION,
+        runtime_manifest: None,
+        final_env_steps_per_sec: None,
+        tail_env_steps_per_sec: None,
+        tail_iteration_count: 0,
+        final_learner_replay_rows_per_sec: None,
+        final_cycle_wall_ms: None,
+        final_inference_ms: None,
+        final_inference_h2d_ms: None,
+        final_inference_forward_ms: None,
+        final_inference_d2h_ms: None,
+        contract_warnings: 0,
+        algo: run.algo.clone(),
+        task: run.task.clone(),
+        sim_backend: run.sim_backend.clone(),
+        log_dir: run.log_dir.clone(),
+        start_time_utc: run.start_time_utc.clone(),
+        end_time_utc: None,
+        wall_time_sec: 0.0,
+        wandb_run_url: None,
+        play_video_path: None,
+        extra: Map::new(),
+    }
+}
+
+/// Atomically write `summary` as `dir/run_summary.json`.
+pub fn write_run_summary(dir: &Path, summary: &RunSummary) -> Result<()> {
+    write_json_atomic(&dir.join(RUN_SUMMARY_FILE), summary)
+}

@@ -1,0 +1,128 @@
+//! The run directory: `<log_root>/<algo_log_name>/<task>/<YYYY-MM-DD_HH-MM-SS>_<sim_backend>`.
+//!
+//! Seed 000 "日志目录与 backend": runs live under `logs/<algo.algo_log_name>/<task>/`, one
+//! directory per run named by its local start time and simulation backend, unless
+//! `training.log_root` or `training.log_dir` overrides it.
+
+use crate::error::{Error, Result};
+use chrono::{DateTime, TimeZone};
+use std::path::{Path, PathBuf};
+
+/// Where a run's directory goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunDirSpec {
+    /// Algorithm (`ppo`, `appo`, `sac`, `flashsac`, ...), mapped to its `algo_log_name`.
+    pub algo: String,
+    /// Task name; one path component.
+    pub task: String,
+    /// Simulation backend; suffix of the directory name.
+    pub sim_backend: String,
+    /// `training.log_root`: the root of all runs (default `logs`).
+    pub log_root: PathBuf,
+    /// `training.log_dir`: the exact run directory, overriding the layout.
+    pub log_dir: Option<PathBuf>,
+}
+
+impl RunDirSpec {
+    /// A spec under the default root `logs`.
+    pub fn new(algo: impl Into<String>, task: impl Into<String>, sim_backend: impl Into<String>) -> Self {
+        RunDirSpec {
+            algo: algo.into(),
+            task: task.into(),
+            sim_backend: sim_backend.into(),
+            log_root: PathBuf::from("logs"),
+            log_dir: None,
+        }
+    }
+}
+
+/// The `algo_log_name` of an algorithm: PPO `rsl_rl_ppo`, APPO `appo`, SAC `sac`, FlashSAC
+/// `flash_sac`, WarpSAC `warp_sac`; any other valid name is used as given, lower-cased.
+pub fn algo_log_name(algo: &str) -> Result<String> {
+    validate_component("algo", algo)?;
+    let lower = algo.to_ascii_lowercase();
+    Ok(match lower.as_str() {
+        "ppo" | "rsl_rl_ppo" => "rsl_rl_ppo".to_owned(),
+        "appo" => "appo".to_owned(),
+        "sac" => "sac".to_owned(),
+        "flashsac" | "flash_sac" => "flash_sac".to_owned(),
+        "warpsac" | "warp_sac" => "warp_sac".to_owned(),
+        _ => lower,
+    })
+}
+
+/// Reject names that would escape the log root or make an unusable path component.
+pub fn validate_component(kind: &'static str, value: &str) -> Result<()> {
+    let reason = if value.is_empty() {
+        Some("it is empty")
+    } else if value == "." || value == ".." {
+        Some("'.' and '..' would escape the log root")
+    } else if value.contains('/') || value.contains('\\') {
+        Some("a path separator would escape the log root")
+    } else if value.contains('\0') {
+        Some("it contains a NUL byte")
+    } else if value.chars().any(char::is_control) {
+        Some("it contains a control character")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(Error::InvalidName { kind, value: value.escape_default().to_string(), reason }),
+        None => Ok(()),
+    }
+}
+
+/// The directory name of a run started at `start`: `YYYY-MM-DD_HH-MM-SS_<sim_backend>`.
+pub fn run_dir_name<Tz: TimeZone>(start: &DateTime<Tz>, sim_backend: &str) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    format!("{}_{}", start.format("%Y-%m-%d_%H-%M-%S"), sim_backend)
+}
+
+/// Create the run directory for `spec` started at `start` and return its path.
+///
+/// Two runs started in the same second never share a directory: the directory is created
+/// with `create_dir` (which fails if it exists), and on collision a `_1`, `_2`, ... suffix is
+/// tried. An explicit `log_dir` is created if needed and refused if it already holds a run.
+pub fn create_run_dir<Tz: TimeZone>(spec: &RunDirSpec, start: &DateTime<Tz>) -> Result<PathBuf>
+where
+    Tz::Offset: std::fmt::Display,
+{
+    let log_name = algo_log_name(&spec.algo)?;
+    validate_component("task", &spec.task)?;
+    validate_component("sim backend", &spec.sim_backend)?;
+    if let Some(dir) = &spec.log_dir {
+        if dir.as_os_str().is_empty() {
+            return Err(Error::InvalidName { kind: "log_dir", value: String::new(), reason: "it is empty" });
+        }
+        std::fs::create_dir_all(dir).map_err(Error::io("create run directory", dir))?;
+        for taken in ["run_summary.json", "run_config.json"] {
+            if dir.join(taken).exists() {
+                return Err(Error::RunDirTaken(dir.clone(), taken));
+            }
+        }
+        return Ok(dir.clone());
+    }
+    let parent = spec.log_root.join(log_name).join(&spec.task);
+    std::fs::create_dir_all(&parent).map_err(Error::io("create run directory", &parent))?;
+    let base = run_dir_name(start, &spec.sim_backend);
+    for n in 0..10_000u32 {
+        let name = if n == 0 { base.clone() } else { format!("{base}_{n}") };
+        let path = parent.join(name);
+        match std::fs::create_dir(&path) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(Error::io("create run directory", &path)(e)),
+        }
+    }
+    Err(Error::io("create run directory", parent.join(base))(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        "10000 runs already started in this second",
+    )))
+}
+
+/// Whether `path` is an event file name (`events.out.tfevents.*`).
+pub fn is_event_file(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("events.out.tfevents."))
+}
