@@ -3,7 +3,7 @@
 use clap::ValueEnum;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use tally_tfevents::{open_event_file, OnCorruption, ScalarEvent};
+use tally_tfevents::{is_event_file_name, open_event_file, OnCorruption, ScalarEvent};
 
 /// Output format of `tally export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -28,17 +28,26 @@ pub fn event_files(path: &Path) -> Result<Vec<PathBuf>, String> {
         for entry in entries {
             let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
             let p = entry.path();
-            let ty = entry.file_type().map_err(|e| format!("{}: {e}", p.display()))?;
+            let ty = entry
+                .file_type()
+                .map_err(|e| format!("{}: {e}", p.display()))?;
             if ty.is_dir() {
                 stack.push(p);
-            } else if tally::rundir::is_event_file(&p) {
+            } else if p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(is_event_file_name)
+            {
                 found.push(p);
             }
         }
     }
     found.sort();
     if found.is_empty() {
-        return Err(format!("{}: no events.out.tfevents.* file found", path.display()));
+        return Err(format!(
+            "{}: no events.out.tfevents.* file found",
+            path.display()
+        ));
     }
     Ok(found)
 }
@@ -50,7 +59,9 @@ fn json_number(v: f64) -> String {
         if v > 0.0 { "Infinity" } else { "-Infinity" }.into()
     } else {
         // serde_json prints the shortest representation that round-trips.
-        serde_json::Number::from_f64(v).map(|n| n.to_string()).unwrap_or_else(|| "null".into())
+        serde_json::Number::from_f64(v)
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "null".into())
     }
 }
 
@@ -62,7 +73,12 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-fn write_row(out: &mut dyn Write, format: Format, run: &str, s: &ScalarEvent) -> std::io::Result<()> {
+fn write_row(
+    out: &mut dyn Write,
+    format: Format,
+    run: &str,
+    s: &ScalarEvent,
+) -> std::io::Result<()> {
     match format {
         Format::Jsonl => writeln!(
             out,
@@ -87,7 +103,12 @@ fn write_row(out: &mut dyn Write, format: Format, run: &str, s: &ScalarEvent) ->
 
 /// Export every scalar of `paths` to `out`. Rows already written stay written when a later
 /// file fails; the error names the file and byte offset.
-pub fn run(paths: &[PathBuf], format: Format, policy: OnCorruption, out: &mut dyn Write) -> Result<(), String> {
+pub fn run(
+    paths: &[PathBuf],
+    format: Format,
+    policy: OnCorruption,
+    out: &mut dyn Write,
+) -> Result<(), String> {
     let mut files = Vec::new();
     for p in paths {
         files.extend(event_files(p)?);
@@ -97,7 +118,10 @@ pub fn run(paths: &[PathBuf], format: Format, policy: OnCorruption, out: &mut dy
     }
     let mut skipped = 0;
     for file in &files {
-        let run = file.parent().map(|p| p.display().to_string()).unwrap_or_default();
+        let run = file
+            .parent()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
         let mut scalars = open_event_file(file)
             .map_err(|e| e.to_string())?
             .with_on_corruption(policy)

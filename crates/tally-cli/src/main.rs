@@ -64,7 +64,11 @@ fn main() -> ExitCode {
             };
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())
         }
-        Command::Export { paths, format, on_corrupt } => {
+        Command::Export {
+            paths,
+            format,
+            on_corrupt,
+        } => {
             let policy = match on_corrupt {
                 OnCorrupt::Error => tally_tfevents::OnCorruption::Error,
                 OnCorrupt::Skip => tally_tfevents::OnCorruption::Skip,

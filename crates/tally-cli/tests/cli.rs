@@ -5,7 +5,10 @@ use std::process::Command;
 use tally_tfevents::{EventFileWriter, WriterOptions};
 
 fn tally(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tally")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 #[test]
@@ -15,7 +18,12 @@ fn schema_json_lists_the_registry_with_units() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let metrics = v["metrics"].as_array().unwrap();
     assert!(metrics.len() >= 80, "{}", metrics.len());
-    let unit = |tag: &str| metrics.iter().find(|m| m["tag"] == tag).unwrap()["unit"].as_str().unwrap().to_owned();
+    let unit = |tag: &str| {
+        metrics.iter().find(|m| m["tag"] == tag).unwrap()["unit"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
     // seed 000: these three are seconds, the _ms fields milliseconds.
     assert_eq!(unit("Perf/learning_time"), "s");
     assert_eq!(unit("Perf/collection_time"), "s");
@@ -30,14 +38,26 @@ fn schema_table_and_markdown_render() {
     assert!(table.starts_with("canonical metric schema v1:"));
     assert!(table.contains("Perf/learner_replay_stage_ms") && table.contains("terminal only"));
     let md = tally(&["schema", "--markdown"]).stdout;
-    let committed = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/metrics.md")).unwrap();
-    assert!(md == committed, "docs/metrics.md differs from `tally schema --markdown`");
+    let committed = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/metrics.md"
+    ))
+    .unwrap();
+    assert!(
+        md == committed,
+        "docs/metrics.md differs from `tally schema --markdown`"
+    );
 }
 
 fn write_run(dir: &std::path::Path) -> std::path::PathBuf {
     let mut w = EventFileWriter::open(dir, WriterOptions::from_env()).unwrap();
     for i in 1..=3i64 {
-        w.write_scalars(i * 256, 1000.0 + i as f64, &[("Loss/critic", 0.5 * i as f64), ("reward/a,b", -1.0)]).unwrap();
+        w.write_scalars(
+            i * 256,
+            1000.0 + i as f64,
+            &[("Loss/critic", 0.5 * i as f64), ("reward/a,b", -1.0)],
+        )
+        .unwrap();
     }
     let path = w.path().to_owned();
     w.close().unwrap();
@@ -49,18 +69,33 @@ fn export_streams_every_scalar_as_jsonl_and_csv() {
     let dir = tempfile::tempdir().unwrap();
     write_run(dir.path());
     let out = tally(&["export", dir.path().to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let rows: Vec<Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(rows.len(), 6);
     assert_eq!(rows[0]["tag"], "Loss/critic");
     assert_eq!(rows[0]["step"], 256);
     assert_eq!(rows[0]["value"], 0.5);
     assert_eq!(rows[2]["value"], 1.0);
     assert_eq!(rows[5]["wall_time"], 1003.0);
-    let csv = String::from_utf8(tally(&["export", "--format", "csv", dir.path().to_str().unwrap()]).stdout).unwrap();
+    let csv = String::from_utf8(
+        tally(&["export", "--format", "csv", dir.path().to_str().unwrap()]).stdout,
+    )
+    .unwrap();
     let lines: Vec<_> = csv.lines().collect();
     assert_eq!(lines[0], "run,tag,step,wall_time,value");
-    assert!(lines[2].contains(",\"reward/a,b\",256,1001,-1"), "{}", lines[2]);
+    assert!(
+        lines[2].contains(",\"reward/a,b\",256,1001,-1"),
+        "{}",
+        lines[2]
+    );
 }
 
 #[test]
@@ -84,8 +119,15 @@ fn export_reports_corruption_with_file_and_offset_after_emitting_good_rows() {
     let out = tally(&["export", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(path.to_str().unwrap()) && err.contains("corrupt record at byte"), "{err}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 4, "the two good steps were exported");
+    assert!(
+        err.contains(path.to_str().unwrap()) && err.contains("corrupt record at byte"),
+        "{err}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        4,
+        "the two good steps were exported"
+    );
     let out = tally(&["export", "--on-corrupt", "skip", path.to_str().unwrap()]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("skipped 1 corrupt record"));

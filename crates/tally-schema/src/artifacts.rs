@@ -315,6 +315,15 @@ pub struct RunSummary {
     /// Learner-timeline contract warnings (accounted above Iter Wall).
     #[serde(default)]
     pub contract_warnings: u64,
+    /// Steps that waited for room in the logger's bounded queue (lossless back-pressure).
+    #[serde(default)]
+    pub backpressure_waits: u64,
+    /// Total seconds `step` waited on the full queue.
+    #[serde(default)]
+    pub backpressure_wait_sec: f64,
+    /// Sink failures, each naming the sink, the iteration and the error.
+    #[serde(default)]
+    pub sink_errors: Vec<String>,
     /// Algorithm.
     pub algo: String,
     /// Task.

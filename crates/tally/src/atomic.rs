@@ -10,15 +10,24 @@ use std::path::Path;
 
 /// Serialise `value` as pretty JSON (2-space indent, trailing newline) and atomically replace `path`.
 pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| Error::Json { path: path.to_owned(), source })?;
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| Error::Json {
+        path: path.to_owned(),
+        source,
+    })?;
     bytes.push(b'\n');
     write_atomic(path, &bytes)
 }
 
 /// Atomically replace `path` with `bytes`.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("artefact");
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("artefact");
     let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp).map_err(Error::io("create", &tmp))?;

@@ -29,6 +29,37 @@ pub enum Error {
     /// An explicit `log_dir` already holds another run.
     #[error("log_dir {} already holds a run ({} exists): choose another directory", .0.display(), .1)]
     RunDirTaken(PathBuf, &'static str),
+    /// A step submission broke the schema or the step-axis contract; nothing was logged for it.
+    #[error("invalid step at iteration {iteration}: {field}['{key}']: {reason}")]
+    InvalidStep {
+        /// The submitted iteration.
+        iteration: u64,
+        /// The StepInput field (`metrics`, `learner`, `collector`, `rewards`, ...).
+        field: &'static str,
+        /// The offending key.
+        key: String,
+        /// What is wrong, naming the replacement where one exists.
+        reason: String,
+    },
+    /// A sink failed writing an earlier step; that step stays in the other sinks.
+    #[error("{sink} sink failed at iteration {iteration}: {message}")]
+    Sink {
+        /// The sink name (`tensorboard`, `wandb`, ...).
+        sink: String,
+        /// The iteration whose write failed.
+        iteration: u64,
+        /// The sink's error.
+        message: String,
+    },
+    /// The ranks of one multi-rank step disagree on something that must be equal.
+    #[error("rank reduction: {0}")]
+    Ranks(String),
+    /// The logger configuration is unusable.
+    #[error("invalid logger config: {0}")]
+    Config(String),
+    /// The logger was already closed.
+    #[error("the logger is closed")]
+    Closed,
     /// Encoding an artefact failed.
     #[error("encode {}: {source}", .path.display())]
     Json {
@@ -44,7 +75,10 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
+    pub(crate) fn io(
+        op: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> Error {
         let path = path.into();
         move |source| Error::Io { op, path, source }
     }

@@ -24,8 +24,15 @@ pub fn user() -> String {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("git").arg("-C").arg(dir).args(args).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 /// Commit, branch and dirtiness of the git work tree containing `dir`, or None outside one.
@@ -33,7 +40,11 @@ pub fn git_info(dir: &Path) -> Option<GitInfo> {
     let commit = git(dir, &["rev-parse", "HEAD"])?;
     let branch = git(dir, &["rev-parse", "--abbrev-ref", "HEAD"]).filter(|b| b != "HEAD");
     let dirty = git(dir, &["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());
-    Some(GitInfo { commit: Some(commit), branch, dirty })
+    Some(GitInfo {
+        commit: Some(commit),
+        branch,
+        dirty,
+    })
 }
 
 /// Platform, CPU model, core count, GPU and memory, as strings.
@@ -45,11 +56,19 @@ pub fn hardware() -> Hardware {
         .and_then(|l| l.split_once(':'))
         .map(|(_, v)| v.trim().to_owned())
         .unwrap_or_else(|| std::env::consts::ARCH.to_owned());
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     let memory = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|m| {
-            let kib: f64 = m.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse().ok()?;
+            let kib: f64 = m
+                .lines()
+                .find(|l| l.starts_with("MemTotal:"))?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
             Some(format!("{:.1} GiB", kib / (1024.0 * 1024.0)))
         })
         .unwrap_or_else(|| "unknown".to_owned());
@@ -58,7 +77,12 @@ pub fn hardware() -> Hardware {
         .output()
         .ok()
         .filter(|o| o.status.success())
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(|s| s.trim().to_owned()))
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .map(|s| s.trim().to_owned())
+        })
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "none".to_owned());
     Hardware {
@@ -76,8 +100,17 @@ pub const REDACTED: &str = "<redacted>";
 /// Whether a configuration key names a credential.
 pub fn is_secret_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase().replace('-', "_");
-    const NEEDLES: [&str; 9] =
-        ["api_key", "apikey", "token", "secret", "password", "passwd", "credential", "private_key", "access_key"];
+    const NEEDLES: [&str; 9] = [
+        "api_key",
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "credential",
+        "private_key",
+        "access_key",
+    ];
     NEEDLES.iter().any(|n| k.contains(n)) || k == "auth" || k.ends_with("_auth")
 }
 
@@ -87,7 +120,11 @@ pub fn redact_secrets(config: &Value) -> Value {
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, v)| {
-                    let v = if is_secret_key(k) && !v.is_null() { Value::String(REDACTED.into()) } else { redact_secrets(v) };
+                    let v = if is_secret_key(k) && !v.is_null() {
+                        Value::String(REDACTED.into())
+                    } else {
+                        redact_secrets(v)
+                    };
                     (k.clone(), v)
                 })
                 .collect(),

@@ -1,15 +1,37 @@
 //! tally: one honest source of telemetry for RL training runs.
 //!
-//! This crate is the facade: the run directory and its JSON artefacts today; the `Logger`,
-//! its derivations and sinks build on them (see ARCHITECTURE.md).
+//! A runner builds one [`Logger`] per run (rank 0) and calls [`Logger::step`] once per
+//! iteration with a [`StepInput`]. The logger validates it against the canonical schema v1,
+//! derives the learner/collector timelines, writes the unsmoothed canonical payload to its
+//! sinks from a writer thread, and keeps the terminal window the panel renders from.
 
 pub mod atomic;
+pub mod clock;
+pub mod derive;
 pub mod error;
 pub mod host;
+pub mod input;
+pub mod logger;
+pub mod reduce;
 pub mod run;
 pub mod rundir;
+pub mod sink;
+pub mod summary;
+pub mod tag;
+pub mod terminal;
+pub mod validate;
+pub mod window;
+pub mod writer;
 
+pub use clock::{ManualClock, MonotonicClock, SystemClock};
 pub use error::{Error, Result};
+pub use input::{Backend, Key, LoggerConfig, MpsState, StepInput, SystemInfo};
+pub use logger::Logger;
+pub use reduce::{reduce_ranks, Rates};
 pub use rundir::{create_run_dir, RunDirSpec};
+pub use sink::{BackendStep, MemorySink, Sink, TensorBoardSink};
+pub use tag::Tag;
 pub use tally_schema as schema;
+pub use tally_schema::artifacts::RunStatus;
+pub use tally_schema::Profile;
 pub use tally_tfevents as tfevents;

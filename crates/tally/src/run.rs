@@ -45,7 +45,10 @@ pub fn run_identity(
 
 /// Write `run_config.json` into `dir`: the identity and the resolved config with secrets redacted.
 pub fn write_run_config(dir: &Path, run: RunIdentity, config: &Value) -> Result<RunConfig> {
-    let doc = RunConfig { run, config: host::redact_secrets(config) };
+    let doc = RunConfig {
+        run,
+        config: host::redact_secrets(config),
+    };
     write_json_atomic(&dir.join(RUN_CONFIG_FILE), &doc)?;
     Ok(doc)
 }
@@ -74,6 +77,9 @@ pub fn initial_summary(run: &RunIdentity) -> RunSummary {
         final_inference_forward_ms: None,
         final_inference_d2h_ms: None,
         contract_warnings: 0,
+        backpressure_waits: 0,
+        backpressure_wait_sec: 0.0,
+        sink_errors: Vec::new(),
         algo: run.algo.clone(),
         task: run.task.clone(),
         sim_backend: run.sim_backend.clone(),

@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use chrono::{DateTime, TimeZone};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Where a run's directory goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,7 +25,11 @@ pub struct RunDirSpec {
 
 impl RunDirSpec {
     /// A spec under the default root `logs`.
-    pub fn new(algo: impl Into<String>, task: impl Into<String>, sim_backend: impl Into<String>) -> Self {
+    pub fn new(
+        algo: impl Into<String>,
+        task: impl Into<String>,
+        sim_backend: impl Into<String>,
+    ) -> Self {
         RunDirSpec {
             algo: algo.into(),
             task: task.into(),
@@ -67,7 +71,11 @@ pub fn validate_component(kind: &'static str, value: &str) -> Result<()> {
         None
     };
     match reason {
-        Some(reason) => Err(Error::InvalidName { kind, value: value.escape_default().to_string(), reason }),
+        Some(reason) => Err(Error::InvalidName {
+            kind,
+            value: value.escape_default().to_string(),
+            reason,
+        }),
         None => Ok(()),
     }
 }
@@ -94,7 +102,11 @@ where
     validate_component("sim backend", &spec.sim_backend)?;
     if let Some(dir) = &spec.log_dir {
         if dir.as_os_str().is_empty() {
-            return Err(Error::InvalidName { kind: "log_dir", value: String::new(), reason: "it is empty" });
+            return Err(Error::InvalidName {
+                kind: "log_dir",
+                value: String::new(),
+                reason: "it is empty",
+            });
         }
         std::fs::create_dir_all(dir).map_err(Error::io("create run directory", dir))?;
         for taken in ["run_summary.json", "run_config.json"] {
@@ -108,7 +120,11 @@ where
     std::fs::create_dir_all(&parent).map_err(Error::io("create run directory", &parent))?;
     let base = run_dir_name(start, &spec.sim_backend);
     for n in 0..10_000u32 {
-        let name = if n == 0 { base.clone() } else { format!("{base}_{n}") };
+        let name = if n == 0 {
+            base.clone()
+        } else {
+            format!("{base}_{n}")
+        };
         let path = parent.join(name);
         match std::fs::create_dir(&path) {
             Ok(()) => return Ok(path),
@@ -116,13 +132,10 @@ where
             Err(e) => return Err(Error::io("create run directory", &path)(e)),
         }
     }
-    Err(Error::io("create run directory", parent.join(base))(std::io::Error::new(
-        std::io::ErrorKind::AlreadyExists,
-        "10000 runs already started in this second",
-    )))
-}
-
-/// Whether `path` is an event file name (`events.out.tfevents.*`).
-pub fn is_event_file(path: &Path) -> bool {
-    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("events.out.tfevents."))
+    Err(Error::io("create run directory", parent.join(base))(
+        std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "10000 runs already started in this second",
+        ),
+    ))
 }

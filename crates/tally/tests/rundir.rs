@@ -5,7 +5,10 @@ use tally::rundir::{algo_log_name, create_run_dir, run_dir_name, RunDirSpec};
 use tally::Error;
 
 fn start() -> chrono::DateTime<FixedOffset> {
-    FixedOffset::east_opt(8 * 3600).unwrap().with_ymd_and_hms(2026, 3, 9, 18, 30, 0).unwrap()
+    FixedOffset::east_opt(8 * 3600)
+        .unwrap()
+        .with_ymd_and_hms(2026, 3, 9, 18, 30, 0)
+        .unwrap()
 }
 
 #[test]
@@ -16,7 +19,11 @@ fn run_dir_follows_algo_log_name_task_timestamp_sim() {
     let mut spec = RunDirSpec::new("sac", "go2_joystick_flat", "mujoco");
     spec.log_root = root.path().join("logs");
     let dir = create_run_dir(&spec, &start()).unwrap();
-    assert_eq!(dir, root.path().join("logs/sac/go2_joystick_flat/2026-03-09_18-30-00_mujoco"));
+    assert_eq!(
+        dir,
+        root.path()
+            .join("logs/sac/go2_joystick_flat/2026-03-09_18-30-00_mujoco")
+    );
     assert!(dir.is_dir());
 }
 
@@ -51,7 +58,9 @@ fn concurrent_runs_in_one_second_never_share_a_directory() {
     let mut spec = RunDirSpec::new("sac", "t", "mujoco");
     spec.log_root = root.path().to_owned();
     let dirs: Vec<_> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..8).map(|_| s.spawn(|| create_run_dir(&spec, &start()).unwrap())).collect();
+        let hs: Vec<_> = (0..8)
+            .map(|_| s.spawn(|| create_run_dir(&spec, &start()).unwrap()))
+            .collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let unique: std::collections::HashSet<_> = dirs.iter().collect();
@@ -61,15 +70,30 @@ fn concurrent_runs_in_one_second_never_share_a_directory() {
 #[test]
 fn names_that_would_escape_the_root_are_rejected() {
     let root = tempfile::tempdir().unwrap();
-    for (task, sim) in [("..", "mujoco"), ("a/b", "mujoco"), ("", "mujoco"), ("t", "mu\0joco"), ("t", ""), ("t", "x/../../y"), (".", "m")] {
+    for (task, sim) in [
+        ("..", "mujoco"),
+        ("a/b", "mujoco"),
+        ("", "mujoco"),
+        ("t", "mu\0joco"),
+        ("t", ""),
+        ("t", "x/../../y"),
+        (".", "m"),
+    ] {
         let mut spec = RunDirSpec::new("sac", task, sim);
         spec.log_root = root.path().to_owned();
         let err = create_run_dir(&spec, &start()).unwrap_err();
-        assert!(matches!(err, Error::InvalidName { .. }), "{task:?}/{sim:?}: {err}");
+        assert!(
+            matches!(err, Error::InvalidName { .. }),
+            "{task:?}/{sim:?}: {err}"
+        );
     }
     let err = create_run_dir(&RunDirSpec::new("../x", "t", "m"), &start()).unwrap_err();
     assert!(err.to_string().starts_with("invalid algo '../x'"), "{err}");
-    assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0, "nothing created for rejected names");
+    assert_eq!(
+        std::fs::read_dir(root.path()).unwrap().count(),
+        0,
+        "nothing created for rejected names"
+    );
 }
 
 #[test]
@@ -86,5 +110,8 @@ fn explicit_log_dir_overrides_the_layout_and_refuses_an_existing_run() {
 
 #[test]
 fn dir_name_uses_the_given_clock() {
-    assert_eq!(run_dir_name(&start(), "mjwarp"), "2026-03-09_18-30-00_mjwarp");
+    assert_eq!(
+        run_dir_name(&start(), "mjwarp"),
+        "2026-03-09_18-30-00_mjwarp"
+    );
 }

@@ -1,0 +1,164 @@
+//! Event readers: `EventReader` decodes `Event`s from TFRecords, `ScalarReader` yields the scalars in them, `open_event_file` opens a file with its path in every error.
+//!
+//! Both follow the corruption policy of [`crate::tf_record`]; in addition, a record whose
+//! crcs pass but whose payload does not decode as an `Event` is reported as
+//! [`CorruptionKind::UndecodableEvent`] at the record's offset under
+//! [`OnCorruption::Error`], or skipped and counted under [`OnCorruption::Skip`].
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use prost::Message;
+
+use crate::proto::Event;
+use crate::scalar::{into_scalars, ScalarEvent};
+use crate::tf_record::{CorruptionKind, OnCorruption, ReadError, TfRecordReader};
+
+/// Streaming reader of decoded [`Event`]s over any `Read`.
+///
+/// `Ok(None)` means "no complete event yet": at the end of a finished file, or while
+/// tailing a file that is still being written (call again after it grew).
+#[derive(Debug)]
+pub struct EventReader<R> {
+    records: TfRecordReader<R>,
+}
+
+impl<R: Read> EventReader<R> {
+    /// Reads events from `inner` with [`OnCorruption::Error`].
+    pub fn new(inner: R) -> Self {
+        Self::from_records(TfRecordReader::new(inner))
+    }
+
+    /// Reads events from an already configured record reader.
+    pub fn from_records(records: TfRecordReader<R>) -> Self {
+        EventReader { records }
+    }
+
+    /// Sets the policy for records with a bad data crc or an undecodable payload.
+    pub fn with_on_corruption(mut self, policy: OnCorruption) -> Self {
+        self.records = self.records.with_on_corruption(policy);
+        self
+    }
+
+    /// Returns the next event, `Ok(None)` if no complete event is available yet, or an
+    /// error per the corruption policy.
+    pub fn read_event(&mut self) -> Result<Option<Event>, ReadError> {
+        loop {
+            let Some(record) = self.records.read_record()? else {
+                return Ok(None);
+            };
+            let offset = record.offset;
+            match Event::decode(record.data) {
+                Ok(event) => return Ok(Some(event)),
+                Err(e) => match self.records.on_corruption() {
+                    OnCorruption::Error => {
+                        return Err(self
+                            .records
+                            .corrupt(offset, CorruptionKind::UndecodableEvent(e)))
+                    }
+                    OnCorruption::Skip => self.records.count_skipped(),
+                },
+            }
+        }
+    }
+
+    /// Reads every event available now, stopping at the first error.
+    pub fn read_to_end(&mut self) -> Result<Vec<Event>, ReadError> {
+        let mut events = Vec::new();
+        while let Some(event) = self.read_event()? {
+            events.push(event);
+        }
+        Ok(events)
+    }
+
+    /// Records skipped under [`OnCorruption::Skip`] (bad data crc or undecodable payload).
+    pub fn skipped_records(&self) -> u64 {
+        self.records.skipped_records()
+    }
+
+    /// The underlying record reader (position, pending bytes, path).
+    pub fn records(&self) -> &TfRecordReader<R> {
+        &self.records
+    }
+
+    /// Turns this into a reader of the scalars in the events.
+    pub fn into_scalars(self) -> ScalarReader<R> {
+        ScalarReader {
+            events: self,
+            pending: VecDeque::new(),
+        }
+    }
+}
+
+/// Streaming reader of every [`ScalarEvent`] in an event stream (non-scalar values are
+/// skipped silently); same `Ok(None)` and error semantics as [`EventReader`].
+#[derive(Debug)]
+pub struct ScalarReader<R> {
+    events: EventReader<R>,
+    /// Scalars of the last decoded event not yet returned.
+    pending: VecDeque<ScalarEvent>,
+}
+
+impl<R: Read> ScalarReader<R> {
+    /// Reads scalars from `inner` with [`OnCorruption::Error`].
+    pub fn new(inner: R) -> Self {
+        EventReader::new(inner).into_scalars()
+    }
+
+    /// Returns the next scalar, or `Ok(None)` if none is available yet.
+    pub fn read_scalar(&mut self) -> Result<Option<ScalarEvent>, ReadError> {
+        loop {
+            if let Some(scalar) = self.pending.pop_front() {
+                return Ok(Some(scalar));
+            }
+            let Some(event) = self.events.read_event()? else {
+                return Ok(None);
+            };
+            self.pending.extend(into_scalars(event));
+        }
+    }
+
+    /// Reads every scalar available now, stopping at the first error.
+    pub fn read_to_end(&mut self) -> Result<Vec<ScalarEvent>, ReadError> {
+        let mut scalars = Vec::new();
+        while let Some(scalar) = self.read_scalar()? {
+            scalars.push(scalar);
+        }
+        Ok(scalars)
+    }
+
+    /// The underlying event reader.
+    pub fn events(&self) -> &EventReader<R> {
+        &self.events
+    }
+
+    /// Records skipped under [`OnCorruption::Skip`].
+    pub fn skipped_records(&self) -> u64 {
+        self.events.skipped_records()
+    }
+}
+
+/// Opens an event file for reading, with [`OnCorruption::Error`]; every error message
+/// starts with the file's path (`<path>: corrupt record at byte 1234: data crc mismatch ...`).
+pub fn open_event_file(path: impl AsRef<Path>) -> Result<EventReader<BufReader<File>>, ReadError> {
+    let path = path.as_ref();
+    let file = File::open(path).map_err(|source| ReadError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(EventReader::from_records(
+        TfRecordReader::new(BufReader::new(file)).with_path(path),
+    ))
+}
+
+/// Reads every scalar of a finished event file (a truncated final record is end of data).
+pub fn read_scalars_from_file(path: impl AsRef<Path>) -> Result<Vec<ScalarEvent>, ReadError> {
+    open_event_file(path)?.into_scalars().read_to_end()
+}
+
+/// True for file names TensorBoard treats as event files (they contain `tfevents`).
+pub fn is_event_file_name(name: &str) -> bool {
+    name.contains("tfevents")
+}

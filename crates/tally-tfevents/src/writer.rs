@@ -1,0 +1,696 @@
+//! `EventFileWriter`: creates a uniquely named event file, writes one scalar `Event` per step with one `write_all`, and fsyncs per policy.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::proto::{event, Event, FILE_VERSION};
+use crate::scalar::encode_scalar_event;
+use crate::tf_record::{RecordWriter, WriteRecordError};
+
+/// Process-wide counter for the last component of event file names, so two writers
+/// opened by one process in the same second never pick the same name.
+static NEXT_FILE_INDEX: AtomicU64 = AtomicU64::new(0);
+
+/// How many names `open` tries before giving up when files with its names already exist.
+const MAX_NAME_ATTEMPTS: u32 = 1000;
+
+/// The TensorBoard event file name `events.out.tfevents.<secs>.<hostname>.<pid>.<n>`,
+/// with the seconds zero-padded to 10 digits.
+pub fn event_file_name(unix_secs: u64, hostname: &str, pid: u32, n: u64) -> String {
+    format!("events.out.tfevents.{unix_secs:010}.{hostname}.{pid}.{n}")
+}
+
+/// The machine's host name: `/proc/sys/kernel/hostname`, else `$HOSTNAME`, else `localhost`.
+pub fn default_hostname() -> String {
+    let from_proc = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string());
+    let from_env = || std::env::var("HOSTNAME").ok().map(|s| s.trim().to_string());
+    from_proc
+        .filter(|s| is_valid_hostname(s))
+        .or_else(|| from_env().filter(|s| is_valid_hostname(s)))
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+/// A host name is usable in a file name if it is non-empty and has no path separator or NUL.
+fn is_valid_hostname(hostname: &str) -> bool {
+    !hostname.is_empty() && !hostname.contains(['/', '\\', '\0'])
+}
+
+/// When the writer asks the OS to put written records on stable storage.
+///
+/// Every record reaches the OS before the write call returns, so a crash of the process
+/// (even SIGKILL) loses nothing whatever the policy; fsync only matters for power loss or
+/// a kernel crash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FsyncPolicy {
+    /// Never fsync (the OS writes back on its own schedule). The default.
+    #[default]
+    Never,
+    /// fsync after a write once at least this long has passed since the last fsync.
+    Interval(Duration),
+    /// fsync after every write.
+    EveryWrite,
+}
+
+/// A monotonic clock, injectable so the [`FsyncPolicy::Interval`] decision is testable.
+pub trait Clock {
+    /// The current instant.
+    fn now(&self) -> Instant;
+}
+
+/// The real monotonic clock ([`Instant::now`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MonotonicClock;
+
+impl Clock for MonotonicClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for &C {
+    fn now(&self) -> Instant {
+        (**self).now()
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
+    fn now(&self) -> Instant {
+        (**self).now()
+    }
+}
+
+/// Everything an [`EventFileWriter`] needs from its environment, passed in so tests can fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriterOptions {
+    /// Host name for the file name.
+    pub hostname: String,
+    /// Process id for the file name.
+    pub pid: u32,
+    /// Creation time: the file name's seconds and the `file_version` event's wall time.
+    pub created_at: SystemTime,
+    /// When to fsync.
+    pub fsync: FsyncPolicy,
+}
+
+impl WriterOptions {
+    /// Options from the environment: [`default_hostname`], this process's id, the current
+    /// system time, and [`FsyncPolicy::Never`].
+    pub fn from_env() -> Self {
+        WriterOptions {
+            hostname: default_hostname(),
+            pid: std::process::id(),
+            created_at: SystemTime::now(),
+            fsync: FsyncPolicy::default(),
+        }
+    }
+
+    /// Sets the fsync policy.
+    pub fn with_fsync(mut self, fsync: FsyncPolicy) -> Self {
+        self.fsync = fsync;
+        self
+    }
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        Self::from_env()
+    }
+}
+
+/// Errors from [`EventFileWriter::open`].
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The host name cannot be part of a file name.
+    #[error("hostname {hostname:?} cannot be part of an event file name (empty, or contains a path separator or NUL)")]
+    InvalidHostname {
+        /// The rejected host name.
+        hostname: String,
+    },
+    /// The creation time is before the Unix epoch.
+    #[error("creation time {created_at:?} is before the unix epoch")]
+    CreationTimeBeforeEpoch {
+        /// The rejected time.
+        created_at: SystemTime,
+    },
+    /// The file could not be created.
+    #[error("{}: cannot create event file: {source}", .path.display())]
+    Create {
+        /// The file that could not be created.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The first event could not be written.
+    #[error("{}: cannot write the file_version event: {source}", .path.display())]
+    WriteHeader {
+        /// The new file.
+        path: PathBuf,
+        /// The underlying error.
+        source: WriteRecordError,
+    },
+    /// The new file could not be fsynced.
+    #[error("{}: fsync of new event file failed: {source}", .path.display())]
+    Sync {
+        /// The new file.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+/// Errors from writing to an [`EventFileWriter`].
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// A tag is empty; nothing was written.
+    #[error("{}: step {step}: tag #{index} is empty; nothing written", .path.display())]
+    EmptyTag {
+        /// The event file.
+        path: PathBuf,
+        /// The step being written.
+        step: i64,
+        /// Position of the empty tag in the call's list.
+        index: usize,
+    },
+    /// A tag appears twice in one step; nothing was written.
+    #[error("{}: step {step}: tag {tag:?} appears more than once; nothing written", .path.display())]
+    DuplicateTag {
+        /// The event file.
+        path: PathBuf,
+        /// The step being written.
+        step: i64,
+        /// The repeated tag.
+        tag: String,
+    },
+    /// Writing the record failed.
+    #[error("{}: {source}", .path.display())]
+    Record {
+        /// The event file.
+        path: PathBuf,
+        /// The underlying error, with the record's offset.
+        source: WriteRecordError,
+    },
+    /// fsync failed.
+    #[error("{}: fsync after byte {offset} failed: {source}", .path.display())]
+    Sync {
+        /// The event file.
+        path: PathBuf,
+        /// Bytes written when fsync was attempted.
+        offset: u64,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+/// Writes a TensorBoard event file.
+///
+/// Every record is encoded into a reused buffer and handed to an unbuffered `File` with a
+/// single `write_all` before the call returns, so a process killed right after a call
+/// returns leaves that record readable.
+#[derive(Debug)]
+pub struct EventFileWriter<C: Clock = MonotonicClock> {
+    records: RecordWriter<File>,
+    path: PathBuf,
+    fsync: FsyncPolicy,
+    clock: C,
+    last_sync: Instant,
+    syncs: u64,
+    /// Scratch for the duplicate-tag check, reused across steps.
+    order: Vec<usize>,
+    closed: bool,
+}
+
+impl EventFileWriter<MonotonicClock> {
+    /// Creates a new event file in `dir` (never overwriting one) and writes the
+    /// `file_version` event.
+    pub fn open(dir: impl AsRef<Path>, options: WriterOptions) -> Result<Self, OpenError> {
+        Self::open_with_clock(dir, options, MonotonicClock)
+    }
+}
+
+impl<C: Clock> EventFileWriter<C> {
+    /// Like [`EventFileWriter::open`], with an injected clock for the fsync interval.
+    pub fn open_with_clock(
+        dir: impl AsRef<Path>,
+        options: WriterOptions,
+        clock: C,
+    ) -> Result<Self, OpenError> {
+        let dir = dir.as_ref();
+        if !is_valid_hostname(&options.hostname) {
+            return Err(OpenError::InvalidHostname {
+                hostname: options.hostname,
+            });
+        }
+        let since_epoch = options.created_at.duration_since(UNIX_EPOCH).map_err(|_| {
+            OpenError::CreationTimeBeforeEpoch {
+                created_at: options.created_at,
+            }
+        })?;
+        let (file, path) =
+            create_unique(dir, since_epoch.as_secs(), &options.hostname, options.pid)?;
+        let mut records = RecordWriter::new(file);
+        let header = Event {
+            wall_time: since_epoch.as_secs_f64(),
+            step: 0,
+            what: Some(event::What::FileVersion(FILE_VERSION.to_string())),
+        };
+        if let Err(source) = records.write_message(&header) {
+            return Err(OpenError::WriteHeader { path, source });
+        }
+        let mut syncs = 0;
+        if options.fsync != FsyncPolicy::Never {
+            records
+                .get_ref()
+                .sync_all()
+                .map_err(|source| OpenError::Sync {
+                    path: path.clone(),
+                    source,
+                })?;
+            syncs += 1;
+            // Persist the directory entry too, or a power loss could lose the whole file.
+            // Best effort: some filesystems refuse fsync on directories, and the file's
+            // contents are already safe.
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        let last_sync = clock.now();
+        Ok(EventFileWriter {
+            records,
+            path,
+            fsync: options.fsync,
+            clock,
+            last_sync,
+            syncs,
+            order: Vec::new(),
+            closed: false,
+        })
+    }
+
+    /// Writes one event holding every `(tag, value)` of the step as an f32 `simple_value`.
+    ///
+    /// An empty or repeated tag is an error and nothing is written.
+    pub fn write_scalars(
+        &mut self,
+        step: i64,
+        wall_time: f64,
+        scalars: &[(&str, f64)],
+    ) -> Result<(), WriteError> {
+        self.check_tags(step, scalars)?;
+        let result = self
+            .records
+            .write_record_with(|buf| encode_scalar_event(step, wall_time, scalars, buf));
+        self.after_write(result)
+    }
+
+    /// Writes an arbitrary event (e.g. a tensor or histogram summary built with prost).
+    pub fn write_event(&mut self, event: &Event) -> Result<(), WriteError> {
+        let result = self.records.write_message(event);
+        self.after_write(result)
+    }
+
+    /// Rejects empty and duplicate tags, without allocating once the scratch has grown.
+    fn check_tags(&mut self, step: i64, scalars: &[(&str, f64)]) -> Result<(), WriteError> {
+        if let Some(index) = scalars.iter().position(|(tag, _)| tag.is_empty()) {
+            return Err(WriteError::EmptyTag {
+                path: self.path.clone(),
+                step,
+                index,
+            });
+        }
+        self.order.clear();
+        self.order.extend(0..scalars.len());
+        self.order.sort_unstable_by_key(|&i| scalars[i].0);
+        if let Some(pair) = self
+            .order
+            .windows(2)
+            .find(|w| scalars[w[0]].0 == scalars[w[1]].0)
+        {
+            return Err(WriteError::DuplicateTag {
+                path: self.path.clone(),
+                step,
+                tag: scalars[pair[0]].0.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Maps a record write result and applies the fsync policy.
+    fn after_write(&mut self, result: Result<u64, WriteRecordError>) -> Result<(), WriteError> {
+        result.map_err(|source| WriteError::Record {
+            path: self.path.clone(),
+            source,
+        })?;
+        match self.fsync {
+            FsyncPolicy::Never => Ok(()),
+            FsyncPolicy::EveryWrite => self.sync(),
+            FsyncPolicy::Interval(interval) => {
+                let now = self.clock.now();
+                if now.saturating_duration_since(self.last_sync) >= interval {
+                    self.sync()?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Records are never buffered in-process, so this only flushes the `File` (a no-op);
+    /// it exists so callers can treat the writer like any other sink.
+    pub fn flush(&mut self) -> Result<(), WriteError> {
+        self.records.flush().map_err(|source| WriteError::Sync {
+            path: self.path.clone(),
+            offset: self.records.offset(),
+            source,
+        })
+    }
+
+    /// fsyncs the file's data now, whatever the policy.
+    pub fn sync(&mut self) -> Result<(), WriteError> {
+        self.records
+            .get_ref()
+            .sync_data()
+            .map_err(|source| WriteError::Sync {
+                path: self.path.clone(),
+                offset: self.records.offset(),
+                source,
+            })?;
+        self.syncs += 1;
+        self.last_sync = self.clock.now();
+        Ok(())
+    }
+
+    /// Closes the file, fsyncing first unless the policy is [`FsyncPolicy::Never`].
+    pub fn close(mut self) -> Result<(), WriteError> {
+        self.closed = true;
+        if self.fsync != FsyncPolicy::Never {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Path of the event file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes written to the file so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.records.offset()
+    }
+
+    /// Number of fsyncs issued so far (including the one at open, if any).
+    pub fn syncs(&self) -> u64 {
+        self.syncs
+    }
+}
+
+impl<C: Clock> Drop for EventFileWriter<C> {
+    fn drop(&mut self) {
+        // Without close(), still honour an fsync policy; errors cannot be reported from
+        // drop, and the data already reached the OS, so they are ignored.
+        if !self.closed && self.fsync != FsyncPolicy::Never {
+            let _ = self.records.get_ref().sync_data();
+        }
+    }
+}
+
+/// Creates a new file with the next free event file name in `dir`.
+fn create_unique(
+    dir: &Path,
+    secs: u64,
+    hostname: &str,
+    pid: u32,
+) -> Result<(File, PathBuf), OpenError> {
+    let mut attempts = 0;
+    loop {
+        let n = NEXT_FILE_INDEX.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(event_file_name(secs, hostname, pid, n));
+        // create_new: never clobber a file, even one another process just created.
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(file) => return Ok((file, path)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempts < MAX_NAME_ATTEMPTS => {
+                attempts += 1;
+            }
+            Err(source) => return Err(OpenError::Create { path, source }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reader::{open_event_file, read_scalars_from_file};
+    use crate::ScalarEvent;
+    use std::cell::Cell;
+
+    fn options(fsync: FsyncPolicy) -> WriterOptions {
+        WriterOptions {
+            hostname: "testhost".into(),
+            pid: 4242,
+            created_at: UNIX_EPOCH + Duration::from_millis(1_700_000_000_250),
+            fsync,
+        }
+    }
+
+    #[test]
+    fn event_file_name_has_tensorboard_shape_with_ten_digit_seconds() {
+        assert_eq!(
+            event_file_name(1_700_000_000, "gpu-box", 1234, 7),
+            "events.out.tfevents.1700000000.gpu-box.1234.7"
+        );
+        assert_eq!(
+            event_file_name(42, "h", 1, 0),
+            "events.out.tfevents.0000000042.h.1.0"
+        );
+    }
+
+    #[test]
+    fn open_writes_file_version_event_with_creation_time_at_step_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = EventFileWriter::open(dir.path(), options(FsyncPolicy::Never)).unwrap();
+        let name = w.path().file_name().unwrap().to_str().unwrap().to_string();
+        assert!(
+            name.starts_with("events.out.tfevents.1700000000.testhost.4242."),
+            "{name}"
+        );
+        let events = open_event_file(w.path()).unwrap().read_to_end().unwrap();
+        assert_eq!(
+            events,
+            vec![Event {
+                wall_time: 1_700_000_000.25,
+                step: 0,
+                what: Some(event::What::FileVersion("brain.Event:2".into())),
+            }]
+        );
+    }
+
+    #[test]
+    fn two_writers_in_one_process_and_second_get_distinct_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = EventFileWriter::open(dir.path(), options(FsyncPolicy::Never)).unwrap();
+        let b = EventFileWriter::open(dir.path(), options(FsyncPolicy::Never)).unwrap();
+        assert_ne!(a.path(), b.path());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn open_never_clobbers_an_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let next = NEXT_FILE_INDEX.load(Ordering::Relaxed);
+        // Occupy the names the next few opens would pick (other tests may take some too).
+        let taken: Vec<PathBuf> = (next..next + 5)
+            .map(|n| {
+                dir.path()
+                    .join(event_file_name(1_700_000_000, "testhost", 4242, n))
+            })
+            .collect();
+        for p in &taken {
+            std::fs::write(p, b"precious").unwrap();
+        }
+        let w = EventFileWriter::open(dir.path(), options(FsyncPolicy::Never)).unwrap();
+        assert!(!taken.contains(&w.path().to_path_buf()));
+        for p in &taken {
+            assert_eq!(std::fs::read(p).unwrap(), b"precious");
+        }
+    }
+
+    #[test]
+    fn unusable_hostname_is_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        for hostname in ["", "a/b"] {
+            let mut o = options(FsyncPolicy::Never);
+            o.hostname = hostname.into();
+            let err = EventFileWriter::open(dir.path(), o).unwrap_err();
+            assert!(matches!(err, OpenError::InvalidHostname { .. }), "{err}");
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn write_scalars_writes_one_event_per_step_with_f32_rounded_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = EventFileWriter::open(dir.path(), options(FsyncPolicy::Never)).unwrap();
+        w.write_scalars(1, 10.5, &[("a", 0.1), ("b", -3.0)])
+            .unwrap();
+        w.write_scalars(2, 11.5, &[("a", 0.2)]).unwrap();
+        let events = open_event_file(w.path()).unwrap().read_to_end().unwrap();
+        assert_eq!(events.len(), 3, "file_version + one event per step");
+        let scalars = read_scalars_from_file(w.path()).unwrap();
+        let s = |tag: &str, step, wall_time, value: f64| ScalarEvent {
+            tag: tag.into(),
+            step,
+            wall_time,
+            value: f64::from(value as f32),
+        };
+        assert_eq!(
+            scalars,
+            vec![
+                s("a", 1, 10.5, 0.1),
+                s("b", 1, 10.5, -3.0),
+                s("a", 2, 11.5, 0.2)
+            ]
+        );
+    }
+
+    #[test]
+    fn record_is_in_the_file_as_soon_as_write_returns() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = EventFileWriter::open(dir.path(), options(FsyncPolicy::Never)).unwrap();
+        w.write_scalars(7, 1.0, &[("x", 1.0)]).unwrap();
+        // Read through a separate handle while the writer is still open and unflushed.
+        let scalars = read_scalars_from_file(w.path()).unwrap();
+        assert_eq!(scalars.len(), 1);
+        assert_eq!(
+            std::fs::metadata(w.path()).unwrap().len(),
+            w.bytes_written()
+        );
+    }
+
+    #[test]
+    fn duplicate_tag_is_rejected_and_the_file_is_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = EventFileWriter::open(dir.path(), options(FsyncPolicy::Never)).unwrap();
+        w.write_scalars(1, 1.0, &[("a", 1.0)]).unwrap();
+        let before = std::fs::read(w.path()).unwrap();
+        let err = w
+            .write_scalars(
+                2,
+                2.0,
+                &[
+                    ("b", 1.0),
+                    ("Loss/critic", 2.0),
+                    ("c", 3.0),
+                    ("Loss/critic", 4.0),
+                ],
+            )
+            .unwrap_err();
+        assert!(
+            matches!(&err, WriteError::DuplicateTag { tag, step: 2, .. } if tag == "Loss/critic"),
+            "{err}"
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains(w.path().to_str().unwrap()) && msg.contains("\"Loss/critic\""),
+            "{msg}"
+        );
+        assert_eq!(std::fs::read(w.path()).unwrap(), before);
+        // The writer is still usable afterwards.
+        w.write_scalars(2, 2.0, &[("b", 1.0)]).unwrap();
+        assert_eq!(read_scalars_from_file(w.path()).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn empty_tag_is_rejected_and_the_file_is_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = EventFileWriter::open(dir.path(), options(FsyncPolicy::Never)).unwrap();
+        let before = std::fs::read(w.path()).unwrap();
+        let err = w
+            .write_scalars(3, 1.0, &[("a", 1.0), ("", 2.0)])
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                WriteError::EmptyTag {
+                    index: 1,
+                    step: 3,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(w.path()).unwrap(), before);
+    }
+
+    /// A clock the test moves by hand.
+    struct FakeClock(Cell<Instant>);
+
+    impl Clock for FakeClock {
+        fn now(&self) -> Instant {
+            self.0.get()
+        }
+    }
+
+    impl FakeClock {
+        fn advance(&self, d: Duration) {
+            self.0.set(self.0.get() + d);
+        }
+    }
+
+    #[test]
+    fn fsync_interval_syncs_only_once_the_interval_has_elapsed() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = FakeClock(Cell::new(Instant::now()));
+        let policy = FsyncPolicy::Interval(Duration::from_secs(10));
+        let mut w = EventFileWriter::open_with_clock(dir.path(), options(policy), &clock).unwrap();
+        assert_eq!(w.syncs(), 1, "the new file is synced at open");
+        w.write_scalars(1, 1.0, &[("a", 1.0)]).unwrap();
+        clock.advance(Duration::from_secs(9));
+        w.write_scalars(2, 1.0, &[("a", 1.0)]).unwrap();
+        assert_eq!(w.syncs(), 1);
+        clock.advance(Duration::from_secs(1));
+        w.write_scalars(3, 1.0, &[("a", 1.0)]).unwrap();
+        assert_eq!(w.syncs(), 2);
+        clock.advance(Duration::from_secs(5));
+        w.write_scalars(4, 1.0, &[("a", 1.0)]).unwrap();
+        assert_eq!(w.syncs(), 2, "interval restarts at the last sync");
+        clock.advance(Duration::from_secs(5));
+        w.write_scalars(5, 1.0, &[("a", 1.0)]).unwrap();
+        assert_eq!(w.syncs(), 3);
+        w.close().unwrap();
+    }
+
+    #[test]
+    fn fsync_every_write_and_never_policies_sync_as_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut every =
+            EventFileWriter::open(dir.path(), options(FsyncPolicy::EveryWrite)).unwrap();
+        let mut never = EventFileWriter::open(dir.path(), options(FsyncPolicy::Never)).unwrap();
+        for step in 1..=3 {
+            every.write_scalars(step, 1.0, &[("a", 1.0)]).unwrap();
+            never.write_scalars(step, 1.0, &[("a", 1.0)]).unwrap();
+        }
+        assert_eq!(every.syncs(), 1 + 3);
+        assert_eq!(never.syncs(), 0);
+        never.sync().unwrap();
+        assert_eq!(never.syncs(), 1);
+    }
+
+    #[test]
+    fn dropping_a_writer_without_close_keeps_every_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = {
+            let mut w = EventFileWriter::open(
+                dir.path(),
+                options(FsyncPolicy::Interval(Duration::from_secs(60))),
+            )
+            .unwrap();
+            w.write_scalars(1, 1.0, &[("a", 1.0)]).unwrap();
+            w.path().to_path_buf()
+        };
+        assert_eq!(read_scalars_from_file(path).unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,264 @@
+//! What the logger derives from a validated step: the learner and collector timelines, the
+//! backend payload, and the terminal sample.
+//!
+//! Seed 000 is the contract: only the learner's exclusive phases are "accounted";
+//! `Other = max(Iter Wall − accounted, 0)`; every learner percentage uses Iter Wall; nested
+//! diagnostics are never added to accounted; the collector cycle is the sum of its cycle
+//! phases and is the denominator of collector percentages; the two clocks are never summed.
+
+use crate::reduce::Rates;
+use crate::tag::Tag;
+use crate::validate::Resolved;
+use tally_schema::{metric, Input, MetricSpec, Profile, Role, METRICS};
+
+/// Learner phase keys in the seed's display order (Collector Wait … Weight Publish).
+pub const LEARNER_ORDER: [&str; 8] = [
+    "collector_wait",
+    "inference",
+    "collector_release",
+    "replay_batch_wait",
+    "replay_stage",
+    "replay_sample",
+    "learning",
+    "weight_publish",
+];
+
+/// Collector keys in display order; Env Step details sit under Env Step.
+pub const COLLECTOR_ORDER: [&str; 14] = [
+    "mlp_infer",
+    "inference_request",
+    "learner_action_wait",
+    "env_step",
+    "env_step_action_validate",
+    "env_step_apply_action",
+    "env_step_action_backend",
+    "env_step_backend",
+    "env_step_update_state",
+    "env_step_reset_done",
+    "transition_extract",
+    "replay_write",
+    "metrics_publish",
+    "rollout",
+];
+
+/// Core collector cycle rows, always shown (seed 000: "终端始终保留上表核心 cycle 行").
+pub const CORE_COLLECTOR: [&str; 3] = ["learner_action_wait", "env_step", "replay_write"];
+
+/// A quiet collector row is shown only at or above this share of the cycle (seed 000: 1 %).
+pub const SIGNIFICANCE_PCT: f64 = 1.0;
+
+fn spec_for(pick: impl Fn(&Input) -> bool) -> Option<&'static MetricSpec> {
+    METRICS.iter().find(|m| pick(&m.input))
+}
+
+fn to_ms(spec: &MetricSpec, v: f64) -> f64 {
+    v / spec.unit.per_second().unwrap_or(1000.0) * 1000.0
+}
+
+/// The exclusive learner phases of `profile`, in display order.
+pub fn learner_phases(profile: Profile) -> Vec<&'static MetricSpec> {
+    LEARNER_ORDER
+        .iter()
+        .filter_map(|k| spec_for(|i| *i == Input::Learner(k)))
+        .filter(|m| m.role == Role::LearnerPhase && m.profiles.contains(profile))
+        .collect()
+}
+
+/// One row of the learner timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LearnerRow {
+    /// The phase's spec (label, tag).
+    pub spec: &'static MetricSpec,
+    /// Milliseconds (0 when the phase was not reported).
+    pub ms: f64,
+    /// Share of Iter Wall in percent.
+    pub pct: f64,
+}
+
+/// The learner main-thread timeline: exclusive phases, Other, Iter Wall.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LearnerTimeline {
+    /// Exclusive phases of the profile, in display order.
+    pub rows: Vec<LearnerRow>,
+    /// Σ exclusive phases, ms.
+    pub accounted_ms: f64,
+    /// `max(Iter Wall − accounted, 0)`, ms.
+    pub other_ms: f64,
+    /// Other as a share of Iter Wall.
+    pub other_pct: f64,
+    /// The denominator: measured Iter Wall, else accounted.
+    pub iter_wall_ms: f64,
+    /// Whether Iter Wall was measured (not inferred from the phases).
+    pub measured: bool,
+}
+
+impl LearnerTimeline {
+    /// Build from canonical values (`get(tag)` in persisted units).
+    pub fn from_values(profile: Profile, get: impl Fn(&str) -> Option<f64>) -> Self {
+        let phases: Vec<(&'static MetricSpec, f64)> = learner_phases(profile)
+            .into_iter()
+            .map(|m| (m, get(m.tag).map(|v| to_ms(m, v)).unwrap_or(0.0)))
+            .collect();
+        let accounted_ms: f64 = phases.iter().map(|(_, ms)| ms).sum();
+        let wall = get("Perf/iteration_time")
+            .filter(|w| *w > 0.0)
+            .map(|s| s * 1000.0);
+        let iter_wall_ms = wall.unwrap_or(accounted_ms);
+        let pct = |ms: f64| {
+            if iter_wall_ms > 0.0 {
+                ms / iter_wall_ms * 100.0
+            } else {
+                0.0
+            }
+        };
+        let other_ms = (iter_wall_ms - accounted_ms).max(0.0);
+        LearnerTimeline {
+            rows: phases
+                .into_iter()
+                .map(|(spec, ms)| LearnerRow {
+                    spec,
+                    ms,
+                    pct: pct(ms),
+                })
+                .collect(),
+            accounted_ms,
+            other_ms,
+            other_pct: pct(other_ms),
+            iter_wall_ms,
+            measured: wall.is_some(),
+        }
+    }
+
+    /// Seed 000: accounted above 100 % of a measured Iter Wall is a contract warning to fix,
+    /// not a parallel share to explain (Other is still clamped to 0).
+    pub fn over_accounted(&self) -> bool {
+        self.measured && self.accounted_ms > self.iter_wall_ms * (1.0 + 1e-9)
+    }
+
+    /// Accounted as a share of Iter Wall.
+    pub fn accounted_pct(&self) -> f64 {
+        if self.iter_wall_ms > 0.0 {
+            self.accounted_ms / self.iter_wall_ms * 100.0
+        } else {
+            0.0
+        }
+    }
+}
+
+/// One row of the collector timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CollectorRow {
+    /// The phase's spec.
+    pub spec: &'static MetricSpec,
+    /// The collector key (`env_step`, ...).
+    pub key: &'static str,
+    /// Milliseconds, when reported.
+    pub ms: Option<f64>,
+    /// Share of the collector cycle, when a complete cycle exists.
+    pub pct: Option<f64>,
+    /// An Env Step detail (indented; not part of the cycle sum).
+    pub detail: bool,
+    /// Whether the terminal shows the row.
+    pub visible: bool,
+}
+
+/// The collector's own clock: its rows and, for sac_family, the cycle total.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CollectorTimeline {
+    /// Rows in display order (hidden rows included, `visible == false`).
+    pub rows: Vec<CollectorRow>,
+    /// Σ cycle phases, only when every cycle phase of the profile was reported.
+    pub cycle_ms: Option<f64>,
+}
+
+impl CollectorTimeline {
+    /// Build from canonical values (`get(tag)` in persisted units).
+    pub fn from_values(profile: Profile, get: impl Fn(&str) -> Option<f64>) -> Self {
+        let specs: Vec<(&'static str, &'static MetricSpec)> = COLLECTOR_ORDER
+            .iter()
+            .filter_map(|k| spec_for(|i| *i == Input::Collector(k)).map(|m| (*k, m)))
+            .filter(|(_, m)| m.profiles.contains(profile))
+            .collect();
+        let cycle_phases: Vec<_> = specs
+            .iter()
+            .filter(|(_, m)| m.role == Role::CollectorCyclePhase)
+            .collect();
+        let cycle_ms = if profile == Profile::SacFamily && !cycle_phases.is_empty() {
+            cycle_phases
+                .iter()
+                .map(|(_, m)| get(m.tag).map(|v| to_ms(m, v)))
+                .sum::<Option<f64>>()
+        } else {
+            None
+        };
+        let rows = specs
+            .into_iter()
+            .map(|(key, spec)| {
+                let ms = get(spec.tag).map(|v| to_ms(spec, v));
+                let pct = match (cycle_ms, ms) {
+                    (Some(c), Some(ms)) if c > 0.0 => Some(ms / c * 100.0),
+                    _ => None,
+                };
+                let core = CORE_COLLECTOR.contains(&key);
+                let quiet = profile == Profile::SacFamily && !core;
+                let visible = if core && profile == Profile::SacFamily {
+                    true
+                } else if quiet {
+                    ms.is_some() && pct.is_none_or(|p| p >= SIGNIFICANCE_PCT)
+                } else {
+                    ms.is_some()
+                };
+                CollectorRow {
+                    spec,
+                    key,
+                    ms,
+                    pct,
+                    detail: spec.role == Role::CollectorDetail,
+                    visible,
+                }
+            })
+            .collect();
+        CollectorTimeline { rows, cycle_ms }
+    }
+}
+
+/// The backend payload of one step: persisted canonical tags only, unsmoothed.
+///
+/// Seed 000 / reference §2: `Perf/total_fps` from the rank-summed rate; `Perf/iteration_time`
+/// only when measured; `Episode/timeout_rate` only once given; `Train/iteration` only on the
+/// env-step axis (already applied by validation).
+pub fn backend_payload(profile: Profile, r: &Resolved, rates: Rates) -> Vec<(Tag, f64)> {
+    let mut out: Vec<(Tag, f64)> = Vec::with_capacity(r.values.len() + 1);
+    out.extend(r.values.iter().filter(|(t, _)| t.persisted()).cloned());
+    if let Some(fps) = rates.env_steps_per_sec {
+        let m = metric("Perf/total_fps").expect("registry has Perf/total_fps");
+        if m.profiles.contains(profile) {
+            out.push((Tag::Spec(m), fps));
+        }
+    }
+    out
+}
+
+/// The terminal sample of one step: every canonical value plus the terminal-only ones.
+pub fn terminal_sample(r: &Resolved, rates: Rates) -> Vec<(Tag, f64)> {
+    let mut out = r.values.clone();
+    let has = |tag: &str| out.iter().any(|(t, _)| t.as_str() == tag);
+    if let Some(t) = r.iteration_time {
+        if !has("Perf/iteration_time") {
+            out.push((
+                Tag::Spec(metric("Perf/iteration_time").expect("registry")),
+                t,
+            ));
+        }
+    }
+    if let Some(fps) = rates.env_steps_per_sec {
+        out.push((Tag::Spec(metric("Perf/total_fps").expect("registry")), fps));
+    }
+    if let Some(rows) = rates.rows_per_sec {
+        out.push((
+            Tag::Spec(metric("Terminal/rows_per_sec").expect("registry")),
+            rows,
+        ));
+    }
+    out
+}

@@ -1,0 +1,281 @@
+//! What a runner submits once per iteration (`StepInput`) and how a logger is configured.
+//!
+//! Seed 000: a runner submits its metrics **once** per iteration to **one** logger. Every
+//! duration in a `StepInput` is in **seconds**; the schema maps it to the persisted unit.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use tally_schema::artifacts::WandbSettings;
+use tally_schema::Profile;
+use tally_tfevents::FsyncPolicy;
+
+/// A key of a step map: a `&'static str` literal (free) or an owned `String` (from Python).
+pub type Key = Cow<'static, str>;
+
+/// Rank-local CUDA MPS state shown in the System column.
+///
+/// Seed 000: a validated request shows `on`, an environment-level transparent daemon
+/// `ambient`, anything else `off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MpsState {
+    /// A validated MPS request.
+    On,
+    /// An environment-level transparent daemon.
+    Ambient,
+    /// No MPS.
+    #[default]
+    Off,
+}
+
+impl MpsState {
+    /// `on`, `ambient` or `off`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MpsState::On => "on",
+            MpsState::Ambient => "ambient",
+            MpsState::Off => "off",
+        }
+    }
+}
+
+impl std::str::FromStr for MpsState {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "on" => Ok(MpsState::On),
+            "ambient" => Ok(MpsState::Ambient),
+            "off" => Ok(MpsState::Off),
+            _ => Err(format!(
+                "unknown CUDA MPS state '{s}': expected on, ambient or off"
+            )),
+        }
+    }
+}
+
+/// System facts of the iteration (the panel's System column; not persisted).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SystemInfo {
+    /// Replay buffer size (rows), summed across ranks.
+    pub buffer_size: Option<u64>,
+    /// Batch size per rank.
+    pub batch_size_per_rank: Option<u64>,
+    /// Rank-local CUDA MPS state.
+    pub cuda_mps: Option<MpsState>,
+}
+
+/// One iteration's submission. Durations are seconds.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StepInput {
+    /// The learner iteration (1-based for off-policy runners).
+    pub iteration: u64,
+    /// Cumulative env steps; the backend step axis when > 0, else the iteration.
+    pub env_steps: u64,
+    /// Learner/runner-owned canonical tags → value (losses, norms, gauges, DP sync, terminations).
+    pub metrics: Vec<(Key, f64)>,
+    /// Learner phase → seconds (exclusive phases and nested diagnostics of the profile).
+    pub learner: Vec<(Key, f64)>,
+    /// The measured learner Iter Wall in seconds, when fully measured.
+    pub iteration_time: Option<f64>,
+    /// Collector phase → seconds (cycle phases, Env Step details, mlp_infer, rollout).
+    pub collector: Vec<(Key, f64)>,
+    /// Collector inference-flight gauges (queue depth, backlog, in flight, publication lag).
+    pub collector_inference: Vec<(Key, f64)>,
+    /// Reward term → value (`reward/<term>`).
+    pub rewards: Vec<(Key, f64)>,
+    /// The collector's recent-100-episode mean return.
+    pub episode_return: Option<f64>,
+    /// Mean length of recently finished episodes.
+    pub episode_length: Option<f64>,
+    /// Timeout rate; None until an episode has finished.
+    pub timeout_rate: Option<f64>,
+    /// Env steps collected this iteration (this rank).
+    pub steps_this_iter: Option<f64>,
+    /// Replay rows the learner consumed this iteration (this rank).
+    pub replay_rows_this_iter: Option<f64>,
+    /// System facts.
+    pub system: SystemInfo,
+}
+
+impl StepInput {
+    /// An empty submission for `iteration`.
+    pub fn new(iteration: u64) -> Self {
+        StepInput {
+            iteration,
+            ..Default::default()
+        }
+    }
+
+    /// Set the cumulative env steps.
+    pub fn env_steps(mut self, n: u64) -> Self {
+        self.env_steps = n;
+        self
+    }
+
+    /// Add a canonical learner/runner metric.
+    pub fn metric(mut self, tag: impl Into<Key>, v: f64) -> Self {
+        self.metrics.push((tag.into(), v));
+        self
+    }
+
+    /// Add a learner phase duration in seconds.
+    pub fn learner(mut self, phase: impl Into<Key>, secs: f64) -> Self {
+        self.learner.push((phase.into(), secs));
+        self
+    }
+
+    /// Set the measured Iter Wall in seconds.
+    pub fn iteration_time(mut self, secs: f64) -> Self {
+        self.iteration_time = Some(secs);
+        self
+    }
+
+    /// Add a collector phase duration in seconds.
+    pub fn collector(mut self, phase: impl Into<Key>, secs: f64) -> Self {
+        self.collector.push((phase.into(), secs));
+        self
+    }
+
+    /// Add a collector inference-flight gauge.
+    pub fn collector_inference(mut self, gauge: impl Into<Key>, v: f64) -> Self {
+        self.collector_inference.push((gauge.into(), v));
+        self
+    }
+
+    /// Add a reward term value.
+    pub fn reward(mut self, term: impl Into<Key>, v: f64) -> Self {
+        self.rewards.push((term.into(), v));
+        self
+    }
+
+    /// Set the recent-100-episode mean return.
+    pub fn episode_return(mut self, v: f64) -> Self {
+        self.episode_return = Some(v);
+        self
+    }
+
+    /// Set the mean episode length.
+    pub fn episode_length(mut self, v: f64) -> Self {
+        self.episode_length = Some(v);
+        self
+    }
+
+    /// Set the timeout rate (once an episode has finished).
+    pub fn timeout_rate(mut self, v: f64) -> Self {
+        self.timeout_rate = Some(v);
+        self
+    }
+
+    /// Set the env steps collected this iteration.
+    pub fn steps_this_iter(mut self, v: f64) -> Self {
+        self.steps_this_iter = Some(v);
+        self
+    }
+
+    /// Set the replay rows consumed this iteration.
+    pub fn replay_rows_this_iter(mut self, v: f64) -> Self {
+        self.replay_rows_this_iter = Some(v);
+        self
+    }
+
+    /// Set the system facts.
+    pub fn system(mut self, s: SystemInfo) -> Self {
+        self.system = s;
+        self
+    }
+}
+
+/// The persistent backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// TensorBoard event files in the run directory (the default).
+    #[default]
+    TensorBoard,
+    /// W&B through its Python SDK (the Python package attaches the sink).
+    Wandb,
+    /// No persistent backend (the run directory and its JSON artefacts are still written).
+    None,
+}
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "tensorboard" => Ok(Backend::TensorBoard),
+            "wandb" => Ok(Backend::Wandb),
+            "none" => Ok(Backend::None),
+            _ => Err(format!(
+                "unknown logger backend '{s}': expected tensorboard, wandb or none"
+            )),
+        }
+    }
+}
+
+/// Everything a `Logger` is built from.
+#[derive(Debug, Clone)]
+pub struct LoggerConfig {
+    /// Algorithm (`sac`, `flashsac`, `appo`, `ppo`, ...).
+    pub algo: String,
+    /// Task name.
+    pub task: String,
+    /// Simulation backend.
+    pub sim_backend: String,
+    /// Last iteration (always written to the backend).
+    pub max_iterations: u64,
+    /// Environments per rank.
+    pub num_envs: u64,
+    /// World size (GPUs / ranks).
+    pub num_gpus: u32,
+    /// Timing profile.
+    pub profile: Profile,
+    /// Persistent backend.
+    pub backend: Backend,
+    /// `training.log_root`.
+    pub log_root: PathBuf,
+    /// `training.log_dir` (exact run directory).
+    pub log_dir: Option<PathBuf>,
+    /// Write the backend every N iterations (the final iteration always).
+    pub log_interval: u64,
+    /// Record a Perfetto trace of the logger's phases.
+    pub trace: bool,
+    /// The free-form resolved run configuration (secrets are redacted on write).
+    pub run_config: serde_json::Value,
+    /// W&B settings recorded in run_config.json.
+    pub wandb: WandbSettings,
+    /// fsync policy of the event file.
+    pub fsync: FsyncPolicy,
+    /// Capacity of the bounded queue to the writer thread (steps).
+    pub queue_capacity: usize,
+    /// Minimum seconds between periodic run_summary.json rewrites.
+    pub summary_interval_secs: f64,
+}
+
+impl LoggerConfig {
+    /// A config with the defaults: 1 GPU, sac_family, TensorBoard, `logs/`, interval 1.
+    pub fn new(
+        algo: impl Into<String>,
+        task: impl Into<String>,
+        sim_backend: impl Into<String>,
+    ) -> Self {
+        LoggerConfig {
+            algo: algo.into(),
+            task: task.into(),
+            sim_backend: sim_backend.into(),
+            max_iterations: 0,
+            num_envs: 1,
+            num_gpus: 1,
+            profile: Profile::SacFamily,
+            backend: Backend::TensorBoard,
+            log_root: PathBuf::from("logs"),
+            log_dir: None,
+            log_interval: 1,
+            trace: false,
+            run_config: serde_json::Value::Object(Default::default()),
+            wandb: WandbSettings::default(),
+            fsync: FsyncPolicy::Never,
+            queue_capacity: 1024,
+            summary_interval_secs: 10.0,
+        }
+    }
+}

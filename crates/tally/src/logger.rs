@@ -1,0 +1,373 @@
+//! `Logger`: one submission per iteration, fanned out to the backend and the terminal.
+
+use crate::clock::{MonotonicClock, SystemClock};
+use crate::derive::{backend_payload, terminal_sample, LearnerTimeline};
+use crate::error::{Error, Result};
+use crate::input::{Backend, LoggerConfig, StepInput};
+use crate::reduce::{reduce_ranks, Rates};
+use crate::run::{
+    initial_summary, iso_utc, run_identity, write_run_config, write_run_summary, RUN_SUMMARY_FILE,
+};
+use crate::rundir::{create_run_dir, RunDirSpec};
+use crate::sink::{BackendStep, Sink, TensorBoardSink};
+use crate::summary::{contract_warning, SummaryState};
+use crate::terminal::{Level, RunFacts, TerminalState};
+use crate::validate::{Axis, Validator};
+use crate::window::Sample;
+use crate::writer::WriterThread;
+use chrono::Utc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+use tally_schema::artifacts::{RunStatus, RunSummary, RuntimeManifest};
+use tally_tfevents::WriterOptions;
+
+/// The training logger. Build one per run on rank 0; call [`Logger::step`] once per iteration.
+pub struct Logger {
+    config: LoggerConfig,
+    run_dir: PathBuf,
+    event_file: Option<PathBuf>,
+    validator: Validator,
+    axis: Axis,
+    clock: Arc<dyn MonotonicClock>,
+    started_at: f64,
+    terminal: Arc<Mutex<TerminalState>>,
+    state: SummaryState,
+    summary: RunSummary,
+    last_summary_at: f64,
+    writer: WriterThread,
+    reported_failures: usize,
+    closed: bool,
+}
+
+fn wall_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+fn check_config(c: &LoggerConfig) -> Result<()> {
+    let bad = |m: String| Err(Error::Config(m));
+    if c.max_iterations == 0 {
+        return bad("max_iterations must be at least 1".into());
+    }
+    if c.num_gpus == 0 {
+        return bad("num_gpus must be at least 1".into());
+    }
+    if c.num_envs == 0 {
+        return bad("num_envs must be at least 1".into());
+    }
+    if c.log_interval == 0 {
+        return bad("log_interval must be at least 1 (1 writes every iteration)".into());
+    }
+    if !(c.summary_interval_secs.is_finite() && c.summary_interval_secs >= 0.0) {
+        return bad(format!(
+            "summary_interval_secs {} must be a finite number >= 0",
+            c.summary_interval_secs
+        ));
+    }
+    Ok(())
+}
+
+impl Logger {
+    /// Create the run directory, `run_config.json`, the first `run_summary.json`, and the
+    /// backend named by the config (TensorBoard by default).
+    pub fn new(config: LoggerConfig) -> Result<Self> {
+        Self::with_sinks(config, Vec::new(), Arc::new(SystemClock::default()))
+    }
+
+    /// As [`Logger::new`], with additional sinks (the Python W&B sink, a test's memory sink)
+    /// and an injected monotonic clock.
+    pub fn with_sinks(
+        config: LoggerConfig,
+        mut extra: Vec<Box<dyn Sink>>,
+        clock: Arc<dyn MonotonicClock>,
+    ) -> Result<Self> {
+        check_config(&config)?;
+        if config.backend == Backend::Wandb && !extra.iter().any(|s| s.name() == "wandb") {
+            return Err(Error::Config(
+                "logger=wandb needs the W&B SDK: use the Python package (tally.Logger(logger=\"wandb\")), \
+                 or logger=tensorboard from Rust"
+                    .into(),
+            ));
+        }
+        let spec = RunDirSpec {
+            algo: config.algo.clone(),
+            task: config.task.clone(),
+            sim_backend: config.sim_backend.clone(),
+            log_root: config.log_root.clone(),
+            log_dir: config.log_dir.clone(),
+        };
+        let run_dir = create_run_dir(&spec, &chrono::Local::now())?;
+        let start = Utc::now();
+        let mut identity = run_identity(
+            &config.algo,
+            &config.task,
+            &config.sim_backend,
+            &run_dir,
+            &start,
+            config.wandb.clone(),
+        );
+        let logger_facts = serde_json::json!({
+            "profile": config.profile.as_str(),
+            "backend": format!("{:?}", config.backend).to_lowercase(),
+            "max_iterations": config.max_iterations,
+            "num_envs": config.num_envs,
+            "num_gpus": config.num_gpus,
+            "log_interval": config.log_interval,
+            "trace_enabled": config.trace,
+        });
+        identity.extra.insert("logger".into(), logger_facts);
+        let summary = initial_summary(&identity);
+        write_run_config(&run_dir, identity, &config.run_config)?;
+        write_run_summary(&run_dir, &summary)?;
+
+        let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
+        let mut event_file = None;
+        if config.backend == Backend::TensorBoard {
+            let mut options = WriterOptions::from_env();
+            options.fsync = config.fsync;
+            let tb = TensorBoardSink::create(&run_dir, options)
+                .map_err(|e| Error::io("create event file", &run_dir)(std::io::Error::other(e)))?;
+            event_file = Some(tb.path().to_owned());
+            sinks.push(Box::new(tb));
+        }
+        sinks.append(&mut extra);
+        let writer =
+            WriterThread::spawn(sinks, run_dir.join(RUN_SUMMARY_FILE), config.queue_capacity)
+                .map_err(Error::io("start writer thread", &run_dir))?;
+        let facts = RunFacts {
+            algo: config.algo.clone(),
+            task: config.task.clone(),
+            num_gpus: config.num_gpus,
+            num_envs: config.num_envs,
+            max_iterations: config.max_iterations,
+            profile: config.profile,
+        };
+        let started_at = clock.now_secs();
+        Ok(Logger {
+            validator: Validator::new(config.profile),
+            config,
+            run_dir,
+            event_file,
+            axis: Axis::default(),
+            clock,
+            started_at,
+            terminal: Arc::new(Mutex::new(TerminalState::new(facts))),
+            state: SummaryState::default(),
+            summary,
+            last_summary_at: started_at,
+            writer,
+            reported_failures: 0,
+            closed: false,
+        })
+    }
+
+    /// The run directory.
+    pub fn run_dir(&self) -> &Path {
+        &self.run_dir
+    }
+
+    /// The event file, when the TensorBoard backend is on.
+    pub fn event_file(&self) -> Option<&Path> {
+        self.event_file.as_deref()
+    }
+
+    /// The configuration the logger was built from.
+    pub fn config(&self) -> &LoggerConfig {
+        &self.config
+    }
+
+    /// The shared terminal state the panel renders from.
+    pub fn terminal(&self) -> Arc<Mutex<TerminalState>> {
+        self.terminal.clone()
+    }
+
+    fn with_terminal<T>(&self, f: impl FnOnce(&mut TerminalState) -> T) -> T {
+        f(&mut self.terminal.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Show a status line (warm-up, buffer fill, checkpoint saved) without waiting for a step.
+    pub fn status(&self, text: impl Into<String>) {
+        let t = self.clock.now_secs();
+        let text = text.into();
+        let level = if text.contains("ERROR") || text.contains("[red]") {
+            Level::Error
+        } else {
+            Level::Info
+        };
+        self.with_terminal(|s| s.message(t, level, text));
+    }
+
+    /// Record the runtime manifest for `run_summary.json`. Its schema version may not change.
+    pub fn set_runtime_manifest(&mut self, manifest: RuntimeManifest) -> Result<()> {
+        if let Some(old) = &self.summary.runtime_manifest {
+            if old.schema_version != manifest.schema_version {
+                return Err(Error::Config(format!(
+                    "runtime manifest schema_version changed from {} to {} during the run",
+                    old.schema_version, manifest.schema_version
+                )));
+            }
+        }
+        self.summary.runtime_manifest = Some(manifest);
+        Ok(())
+    }
+
+    /// Record the last checkpoint path for the summary and show it.
+    pub fn checkpoint_saved(&mut self, path: impl Into<String>) {
+        let path = path.into();
+        self.status(format!("Checkpoint saved: {path}"));
+        self.summary.last_checkpoint = Some(path);
+    }
+
+    /// Submit one iteration (single rank).
+    pub fn step(&mut self, input: &StepInput) -> Result<()> {
+        self.step_with_rates(input, Rates::of(std::slice::from_ref(input)))
+    }
+
+    /// Submit one iteration from every rank: reduced per the schema, then logged once.
+    pub fn step_ranks(&mut self, ranks: &[StepInput]) -> Result<()> {
+        let (reduced, rates) = reduce_ranks(ranks)?;
+        self.step_with_rates(&reduced, rates)
+    }
+
+    /// Submit an already rank-reduced iteration with its rank-summed rates (the collective path).
+    pub fn step_with_rates(&mut self, input: &StepInput, rates: Rates) -> Result<()> {
+        if self.closed {
+            return Err(Error::Closed);
+        }
+        let resolved = self.validator.resolve(input, self.axis)?;
+        let now = self.clock.now_secs();
+        self.axis = Axis {
+            last_iteration: Some(resolved.iteration),
+            last_env_steps: resolved.env_steps,
+        };
+        let profile = self.config.profile;
+        let it = resolved.iteration;
+        let interval = self.config.log_interval;
+        // Reference §2: log_interval gates backend writes, never terminal state; the final
+        // iteration is always written.
+        if interval <= 1 || it % interval == 0 || it >= self.config.max_iterations {
+            let scalars = backend_payload(profile, &resolved, rates);
+            self.writer.step(BackendStep {
+                iteration: it,
+                step: resolved.step,
+                wall_time: wall_now(),
+                scalars,
+            });
+        }
+        let sample = terminal_sample(&resolved, rates);
+        let timeline = LearnerTimeline::from_values(profile, |tag| {
+            sample
+                .iter()
+                .find(|(t, _)| t.as_str() == tag)
+                .map(|(_, v)| *v)
+        });
+        let warning = timeline
+            .over_accounted()
+            .then(|| contract_warning(it, &timeline));
+        self.state.update(&resolved, rates);
+        {
+            let mut term = self.terminal.lock().unwrap_or_else(|e| e.into_inner());
+            term.push(
+                Sample {
+                    t: now,
+                    iteration: it,
+                    values: sample,
+                },
+                resolved.episode_return,
+                resolved.system,
+                resolved.env_steps,
+            );
+            if let Some(w) = warning {
+                term.contract_warnings += 1;
+                self.summary.contract_warnings += 1;
+                term.message(now, Level::Warning, w);
+            }
+        }
+        if now - self.last_summary_at >= self.config.summary_interval_secs {
+            self.last_summary_at = now;
+            let s = self.current_summary(RunStatus::Running, false);
+            self.writer.summary(s);
+        }
+        self.take_failure()
+    }
+
+    fn take_failure(&mut self) -> Result<()> {
+        let failures = self.writer.failures();
+        if failures.len() > self.reported_failures {
+            let f = failures[self.reported_failures].clone();
+            self.reported_failures = failures.len();
+            let t = self.clock.now_secs();
+            self.with_terminal(|s| s.message(t, Level::Error, f.to_string()));
+            return Err(Error::Sink {
+                sink: f.sink,
+                iteration: f.iteration,
+                message: f.message,
+            });
+        }
+        Ok(())
+    }
+
+    fn current_summary(&self, status: RunStatus, closing: bool) -> RunSummary {
+        let mut s = self.summary.clone();
+        self.state.fill(&mut s, closing);
+        s.status = status;
+        let now = self.clock.now_secs();
+        s.wall_time_sec = now - self.started_at;
+        let first = self.with_terminal(|t| t.training_started_at);
+        s.training_wall_time_sec = first.map_or(0.0, |f| now - f);
+        s.backpressure_waits = self.writer.waits;
+        s.backpressure_wait_sec = self.writer.wait_secs;
+        s.sink_errors = self
+            .writer
+            .failures()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        if closing {
+            s.end_time_utc = Some(iso_utc(&Utc::now()));
+        }
+        s
+    }
+
+    /// Wait until every step so far is written and flushed to its sinks.
+    pub fn flush(&mut self) -> Result<()> {
+        self.writer.flush();
+        self.take_failure()
+    }
+
+    /// Write the final `run_summary.json` and close every sink. Closing twice is harmless.
+    pub fn close(&mut self, status: RunStatus) -> Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        self.closed = true;
+        self.writer.finish();
+        let summary = self.current_summary(status, true);
+        let t = self.clock.now_secs();
+        self.with_terminal(|s| s.message(t, Level::Info, format!("Run {}", status.as_str())));
+        write_run_summary(&self.run_dir, &summary)?;
+        self.take_failure()
+    }
+
+    /// Whether `close` has run.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+}
+
+impl Drop for Logger {
+    fn drop(&mut self) {
+        if !self.closed {
+            let status = if std::thread::panicking() {
+                RunStatus::Failed
+            } else if self.state.completed_iterations >= self.config.max_iterations {
+                RunStatus::Completed
+            } else {
+                RunStatus::Interrupted
+            };
+            let _ = self.close(status);
+        }
+    }
+}

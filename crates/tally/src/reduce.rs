@@ -1,0 +1,170 @@
+//! Cross-rank reduction: many ranks' `StepInput`s → one, per the schema's reduction.
+//!
+//! Seed 000: only rank 0 owns the terminal and the persistent logger; learner metrics and
+//! timings are averaged across ranks before the terminal window; Steps/s and Rows/s are
+//! summed (each rank's own rate), so both are the whole job's throughput. This module is the
+//! pure function; the transport is the job's own collective (torch.distributed / MPI).
+
+use crate::error::Error;
+use crate::input::{Key, StepInput, SystemInfo};
+use tally_schema::{lookup, Reduction, TagRef};
+
+/// Whole-job rates: each rank's own rate, summed over ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Rates {
+    /// Σ_r steps_this_iter_r / iteration_time_r (persisted as `Perf/total_fps`).
+    pub env_steps_per_sec: Option<f64>,
+    /// Σ_r replay_rows_this_iter_r / iteration_time_r (terminal-only Rows/s).
+    pub rows_per_sec: Option<f64>,
+}
+
+impl Rates {
+    /// The summed per-rank rates of `ranks` (ranks without a measured Iter Wall contribute nothing).
+    pub fn of(ranks: &[StepInput]) -> Rates {
+        let sum = |num: fn(&StepInput) -> Option<f64>| {
+            ranks
+                .iter()
+                .filter_map(|r| match (num(r), r.iteration_time) {
+                    (Some(n), Some(t)) if t > 0.0 && n.is_finite() && t.is_finite() => Some(n / t),
+                    _ => None,
+                })
+                .fold(None, |acc: Option<f64>, x| Some(acc.unwrap_or(0.0) + x))
+        };
+        Rates {
+            env_steps_per_sec: sum(|r| r.steps_this_iter),
+            rows_per_sec: sum(|r| r.replay_rows_this_iter),
+        }
+    }
+}
+
+/// Accumulates one keyed map across ranks, keeping first-seen key order.
+struct Acc {
+    keys: Vec<(Key, Reduction, f64, u32)>,
+}
+
+impl Acc {
+    fn new() -> Self {
+        Acc { keys: Vec::new() }
+    }
+
+    fn add(
+        &mut self,
+        rank: usize,
+        field: &str,
+        map: &[(Key, f64)],
+        reduction: impl Fn(&str) -> Reduction,
+    ) -> Result<(), Error> {
+        for (i, (k, v)) in map.iter().enumerate() {
+            if map[..i].iter().any(|(p, _)| p == k) {
+                return Err(Error::Ranks(format!(
+                    "rank {rank}: {field}['{k}'] is given twice"
+                )));
+            }
+            match self.keys.iter_mut().find(|(p, ..)| p == k) {
+                Some(e) => {
+                    e.2 += v;
+                    e.3 += 1;
+                }
+                None => self.keys.push((k.clone(), reduction(k), *v, 1)),
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Vec<(Key, f64)> {
+        self.keys
+            .into_iter()
+            .map(|(k, red, sum, n)| match red {
+                Reduction::Sum => (k, sum),
+                Reduction::Mean => (k, sum / f64::from(n)),
+            })
+            .collect()
+    }
+}
+
+fn metric_reduction(tag: &str) -> Reduction {
+    match lookup(tag) {
+        Ok(TagRef::Metric(m)) => m.reduction,
+        Ok(TagRef::Family(f, _)) => f.reduction,
+        // Invalid tags are rejected by validation after reduction, naming the key.
+        Err(_) => Reduction::Mean,
+    }
+}
+
+fn mean_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let (sum, n) = values
+        .flatten()
+        .fold((0.0, 0u32), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / f64::from(n))
+}
+
+fn sum_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    values
+        .flatten()
+        .fold(None, |acc: Option<f64>, v| Some(acc.unwrap_or(0.0) + v))
+}
+
+/// Combine every rank's submission of one iteration into rank 0's view, plus the summed rates.
+///
+/// Keys present on some ranks only are reduced over the ranks that have them. All ranks must
+/// submit the same iteration. Env steps, buffer sizes, counters and throughput are summed;
+/// everything else is averaged, per each tag's schema reduction.
+pub fn reduce_ranks(ranks: &[StepInput]) -> Result<(StepInput, Rates), Error> {
+    let Some(first) = ranks.first() else {
+        return Err(Error::Ranks("no rank submitted a step".into()));
+    };
+    if let Some((r, other)) = ranks
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.iteration != first.iteration)
+    {
+        return Err(Error::Ranks(format!(
+            "rank {r} submitted iteration {} while rank 0 submitted {}",
+            other.iteration, first.iteration
+        )));
+    }
+    let rates = Rates::of(ranks);
+    let mut metrics = Acc::new();
+    let mut learner = Acc::new();
+    let mut collector = Acc::new();
+    let mut inference = Acc::new();
+    let mut rewards = Acc::new();
+    for (rank, r) in ranks.iter().enumerate() {
+        metrics.add(rank, "metrics", &r.metrics, metric_reduction)?;
+        learner.add(rank, "learner", &r.learner, |_| Reduction::Mean)?;
+        collector.add(rank, "collector", &r.collector, |_| Reduction::Mean)?;
+        inference.add(rank, "collector_inference", &r.collector_inference, |_| {
+            Reduction::Mean
+        })?;
+        rewards.add(rank, "rewards", &r.rewards, |_| Reduction::Mean)?;
+    }
+    let it = ranks.iter();
+    let reduced = StepInput {
+        iteration: first.iteration,
+        env_steps: ranks.iter().map(|r| r.env_steps).sum(),
+        metrics: metrics.finish(),
+        learner: learner.finish(),
+        iteration_time: mean_of(it.clone().map(|r| r.iteration_time)),
+        collector: collector.finish(),
+        collector_inference: inference.finish(),
+        rewards: rewards.finish(),
+        episode_return: mean_of(it.clone().map(|r| r.episode_return)),
+        episode_length: mean_of(it.clone().map(|r| r.episode_length.filter(|l| *l > 0.0))),
+        timeout_rate: mean_of(it.clone().map(|r| r.timeout_rate)),
+        steps_this_iter: sum_of(it.clone().map(|r| r.steps_this_iter)),
+        replay_rows_this_iter: sum_of(it.clone().map(|r| r.replay_rows_this_iter)),
+        system: SystemInfo {
+            buffer_size: ranks
+                .iter()
+                .filter_map(|r| r.system.buffer_size)
+                .fold(None, |a, b| Some(a.unwrap_or(0) + b)),
+            batch_size_per_rank: mean_of(
+                it.clone()
+                    .map(|r| r.system.batch_size_per_rank.map(|b| b as f64)),
+            )
+            .map(|b| b.round() as u64),
+            cuda_mps: first.system.cuda_mps,
+        },
+    };
+    Ok((reduced, rates))
+}

@@ -1,0 +1,132 @@
+//! Sinks: where the backend payload of each logged step goes.
+//!
+//! A small trait whose optional hooks default to no-ops. The writer thread owns the sinks
+//! and calls them in order; a failing sink is reported and set aside while the others go on.
+
+use crate::tag::Tag;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tally_tfevents::{EventFileWriter, WriterOptions};
+
+/// One logged iteration's backend payload.
+#[derive(Debug, Clone)]
+pub struct BackendStep {
+    /// The learner iteration.
+    pub iteration: u64,
+    /// The step axis value (env steps when > 0, else the iteration).
+    pub step: i64,
+    /// Wall time, seconds since the Unix epoch.
+    pub wall_time: f64,
+    /// Canonical tags → unsmoothed values in persisted units.
+    pub scalars: Vec<(Tag, f64)>,
+}
+
+/// A destination for backend payloads.
+pub trait Sink: Send {
+    /// A short name for messages (`tensorboard`, `wandb`, `memory`).
+    fn name(&self) -> &str;
+    /// Persist one step. An error sets this sink aside for the rest of the run.
+    fn write(&mut self, step: &BackendStep) -> Result<(), String>;
+    /// Push buffered data towards durable storage.
+    fn flush(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Finish; called once at close.
+    fn close(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// TensorBoard event file sink: one Event per logged step holding all its tags.
+pub struct TensorBoardSink {
+    writer: Option<EventFileWriter>,
+    path: PathBuf,
+}
+
+impl TensorBoardSink {
+    /// Create an event file in `dir`.
+    pub fn create(dir: &Path, options: WriterOptions) -> Result<Self, String> {
+        let writer = EventFileWriter::open(dir, options).map_err(|e| e.to_string())?;
+        let path = writer.path().to_owned();
+        Ok(TensorBoardSink {
+            writer: Some(writer),
+            path,
+        })
+    }
+
+    /// The event file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Sink for TensorBoardSink {
+    fn name(&self) -> &str {
+        "tensorboard"
+    }
+
+    fn write(&mut self, step: &BackendStep) -> Result<(), String> {
+        let w = self.writer.as_mut().ok_or("event file already closed")?;
+        let scalars: Vec<(&str, f64)> =
+            step.scalars.iter().map(|(t, v)| (t.as_str(), *v)).collect();
+        w.write_scalars(step.step, step.wall_time, &scalars)
+            .map_err(|e| e.to_string())
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        match self.writer.as_mut() {
+            Some(w) => w.sync().map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
+    }
+
+    fn close(&mut self) -> Result<(), String> {
+        match self.writer.take() {
+            Some(w) => w.close().map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// An in-memory sink for tests: every step it receives, shared through a handle.
+#[derive(Debug, Clone, Default)]
+pub struct MemorySink {
+    steps: Arc<Mutex<Vec<BackendStep>>>,
+    closed: Arc<Mutex<bool>>,
+}
+
+impl MemorySink {
+    /// A new, empty sink.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Everything written so far.
+    pub fn steps(&self) -> Vec<BackendStep> {
+        self.steps.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Whether `close` was called.
+    pub fn is_closed(&self) -> bool {
+        *self.closed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Sink for MemorySink {
+    fn name(&self) -> &str {
+        "memory"
+    }
+
+    fn write(&mut self, step: &BackendStep) -> Result<(), String> {
+        self.steps
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(step.clone());
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<(), String> {
+        *self.closed.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        Ok(())
+    }
+}

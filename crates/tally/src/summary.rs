@@ -1,0 +1,130 @@
+//! Running figures for `run_summary.json`, updated on every step (cheap, no I/O).
+//!
+//! Reference §3: the runner keeps its last 10 collector reports (each already a 100-episode
+//! mean); during the run final/best track the mean of those 10; at shutdown final is the last
+//! report and best = max(best, final). The tail throughput is Σsteps/Σtime over the last
+//! ≤ 20 measured iterations.
+
+use crate::derive::LearnerTimeline;
+use crate::reduce::Rates;
+use crate::validate::Resolved;
+use std::collections::VecDeque;
+use tally_schema::artifacts::RunSummary;
+
+/// Reports the in-loop reward smoothing averages over.
+pub const REWARD_REPORTS: usize = 10;
+/// Measured iterations the tail throughput covers.
+pub const TAIL_ITERATIONS: usize = 20;
+
+/// The running state behind the summary's figures.
+#[derive(Debug, Clone, Default)]
+pub struct SummaryState {
+    recent_returns: VecDeque<f64>,
+    last_return: Option<f64>,
+    best: Option<f64>,
+    tail: VecDeque<(f64, f64)>,
+    /// Completed iterations.
+    pub completed_iterations: u64,
+    /// Cumulative env steps.
+    pub total_env_steps: u64,
+    mean_episode_length: Option<f64>,
+    final_fps: Option<f64>,
+    final_rows: Option<f64>,
+    final_wall_ms: Option<f64>,
+    final_inference: [Option<f64>; 4],
+}
+
+impl SummaryState {
+    /// Fold in one accepted step.
+    pub fn update(&mut self, r: &Resolved, rates: Rates) {
+        self.completed_iterations = r.iteration;
+        self.total_env_steps = r.env_steps;
+        if let Some(ret) = r.episode_return.filter(|v| v.is_finite()) {
+            if self.recent_returns.len() == REWARD_REPORTS {
+                self.recent_returns.pop_front();
+            }
+            self.recent_returns.push_back(ret);
+            self.last_return = Some(ret);
+            let smoothed =
+                self.recent_returns.iter().sum::<f64>() / self.recent_returns.len() as f64;
+            self.best = Some(self.best.map_or(smoothed, |b| b.max(smoothed)));
+        }
+        let get = |tag: &str| {
+            r.values
+                .iter()
+                .find(|(t, _)| t.as_str() == tag)
+                .map(|(_, v)| *v)
+        };
+        if let Some(l) = get("Train/mean_episode_length") {
+            self.mean_episode_length = Some(l);
+        }
+        if let (Some(steps), Some(t)) = (r.steps_this_iter, r.iteration_time) {
+            if self.tail.len() == TAIL_ITERATIONS {
+                self.tail.pop_front();
+            }
+            self.tail.push_back((steps, t));
+        }
+        self.final_fps = rates.env_steps_per_sec.or(self.final_fps);
+        self.final_rows = rates.rows_per_sec.or(self.final_rows);
+        self.final_wall_ms = r.iteration_time.map(|t| t * 1000.0).or(self.final_wall_ms);
+        for (slot, tag) in self.final_inference.iter_mut().zip([
+            "Perf/learner_inference_ms",
+            "Perf/learner_inference_h2d_ms",
+            "Perf/learner_inference_forward_ms",
+            "Perf/learner_inference_d2h_ms",
+        ]) {
+            if let Some(v) = get(tag) {
+                *slot = Some(v);
+            }
+        }
+    }
+
+    /// The smoothed (in-loop) final reward: the mean of the last 10 reports.
+    pub fn smoothed_reward(&self) -> Option<f64> {
+        (!self.recent_returns.is_empty())
+            .then(|| self.recent_returns.iter().sum::<f64>() / self.recent_returns.len() as f64)
+    }
+
+    /// Write the figures into `s`; `closing` applies the shutdown rule for final/best.
+    pub fn fill(&self, s: &mut RunSummary, closing: bool) {
+        s.completed_iterations = self.completed_iterations;
+        s.total_env_steps = self.total_env_steps;
+        if closing {
+            s.final_mean_reward = self.last_return;
+            s.best_mean_reward = match (self.best, self.last_return) {
+                (Some(b), Some(f)) => Some(b.max(f)),
+                (b, f) => b.or(f),
+            };
+        } else {
+            s.final_mean_reward = self.smoothed_reward();
+            s.best_mean_reward = self.best;
+        }
+        s.mean_episode_length = self.mean_episode_length;
+        s.final_env_steps_per_sec = self.final_fps;
+        let (steps, time) = self
+            .tail
+            .iter()
+            .fold((0.0, 0.0), |(a, b), (s, t)| (a + s, b + t));
+        s.tail_env_steps_per_sec = (time > 0.0).then(|| steps / time);
+        s.tail_iteration_count = self.tail.len() as u64;
+        s.final_learner_replay_rows_per_sec = self.final_rows;
+        s.final_cycle_wall_ms = self.final_wall_ms;
+        [
+            s.final_inference_ms,
+            s.final_inference_h2d_ms,
+            s.final_inference_forward_ms,
+            s.final_inference_d2h_ms,
+        ] = self.final_inference;
+    }
+}
+
+/// The text of a learner-timeline contract warning.
+pub fn contract_warning(iteration: u64, t: &LearnerTimeline) -> String {
+    format!(
+        "contract warning: learner phases account for {:.1}% of Iter Wall at iteration {iteration} \
+         ({:.1} ms of {:.1} ms); exclusive phases overlap or the clock is wrong",
+        t.accounted_pct(),
+        t.accounted_ms,
+        t.iter_wall_ms
+    )
+}

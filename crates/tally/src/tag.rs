@@ -1,0 +1,89 @@
+//! `Tag`: a resolved canonical tag, either a registry spec or an interned family member.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use tally_schema::{FamilySpec, MetricSpec};
+
+/// A validated canonical tag. Cheap to clone (a pointer, or a reference-counted string).
+#[derive(Debug, Clone)]
+pub enum Tag {
+    /// A closed-registry tag.
+    Spec(&'static MetricSpec),
+    /// A member of an open family (`reward/<term>`, `Episode_Termination/<term>`).
+    Family(&'static FamilySpec, Arc<str>),
+}
+
+impl Tag {
+    /// The tag text as persisted.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Tag::Spec(s) => s.tag,
+            Tag::Family(_, t) => t,
+        }
+    }
+
+    /// The registry spec, for closed tags.
+    pub fn spec(&self) -> Option<&'static MetricSpec> {
+        match self {
+            Tag::Spec(s) => Some(s),
+            Tag::Family(..) => None,
+        }
+    }
+
+    /// Whether the backend receives this tag.
+    pub fn persisted(&self) -> bool {
+        match self {
+            Tag::Spec(s) => s.persisted,
+            Tag::Family(f, _) => f.persisted,
+        }
+    }
+}
+
+impl PartialEq for Tag {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Tag {}
+
+impl Hash for Tag {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+
+impl std::borrow::Borrow<str> for Tag {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+/// Interns family-member tags so a steady-state step allocates no strings.
+#[derive(Debug, Default)]
+pub struct FamilyInterner {
+    /// One map per family (indexed like `FAMILIES`): input key → full tag.
+    by_family: Vec<HashMap<Box<str>, Arc<str>>>,
+}
+
+impl FamilyInterner {
+    /// The interned tag for `key` of family number `family`, if `key` was seen before.
+    pub fn cached(&self, family: usize, key: &str) -> Option<Arc<str>> {
+        self.by_family.get(family)?.get(key).cloned()
+    }
+
+    /// The interned full tag for `key` of family number `family` (`full` builds it on a miss).
+    pub fn get(&mut self, family: usize, key: &str, full: impl FnOnce() -> String) -> Arc<str> {
+        if self.by_family.len() <= family {
+            self.by_family.resize_with(family + 1, HashMap::new);
+        }
+        let map = &mut self.by_family[family];
+        if let Some(t) = map.get(key) {
+            return t.clone();
+        }
+        let t: Arc<str> = full().into();
+        map.insert(key.into(), t.clone());
+        t
+    }
+}

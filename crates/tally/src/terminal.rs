@@ -1,0 +1,180 @@
+//! The terminal state the logger keeps for the panel: the window, reward history, status.
+//!
+//! The logger updates it on every step (never rendering); the panel thread takes a
+//! [`PanelSnapshot`] at its own 2 Hz clock. Rendering never does I/O; I/O never renders.
+
+use crate::input::SystemInfo;
+use crate::window::{Sample, TimeWindow, WindowSnapshot};
+use std::collections::VecDeque;
+use tally_schema::Profile;
+
+/// Reward history length (one entry per step carrying a return; reference §1.3).
+pub const REWARD_HISTORY: usize = 200;
+/// Status and error lines kept for display.
+pub const MESSAGE_HISTORY: usize = 64;
+
+/// Severity of a status line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Ordinary progress (warm-up, buffer fill, checkpoint saved).
+    Info,
+    /// A contract warning (accounted above Iter Wall, sink trouble).
+    Warning,
+    /// An error.
+    Error,
+}
+
+/// A status line with its monotonic time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// Seconds on the logger's clock.
+    pub t: f64,
+    /// Severity.
+    pub level: Level,
+    /// The text.
+    pub text: String,
+}
+
+/// Static facts the panel title and header show.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunFacts {
+    /// Algorithm as given.
+    pub algo: String,
+    /// Task.
+    pub task: String,
+    /// World size.
+    pub num_gpus: u32,
+    /// Environments per rank.
+    pub num_envs: u64,
+    /// Last iteration.
+    pub max_iterations: u64,
+    /// Timing profile.
+    pub profile: Profile,
+}
+
+/// Everything the panel needs, updated by the logger.
+#[derive(Debug, Clone)]
+pub struct TerminalState {
+    /// Run facts.
+    pub facts: RunFacts,
+    /// The 2 s window.
+    pub window: TimeWindow,
+    /// Recent collector 100-episode returns.
+    pub reward_history: VecDeque<f64>,
+    /// Current status ("Initializing...", "Warming up...", "Training", ...).
+    pub status: String,
+    /// Recent status/warning/error lines.
+    pub messages: VecDeque<Message>,
+    /// Latest system facts.
+    pub system: SystemInfo,
+    /// Latest iteration.
+    pub iteration: u64,
+    /// Latest cumulative env steps.
+    pub env_steps: u64,
+    /// Monotonic time of the first step (training start; warm-up excluded).
+    pub training_started_at: Option<f64>,
+    /// Contract warnings so far.
+    pub contract_warnings: u64,
+    /// Bumped on every change, so a renderer can skip identical frames.
+    pub version: u64,
+}
+
+/// A copy of the terminal state taken by the panel thread.
+#[derive(Debug, Clone)]
+pub struct PanelSnapshot {
+    /// Run facts.
+    pub facts: RunFacts,
+    /// Window means and n.
+    pub window: WindowSnapshot,
+    /// Reward history.
+    pub reward_history: Vec<f64>,
+    /// Status text.
+    pub status: String,
+    /// Recent messages.
+    pub messages: Vec<Message>,
+    /// Latest system facts.
+    pub system: SystemInfo,
+    /// Latest iteration.
+    pub iteration: u64,
+    /// Latest env steps.
+    pub env_steps: u64,
+    /// Training start.
+    pub training_started_at: Option<f64>,
+    /// Contract warnings so far.
+    pub contract_warnings: u64,
+}
+
+impl TerminalState {
+    /// A fresh state in status "Initializing...".
+    pub fn new(facts: RunFacts) -> Self {
+        TerminalState {
+            facts,
+            window: TimeWindow::default(),
+            reward_history: VecDeque::with_capacity(REWARD_HISTORY),
+            status: "Initializing...".into(),
+            messages: VecDeque::new(),
+            system: SystemInfo::default(),
+            iteration: 0,
+            env_steps: 0,
+            training_started_at: None,
+            contract_warnings: 0,
+            version: 0,
+        }
+    }
+
+    /// Record a status line; it becomes the status unless it is a warning.
+    pub fn message(&mut self, t: f64, level: Level, text: String) {
+        if level == Level::Info {
+            self.status = text.clone();
+        }
+        if self.messages.len() == MESSAGE_HISTORY {
+            self.messages.pop_front();
+        }
+        self.messages.push_back(Message { t, level, text });
+        self.version += 1;
+    }
+
+    /// Add one step's sample.
+    pub fn push(
+        &mut self,
+        sample: Sample,
+        episode_return: Option<f64>,
+        system: SystemInfo,
+        env_steps: u64,
+    ) {
+        self.training_started_at.get_or_insert(sample.t);
+        self.iteration = sample.iteration;
+        self.env_steps = env_steps;
+        self.status = "Training".into();
+        if let Some(r) = episode_return {
+            if self.reward_history.len() == REWARD_HISTORY {
+                self.reward_history.pop_front();
+            }
+            self.reward_history.push_back(r);
+        }
+        let keep = |new: Option<u64>, old: Option<u64>| new.or(old);
+        self.system = SystemInfo {
+            buffer_size: keep(system.buffer_size, self.system.buffer_size),
+            batch_size_per_rank: keep(system.batch_size_per_rank, self.system.batch_size_per_rank),
+            cuda_mps: system.cuda_mps.or(self.system.cuda_mps),
+        };
+        self.window.push(sample);
+        self.version += 1;
+    }
+
+    /// A copy for rendering.
+    pub fn snapshot(&self) -> PanelSnapshot {
+        PanelSnapshot {
+            facts: self.facts.clone(),
+            window: self.window.snapshot(),
+            reward_history: self.reward_history.iter().copied().collect(),
+            status: self.status.clone(),
+            messages: self.messages.iter().cloned().collect(),
+            system: self.system,
+            iteration: self.iteration,
+            env_steps: self.env_steps,
+            training_started_at: self.training_started_at,
+            contract_warnings: self.contract_warnings,
+        }
+    }
+}

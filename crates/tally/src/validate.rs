@@ -1,0 +1,509 @@
+//! Fail-closed validation of one `StepInput` against schema v1 and the run's timing profile.
+//!
+//! Seed 000 and the reference §4: the registry is closed; retired and legacy tags, reserved
+//! reward terms, logger-owned tags passed through `metrics`, and phases the profile does not
+//! have are rejected with an error naming the key. Validation never mutates logger state, so
+//! a rejected step loses nothing already logged.
+
+use crate::error::Error;
+use crate::input::{Key, StepInput, SystemInfo};
+use crate::tag::{FamilyInterner, Tag};
+use std::collections::HashSet;
+use tally_schema::{
+    lookup, FamilySpec, Input, MetricSpec, Profile, Role, TagRef, FAMILIES, METRICS,
+};
+
+/// A validated step: every value resolved to its canonical tag and converted to its unit.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The learner iteration.
+    pub iteration: u64,
+    /// The backend step: env steps when > 0, else the iteration.
+    pub step: i64,
+    /// Whether env steps are the step axis.
+    pub env_axis: bool,
+    /// Cumulative env steps.
+    pub env_steps: u64,
+    /// Canonical values in persisted units, in submission order.
+    pub values: Vec<(Tag, f64)>,
+    /// The measured Iter Wall in seconds (None when not measured or zero).
+    pub iteration_time: Option<f64>,
+    /// Collector recent-100-episode mean return.
+    pub episode_return: Option<f64>,
+    /// Env steps collected this iteration.
+    pub steps_this_iter: Option<f64>,
+    /// Replay rows consumed this iteration.
+    pub replay_rows_this_iter: Option<f64>,
+    /// System facts.
+    pub system: SystemInfo,
+}
+
+/// The step-axis state a new step must advance.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Axis {
+    /// The last accepted iteration.
+    pub last_iteration: Option<u64>,
+    /// The last accepted env-step count.
+    pub last_env_steps: u64,
+}
+
+fn err(iteration: u64, field: &'static str, key: &str, reason: impl Into<String>) -> Error {
+    Error::InvalidStep {
+        iteration,
+        field,
+        key: key.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+fn check_duration(iteration: u64, field: &'static str, key: &str, v: f64) -> Result<(), Error> {
+    if !v.is_finite() {
+        return Err(err(
+            iteration,
+            field,
+            key,
+            format!("duration {v} is not finite"),
+        ));
+    }
+    if v < 0.0 {
+        return Err(err(
+            iteration,
+            field,
+            key,
+            format!("duration {v} s is negative"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_nonneg(iteration: u64, field: &'static str, key: &str, v: f64) -> Result<(), Error> {
+    if !v.is_finite() || v < 0.0 {
+        return Err(err(
+            iteration,
+            field,
+            key,
+            format!("{v} must be a finite number >= 0"),
+        ));
+    }
+    Ok(())
+}
+
+/// The keys of `input` kind that the profile accepts, for error messages.
+fn keys_for(profile: Profile, pick: impl Fn(&Input) -> Option<&'static str>) -> String {
+    METRICS
+        .iter()
+        .filter(|m| m.profiles.contains(profile))
+        .filter_map(|m| pick(&m.input))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn profiles_text(m: &MetricSpec) -> String {
+    m.profiles
+        .iter()
+        .map(|p| p.as_str())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn find_input(pick: impl Fn(&Input) -> bool) -> Option<&'static MetricSpec> {
+    METRICS.iter().find(|m| pick(&m.input))
+}
+
+fn dedicated(m: &MetricSpec) -> String {
+    match m.input {
+        Input::Learner(k) => format!("the learner map as '{k}' (seconds)"),
+        Input::Collector(k) => format!("the collector map as '{k}' (seconds)"),
+        Input::CollectorInference(k) => format!("the collector_inference map as '{k}'"),
+        Input::Field(f) => format!("the dedicated '{f}' input"),
+        Input::Derived | Input::Metrics => "no input: the logger derives it".to_owned(),
+    }
+}
+
+fn family_index(f: &FamilySpec) -> usize {
+    FAMILIES
+        .iter()
+        .position(|g| std::ptr::eq(g, f))
+        .unwrap_or(0)
+}
+
+/// Resolves step inputs for one profile; owns the family-tag interner.
+#[derive(Debug)]
+pub struct Validator {
+    profile: Profile,
+    families: FamilyInterner,
+    seen: HashSet<&'static str>,
+}
+
+impl Validator {
+    /// A validator for `profile`.
+    pub fn new(profile: Profile) -> Self {
+        Validator {
+            profile,
+            families: FamilyInterner::default(),
+            seen: HashSet::new(),
+        }
+    }
+
+    /// The profile validated against.
+    pub fn profile(&self) -> Profile {
+        self.profile
+    }
+
+    fn spec_in_profile(
+        &self,
+        it: u64,
+        field: &'static str,
+        key: &str,
+        m: &'static MetricSpec,
+    ) -> Result<(), Error> {
+        if m.profiles.contains(self.profile) {
+            Ok(())
+        } else {
+            Err(err(
+                it,
+                field,
+                key,
+                format!(
+                    "{} is not emitted by the {} profile (only {})",
+                    m.tag,
+                    self.profile,
+                    profiles_text(m)
+                ),
+            ))
+        }
+    }
+
+    /// Validate `input` against the profile and the step `axis`; nothing is mutated on error.
+    pub fn resolve(&mut self, input: &StepInput, axis: Axis) -> Result<Resolved, Error> {
+        let it = input.iteration;
+        if let Some(last) = axis.last_iteration {
+            if it <= last {
+                return Err(err(
+                    it,
+                    "iteration",
+                    "iteration",
+                    format!("iteration {it} does not advance past {last}"),
+                ));
+            }
+        }
+        // Reference §2: off-policy runs use env steps as the axis when known; on-policy runs
+        // always use the (zero-based) iteration.
+        let env_axis = input.env_steps > 0 && self.profile != Profile::OnPolicy;
+        if axis.last_env_steps > 0 && input.env_steps == 0 && self.profile != Profile::OnPolicy {
+            return Err(err(
+                it,
+                "env_steps",
+                "env_steps",
+                format!(
+                    "env_steps fell from {} to 0; the step axis cannot switch back to iterations",
+                    axis.last_env_steps
+                ),
+            ));
+        }
+        if env_axis && input.env_steps <= axis.last_env_steps {
+            return Err(err(
+                it,
+                "env_steps",
+                "env_steps",
+                format!(
+                    "env step axis collision: {} does not advance past {}",
+                    input.env_steps, axis.last_env_steps
+                ),
+            ));
+        }
+        let step = if env_axis { input.env_steps } else { it };
+        let step = i64::try_from(step)
+            .map_err(|_| err(it, "env_steps", "env_steps", "step exceeds i64"))?;
+
+        let mut values: Vec<(Tag, f64)> = Vec::with_capacity(
+            input.metrics.len()
+                + input.learner.len()
+                + input.collector.len()
+                + input.rewards.len()
+                + 8,
+        );
+        self.seen.clear();
+        self.metrics(it, &input.metrics, &mut values)?;
+        self.phases(
+            it,
+            "learner",
+            &input.learner,
+            &mut values,
+            |i| matches!(i, Input::Learner(_)),
+            |i, k| matches!(i, Input::Learner(x) if *x == k),
+        )?;
+        self.phases(
+            it,
+            "collector",
+            &input.collector,
+            &mut values,
+            |i| matches!(i, Input::Collector(_)),
+            |i, k| matches!(i, Input::Collector(x) if *x == k),
+        )?;
+        self.phases(
+            it,
+            "collector_inference",
+            &input.collector_inference,
+            &mut values,
+            |i| matches!(i, Input::CollectorInference(_)),
+            |i, k| matches!(i, Input::CollectorInference(x) if *x == k),
+        )?;
+        self.rewards(it, &input.rewards, &mut values)?;
+
+        let field = |name: &'static str| {
+            find_input(|i| *i == Input::Field(name)).expect("dedicated field in registry")
+        };
+        let iteration_time = match input.iteration_time {
+            Some(t) => {
+                check_duration(it, "iteration_time", "iteration_time", t)?;
+                (t > 0.0).then_some(t)
+            }
+            None => None,
+        };
+        if let Some(t) = iteration_time {
+            let m = field("iteration_time");
+            if m.profiles.contains(self.profile) {
+                values.push((Tag::Spec(m), t));
+            }
+        }
+        if let Some(r) = input.episode_return {
+            values.push((Tag::Spec(field("episode_return")), r));
+        }
+        if let Some(l) = input.episode_length {
+            check_nonneg(it, "episode_length", "episode_length", l)?;
+            if l > 0.0 {
+                values.push((Tag::Spec(field("episode_length")), l));
+            }
+        }
+        if let Some(r) = input.timeout_rate {
+            if !(0.0..=1.0).contains(&r) {
+                return Err(err(
+                    it,
+                    "timeout_rate",
+                    "timeout_rate",
+                    format!("{r} is not a ratio in [0, 1]"),
+                ));
+            }
+            values.push((Tag::Spec(field("timeout_rate")), r));
+        }
+        if env_axis {
+            let m = field("iteration");
+            if m.profiles.contains(self.profile) {
+                values.push((Tag::Spec(m), it as f64));
+            }
+        }
+        for (name, v) in [
+            ("steps_this_iter", input.steps_this_iter),
+            ("replay_rows_this_iter", input.replay_rows_this_iter),
+        ] {
+            if let Some(v) = v {
+                check_nonneg(it, name, name, v)?;
+            }
+        }
+        Ok(Resolved {
+            iteration: it,
+            step,
+            env_axis,
+            env_steps: input.env_steps,
+            values,
+            iteration_time,
+            episode_return: input.episode_return,
+            steps_this_iter: input.steps_this_iter,
+            replay_rows_this_iter: input.replay_rows_this_iter,
+            system: input.system,
+        })
+    }
+
+    fn note_unique(
+        &mut self,
+        it: u64,
+        field: &'static str,
+        key: &str,
+        tag: &'static str,
+    ) -> Result<(), Error> {
+        if self.seen.insert(tag) {
+            Ok(())
+        } else {
+            Err(err(
+                it,
+                field,
+                key,
+                format!("duplicate: {tag} was already given in this step"),
+            ))
+        }
+    }
+
+    fn metrics(
+        &mut self,
+        it: u64,
+        metrics: &[(Key, f64)],
+        out: &mut Vec<(Tag, f64)>,
+    ) -> Result<(), Error> {
+        let start = out.len();
+        for (key, v) in metrics {
+            let key: &str = key;
+            match lookup(key) {
+                Ok(TagRef::Metric(m)) => {
+                    if m.input != Input::Metrics {
+                        let why = if m.role == Role::TerminalDerived {
+                            format!("{} is a terminal-only derived value and is never submitted or persisted", m.tag)
+                        } else {
+                            format!(
+                                "{} is logger-owned: pass it through {}",
+                                m.tag,
+                                dedicated(m)
+                            )
+                        };
+                        return Err(err(it, "metrics", key, why));
+                    }
+                    self.spec_in_profile(it, "metrics", key, m)?;
+                    if matches!(m.role, Role::Gauge | Role::Counter)
+                        || m.unit == tally_schema::Unit::Ms
+                    {
+                        check_nonneg(it, "metrics", key, *v)?;
+                    }
+                    self.note_unique(it, "metrics", key, m.tag)?;
+                    out.push((Tag::Spec(m), *v));
+                }
+                Ok(TagRef::Family(f, _)) => {
+                    if f.input != Input::Metrics {
+                        return Err(err(
+                            it,
+                            "metrics",
+                            key,
+                            format!(
+                                "{}<term> values go in {}",
+                                f.prefix, "the rewards map (by term)"
+                            ),
+                        ));
+                    }
+                    if !f.profiles.contains(self.profile) {
+                        return Err(err(
+                            it,
+                            "metrics",
+                            key,
+                            format!(
+                                "{}<term> is not emitted by the {} profile",
+                                f.prefix, self.profile
+                            ),
+                        ));
+                    }
+                    let tag = self.families.get(family_index(f), key, || key.to_owned());
+                    if out[start..].iter().any(|(t, _)| t.as_str() == key) {
+                        return Err(err(
+                            it,
+                            "metrics",
+                            key,
+                            "duplicate: given twice in this step",
+                        ));
+                    }
+                    out.push((Tag::Family(f, tag), *v));
+                }
+                Err(e) => return Err(err(it, "metrics", key, e.to_string())),
+            }
+        }
+        Ok(())
+    }
+
+    fn phases(
+        &mut self,
+        it: u64,
+        field: &'static str,
+        phases: &[(Key, f64)],
+        out: &mut Vec<(Tag, f64)>,
+        is_kind: impl Fn(&Input) -> bool,
+        is_key: impl Fn(&Input, &str) -> bool,
+    ) -> Result<(), Error> {
+        for (key, v) in phases {
+            let key: &str = key;
+            let Some(m) = find_input(|i| is_key(i, key)) else {
+                let known = keys_for(self.profile, |i| match i {
+                    Input::Learner(k) | Input::Collector(k) | Input::CollectorInference(k)
+                        if is_kind(i) =>
+                    {
+                        Some(*k)
+                    }
+                    _ => None,
+                });
+                let hint = match lookup(key) {
+                    Ok(TagRef::Metric(m)) => format!(
+                        "; {} is a tag: pass its phase name, e.g. via {}",
+                        m.tag,
+                        dedicated(m)
+                    ),
+                    _ => String::new(),
+                };
+                return Err(err(
+                    it,
+                    field,
+                    key,
+                    format!(
+                        "unknown {field} key for the {} profile (known: {known}){hint}",
+                        self.profile
+                    ),
+                ));
+            };
+            self.spec_in_profile(it, field, key, m)?;
+            let value = if field == "collector_inference" {
+                check_nonneg(it, field, key, *v)?;
+                *v
+            } else {
+                check_duration(it, field, key, *v)?;
+                v * m.unit.per_second().expect("phase specs are time units")
+            };
+            self.note_unique(it, field, key, m.tag)?;
+            out.push((Tag::Spec(m), value));
+        }
+        Ok(())
+    }
+
+    fn rewards(
+        &mut self,
+        it: u64,
+        rewards: &[(Key, f64)],
+        out: &mut Vec<(Tag, f64)>,
+    ) -> Result<(), Error> {
+        let family = FAMILIES
+            .iter()
+            .find(|f| f.input == Input::Field("rewards"))
+            .expect("reward family");
+        let idx = family_index(family);
+        let start = out.len();
+        for (term, v) in rewards {
+            let term: &str = term;
+            // A term seen before was validated then; only a new term pays for the lookup.
+            let tag = match self.families.cached(idx, term) {
+                Some(tag) => tag,
+                None => {
+                    // Accept both "tracking" and "reward/tracking".
+                    let bare = term.strip_prefix(family.prefix).unwrap_or(term);
+                    let full = format!("{}{bare}", family.prefix);
+                    match lookup(&full) {
+                        Ok(TagRef::Family(..)) => {}
+                        Ok(TagRef::Metric(m)) => {
+                            return Err(err(
+                                it,
+                                "rewards",
+                                term,
+                                format!("{} is not a reward term", m.tag),
+                            ))
+                        }
+                        Err(e) => return Err(err(it, "rewards", term, e.to_string())),
+                    }
+                    self.families.get(idx, term, || full)
+                }
+            };
+            if out[start..].iter().any(|(t, _)| *t.as_str() == *tag) {
+                return Err(err(
+                    it,
+                    "rewards",
+                    term,
+                    "duplicate: given twice in this step",
+                ));
+            }
+            out.push((Tag::Family(family, tag), *v));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,111 @@
+//! The terminal's 2-second time-sliding window of rank-reduced samples.
+//!
+//! Seed 000: the panel shows two-second time-sliding means; `Avg 2s (n=…)` counts the
+//! rank-reduced learner samples in the window. Reference §1.2: a sample is evicted when
+//! `sample.t < now − 2.0` (strict), the window moves only when a sample arrives, a key
+//! missing from some samples is averaged over the samples that have it, and percentages are
+//! computed afterwards from the means (ratio of means).
+
+use crate::tag::Tag;
+use std::collections::{HashMap, VecDeque};
+
+/// Window length in seconds.
+pub const WINDOW_SECS: f64 = 2.0;
+/// At most this many samples are kept, however fast the loop runs.
+pub const WINDOW_CAP: usize = 512;
+
+/// One rank-reduced iteration as the terminal sees it.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    /// Monotonic arrival time, seconds.
+    pub t: f64,
+    /// The iteration.
+    pub iteration: u64,
+    /// Canonical and terminal-only values.
+    pub values: Vec<(Tag, f64)>,
+}
+
+/// The per-key means of the samples in the window.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WindowSnapshot {
+    /// Samples in the window.
+    pub n: usize,
+    /// The newest sample's iteration.
+    pub iteration: u64,
+    /// Per-key mean over the samples that have the key.
+    pub means: HashMap<Tag, f64>,
+}
+
+impl WindowSnapshot {
+    /// The mean of `tag`, if any sample in the window had it.
+    pub fn get(&self, tag: &str) -> Option<f64> {
+        self.means.get(tag).copied()
+    }
+}
+
+/// A time-sliding window.
+#[derive(Debug, Clone)]
+pub struct TimeWindow {
+    span: f64,
+    cap: usize,
+    samples: VecDeque<Sample>,
+}
+
+impl Default for TimeWindow {
+    fn default() -> Self {
+        TimeWindow::new(WINDOW_SECS, WINDOW_CAP)
+    }
+}
+
+impl TimeWindow {
+    /// A window of `span` seconds holding at most `cap` samples.
+    pub fn new(span: f64, cap: usize) -> Self {
+        TimeWindow {
+            span,
+            cap,
+            samples: VecDeque::new(),
+        }
+    }
+
+    /// Add a sample and evict those older than the span, measured from its arrival.
+    pub fn push(&mut self, sample: Sample) {
+        let now = sample.t;
+        self.samples.push_back(sample);
+        while self.samples.front().is_some_and(|s| s.t < now - self.span) {
+            self.samples.pop_front();
+        }
+        while self.samples.len() > self.cap {
+            self.samples.pop_front();
+        }
+    }
+
+    /// Number of samples in the window.
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    /// Whether the window is empty.
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
+    }
+
+    /// Per-key means over the window.
+    pub fn snapshot(&self) -> WindowSnapshot {
+        let mut acc: HashMap<Tag, (f64, u32)> = HashMap::new();
+        for s in &self.samples {
+            for (tag, v) in &s.values {
+                let e = acc.entry(tag.clone()).or_insert((0.0, 0));
+                e.0 += v;
+                e.1 += 1;
+            }
+        }
+        WindowSnapshot {
+            n: self.samples.len(),
+            iteration: self.samples.back().map_or(0, |s| s.iteration),
+            means: acc
+                .into_iter()
+                .map(|(k, (sum, n))| (k, sum / f64::from(n)))
+                .collect(),
+        }
+    }
+}
