@@ -1,0 +1,1 @@
+//! The live terminal panel: pure state and rendering, one module that touches the terminal.
