@@ -12,7 +12,7 @@ pub mod render;
 pub mod types;
 
 pub use legacy::{legacy_mapping, LegacyRow, RetiredName, LEGACY, RETIRED};
-pub use lookup::{lookup, metric, metric_index, SchemaError, TagRef};
+pub use lookup::{input_spec, lookup, metric, metric_index, spec_index, SchemaError, TagRef};
 pub use registry::{FamilySpec, MetricSpec, ReservedTerm, FAMILIES, METRICS};
 pub use types::{Input, Owner, Profile, Profiles, Reduction, Role, Unit};
 

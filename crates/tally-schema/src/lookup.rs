@@ -94,6 +94,29 @@ pub fn metric_index(tag: &str) -> Option<usize> {
     index().get(tag).copied()
 }
 
+/// The position in [`METRICS`] of a spec borrowed from it (None for a spec from elsewhere).
+pub fn spec_index(spec: &MetricSpec) -> Option<usize> {
+    let range = METRICS.as_ptr_range();
+    let p: *const MetricSpec = spec;
+    range
+        .contains(&p)
+        .then(|| (p as usize - range.start as usize) / std::mem::size_of::<MetricSpec>())
+}
+
+/// The spec fed by `input` (a learner/collector/gauge key or a dedicated field), if any.
+pub fn input_spec(input: crate::Input) -> Option<&'static MetricSpec> {
+    static BY_INPUT: OnceLock<HashMap<crate::Input, usize>> = OnceLock::new();
+    let map = BY_INPUT.get_or_init(|| {
+        METRICS
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| !matches!(m.input, crate::Input::Metrics | crate::Input::Derived))
+            .map(|(i, m)| (m.input, i))
+            .collect()
+    });
+    map.get(&input).map(|&i| &METRICS[i])
+}
+
 /// The spec of a closed-registry tag.
 pub fn metric(tag: &str) -> Option<&'static MetricSpec> {
     metric_index(tag).map(|i| &METRICS[i])

@@ -438,3 +438,16 @@ fn docs_metrics_md_is_fresh() {
     let have = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(have == want, "docs/metrics.md is stale: run `TALLY_BLESS=1 cargo test -p tally-schema` (or `tally schema --markdown > docs/metrics.md`)");
 }
+
+#[test]
+fn spec_index_and_input_spec_resolve_back_to_the_registry() {
+    for (i, m) in METRICS.iter().enumerate() {
+        assert_eq!(spec_index(m), Some(i));
+        if !matches!(m.input, Input::Metrics | Input::Derived) {
+            assert_eq!(input_spec(m.input).map(|s| s.tag), Some(m.tag));
+        }
+    }
+    let copy = METRICS[0];
+    assert_eq!(spec_index(&copy), None, "a copy is not the registry's spec");
+    assert!(input_spec(Input::Learner("nope")).is_none());
+}

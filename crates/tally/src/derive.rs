@@ -9,7 +9,8 @@
 use crate::reduce::Rates;
 use crate::tag::Tag;
 use crate::validate::Resolved;
-use tally_schema::{metric, Input, MetricSpec, Profile, Role, METRICS};
+use std::sync::OnceLock;
+use tally_schema::{input_spec, metric, Input, MetricSpec, Profile, Role};
 
 /// Learner phase keys in the seed's display order (Collector Wait … Weight Publish).
 pub const LEARNER_ORDER: [&str; 8] = [
@@ -47,21 +48,48 @@ pub const CORE_COLLECTOR: [&str; 3] = ["learner_action_wait", "env_step", "repla
 /// A quiet collector row is shown only at or above this share of the cycle (seed 000: 1 %).
 pub const SIGNIFICANCE_PCT: f64 = 1.0;
 
-fn spec_for(pick: impl Fn(&Input) -> bool) -> Option<&'static MetricSpec> {
-    METRICS.iter().find(|m| pick(&m.input))
-}
-
 fn to_ms(spec: &MetricSpec, v: f64) -> f64 {
     v / spec.unit.per_second().unwrap_or(1000.0) * 1000.0
 }
 
+fn profile_slot(profile: Profile) -> usize {
+    Profile::ALL.iter().position(|p| *p == profile).unwrap_or(0)
+}
+
 /// The exclusive learner phases of `profile`, in display order.
-pub fn learner_phases(profile: Profile) -> Vec<&'static MetricSpec> {
-    LEARNER_ORDER
-        .iter()
-        .filter_map(|k| spec_for(|i| *i == Input::Learner(k)))
-        .filter(|m| m.role == Role::LearnerPhase && m.profiles.contains(profile))
-        .collect()
+pub fn learner_phases(profile: Profile) -> &'static [&'static MetricSpec] {
+    static CACHE: OnceLock<Vec<Vec<&'static MetricSpec>>> = OnceLock::new();
+    let all = CACHE.get_or_init(|| {
+        Profile::ALL
+            .iter()
+            .map(|p| {
+                LEARNER_ORDER
+                    .iter()
+                    .filter_map(|k| input_spec(Input::Learner(k)))
+                    .filter(|m| m.role == Role::LearnerPhase && m.profiles.contains(*p))
+                    .collect()
+            })
+            .collect()
+    });
+    &all[profile_slot(profile)]
+}
+
+/// The collector rows of `profile` as (key, spec), in display order.
+pub fn collector_specs(profile: Profile) -> &'static [(&'static str, &'static MetricSpec)] {
+    static CACHE: OnceLock<Vec<Vec<(&'static str, &'static MetricSpec)>>> = OnceLock::new();
+    let all = CACHE.get_or_init(|| {
+        Profile::ALL
+            .iter()
+            .map(|p| {
+                COLLECTOR_ORDER
+                    .iter()
+                    .filter_map(|k| input_spec(Input::Collector(k)).map(|m| (*k, m)))
+                    .filter(|(_, m)| m.profiles.contains(*p))
+                    .collect()
+            })
+            .collect()
+    });
+    &all[profile_slot(profile)]
 }
 
 /// One row of the learner timeline.
@@ -95,14 +123,19 @@ pub struct LearnerTimeline {
 impl LearnerTimeline {
     /// Build from canonical values (`get(tag)` in persisted units).
     pub fn from_values(profile: Profile, get: impl Fn(&str) -> Option<f64>) -> Self {
+        Self::from_specs(profile, |m| get(m.tag))
+    }
+
+    /// Build from canonical values looked up by spec (the logger's allocation-free path).
+    pub fn from_specs(profile: Profile, get: impl Fn(&'static MetricSpec) -> Option<f64>) -> Self {
         let phases: Vec<(&'static MetricSpec, f64)> = learner_phases(profile)
-            .into_iter()
-            .map(|m| (m, get(m.tag).map(|v| to_ms(m, v)).unwrap_or(0.0)))
+            .iter()
+            .map(|m| (*m, get(m).map(|v| to_ms(m, v)).unwrap_or(0.0)))
             .collect();
         let accounted_ms: f64 = phases.iter().map(|(_, ms)| ms).sum();
-        let wall = get("Perf/iteration_time")
-            .filter(|w| *w > 0.0)
-            .map(|s| s * 1000.0);
+        let wall_spec =
+            input_spec(Input::Field("iteration_time")).expect("registry has Perf/iteration_time");
+        let wall = get(wall_spec).filter(|w| *w > 0.0).map(|s| s * 1000.0);
         let iter_wall_ms = wall.unwrap_or(accounted_ms);
         let pct = |ms: f64| {
             if iter_wall_ms > 0.0 {
@@ -174,11 +207,7 @@ pub struct CollectorTimeline {
 impl CollectorTimeline {
     /// Build from canonical values (`get(tag)` in persisted units).
     pub fn from_values(profile: Profile, get: impl Fn(&str) -> Option<f64>) -> Self {
-        let specs: Vec<(&'static str, &'static MetricSpec)> = COLLECTOR_ORDER
-            .iter()
-            .filter_map(|k| spec_for(|i| *i == Input::Collector(k)).map(|m| (*k, m)))
-            .filter(|(_, m)| m.profiles.contains(profile))
-            .collect();
+        let specs = collector_specs(profile);
         let cycle_phases: Vec<_> = specs
             .iter()
             .filter(|(_, m)| m.role == Role::CollectorCyclePhase)
@@ -192,8 +221,8 @@ impl CollectorTimeline {
             None
         };
         let rows = specs
-            .into_iter()
-            .map(|(key, spec)| {
+            .iter()
+            .map(|&(key, spec)| {
                 let ms = get(spec.tag).map(|v| to_ms(spec, v));
                 let pct = match (cycle_ms, ms) {
                     (Some(c), Some(ms)) if c > 0.0 => Some(ms / c * 100.0),

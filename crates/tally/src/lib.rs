@@ -27,7 +27,7 @@ pub use clock::{ManualClock, MonotonicClock, SystemClock};
 pub use error::{Error, Result};
 pub use input::{Backend, Key, LoggerConfig, MpsState, StepInput, SystemInfo};
 pub use logger::Logger;
-pub use reduce::{reduce_ranks, Rates};
+pub use reduce::{reduce_ranks, reduction, Rates};
 pub use rundir::{create_run_dir, RunDirSpec};
 pub use sink::{BackendStep, MemorySink, Sink, TensorBoardSink};
 pub use tag::Tag;

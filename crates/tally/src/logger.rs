@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tally_schema::artifacts::{RunStatus, RunSummary, RuntimeManifest};
+use tally_schema::{metric_index, spec_index};
 use tally_tfevents::WriterOptions;
 
 /// The training logger. Build one per run on rank 0; call [`Logger::step`] once per iteration.
@@ -38,6 +39,8 @@ pub struct Logger {
     writer: WriterThread,
     reported_failures: usize,
     closed: bool,
+    /// One slot per registry tag, filled and cleared within each step (no allocation).
+    scratch: Vec<Option<f64>>,
 }
 
 fn wall_now() -> f64 {
@@ -118,9 +121,29 @@ impl Logger {
             "trace_enabled": config.trace,
         });
         identity.extra.insert("logger".into(), logger_facts);
-        let summary = initial_summary(&identity);
+        let mut summary = initial_summary(&identity);
         write_run_config(&run_dir, identity, &config.run_config)?;
         write_run_summary(&run_dir, &summary)?;
+        // Extra sinks (W&B) open now: they need the run directory and run_config.json.
+        for sink in &mut extra {
+            if let Err(message) = sink.start(&run_dir) {
+                let failure = Error::Sink {
+                    sink: sink.name().to_owned(),
+                    iteration: 0,
+                    message,
+                };
+                summary.status = RunStatus::Failed;
+                summary.sink_errors.push(failure.to_string());
+                write_run_summary(&run_dir, &summary)?;
+                return Err(failure);
+            }
+            if summary.wandb_run_url.is_none() {
+                summary.wandb_run_url = sink.run_url();
+            }
+        }
+        if summary.wandb_run_url.is_some() {
+            write_run_summary(&run_dir, &summary)?;
+        }
 
         let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
         let mut event_file = None;
@@ -160,6 +183,7 @@ impl Logger {
             writer,
             reported_failures: 0,
             closed: false,
+            scratch: vec![None; tally_schema::METRICS.len()],
         })
     }
 
@@ -213,6 +237,11 @@ impl Logger {
         Ok(())
     }
 
+    /// Record the uploaded playback video for `run_summary.json` (`play_video_path`).
+    pub fn set_play_video_path(&mut self, path: impl Into<String>) {
+        self.summary.play_video_path = Some(path.into());
+    }
+
     /// Record the last checkpoint path for the summary and show it.
     pub fn checkpoint_saved(&mut self, path: impl Into<String>) {
         let path = path.into();
@@ -257,16 +286,26 @@ impl Logger {
             });
         }
         let sample = terminal_sample(&resolved, rates);
-        let timeline = LearnerTimeline::from_values(profile, |tag| {
-            sample
-                .iter()
-                .find(|(t, _)| t.as_str() == tag)
-                .map(|(_, v)| *v)
-        });
+        // Index this step's registry values once; the timeline and summary read them by spec.
+        let scratch = &mut self.scratch;
+        for (tag, v) in &sample {
+            if let Some(i) = tag.spec().and_then(spec_index) {
+                scratch[i] = Some(*v);
+            }
+        }
+        let timeline =
+            LearnerTimeline::from_specs(profile, |m| spec_index(m).and_then(|i| scratch[i]));
         let warning = timeline
             .over_accounted()
             .then(|| contract_warning(it, &timeline));
-        self.state.update(&resolved, rates);
+        self.state.update(&resolved, rates, |t| {
+            metric_index(t).and_then(|i| scratch[i])
+        });
+        for (tag, _) in &sample {
+            if let Some(i) = tag.spec().and_then(spec_index) {
+                scratch[i] = None;
+            }
+        }
         {
             let mut term = self.terminal.lock().unwrap_or_else(|e| e.into_inner());
             term.push(

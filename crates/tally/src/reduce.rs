@@ -91,6 +91,16 @@ fn metric_reduction(tag: &str) -> Reduction {
     }
 }
 
+/// How `key` of StepInput field `field` combines across ranks: `metrics` follow each tag's
+/// schema reduction; every other keyed map (phases, gauges, reward terms) is averaged.
+pub fn reduction(field: &str, key: &str) -> Reduction {
+    if field == "metrics" {
+        metric_reduction(key)
+    } else {
+        Reduction::Mean
+    }
+}
+
 fn mean_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     let (sum, n) = values
         .flatten()

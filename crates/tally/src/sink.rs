@@ -35,6 +35,16 @@ pub trait Sink: Send {
     fn close(&mut self) -> Result<(), String> {
         Ok(())
     }
+    /// Open the destination once the run directory and `run_config.json` exist, on the thread
+    /// that builds the logger, before any step (W&B's `init` needs both). An error fails the build.
+    fn start(&mut self, run_dir: &Path) -> Result<(), String> {
+        let _ = run_dir;
+        Ok(())
+    }
+    /// The hosted run's URL, once started (recorded as `wandb_run_url` in `run_summary.json`).
+    fn run_url(&self) -> Option<String> {
+        None
+    }
 }
 
 /// TensorBoard event file sink: one Event per logged step holding all its tags.

@@ -35,8 +35,8 @@ pub struct SummaryState {
 }
 
 impl SummaryState {
-    /// Fold in one accepted step.
-    pub fn update(&mut self, r: &Resolved, rates: Rates) {
+    /// Fold in one accepted step; `get` reads this step's canonical values by tag.
+    pub fn update(&mut self, r: &Resolved, rates: Rates, get: impl Fn(&str) -> Option<f64>) {
         self.completed_iterations = r.iteration;
         self.total_env_steps = r.env_steps;
         if let Some(ret) = r.episode_return.filter(|v| v.is_finite()) {
@@ -49,12 +49,6 @@ impl SummaryState {
                 self.recent_returns.iter().sum::<f64>() / self.recent_returns.len() as f64;
             self.best = Some(self.best.map_or(smoothed, |b| b.max(smoothed)));
         }
-        let get = |tag: &str| {
-            r.values
-                .iter()
-                .find(|(t, _)| t.as_str() == tag)
-                .map(|(_, v)| *v)
-        };
         if let Some(l) = get("Train/mean_episode_length") {
             self.mean_episode_length = Some(l);
         }

@@ -77,6 +77,13 @@ pub struct TerminalState {
     pub contract_warnings: u64,
     /// Bumped on every change, so a renderer can skip identical frames.
     pub version: u64,
+    /// Time of the latest sample or message, on the same clock as `Message::t` (a panel
+    /// estimates "now" on that clock from it).
+    pub updated_at: Option<f64>,
+    /// When the run ended (elapsed time and ETA freeze here); `None` while it runs.
+    pub finished_at: Option<f64>,
+    /// Messages recorded so far, including those evicted from `messages`.
+    pub messages_total: u64,
 }
 
 /// A copy of the terminal state taken by the panel thread.
@@ -102,6 +109,14 @@ pub struct PanelSnapshot {
     pub training_started_at: Option<f64>,
     /// Contract warnings so far.
     pub contract_warnings: u64,
+    /// Time of the latest sample or message.
+    pub updated_at: Option<f64>,
+    /// When the run ended, if it has.
+    pub finished_at: Option<f64>,
+    /// Messages recorded so far (the last `messages.len()` of them are in `messages`).
+    pub messages_total: u64,
+    /// The state's change counter when the snapshot was taken.
+    pub version: u64,
 }
 
 impl TerminalState {
@@ -119,6 +134,9 @@ impl TerminalState {
             training_started_at: None,
             contract_warnings: 0,
             version: 0,
+            updated_at: None,
+            finished_at: None,
+            messages_total: 0,
         }
     }
 
@@ -131,6 +149,18 @@ impl TerminalState {
             self.messages.pop_front();
         }
         self.messages.push_back(Message { t, level, text });
+        self.messages_total += 1;
+        self.touch(t);
+    }
+
+    /// Mark the run as ended at `t`: a panel freezes elapsed time and ETA there.
+    pub fn finish(&mut self, t: f64) {
+        self.finished_at = Some(t);
+        self.touch(t);
+    }
+
+    fn touch(&mut self, t: f64) {
+        self.updated_at = Some(self.updated_at.map_or(t, |u| u.max(t)));
         self.version += 1;
     }
 
@@ -143,6 +173,7 @@ impl TerminalState {
         env_steps: u64,
     ) {
         self.training_started_at.get_or_insert(sample.t);
+        let t = sample.t;
         self.iteration = sample.iteration;
         self.env_steps = env_steps;
         self.status = "Training".into();
@@ -159,7 +190,7 @@ impl TerminalState {
             cuda_mps: system.cuda_mps.or(self.system.cuda_mps),
         };
         self.window.push(sample);
-        self.version += 1;
+        self.touch(t);
     }
 
     /// A copy for rendering.
@@ -175,6 +206,10 @@ impl TerminalState {
             env_steps: self.env_steps,
             training_started_at: self.training_started_at,
             contract_warnings: self.contract_warnings,
+            updated_at: self.updated_at,
+            finished_at: self.finished_at,
+            messages_total: self.messages_total,
+            version: self.version,
         }
     }
 }

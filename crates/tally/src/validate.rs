@@ -8,9 +8,11 @@
 use crate::error::Error;
 use crate::input::{Key, StepInput, SystemInfo};
 use crate::tag::{FamilyInterner, Tag};
-use std::collections::HashSet;
+use std::collections::HashMap;
+use std::sync::OnceLock;
 use tally_schema::{
-    lookup, FamilySpec, Input, MetricSpec, Profile, Role, TagRef, FAMILIES, METRICS,
+    input_spec, lookup, spec_index, FamilySpec, Input, MetricSpec, Profile, Role, TagRef, FAMILIES,
+    METRICS,
 };
 
 /// A validated step: every value resolved to its canonical tag and converted to its unit.
@@ -106,10 +108,6 @@ fn profiles_text(m: &MetricSpec) -> String {
         .join("/")
 }
 
-fn find_input(pick: impl Fn(&Input) -> bool) -> Option<&'static MetricSpec> {
-    METRICS.iter().find(|m| pick(&m.input))
-}
-
 fn dedicated(m: &MetricSpec) -> String {
     match m.input {
         Input::Learner(k) => format!("the learner map as '{k}' (seconds)"),
@@ -118,6 +116,30 @@ fn dedicated(m: &MetricSpec) -> String {
         Input::Field(f) => format!("the dedicated '{f}' input"),
         Input::Derived | Input::Metrics => "no input: the logger derives it".to_owned(),
     }
+}
+
+/// The spec fed by `key` of a phase map (`learner`, `collector`, `collector_inference`).
+fn phase_spec(field: &str, key: &str) -> Option<&'static MetricSpec> {
+    type ByKey = HashMap<&'static str, &'static MetricSpec>;
+    static MAPS: OnceLock<[ByKey; 3]> = OnceLock::new();
+    let maps = MAPS.get_or_init(|| {
+        let mut maps: [ByKey; 3] = Default::default();
+        for m in METRICS {
+            match m.input {
+                Input::Learner(k) => maps[0].insert(k, m),
+                Input::Collector(k) => maps[1].insert(k, m),
+                Input::CollectorInference(k) => maps[2].insert(k, m),
+                _ => None,
+            };
+        }
+        maps
+    });
+    let slot = match field {
+        "learner" => 0,
+        "collector" => 1,
+        _ => 2,
+    };
+    maps[slot].get(key).copied()
 }
 
 fn family_index(f: &FamilySpec) -> usize {
@@ -132,7 +154,8 @@ fn family_index(f: &FamilySpec) -> usize {
 pub struct Validator {
     profile: Profile,
     families: FamilyInterner,
-    seen: HashSet<&'static str>,
+    /// Registry indices already given in the current step (a bit set; duplicates are errors).
+    seen: Vec<u64>,
 }
 
 impl Validator {
@@ -141,7 +164,7 @@ impl Validator {
         Validator {
             profile,
             families: FamilyInterner::default(),
-            seen: HashSet::new(),
+            seen: vec![0; METRICS.len().div_ceil(64)],
         }
     }
 
@@ -223,36 +246,25 @@ impl Validator {
                 + input.rewards.len()
                 + 8,
         );
-        self.seen.clear();
+        self.seen.iter_mut().for_each(|w| *w = 0);
         self.metrics(it, &input.metrics, &mut values)?;
-        self.phases(
-            it,
-            "learner",
-            &input.learner,
-            &mut values,
-            |i| matches!(i, Input::Learner(_)),
-            |i, k| matches!(i, Input::Learner(x) if *x == k),
-        )?;
-        self.phases(
-            it,
-            "collector",
-            &input.collector,
-            &mut values,
-            |i| matches!(i, Input::Collector(_)),
-            |i, k| matches!(i, Input::Collector(x) if *x == k),
-        )?;
+        self.phases(it, "learner", &input.learner, &mut values, |i| {
+            matches!(i, Input::Learner(_))
+        })?;
+        self.phases(it, "collector", &input.collector, &mut values, |i| {
+            matches!(i, Input::Collector(_))
+        })?;
         self.phases(
             it,
             "collector_inference",
             &input.collector_inference,
             &mut values,
             |i| matches!(i, Input::CollectorInference(_)),
-            |i, k| matches!(i, Input::CollectorInference(x) if *x == k),
         )?;
         self.rewards(it, &input.rewards, &mut values)?;
 
         let field = |name: &'static str| {
-            find_input(|i| *i == Input::Field(name)).expect("dedicated field in registry")
+            input_spec(Input::Field(name)).expect("dedicated field in registry")
         };
         let iteration_time = match input.iteration_time {
             Some(t) => {
@@ -320,16 +332,19 @@ impl Validator {
         it: u64,
         field: &'static str,
         key: &str,
-        tag: &'static str,
+        m: &'static MetricSpec,
     ) -> Result<(), Error> {
-        if self.seen.insert(tag) {
+        let i = spec_index(m).expect("specs come from the registry");
+        let (word, bit) = (i / 64, 1u64 << (i % 64));
+        if self.seen[word] & bit == 0 {
+            self.seen[word] |= bit;
             Ok(())
         } else {
             Err(err(
                 it,
                 field,
                 key,
-                format!("duplicate: {tag} was already given in this step"),
+                format!("duplicate: {} was already given in this step", m.tag),
             ))
         }
     }
@@ -363,7 +378,7 @@ impl Validator {
                     {
                         check_nonneg(it, "metrics", key, *v)?;
                     }
-                    self.note_unique(it, "metrics", key, m.tag)?;
+                    self.note_unique(it, "metrics", key, m)?;
                     out.push((Tag::Spec(m), *v));
                 }
                 Ok(TagRef::Family(f, _)) => {
@@ -413,11 +428,10 @@ impl Validator {
         phases: &[(Key, f64)],
         out: &mut Vec<(Tag, f64)>,
         is_kind: impl Fn(&Input) -> bool,
-        is_key: impl Fn(&Input, &str) -> bool,
     ) -> Result<(), Error> {
         for (key, v) in phases {
             let key: &str = key;
-            let Some(m) = find_input(|i| is_key(i, key)) else {
+            let Some(m) = phase_spec(field, key) else {
                 let known = keys_for(self.profile, |i| match i {
                     Input::Learner(k) | Input::Collector(k) | Input::CollectorInference(k)
                         if is_kind(i) =>
@@ -452,7 +466,7 @@ impl Validator {
                 check_duration(it, field, key, *v)?;
                 v * m.unit.per_second().expect("phase specs are time units")
             };
-            self.note_unique(it, field, key, m.tag)?;
+            self.note_unique(it, field, key, m)?;
             out.push((Tag::Spec(m), value));
         }
         Ok(())
