@@ -39,6 +39,8 @@ pub struct Logger {
     writer: WriterThread,
     reported_failures: usize,
     closed: bool,
+    /// The trace recorder and the logger's own thread id in it, when tracing.
+    tracer: Option<(crate::trace::Tracer, u64)>,
     /// One slot per registry tag, filled and cleared within each step (no allocation).
     scratch: Vec<Option<f64>>,
 }
@@ -168,6 +170,11 @@ impl Logger {
             profile: config.profile,
         };
         let started_at = clock.now_secs();
+        let tracer = config.trace.then(|| {
+            let t = crate::trace::Tracer::new(&format!("tally {} {}", config.algo, config.task));
+            let tid = t.thread("logger");
+            (t, tid)
+        });
         Ok(Logger {
             validator: Validator::new(config.profile),
             config,
@@ -184,6 +191,7 @@ impl Logger {
             reported_failures: 0,
             closed: false,
             scratch: vec![None; tally_schema::METRICS.len()],
+            tracer,
         })
     }
 
@@ -260,8 +268,22 @@ impl Logger {
         self.step_with_rates(&reduced, rates)
     }
 
+    /// The trace recorder, when tracing is on (clone it into threads that record phases).
+    pub fn tracer(&self) -> Option<&crate::trace::Tracer> {
+        self.tracer.as_ref().map(|(t, _)| t)
+    }
+
     /// Submit an already rank-reduced iteration with its rank-summed rates (the collective path).
     pub fn step_with_rates(&mut self, input: &StepInput, rates: Rates) -> Result<()> {
+        let t0 = self.tracer.is_some().then(std::time::Instant::now);
+        let result = self.step_inner(input, rates);
+        if let (Some((tracer, tid)), Some(t0)) = (&self.tracer, t0) {
+            tracer.span(*tid, "logger/step", "logger", t0, std::time::Instant::now());
+        }
+        result
+    }
+
+    fn step_inner(&mut self, input: &StepInput, rates: Rates) -> Result<()> {
         if self.closed {
             return Err(Error::Closed);
         }
@@ -383,10 +405,21 @@ impl Logger {
         }
         self.closed = true;
         self.writer.finish();
+        let mut trace_error = None;
+        if let Some((tracer, _)) = &self.tracer {
+            let path = self.run_dir.join(crate::trace::TRACE_FILE);
+            match tracer.write(&path) {
+                Ok(()) => self.summary.trace_path = Some(path.display().to_string()),
+                Err(e) => trace_error = Some(e),
+            }
+        }
         let summary = self.current_summary(status, true);
         let t = self.clock.now_secs();
         self.with_terminal(|s| s.message(t, Level::Info, format!("Run {}", status.as_str())));
         write_run_summary(&self.run_dir, &summary)?;
+        if let Some(e) = trace_error {
+            return Err(e);
+        }
         self.take_failure()
     }
 
