@@ -1,13 +1,36 @@
 //! `tally demo`: a synthetic training job with a real learner thread and a real collector
-//! thread whose phases take measurable time, logging through the `Logger` like a real runner.
+//! thread whose phases take measurable time, logging through the `Logger` like a real runner,
+//! with the live panel (or plain summary lines) of `tally-tui`.
 
-use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
-use tally::derive::LearnerTimeline;
 use tally::{Backend, Logger, LoggerConfig, MpsState, Profile, RunStatus, StepInput, SystemInfo};
+use tally_tui::{Panel, PanelOptions};
+
+/// Builds a demo run's extra sinks for its backend: the Python package installs one so
+/// `python -m tally demo ... training.logger=wandb` logs through the W&B SDK.
+pub type SinkProvider = dyn Fn(Backend) -> Result<Vec<Box<dyn tally::Sink>>, String> + Send + Sync;
+
+static SINK_PROVIDER: std::sync::Mutex<Option<std::sync::Arc<SinkProvider>>> =
+    std::sync::Mutex::new(None);
+
+/// Install (or with `None` remove) the demo's sink provider; with one, `training.logger=wandb` is accepted.
+pub fn set_sink_provider(p: Option<std::sync::Arc<SinkProvider>>) {
+    *SINK_PROVIDER.lock().unwrap_or_else(|e| e.into_inner()) = p;
+}
+
+fn sink_provider() -> Option<std::sync::Arc<SinkProvider>> {
+    SINK_PROVIDER
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+}
 
 /// The `training.*` overrides the demo understands.
 pub const KNOWN_OVERRIDES: [&str; 5] = [
@@ -33,8 +56,12 @@ pub struct DemoConfig {
     pub gpus: u32,
     /// Environments per rank.
     pub num_envs: u64,
-    /// Seconds between progress lines.
-    pub progress_every: f64,
+    /// `--panel auto|on|off`.
+    pub panel: tally_tui::Mode,
+    /// Seconds between plain summary lines (the demo prints one per second).
+    pub plain_every: Duration,
+    /// Panic inside the training loop at this iteration (tests terminal restoration).
+    pub panic_at: Option<u64>,
     /// Logger settings after overrides.
     pub backend: Backend,
     /// `training.log_root`.
@@ -88,7 +115,9 @@ impl DemoConfig {
             iterations,
             gpus,
             num_envs,
-            progress_every: 1.0,
+            panel: tally_tui::Mode::Auto,
+            plain_every: Duration::from_secs(1),
+            panic_at: None,
             backend: Backend::TensorBoard,
             log_root: PathBuf::from("logs"),
             log_dir: None,
@@ -106,6 +135,7 @@ impl DemoConfig {
                     c.backend = match value {
                         "tensorboard" => Backend::TensorBoard,
                         "none" => Backend::None,
+                        "wandb" if sink_provider().is_some() => Backend::Wandb,
                         "wandb" => {
                             return Err("training.logger=wandb needs the W&B SDK: run the same demo through the Python \
                                         package (`python -m tally demo ... training.logger=wandb`)"
@@ -354,38 +384,64 @@ fn rewards(p: f64, noise: &mut Noise) -> Vec<(&'static str, f64)> {
     ]
 }
 
-/// One progress line from the terminal window (the plain-text view until the panel lands).
-pub fn progress_line(log: &Logger) -> String {
-    let snap = log
-        .terminal()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .snapshot();
-    let w = &snap.window;
-    let mut s = format!("iter {}/{}", snap.iteration, snap.facts.max_iterations);
-    if let Some(fps) = w.get("Perf/total_fps") {
-        let _ = write!(s, " | Steps/s {fps:.0}");
-    }
-    if let Some(r) = w.get("Train/mean_reward") {
-        let _ = write!(s, " | Reward {r:.3}");
-    }
-    let t = LearnerTimeline::from_values(snap.facts.profile, |tag| w.get(tag));
-    if t.iter_wall_ms > 0.0 {
-        let _ = write!(s, " | Iter {:.1} ms", t.iter_wall_ms);
-        let mut rows: Vec<(&str, f64)> =
-            t.rows.iter().map(|r| (r.spec.short_label, r.pct)).collect();
-        rows.push(("Other", t.other_pct));
-        rows.sort_by(|a, b| b.1.total_cmp(&a.1));
-        for (label, pct) in rows.iter().take(3) {
-            let _ = write!(s, " | {label} {pct:.0}%");
-        }
-    }
-    let _ = write!(s, " | Avg 2s (n={})", w.n);
-    s
+/// SIGINT/SIGTERM seen since the current command started.
+static INTERRUPTS: AtomicUsize = AtomicUsize::new(0);
+/// Set by the first interrupt: the training loop stops and the run closes as `interrupted`.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// The interrupt flag of this command, with the Ctrl-C/SIGTERM handler installed (once per
+/// process). The first interrupt sets the flag (graceful: close the logger, restore the
+/// terminal, exit 130); a second one restores the terminal and exits 130 at once.
+pub fn interrupt_flag() -> &'static AtomicBool {
+    static HANDLER: OnceLock<bool> = OnceLock::new();
+    HANDLER.get_or_init(|| {
+        ctrlc::set_handler(|| {
+            INTERRUPTED.store(true, Ordering::SeqCst);
+            if INTERRUPTS.fetch_add(1, Ordering::SeqCst) >= 1 {
+                tally_tui::restore_terminal();
+                std::process::exit(130);
+            }
+        })
+        .is_ok()
+    });
+    INTERRUPTS.store(0, Ordering::SeqCst);
+    INTERRUPTED.store(false, Ordering::SeqCst);
+    &INTERRUPTED
 }
 
-/// Run the demo; returns the run directory.
-pub fn run(c: &DemoConfig, out: &mut dyn std::io::Write) -> Result<PathBuf, String> {
+/// How a demo run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The run directory.
+    pub run_dir: PathBuf,
+    /// The status the logger was closed with.
+    pub status: RunStatus,
+}
+
+/// `tally demo`: run, print `run: <dir>`, and return the exit code (130 when interrupted).
+pub fn main(c: &DemoConfig) -> ExitCode {
+    let stop = interrupt_flag();
+    match run(c, stop) {
+        Ok(o) => {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "run: {}", o.run_dir.display());
+            let _ = out.flush();
+            if o.status == RunStatus::Interrupted {
+                eprintln!("tally: interrupted; the run was closed with status interrupted");
+                ExitCode::from(130)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => {
+            eprintln!("tally: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Run the demo until the last iteration or until `stop` is set.
+pub fn run(c: &DemoConfig, stop: &AtomicBool) -> Result<Outcome, String> {
     let profile = profile_of(&c.algo)?;
     let mut lc = LoggerConfig::new(c.algo.clone(), c.task.clone(), c.sim.clone());
     lc.max_iterations = c.iterations;
@@ -402,29 +458,50 @@ pub fn run(c: &DemoConfig, out: &mut dyn std::io::Write) -> Result<PathBuf, Stri
         "task": c.task,
         "training": {"sim_backend": c.sim, "num_gpus": c.gpus, "log_interval": c.log_interval, "logger": format!("{:?}", c.backend).to_lowercase()},
     });
-    let mut log = Logger::new(lc).map_err(|e| e.to_string())?;
-    let result = train(c, profile, &mut log, out);
+    let extra = match sink_provider() {
+        Some(provide) => provide(c.backend)?,
+        None => Vec::new(),
+    };
+    let clock = std::sync::Arc::new(tally::SystemClock::default());
+    let mut log = Logger::with_sinks(lc, extra, clock).map_err(|e| e.to_string())?;
+    // The panel renders the logger's terminal state on its own 2 Hz thread; a panic in the
+    // loop drops it first (locals drop in reverse), which restores the terminal.
+    let mut panel = Panel::start(
+        log.terminal(),
+        PanelOptions {
+            mode: c.panel,
+            plain_interval: c.plain_every,
+            ..PanelOptions::default()
+        },
+    );
+    let result = train(c, profile, &mut log, stop);
     if result.is_ok() && profile != Profile::OnPolicy {
         log.set_runtime_manifest(demo_manifest(c))
             .map_err(|e| e.to_string())?;
     }
-    let status = if result.is_ok() {
-        RunStatus::Completed
-    } else {
-        RunStatus::Failed
+    let status = match result {
+        Ok(true) => RunStatus::Completed,
+        Ok(false) => RunStatus::Interrupted,
+        Err(_) => RunStatus::Failed,
     };
     let closed = log.close(status).map_err(|e| e.to_string());
+    let shown = panel.stop().map_err(|e| format!("panel: {e}"));
     result?;
     closed?;
-    Ok(log.run_dir().to_owned())
+    shown?;
+    Ok(Outcome {
+        run_dir: log.run_dir().to_owned(),
+        status,
+    })
 }
 
+/// The training loop; `Ok(false)` when `stop` ended it early.
 fn train(
     c: &DemoConfig,
     profile: Profile,
     log: &mut Logger,
-    out: &mut dyn std::io::Write,
-) -> Result<(), String> {
+    stop: &AtomicBool,
+) -> Result<bool, String> {
     let mut noise = Noise(0x7a11_u64 ^ c.iterations);
     let steps_per_env = match profile {
         Profile::SacFamily => 1,
@@ -453,6 +530,9 @@ fn train(
     if profile == Profile::SacFamily {
         let target = 10 * c.num_envs;
         for k in 1..=10u64 {
+            if stop.load(Ordering::SeqCst) {
+                return Ok(false);
+            }
             // Warm-up: the replay buffer fills before the first update.
             req_rx
                 .recv()
@@ -470,9 +550,16 @@ fn train(
     }
     let first = if profile == Profile::OnPolicy { 0 } else { 1 };
     let mut env_steps = vec![0u64; c.gpus as usize];
-    let mut last_progress = Instant::now();
     let mut returns = 0.0;
+    let mut completed = true;
     for i in first..first + c.iterations {
+        if stop.load(Ordering::SeqCst) {
+            completed = false;
+            break;
+        }
+        if c.panic_at == Some(i) {
+            panic!("tally demo: injected panic at iteration {i} (--panic-at-iteration)");
+        }
         let t0 = Instant::now();
         let mut input = StepInput::new(i);
         let steps = c.num_envs * steps_per_env as u64;
@@ -567,6 +654,18 @@ fn train(
             input = input.timeout_rate(0.1 + 0.05 * noise.next());
         }
         input = input.iteration_time(t0.elapsed().as_secs_f64());
+        if let Some(tracer) = log.tracer() {
+            // The learner's exclusive phases, in the order they ran.
+            let order = tally::derive::LEARNER_ORDER;
+            let mut phases: Vec<(&str, f64)> = Vec::new();
+            for key in order {
+                if let Some((_, v)) = input.learner.iter().find(|(k, _)| k == key) {
+                    phases.push((key, *v));
+                }
+            }
+            let tid = tracer.thread("learner");
+            tracer.phases(tid, "learner", t0, &phases);
+        }
         if c.gpus == 1 {
             env_steps[0] += steps;
             input = input.env_steps(env_steps[0]);
@@ -587,13 +686,7 @@ fn train(
                 .collect();
             log.step_ranks(&ranks).map_err(|e| e.to_string())?;
         }
-        if last_progress.elapsed().as_secs_f64() >= c.progress_every {
-            last_progress = Instant::now();
-            let _ = writeln!(out, "{}", progress_line(log));
-            let _ = out.flush();
-        }
     }
-    let _ = writeln!(out, "{}", progress_line(log));
     drop(req_rx);
     drop(act_tx);
     drop(ring_rx);
@@ -602,7 +695,7 @@ fn train(
     collector
         .join()
         .map_err(|_| "collector thread panicked".to_string())?;
-    Ok(())
+    Ok(completed)
 }
 
 /// A simulated rank's view of the measured iteration: small per-rank differences.

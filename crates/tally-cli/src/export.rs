@@ -1,9 +1,15 @@
-//! `tally export`: stream every scalar of event files as JSON lines or CSV, in constant memory.
+//! `tally export`: stream every scalar of event files as JSON lines, CSV or Parquet, in
+//! constant memory, with tag filters, optional legacy→canonical migration, and a progress bar.
 
+use crate::rundata::{profile_from_config, read_json};
 use clap::ValueEnum;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use tally_tfevents::{is_event_file_name, open_event_file, OnCorruption, ScalarEvent};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tally_schema::legacy::glob_match;
+use tally_schema::{legacy_mapping, Profile};
+use tally_tfevents::{open_event_file, OnCorruption, ScalarEvent};
 
 /// Output format of `tally export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -13,6 +19,25 @@ pub enum Format {
     Jsonl,
     /// CSV with a header row: run,tag,step,wall_time,value.
     Csv,
+    /// Apache Parquet (snappy), columns run, tag, step, wall_time, value; needs `--output`.
+    Parquet,
+}
+
+/// Everything `tally export` was asked for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Output format.
+    pub format: Format,
+    /// Keep only tags matching one of these `*` globs (after migration); empty keeps all.
+    pub tags: Vec<String>,
+    /// Rename legacy tags to their canonical names, scaling units.
+    pub migrate_legacy: bool,
+    /// Corruption policy.
+    pub policy: OnCorruption,
+    /// Write here instead of stdout (required for Parquet).
+    pub output: Option<PathBuf>,
+    /// Show a progress bar on stderr (default: when stderr is a terminal).
+    pub progress: bool,
 }
 
 /// Every event file under `path` (itself, if it is a file), sorted for a stable order.
@@ -21,33 +46,9 @@ pub fn event_files(path: &Path) -> Result<Vec<PathBuf>, String> {
     if meta.is_file() {
         return Ok(vec![path.to_owned()]);
     }
-    let mut found = Vec::new();
-    let mut stack = vec![path.to_owned()];
-    while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
-            let p = entry.path();
-            let ty = entry
-                .file_type()
-                .map_err(|e| format!("{}: {e}", p.display()))?;
-            if ty.is_dir() {
-                stack.push(p);
-            } else if p
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(is_event_file_name)
-            {
-                found.push(p);
-            }
-        }
-    }
-    found.sort();
+    let found = crate::rundata::event_files_under(path)?;
     if found.is_empty() {
-        return Err(format!(
-            "{}: no events.out.tfevents.* file found",
-            path.display()
-        ));
+        return Err(format!("{}: no events.out.tfevents.* file found", path.display()));
     }
     Ok(found)
 }
@@ -59,9 +60,7 @@ fn json_number(v: f64) -> String {
         if v > 0.0 { "Infinity" } else { "-Infinity" }.into()
     } else {
         // serde_json prints the shortest representation that round-trips.
-        serde_json::Number::from_f64(v)
-            .map(|n| n.to_string())
-            .unwrap_or_else(|| "null".into())
+        serde_json::Number::from_f64(v).map(|n| n.to_string()).unwrap_or_else(|| "null".into())
     }
 }
 
@@ -73,64 +72,224 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-fn write_row(
-    out: &mut dyn Write,
+/// Where rows go.
+trait RowSink {
+    fn header(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn row(&mut self, run: &str, s: &ScalarEvent) -> Result<(), String>;
+    fn finish(&mut self) -> Result<(), String>;
+}
+
+struct TextSink<'a> {
+    out: &'a mut dyn Write,
     format: Format,
-    run: &str,
-    s: &ScalarEvent,
-) -> std::io::Result<()> {
-    match format {
-        Format::Jsonl => writeln!(
-            out,
-            "{{\"run\":{},\"tag\":{},\"step\":{},\"wall_time\":{},\"value\":{}}}",
-            serde_json::Value::from(run),
-            serde_json::Value::from(s.tag.as_str()),
-            s.step,
-            json_number(s.wall_time),
-            json_number(s.value)
-        ),
-        Format::Csv => writeln!(
-            out,
-            "{},{},{},{},{}",
-            csv_field(run),
-            csv_field(&s.tag),
-            s.step,
-            s.wall_time,
-            s.value
-        ),
+}
+
+impl RowSink for TextSink<'_> {
+    fn header(&mut self) -> Result<(), String> {
+        if self.format == Format::Csv {
+            writeln!(self.out, "run,tag,step,wall_time,value").map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    fn row(&mut self, run: &str, s: &ScalarEvent) -> Result<(), String> {
+        let r = match self.format {
+            Format::Csv => writeln!(self.out, "{},{},{},{},{}", csv_field(run), csv_field(&s.tag), s.step, s.wall_time, s.value),
+            _ => writeln!(
+                self.out,
+                "{{\"run\":{},\"tag\":{},\"step\":{},\"wall_time\":{},\"value\":{}}}",
+                serde_json::Value::from(run),
+                serde_json::Value::from(s.tag.as_str()),
+                s.step,
+                json_number(s.wall_time),
+                json_number(s.value)
+            ),
+        };
+        r.map_err(|e| e.to_string())
+    }
+
+    fn finish(&mut self) -> Result<(), String> {
+        self.out.flush().map_err(|e| e.to_string())
     }
 }
 
-/// Export every scalar of `paths` to `out`. Rows already written stay written when a later
-/// file fails; the error names the file and byte offset.
-pub fn run(
-    paths: &[PathBuf],
-    format: Format,
-    policy: OnCorruption,
-    out: &mut dyn Write,
-) -> Result<(), String> {
+/// Parquet rows are buffered one row group at a time: memory stays constant.
+const ROW_GROUP: usize = 128 * 1024;
+
+struct ParquetSink {
+    writer: Option<parquet::file::writer::SerializedFileWriter<std::fs::File>>,
+    run: Vec<parquet::data_type::ByteArray>,
+    tag: Vec<parquet::data_type::ByteArray>,
+    step: Vec<i64>,
+    wall: Vec<f64>,
+    value: Vec<f64>,
+    path: PathBuf,
+}
+
+impl ParquetSink {
+    fn create(path: &Path) -> Result<Self, String> {
+        use parquet::basic::Compression;
+        use parquet::file::properties::WriterProperties;
+        let schema = parquet::schema::parser::parse_message_type(
+            "message scalar { REQUIRED BYTE_ARRAY run (UTF8); REQUIRED BYTE_ARRAY tag (UTF8); \
+             REQUIRED INT64 step; REQUIRED DOUBLE wall_time; REQUIRED DOUBLE value; }",
+        )
+        .map_err(|e| e.to_string())?;
+        let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
+        let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let writer = parquet::file::writer::SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(ParquetSink {
+            writer: Some(writer),
+            run: Vec::new(),
+            tag: Vec::new(),
+            step: Vec::new(),
+            wall: Vec::new(),
+            value: Vec::new(),
+            path: path.to_owned(),
+        })
+    }
+
+    fn flush_group(&mut self) -> Result<(), String> {
+        use parquet::data_type::{ByteArrayType, DoubleType, Int64Type};
+        if self.step.is_empty() {
+            return Ok(());
+        }
+        let err = |e: parquet::errors::ParquetError| format!("{}: {e}", self.path.display());
+        let w = self.writer.as_mut().ok_or("parquet writer already closed")?;
+        let mut rg = w.next_row_group().map_err(err)?;
+        let mut i = 0;
+        while let Some(mut col) = rg.next_column().map_err(err)? {
+            match i {
+                0 => col.typed::<ByteArrayType>().write_batch(&self.run, None, None),
+                1 => col.typed::<ByteArrayType>().write_batch(&self.tag, None, None),
+                2 => col.typed::<Int64Type>().write_batch(&self.step, None, None),
+                3 => col.typed::<DoubleType>().write_batch(&self.wall, None, None),
+                _ => col.typed::<DoubleType>().write_batch(&self.value, None, None),
+            }
+            .map_err(err)?;
+            col.close().map_err(err)?;
+            i += 1;
+        }
+        rg.close().map_err(err)?;
+        self.run.clear();
+        self.tag.clear();
+        self.step.clear();
+        self.wall.clear();
+        self.value.clear();
+        Ok(())
+    }
+}
+
+impl RowSink for ParquetSink {
+    fn row(&mut self, run: &str, s: &ScalarEvent) -> Result<(), String> {
+        self.run.push(run.into());
+        self.tag.push(s.tag.as_str().into());
+        self.step.push(s.step);
+        self.wall.push(s.wall_time);
+        self.value.push(s.value);
+        if self.step.len() >= ROW_GROUP {
+            self.flush_group()?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), String> {
+        self.flush_group()?;
+        if let Some(w) = self.writer.take() {
+            w.close().map_err(|e| format!("{}: {e}", self.path.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// A one-line progress bar on stderr, redrawn at most 5 times a second.
+struct Progress {
+    total: u64,
+    done_before: u64,
+    rows: u64,
+    last: Instant,
+    on: bool,
+}
+
+impl Progress {
+    fn tick(&mut self, position: u64, force: bool) {
+        if !self.on || (!force && self.last.elapsed() < Duration::from_millis(200)) {
+            return;
+        }
+        self.last = Instant::now();
+        let done = self.done_before + position;
+        let pct = if self.total > 0 { done as f64 / self.total as f64 * 100.0 } else { 100.0 };
+        eprint!("\rexport: {pct:5.1}% ({:.1} / {:.1} MB, {} scalars)", done as f64 / 1e6, self.total as f64 / 1e6, self.rows);
+    }
+
+    fn end(&mut self) {
+        if self.on {
+            self.tick(0, true);
+            eprintln!();
+        }
+    }
+}
+
+/// Migrate one scalar's tag through the legacy map (scaling its unit), if it is a legacy tag.
+fn migrate(s: &mut ScalarEvent, profile: Profile) {
+    if let Some(row) = legacy_mapping(&s.tag, Some(profile)) {
+        s.tag = row.new.to_owned();
+        s.value *= row.scale;
+    }
+}
+
+/// Export every scalar of `paths`. Rows already written stay written when a later file fails;
+/// the error names the file and byte offset.
+pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<(), String> {
     let mut files = Vec::new();
     for p in paths {
         files.extend(event_files(p)?);
     }
-    if format == Format::Csv {
-        writeln!(out, "run,tag,step,wall_time,value").map_err(|e| e.to_string())?;
-    }
+    let total = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let mut file_out;
+    let mut sink: Box<dyn RowSink + '_> = match (opts.format, &opts.output) {
+        (Format::Parquet, Some(path)) => Box::new(ParquetSink::create(path)?),
+        (Format::Parquet, None) => return Err("--format parquet writes a binary file: pass --output FILE.parquet".into()),
+        (format, Some(path)) => {
+            file_out = std::io::BufWriter::new(std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?);
+            Box::new(TextSink { out: &mut file_out, format })
+        }
+        (format, None) => Box::new(TextSink { out: stdout, format }),
+    };
+    sink.header()?;
+    let mut progress = Progress { total, done_before: 0, rows: 0, last: Instant::now(), on: opts.progress };
     let mut skipped = 0;
     for file in &files {
-        let run = file
-            .parent()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        let mut scalars = open_event_file(file)
-            .map_err(|e| e.to_string())?
-            .with_on_corruption(policy)
-            .into_scalars();
-        while let Some(s) = scalars.read_scalar().map_err(|e| e.to_string())? {
-            write_row(out, format, &run, &s).map_err(|e| e.to_string())?;
+        let dir = file.parent().unwrap_or(Path::new("."));
+        let run = dir.display().to_string();
+        let profile = if opts.migrate_legacy {
+            profile_from_config(read_json(&dir.join("run_config.json"))?.as_ref()).unwrap_or(Profile::SacFamily)
+        } else {
+            Profile::SacFamily
+        };
+        let mut scalars =
+            open_event_file(file).map_err(|e| e.to_string())?.with_on_corruption(opts.policy).into_scalars();
+        while let Some(mut s) = scalars.read_scalar().map_err(|e| e.to_string())? {
+            if opts.migrate_legacy {
+                migrate(&mut s, profile);
+            }
+            if !opts.tags.is_empty() && !opts.tags.iter().any(|g| glob_match(g, &s.tag)) {
+                continue;
+            }
+            sink.row(&run, &s)?;
+            progress.rows += 1;
+            if progress.rows % 4096 == 0 {
+                progress.tick(scalars.events().records().position(), false);
+            }
         }
         skipped += scalars.skipped_records();
+        progress.done_before += std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
     }
+    sink.finish()?;
+    progress.end();
     if skipped > 0 {
         eprintln!("tally: skipped {skipped} corrupt record(s)");
     }

@@ -4,6 +4,10 @@
 
 pub mod demo;
 pub mod export;
+pub mod watch;
+pub mod extract;
+pub mod rundata;
+pub mod scaling;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
@@ -43,10 +47,25 @@ enum Command {
         /// Live panel: auto (on a terminal), on, or off (plain progress lines).
         #[arg(long, value_enum, default_value_t = PanelMode::Auto)]
         panel: PanelMode,
+        /// Panic inside the training loop at this iteration (tests terminal restoration).
+        #[arg(long, hide = true)]
+        panic_at_iteration: Option<u64>,
         /// Overrides: training.logger=tensorboard|none, training.log_root=DIR, training.log_dir=DIR,
         /// training.log_interval=N, training.trace_enabled=true|false.
         #[arg(value_name = "training.KEY=VALUE")]
         overrides: Vec<String>,
+    },
+    /// Render the live panel of a run directory from its event file, following it as it grows
+    /// (`q` quits); a finished run shows its final state.
+    Watch {
+        /// The run directory (holds run_config.json and events.out.tfevents.*).
+        run_dir: PathBuf,
+        /// Live panel: auto (on a terminal), on, or off (plain summary lines until the run ends).
+        #[arg(long, value_enum, default_value_t = PanelMode::Auto)]
+        panel: PanelMode,
+        /// Seconds between plain summary lines.
+        #[arg(long, default_value_t = 10.0)]
+        every: f64,
     },
     /// Print the canonical metric schema v1 (a table, JSON, or the docs/metrics.md markdown).
     Schema {
@@ -56,6 +75,32 @@ enum Command {
         /// Print the generated docs/metrics.md.
         #[arg(long)]
         markdown: bool,
+    },
+    /// The off-policy summary of a run: the mean of the last N values of each figure, fail-closed on the schema.
+    Extract {
+        /// The run directory (exactly one event file and its run_summary.json).
+        dir: PathBuf,
+        /// How many trailing values each figure averages.
+        #[arg(long, default_value_t = 20)]
+        last: usize,
+        /// Print JSON instead of aligned text.
+        #[arg(long)]
+        json: bool,
+        /// Read a pre-schema run through the legacy map (never a fallback for modern runs).
+        #[arg(long)]
+        legacy_unversioned: bool,
+    },
+    /// The DP scaling report: throughput, speed-up and efficiency of one task at several GPU counts.
+    Scaling {
+        /// Run directories of the same task (schema-v1 runs).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// How many trailing values each figure averages.
+        #[arg(long, default_value_t = 20)]
+        last: usize,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
     },
     /// Stream every scalar (run, tag, step, wall time, value) of event files or run directories.
     Export {
@@ -68,7 +113,30 @@ enum Command {
         /// What to do with a corrupt record.
         #[arg(long, value_enum, default_value_t = OnCorrupt::Error)]
         on_corrupt: OnCorrupt,
+        /// Keep only tags matching these globs (`*` matches anything), after migration.
+        #[arg(long, num_args = 1..)]
+        tags: Vec<String>,
+        /// Export legacy (pre-schema) tags under their canonical names, with unit scaling.
+        #[arg(long)]
+        migrate_legacy: bool,
+        /// Write to this file instead of stdout (required for parquet).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+        /// Progress bar on stderr: auto (when stderr is a terminal), always, never.
+        #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+        progress: ProgressMode,
     },
+}
+
+/// When to draw the export progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ProgressMode {
+    /// When stderr is a terminal.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// When to show the live panel.
@@ -80,6 +148,16 @@ enum PanelMode {
     On,
     /// Plain progress lines.
     Off,
+}
+
+impl From<PanelMode> for tally_tui::Mode {
+    fn from(m: PanelMode) -> Self {
+        match m {
+            PanelMode::Auto => tally_tui::Mode::Auto,
+            PanelMode::On => tally_tui::Mode::On,
+            PanelMode::Off => tally_tui::Mode::Off,
+        }
+    }
 }
 
 /// Corruption policy exposed on the command line.
@@ -101,12 +179,15 @@ where
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let result = match cli.command {
+    // Demo and watch share stdout with the panel thread, so they run before stdout is locked.
+    let command = match cli.command {
         Command::Demo {
             algo,
             task,
@@ -114,17 +195,54 @@ where
             iterations,
             gpus,
             num_envs,
-            panel: _,
+            panel,
+            panic_at_iteration,
             overrides,
         } => {
-            // The live panel arrives with the panel issue; until then every mode prints one
-            // plain progress line per second.
-            demo::DemoConfig::from_flags(algo, task, sim, iterations, gpus, num_envs, &overrides)
-                .and_then(|c| {
-                    let dir = demo::run(&c, &mut out)?;
-                    writeln!(out, "run: {}", dir.display()).map_err(|e| e.to_string())
-                })
+            return match demo::DemoConfig::from_flags(
+                algo, task, sim, iterations, gpus, num_envs, &overrides,
+            ) {
+                Ok(mut c) => {
+                    c.panel = panel.into();
+                    c.panic_at = panic_at_iteration;
+                    demo::main(&c)
+                }
+                Err(msg) => {
+                    eprintln!("tally: {msg}");
+                    ExitCode::FAILURE
+                }
+            };
         }
+        Command::Watch {
+            run_dir,
+            panel,
+            every,
+        } => {
+            if !(every.is_finite() && every > 0.0) {
+                eprintln!("tally: --every {every} must be a positive number of seconds");
+                return ExitCode::from(2);
+            }
+            let c = watch::WatchConfig {
+                run_dir,
+                panel: panel.into(),
+                every: std::time::Duration::from_secs_f64(every),
+            };
+            return watch::main(&c);
+        }
+        other => other,
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = match command {
+        Command::Demo { .. } | Command::Watch { .. } => {
+            unreachable!("demo and watch return before stdout is locked")
+        }
+        Command::Extract { dir, last, json, legacy_unversioned } => {
+            let mode = if legacy_unversioned { extract::Mode::LegacyUnversioned } else { extract::Mode::Versioned };
+            extract::extract(&dir, last, mode).and_then(|f| extract::print(&f, json, &mut out).map_err(|e| e.to_string()))
+        }
+        Command::Scaling { dirs, last, json } => scaling::report(&dirs, last)
+            .and_then(|(task, rows)| scaling::print(&task, &rows, json, &mut out).map_err(|e| e.to_string())),
         Command::Schema { json, markdown } => {
             let text = if json {
                 tally_schema::render::to_json()
@@ -135,16 +253,18 @@ where
             };
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())
         }
-        Command::Export {
-            paths,
-            format,
-            on_corrupt,
-        } => {
+        Command::Export { paths, format, on_corrupt, tags, migrate_legacy, output, progress } => {
             let policy = match on_corrupt {
                 OnCorrupt::Error => tally_tfevents::OnCorruption::Error,
                 OnCorrupt::Skip => tally_tfevents::OnCorruption::Skip,
             };
-            export::run(&paths, format, policy, &mut out)
+            let progress = match progress {
+                ProgressMode::Auto => std::io::IsTerminal::is_terminal(&std::io::stderr()),
+                ProgressMode::Always => true,
+                ProgressMode::Never => false,
+            };
+            let opts = export::Options { format, tags, migrate_legacy, policy, output, progress };
+            export::run(&paths, &opts, &mut out)
         }
     };
     let flushed = out.flush();

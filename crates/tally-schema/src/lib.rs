@@ -10,6 +10,7 @@ pub mod lookup;
 pub mod registry;
 pub mod render;
 pub mod types;
+pub mod validate;
 
 pub use legacy::{legacy_mapping, LegacyRow, RetiredName, LEGACY, RETIRED};
 pub use lookup::{input_spec, lookup, metric, metric_index, spec_index, SchemaError, TagRef};

@@ -1,1 +1,32 @@
 //! The live terminal panel: pure state and rendering, one module that touches the terminal.
+//!
+//! - [`state`]: [`PanelState`], a snapshot of the logger's terminal state plus "now", turned
+//!   into what the panel shows (pure).
+//! - [`view`]: `impl Widget for &PanelState`, the width tiers and tables (pure).
+//! - [`plain`]: the one-line ASCII summary for log files, CI and `--panel off`.
+//! - [`app`]: [`Panel::start`], the 2 Hz render thread with a ratatui inline viewport, and
+//!   terminal restoration on stop, drop, panic and interrupt (the only terminal I/O).
+//!
+//! ```no_run
+//! # fn demo(logger: &tally::Logger) {
+//! let mut panel = tally_tui::Panel::start(logger.terminal(), tally_tui::PanelOptions::default());
+//! // ... logger.step(...) once per iteration; the panel renders on its own clock ...
+//! panel.stop().ok();
+//! # }
+//! ```
+
+pub mod app;
+pub mod fixtures;
+pub mod format;
+pub mod glyphs;
+pub mod mode;
+pub mod plain;
+pub mod state;
+pub mod view;
+
+pub use app::{restore_terminal, Clock, Panel, PanelHandle, PanelOptions, PLAIN_INTERVAL, REFRESH};
+pub use glyphs::Glyphs;
+pub use mode::{Mode, Output, TermEnv};
+pub use plain::summary_line;
+pub use state::{Model, PanelState};
+pub use view::{buffer_text, render_to_buffer, Tier};

@@ -1,0 +1,162 @@
+//! `tally extract`: the off-policy summary extractor, fail-closed on the schema contract.
+//!
+//! Seed 000: the extraction tool reads only schema-v1 canonical tags by default and fails
+//! when `metric_schema_version` is missing or unsupported; `--legacy-unversioned` is the one
+//! approved path for pre-schema runs (no stamp, no canonical tag, recognised legacy tags),
+//! never a fallback for an unversioned modern run; a canonical/legacy mix fails closed.
+
+use crate::rundata::{is_canonical, is_legacy, profile_from_config, read_json, read_tails, require_schema_v1, single_event_file};
+use serde_json::{Map, Value};
+use std::io::Write;
+use std::path::Path;
+use tally_schema::{legacy_mapping, legacy::LEGACY, Profile};
+
+/// One figure: a canonical source with its scale to the row's unit, or legacy-only sources.
+struct Row {
+    label: &'static str,
+    canonical: Option<(&'static str, f64)>,
+    legacy_only: &'static [(&'static str, f64)],
+}
+
+const fn c(label: &'static str, tag: &'static str, scale: f64) -> Row {
+    Row { label, canonical: Some((tag, scale)), legacy_only: &[] }
+}
+
+/// The extractor's figures, in output order (reference §7 plus every learner/collector phase).
+const ROWS: &[Row] = &[
+    c("iter_ms", "Perf/iteration_time", 1000.0),
+    c("steps_per_sec", "Perf/total_fps", 1.0),
+    Row { label: "collector_active_steps_per_sec", canonical: None, legacy_only: &[("perf/collector_active_steps_per_sec", 1.0)] },
+    Row { label: "collector_cycle_ms", canonical: None, legacy_only: &[("perf/collector_cycle_ms", 1.0)] },
+    c("learner_collector_wait_ms", "Perf/learner_collector_wait_ms", 1.0),
+    c("learner_inference_ms", "Perf/learner_inference_ms", 1.0),
+    c("learner_inference_h2d_ms", "Perf/learner_inference_h2d_ms", 1.0),
+    c("learner_inference_forward_ms", "Perf/learner_inference_forward_ms", 1.0),
+    c("learner_inference_d2h_ms", "Perf/learner_inference_d2h_ms", 1.0),
+    c("learner_collector_release_ms", "Perf/learner_collector_release_ms", 1.0),
+    c("learner_replay_batch_wait_ms", "Perf/learner_replay_batch_wait_ms", 1.0),
+    c("learner_replay_stage_ms", "Perf/learner_replay_stage_ms", 1.0),
+    c("learner_replay_sample_ms", "Perf/learner_replay_sample_ms", 1.0),
+    c("learner_train_ms", "Perf/learning_time", 1000.0),
+    c("learner_weight_publish_ms", "Perf/learner_weight_publish_ms", 1.0),
+    c("replay_ingress_h2d_submit_ms", "Perf/replay_ingress_h2d_submit_ms", 1.0),
+    c("collector_inference_request_ms", "Perf/collector_inference_request_ms", 1.0),
+    c("collector_learner_action_wait_ms", "Perf/collector_learner_action_wait_ms", 1.0),
+    c("collector_env_step_ms", "Perf/collector_env_step_ms", 1.0),
+    c("collector_transition_extract_ms", "Perf/collector_transition_extract_ms", 1.0),
+    c("collector_replay_write_ms", "Perf/collector_replay_write_ms", 1.0),
+    c("collector_metrics_publish_ms", "Perf/collector_metrics_publish_ms", 1.0),
+    c("collector_mlp_infer_ms", "Perf/collector_mlp_infer_ms", 1.0),
+    c("collector_rollout_ms", "Perf/collection_time", 1000.0),
+    c("dp_gradient_sync_ms_per_rank", "Perf/dp_gradient_sync_ms_per_rank", 1.0),
+];
+
+/// Extraction mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Schema-v1 canonical tags only (the default).
+    Versioned,
+    /// Pre-schema runs through the legacy map.
+    LegacyUnversioned,
+}
+
+/// The extracted figures: label → mean of the last N values in the row's unit (None = missing).
+pub type Figures = Vec<(&'static str, Option<f64>)>;
+
+/// Check the run against the mode's rules and compute every figure.
+pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, String> {
+    if last == 0 {
+        return Err("--last must be at least 1".into());
+    }
+    let file = single_event_file(dir)?;
+    let run_dir = file.parent().unwrap_or(dir);
+    let summary_path = run_dir.join("run_summary.json");
+    let summary = read_json(&summary_path)?;
+    let config = read_json(&run_dir.join("run_config.json"))?;
+    let tails = read_tails(&file, last)?;
+    let canonical = tails.last.keys().find(|t| is_canonical(t));
+    let legacy = tails.last.keys().find(|t| is_legacy(t));
+    match mode {
+        Mode::Versioned => {
+            require_schema_v1(&summary_path, summary.as_ref())?;
+            if let Some(t) = legacy {
+                return Err(format!(
+                    "{}: legacy tag '{t}' in a schema-v1 run: canonical/legacy mixes fail closed (the producer must emit canonical tags only)",
+                    file.display()
+                ));
+            }
+            if !tails.last.keys().any(|t| (t.starts_with("Perf/") || t.starts_with("Train/")) && is_canonical(t)) {
+                return Err(format!("{}: no canonical Perf/ or Train/ tag: nothing to extract", file.display()));
+            }
+        }
+        Mode::LegacyUnversioned => {
+            if let Some(v) = summary.as_ref().and_then(|s| s.get("metric_schema_version")) {
+                return Err(format!(
+                    "{}: the run is stamped metric_schema_version {v}: --legacy-unversioned is only for pre-schema runs; drop the flag",
+                    summary_path.display()
+                ));
+            }
+            if let Some(t) = canonical {
+                return Err(format!(
+                    "{}: canonical tag '{t}' found: --legacy-unversioned is never a fallback for an unversioned modern run; \
+                     a canonical/legacy mix fails closed",
+                    file.display()
+                ));
+            }
+            if legacy.is_none() {
+                return Err(format!("{}: no recognised legacy tag: not a pre-schema run", file.display()));
+            }
+        }
+    }
+    let profile = profile_from_config(config.as_ref()).unwrap_or_else(|| {
+        // Pre-schema runs may lack a config; APPO's rollout timing names the profile.
+        if tails.last.contains_key("timing/collector_rollout_ms") { Profile::Appo } else { Profile::SacFamily }
+    });
+    let mut out = Vec::with_capacity(ROWS.len());
+    for row in ROWS {
+        let value = match mode {
+            Mode::Versioned => match row.canonical {
+                Some((tag, scale)) => tails.mean(tag).map(|v| v * scale),
+                None => continue,
+            },
+            Mode::LegacyUnversioned => legacy_value(row, &tails, profile),
+        };
+        out.push((row.label, value));
+    }
+    Ok(out)
+}
+
+/// A row's figure from legacy tags: legacy-only sources first, then every old name the legacy
+/// map sends to the row's canonical tag (for this profile), scaled old → canonical → row unit.
+fn legacy_value(row: &Row, tails: &crate::rundata::Tails, profile: Profile) -> Option<f64> {
+    for (tag, scale) in row.legacy_only {
+        if let Some(v) = tails.mean(tag) {
+            return Some(v * scale);
+        }
+    }
+    let (canonical, row_scale) = row.canonical?;
+    LEGACY
+        .iter()
+        .filter(|r| r.new == canonical)
+        .filter(|r| legacy_mapping(r.old, Some(profile)).is_some_and(|m| m.new == canonical))
+        .find_map(|r| tails.mean(r.old).map(|v| v * r.scale * row_scale))
+}
+
+/// Print figures as aligned text or JSON.
+pub fn print(figures: &Figures, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    if json {
+        let map: Map<String, Value> = figures
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.and_then(serde_json::Number::from_f64).map_or(Value::Null, Value::Number)))
+            .collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&Value::Object(map)).unwrap_or_default())
+    } else {
+        for (label, v) in figures {
+            match v {
+                Some(v) => writeln!(out, "{label:40} {v:10.3}")?,
+                None => writeln!(out, "{label:40} {:>10}", "missing")?,
+            }
+        }
+        Ok(())
+    }
+}

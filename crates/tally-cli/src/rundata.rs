@@ -1,0 +1,153 @@
+//! Reading a run directory for the consumer tools: its one event file, its JSON artefacts,
+//! and the tail of every scalar series (constant memory, streamed).
+
+use serde_json::Value;
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use tally_schema::legacy::{legacy_rows, retired_match};
+use tally_schema::{Profile, METRIC_SCHEMA_VERSION};
+use tally_tfevents::{is_event_file_name, open_event_file};
+
+/// Every event file under `dir`, recursively, sorted.
+pub fn event_files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", d.display()))?;
+            let p = entry.path();
+            let ty = entry.file_type().map_err(|e| format!("{}: {e}", p.display()))?;
+            if ty.is_dir() {
+                stack.push(p);
+            } else if p.file_name().and_then(|n| n.to_str()).is_some_and(is_event_file_name) {
+                found.push(p);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// The single event file of a run directory (the seed's tools refuse to guess between several).
+pub fn single_event_file(dir: &Path) -> Result<PathBuf, String> {
+    if !dir.is_dir() {
+        return Err(format!("{}: not a run directory", dir.display()));
+    }
+    let files = event_files_under(dir)?;
+    match files.len() {
+        1 => Ok(files.into_iter().next().expect("one file")),
+        0 => Err(format!("{}: no events.out.tfevents.* file: pass one run directory", dir.display())),
+        n => Err(format!(
+            "{}: {n} event files found ({}): pass one run directory",
+            dir.display(),
+            files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// Read a JSON file beside the event file, if it exists.
+pub fn read_json(path: &Path) -> Result<Option<Value>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| format!("{}: not valid JSON: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// The last `n` values of every tag, in file order, and how many values each tag had.
+#[derive(Debug, Default)]
+pub struct Tails {
+    /// tag → last n values.
+    pub last: BTreeMap<String, VecDeque<f64>>,
+    /// tag → number of values seen.
+    pub counts: BTreeMap<String, u64>,
+}
+
+impl Tails {
+    /// The mean of the last values of `tag`, if it had any.
+    pub fn mean(&self, tag: &str) -> Option<f64> {
+        let v = self.last.get(tag)?;
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    }
+}
+
+/// Stream `file` keeping the last `n` values per tag.
+pub fn read_tails(file: &Path, n: usize) -> Result<Tails, String> {
+    let mut tails = Tails::default();
+    let mut reader = open_event_file(file).map_err(|e| e.to_string())?.into_scalars();
+    while let Some(s) = reader.read_scalar().map_err(|e| e.to_string())? {
+        *tails.counts.entry(s.tag.clone()).or_default() += 1;
+        let q = tails.last.entry(s.tag).or_default();
+        if q.len() == n {
+            q.pop_front();
+        }
+        q.push_back(s.value);
+    }
+    Ok(tails)
+}
+
+/// Whether `tag` is canonical schema-v1 (closed registry or open family).
+pub fn is_canonical(tag: &str) -> bool {
+    tally_schema::lookup(tag).is_ok()
+}
+
+/// Whether `tag` is a recognised pre-schema tag (in the legacy map or the retired list).
+pub fn is_legacy(tag: &str) -> bool {
+    legacy_rows(tag).next().is_some() || retired_match(tag).is_some()
+}
+
+/// The timing profile recorded in `run_config.json` (the logger's profile, else the algorithm's).
+pub fn profile_from_config(config: Option<&Value>) -> Option<Profile> {
+    let run = config?.get("run")?;
+    if let Some(p) = run.pointer("/logger/profile").and_then(Value::as_str) {
+        return p.parse().ok();
+    }
+    match run.get("algo")?.as_str()?.to_ascii_lowercase().as_str() {
+        "sac" | "flashsac" | "flash_sac" | "warpsac" | "warp_sac" | "fast_sac" => Some(Profile::SacFamily),
+        "appo" => Some(Profile::Appo),
+        "ppo" | "rsl_rl_ppo" => Some(Profile::OnPolicy),
+        _ => None,
+    }
+}
+
+/// Check the run summary's schema stamp for a schema-v1 consumer; the error says which rule
+/// failed and what to do.
+pub fn require_schema_v1(summary_path: &Path, summary: Option<&Value>) -> Result<(), String> {
+    let Some(summary) = summary else {
+        return Err(format!(
+            "{}: missing: a schema-v1 run writes run_summary.json with metric_schema_version; \
+             for a pre-schema run use --legacy-unversioned",
+            summary_path.display()
+        ));
+    };
+    match summary.get("metric_schema_version") {
+        None => Err(format!(
+            "{}: no metric_schema_version: refusing to guess the schema of an unversioned run; \
+             --legacy-unversioned is only for runs from before the canonical schema",
+            summary_path.display()
+        )),
+        Some(Value::Number(n)) if n.as_u64() == Some(u64::from(METRIC_SCHEMA_VERSION)) => Ok(()),
+        Some(Value::Number(n)) if n.is_u64() || n.is_i64() => Err(format!(
+            "{}: unsupported metric_schema_version {n}: this tally reads version {METRIC_SCHEMA_VERSION}; upgrade tally",
+            summary_path.display()
+        )),
+        Some(other) => Err(format!(
+            "{}: metric_schema_version must be the integer {METRIC_SCHEMA_VERSION}, found {}",
+            summary_path.display(),
+            describe(other)
+        )),
+    }
+}
+
+/// A short description of a JSON value's type and content, for messages.
+pub fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}

@@ -1,0 +1,125 @@
+//! `tally scaling`: the data-parallel scaling report over runs of one task at several GPU counts.
+//!
+//! Seed 000: the DP scaling benchmark consumes schema-v1 canonical tags only (no historical
+//! mode). Throughput is `Perf/total_fps` (summed over ranks by the logger); speed-up and
+//! efficiency are against the run with the fewest GPUs.
+
+use crate::rundata::{is_legacy, read_json, read_tails, require_schema_v1, single_event_file};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// One run's row of the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScalingRow {
+    /// The run directory.
+    pub run: PathBuf,
+    /// World size from run_config.json.
+    pub gpus: u64,
+    /// Mean of the last N `Perf/total_fps`.
+    pub steps_per_sec: f64,
+    /// Throughput over the smallest run's.
+    pub speedup: f64,
+    /// Speed-up over the GPU ratio.
+    pub efficiency: f64,
+    /// Mean per-rank gradient all-reduce time, when the run recorded it.
+    pub dp_sync_ms_per_rank: Option<f64>,
+}
+
+fn gpus_and_task(dir: &Path) -> Result<(u64, String), String> {
+    let path = dir.join("run_config.json");
+    let config = read_json(&path)?.ok_or_else(|| format!("{}: missing: the GPU count comes from the run config", path.display()))?;
+    let gpus = config
+        .pointer("/run/logger/num_gpus")
+        .or_else(|| config.pointer("/config/training/num_gpus"))
+        .and_then(Value::as_u64)
+        .filter(|g| *g >= 1)
+        .ok_or_else(|| format!("{}: no run.logger.num_gpus (or config.training.num_gpus) integer >= 1", path.display()))?;
+    let task = config
+        .pointer("/run/task")
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("{}: no run.task", path.display()))?
+        .to_owned();
+    Ok((gpus, task))
+}
+
+/// Build the report for `dirs` (at least one), averaging the last `last` values.
+pub fn report(dirs: &[PathBuf], last: usize) -> Result<(String, Vec<ScalingRow>), String> {
+    if last == 0 {
+        return Err("--last must be at least 1".into());
+    }
+    let mut rows = Vec::new();
+    let mut task: Option<(String, PathBuf)> = None;
+    for dir in dirs {
+        let file = single_event_file(dir)?;
+        let run_dir = file.parent().unwrap_or(dir);
+        let summary_path = run_dir.join("run_summary.json");
+        require_schema_v1(&summary_path, read_json(&summary_path)?.as_ref())?;
+        let (gpus, t) = gpus_and_task(run_dir)?;
+        match &task {
+            Some((first, first_dir)) if *first != t => {
+                return Err(format!(
+                    "{} is task '{t}' but {} is task '{first}': a scaling report compares one task",
+                    dir.display(),
+                    first_dir.display()
+                ))
+            }
+            None => task = Some((t, dir.clone())),
+            _ => {}
+        }
+        let tails = read_tails(&file, last)?;
+        if let Some(tag) = tails.last.keys().find(|t| is_legacy(t)) {
+            return Err(format!("{}: legacy tag '{tag}': the scaling report reads schema-v1 runs only", file.display()));
+        }
+        let fps = tails
+            .mean("Perf/total_fps")
+            .ok_or_else(|| format!("{}: no Perf/total_fps: throughput was never logged", file.display()))?;
+        rows.push(ScalingRow {
+            run: run_dir.to_owned(),
+            gpus,
+            steps_per_sec: fps,
+            speedup: 1.0,
+            efficiency: 1.0,
+            dp_sync_ms_per_rank: tails.mean("Perf/dp_gradient_sync_ms_per_rank"),
+        });
+    }
+    rows.sort_by(|a, b| a.gpus.cmp(&b.gpus).then(a.run.cmp(&b.run)));
+    let (base_gpus, base_fps) = rows.first().map(|r| (r.gpus, r.steps_per_sec)).ok_or("no run given")?;
+    for r in &mut rows {
+        r.speedup = if base_fps > 0.0 { r.steps_per_sec / base_fps } else { f64::NAN };
+        r.efficiency = r.speedup / (r.gpus as f64 / base_gpus as f64);
+    }
+    Ok((task.map(|(t, _)| t).unwrap_or_default(), rows))
+}
+
+/// Print the report as an aligned table or JSON.
+pub fn print(task: &str, rows: &[ScalingRow], json_out: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    let base = rows.first().map_or(1, |r| r.gpus);
+    if json_out {
+        let runs: Vec<Value> = rows
+            .iter()
+            .map(|r| {
+                json!({"run": r.run.display().to_string(), "gpus": r.gpus, "steps_per_sec": r.steps_per_sec,
+                       "speedup": r.speedup, "efficiency": r.efficiency, "dp_gradient_sync_ms_per_rank": r.dp_sync_ms_per_rank})
+            })
+            .collect();
+        let doc = json!({"task": task, "base_gpus": base, "runs": runs});
+        return writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    }
+    writeln!(out, "task {task}: scaling against {base} GPU{}", if base == 1 { "" } else { "s" })?;
+    writeln!(out, "{:>5}  {:>14}  {:>8}  {:>10}  {:>15}  run", "gpus", "steps/s", "speed-up", "efficiency", "dp sync ms/rank")?;
+    for r in rows {
+        let sync = r.dp_sync_ms_per_rank.map_or("-".to_owned(), |v| format!("{v:.3}"));
+        writeln!(
+            out,
+            "{:>5}  {:>14.1}  {:>7.2}x  {:>9.1}%  {:>15}  {}",
+            r.gpus,
+            r.steps_per_sec,
+            r.speedup,
+            r.efficiency * 100.0,
+            sync,
+            r.run.display()
+        )?;
+    }
+    Ok(())
+}

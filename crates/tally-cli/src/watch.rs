@@ -1,0 +1,266 @@
+//! `tally watch RUN_DIR`: the live panel of a run directory, rebuilt from its event file and
+//! following it as it grows.
+//!
+//! Issue 4: the event file is tailed with the resumable reader (`Ok(None)` at a partial record
+//! means "not yet", and the next poll picks up the appended bytes); every event becomes a
+//! window sample at its wall time, so the 2 s window is rebuilt from event wall times. Run
+//! facts come from `run_config.json` when present; the run's end from `run_summary.json`.
+//! Values that are never persisted (Rows/s, buffer size, batch per rank, CUDA MPS) are not in
+//! an event file and so are not shown, or show their defaults.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tally::terminal::{Level, RunFacts, TerminalState};
+use tally::window::Sample;
+use tally::{Profile, SystemInfo, Tag};
+use tally_schema::{lookup, TagRef};
+use tally_tfevents::{into_scalars, is_event_file_name, EventReader, ScalarEvent};
+use tally_tui::{Clock, Output, Panel, PanelOptions};
+
+/// How often the event file and the run summary are polled.
+pub const POLL: Duration = Duration::from_millis(200);
+
+/// Validated `tally watch` settings.
+#[derive(Debug, Clone)]
+pub struct WatchConfig {
+    /// The run directory.
+    pub run_dir: PathBuf,
+    /// `--panel auto|on|off`.
+    pub panel: tally_tui::Mode,
+    /// Seconds between plain summary lines.
+    pub every: Duration,
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// The run facts from `dir/run_config.json` (`run.algo`, `run.task`, and the `run.logger`
+/// block: profile, GPUs, envs, iterations), with defaults for anything missing.
+pub fn read_facts(dir: &Path) -> RunFacts {
+    let doc: serde_json::Value = std::fs::read_to_string(dir.join("run_config.json"))
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    let run = &doc["run"];
+    let logger = &run["logger"];
+    let algo = run["algo"].as_str().unwrap_or("unknown").to_owned();
+    let profile = logger["profile"]
+        .as_str()
+        .and_then(|p| p.parse::<Profile>().ok())
+        .or_else(|| crate::demo::profile_of(&algo).ok())
+        .unwrap_or(Profile::SacFamily);
+    let num = |v: &serde_json::Value, default: u64| v.as_u64().unwrap_or(default);
+    RunFacts {
+        task: run["task"].as_str().unwrap_or("unknown").to_owned(),
+        algo,
+        num_gpus: u32::try_from(num(&logger["num_gpus"], 1)).unwrap_or(1).max(1),
+        num_envs: num(&logger["num_envs"], 1).max(1),
+        max_iterations: num(&logger["max_iterations"], 0),
+        profile,
+    }
+}
+
+/// The run's status from `dir/run_summary.json` (`running`, `completed`, ...), if readable.
+pub fn read_status(dir: &Path) -> Option<String> {
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run_summary.json")).ok()?).ok()?;
+    doc["status"].as_str().map(str::to_owned)
+}
+
+/// The newest event file in `dir`, if any.
+pub fn find_event_file(dir: &Path) -> Option<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(is_event_file_name)
+        })
+        .collect();
+    files.sort();
+    files.pop()
+}
+
+fn canonical(name: &str) -> Option<Tag> {
+    match lookup(name).ok()? {
+        TagRef::Metric(m) => Some(Tag::Spec(m)),
+        TagRef::Family(f, _) => Some(Tag::Family(f, Arc::from(name))),
+    }
+}
+
+/// Follows a run directory's event file into a [`TerminalState`].
+#[derive(Debug)]
+pub struct Tailer {
+    dir: PathBuf,
+    reader: Option<EventReader<File>>,
+    failed: bool,
+    last_wall: Option<f64>,
+}
+
+impl Tailer {
+    /// A tailer of `dir` (the event file may not exist yet).
+    pub fn new(dir: impl Into<PathBuf>) -> Tailer {
+        Tailer {
+            dir: dir.into(),
+            reader: None,
+            failed: false,
+            last_wall: None,
+        }
+    }
+
+    /// Wall time of the last event read.
+    pub fn last_wall_time(&self) -> Option<f64> {
+        self.last_wall
+    }
+
+    /// Read every complete event appended since the last call into `state`; returns how many
+    /// samples were added. A corrupt file becomes an error line in the panel and stops tailing.
+    pub fn poll(&mut self, state: &Mutex<TerminalState>) -> usize {
+        if self.failed {
+            return 0;
+        }
+        if self.reader.is_none() {
+            let Some(path) = find_event_file(&self.dir) else {
+                return 0;
+            };
+            match File::open(&path) {
+                Ok(f) => self.reader = Some(EventReader::new(f)),
+                Err(e) => {
+                    self.fail(state, format!("{}: {e}", path.display()));
+                    return 0;
+                }
+            }
+        }
+        let mut added = 0;
+        loop {
+            let Some(reader) = self.reader.as_mut() else {
+                return added;
+            };
+            match reader.read_event() {
+                Ok(Some(event)) => {
+                    let scalars: Vec<ScalarEvent> = into_scalars(event).collect();
+                    if let Some(first) = scalars.first() {
+                        let (step, wall) = (first.step, first.wall_time);
+                        self.push(state, step, wall, &scalars);
+                        added += 1;
+                    }
+                }
+                // A partial record at the end: the writer is still writing; try again later.
+                Ok(None) => return added,
+                Err(e) => {
+                    self.fail(state, e.to_string());
+                    return added;
+                }
+            }
+        }
+    }
+
+    fn push(&mut self, state: &Mutex<TerminalState>, step: i64, wall: f64, scalars: &[ScalarEvent]) {
+        let values: Vec<(Tag, f64)> = scalars
+            .iter()
+            .filter_map(|s| canonical(&s.tag).map(|t| (t, s.value)))
+            .collect();
+        let get = |tag: &str| scalars.iter().find(|s| s.tag == tag).map(|s| s.value);
+        // Train/iteration is written only when env steps are the step axis.
+        let (iteration, env_steps) = match get("Train/iteration") {
+            Some(i) => (i.max(0.0) as u64, step.max(0) as u64),
+            None => (step.max(0) as u64, 0),
+        };
+        let reward = get("Train/mean_reward");
+        self.last_wall = Some(wall);
+        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+        s.push(
+            Sample {
+                t: wall,
+                iteration,
+                values,
+            },
+            reward,
+            SystemInfo::default(),
+            env_steps,
+        );
+    }
+
+    fn fail(&mut self, state: &Mutex<TerminalState>, text: String) {
+        self.failed = true;
+        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+        s.message(unix_now(), Level::Error, text);
+    }
+}
+
+/// Mark the run ended in `state` when its summary says so (after the file was read through).
+fn update_status(dir: &Path, tailer: &Tailer, state: &Mutex<TerminalState>) -> bool {
+    let status = read_status(dir);
+    let finished = status.as_deref().is_some_and(|s| s != "running");
+    let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+    if finished && s.finished_at.is_none() {
+        let status = status.unwrap_or_default();
+        let t = tailer.last_wall_time().unwrap_or_else(unix_now);
+        s.message(t, Level::Info, format!("Run {status}"));
+        s.finish(t);
+    }
+    finished
+}
+
+/// `tally watch`: render the run until `q` (live), or until it ends (plain); exit code.
+pub fn main(c: &WatchConfig) -> ExitCode {
+    if !c.run_dir.is_dir() {
+        eprintln!("tally: {} is not a run directory", c.run_dir.display());
+        return ExitCode::FAILURE;
+    }
+    let state = Arc::new(Mutex::new(TerminalState::new(read_facts(&c.run_dir))));
+    let mut tailer = Tailer::new(&c.run_dir);
+    // Catch up before the first frame: a finished run shows its final state at once.
+    if tailer.poll(&state) == 0 {
+        state.lock().unwrap_or_else(|e| e.into_inner()).message(
+            unix_now(),
+            Level::Info,
+            format!("Waiting for events in {}", c.run_dir.display()),
+        );
+    }
+    let mut finished = update_status(&c.run_dir, &tailer, &state);
+    let stop = crate::demo::interrupt_flag();
+    let mut panel = Panel::start(
+        state.clone(),
+        PanelOptions {
+            mode: c.panel,
+            plain_interval: c.every,
+            keys: true,
+            clock: Clock::Unix,
+            ..PanelOptions::default()
+        },
+    );
+    let live = panel.output() == Output::Live;
+    loop {
+        if panel.quit_requested() || stop.load(Ordering::SeqCst) {
+            break;
+        }
+        // Plain lines end with the run; the live panel stays until `q`.
+        if finished && !live {
+            break;
+        }
+        std::thread::sleep(POLL);
+        if tailer.poll(&state) > 0 {
+            panel.refresh();
+        }
+        finished = finished || update_status(&c.run_dir, &tailer, &state);
+    }
+    let shown = panel.stop();
+    if let Err(e) = shown {
+        eprintln!("tally: panel: {e}");
+    }
+    if stop.load(Ordering::SeqCst) {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

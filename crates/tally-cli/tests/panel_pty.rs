@@ -1,0 +1,261 @@
+//! `tally demo` and `tally watch` under a real pseudo-terminal (issue 4 "must show"): the
+//! tier's titles on screen at 80 and 140 columns, re-evaluated on resize, and a restored
+//! terminal (cursor visible, not in raw mode) after Ctrl-C, a panic, and `q`.
+//!
+//! The pty is driven from Rust (portable-pty) and its screen emulated with vt100, answering
+//! the cursor-position queries a terminal answers (ratatui's inline viewport asks for it).
+
+use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtySize, SlavePty};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+struct Pty {
+    master: Box<dyn MasterPty + Send>,
+    slave: Box<dyn SlavePty + Send>,
+    child: Box<dyn Child + Send + Sync>,
+    parser: Arc<Mutex<vt100::Parser>>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
+}
+
+/// Feed `bytes` to the emulator, answering each cursor-position query (`ESC [ 6 n`) with
+/// the emulated cursor, as a terminal would.
+fn feed(parser: &Mutex<vt100::Parser>, writer: &Mutex<Box<dyn Write + Send>>, bytes: &[u8]) {
+    const DSR: &[u8] = b"\x1b[6n";
+    let mut rest = bytes;
+    while let Some(i) = rest.windows(DSR.len()).position(|w| w == DSR) {
+        let mut p = parser.lock().unwrap();
+        p.process(&rest[..i]);
+        let (row, col) = p.screen().cursor_position();
+        drop(p);
+        let mut w = writer.lock().unwrap();
+        let _ = write!(w, "\x1b[{};{}R", row + 1, col + 1);
+        let _ = w.flush();
+        rest = &rest[i + DSR.len()..];
+    }
+    parser.lock().unwrap().process(rest);
+}
+
+impl Pty {
+    fn spawn(args: &[&str], cols: u16, rows: u16, cwd: &Path) -> Pty {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_tally"));
+        cmd.args(args);
+        cmd.cwd(cwd);
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("LANG", "C.UTF-8");
+        cmd.env_remove("LC_ALL");
+        cmd.env_remove("NO_COLOR");
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
+        let writer = Arc::new(Mutex::new(pair.master.take_writer().unwrap()));
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let (p, w) = (parser.clone(), writer.clone());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                feed(&p, &w, &buf[..n]);
+            }
+        });
+        Pty {
+            master: pair.master,
+            slave: pair.slave,
+            child,
+            parser,
+            writer,
+        }
+    }
+
+    fn screen(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    fn cursor_hidden(&self) -> bool {
+        self.parser.lock().unwrap().screen().hide_cursor()
+    }
+
+    fn wait_for(&self, what: &[&str]) -> String {
+        let t = Instant::now();
+        loop {
+            let s = self.screen();
+            if what.iter().all(|w| s.contains(w)) {
+                return s;
+            }
+            assert!(t.elapsed() < WAIT, "timed out waiting for {what:?}; screen:\n{s}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn send(&self, bytes: &[u8]) {
+        let mut w = self.writer.lock().unwrap();
+        w.write_all(bytes).unwrap();
+        w.flush().unwrap();
+    }
+
+    fn resize(&self, cols: u16, rows: u16) {
+        self.parser.lock().unwrap().set_size(rows, cols);
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+    }
+
+    fn wait_exit(&mut self) -> u32 {
+        let t = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.exit_code();
+            }
+            if t.elapsed() > WAIT {
+                let _ = self.child.kill();
+                panic!("the child did not exit; screen:\n{}", self.screen());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The terminal's modes as `stty -a` reports them on this pty, after the child exited.
+    fn stty(&self) -> String {
+        let marker = "stty-done";
+        let mut cmd = CommandBuilder::new("sh");
+        cmd.args(["-c", &format!("stty -a; echo {marker}")]);
+        let mut c = self.slave.spawn_command(cmd).unwrap();
+        c.wait().unwrap();
+        self.wait_for(&[marker])
+    }
+}
+
+/// Not in raw mode: canonical input, echo and signals on (crossterm's raw mode clears them).
+fn assert_cooked(stty: &str) {
+    for flag in ["icanon", "echo", "isig"] {
+        assert!(
+            stty.split_whitespace().any(|w| w == flag),
+            "{flag} is off (raw mode left on):\n{stty}"
+        );
+    }
+}
+
+fn run_dir_under(root: &Path) -> PathBuf {
+    let algo_dir = std::fs::read_dir(root).unwrap().next().unwrap().unwrap().path();
+    let task_dir = std::fs::read_dir(algo_dir).unwrap().next().unwrap().unwrap().path();
+    std::fs::read_dir(task_dir).unwrap().next().unwrap().unwrap().path()
+}
+
+fn status_of(run: &Path) -> String {
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run_summary.json")).unwrap()).unwrap();
+    s["status"].as_str().unwrap().to_owned()
+}
+
+fn demo_args(root: &Path, extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = ["demo", "--iterations", "10000000", "--panel", "on"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a.push(format!("training.log_root={}", root.display()));
+    a
+}
+
+#[test]
+fn demo_at_80_columns_stacks_with_one_timing_column_and_ctrl_c_restores_the_terminal() {
+    // seed 000: 小于 96 列时，metrics / rewards / timing 区域纵向堆叠，timing 使用单一 Timing 列。
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("logs");
+    let args = demo_args(&root, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut pty = Pty::spawn(&args, 80, 60, tmp.path());
+    let screen = pty.wait_for(&["Timing", "Iter Wall", "Avg 2s (n="]);
+    for title in ["Metrics", "Rewards", "Timing", "Learner", "Collector", "System"] {
+        assert!(screen.contains(title), "{title}:\n{screen}");
+    }
+    assert!(!screen.contains("Learner (Iter Wall)"), "{screen}");
+    assert!(pty.cursor_hidden(), "the panel hides the cursor while it draws");
+    // Ctrl-C through the terminal: SIGINT, the run closes as interrupted, exit 130.
+    pty.send(b"\x03");
+    assert_eq!(pty.wait_exit(), 130, "{}", pty.screen());
+    let after = pty.wait_for(&["run: "]);
+    assert!(!pty.cursor_hidden(), "cursor still hidden:\n{after}");
+    assert_cooked(&pty.stty());
+    assert_eq!(status_of(&run_dir_under(&root)), "interrupted");
+}
+
+#[test]
+fn demo_at_140_columns_shows_three_timing_columns_and_follows_a_resize() {
+    // seed 000: 120 列及以上时，timing 使用完整三列 Learner (Iter Wall) / Collector (own clock) / System.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("logs");
+    let args = demo_args(&root, &["--algo", "appo"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut pty = Pty::spawn(&args, 140, 45, tmp.path());
+    let screen = pty.wait_for(&["Learner (Iter Wall)", "Collector (own clock)", "System", "Iter Wall "]);
+    assert!(screen.contains("Losses & Metrics") && screen.contains("Rewards"), "{screen}");
+    assert!(screen.contains("UniLab Off-Policy Training | APPO"), "{screen}");
+    assert!(screen.contains("Weight Publish") && !screen.contains("Collector Release"), "{screen}");
+    // issue 4: width tiers are re-evaluated on every resize.
+    pty.resize(90, 45);
+    pty.wait_for(&["Timing"]);
+    pty.send(b"\x03");
+    assert_eq!(pty.wait_exit(), 130, "{}", pty.screen());
+    pty.wait_for(&["run: "]);
+    assert!(!pty.cursor_hidden());
+    assert_cooked(&pty.stty());
+}
+
+#[test]
+fn a_panic_in_the_training_loop_restores_the_terminal() {
+    // issue 4: a panic in the training loop restores the terminal (cursor, raw mode).
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("logs");
+    let args = demo_args(&root, &["--panic-at-iteration", "300"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut pty = Pty::spawn(&args, 100, 50, tmp.path());
+    let code = pty.wait_exit();
+    assert_eq!(code, 101, "{}", pty.screen());
+    let screen = pty.wait_for(&["injected panic at iteration 300"]);
+    assert!(screen.contains("Learner"), "the panel was drawn before the panic:\n{screen}");
+    assert!(!pty.cursor_hidden(), "{screen}");
+    assert_cooked(&pty.stty());
+    assert_eq!(status_of(&run_dir_under(&root)), "failed");
+}
+
+#[test]
+fn watch_shows_a_finished_run_and_q_quits_leaving_raw_mode() {
+    // issue 4: `tally watch RUN_DIR` renders the same panel; for a finished run, the final state; `q` quits.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("logs");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["demo", "--iterations", "60", "--gpus", "2", "--panel", "off"])
+        .arg(format!("training.log_root={}", root.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = run_dir_under(&root);
+    let run_s = run.to_str().unwrap();
+    let mut pty = Pty::spawn(&["watch", run_s], 130, 50, tmp.path());
+    let screen = pty.wait_for(&["iter 60/60", "Learner (Iter Wall)", "GPUs 2", "Run completed"]);
+    assert!(screen.contains("| SAC | go2_joystick_flat |"), "{screen}");
+    assert!(pty.child.try_wait().unwrap().is_none(), "watch waits for q on a finished run");
+    pty.send(b"q");
+    assert_eq!(pty.wait_exit(), 0, "{}", pty.screen());
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!pty.cursor_hidden(), "{}", pty.screen());
+    assert_cooked(&pty.stty());
+}

@@ -1,0 +1,160 @@
+//! `tally watch RUN_DIR` (issue 4): tailing a growing event file through partial records,
+//! the 2 s window rebuilt from event wall times, run facts from run_config.json, and the
+//! final state of a finished run in plain mode.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+use tally::terminal::{RunFacts, TerminalState};
+use tally::Profile;
+use tally_cli::watch::{read_facts, Tailer};
+use tally_tfevents::{encode_scalar_event, RecordWriter};
+
+fn record(step: i64, wall: f64, scalars: &[(&str, f64)]) -> Vec<u8> {
+    let mut data = Vec::new();
+    encode_scalar_event(step, wall, scalars, &mut data);
+    let mut w = RecordWriter::new(Vec::new());
+    w.write_record(&data).unwrap();
+    w.into_inner()
+}
+
+fn state() -> Mutex<TerminalState> {
+    Mutex::new(TerminalState::new(RunFacts {
+        algo: "sac".into(),
+        task: "t".into(),
+        num_gpus: 1,
+        num_envs: 1,
+        max_iterations: 100,
+        profile: Profile::SacFamily,
+    }))
+}
+
+#[test]
+fn tailer_follows_a_growing_event_file_across_a_partial_record() {
+    // issue 4: tailing it as it grows (Ok(None) at a partial record; call again after more bytes).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.out.tfevents.1700000000.host.1.0");
+    let mut f = std::fs::File::create(&path).unwrap();
+    let s = state();
+    let mut tail = Tailer::new(dir.path());
+    let r1 = record(1, 1000.0, &[("Loss/critic", 1.0), ("Perf/total_fps", 100.0)]);
+    let r2 = record(2, 1001.0, &[("Loss/critic", 3.0), ("Perf/total_fps", 300.0)]);
+    f.write_all(&r1).unwrap();
+    f.write_all(&r2[..r2.len() / 2]).unwrap();
+    f.flush().unwrap();
+    assert_eq!(tail.poll(&s), 1, "the complete record only");
+    assert_eq!(s.lock().unwrap().iteration, 1);
+    assert_eq!(tail.poll(&s), 0, "still partial: not yet, and not an error");
+    f.write_all(&r2[r2.len() / 2..]).unwrap();
+    f.flush().unwrap();
+    assert_eq!(tail.poll(&s), 1);
+    let snap = s.lock().unwrap().snapshot();
+    assert_eq!(snap.iteration, 2);
+    assert_eq!(snap.window.n, 2);
+    assert_eq!(snap.window.get("Loss/critic"), Some(2.0));
+    assert!(snap.messages.is_empty(), "{:?}", snap.messages);
+}
+
+#[test]
+fn the_window_is_rebuilt_from_event_wall_times() {
+    // seed 000: the panel shows two-second time-sliding means; for watch the clock is the
+    // events' wall time (reference §1.2: evicted when t < newest − 2 s).
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = Vec::new();
+    for (i, wall) in [(1, 1000.0), (2, 1001.0), (3, 1002.5), (4, 1003.0)] {
+        bytes.extend(record(i, wall, &[("Loss/critic", i as f64)]));
+    }
+    std::fs::write(dir.path().join("events.out.tfevents.1.h.1.0"), bytes).unwrap();
+    let s = state();
+    assert_eq!(Tailer::new(dir.path()).poll(&s), 4);
+    let snap = s.lock().unwrap().snapshot();
+    // 1003 − 2 = 1001: iterations 2, 3, 4 remain.
+    assert_eq!(snap.window.n, 3);
+    assert_eq!(snap.window.get("Loss/critic"), Some(3.0));
+    assert_eq!(snap.training_started_at, Some(1000.0));
+}
+
+#[test]
+fn env_step_axis_events_use_train_iteration_as_the_iteration() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = record(4096, 10.0, &[("Train/iteration", 1.0), ("Train/mean_reward", 2.5)]);
+    std::fs::write(dir.path().join("events.out.tfevents.1.h.1.0"), bytes).unwrap();
+    let s = state();
+    Tailer::new(dir.path()).poll(&s);
+    let st = s.lock().unwrap();
+    assert_eq!(st.iteration, 1);
+    assert_eq!(st.env_steps, 4096);
+    assert_eq!(st.reward_history.back(), Some(&2.5));
+}
+
+#[test]
+fn a_corrupt_event_file_shows_an_error_line_instead_of_failing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = record(1, 10.0, &[("Loss/critic", 1.0)]);
+    let n = bytes.len();
+    bytes[n - 6] ^= 0xff; // inside the data: data crc mismatch
+    std::fs::write(dir.path().join("events.out.tfevents.1.h.1.0"), bytes).unwrap();
+    let s = state();
+    assert_eq!(Tailer::new(dir.path()).poll(&s), 0);
+    let st = s.lock().unwrap();
+    let m = st.messages.back().expect("an error line");
+    assert_eq!(m.level, tally::terminal::Level::Error);
+    assert!(m.text.contains("corrupt"), "{}", m.text);
+}
+
+fn demo_run(root: &Path, algo: &str, iterations: &str) -> std::path::PathBuf {
+    let out = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["demo", "--algo", algo, "--iterations", iterations, "--gpus", "2", "--panel", "off"])
+        .arg(format!("training.log_root={}", root.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let dir = stdout.lines().last().unwrap().strip_prefix("run: ").unwrap();
+    dir.into()
+}
+
+#[test]
+fn watch_reads_algo_task_gpus_and_profile_from_run_config() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = demo_run(tmp.path(), "appo", "20");
+    let f = read_facts(&run);
+    assert_eq!((f.algo.as_str(), f.task.as_str()), ("appo", "go2_joystick_flat"));
+    assert_eq!((f.num_gpus, f.num_envs, f.max_iterations), (2, 4096, 20));
+    assert_eq!(f.profile, Profile::Appo);
+    // Without run_config.json: defaults, never a failure.
+    let f = read_facts(tmp.path());
+    assert_eq!((f.algo.as_str(), f.num_gpus, f.profile), ("unknown", 1, Profile::SacFamily));
+}
+
+#[test]
+fn watch_of_a_finished_run_prints_its_final_state_in_plain_mode() {
+    // issue 4: for a finished run it shows the final state; off a terminal: no escape codes.
+    let tmp = tempfile::tempdir().unwrap();
+    let run = demo_run(tmp.path(), "sac", "40");
+    let out = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["watch", "--panel", "off"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!out.stdout.contains(&0x1b));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let last = stdout.lines().last().unwrap();
+    for part in ["iter 40/40", "Steps/s ", "Reward ", "Iter Wall ", "Learning ", "Run completed"] {
+        assert!(last.contains(part), "{part} not in {last:?}\n{stdout}");
+    }
+    // Rows/s is terminal-only (never persisted), so the event file cannot show it.
+    assert!(!last.contains("Rows/s"), "{last}");
+}
+
+#[test]
+fn watch_rejects_a_missing_run_directory() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["watch", "--panel", "off", "/nonexistent/run"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a run directory"));
+}

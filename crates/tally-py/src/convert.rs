@@ -1,0 +1,312 @@
+//! Python values → a `StepInput`, cheaply: cached keys, a float fast path, errors naming the key.
+//!
+//! The hot path is `log.step(...)` with ~60 values. Under abi3-py39 a `str` cannot be borrowed
+//! as UTF-8, so each key would cost an encode and an allocation; instead keys are cached by the
+//! identity of the Python string (literals and dict keys are the same object every iteration).
+//! The cache holds a reference to each string it has seen, so an address can never be reused by
+//! a different string while it is cached.
+
+use crate::errors::{Failure, Result};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFloat, PyString};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use tally::{Key, MpsState, StepInput, SystemInfo};
+use tally_schema::{Input, METRICS};
+
+/// A hasher for object addresses: one multiply (addresses are already well spread).
+#[derive(Default)]
+pub struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_right(17);
+    }
+}
+
+/// Cached keys beyond this are dropped wholesale (a runner inventing keys every step).
+const MAX_CACHED_KEYS: usize = 8192;
+
+/// Python key string (by identity) → `Key`; canonical names become `&'static str` (no allocation).
+#[derive(Default)]
+pub struct KeyCache {
+    map: HashMap<usize, (Py<PyString>, Key), BuildHasherDefault<AddrHasher>>,
+}
+
+/// The registry's own `&'static str` for `text`, when it is a canonical tag or input key.
+fn static_key(text: &str) -> Option<&'static str> {
+    METRICS.iter().find_map(|m| {
+        if m.tag == text {
+            return Some(m.tag);
+        }
+        match m.input {
+            Input::Learner(k) | Input::Collector(k) | Input::CollectorInference(k) if k == text => {
+                Some(k)
+            }
+            _ => None,
+        }
+    })
+}
+
+impl KeyCache {
+    /// The `Key` for a dict key of `field`, or a type error naming it.
+    pub fn key(&mut self, it: u64, field: &str, k: &Bound<'_, PyAny>) -> Result<Key> {
+        let addr = k.as_ptr() as usize;
+        if let Some((_, key)) = self.map.get(&addr) {
+            return Ok(key.clone());
+        }
+        let Ok(s) = k.cast::<PyString>() else {
+            return Err(Failure::ValueType(format!(
+                "invalid step at iteration {it}: {field} has a key {} of type {}: keys must be str",
+                repr(k),
+                type_name(k)
+            )));
+        };
+        let text = s
+            .to_cow()
+            .map_err(|e| Failure::ValueType(format!("{field} key: {e}")))?;
+        let key: Key = match static_key(&text) {
+            Some(t) => Cow::Borrowed(t),
+            None => Cow::Owned(text.into_owned()),
+        };
+        if self.map.len() >= MAX_CACHED_KEYS {
+            self.map.clear();
+        }
+        self.map.insert(addr, (s.clone().unbind(), key.clone()));
+        Ok(key)
+    }
+}
+
+fn repr(v: &Bound<'_, PyAny>) -> String {
+    v.repr()
+        .map(|r| r.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "<unprintable>".into())
+}
+
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type()
+        .name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// `what` as an f64: Python numbers, numpy scalars, 0-d tensors (anything with `__float__`).
+/// A str, bytes or None is rejected by name, never coerced.
+pub fn number(it: u64, what: &dyn Fn() -> String, v: &Bound<'_, PyAny>) -> Result<f64> {
+    if let Ok(f) = v.cast::<PyFloat>() {
+        return Ok(f.value());
+    }
+    let bad = |why: String| {
+        Failure::ValueType(format!(
+            "invalid step at iteration {it}: {}: expected a number (int, float, numpy scalar or \
+             0-d tensor), got {why}",
+            what()
+        ))
+    };
+    if v.is_none() {
+        return Err(bad("None".into()));
+    }
+    if v.is_instance_of::<PyString>() || v.is_instance_of::<pyo3::types::PyBytes>() {
+        return Err(bad(format!("{} {}", type_name(v), repr(v))));
+    }
+    v.extract::<f64>()
+        .map_err(|e| bad(format!("{} ({e})", type_name(v))))
+}
+
+/// A non-negative integer argument (iteration, env steps, buffer sizes), naming it on error.
+pub fn count(it: u64, what: &str, v: &Bound<'_, PyAny>) -> Result<u64> {
+    if v.is_instance_of::<PyFloat>() || v.is_instance_of::<PyString>() || v.is_none() {
+        return Err(Failure::ValueType(format!(
+            "invalid step at iteration {it}: {what}: expected a non-negative int, got {} {}",
+            type_name(v),
+            repr(v)
+        )));
+    }
+    v.extract::<u64>().map_err(|e| {
+        Failure::Schema(format!(
+            "invalid step at iteration {it}: {what}: expected a non-negative int, got {} ({e})",
+            repr(v)
+        ))
+    })
+}
+
+/// Append every `(key, value)` of the mapping `m` (a dict, or anything with `.items()`) to `out`.
+pub fn fill_map(
+    keys: &mut KeyCache,
+    it: u64,
+    field: &'static str,
+    m: &Bound<'_, PyAny>,
+    out: &mut Vec<(Key, f64)>,
+) -> Result<()> {
+    let mut one = |k: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>| -> Result<()> {
+        let key = keys.key(it, field, k)?;
+        let value = number(it, &|| format!("{field}['{key}']"), v)?;
+        out.push((key, value));
+        Ok(())
+    };
+    if let Ok(d) = m.cast::<PyDict>() {
+        for (k, v) in d.iter() {
+            one(&k, &v)?;
+        }
+        return Ok(());
+    }
+    let items = m.call_method0("items").map_err(|_| {
+        Failure::ValueType(format!(
+            "invalid step at iteration {it}: {field}: expected a dict of str -> number, got {}",
+            type_name(m)
+        ))
+    })?;
+    let iter = items
+        .try_iter()
+        .map_err(|e| Failure::ValueType(e.to_string()))?;
+    for pair in iter {
+        let pair = pair.map_err(|e| Failure::ValueType(e.to_string()))?;
+        let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = pair
+            .extract()
+            .map_err(|e| Failure::ValueType(format!("{field}: {e}")))?;
+        one(&k, &v)?;
+    }
+    Ok(())
+}
+
+/// The `system` dict: `buffer_size`, `batch_size_per_rank`, `cuda_mps` ("on"/"ambient"/"off").
+pub fn system(it: u64, m: &Bound<'_, PyAny>) -> Result<SystemInfo> {
+    let d = m.cast::<PyDict>().map_err(|_| {
+        Failure::ValueType(format!(
+            "invalid step at iteration {it}: system: expected a dict, got {}",
+            type_name(m)
+        ))
+    })?;
+    let mut s = SystemInfo::default();
+    for (k, v) in d.iter() {
+        let key: String = k.extract().map_err(|_| {
+            Failure::ValueType(format!(
+                "invalid step at iteration {it}: system has a key {} of type {}: keys must be str",
+                repr(&k),
+                type_name(&k)
+            ))
+        })?;
+        match key.as_str() {
+            _ if v.is_none() => {}
+            "buffer_size" => s.buffer_size = Some(count(it, "system['buffer_size']", &v)?),
+            "batch_size_per_rank" => {
+                s.batch_size_per_rank = Some(count(it, "system['batch_size_per_rank']", &v)?)
+            }
+            "cuda_mps" => {
+                let text: String = v.extract().map_err(|_| {
+                    Failure::ValueType(format!(
+                        "invalid step at iteration {it}: system['cuda_mps']: expected 'on', \
+                         'ambient' or 'off', got {}",
+                        repr(&v)
+                    ))
+                })?;
+                s.cuda_mps = Some(text.parse::<MpsState>().map_err(|e| {
+                    Failure::Schema(format!(
+                        "invalid step at iteration {it}: system['cuda_mps']: {e}"
+                    ))
+                })?);
+            }
+            other => {
+                return Err(Failure::Schema(format!(
+                    "invalid step at iteration {it}: system['{other}']: unknown system key \
+                     (known: buffer_size, batch_size_per_rank, cuda_mps)"
+                )))
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// The optional arguments of one `step` call, as Python passed them.
+pub struct StepArgs<'a, 'py> {
+    /// `env_steps`.
+    pub env_steps: Option<&'a Bound<'py, PyAny>>,
+    /// `metrics`.
+    pub metrics: Option<&'a Bound<'py, PyAny>>,
+    /// `learner`.
+    pub learner: Option<&'a Bound<'py, PyAny>>,
+    /// `iteration_time`.
+    pub iteration_time: Option<&'a Bound<'py, PyAny>>,
+    /// `collector`.
+    pub collector: Option<&'a Bound<'py, PyAny>>,
+    /// `collector_inference`.
+    pub collector_inference: Option<&'a Bound<'py, PyAny>>,
+    /// `rewards`.
+    pub rewards: Option<&'a Bound<'py, PyAny>>,
+    /// `episode_return`.
+    pub episode_return: Option<&'a Bound<'py, PyAny>>,
+    /// `episode_length`.
+    pub episode_length: Option<&'a Bound<'py, PyAny>>,
+    /// `timeout_rate`.
+    pub timeout_rate: Option<&'a Bound<'py, PyAny>>,
+    /// `steps_this_iter`.
+    pub steps_this_iter: Option<&'a Bound<'py, PyAny>>,
+    /// `replay_rows_this_iter`.
+    pub replay_rows_this_iter: Option<&'a Bound<'py, PyAny>>,
+    /// `system`.
+    pub system: Option<&'a Bound<'py, PyAny>>,
+}
+
+fn opt_number(it: u64, name: &str, v: Option<&Bound<'_, PyAny>>) -> Result<Option<f64>> {
+    match v {
+        Some(v) if !v.is_none() => Ok(Some(number(it, &|| name.to_owned(), v)?)),
+        _ => Ok(None),
+    }
+}
+
+fn present<'a, 'py>(v: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
+    v.filter(|v| !v.is_none())
+}
+
+impl StepArgs<'_, '_> {
+    /// Refill `s` (its vectors keep their capacity) for `iteration`.
+    pub fn fill(&self, keys: &mut KeyCache, iteration: u64, s: &mut StepInput) -> Result<()> {
+        let it = iteration;
+        s.iteration = it;
+        s.env_steps = match present(self.env_steps) {
+            Some(v) => count(it, "env_steps", v)?,
+            None => 0,
+        };
+        for (field, arg, out) in [
+            ("metrics", self.metrics, &mut s.metrics),
+            ("learner", self.learner, &mut s.learner),
+            ("collector", self.collector, &mut s.collector),
+            (
+                "collector_inference",
+                self.collector_inference,
+                &mut s.collector_inference,
+            ),
+            ("rewards", self.rewards, &mut s.rewards),
+        ] {
+            out.clear();
+            if let Some(m) = present(arg) {
+                fill_map(keys, it, field, m, out)?;
+            }
+        }
+        s.iteration_time = opt_number(it, "iteration_time", self.iteration_time)?;
+        s.episode_return = opt_number(it, "episode_return", self.episode_return)?;
+        s.episode_length = opt_number(it, "episode_length", self.episode_length)?;
+        s.timeout_rate = opt_number(it, "timeout_rate", self.timeout_rate)?;
+        s.steps_this_iter = opt_number(it, "steps_this_iter", self.steps_this_iter)?;
+        s.replay_rows_this_iter =
+            opt_number(it, "replay_rows_this_iter", self.replay_rows_this_iter)?;
+        s.system = match present(self.system) {
+            Some(m) => system(it, m)?,
+            None => SystemInfo::default(),
+        };
+        Ok(())
+    }
+}

@@ -1,0 +1,95 @@
+//! `EventWriter`: tally's event-file writer for `tally.SummaryWriter` (one event per step).
+
+use crate::convert::{number, KeyCache};
+use crate::errors::Failure;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+use tally_tfevents::{EventFileWriter, WriterOptions};
+
+/// An `events.out.tfevents.*` file in a directory, written one step (event) at a time.
+#[pyclass(module = "tally._tally", name = "EventWriter")]
+pub struct EventWriter {
+    writer: Option<EventFileWriter>,
+    path: PathBuf,
+    keys: KeyCache,
+    scratch: Vec<(tally::Key, f64)>,
+}
+
+#[pymethods]
+impl EventWriter {
+    /// Create `log_dir` if needed and a new event file in it (never overwriting one).
+    #[new]
+    fn new(log_dir: PathBuf) -> PyResult<Self> {
+        std::fs::create_dir_all(&log_dir).map_err(|source| {
+            Failure::Tally(tally::Error::Io {
+                op: "create log directory",
+                path: log_dir.clone(),
+                source,
+            })
+        })?;
+        let writer =
+            EventFileWriter::open(&log_dir, WriterOptions::from_env()).map_err(Failure::from)?;
+        let path = writer.path().to_owned();
+        Ok(EventWriter {
+            writer: Some(writer),
+            path,
+            keys: KeyCache::default(),
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Write one event at `step` holding every `tag: value` of `scalars` (f32 simple values).
+    fn write_scalars(
+        &mut self,
+        step: i64,
+        wall_time: f64,
+        scalars: &Bound<'_, PyDict>,
+    ) -> PyResult<()> {
+        let w = self.writer.as_mut().ok_or_else(|| {
+            Failure::Closed(format!("event file {} is closed", self.path.display()))
+        })?;
+        self.scratch.clear();
+        for (k, v) in scalars.iter() {
+            let key = self.keys.key(0, "scalars", &k)?;
+            let value = number(0, &|| format!("scalar '{key}' at step {step}"), &v)?;
+            self.scratch.push((key, value));
+        }
+        let pairs: Vec<(&str, f64)> = self.scratch.iter().map(|(k, v)| (&**k, *v)).collect();
+        w.write_scalars(step, wall_time, &pairs)
+            .map_err(Failure::from)?;
+        Ok(())
+    }
+
+    /// Push written records to the OS (they already are: records are never buffered) and fsync.
+    fn flush(&mut self) -> PyResult<()> {
+        if let Some(w) = self.writer.as_mut() {
+            w.flush().map_err(Failure::from)?;
+        }
+        Ok(())
+    }
+
+    /// Close the file. Closing twice is harmless.
+    fn close(&mut self) -> PyResult<()> {
+        if let Some(w) = self.writer.take() {
+            w.close().map_err(Failure::from)?;
+        }
+        Ok(())
+    }
+
+    /// The event file's path (`pathlib.Path`).
+    #[getter]
+    fn path(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(py
+            .import("pathlib")?
+            .getattr("Path")?
+            .call1((self.path.to_string_lossy().into_owned(),))?
+            .unbind())
+    }
+
+    /// Whether `close()` has run.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.writer.is_none()
+    }
+}

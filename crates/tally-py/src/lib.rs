@@ -1,0 +1,45 @@
+//! `tally._tally`: the private compiled module behind the `tally` Python package.
+//!
+//! PyO3 glue only: argument conversion (`convert`), GIL release around anything that waits
+//! (`logger`), Python sinks on the writer thread (`sink`), and one error mapping (`errors`).
+//! The public surface is curated in `python/tally/__init__.py` and typed in `_tally.pyi`.
+
+mod aggregate;
+mod cli;
+mod convert;
+mod errors;
+mod events;
+mod logger;
+mod sink;
+
+use pyo3::prelude::*;
+
+/// How `key` of StepInput field `field` combines across ranks: `"mean"` or `"sum"`.
+#[pyfunction]
+fn reduction(field: &str, key: &str) -> &'static str {
+    tally::reduction(field, key).as_str()
+}
+
+#[pymodule]
+fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add(
+        "METRIC_SCHEMA_VERSION",
+        tally::schema::METRIC_SCHEMA_VERSION,
+    )?;
+    errors::register(m)?;
+    m.add_class::<logger::PyLogger>()?;
+    m.add_class::<logger::Phase>()?;
+    m.add_class::<events::EventWriter>()?;
+    m.add_function(wrap_pyfunction!(reduction, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
+    m.add_function(wrap_pyfunction!(logger::_close_open_loggers, m)?)?;
+    // Loggers a script forgot are closed before interpreter teardown (the GIL can still be
+    // released then, which closing a logger with a Python sink needs).
+    let close = m.getattr("_close_open_loggers")?;
+    m.py()
+        .import("atexit")?
+        .call_method1("register", (close,))?;
+    aggregate::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,117 @@
+//! `PySink`: a Rust [`tally::Sink`] that hands each logged step to a Python object.
+//!
+//! The writer thread calls it, attaching to the interpreter for the call only, so the W&B SDK
+//! runs off the training loop's thread. Every method that can wait on the writer thread
+//! (`step` under back-pressure, `flush`, `close`) releases the GIL first, or the two threads
+//! would deadlock.
+//!
+//! The Python object's protocol (see `tally._tally.Sink` in the stubs): `name: str`;
+//! `start(run_dir) -> url | None` (caller thread, once); `write(step, wall_time, iteration,
+//! scalars)` (writer thread, once per logged iteration, `scalars` the exact TensorBoard
+//! payload); `flush()`, `close()` (writer thread); optional `finish(run_dir)` and
+//! `log_video(path, key)` (caller thread, after close / on demand).
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use std::path::Path;
+use tally::{BackendStep, Sink};
+
+/// A Python sink object driven from the writer thread.
+pub struct PySink {
+    name: String,
+    obj: Py<PyAny>,
+    url: Option<String>,
+}
+
+fn describe(py: Python<'_>, e: PyErr) -> String {
+    let text = e.to_string();
+    // Keep the traceback's last frame for a failure deep inside an SDK.
+    match e.traceback(py).and_then(|tb| tb.format().ok()) {
+        Some(tb) if !tb.is_empty() => {
+            let last = tb.lines().rev().take(2).collect::<Vec<_>>();
+            format!(
+                "{text} (at {})",
+                last.into_iter().rev().collect::<Vec<_>>().join(" ")
+            )
+        }
+        _ => text,
+    }
+}
+
+impl PySink {
+    /// Wrap `obj`, reading its `name` attribute.
+    pub fn new(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let name = match obj.getattr("name") {
+            Ok(n) => n.extract::<String>()?,
+            Err(_) => obj.get_type().name()?.to_string(),
+        };
+        Ok(PySink {
+            name,
+            obj: obj.clone().unbind(),
+            url: None,
+        })
+    }
+
+    fn call(&self, method: &str) -> Result<(), String> {
+        Python::attach(|py| {
+            let o = self.obj.bind(py);
+            if !o.hasattr(method).unwrap_or(false) {
+                return Ok(());
+            }
+            o.call_method0(method)
+                .map(drop)
+                .map_err(|e| describe(py, e))
+        })
+    }
+}
+
+impl Sink for PySink {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn write(&mut self, step: &BackendStep) -> Result<(), String> {
+        Python::attach(|py| {
+            let scalars = PyDict::new(py);
+            for (tag, v) in &step.scalars {
+                scalars
+                    .set_item(PyString::intern(py, tag.as_str()), *v)
+                    .map_err(|e| describe(py, e))?;
+            }
+            self.obj
+                .bind(py)
+                .call_method1(
+                    "write",
+                    (step.step, step.wall_time, step.iteration, scalars),
+                )
+                .map(drop)
+                .map_err(|e| describe(py, e))
+        })
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        self.call("flush")
+    }
+
+    fn close(&mut self) -> Result<(), String> {
+        self.call("close")
+    }
+
+    fn start(&mut self, run_dir: &Path) -> Result<(), String> {
+        Python::attach(|py| {
+            let o = self.obj.bind(py);
+            if !o.hasattr("start").unwrap_or(false) {
+                return Ok(());
+            }
+            let url = o
+                .call_method1("start", (run_dir.to_string_lossy().into_owned(),))
+                .map_err(|e| describe(py, e))?;
+            self.url = url.extract::<Option<String>>().unwrap_or(None);
+            Ok(())
+        })
+    }
+
+    fn run_url(&self) -> Option<String> {
+        self.url.clone()
+    }
+}

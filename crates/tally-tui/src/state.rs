@@ -1,0 +1,423 @@
+//! The panel's state: the logger's [`PanelSnapshot`] plus "now", turned into what the panel
+//! shows. Pure: no I/O and no clock reads (the caller passes `now`), so every frame is a
+//! function of its inputs and tests are exact.
+
+use crate::glyphs::Glyphs;
+use tally::derive::{CollectorTimeline, LearnerTimeline};
+use tally::terminal::{Level, Message, PanelSnapshot};
+use tally::MpsState;
+use tally_schema::{MetricSpec, Profile, Role, Unit, METRICS};
+
+/// Tag of the whole-job env-step throughput (header `Steps/s`).
+pub const STEPS_PER_SEC: &str = "Perf/total_fps";
+/// Tag of the terminal-only replay-row throughput (header `Rows/s`).
+pub const ROWS_PER_SEC: &str = "Terminal/rows_per_sec";
+/// How long a warning stays in the panel after it was recorded, seconds.
+pub const WARNING_SECS: f64 = 30.0;
+
+/// How the metrics table groups a value (seed 000: "Metric 渲染按语义分组").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MetricGroup {
+    /// `Loss/*` except the learning rate.
+    Loss,
+    /// Policy state: `Policy/*` and the learning rate.
+    Policy,
+    /// Training diagnostics (gradient norms, target Q, KL, clip fractions, DP sync): indented.
+    Diagnostic,
+    /// Replay-ingress, ring and inference-flight gauges (`Ingress Backpressure`, ...): never
+    /// in the loss group.
+    Gauge,
+    /// `Episode_Termination/<term>` counts.
+    Termination,
+}
+
+/// One value of the metrics table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricRow {
+    /// Its group.
+    pub group: MetricGroup,
+    /// The label (the registry's terminal label, or the termination term with spaces).
+    pub label: String,
+    /// The window mean.
+    pub value: f64,
+    /// The unit (formats `ms` values and counts).
+    pub unit: Unit,
+}
+
+/// Direction of the recent reward history (reference §1.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trend {
+    /// The last 10 returns average more than 5 % above the 10 before.
+    Up,
+    /// More than 5 % below.
+    Down,
+    /// Within ± 5 %, or too little history.
+    Flat,
+}
+
+/// The first row of the rewards table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RewardSummary {
+    /// The window mean of `Train/mean_reward` (else the mean of the last 50 history entries).
+    pub mean: f64,
+    /// The largest return in the history.
+    pub peak: f64,
+    /// The trend mark.
+    pub trend: Trend,
+}
+
+/// What the border title shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Title {
+    /// Off-policy or on-policy training.
+    pub on_policy: bool,
+    /// Display name of the algorithm (`SAC`, `FlashSAC`, `APPO`, ...).
+    pub algo: String,
+    /// The task.
+    pub task: String,
+    /// World size.
+    pub gpus: u32,
+    /// Latest iteration.
+    pub iteration: u64,
+    /// Last iteration.
+    pub max_iterations: u64,
+}
+
+/// Everything the panel shows, derived from one snapshot at one instant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    /// Timing profile of the run.
+    pub profile: Profile,
+    /// Border title.
+    pub title: Title,
+    /// Seconds since training started (warm-up excluded), once it has.
+    pub elapsed: Option<f64>,
+    /// Estimated seconds to the last iteration.
+    pub eta: Option<f64>,
+    /// Window mean episode length, when > 0.
+    pub ep_len: Option<f64>,
+    /// Window mean whole-job env steps per second.
+    pub steps_per_sec: Option<f64>,
+    /// Window mean whole-job replay rows per second (terminal only).
+    pub rows_per_sec: Option<f64>,
+    /// Samples in the 2 s window, once any step arrived.
+    pub window_n: Option<usize>,
+    /// The status while it is not "Training".
+    pub status: Option<String>,
+    /// The latest error, and the latest warning while it is recent.
+    pub alerts: Vec<Message>,
+    /// Metrics table rows in display order.
+    pub metrics: Vec<MetricRow>,
+    /// Reward summary, once there is a return.
+    pub reward: Option<RewardSummary>,
+    /// Reward terms (name without `reward/`, window mean), sorted by name.
+    pub reward_terms: Vec<(String, f64)>,
+    /// Learner main-thread timeline of the window means.
+    pub learner: LearnerTimeline,
+    /// Whether any learner timing is in the window.
+    pub has_learner: bool,
+    /// Collector timeline of the window means.
+    pub collector: CollectorTimeline,
+    /// System column rows (label, value).
+    pub system: Vec<(&'static str, String)>,
+}
+
+/// The panel's state: what was last observed, and the derived [`Model`].
+#[derive(Debug, Clone)]
+pub struct PanelState {
+    /// The latest snapshot.
+    pub snapshot: PanelSnapshot,
+    /// "Now" on the snapshot's clock.
+    pub now: f64,
+    /// Symbols to draw with.
+    pub glyphs: Glyphs,
+    /// Whether to use colour.
+    pub color: bool,
+    /// What to show.
+    pub model: Model,
+}
+
+impl PanelState {
+    /// A state showing `snapshot` at `now`.
+    pub fn new(snapshot: PanelSnapshot, now: f64, glyphs: Glyphs, color: bool) -> Self {
+        let model = Model::build(&snapshot, now);
+        PanelState {
+            snapshot,
+            now,
+            glyphs,
+            color,
+            model,
+        }
+    }
+
+    /// Replace the snapshot and the instant (the pure update of each frame).
+    pub fn update(&mut self, snapshot: PanelSnapshot, now: f64) {
+        self.model = Model::build(&snapshot, now);
+        self.snapshot = snapshot;
+        self.now = now;
+    }
+}
+
+/// The display name of an algorithm (reference §1.3: `sac`→`SAC`, `flashsac`→`FlashSAC`,
+/// anything else upper-cased).
+pub fn algo_display(algo: &str) -> String {
+    match algo.to_ascii_lowercase().as_str() {
+        "sac" => "SAC".into(),
+        "flashsac" => "FlashSAC".into(),
+        "warpsac" => "WarpSAC".into(),
+        _ => algo.to_uppercase(),
+    }
+}
+
+/// The trend of a reward history (reference §1.3, with a sign-safe 5 % band).
+///
+/// The last 10 entries are compared with up to 10 entries before them; fewer than 11 entries
+/// give no trend. The band is `± 5 % of |old|`, so a negative reward that improves shows ▲
+/// (the original's `old * 1.05` inverted the band for negative returns).
+pub fn trend(history: &[f64]) -> Trend {
+    if history.len() <= 10 {
+        return Trend::Flat;
+    }
+    let n = history.len();
+    let new = history[n - 10..].iter().sum::<f64>() / 10.0;
+    let old_slice = &history[n.saturating_sub(20)..n - 10];
+    let old = old_slice.iter().sum::<f64>() / old_slice.len() as f64;
+    let band = 0.05 * old.abs();
+    if new > old + band {
+        Trend::Up
+    } else if new < old - band {
+        Trend::Down
+    } else {
+        Trend::Flat
+    }
+}
+
+fn group_of(spec: &MetricSpec) -> Option<MetricGroup> {
+    let tag = spec.tag;
+    if tag == "Loss/learning_rate" || tag.starts_with("Policy/") {
+        return Some(MetricGroup::Policy);
+    }
+    if tag.starts_with("Loss/") {
+        return Some(MetricGroup::Loss);
+    }
+    if tag.starts_with("Perf/dp_gradient_sync") {
+        return Some(MetricGroup::Diagnostic);
+    }
+    if tag.starts_with("Perf/collector_inference_") && spec.role == Role::Gauge {
+        return Some(MetricGroup::Gauge);
+    }
+    if let Some(rest) = tag.strip_prefix("Train/") {
+        if matches!(rest, "iteration" | "mean_reward" | "mean_episode_length")
+            || rest.ends_with("/time")
+        {
+            return None;
+        }
+        return Some(match spec.role {
+            Role::Gauge | Role::Counter => MetricGroup::Gauge,
+            _ => MetricGroup::Diagnostic,
+        });
+    }
+    None
+}
+
+fn metric_rows(snap: &PanelSnapshot) -> Vec<MetricRow> {
+    let w = &snap.window;
+    let mut rows: Vec<(MetricGroup, usize, MetricRow)> = Vec::new();
+    for (i, spec) in METRICS.iter().enumerate() {
+        let Some(group) = group_of(spec) else { continue };
+        if let Some(v) = w.get(spec.tag) {
+            rows.push((
+                group,
+                i,
+                MetricRow {
+                    group,
+                    label: spec.label.to_owned(),
+                    value: v,
+                    unit: spec.unit,
+                },
+            ));
+        }
+    }
+    let mut terms: Vec<(&str, f64)> = w
+        .means
+        .iter()
+        .filter_map(|(t, v)| {
+            t.as_str()
+                .strip_prefix("Episode_Termination/")
+                .map(|term| (term, *v))
+        })
+        .collect();
+    terms.sort_by(|a, b| a.0.cmp(b.0));
+    for (j, (term, v)) in terms.into_iter().enumerate() {
+        rows.push((
+            MetricGroup::Termination,
+            j,
+            MetricRow {
+                group: MetricGroup::Termination,
+                label: term.replace('_', " "),
+                value: v,
+                unit: Unit::Count,
+            },
+        ));
+    }
+    // Within the loss group the losses come first, then the entropy term.
+    rows.sort_by_key(|(g, i, r)| (*g, !r.label.ends_with("Loss"), *i));
+    rows.into_iter().map(|(_, _, r)| r).collect()
+}
+
+fn alerts(snap: &PanelSnapshot, now: f64) -> Vec<Message> {
+    let mut out = Vec::new();
+    if let Some(e) = snap.messages.iter().rev().find(|m| m.level == Level::Error) {
+        out.push(e.clone());
+    }
+    if let Some(w) = snap
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.level == Level::Warning && now - m.t <= WARNING_SECS)
+    {
+        out.push(w.clone());
+    }
+    out.sort_by(|a, b| a.t.total_cmp(&b.t));
+    out
+}
+
+fn system_rows(snap: &PanelSnapshot) -> Vec<(&'static str, String)> {
+    let mut rows = Vec::new();
+    let sys = &snap.system;
+    if let Some(b) = sys.buffer_size {
+        rows.push(("Buffer", crate::format::grouped(b as f64)));
+    }
+    let timeout = snap.window.get("Episode/timeout_rate").unwrap_or(0.0);
+    rows.push(("Timeout Rate", format!("{:.1}%", timeout * 100.0)));
+    let envs = snap.facts.num_envs.saturating_mul(u64::from(snap.facts.num_gpus));
+    rows.push(("Envs", crate::format::grouped(envs as f64)));
+    if let Some(b) = sys.batch_size_per_rank.filter(|b| *b > 0) {
+        rows.push(("Batch/Rank", crate::format::grouped(b as f64)));
+    }
+    // Seed 000: a validated request shows on, an environment-level daemon ambient, else off.
+    let mps = sys.cuda_mps.unwrap_or(MpsState::Off);
+    rows.push(("CUDA MPS", mps.as_str().to_owned()));
+    rows
+}
+
+impl Model {
+    /// Derive what to show from `snap` at `now` (seconds on the snapshot's clock).
+    pub fn build(snap: &PanelSnapshot, now: f64) -> Model {
+        let w = &snap.window;
+        let profile = snap.facts.profile;
+        let started = snap.training_started_at.is_some();
+        let iteration = snap.iteration.max(w.iteration);
+        let end = snap.finished_at.unwrap_or(now);
+        let elapsed = snap.training_started_at.map(|t0| (end - t0).max(0.0));
+        let max = snap.facts.max_iterations;
+        let eta = elapsed.filter(|_| iteration > 0).map(|e| {
+            max.saturating_sub(iteration) as f64 * e / iteration as f64
+        });
+        let hist = &snap.reward_history;
+        let reward = if hist.is_empty() {
+            None
+        } else {
+            let tail = &hist[hist.len().saturating_sub(50)..];
+            let fallback = tail.iter().sum::<f64>() / tail.len() as f64;
+            Some(RewardSummary {
+                mean: w.get("Train/mean_reward").unwrap_or(fallback),
+                peak: hist.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                trend: trend(hist),
+            })
+        };
+        let mut reward_terms: Vec<(String, f64)> = w
+            .means
+            .iter()
+            .filter_map(|(t, v)| {
+                t.as_str()
+                    .strip_prefix("reward/")
+                    .map(|term| (term.to_owned(), *v))
+            })
+            .collect();
+        reward_terms.sort_by(|a, b| a.0.cmp(&b.0));
+        let learner = LearnerTimeline::from_values(profile, |t| w.get(t));
+        let has_learner = learner.iter_wall_ms > 0.0;
+        Model {
+            profile,
+            title: Title {
+                on_policy: profile == Profile::OnPolicy,
+                algo: algo_display(&snap.facts.algo),
+                task: snap.facts.task.clone(),
+                gpus: snap.facts.num_gpus,
+                iteration,
+                max_iterations: max,
+            },
+            elapsed,
+            eta,
+            ep_len: w.get("Train/mean_episode_length").filter(|v| *v > 0.0),
+            steps_per_sec: w.get(STEPS_PER_SEC),
+            rows_per_sec: w.get(ROWS_PER_SEC),
+            window_n: started.then_some(w.n),
+            status: (snap.status != "Training").then(|| snap.status.clone()),
+            alerts: alerts(snap, now),
+            metrics: metric_rows(snap),
+            reward,
+            reward_terms,
+            learner,
+            has_learner,
+            collector: CollectorTimeline::from_values(profile, |t| w.get(t)),
+            system: system_rows(snap),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tally_schema::metric;
+
+    fn spec(tag: &str) -> Option<&'static MetricSpec> {
+        metric(tag)
+    }
+
+    #[test]
+    fn trend_needs_history_and_uses_a_five_percent_band() {
+        // reference §1.3: trend needs history; ▲ above +5 %, ▼ below −5 %, else ━.
+        assert_eq!(trend(&[1.0; 10]), Trend::Flat);
+        let mut h = vec![10.0; 10];
+        h.extend([11.0; 10]);
+        assert_eq!(trend(&h), Trend::Up);
+        let mut h = vec![10.0; 10];
+        h.extend([9.0; 10]);
+        assert_eq!(trend(&h), Trend::Down);
+        let mut h = vec![10.0; 10];
+        h.extend([10.4; 10]);
+        assert_eq!(trend(&h), Trend::Flat);
+        // A negative reward that improves rises.
+        let mut h = vec![-10.0; 10];
+        h.extend([-8.0; 10]);
+        assert_eq!(trend(&h), Trend::Up);
+    }
+
+    #[test]
+    fn algo_display_names_follow_the_reference() {
+        assert_eq!(algo_display("sac"), "SAC");
+        assert_eq!(algo_display("flashsac"), "FlashSAC");
+        assert_eq!(algo_display("appo"), "APPO");
+    }
+
+    #[test]
+    fn ingress_gauges_are_never_in_the_loss_group() {
+        // seed 000: replay-ingress gauge 显示为 Ingress Backpressure、Ingress Depth 等标签；它们不放入 loss 组
+        for m in METRICS.iter().filter(|m| m.tag.contains("replay_ingress")) {
+            let g = group_of(m);
+            assert_ne!(g, Some(MetricGroup::Loss), "{}", m.tag);
+            if m.tag.starts_with("Train/") {
+                assert_eq!(g, Some(MetricGroup::Gauge), "{}", m.tag);
+                assert!(m.label.starts_with("Ingress "), "{}", m.label);
+            }
+        }
+        assert_eq!(group_of(spec("Loss/critic").unwrap()), Some(MetricGroup::Loss));
+        assert_eq!(group_of(spec("Policy/temperature").unwrap()), Some(MetricGroup::Policy));
+        assert_eq!(
+            group_of(spec("Train/critic_gradient_norm").unwrap()),
+            Some(MetricGroup::Diagnostic)
+        );
+    }
+}

@@ -1,0 +1,544 @@
+//! The panel's rendering against seed 000 ("Off-policy 终端视图" onwards) and reference §1:
+//! snapshots of the full panel at 80, 100 and 140 columns, every seed label where the
+//! profile has it, tiers, the 1 % rule, percentages, trimming, and the plain fallback.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tally::terminal::{Level, RunFacts, TerminalState};
+use tally::Profile;
+use tally_tui::fixtures::{appo_state, appo_values, sac_state, sac_values, sample, snapshot_at_end};
+use tally_tui::{buffer_text, render_to_buffer, Glyphs, Mode, Panel, PanelOptions, PanelState, Tier};
+
+const WIDTHS: [u16; 3] = [80, 100, 140];
+
+/// Learner labels of the seed's "Learner 主时间线" table, per profile.
+const SAC_LEARNER: [&str; 8] = [
+    "Collector Wait",
+    "Inference",
+    "Collector Release",
+    "Replay Batch Wait",
+    "Replay Sample",
+    "Learning",
+    "Other",
+    "Iter Wall",
+];
+const APPO_LEARNER: [&str; 7] = [
+    "Collector Wait",
+    "Replay Stage",
+    "Replay Sample",
+    "Learning",
+    "Weight Publish",
+    "Other",
+    "Iter Wall",
+];
+/// Collector labels of the seed's "Collector 自有时间线" tables (SAC cycle, its quiet and
+/// nested diagnostics, and APPO's three rows).
+const SAC_COLLECTOR: [&str; 13] = [
+    "Inference Request",
+    "Learner Action Wait",
+    "Env Step",
+    "Replay Write",
+    "Transition Extract",
+    "Metrics Publish",
+    "Action Validate",
+    "Apply Action",
+    "Action+Backend",
+    "Backend Step",
+    "Update State",
+    "Reset Done",
+    "Env Step",
+];
+const APPO_COLLECTOR: [&str; 3] = ["MLP Infer", "Env Step", "Rollout Wall"];
+/// System column labels (seed 000: buffer, timeout rate, envs, batch per rank, CUDA MPS).
+const SYSTEM: [&str; 5] = ["Buffer", "Timeout Rate", "Envs", "Batch/Rank", "CUDA MPS"];
+/// Labels only APPO has (seed 000: Replay Stage 与 Weight Publish 只在 APPO 出现).
+const APPO_ONLY: [&str; 4] = ["Replay Stage", "Weight Publish", "MLP Infer", "Rollout Wall"];
+/// Labels only the SAC family has.
+const SAC_ONLY: [&str; 5] = [
+    "Collector Release",
+    "Replay Batch Wait",
+    "Learner Action Wait",
+    "Inference Request",
+    "Backend Step",
+];
+
+fn view(state: &TerminalState, glyphs: Glyphs) -> PanelState {
+    let (snap, now) = snapshot_at_end(state);
+    PanelState::new(snap, now, glyphs, false)
+}
+
+fn text(state: &TerminalState, width: u16) -> String {
+    buffer_text(&render_to_buffer(&view(state, Glyphs::UNICODE), width, None))
+}
+
+fn text_in(state: &TerminalState, width: u16, height: u16) -> String {
+    buffer_text(&render_to_buffer(&view(state, Glyphs::UNICODE), width, Some(height)))
+}
+
+fn has_label(text: &str, label: &str) -> bool {
+    // A whole label: not followed by another letter (so "Env Step" is not "Env Steps").
+    text.match_indices(label).any(|(i, _)| {
+        let next = text[i + label.len()..].chars().next();
+        next.is_none_or(|c| !c.is_alphanumeric())
+    })
+}
+
+// ---- snapshots ------------------------------------------------------------------------------
+
+#[test]
+fn sac_panel_snapshots_at_80_100_and_140_columns() {
+    // seed 000: 终端有显式宽度分层 (< 96, 96–119, ≥ 120 columns).
+    let s = sac_state();
+    for w in WIDTHS {
+        insta::assert_snapshot!(format!("sac_{w}"), text(&s, w));
+    }
+}
+
+#[test]
+fn appo_panel_snapshots_at_80_100_and_140_columns() {
+    let s = appo_state();
+    for w in WIDTHS {
+        insta::assert_snapshot!(format!("appo_{w}"), text(&s, w));
+    }
+}
+
+// ---- labels ---------------------------------------------------------------------------------
+
+#[test]
+fn every_seed_label_of_the_profile_shows_at_80_100_and_140_columns() {
+    // seed 000: the learner, collector and System tables; "No core label is cut".
+    let cases: [(TerminalState, Vec<&str>); 2] = [
+        (
+            sac_state(),
+            [&SAC_LEARNER[..], &SAC_COLLECTOR[..], &SYSTEM[..]].concat(),
+        ),
+        (
+            appo_state(),
+            [&APPO_LEARNER[..], &APPO_COLLECTOR[..], &SYSTEM[..]].concat(),
+        ),
+    ];
+    for (state, labels) in &cases {
+        for w in WIDTHS {
+            let t = text(state, w);
+            for l in labels {
+                assert!(has_label(&t, l), "{l:?} missing at {w} columns:\n{t}");
+            }
+        }
+    }
+}
+
+#[test]
+fn appo_rows_never_show_in_sac_and_sac_rows_never_in_appo() {
+    // seed 000: 算法专有阶段不会跨算法占位; Replay Stage 与 Weight Publish 只在 APPO 出现。
+    for w in WIDTHS {
+        let sac = text(&sac_state(), w);
+        for l in APPO_ONLY {
+            assert!(!has_label(&sac, l), "{l} in SAC at {w}:\n{sac}");
+        }
+        let appo = text(&appo_state(), w);
+        for l in SAC_ONLY {
+            assert!(!has_label(&appo, l), "{l} in APPO at {w}:\n{appo}");
+        }
+    }
+}
+
+#[test]
+fn nested_learner_diagnostics_are_not_rows() {
+    // seed 000: Inference H2D/Forward/D2H 与 Replay H2D Submit 只在 TensorBoard / W&B 记录，不是额外的 Iter Wall 切片。
+    for w in WIDTHS {
+        let t = text(&sac_state(), w);
+        for l in ["Inference H2D", "Inference Forward", "Inference D2H", "Replay H2D Submit"] {
+            assert!(!t.contains(l), "{l} at {w}");
+        }
+    }
+}
+
+#[test]
+fn no_core_label_is_cut_at_any_width_from_60_columns() {
+    // issue 4: No core label is ever cut at any width ≥ 60 columns.
+    let core: Vec<&str> = [&SAC_LEARNER[..], &SYSTEM[..]]
+        .concat()
+        .into_iter()
+        .chain(["Learner Action Wait", "Env Step", "Replay Write", "Reward", "Actor Loss"])
+        .chain(["Ingress Backpressure", "Ingress Depth", "GPUs 2", "iter 4030/5000"])
+        .collect();
+    let s = sac_state();
+    for w in 60..=160 {
+        let t = text(&s, w);
+        for l in &core {
+            assert!(has_label(&t, l), "{l:?} cut or missing at {w} columns:\n{t}");
+        }
+    }
+    let appo = appo_state();
+    for w in 60..=160 {
+        let t = text(&appo, w);
+        for l in APPO_LEARNER.iter().chain(&APPO_COLLECTOR) {
+            assert!(has_label(&t, l), "{l:?} cut or missing at {w} columns:\n{t}");
+        }
+    }
+}
+
+#[test]
+fn title_carries_algo_task_gpus_and_iteration_as_in_the_reference() {
+    // reference §1.3: " 🚀 UniLab Off-Policy Training | SAC | G1WalkFlat | GPUs 1 | iter 5000/5000 ".
+    let t = text(&sac_state(), 140);
+    let first = t.lines().next().unwrap();
+    assert!(
+        first.contains(" 🚀 UniLab Off-Policy Training | SAC | go2_joystick_flat | GPUs 2 | iter 4030/5000 "),
+        "{first}"
+    );
+    // Narrower: the brand goes first; algorithm, GPUs and iteration stay.
+    let first = text(&sac_state(), 60).lines().next().unwrap().to_owned();
+    assert!(first.contains(" SAC | go2_joystick_flat | GPUs 2 | iter 4030/5000 "), "{first}");
+}
+
+#[test]
+fn header_shows_throughput_episode_length_and_window_count() {
+    // seed 000: Steps/s and Rows/s are whole-job totals; Avg 2s (n=...) counts the window.
+    let (snap, now) = snapshot_at_end(&sac_state());
+    let n = snap.window.n;
+    let fps = snap.window.get("Perf/total_fps").unwrap();
+    let t = text(&sac_state(), 140);
+    assert!(t.contains(&format!("Avg 2s (n={n})")), "{t}");
+    assert!(t.contains(&format!("Steps/s {}", tally_tui::format::grouped(fps))), "{t}");
+    assert!(t.contains("Rows/s ") && t.contains("Ep Len "), "{t}");
+    let _ = now;
+}
+
+#[test]
+fn elapsed_excludes_warm_up_and_eta_follows_the_iteration_rate() {
+    // reference §1.1: warm-up excluded from elapsed time and ETA.
+    let mut s = TerminalState::new(RunFacts {
+        algo: "sac".into(),
+        task: "t".into(),
+        num_gpus: 1,
+        num_envs: 1,
+        max_iterations: 4,
+        profile: Profile::SacFamily,
+    });
+    s.message(100.0, Level::Info, "Warming up...".into());
+    s.push(sample(130.0, 1, &[("Loss/critic", 1.0)]), None, Default::default(), 0);
+    s.push(sample(132.0, 2, &[("Loss/critic", 1.0)]), None, Default::default(), 0);
+    let v = PanelState::new(s.snapshot(), 132.0, Glyphs::ASCII, false);
+    let t = buffer_text(&render_to_buffer(&v, 100, None));
+    assert!(t.contains("time 2s | ETA 2s"), "{t}");
+}
+
+#[test]
+fn ingress_gauges_are_labelled_as_ingress_and_follow_the_losses() {
+    // seed 000: replay-ingress gauge 显示为 Ingress Backpressure、Ingress Depth 等标签；它们不放入 loss 组。
+    let t = text(&sac_state(), 140);
+    let line_of = |l: &str| t.lines().position(|x| x.contains(l)).unwrap();
+    let last_loss = ["Actor Loss", "Critic Loss", "Temperature Loss", "Entropy", "Temperature"]
+        .iter()
+        .map(|l| line_of(l))
+        .max()
+        .unwrap();
+    for l in ["Ingress Backpressure", "Ingress Depth", "Ingress Occupancy", "Ingress High Water", "Ingress Dropped"] {
+        assert!(line_of(l) > last_loss, "{l} inside the loss group:\n{t}");
+    }
+    // Training diagnostics are indented.
+    assert!(t.contains("│   Critic Grad Norm"), "{t}");
+}
+
+#[test]
+fn env_step_details_are_indented_with_connectors_and_the_last_closes() {
+    // reference §1.3: detail rows "  Backend Step" with ─┤, the last with ─┘.
+    let t = text(&sac_state(), 140);
+    let details: Vec<&str> = t
+        .lines()
+        .filter(|l| ["  Action Validate", "  Apply Action", "  Action+Backend", "  Backend Step", "  Update State", "  Reset Done"].iter().any(|d| l.contains(d)))
+        .collect();
+    assert_eq!(details.len(), 6, "{t}");
+    for d in &details[..5] {
+        assert!(d.contains("%─┤"), "{d}");
+    }
+    assert!(details[5].contains("%─┘"), "{}", details[5]);
+    let ascii = buffer_text(&render_to_buffer(&view(&sac_state(), Glyphs::ASCII), 140, None));
+    assert!(ascii.contains("%-'"), "{ascii}");
+}
+
+// ---- timing ---------------------------------------------------------------------------------
+
+/// The learner percentages of a rendered panel (rows from Collector Wait through Other).
+fn learner_percentages(t: &str, labels: &[&str]) -> Vec<f64> {
+    labels
+        .iter()
+        .filter(|l| **l != "Iter Wall")
+        .map(|l| {
+            let line = t
+                .lines()
+                .find(|x| {
+                    let first = x.split('│').nth(1).unwrap_or("");
+                    first.trim_start().starts_with(&format!("{l}  "))
+                })
+                .unwrap_or_else(|| panic!("{l} missing:\n{t}"));
+            let seg = line.split('│').nth(1).unwrap();
+            let pct = seg.trim_end().trim_end_matches('%');
+            pct.rsplit(' ').next().unwrap().parse::<f64>().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn learner_percentages_sum_to_100_within_rounding() {
+    // seed 000: 正常情况下它们合计等于 Iter Wall，每行百分比合计约为 100%（逐行取整可能略有误差）。
+    for (state, labels) in [(sac_state(), &SAC_LEARNER[..]), (appo_state(), &APPO_LEARNER[..])] {
+        for w in WIDTHS {
+            let t = text(&state, w);
+            let p = learner_percentages(&t, labels);
+            let sum: f64 = p.iter().sum();
+            let tolerance = 0.5 * p.len() as f64;
+            assert!((sum - 100.0).abs() <= tolerance, "sum {sum} of {p:?} at {w}:\n{t}");
+        }
+    }
+}
+
+fn sac_with(overrides: &[(&'static str, f64)]) -> TerminalState {
+    let mut values = sac_values(1.0);
+    for (k, v) in overrides {
+        values.retain(|(t, _)| t != k);
+        values.push((k, *v));
+    }
+    let mut s = TerminalState::new(sac_state().facts);
+    s.push(sample(10.0, 1, &values), Some(1.0), Default::default(), 0);
+    s
+}
+
+#[test]
+fn quiet_collector_rows_show_only_at_one_percent_of_the_cycle() {
+    // seed 000: Inference Request、Transition Extract、Metrics Publish 以及嵌套明细 ... 只有达到 collector cycle 的 1% 时才出现在终端。
+    // Cycle without Inference Request: 5.0 + 1.9 + 0.1 + 0.35 + 0.09 = 7.44 ms.
+    let quiet = sac_with(&[("Perf/collector_inference_request_ms", 0.03)]); // 0.4 %
+    let shown = sac_with(&[("Perf/collector_inference_request_ms", 0.2)]); // 2.6 %
+    for w in WIDTHS {
+        assert!(!has_label(&text(&quiet, w), "Inference Request"), "{w}");
+        assert!(has_label(&text(&shown, w), "Inference Request"), "{w}");
+    }
+    let detail_quiet = sac_with(&[("Perf/collector_env_step_reset_done_ms", 0.01)]);
+    assert!(!has_label(&text(&detail_quiet, 140), "Reset Done"));
+}
+
+#[test]
+fn core_collector_rows_show_even_below_one_percent() {
+    // seed 000: 终端始终保留上表核心 cycle 行。
+    let s = sac_with(&[("Perf/collector_replay_write_ms", 0.001)]);
+    for w in WIDTHS {
+        assert!(has_label(&text(&s, w), "Replay Write"), "{w}");
+    }
+}
+
+#[test]
+fn appo_collector_shows_milliseconds_without_percentages() {
+    // seed 000: APPO 的三个值不是一组百分比分解 ... 所以终端只显示 ms。
+    let t = text(&appo_state(), 140);
+    for l in APPO_COLLECTOR {
+        let line = t.lines().find(|x| x.contains(l)).unwrap();
+        let col = line.split('│').find(|c| c.contains(l)).unwrap();
+        assert!(col.trim_end().ends_with("ms"), "{col:?}");
+    }
+}
+
+#[test]
+fn the_two_timing_clocks_are_separate_columns_never_summed() {
+    // seed 000: 两列时间不能横向相加; 120 列及以上时，timing 使用完整三列。
+    let t = text(&sac_state(), 140);
+    let header = t.lines().find(|l| l.contains("Learner (Iter Wall)")).unwrap();
+    let a = header.find("Learner (Iter Wall)").unwrap();
+    let b = header.find("Collector (own clock)").unwrap();
+    let c = header.find("System").unwrap();
+    assert!(a < b && b < c, "{header}");
+    assert!(header[a..b].contains('│') && header[b..c].contains('│'), "{header}");
+    assert!(!t.contains("Total"), "{t}");
+}
+
+// ---- tiers ----------------------------------------------------------------------------------
+
+#[test]
+fn width_tiers_switch_at_96_and_120_columns() {
+    // seed 000: 小于 96 列 / 96–119 列 / 120 列及以上。
+    assert_eq!(Tier::for_width(60), Tier::Stacked);
+    assert_eq!(Tier::for_width(95), Tier::Stacked);
+    assert_eq!(Tier::for_width(96), Tier::SideBySide);
+    assert_eq!(Tier::for_width(119), Tier::SideBySide);
+    assert_eq!(Tier::for_width(120), Tier::Full);
+    let s = sac_state();
+    let t95 = text(&s, 95);
+    assert!(t95.contains("Timing") && !t95.contains("Learner (Iter Wall)"), "{t95}");
+    let t96 = text(&s, 96);
+    assert!(!t96.contains("Timing") && !t96.contains("Learner (Iter Wall)"), "{t96}");
+    assert!(t96.contains("│ Collector ") && t96.contains("Learner "), "{t96}");
+    let t119 = text(&s, 119);
+    assert!(!t119.contains("Collector (own clock)"), "{t119}");
+    let t120 = text(&s, 120);
+    assert!(t120.contains("Learner (Iter Wall)") && t120.contains("Collector (own clock)"), "{t120}");
+}
+
+#[test]
+fn below_96_columns_everything_stacks_in_one_column() {
+    // seed 000: 小于 96 列时，metrics / rewards / timing 区域纵向堆叠，timing 使用单一 Timing 列。
+    let t = text(&sac_state(), 80);
+    let line_of = |l: &str| t.lines().position(|x| x.contains(l)).unwrap();
+    assert!(line_of("Metrics") < line_of("Rewards"));
+    assert!(line_of("Rewards") < line_of("Timing"));
+    assert!(line_of("Timing") < line_of("Learner Action Wait"));
+    // One column: no line holds two table titles.
+    assert!(t.lines().all(|l| !(l.contains("Metrics") && l.contains("Rewards"))));
+    assert!(!t.contains('│') || t.lines().all(|l| l.matches('│').count() <= 2));
+}
+
+#[test]
+fn reward_peak_loses_precision_below_96_columns() {
+    // seed 000: 降低 reward peak 精度，而不是截断核心标签。
+    let narrow = text(&sac_state(), 80);
+    let wide = text(&sac_state(), 100);
+    assert!(narrow.contains("/ Peak 25.00\n") || narrow.contains("/ Peak 25.00 "), "{narrow}");
+    assert!(wide.contains("/ Peak 25.000"), "{wide}");
+}
+
+#[test]
+fn a_short_terminal_drops_optional_rows_but_keeps_core_rows_and_titles() {
+    // issue 4: no core label is cut; optional rows go first and each title counts them.
+    let t = text_in(&sac_state(), 80, 40);
+    assert_eq!(t.lines().count(), 40);
+    for l in ["Metrics", "Rewards", "Timing", "Actor Loss", "Iter Wall", "Learner Action Wait", "Replay Write"] {
+        assert!(has_label(&t, l), "{l}:\n{t}");
+    }
+    assert!(t.contains("Metrics (+"), "{t}");
+    let wide = text_in(&sac_state(), 140, 30);
+    for l in ["Learner (Iter Wall)", "Collector (own clock)", "System", "Iter Wall", "CUDA MPS"] {
+        assert!(has_label(&wide, l), "{l}:\n{wide}");
+    }
+}
+
+#[test]
+fn ascii_fallback_draws_only_ascii() {
+    // reference §1.1: ASCII fallbacks when the encoding cannot show "⏱ ▲ ▼ ━".
+    for w in WIDTHS {
+        let t = buffer_text(&render_to_buffer(&view(&sac_state(), Glyphs::ASCII), w, None));
+        assert!(t.is_ascii(), "{t}");
+        assert!(t.contains("Reward +") && t.contains("time "), "{t}");
+    }
+}
+
+// ---- messages -------------------------------------------------------------------------------
+
+#[test]
+fn errors_and_status_show_without_waiting_for_a_step() {
+    // issue 4: errors and status lines show without waiting for the next iteration.
+    let mut s = sac_state();
+    let t = s.updated_at.unwrap() + 0.2;
+    s.message(t, Level::Error, "[red]ERROR sink tensorboard failed[/]".into());
+    s.message(t, Level::Info, "Checkpoint saved: ckpt_4030.pt".into());
+    let v = PanelState::new(s.snapshot(), t + 0.1, Glyphs::UNICODE, false);
+    let text = buffer_text(&render_to_buffer(&v, 140, None));
+    assert!(text.contains("ERROR ERROR sink tensorboard failed"), "{text}");
+    assert!(text.contains("Checkpoint saved: ckpt_4030.pt"), "{text}");
+    assert!(!text.contains("[red]"), "{text}");
+}
+
+#[test]
+fn warm_up_status_shows_in_the_header_before_the_first_step() {
+    let mut s = TerminalState::new(sac_state().facts);
+    s.message(1.0, Level::Info, "Buffer fill: 4,096/40,960 (10%)".into());
+    let v = PanelState::new(s.snapshot(), 1.5, Glyphs::UNICODE, false);
+    let t = buffer_text(&render_to_buffer(&v, 100, None));
+    assert!(t.contains("Buffer fill: 4,096/40,960 (10%)"), "{t}");
+    assert!(t.contains("Waiting for data..."), "{t}");
+}
+
+// ---- the render thread ----------------------------------------------------------------------
+
+/// A writer whose output the test reads, and which can be made to block.
+#[derive(Clone, Default)]
+struct Capture {
+    bytes: Arc<Mutex<Vec<u8>>>,
+    gate: Arc<Mutex<()>>,
+}
+
+impl Write for Capture {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let _g = self.gate.lock().unwrap();
+        self.bytes.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn plain_options(cap: &Capture) -> PanelOptions {
+    PanelOptions {
+        mode: Mode::Off,
+        refresh: Duration::from_millis(20),
+        plain_interval: Duration::from_millis(50),
+        plain_writer: Some(Box::new(cap.clone())),
+        ..PanelOptions::default()
+    }
+}
+
+#[test]
+fn plain_mode_emits_no_escape_bytes_and_summarises_each_interval() {
+    // issue 4: not a terminal / --panel off: no escape codes at all; a compact one-line summary.
+    let state = Arc::new(Mutex::new(TerminalState::new(sac_state().facts)));
+    let cap = Capture::default();
+    let mut panel = Panel::start(state.clone(), plain_options(&cap));
+    assert_eq!(panel.output(), tally_tui::Output::Plain);
+    state.lock().unwrap().message(0.0, Level::Info, "Warming up...".into());
+    for i in 1..=20u64 {
+        let t = 1.0 + 0.01 * i as f64;
+        state.lock().unwrap().push(sample(t, i, &sac_values(1.0)), Some(5.0), Default::default(), 0);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    state.lock().unwrap().message(1.5, Level::Warning, "contract: accounted 104% of Iter Wall".into());
+    panel.log("a log line from the runner");
+    panel.stop().unwrap();
+    let out = String::from_utf8(cap.bytes.lock().unwrap().clone()).unwrap();
+    assert!(!out.as_bytes().contains(&0x1b), "{out:?}");
+    assert!(out.is_ascii(), "{out}");
+    let summaries: Vec<&str> = out.lines().filter(|l| l.starts_with("iter ")).collect();
+    assert!(summaries.len() >= 2, "{out}");
+    let last = summaries.last().unwrap();
+    for part in ["iter 20/5000", "Steps/s 12,345", "Reward 23.456", "Learning "] {
+        assert!(last.contains(part), "{part} not in {last}");
+    }
+    assert!(out.contains("WARN contract: accounted 104% of Iter Wall"), "{out}");
+    assert!(out.contains("a log line from the runner"), "{out}");
+    assert!(out.contains("Warming up..."), "{out}");
+}
+
+#[test]
+fn a_stuck_output_never_blocks_the_training_loop() {
+    // issue 4: step() never renders and never blocks on the terminal.
+    let state = Arc::new(Mutex::new(TerminalState::new(sac_state().facts)));
+    let cap = Capture::default();
+    let gate = cap.gate.clone();
+    let stuck = gate.lock().unwrap();
+    let mut panel = Panel::start(state.clone(), plain_options(&cap));
+    state.lock().unwrap().push(sample(1.0, 1, &sac_values(1.0)), Some(5.0), Default::default(), 0);
+    // Let the printer reach its (blocked) write.
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    for i in 2..=200u64 {
+        let s = sample(1.0 + i as f64 * 0.01, i, &sac_values(1.0));
+        state.lock().unwrap().push(s, Some(5.0), Default::default(), 0);
+    }
+    let took = t.elapsed();
+    drop(stuck);
+    panel.stop().unwrap();
+    assert!(took < Duration::from_millis(500), "199 pushes took {took:?} while the output was stuck");
+}
+
+#[test]
+fn render_fills_exactly_the_area_it_is_given() {
+    let v = view(&sac_state(), Glyphs::UNICODE);
+    let area = Rect::new(0, 0, 100, 20);
+    let mut buf = Buffer::empty(area);
+    (&v).render(area, &mut buf);
+    assert_eq!(buffer_text(&buf).lines().count(), 20);
+    let _ = appo_values(1.0);
+}

@@ -1,0 +1,53 @@
+"""tally: one honest source of telemetry for reinforcement-learning training runs.
+
+A training loop submits its metrics **once per iteration** to one :class:`Logger`; tally
+validates them against the canonical metric schema v1, writes every iteration's unsmoothed
+values to TensorBoard event files (or W&B), and keeps the state the live panel renders::
+
+    import tally
+
+    with tally.Logger(algo="sac", task="go2", sim="mujoco", max_iterations=1000, num_envs=4096) as log:
+        for it in range(1, 1001):
+            with log.phase("learning"):
+                losses = update()
+            log.step(it, env_steps=it * 4096, metrics={"Loss/critic": losses.critic},
+                     iteration_time=dt, steps_this_iter=4096)
+
+Also here: :class:`SummaryWriter` (torch's scalar API over tally's event writer),
+:mod:`tally.distributed` (multi-rank reduction over torch.distributed or MPI), and the error
+tree rooted at :class:`TallyError`.
+"""
+
+from tally import distributed
+from tally._tally import (
+    METRIC_SCHEMA_VERSION,
+    ClosedError,
+    ConfigError,
+    EventWriter,
+    Logger,
+    Phase,
+    SchemaError,
+    SinkError,
+    StorageError,
+    TallyError,
+    ValueTypeError,
+    __version__,
+)
+from tally.summary_writer import SummaryWriter
+
+__all__ = [
+    "Logger",
+    "Phase",
+    "SummaryWriter",
+    "EventWriter",
+    "distributed",
+    "TallyError",
+    "SchemaError",
+    "ConfigError",
+    "ClosedError",
+    "ValueTypeError",
+    "StorageError",
+    "SinkError",
+    "METRIC_SCHEMA_VERSION",
+    "__version__",
+]

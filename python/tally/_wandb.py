@@ -1,0 +1,151 @@
+"""The W&B sink: tally's backend payload sent through the real ``wandb`` SDK.
+
+The Rust writer thread calls :meth:`WandbSink.write` once per logged iteration with exactly
+the dict the TensorBoard sink writes (same tags, values and step axis), so W&B and the event
+file never disagree. ``start``, ``log_video`` and ``finish`` run on the caller's thread.
+
+Reference behaviour (UniLab ``ExperimentTracker``): an existing ``wandb.run`` is reused (its
+config updated) and never finished by tally; otherwise tally calls ``wandb.init`` with the run
+config and the run directory and finishes the run it owns at close.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional
+
+DEFAULT_PROJECT = "tally"
+VIDEO_KEY = "media/play_video"
+
+
+def import_wandb() -> Any:
+    """``import wandb``, or an ImportError that says how to get it."""
+    try:
+        import wandb
+    except ImportError as e:  # pragma: no cover - exercised only without wandb installed
+        raise ImportError(
+            "logger='wandb' needs the W&B SDK, which is not installed: "
+            "pip install wandb (or pip install 'tally[wandb]')"
+        ) from e
+    return wandb
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user database in some containers
+        return os.environ.get("USER", "unknown")
+
+
+def _dedup(items: List[str]) -> List[str]:
+    seen: Dict[str, None] = {}
+    for t in items:
+        if t and t not in seen:
+            seen[t] = None
+    return list(seen)
+
+
+def init_kwargs(settings: Mapping[str, Any], run_doc: Mapping[str, Any], run_dir: Path) -> Dict[str, Any]:
+    """The ``wandb.init`` keywords for a run: the user's settings over tally's defaults.
+
+    Defaults (as UniLab's tracker): name ``{algo}__{task}__{run_dir.name}``, group = task,
+    job_type = algo, tags = user tags + [algo, task, sim_backend, user-<os user>] (deduplicated).
+    Empty values are left out so the SDK's own defaults and ``WANDB_*`` variables apply.
+    """
+    run = run_doc.get("run", {})
+    algo, task, sim = run.get("algo", ""), run.get("task", ""), run.get("sim_backend", "")
+    kw: Dict[str, Any] = {
+        "project": settings.get("project") or os.environ.get("WANDB_PROJECT") or DEFAULT_PROJECT,
+        "entity": settings.get("entity"),
+        "group": settings.get("group") or task,
+        "job_type": settings.get("job_type") or algo,
+        "name": settings.get("name") or f"{algo}__{task}__{run_dir.name}",
+        "tags": _dedup(list(settings.get("tags") or []) + [algo, task, sim, f"user-{_user()}"]),
+        "notes": settings.get("notes"),
+        "mode": settings.get("mode"),
+        "config": dict(run_doc),
+        "dir": str(run_dir),
+    }
+    return {k: v for k, v in kw.items() if v not in (None, "", [])}
+
+
+class WandbSink:
+    """A tally sink that logs each iteration's canonical scalars to a W&B run."""
+
+    name = "wandb"
+
+    def __init__(self, settings: Optional[Mapping[str, Any]] = None) -> None:
+        self._wandb = import_wandb()
+        self.settings: Dict[str, Any] = dict(settings or {})
+        self.run: Any = None
+        self.owned = False
+        self.run_dir: Optional[Path] = None
+        self._finished = False
+
+    def start(self, run_dir: str) -> Optional[str]:
+        """Open (or reuse) the W&B run for ``run_dir``; returns its URL (None offline)."""
+        self.run_dir = Path(run_dir)
+        with open(self.run_dir / "run_config.json", encoding="utf-8") as f:
+            doc = json.load(f)
+        wandb = self._wandb
+        if wandb.run is not None:
+            self.run, self.owned = wandb.run, False
+            self.run.config.update(doc, allow_val_change=True)
+        else:
+            self.run = wandb.init(**init_kwargs(self.settings, doc, self.run_dir))
+            self.owned = True
+        run = doc.get("run", {})
+        self.run.summary.update(
+            {
+                "algo": run.get("algo"),
+                "task": run.get("task"),
+                "sim_backend": run.get("sim_backend"),
+                "log_dir": str(self.run_dir),
+            }
+        )
+        return self.url
+
+    @property
+    def url(self) -> Optional[str]:
+        """The run's URL (None for an offline run)."""
+        if self.run is None:
+            return None
+        try:
+            return self.run.get_url() if hasattr(self.run, "get_url") else self.run.url
+        except Exception:  # noqa: BLE001 - offline runs have no URL
+            return None
+
+    def write(self, step: int, wall_time: float, iteration: int, scalars: Dict[str, float]) -> None:
+        """One logged iteration (writer thread): the TensorBoard payload at the same step."""
+        self.run.log(scalars, step=step)
+
+    def flush(self) -> None:
+        """Nothing to do: the SDK streams each ``log`` to its service."""
+
+    def close(self) -> None:
+        """Writer-thread close: the run is finished on the caller's thread (``finish``)."""
+
+    def log_video(self, path: str, key: str = VIDEO_KEY) -> None:
+        """Upload ``path`` as ``key`` (no step) and record ``play_video_path`` in the summary."""
+        if self.run is None or not os.path.isfile(path):
+            return
+        self.run.summary["play_video_path"] = path
+        self.run.log({key: self._wandb.Video(path, format="mp4")})
+
+    def finish(self, run_dir: Optional[str] = None) -> None:
+        """Copy ``run_summary.json`` into the run summary; finish the run if tally started it."""
+        if self.run is None or self._finished:
+            return
+        self._finished = True
+        base = Path(run_dir) if run_dir else self.run_dir
+        status = None
+        if base is not None and (base / "run_summary.json").is_file():
+            with open(base / "run_summary.json", encoding="utf-8") as f:
+                summary = json.load(f)
+            status = summary.get("status")
+            self.run.summary.update(summary)
+        if self.owned:
+            self.run.finish(exit_code=1 if status in ("failed", "collector_died") else 0)

@@ -1,0 +1,373 @@
+"""Multi-rank runs: every rank's step input combined on rank 0 with one collective per iteration.
+
+Only rank 0 owns the logger (terminal, event file, W&B); other ranks log nothing. Each
+iteration every rank packs its submission into one float64 vector — each value beside a
+presence flag, so keys reported by some ranks only are reduced over the ranks that have them
+— and the job's own engine sums it in **one** ``all_reduce`` (``torch.distributed`` when it is
+initialised, else an ``mpi4py`` communicator). Rank 0 then divides by the presence counts
+where the schema says "mean" (``tally._tally.reduction``: learner metrics, phase times, reward
+terms) and keeps the sums where it says "sum" (throughput, counters, buffer sizes), and hands
+the logger the reduced input plus the rank-summed rates (Σ_r steps_r / iter_time_r becomes
+``Perf/total_fps``) through ``Logger.step_with_rates``. This is the same arithmetic as the
+Rust ``tally::reduce_ranks``.
+
+The vector layout (which key sits where) must be identical on all ranks. It grows when a rank
+submits a key the layout lacks: the reduced vector then says so on every rank, the ranks
+exchange the new key names once (an ``all_gather``) and redo the reduction. So an iteration
+that introduces new keys costs three collectives; every other iteration costs one.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from array import array
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from tally._tally import ConfigError, Logger, SchemaError, ValueTypeError, reduction
+
+__all__ = ["RankLogger", "Communicator", "get_communicator"]
+
+MAP_FIELDS = ("metrics", "learner", "collector", "collector_inference", "rewards")
+# Scalar fields and how they combine (Rust reduce_ranks): mean over ranks that report them,
+# or sum. episode_length counts only ranks with a positive length.
+SCALAR_FIELDS = (
+    ("iteration_time", "mean"),
+    ("episode_return", "mean"),
+    ("episode_length", "mean"),
+    ("timeout_rate", "mean"),
+    ("steps_this_iter", "sum"),
+    ("replay_rows_this_iter", "sum"),
+)
+SYSTEM_FIELDS = (("buffer_size", "sum"), ("batch_size_per_rank", "mean"))
+
+# Header slots of the packed vector.
+_ITER, _ITER_SQ, _ENV_STEPS, _UNKNOWN, _ERRORS, _RATE_STEPS, _RATE_STEPS_N, _RATE_ROWS, _RATE_ROWS_N = range(9)
+_SCALARS = 9
+_SYSTEM = _SCALARS + 2 * len(SCALAR_FIELDS)
+_HEADER = _SYSTEM + 2 * len(SYSTEM_FIELDS)
+
+
+class Communicator:
+    """The collective engine: a rank, a world size, a float64 sum all-reduce and an all-gather."""
+
+    rank = 0
+    size = 1
+    name = "local"
+
+    def allreduce_sum(self, values: "array[float]") -> List[float]:
+        """Element-wise sum over ranks (this base class: a single process)."""
+        return list(values)
+
+    def allgather(self, obj: Any) -> List[Any]:
+        """Every rank's ``obj``, in rank order."""
+        return [obj]
+
+
+class _Mpi(Communicator):
+    name = "mpi"
+
+    def __init__(self, comm: Any) -> None:
+        from mpi4py import MPI
+
+        self._mpi = MPI
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+
+    def allreduce_sum(self, values: "array[float]") -> List[float]:
+        out = array("d", bytes(8 * len(values)))
+        self.comm.Allreduce([values, self._mpi.DOUBLE], [out, self._mpi.DOUBLE], op=self._mpi.SUM)
+        return list(out)
+
+    def allgather(self, obj: Any) -> List[Any]:
+        return list(self.comm.allgather(obj))
+
+
+class _Torch(Communicator):
+    name = "torch"
+
+    def __init__(self, group: Any = None) -> None:
+        import torch
+        import torch.distributed as dist
+
+        self._torch, self._dist, self.group = torch, dist, group
+        self.rank = dist.get_rank(group)
+        self.size = dist.get_world_size(group)
+        # NCCL reduces CUDA tensors only.
+        backend = str(dist.get_backend(group)).lower()
+        if "nccl" in backend:
+            self.device = torch.device("cuda", torch.cuda.current_device())
+        else:
+            self.device = torch.device("cpu")
+
+    def allreduce_sum(self, values: "array[float]") -> List[float]:
+        t = self._torch.tensor(values.tolist(), dtype=self._torch.float64, device=self.device)
+        self._dist.all_reduce(t, op=self._dist.ReduceOp.SUM, group=self.group)
+        return t.cpu().tolist()
+
+    def allgather(self, obj: Any) -> List[Any]:
+        out: List[Any] = [None] * self.size
+        self._dist.all_gather_object(out, obj, group=self.group)
+        return out
+
+
+_MPI_ENV = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")
+
+
+def get_communicator(comm: Any = None) -> Communicator:
+    """The job's collective engine.
+
+    ``comm`` may be a :class:`Communicator`, an ``mpi4py`` communicator, a torch process group,
+    ``"torch"``, ``"mpi"``, or None: then ``torch.distributed`` if it is initialised, else
+    ``mpi4py``'s ``COMM_WORLD`` when running under an MPI launcher, else a single process.
+    """
+    if isinstance(comm, Communicator):
+        return comm
+    if comm is None:
+        torch = sys.modules.get("torch")
+        dist = getattr(torch, "distributed", None) if torch is not None else None
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            return _Torch()
+        if "mpi4py.MPI" in sys.modules or any(v in os.environ for v in _MPI_ENV):
+            try:
+                from mpi4py import MPI
+            except ImportError:
+                return Communicator()
+            return _Mpi(MPI.COMM_WORLD)
+        return Communicator()
+    if comm == "torch":
+        return _Torch()
+    if comm == "mpi":
+        from mpi4py import MPI
+
+        return _Mpi(MPI.COMM_WORLD)
+    if hasattr(comm, "Allreduce") and hasattr(comm, "Get_rank"):
+        return _Mpi(comm)
+    if type(comm).__module__.startswith("torch"):
+        return _Torch(comm)
+    raise ConfigError(f"unsupported communicator {comm!r}: pass an mpi4py communicator, a torch process group, 'torch' or 'mpi'")
+
+
+def _number(iteration: int, what: str, v: Any) -> float:
+    if isinstance(v, float):
+        return v
+    if v is None or isinstance(v, (str, bytes)):
+        raise ValueTypeError(
+            f"invalid step at iteration {iteration}: {what}: expected a number (int, float, numpy scalar "
+            f"or 0-d tensor), got {type(v).__name__} {v!r}"
+        )
+    try:
+        return float(v)
+    except (TypeError, ValueError) as e:
+        raise ValueTypeError(f"invalid step at iteration {iteration}: {what}: expected a number, got {type(v).__name__}: {e}") from e
+
+
+class _PhaseTimer:
+    __slots__ = ("_owner", "_name", "_t0")
+
+    def __init__(self, owner: "RankLogger", name: str) -> None:
+        self._owner, self._name, self._t0 = owner, name, 0.0
+
+    def __enter__(self) -> "_PhaseTimer":
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        dt = time.perf_counter() - self._t0
+        p = self._owner._phases
+        p[self._name] = p.get(self._name, 0.0) + dt
+
+
+class RankLogger:
+    """One logger for a multi-rank job: call :meth:`step` on **every** rank each iteration.
+
+    Either pass ``logger`` (rank 0's :class:`tally.Logger`; None elsewhere), or the
+    :class:`tally.Logger` keywords, and the logger is built on rank 0 only, with ``num_gpus``
+    defaulting to the world size.
+    """
+
+    def __init__(self, logger: Optional[Logger] = None, *, comm: Any = None, **logger_kwargs: Any) -> None:
+        self.comm = get_communicator(comm)
+        self.rank = self.comm.rank
+        self.world_size = self.comm.size
+        if logger_kwargs:
+            if logger is not None:
+                raise ConfigError("pass either a logger or Logger keywords, not both")
+            logger_kwargs.setdefault("num_gpus", self.world_size)
+            logger = Logger(**logger_kwargs) if self.rank == 0 else None
+        elif self.rank == 0 and logger is None:
+            raise ConfigError("rank 0 needs a logger: pass logger=tally.Logger(...) or the Logger keywords")
+        self.logger = logger if self.rank == 0 else None
+        self._layout: List[Tuple[str, str]] = []
+        self._index: Dict[Tuple[str, str], int] = {}
+        self._mean: List[bool] = []
+        self._phases: Dict[str, float] = {}
+        self.collectives = 0
+
+    @property
+    def is_main(self) -> bool:
+        """Whether this rank owns the logger."""
+        return self.rank == 0
+
+    @property
+    def run_dir(self) -> Any:
+        """Rank 0's run directory (None on other ranks)."""
+        return self.logger.run_dir if self.logger is not None else None
+
+    def phase(self, name: str) -> _PhaseTimer:
+        """``with dist_log.phase("learning"):`` times the block into this rank's next step."""
+        return _PhaseTimer(self, name)
+
+    def status(self, text: str) -> None:
+        """Show a status line (rank 0 only; a no-op elsewhere)."""
+        if self.logger is not None:
+            self.logger.status(text)
+
+    # -- packing ------------------------------------------------------------------------------
+    def _extend(self, keys: Sequence[Tuple[str, str]]) -> None:
+        order = {f: i for i, f in enumerate(MAP_FIELDS)}
+        for fk in sorted(set(keys) - set(self._index), key=lambda fk: (order[fk[0]], fk[1])):
+            self._index[fk] = len(self._layout)
+            self._layout.append(fk)
+            self._mean.append(reduction(fk[0], fk[1]) == "mean")
+
+    def _pack(self, iteration: int, kw: Mapping[str, Any]) -> Tuple["array[float]", List[Tuple[str, str]]]:
+        vec = array("d", bytes(8 * (_HEADER + 2 * len(self._layout))))
+        vec[_ITER] = float(iteration)
+        vec[_ITER_SQ] = float(iteration) ** 2
+        vec[_ENV_STEPS] = float(kw.get("env_steps") or 0)
+        unknown: List[Tuple[str, str]] = []
+        for field in MAP_FIELDS:
+            m = kw.get(field) or {}
+            if field == "learner" and self._phases:
+                m = dict(m)
+                for k, dt in self._phases.items():
+                    m[k] = m.get(k, 0.0) + dt
+            for k, v in m.items():
+                if not isinstance(k, str):
+                    raise ValueTypeError(f"invalid step at iteration {iteration}: {field} has a key {k!r}: keys must be str")
+                x = _number(iteration, f"{field}['{k}']", v)
+                i = self._index.get((field, k))
+                if i is None:
+                    unknown.append((field, k))
+                    continue
+                vec[_HEADER + 2 * i] = x
+                vec[_HEADER + 2 * i + 1] = 1.0
+        vec[_UNKNOWN] = float(len(unknown))
+        for j, (name, _) in enumerate(SCALAR_FIELDS):
+            v = kw.get(name)
+            if v is None:
+                continue
+            x = _number(iteration, name, v)
+            if name == "episode_length" and not x > 0:
+                continue
+            vec[_SCALARS + 2 * j] = x
+            vec[_SCALARS + 2 * j + 1] = 1.0
+        system = kw.get("system") or {}
+        for j, (name, _) in enumerate(SYSTEM_FIELDS):
+            v = system.get(name)
+            if v is not None:
+                vec[_SYSTEM + 2 * j] = _number(iteration, f"system['{name}']", v)
+                vec[_SYSTEM + 2 * j + 1] = 1.0
+        # This rank's own rates (as Rust Rates::of): only with a measured Iter Wall.
+        t = kw.get("iteration_time")
+        t = _number(iteration, "iteration_time", t) if t is not None else None
+        if t is not None and t > 0 and math.isfinite(t):
+            for slot, name in ((_RATE_STEPS, "steps_this_iter"), (_RATE_ROWS, "replay_rows_this_iter")):
+                n = kw.get(name)
+                if n is not None:
+                    n = _number(iteration, name, n)
+                    if math.isfinite(n):
+                        vec[slot] = n / t
+                        vec[slot + 1] = 1.0
+        return vec, unknown
+
+    def _collect(self, iteration: int, kw: Mapping[str, Any]) -> List[float]:
+        """Pack, reduce (growing the layout when some rank has new keys); raises on every
+        rank when any rank's input was unusable, so no rank is left waiting."""
+        local_error: Optional[BaseException] = None
+        try:
+            vec, unknown = self._pack(iteration, kw)
+        except (TypeError, ValueError) as e:
+            local_error = e
+            vec, unknown = array("d", bytes(8 * (_HEADER + 2 * len(self._layout)))), []
+            vec[_ERRORS] = 1.0
+        total = self.comm.allreduce_sum(vec)
+        self.collectives += 1
+        if total[_ERRORS] > 0:
+            if local_error is not None:
+                raise local_error
+            raise SchemaError(f"invalid step at iteration {iteration}: {int(total[_ERRORS])} other rank(s) rejected their input")
+        if total[_UNKNOWN] > 0:
+            gathered = self.comm.allgather(unknown)
+            self.collectives += 1
+            self._extend([tuple(fk) for keys in gathered for fk in keys])  # type: ignore[misc]
+            vec, _ = self._pack(iteration, kw)
+            total = self.comm.allreduce_sum(vec)
+            self.collectives += 1
+        return total
+
+    # -- the step ----------------------------------------------------------------------------
+    def step(self, iteration: int, **kw: Any) -> None:
+        """Submit this rank's iteration (same keywords as :meth:`tally.Logger.step`).
+
+        Every rank must call it for every iteration; rank 0 logs the reduced result.
+        """
+        unknown_kw = set(kw) - {"env_steps", "system", *MAP_FIELDS, *(n for n, _ in SCALAR_FIELDS)}
+        if unknown_kw:
+            raise TypeError(f"step() got unexpected keyword argument(s): {', '.join(sorted(unknown_kw))}")
+        total = self._collect(int(iteration), kw)
+        self._phases.clear()
+        n = self.world_size
+        mean_it = total[_ITER] / n
+        if abs(total[_ITER_SQ] / n - mean_it * mean_it) > 1e-6 * max(1.0, mean_it * mean_it) or mean_it != iteration:
+            raise SchemaError(
+                f"rank reduction: ranks submitted different iterations (rank {self.rank} submitted {iteration}, mean {mean_it:g})"
+            )
+        if self.logger is None:
+            return
+        out: Dict[str, Any] = {f: {} for f in MAP_FIELDS}
+        for i, (field, key) in enumerate(self._layout):
+            cnt = total[_HEADER + 2 * i + 1]
+            if cnt > 0:
+                s = total[_HEADER + 2 * i]
+                out[field][key] = s / cnt if self._mean[i] else s
+        for j, (name, how) in enumerate(SCALAR_FIELDS):
+            cnt = total[_SCALARS + 2 * j + 1]
+            if cnt > 0:
+                s = total[_SCALARS + 2 * j]
+                out[name] = s / cnt if how == "mean" else s
+        system: Dict[str, Any] = {}
+        for j, (name, how) in enumerate(SYSTEM_FIELDS):
+            cnt = total[_SYSTEM + 2 * j + 1]
+            if cnt > 0:
+                s = total[_SYSTEM + 2 * j]
+                system[name] = int(math.floor(s / cnt + 0.5)) if how == "mean" else int(round(s))
+        local_system = kw.get("system") or {}
+        if local_system.get("cuda_mps") is not None:
+            system["cuda_mps"] = local_system["cuda_mps"]
+        if system:
+            out["system"] = system
+        env_steps = int(round(total[_ENV_STEPS]))
+        if env_steps:
+            out["env_steps"] = env_steps
+        rates = {
+            "env_steps_per_sec": total[_RATE_STEPS] if total[_RATE_STEPS_N] > 0 else None,
+            "rows_per_sec": total[_RATE_ROWS] if total[_RATE_ROWS_N] > 0 else None,
+        }
+        self.logger.step_with_rates(iteration, **rates, **out)
+
+    def close(self, status: str = "completed") -> None:
+        """Close rank 0's logger (a no-op elsewhere)."""
+        if self.logger is not None:
+            self.logger.close(status)
+
+    def __enter__(self) -> "RankLogger":
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self.logger is not None:
+            self.logger.__exit__(exc_type, exc, tb)
