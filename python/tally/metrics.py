@@ -248,9 +248,10 @@ def bootstrap_metric(
         names
         and isinstance(data, (list, tuple))
         and 1 <= len(data) <= 2**32
-        and _is_count(subset_size, 1, 2**62)
-        and _is_count(n_bootstrap, 1, 2**62)
+        and _is_count(subset_size, 1, 2**31)
+        and _is_count(n_bootstrap, 1, 2**31)
         and _is_count(seed, 0, 2**32 - 1)
+        and subset_size * n_bootstrap <= 2**31
         and all(type(x) is float for x in data)
     ):
         return [tuple(r) for r in _native.bootstrap_metric(list(data), subset_size, names, n_bootstrap, seed)]

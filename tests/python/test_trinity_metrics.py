@@ -30,7 +30,10 @@ if os.environ.get("CI"):
 else:
     trinity = pytest.importorskip("trinity.utils.metrics")
 
-import tally.metrics as tally  # noqa: E402
+if os.environ.get("CI"):
+    import tally.metrics as tally  # noqa: E402
+else:
+    tally = pytest.importorskip("tally.metrics")
 
 SCALE = int(os.environ.get("TALLY_TRINITY_CASES", "1"))
 

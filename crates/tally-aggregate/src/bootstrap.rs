@@ -37,6 +37,8 @@ pub enum BootstrapError {
     EmptyData,
     /// `max([])` / `min([])` on an empty resample (`subset_size == 0`).
     EmptySubset,
+    /// `n_bootstrap × subset_size` does not fit in memory (Python would run out of it).
+    TooLarge,
 }
 
 impl fmt::Display for BootstrapError {
@@ -46,16 +48,17 @@ impl fmt::Display for BootstrapError {
                 f.write_str("a cannot be empty unless no samples are taken")
             }
             BootstrapError::EmptySubset => f.write_str("max() arg is an empty sequence"),
+            BootstrapError::TooLarge => f.write_str("n_bootstrap * subset_size overflows"),
         }
     }
 }
 
 impl std::error::Error for BootstrapError {}
 
-/// Largest index stream kept in the per-thread cache (indices, i.e. 4 bytes each).
-const CACHE_MAX_LEN: usize = 1 << 20;
-/// Most `(seed, n)` streams kept per thread before the cache is cleared.
-const CACHE_MAX_ENTRIES: usize = 64;
+/// Longest index stream kept in the per-thread cache (4 bytes per index).
+const CACHE_MAX_LEN: usize = 1 << 18;
+/// Most indices kept per thread across all streams (16 MiB); past it the cache is cleared.
+const CACHE_BUDGET: usize = 1 << 22;
 
 struct Stream {
     mt: Mt19937,
@@ -73,6 +76,7 @@ impl Stream {
     }
 
     fn extend_to(&mut self, len: usize) {
+        self.idx.reserve(len.saturating_sub(self.idx.len()));
         while self.idx.len() < len {
             let v = self.sampler.draw(&mut self.mt);
             self.idx.push(v);
@@ -99,7 +103,9 @@ fn with_indices<R>(seed: u32, n: usize, len: usize, f: impl FnOnce(&[u32]) -> R)
     }
     STREAMS.with(|cell| {
         let mut map = cell.borrow_mut();
-        if map.len() >= CACHE_MAX_ENTRIES && !map.contains_key(&(seed, n)) {
+        let have = map.get(&(seed, n)).map_or(0, |s| s.idx.len());
+        let cached: usize = map.values().map(|s| s.idx.len()).sum();
+        if cached + len.saturating_sub(have) > CACHE_BUDGET {
             map.clear();
         }
         let s = map.entry((seed, n)).or_insert_with(|| Stream::new(seed, n));
@@ -135,8 +141,32 @@ fn resample_reductions(
         }
         return Ok(lists);
     }
-    let total = n_bootstrap * subset_size;
+    let Some(total) = n_bootstrap.checked_mul(subset_size) else {
+        return Err(BootstrapError::TooLarge);
+    };
     with_indices(seed, data.len(), total, |idx| {
+        if let [Reducer::Max, Reducer::Min] = reduce_fns {
+            // Trinity's task level: both builtins in one pass, no resample copy. Same
+            // first-wins strict comparisons as `py_max` / `py_min`, so the same values.
+            let (maxima, rest) = lists.split_at_mut(1);
+            let (maxima, minima) = (&mut maxima[0], &mut rest[0]);
+            for chunk in idx.chunks_exact(subset_size) {
+                let first = data[chunk[0] as usize];
+                let (mut mx, mut mn) = (first, first);
+                for &i in &chunk[1..] {
+                    let x = data[i as usize];
+                    if x > mx {
+                        mx = x;
+                    }
+                    if x < mn {
+                        mn = x;
+                    }
+                }
+                maxima.push(mx);
+                minima.push(mn);
+            }
+            return;
+        }
         let mut sample = vec![0.0; subset_size];
         for chunk in idx.chunks_exact(subset_size) {
             for (slot, &i) in sample.iter_mut().zip(chunk) {

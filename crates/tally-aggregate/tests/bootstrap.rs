@@ -49,10 +49,10 @@ fn seed_and_resample_count_are_honoured() {
 
 #[test]
 fn results_do_not_depend_on_earlier_calls() {
-    // The per-thread index cache must be invisible: same answer cold, warm, and after other
-    // (seed, n) streams were extended.
+    // The per-thread index cache must be invisible: same answer cold, warm, after other
+    // (seed, n) streams were extended, and after the cache overflowed its budget and cleared.
     let cold = bootstrap_metric(&[0.1, 0.2, 0.3], 3, &MAX_MIN, 1000, 42).unwrap();
-    for n in 1..80 {
+    for n in 1..150 {
         let data: Vec<f64> = (0..n).map(|i| i as f64).collect();
         bootstrap_metric(&data, n, &MAX_MIN, 1000, 42).unwrap();
     }
@@ -77,6 +77,10 @@ fn degenerate_inputs_fail_like_python() {
     assert_eq!(
         bootstrap_metric(&[1.0], 0, &MAX_MIN, 1000, 42),
         Err(BootstrapError::EmptySubset)
+    );
+    assert_eq!(
+        bootstrap_metric(&[1.0], usize::MAX, &MAX_MIN, 2, 42),
+        Err(BootstrapError::TooLarge)
     );
     let r = bootstrap_metric(&[1.0, 2.0], 2, &MAX_MIN, 0, 42).unwrap();
     assert!(r.iter().all(|(m, s)| m.is_nan() && s.is_nan()));

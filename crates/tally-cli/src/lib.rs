@@ -4,10 +4,11 @@
 
 pub mod demo;
 pub mod export;
-pub mod watch;
 pub mod extract;
 pub mod rundata;
 pub mod scaling;
+pub mod validate;
+pub mod watch;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
@@ -125,6 +126,15 @@ enum Command {
         /// Progress bar on stderr: auto (when stderr is a terminal), always, never.
         #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
         progress: ProgressMode,
+    },
+    /// Validate run summaries, runtime manifests and soak artifacts (a directory means its run_summary.json).
+    Validate {
+        /// Files, or run directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Check standalone runtime manifests as a completed run's (lifecycle members required).
+        #[arg(long)]
+        completed: bool,
     },
 }
 
@@ -266,6 +276,7 @@ where
             let opts = export::Options { format, tags, migrate_legacy, policy, output, progress };
             export::run(&paths, &opts, &mut out)
         }
+        Command::Validate { paths, completed } => validate::run(&paths, completed, &mut out),
     };
     let flushed = out.flush();
     match result {

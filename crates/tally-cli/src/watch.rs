@@ -60,7 +60,9 @@ pub fn read_facts(dir: &Path) -> RunFacts {
     RunFacts {
         task: run["task"].as_str().unwrap_or("unknown").to_owned(),
         algo,
-        num_gpus: u32::try_from(num(&logger["num_gpus"], 1)).unwrap_or(1).max(1),
+        num_gpus: u32::try_from(num(&logger["num_gpus"], 1))
+            .unwrap_or(1)
+            .max(1),
         num_envs: num(&logger["num_envs"], 1).max(1),
         max_iterations: num(&logger["max_iterations"], 0),
         profile,
@@ -164,7 +166,13 @@ impl Tailer {
         }
     }
 
-    fn push(&mut self, state: &Mutex<TerminalState>, step: i64, wall: f64, scalars: &[ScalarEvent]) {
+    fn push(
+        &mut self,
+        state: &Mutex<TerminalState>,
+        step: i64,
+        wall: f64,
+        scalars: &[ScalarEvent],
+    ) {
         let values: Vec<(Tag, f64)> = scalars
             .iter()
             .filter_map(|s| canonical(&s.tag).map(|t| (t, s.value)))

@@ -16,7 +16,11 @@ fn demo(args: &[&str]) -> (std::process::Output, tempfile::TempDir) {
 }
 
 fn check_plain(out: &std::process::Output, iterations: u64) {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // issue 4: not a terminal / --panel off: no escape codes at all.
     assert!(!out.stdout.contains(&0x1b), "escape code in plain output");
     let stdout = String::from_utf8(out.stdout.clone()).unwrap();
@@ -24,7 +28,13 @@ fn check_plain(out: &std::process::Output, iterations: u64) {
     assert!(lines.last().unwrap().starts_with("run: "), "{stdout}");
     let summary = lines[lines.len() - 2];
     // The one-line summary: iteration, Steps/s, mean reward, top learner phases.
-    for part in [&format!("iter {iterations}/{iterations}") as &str, "Steps/s ", "Reward ", "Learning ", "Avg 2s (n="] {
+    for part in [
+        &format!("iter {iterations}/{iterations}") as &str,
+        "Steps/s ",
+        "Reward ",
+        "Learning ",
+        "Avg 2s (n=",
+    ] {
         assert!(summary.contains(part), "{part} not in {summary:?}");
     }
 }
@@ -49,6 +59,9 @@ fn warm_up_progress_is_not_printed_line_by_line() {
     // issue 4: status lines show, but warm-up progress does not flood a log file.
     let (out, _tmp) = demo(&["--iterations", "50", "--panel", "off"]);
     let stdout = String::from_utf8(out.stdout).unwrap();
-    let fills = stdout.lines().filter(|l| l.starts_with("Buffer fill")).count();
+    let fills = stdout
+        .lines()
+        .filter(|l| l.starts_with("Buffer fill"))
+        .count();
     assert!(fills <= 2, "{fills} buffer-fill lines:\n{stdout}");
 }

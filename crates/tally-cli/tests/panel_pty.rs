@@ -94,7 +94,10 @@ impl Pty {
             if what.iter().all(|w| s.contains(w)) {
                 return s;
             }
-            assert!(t.elapsed() < WAIT, "timed out waiting for {what:?}; screen:\n{s}");
+            assert!(
+                t.elapsed() < WAIT,
+                "timed out waiting for {what:?}; screen:\n{s}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -153,14 +156,30 @@ fn assert_cooked(stty: &str) {
 }
 
 fn run_dir_under(root: &Path) -> PathBuf {
-    let algo_dir = std::fs::read_dir(root).unwrap().next().unwrap().unwrap().path();
-    let task_dir = std::fs::read_dir(algo_dir).unwrap().next().unwrap().unwrap().path();
-    std::fs::read_dir(task_dir).unwrap().next().unwrap().unwrap().path()
+    let algo_dir = std::fs::read_dir(root)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let task_dir = std::fs::read_dir(algo_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::read_dir(task_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
 }
 
 fn status_of(run: &Path) -> String {
     let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("run_summary.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(run.join("run_summary.json")).unwrap())
+            .unwrap();
     s["status"].as_str().unwrap().to_owned()
 }
 
@@ -183,11 +202,21 @@ fn demo_at_80_columns_stacks_with_one_timing_column_and_ctrl_c_restores_the_term
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut pty = Pty::spawn(&args, 80, 60, tmp.path());
     let screen = pty.wait_for(&["Timing", "Iter Wall", "Avg 2s (n="]);
-    for title in ["Metrics", "Rewards", "Timing", "Learner", "Collector", "System"] {
+    for title in [
+        "Metrics",
+        "Rewards",
+        "Timing",
+        "Learner",
+        "Collector",
+        "System",
+    ] {
         assert!(screen.contains(title), "{title}:\n{screen}");
     }
     assert!(!screen.contains("Learner (Iter Wall)"), "{screen}");
-    assert!(pty.cursor_hidden(), "the panel hides the cursor while it draws");
+    assert!(
+        pty.cursor_hidden(),
+        "the panel hides the cursor while it draws"
+    );
     // Ctrl-C through the terminal: SIGINT, the run closes as interrupted, exit 130.
     pty.send(b"\x03");
     assert_eq!(pty.wait_exit(), 130, "{}", pty.screen());
@@ -205,10 +234,24 @@ fn demo_at_140_columns_shows_three_timing_columns_and_follows_a_resize() {
     let args = demo_args(&root, &["--algo", "appo"]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut pty = Pty::spawn(&args, 140, 45, tmp.path());
-    let screen = pty.wait_for(&["Learner (Iter Wall)", "Collector (own clock)", "System", "Iter Wall "]);
-    assert!(screen.contains("Losses & Metrics") && screen.contains("Rewards"), "{screen}");
-    assert!(screen.contains("UniLab Off-Policy Training | APPO"), "{screen}");
-    assert!(screen.contains("Weight Publish") && !screen.contains("Collector Release"), "{screen}");
+    let screen = pty.wait_for(&[
+        "Learner (Iter Wall)",
+        "Collector (own clock)",
+        "System",
+        "Iter Wall ",
+    ]);
+    assert!(
+        screen.contains("Losses & Metrics") && screen.contains("Rewards"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("UniLab Off-Policy Training | APPO"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Weight Publish") && !screen.contains("Collector Release"),
+        "{screen}"
+    );
     // issue 4: width tiers are re-evaluated on every resize.
     pty.resize(90, 45);
     pty.wait_for(&["Timing"]);
@@ -230,7 +273,10 @@ fn a_panic_in_the_training_loop_restores_the_terminal() {
     let code = pty.wait_exit();
     assert_eq!(code, 101, "{}", pty.screen());
     let screen = pty.wait_for(&["injected panic at iteration 300"]);
-    assert!(screen.contains("Learner"), "the panel was drawn before the panic:\n{screen}");
+    assert!(
+        screen.contains("Learner"),
+        "the panel was drawn before the panic:\n{screen}"
+    );
     assert!(!pty.cursor_hidden(), "{screen}");
     assert_cooked(&pty.stty());
     assert_eq!(status_of(&run_dir_under(&root)), "failed");
@@ -242,17 +288,37 @@ fn watch_shows_a_finished_run_and_q_quits_leaving_raw_mode() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("logs");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tally"))
-        .args(["demo", "--iterations", "60", "--gpus", "2", "--panel", "off"])
+        .args([
+            "demo",
+            "--iterations",
+            "60",
+            "--gpus",
+            "2",
+            "--panel",
+            "off",
+        ])
         .arg(format!("training.log_root={}", root.display()))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let run = run_dir_under(&root);
     let run_s = run.to_str().unwrap();
     let mut pty = Pty::spawn(&["watch", run_s], 130, 50, tmp.path());
-    let screen = pty.wait_for(&["iter 60/60", "Learner (Iter Wall)", "GPUs 2", "Run completed"]);
+    let screen = pty.wait_for(&[
+        "iter 60/60",
+        "Learner (Iter Wall)",
+        "GPUs 2",
+        "Run completed",
+    ]);
     assert!(screen.contains("| SAC | go2_joystick_flat |"), "{screen}");
-    assert!(pty.child.try_wait().unwrap().is_none(), "watch waits for q on a finished run");
+    assert!(
+        pty.child.try_wait().unwrap().is_none(),
+        "watch waits for q on a finished run"
+    );
     pty.send(b"q");
     assert_eq!(pty.wait_exit(), 0, "{}", pty.screen());
     std::thread::sleep(Duration::from_millis(200));

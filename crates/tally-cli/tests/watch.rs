@@ -38,8 +38,16 @@ fn tailer_follows_a_growing_event_file_across_a_partial_record() {
     let mut f = std::fs::File::create(&path).unwrap();
     let s = state();
     let mut tail = Tailer::new(dir.path());
-    let r1 = record(1, 1000.0, &[("Loss/critic", 1.0), ("Perf/total_fps", 100.0)]);
-    let r2 = record(2, 1001.0, &[("Loss/critic", 3.0), ("Perf/total_fps", 300.0)]);
+    let r1 = record(
+        1,
+        1000.0,
+        &[("Loss/critic", 1.0), ("Perf/total_fps", 100.0)],
+    );
+    let r2 = record(
+        2,
+        1001.0,
+        &[("Loss/critic", 3.0), ("Perf/total_fps", 300.0)],
+    );
     f.write_all(&r1).unwrap();
     f.write_all(&r2[..r2.len() / 2]).unwrap();
     f.flush().unwrap();
@@ -78,7 +86,11 @@ fn the_window_is_rebuilt_from_event_wall_times() {
 #[test]
 fn env_step_axis_events_use_train_iteration_as_the_iteration() {
     let dir = tempfile::tempdir().unwrap();
-    let bytes = record(4096, 10.0, &[("Train/iteration", 1.0), ("Train/mean_reward", 2.5)]);
+    let bytes = record(
+        4096,
+        10.0,
+        &[("Train/iteration", 1.0), ("Train/mean_reward", 2.5)],
+    );
     std::fs::write(dir.path().join("events.out.tfevents.1.h.1.0"), bytes).unwrap();
     let s = state();
     Tailer::new(dir.path()).poll(&s);
@@ -105,13 +117,32 @@ fn a_corrupt_event_file_shows_an_error_line_instead_of_failing() {
 
 fn demo_run(root: &Path, algo: &str, iterations: &str) -> std::path::PathBuf {
     let out = Command::new(env!("CARGO_BIN_EXE_tally"))
-        .args(["demo", "--algo", algo, "--iterations", iterations, "--gpus", "2", "--panel", "off"])
+        .args([
+            "demo",
+            "--algo",
+            algo,
+            "--iterations",
+            iterations,
+            "--gpus",
+            "2",
+            "--panel",
+            "off",
+        ])
         .arg(format!("training.log_root={}", root.display()))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
-    let dir = stdout.lines().last().unwrap().strip_prefix("run: ").unwrap();
+    let dir = stdout
+        .lines()
+        .last()
+        .unwrap()
+        .strip_prefix("run: ")
+        .unwrap();
     dir.into()
 }
 
@@ -120,12 +151,18 @@ fn watch_reads_algo_task_gpus_and_profile_from_run_config() {
     let tmp = tempfile::tempdir().unwrap();
     let run = demo_run(tmp.path(), "appo", "20");
     let f = read_facts(&run);
-    assert_eq!((f.algo.as_str(), f.task.as_str()), ("appo", "go2_joystick_flat"));
+    assert_eq!(
+        (f.algo.as_str(), f.task.as_str()),
+        ("appo", "go2_joystick_flat")
+    );
     assert_eq!((f.num_gpus, f.num_envs, f.max_iterations), (2, 4096, 20));
     assert_eq!(f.profile, Profile::Appo);
     // Without run_config.json: defaults, never a failure.
     let f = read_facts(tmp.path());
-    assert_eq!((f.algo.as_str(), f.num_gpus, f.profile), ("unknown", 1, Profile::SacFamily));
+    assert_eq!(
+        (f.algo.as_str(), f.num_gpus, f.profile),
+        ("unknown", 1, Profile::SacFamily)
+    );
 }
 
 #[test]
@@ -138,11 +175,22 @@ fn watch_of_a_finished_run_prints_its_final_state_in_plain_mode() {
         .arg(&run)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(!out.stdout.contains(&0x1b));
     let stdout = String::from_utf8(out.stdout).unwrap();
     let last = stdout.lines().last().unwrap();
-    for part in ["iter 40/40", "Steps/s ", "Reward ", "Iter Wall ", "Learning ", "Run completed"] {
+    for part in [
+        "iter 40/40",
+        "Steps/s ",
+        "Reward ",
+        "Iter Wall ",
+        "Learning ",
+        "Run completed",
+    ] {
         assert!(last.contains(part), "{part} not in {last:?}\n{stdout}");
     }
     // Rows/s is terminal-only (never persisted), so the event file cannot show it.

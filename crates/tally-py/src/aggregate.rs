@@ -5,13 +5,13 @@
 //! `None` do not) and is then `float(value)` (a huge `int` raises `OverflowError`). Keys of
 //! numeric values must be `str`. The numerics run without the GIL.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use tally_aggregate::{self as agg, BuiltinSum, Estimator, MetricMap, Reducer, TaskOptions, Value};
-
-/// One converted metric dict, in insertion order.
-type Dict = Vec<(String, Value)>;
 
 /// `float(value)` for a value that passed the `isinstance(value, (int, float))` filter.
 fn to_float(value: &Bound<'_, PyAny>) -> PyResult<f64> {
@@ -33,40 +33,104 @@ fn to_float(value: &Bound<'_, PyAny>) -> PyResult<f64> {
         .map_err(|e| PyTypeError::new_err(e.to_string()))
 }
 
-fn push_entry(out: &mut Dict, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-    if !(value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyInt>()) {
-        return Ok(());
+/// Hashes object addresses (already well spread): one multiply.
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
     }
-    let x = to_float(value)?;
-    let Ok(s) = key.cast::<PyString>() else {
-        // What `":" in key` raises in `parse_metric_key` for a non-str key.
-        let ty = key.get_type().name()?;
-        return Err(PyTypeError::new_err(format!(
-            "argument of type '{ty}' is not iterable"
-        )));
-    };
-    out.push((s.to_cow()?.into_owned(), Value::Number(x)));
-    Ok(())
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_right(17);
+    }
+}
+
+/// The converted input: each distinct key string once, and the dicts as (key index, value).
+///
+/// Keys are interned by the identity of the Python string (the same key object recurs in
+/// every run dict), so each is encoded to UTF-8 once per call. `alive` holds a reference to
+/// every dict (and to every key that came from a non-dict `.items()`), so that no interned
+/// address can be freed and reused by another string during the call.
+#[derive(Default)]
+struct Converted<'py> {
+    keys: Vec<String>,
+    alive: Vec<Bound<'py, PyAny>>,
+    index: HashMap<usize, usize, BuildHasherDefault<AddrHasher>>,
+    dicts: Vec<Vec<(usize, Value)>>,
+}
+
+impl<'py> Converted<'py> {
+    fn push_entry(
+        &mut self,
+        dict: &mut Vec<(usize, Value)>,
+        key: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        if !(value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyInt>()) {
+            return Ok(());
+        }
+        let x = to_float(value)?;
+        let addr = key.as_ptr() as usize;
+        let idx = match self.index.get(&addr) {
+            Some(&i) => i,
+            None => {
+                let Ok(s) = key.cast::<PyString>() else {
+                    // What `":" in key` raises in `parse_metric_key` for a non-str key.
+                    let ty = key.get_type().name()?;
+                    return Err(PyTypeError::new_err(format!(
+                        "argument of type '{ty}' is not iterable"
+                    )));
+                };
+                self.keys.push(s.to_cow()?.into_owned());
+                self.index.insert(addr, self.keys.len() - 1);
+                self.keys.len() - 1
+            }
+        };
+        dict.push((idx, Value::Number(x)));
+        Ok(())
+    }
+
+    /// The dicts with borrowed key strings, as `tally_aggregate` takes them.
+    fn dicts(&self) -> Vec<Vec<(&str, Value)>> {
+        self.dicts
+            .iter()
+            .map(|d| {
+                d.iter()
+                    .map(|(i, v)| (self.keys[*i].as_str(), v.clone()))
+                    .collect()
+            })
+            .collect()
+    }
 }
 
 /// `for metric_dict in metric_dicts: for key, value in metric_dict.items(): …`
-fn convert(metric_dicts: &Bound<'_, PyAny>) -> PyResult<Vec<Dict>> {
-    let mut out = Vec::new();
+fn convert<'py>(metric_dicts: &Bound<'py, PyAny>) -> PyResult<Converted<'py>> {
+    let mut out = Converted::default();
     for d in metric_dicts.try_iter()? {
         let d = d?;
-        let mut dict = Dict::new();
+        let mut dict = Vec::new();
         if let Ok(exact) = d.cast_exact::<PyDict>() {
             for (k, v) in exact.iter() {
-                push_entry(&mut dict, &k, &v)?;
+                out.push_entry(&mut dict, &k, &v)?;
             }
         } else {
             for item in d.call_method0("items")?.try_iter()? {
                 let item = item?;
-                let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
-                push_entry(&mut dict, &k, &v)?;
+                let (k, v): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
+                out.push_entry(&mut dict, &k, &v)?;
+                out.alive.push(k);
             }
         }
-        out.push(dict);
+        out.alive.push(d);
+        out.dicts.push(dict);
     }
     Ok(out)
 }
@@ -108,7 +172,8 @@ fn aggregate_metrics<'py>(
     stats: Vec<String>,
     builtin_sum_mode: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let dicts = convert(metric_dicts)?;
+    let converted = convert(metric_dicts)?;
+    let dicts = converted.dicts();
     let mode = builtin_sum(builtin_sum_mode)?;
     let map = py.detach(|| {
         let stats: Vec<&str> = stats.iter().map(String::as_str).collect();
@@ -127,7 +192,8 @@ fn aggregate_eval_metrics<'py>(
     detailed_stats: bool,
     builtin_sum_mode: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let dicts = convert(metric_dicts)?;
+    let converted = convert(metric_dicts)?;
+    let dicts = converted.dicts();
     let mode = builtin_sum(builtin_sum_mode)?;
     let map = py.detach(|| {
         let stats: Vec<&str> = stats.iter().map(String::as_str).collect();
@@ -143,7 +209,8 @@ fn aggregate_run_level_metrics<'py>(
     metric_dicts: &Bound<'py, PyAny>,
     builtin_sum_mode: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let dicts = convert(metric_dicts)?;
+    let converted = convert(metric_dicts)?;
+    let dicts = converted.dicts();
     let mode = builtin_sum(builtin_sum_mode)?;
     let map = py.detach(|| agg::aggregate_run_level_metrics(&dicts, mode));
     to_dict(py, map)
@@ -158,7 +225,8 @@ fn calculate_task_level_metrics<'py>(
     builtin_sum_mode: &str,
     estimator_name: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let dicts = convert(metrics)?;
+    let converted = convert(metrics)?;
+    let dicts = converted.dicts();
     let options = TaskOptions {
         builtin_sum: builtin_sum(builtin_sum_mode)?,
         estimator: estimator(estimator_name)?,

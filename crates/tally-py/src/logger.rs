@@ -573,8 +573,9 @@ impl PyLogger {
         let core = lock(&self.core);
         let closed = core.log.as_ref().is_none_or(|l| l.is_closed());
         format!(
-            "tally.Logger(run_dir='{}', closed={closed})",
-            core.run_dir.display()
+            "tally.Logger(run_dir='{}', closed={})",
+            core.run_dir.display(),
+            if closed { "True" } else { "False" }
         )
     }
 }

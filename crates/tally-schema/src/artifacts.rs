@@ -1,9 +1,11 @@
-//! Typed run artefacts: `run_config.json`, `run_summary.json` and the embedded runtime manifest v1.
+//! Typed run artefacts: `run_config.json`, `run_summary.json`, runtime manifest v1, soak artifact 0.3.0, and their JSON Schemas.
 //!
 //! Producers build these structs and serialise them; consumers that must report every
-//! violation of an arbitrary file work on `serde_json::Value` instead (the validators).
-//! Field names follow the reference §3. Every struct keeps unknown fields in `extra` so a
-//! newer producer's optional additions survive a read-modify-write (additive evolution).
+//! violation of an arbitrary file work on `serde_json::Value` instead ([`crate::validate`]).
+//! Field names follow the reference §3 and §7. Every struct keeps unknown fields in `extra` so
+//! a newer producer's optional additions survive a read-modify-write (additive evolution).
+//! [`json_schema`] derives the committed `schemas/*.json` from these types; `x-unit` there
+//! names a figure's unit, which `tests/evolution.rs` holds stable.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -305,10 +307,10 @@ pub struct RunSummary {
     #[schemars(extend("x-unit" = "env_steps"))]
     pub total_env_steps: u64,
     /// Last collector 100-episode mean return; null if none was logged.
-    #[schemars(extend("x-unit" = "return"))]
+    #[schemars(extend("x-unit" = "reward"))]
     pub final_mean_reward: Option<f64>,
     /// Best collector 100-episode mean return; null if none was logged.
-    #[schemars(extend("x-unit" = "return"))]
+    #[schemars(extend("x-unit" = "reward"))]
     pub best_mean_reward: Option<f64>,
     /// Last mean episode length.
     #[schemars(extend("x-unit" = "env_steps"))]

@@ -444,6 +444,19 @@ impl Shape {
                 }
                 "string" => "a string".to_owned(),
                 "boolean" => "a bool".to_owned(),
+                "object"
+                    if s.get("additionalProperties")
+                        .and_then(|a| a.get("$ref"))
+                        .is_some() =>
+                {
+                    let of = s["additionalProperties"]["$ref"]
+                        .as_str()
+                        .unwrap_or_default();
+                    format!(
+                        "an object mapping names to {} objects",
+                        of.trim_start_matches("#/$defs/")
+                    )
+                }
                 "object" => match name {
                     Some(n) => format!("an object ({n})"),
                     None => "an object".to_owned(),
@@ -720,7 +733,10 @@ fn check_manifest(v: &Value, path: &str, completed: bool, out: &mut Vec<Violatio
             if matches!(x, None | Some(Value::Null)) {
                 out.push(Violation::new(
                     child(path, key),
-                    format!("an {key} mapping{when}"),
+                    format!(
+                        "{} {key} mapping{when}",
+                        if key.starts_with('i') { "an" } else { "a" }
+                    ),
                     describe(x),
                 ));
             }
@@ -813,7 +829,8 @@ fn check_soak_pass(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
     let passed = " (the soak passed)";
     for key in ["failure_classification", "failure_reason"] {
         let x = obj.get(key);
-        if !matches!(x, Some(Value::Null)) {
+        // Missing is the shape check's to report.
+        if x.is_some_and(|x| !x.is_null()) {
             out.push(Violation::new(
                 child("$", key),
                 format!("null{passed}"),
@@ -825,7 +842,7 @@ fn check_soak_pass(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
     if rc.and_then(Value::as_i64) != Some(0) && rc.is_some_and(|r| r.is_null() || is_int(r)) {
         out.push(Violation::new(
             "$.returncode",
-            format!("0{passed}: a non-zero exit fails the soak"),
+            "0 (the soak passed, so its command exited cleanly)",
             describe(rc),
         ));
     }
@@ -837,7 +854,7 @@ fn check_soak_pass(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
         if d < min {
             out.push(Violation::new(
                 "$.duration_s",
-                format!("at least monitor.min_duration_s ({min}){passed}"),
+                format!("at least monitor.min_duration_s = {min}{passed}"),
                 describe(obj.get("duration_s")),
             ));
         }
@@ -849,7 +866,7 @@ fn check_soak_pass(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
     if residual.is_some_and(|r| !r.is_empty()) {
         out.push(Violation::new(
             "$.post_shutdown.residual_processes",
-            format!("no residual process{passed}: leftovers are a resource_leak"),
+            "no residual process (the soak passed; leftovers are a resource_leak)",
             describe(
                 obj.get("post_shutdown")
                     .and_then(|p| p.get("residual_processes")),
@@ -881,7 +898,9 @@ fn check_soak_pass(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
             for key in ["owner", "phase"] {
                 // A missing or non-string owner/phase is the shape check's to report.
                 let x = s.get(key);
-                if x.and_then(Value::as_str).is_some_and(|t| t.trim().is_empty()) {
+                if x.and_then(Value::as_str)
+                    .is_some_and(|t| t.trim().is_empty())
+                {
                     out.push(Violation::new(
                         child("$.shutdown", key),
                         format!("a non-empty string{passed}"),
@@ -901,6 +920,7 @@ fn check_soak_pass(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
                 ));
             }
         }
+        None => {} // the shape check reports it missing
         other => out.push(Violation::new(
             "$.shutdown",
             format!("the producer's shutdown snapshot{passed}"),
@@ -911,6 +931,9 @@ fn check_soak_pass(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
     // The run summary: present, completed, drained, then valid on its own.
     let summary = obj.get("run_summary");
     let Some(s) = summary.filter(|s| s.is_object()) else {
+        if summary.is_none() {
+            return; // the shape check reports it missing
+        }
         out.push(Violation::new(
             "$.run_summary",
             format!("the run's summary object{passed}"),
@@ -1072,7 +1095,9 @@ fn check_drained(summary: &Value, out: &mut Vec<Violation>) {
 
 fn check_soak_failure(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
     let failed = " (the soak failed)";
-    if !non_empty_str(obj.get("failure_reason")) {
+    let reason = obj.get("failure_reason");
+    // Missing is the shape check's to report.
+    if reason.is_some() && !non_empty_str(reason) {
         out.push(Violation::new(
             "$.failure_reason",
             format!("a non-empty string{failed}"),
@@ -1081,7 +1106,7 @@ fn check_soak_failure(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
     }
     let fc = obj.get("failure_classification");
     let Some(have) = fc.and_then(Value::as_str) else {
-        if matches!(fc, None | Some(Value::Null)) {
+        if matches!(fc, Some(Value::Null)) {
             out.push(Violation::new(
                 "$.failure_classification",
                 format!("a failure classification{failed}"),
@@ -1148,9 +1173,9 @@ fn check_soak_failure(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
             }
             return;
         }
-        if let Some(producer) = shutdown
-            .filter(|x| well_formed_shutdown(x))
-            .and_then(|_| classification)
+        let trusted = shutdown.is_some_and(well_formed_shutdown);
+        if let Some(producer) = classification
+            .filter(|_| trusted)
             .and_then(FailureClassification::from_name)
             .filter(|c| c.is_producer())
         {
@@ -1242,13 +1267,14 @@ mod tests {
     fn generated_schemas_use_only_interpreted_keywords() {
         // The shape checker must understand every validation keyword the schemas carry, or a
         // rule in the committed schema would silently not be enforced here.
-        const ANNOTATIONS: [&str; 7] = [
+        const ANNOTATIONS: [&str; 8] = [
             "$schema",
             "$comment",
             "$defs",
             "title",
             "description",
             "format",
+            "default",
             "x-unit",
         ];
         fn walk(v: &Value, bad: &mut Vec<String>) {
@@ -1266,7 +1292,7 @@ mod tests {
                                     walk(sub, bad);
                                 }
                             }
-                            "const" | "required" | "enum" => {}
+                            "const" | "required" | "enum" | "default" => {}
                             _ => walk(x, bad),
                         }
                     }

@@ -229,7 +229,9 @@ pub fn restore_terminal() {
                 guard = Some(p.into_inner());
                 break;
             }
-            Err(std::sync::TryLockError::WouldBlock) => std::thread::sleep(Duration::from_millis(5)),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
         }
     }
     leave_terminal();
@@ -592,7 +594,11 @@ impl Live {
         if let Some(mut term) = self.term.take() {
             let top = term.get_frame().area().y.min(size.1.saturating_sub(1));
             drop(term);
-            execute!(io::stdout(), MoveTo(0, top), Clear(ClearType::FromCursorDown))?;
+            execute!(
+                io::stdout(),
+                MoveTo(0, top),
+                Clear(ClearType::FromCursorDown)
+            )?;
         }
         self.term = Some(open_term(height)?);
         self.size = size;

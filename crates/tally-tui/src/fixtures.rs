@@ -123,7 +123,11 @@ pub fn appo_values(k: f64) -> Vec<(&'static str, f64)> {
     ]
 }
 
-fn state(facts: RunFacts, values: fn(f64) -> Vec<(&'static str, f64)>, system: SystemInfo) -> TerminalState {
+fn state(
+    facts: RunFacts,
+    values: fn(f64) -> Vec<(&'static str, f64)>,
+    system: SystemInfo,
+) -> TerminalState {
     let mut s = TerminalState::new(facts);
     s.message(100.0, Level::Info, "Warming up...".into());
     for i in 1..=30u64 {
@@ -131,7 +135,12 @@ fn state(facts: RunFacts, values: fn(f64) -> Vec<(&'static str, f64)>, system: S
         let t = 3730.0 + 0.25 * i as f64;
         let k = 1.0 + 0.01 * ((i % 5) as f64 - 2.0);
         let ret = 10.0 + 0.5 * i as f64;
-        s.push(sample(t, 4000 + i, &values(k)), Some(ret), system, (4000 + i) * 4096);
+        s.push(
+            sample(t, 4000 + i, &values(k)),
+            Some(ret),
+            system,
+            (4000 + i) * 4096,
+        );
     }
     s.training_started_at = Some(130.0);
     s

@@ -2,7 +2,11 @@
 
 /// `fmt_time`: `<60 s` → `"12s"`; `<1 h` → `"3m05s"`; else `"1h02m03s"` (whole seconds).
 pub fn time(secs: f64) -> String {
-    let s = if secs.is_finite() && secs > 0.0 { secs as u64 } else { 0 };
+    let s = if secs.is_finite() && secs > 0.0 {
+        secs as u64
+    } else {
+        0
+    };
     if s < 60 {
         format!("{s}s")
     } else if s < 3600 {
@@ -96,7 +100,7 @@ mod tests {
         assert_eq!(number(0.0), "0");
         assert_eq!(number(1234567.0), "1.23e+06");
         assert_eq!(number(123.45), "123.5");
-        assert_eq!(number(3.14159), "3.142");
+        assert_eq!(number(4.56789), "4.568");
         assert_eq!(number(0.01234), "0.0123");
         assert_eq!(number(0.0000123), "1.23e-05");
         assert_eq!(number(-2.5), "-2.500");

@@ -74,7 +74,11 @@ impl Glyphs {
     /// The first non-empty variable wins (POSIX precedence). A UTF-8 locale shows Unicode;
     /// any other named locale (`C`, `POSIX`, `en_US.ISO-8859-1`) gets ASCII; no locale at all
     /// is treated as UTF-8, as Python (PEP 538) and modern terminals do.
-    pub fn for_locale(lc_all: Option<String>, lc_ctype: Option<String>, lang: Option<String>) -> Glyphs {
+    pub fn for_locale(
+        lc_all: Option<String>,
+        lc_ctype: Option<String>,
+        lang: Option<String>,
+    ) -> Glyphs {
         let chosen = [lc_all, lc_ctype, lang]
             .into_iter()
             .flatten()
@@ -114,7 +118,9 @@ mod tests {
     #[test]
     fn ascii_glyphs_are_ascii() {
         let g = Glyphs::ASCII;
-        for s in [g.rocket, g.clock, g.up, g.down, g.flat, g.tee, g.corner, g.rule, g.bar, g.ellipsis] {
+        for s in [
+            g.rocket, g.clock, g.up, g.down, g.flat, g.tee, g.corner, g.rule, g.bar, g.ellipsis,
+        ] {
             assert!(s.is_ascii(), "{s:?}");
         }
     }

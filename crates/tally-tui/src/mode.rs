@@ -27,7 +27,9 @@ impl std::str::FromStr for Mode {
             "auto" => Ok(Mode::Auto),
             "on" => Ok(Mode::On),
             "off" => Ok(Mode::Off),
-            _ => Err(format!("unknown panel mode '{s}': expected auto, on or off")),
+            _ => Err(format!(
+                "unknown panel mode '{s}': expected auto, on or off"
+            )),
         }
     }
 }
@@ -100,15 +102,27 @@ mod tests {
     #[test]
     fn auto_shows_the_panel_only_on_a_capable_terminal() {
         // issue 4: auto = panel when stdout is a TTY and TERM is not dumb, else plain.
-        assert_eq!(env(true, Some("xterm-256color"), false).output(Mode::Auto), Output::Live);
-        assert_eq!(env(false, Some("xterm-256color"), false).output(Mode::Auto), Output::Plain);
-        assert_eq!(env(true, Some("dumb"), false).output(Mode::Auto), Output::Plain);
+        assert_eq!(
+            env(true, Some("xterm-256color"), false).output(Mode::Auto),
+            Output::Live
+        );
+        assert_eq!(
+            env(false, Some("xterm-256color"), false).output(Mode::Auto),
+            Output::Plain
+        );
+        assert_eq!(
+            env(true, Some("dumb"), false).output(Mode::Auto),
+            Output::Plain
+        );
         assert_eq!(env(true, None, false).output(Mode::Auto), Output::Plain);
     }
 
     #[test]
     fn off_is_always_plain_and_on_always_asks_for_the_panel() {
-        assert_eq!(env(true, Some("xterm"), false).output(Mode::Off), Output::Plain);
+        assert_eq!(
+            env(true, Some("xterm"), false).output(Mode::Off),
+            Output::Plain
+        );
         assert_eq!(env(false, None, false).output(Mode::On), Output::Live);
     }
 

@@ -56,6 +56,12 @@ pub fn summary_line(model: &Model) -> String {
 /// Replace anything that is not printable ASCII (an ESC byte above all) by `?`.
 pub fn ascii(s: &str) -> String {
     s.chars()
-        .map(|c| if c == ' ' || c.is_ascii_graphic() { c } else { '?' })
+        .map(|c| {
+            if c == ' ' || c.is_ascii_graphic() {
+                c
+            } else {
+                '?'
+            }
+        })
         .collect()
 }

@@ -224,7 +224,9 @@ fn metric_rows(snap: &PanelSnapshot) -> Vec<MetricRow> {
     let w = &snap.window;
     let mut rows: Vec<(MetricGroup, usize, MetricRow)> = Vec::new();
     for (i, spec) in METRICS.iter().enumerate() {
-        let Some(group) = group_of(spec) else { continue };
+        let Some(group) = group_of(spec) else {
+            continue;
+        };
         if let Some(v) = w.get(spec.tag) {
             rows.push((
                 group,
@@ -290,7 +292,10 @@ fn system_rows(snap: &PanelSnapshot) -> Vec<(&'static str, String)> {
     }
     let timeout = snap.window.get("Episode/timeout_rate").unwrap_or(0.0);
     rows.push(("Timeout Rate", format!("{:.1}%", timeout * 100.0)));
-    let envs = snap.facts.num_envs.saturating_mul(u64::from(snap.facts.num_gpus));
+    let envs = snap
+        .facts
+        .num_envs
+        .saturating_mul(u64::from(snap.facts.num_gpus));
     rows.push(("Envs", crate::format::grouped(envs as f64)));
     if let Some(b) = sys.batch_size_per_rank.filter(|b| *b > 0) {
         rows.push(("Batch/Rank", crate::format::grouped(b as f64)));
@@ -311,9 +316,9 @@ impl Model {
         let end = snap.finished_at.unwrap_or(now);
         let elapsed = snap.training_started_at.map(|t0| (end - t0).max(0.0));
         let max = snap.facts.max_iterations;
-        let eta = elapsed.filter(|_| iteration > 0).map(|e| {
-            max.saturating_sub(iteration) as f64 * e / iteration as f64
-        });
+        let eta = elapsed
+            .filter(|_| iteration > 0)
+            .map(|e| max.saturating_sub(iteration) as f64 * e / iteration as f64);
         let hist = &snap.reward_history;
         let reward = if hist.is_empty() {
             None
@@ -413,8 +418,14 @@ mod tests {
                 assert!(m.label.starts_with("Ingress "), "{}", m.label);
             }
         }
-        assert_eq!(group_of(spec("Loss/critic").unwrap()), Some(MetricGroup::Loss));
-        assert_eq!(group_of(spec("Policy/temperature").unwrap()), Some(MetricGroup::Policy));
+        assert_eq!(
+            group_of(spec("Loss/critic").unwrap()),
+            Some(MetricGroup::Loss)
+        );
+        assert_eq!(
+            group_of(spec("Policy/temperature").unwrap()),
+            Some(MetricGroup::Policy)
+        );
         assert_eq!(
             group_of(spec("Train/critic_gradient_norm").unwrap()),
             Some(MetricGroup::Diagnostic)

@@ -113,7 +113,13 @@ struct Row {
 }
 
 impl Row {
-    fn new(label: impl Into<String>, ls: Style, value: impl Into<String>, vs: Style, prio: u8) -> Row {
+    fn new(
+        label: impl Into<String>,
+        ls: Style,
+        value: impl Into<String>,
+        vs: Style,
+        prio: u8,
+    ) -> Row {
         Row {
             label: vec![(label.into(), ls)],
             value: vec![(value.into(), vs)],
@@ -198,7 +204,11 @@ impl Table {
                 .max()
                 .unwrap_or(0)
         } else {
-            let labels = self.visible(cutoff).map(|r| width_of(&r.label)).max().unwrap_or(0);
+            let labels = self
+                .visible(cutoff)
+                .map(|r| width_of(&r.label))
+                .max()
+                .unwrap_or(0);
             labels + PAD + self.value_col(cutoff)
         };
         title.max(rows)
@@ -233,7 +243,11 @@ impl Table {
                 break;
             }
             let vw = width_of(&row.value);
-            let vx = if self.align_right { right - vw.min(area.width) } else { right - vcol };
+            let vx = if self.align_right {
+                right - vw.min(area.width)
+            } else {
+                right - vcol
+            };
             let label_room = if row.value.is_empty() {
                 area.width
             } else {
@@ -291,8 +305,18 @@ fn put_fit(buf: &mut Buffer, x: u16, y: u16, max: u16, spans: &Spans, g: &Glyphs
 /// Remove Rich-style markup (`[red]`, `[bold yellow]`, `[/]`) from a status text.
 pub fn strip_markup(text: &str) -> String {
     const WORDS: [&str; 12] = [
-        "red", "yellow", "green", "cyan", "blue", "magenta", "white", "bold", "dim", "italic",
-        "bright_blue", "on",
+        "red",
+        "yellow",
+        "green",
+        "cyan",
+        "blue",
+        "magenta",
+        "white",
+        "bold",
+        "dim",
+        "italic",
+        "bright_blue",
+        "on",
     ];
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -302,8 +326,8 @@ pub fn strip_markup(text: &str) -> String {
         match after.find(']') {
             Some(close) => {
                 let inner = after[..close].trim_start_matches('/');
-                let is_tag = inner.is_empty()
-                    || inner.split_whitespace().all(|w| WORDS.contains(&w));
+                let is_tag =
+                    inner.is_empty() || inner.split_whitespace().all(|w| WORDS.contains(&w));
                 if !is_tag {
                     out.push('[');
                     out.push_str(&after[..=close]);
@@ -363,7 +387,13 @@ fn metrics_table(m: &Model, tier: Tier, pal: Pal) -> Table {
             MetricGroup::Termination | MetricGroup::Diagnostic => pal.dim(),
             _ => pal.plain(),
         };
-        rows.push(Row::new(format!("{indent}{}", r.label), ls, metric_value(r), vs, prio));
+        rows.push(Row::new(
+            format!("{indent}{}", r.label),
+            ls,
+            metric_value(r),
+            vs,
+            prio,
+        ));
     }
     if rows.is_empty() {
         rows.push(Row::heading("Waiting for data...", pal.dim(), CORE));
@@ -458,7 +488,13 @@ fn learner_rows(m: &Model, pal: Pal) -> Vec<Row> {
             Row::new(r.spec.label, pal.plain(), ms_pct(r.ms, r.pct), vs, CORE)
         })
         .collect();
-    rows.push(Row::new("Other", pal.plain(), ms_pct(t.other_ms, t.other_pct), pal.plain(), CORE));
+    rows.push(Row::new(
+        "Other",
+        pal.plain(),
+        ms_pct(t.other_ms, t.other_pct),
+        pal.plain(),
+        CORE,
+    ));
     let wall_style = if t.over_accounted() {
         pal.bold(Color::Red)
     } else {
@@ -492,7 +528,11 @@ fn collector_rows(m: &Model, g: &Glyphs, pal: Pal) -> Vec<Row> {
                 return Row::new(r.spec.label, pal.plain(), "      -", pal.dim(), prio);
             };
             if r.detail {
-                let conn = if Some(i) == last_detail { g.corner } else { g.tee };
+                let conn = if Some(i) == last_detail {
+                    g.corner
+                } else {
+                    g.tee
+                };
                 let value = match r.pct {
                     Some(p) => format!("{ms:>7.1}ms  {p:>3.0}%{conn}"),
                     None => format!("{ms:>7.1}ms {conn}"),
@@ -571,19 +611,31 @@ fn stacked_timing(t: &Tables, pal: Pal) -> Table {
 fn header_fields(m: &Model, g: &Glyphs, pal: Pal) -> Vec<Spans> {
     let mut f: Vec<Spans> = Vec::new();
     if let Some(e) = m.elapsed {
-        f.push(vec![(format!("{} {}", g.clock, format::time(e)), pal.fg(Color::Green))]);
+        f.push(vec![(
+            format!("{} {}", g.clock, format::time(e)),
+            pal.fg(Color::Green),
+        )]);
     }
     if let Some(eta) = m.eta {
-        f.push(vec![(format!("ETA {}", format::time(eta)), pal.bold(Color::Magenta))]);
+        f.push(vec![(
+            format!("ETA {}", format::time(eta)),
+            pal.bold(Color::Magenta),
+        )]);
     }
     if let Some(l) = m.ep_len {
         f.push(vec![(format!("Ep Len {l:.1}"), pal.fg(Color::Yellow))]);
     }
     if let Some(s) = m.steps_per_sec {
-        f.push(vec![(format!("Steps/s {}", format::grouped(s)), pal.bold(Color::Green))]);
+        f.push(vec![(
+            format!("Steps/s {}", format::grouped(s)),
+            pal.bold(Color::Green),
+        )]);
     }
     if let Some(r) = m.rows_per_sec {
-        f.push(vec![(format!("Rows/s {}", format::grouped(r)), pal.bold(Color::Cyan))]);
+        f.push(vec![(
+            format!("Rows/s {}", format::grouped(r)),
+            pal.bold(Color::Cyan),
+        )]);
     }
     if let Some(n) = m.window_n {
         f.push(vec![(format!("Avg 2s (n={n})"), pal.dim())]);
@@ -760,7 +812,11 @@ impl<'a> Layout<'a> {
         let mut items = Vec::new();
         let mut y = 0u16;
         let spacer = u16::from(cutoff > SPACE_RANK);
-        for line in wrap_fields(header_fields(self.model, self.glyphs, self.pal), width, self.pal) {
+        for line in wrap_fields(
+            header_fields(self.model, self.glyphs, self.pal),
+            width,
+            self.pal,
+        ) {
             items.push(Item::Line { y, spans: line });
             y += 1;
         }
@@ -784,7 +840,10 @@ impl<'a> Layout<'a> {
         };
         match self.tier {
             Tier::Stacked => {
-                for (i, which) in [Which::Metrics, Which::Rewards, Which::Timing].into_iter().enumerate() {
+                for (i, which) in [Which::Metrics, Which::Rewards, Which::Timing]
+                    .into_iter()
+                    .enumerate()
+                {
                     if i > 0 {
                         y += spacer;
                     }

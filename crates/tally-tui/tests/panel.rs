@@ -10,8 +10,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tally::terminal::{Level, RunFacts, TerminalState};
 use tally::Profile;
-use tally_tui::fixtures::{appo_state, appo_values, sac_state, sac_values, sample, snapshot_at_end};
-use tally_tui::{buffer_text, render_to_buffer, Glyphs, Mode, Panel, PanelOptions, PanelState, Tier};
+use tally_tui::fixtures::{
+    appo_state, appo_values, sac_state, sac_values, sample, snapshot_at_end,
+};
+use tally_tui::{
+    buffer_text, render_to_buffer, Glyphs, Mode, Panel, PanelOptions, PanelState, Tier,
+};
 
 const WIDTHS: [u16; 3] = [80, 100, 140];
 
@@ -56,7 +60,12 @@ const APPO_COLLECTOR: [&str; 3] = ["MLP Infer", "Env Step", "Rollout Wall"];
 /// System column labels (seed 000: buffer, timeout rate, envs, batch per rank, CUDA MPS).
 const SYSTEM: [&str; 5] = ["Buffer", "Timeout Rate", "Envs", "Batch/Rank", "CUDA MPS"];
 /// Labels only APPO has (seed 000: Replay Stage 与 Weight Publish 只在 APPO 出现).
-const APPO_ONLY: [&str; 4] = ["Replay Stage", "Weight Publish", "MLP Infer", "Rollout Wall"];
+const APPO_ONLY: [&str; 4] = [
+    "Replay Stage",
+    "Weight Publish",
+    "MLP Infer",
+    "Rollout Wall",
+];
 /// Labels only the SAC family has.
 const SAC_ONLY: [&str; 5] = [
     "Collector Release",
@@ -72,11 +81,19 @@ fn view(state: &TerminalState, glyphs: Glyphs) -> PanelState {
 }
 
 fn text(state: &TerminalState, width: u16) -> String {
-    buffer_text(&render_to_buffer(&view(state, Glyphs::UNICODE), width, None))
+    buffer_text(&render_to_buffer(
+        &view(state, Glyphs::UNICODE),
+        width,
+        None,
+    ))
 }
 
 fn text_in(state: &TerminalState, width: u16, height: u16) -> String {
-    buffer_text(&render_to_buffer(&view(state, Glyphs::UNICODE), width, Some(height)))
+    buffer_text(&render_to_buffer(
+        &view(state, Glyphs::UNICODE),
+        width,
+        Some(height),
+    ))
 }
 
 fn has_label(text: &str, label: &str) -> bool {
@@ -151,7 +168,12 @@ fn nested_learner_diagnostics_are_not_rows() {
     // seed 000: Inference H2D/Forward/D2H 与 Replay H2D Submit 只在 TensorBoard / W&B 记录，不是额外的 Iter Wall 切片。
     for w in WIDTHS {
         let t = text(&sac_state(), w);
-        for l in ["Inference H2D", "Inference Forward", "Inference D2H", "Replay H2D Submit"] {
+        for l in [
+            "Inference H2D",
+            "Inference Forward",
+            "Inference D2H",
+            "Replay H2D Submit",
+        ] {
             assert!(!t.contains(l), "{l} at {w}");
         }
     }
@@ -163,21 +185,38 @@ fn no_core_label_is_cut_at_any_width_from_60_columns() {
     let core: Vec<&str> = [&SAC_LEARNER[..], &SYSTEM[..]]
         .concat()
         .into_iter()
-        .chain(["Learner Action Wait", "Env Step", "Replay Write", "Reward", "Actor Loss"])
-        .chain(["Ingress Backpressure", "Ingress Depth", "GPUs 2", "iter 4030/5000"])
+        .chain([
+            "Learner Action Wait",
+            "Env Step",
+            "Replay Write",
+            "Reward",
+            "Actor Loss",
+        ])
+        .chain([
+            "Ingress Backpressure",
+            "Ingress Depth",
+            "GPUs 2",
+            "iter 4030/5000",
+        ])
         .collect();
     let s = sac_state();
     for w in 60..=160 {
         let t = text(&s, w);
         for l in &core {
-            assert!(has_label(&t, l), "{l:?} cut or missing at {w} columns:\n{t}");
+            assert!(
+                has_label(&t, l),
+                "{l:?} cut or missing at {w} columns:\n{t}"
+            );
         }
     }
     let appo = appo_state();
     for w in 60..=160 {
         let t = text(&appo, w);
         for l in APPO_LEARNER.iter().chain(&APPO_COLLECTOR) {
-            assert!(has_label(&t, l), "{l:?} cut or missing at {w} columns:\n{t}");
+            assert!(
+                has_label(&t, l),
+                "{l:?} cut or missing at {w} columns:\n{t}"
+            );
         }
     }
 }
@@ -188,12 +227,17 @@ fn title_carries_algo_task_gpus_and_iteration_as_in_the_reference() {
     let t = text(&sac_state(), 140);
     let first = t.lines().next().unwrap();
     assert!(
-        first.contains(" 🚀 UniLab Off-Policy Training | SAC | go2_joystick_flat | GPUs 2 | iter 4030/5000 "),
+        first.contains(
+            " 🚀 UniLab Off-Policy Training | SAC | go2_joystick_flat | GPUs 2 | iter 4030/5000 "
+        ),
         "{first}"
     );
     // Narrower: the brand goes first; algorithm, GPUs and iteration stay.
     let first = text(&sac_state(), 60).lines().next().unwrap().to_owned();
-    assert!(first.contains(" SAC | go2_joystick_flat | GPUs 2 | iter 4030/5000 "), "{first}");
+    assert!(
+        first.contains(" SAC | go2_joystick_flat | GPUs 2 | iter 4030/5000 "),
+        "{first}"
+    );
 }
 
 #[test]
@@ -204,7 +248,10 @@ fn header_shows_throughput_episode_length_and_window_count() {
     let fps = snap.window.get("Perf/total_fps").unwrap();
     let t = text(&sac_state(), 140);
     assert!(t.contains(&format!("Avg 2s (n={n})")), "{t}");
-    assert!(t.contains(&format!("Steps/s {}", tally_tui::format::grouped(fps))), "{t}");
+    assert!(
+        t.contains(&format!("Steps/s {}", tally_tui::format::grouped(fps))),
+        "{t}"
+    );
     assert!(t.contains("Rows/s ") && t.contains("Ep Len "), "{t}");
     let _ = now;
 }
@@ -221,8 +268,18 @@ fn elapsed_excludes_warm_up_and_eta_follows_the_iteration_rate() {
         profile: Profile::SacFamily,
     });
     s.message(100.0, Level::Info, "Warming up...".into());
-    s.push(sample(130.0, 1, &[("Loss/critic", 1.0)]), None, Default::default(), 0);
-    s.push(sample(132.0, 2, &[("Loss/critic", 1.0)]), None, Default::default(), 0);
+    s.push(
+        sample(130.0, 1, &[("Loss/critic", 1.0)]),
+        None,
+        Default::default(),
+        0,
+    );
+    s.push(
+        sample(132.0, 2, &[("Loss/critic", 1.0)]),
+        None,
+        Default::default(),
+        0,
+    );
     let v = PanelState::new(s.snapshot(), 132.0, Glyphs::ASCII, false);
     let t = buffer_text(&render_to_buffer(&v, 100, None));
     assert!(t.contains("time 2s | ETA 2s"), "{t}");
@@ -233,12 +290,24 @@ fn ingress_gauges_are_labelled_as_ingress_and_follow_the_losses() {
     // seed 000: replay-ingress gauge 显示为 Ingress Backpressure、Ingress Depth 等标签；它们不放入 loss 组。
     let t = text(&sac_state(), 140);
     let line_of = |l: &str| t.lines().position(|x| x.contains(l)).unwrap();
-    let last_loss = ["Actor Loss", "Critic Loss", "Temperature Loss", "Entropy", "Temperature"]
-        .iter()
-        .map(|l| line_of(l))
-        .max()
-        .unwrap();
-    for l in ["Ingress Backpressure", "Ingress Depth", "Ingress Occupancy", "Ingress High Water", "Ingress Dropped"] {
+    let last_loss = [
+        "Actor Loss",
+        "Critic Loss",
+        "Temperature Loss",
+        "Entropy",
+        "Temperature",
+    ]
+    .iter()
+    .map(|l| line_of(l))
+    .max()
+    .unwrap();
+    for l in [
+        "Ingress Backpressure",
+        "Ingress Depth",
+        "Ingress Occupancy",
+        "Ingress High Water",
+        "Ingress Dropped",
+    ] {
         assert!(line_of(l) > last_loss, "{l} inside the loss group:\n{t}");
     }
     // Training diagnostics are indented.
@@ -251,14 +320,29 @@ fn env_step_details_are_indented_with_connectors_and_the_last_closes() {
     let t = text(&sac_state(), 140);
     let details: Vec<&str> = t
         .lines()
-        .filter(|l| ["  Action Validate", "  Apply Action", "  Action+Backend", "  Backend Step", "  Update State", "  Reset Done"].iter().any(|d| l.contains(d)))
+        .filter(|l| {
+            [
+                "  Action Validate",
+                "  Apply Action",
+                "  Action+Backend",
+                "  Backend Step",
+                "  Update State",
+                "  Reset Done",
+            ]
+            .iter()
+            .any(|d| l.contains(d))
+        })
         .collect();
     assert_eq!(details.len(), 6, "{t}");
     for d in &details[..5] {
         assert!(d.contains("%─┤"), "{d}");
     }
     assert!(details[5].contains("%─┘"), "{}", details[5]);
-    let ascii = buffer_text(&render_to_buffer(&view(&sac_state(), Glyphs::ASCII), 140, None));
+    let ascii = buffer_text(&render_to_buffer(
+        &view(&sac_state(), Glyphs::ASCII),
+        140,
+        None,
+    ));
     assert!(ascii.contains("%-'"), "{ascii}");
 }
 
@@ -287,13 +371,19 @@ fn learner_percentages(t: &str, labels: &[&str]) -> Vec<f64> {
 #[test]
 fn learner_percentages_sum_to_100_within_rounding() {
     // seed 000: 正常情况下它们合计等于 Iter Wall，每行百分比合计约为 100%（逐行取整可能略有误差）。
-    for (state, labels) in [(sac_state(), &SAC_LEARNER[..]), (appo_state(), &APPO_LEARNER[..])] {
+    for (state, labels) in [
+        (sac_state(), &SAC_LEARNER[..]),
+        (appo_state(), &APPO_LEARNER[..]),
+    ] {
         for w in WIDTHS {
             let t = text(&state, w);
             let p = learner_percentages(&t, labels);
             let sum: f64 = p.iter().sum();
             let tolerance = 0.5 * p.len() as f64;
-            assert!((sum - 100.0).abs() <= tolerance, "sum {sum} of {p:?} at {w}:\n{t}");
+            assert!(
+                (sum - 100.0).abs() <= tolerance,
+                "sum {sum} of {p:?} at {w}:\n{t}"
+            );
         }
     }
 }
@@ -347,12 +437,18 @@ fn appo_collector_shows_milliseconds_without_percentages() {
 fn the_two_timing_clocks_are_separate_columns_never_summed() {
     // seed 000: 两列时间不能横向相加; 120 列及以上时，timing 使用完整三列。
     let t = text(&sac_state(), 140);
-    let header = t.lines().find(|l| l.contains("Learner (Iter Wall)")).unwrap();
+    let header = t
+        .lines()
+        .find(|l| l.contains("Learner (Iter Wall)"))
+        .unwrap();
     let a = header.find("Learner (Iter Wall)").unwrap();
     let b = header.find("Collector (own clock)").unwrap();
     let c = header.find("System").unwrap();
     assert!(a < b && b < c, "{header}");
-    assert!(header[a..b].contains('│') && header[b..c].contains('│'), "{header}");
+    assert!(
+        header[a..b].contains('│') && header[b..c].contains('│'),
+        "{header}"
+    );
     assert!(!t.contains("Total"), "{t}");
 }
 
@@ -368,14 +464,26 @@ fn width_tiers_switch_at_96_and_120_columns() {
     assert_eq!(Tier::for_width(120), Tier::Full);
     let s = sac_state();
     let t95 = text(&s, 95);
-    assert!(t95.contains("Timing") && !t95.contains("Learner (Iter Wall)"), "{t95}");
+    assert!(
+        t95.contains("Timing") && !t95.contains("Learner (Iter Wall)"),
+        "{t95}"
+    );
     let t96 = text(&s, 96);
-    assert!(!t96.contains("Timing") && !t96.contains("Learner (Iter Wall)"), "{t96}");
-    assert!(t96.contains("│ Collector ") && t96.contains("Learner "), "{t96}");
+    assert!(
+        !t96.contains("Timing") && !t96.contains("Learner (Iter Wall)"),
+        "{t96}"
+    );
+    assert!(
+        t96.contains("│ Collector ") && t96.contains("Learner "),
+        "{t96}"
+    );
     let t119 = text(&s, 119);
     assert!(!t119.contains("Collector (own clock)"), "{t119}");
     let t120 = text(&s, 120);
-    assert!(t120.contains("Learner (Iter Wall)") && t120.contains("Collector (own clock)"), "{t120}");
+    assert!(
+        t120.contains("Learner (Iter Wall)") && t120.contains("Collector (own clock)"),
+        "{t120}"
+    );
 }
 
 #[test]
@@ -387,7 +495,9 @@ fn below_96_columns_everything_stacks_in_one_column() {
     assert!(line_of("Rewards") < line_of("Timing"));
     assert!(line_of("Timing") < line_of("Learner Action Wait"));
     // One column: no line holds two table titles.
-    assert!(t.lines().all(|l| !(l.contains("Metrics") && l.contains("Rewards"))));
+    assert!(t
+        .lines()
+        .all(|l| !(l.contains("Metrics") && l.contains("Rewards"))));
     assert!(!t.contains('│') || t.lines().all(|l| l.matches('│').count() <= 2));
 }
 
@@ -396,7 +506,10 @@ fn reward_peak_loses_precision_below_96_columns() {
     // seed 000: 降低 reward peak 精度，而不是截断核心标签。
     let narrow = text(&sac_state(), 80);
     let wide = text(&sac_state(), 100);
-    assert!(narrow.contains("/ Peak 25.00\n") || narrow.contains("/ Peak 25.00 "), "{narrow}");
+    assert!(
+        narrow.contains("/ Peak 25.00\n") || narrow.contains("/ Peak 25.00 "),
+        "{narrow}"
+    );
     assert!(wide.contains("/ Peak 25.000"), "{wide}");
 }
 
@@ -405,12 +518,26 @@ fn a_short_terminal_drops_optional_rows_but_keeps_core_rows_and_titles() {
     // issue 4: no core label is cut; optional rows go first and each title counts them.
     let t = text_in(&sac_state(), 80, 40);
     assert_eq!(t.lines().count(), 40);
-    for l in ["Metrics", "Rewards", "Timing", "Actor Loss", "Iter Wall", "Learner Action Wait", "Replay Write"] {
+    for l in [
+        "Metrics",
+        "Rewards",
+        "Timing",
+        "Actor Loss",
+        "Iter Wall",
+        "Learner Action Wait",
+        "Replay Write",
+    ] {
         assert!(has_label(&t, l), "{l}:\n{t}");
     }
     assert!(t.contains("Metrics (+"), "{t}");
     let wide = text_in(&sac_state(), 140, 30);
-    for l in ["Learner (Iter Wall)", "Collector (own clock)", "System", "Iter Wall", "CUDA MPS"] {
+    for l in [
+        "Learner (Iter Wall)",
+        "Collector (own clock)",
+        "System",
+        "Iter Wall",
+        "CUDA MPS",
+    ] {
         assert!(has_label(&wide, l), "{l}:\n{wide}");
     }
 }
@@ -419,7 +546,11 @@ fn a_short_terminal_drops_optional_rows_but_keeps_core_rows_and_titles() {
 fn ascii_fallback_draws_only_ascii() {
     // reference §1.1: ASCII fallbacks when the encoding cannot show "⏱ ▲ ▼ ━".
     for w in WIDTHS {
-        let t = buffer_text(&render_to_buffer(&view(&sac_state(), Glyphs::ASCII), w, None));
+        let t = buffer_text(&render_to_buffer(
+            &view(&sac_state(), Glyphs::ASCII),
+            w,
+            None,
+        ));
         assert!(t.is_ascii(), "{t}");
         assert!(t.contains("Reward +") && t.contains("time "), "{t}");
     }
@@ -432,11 +563,18 @@ fn errors_and_status_show_without_waiting_for_a_step() {
     // issue 4: errors and status lines show without waiting for the next iteration.
     let mut s = sac_state();
     let t = s.updated_at.unwrap() + 0.2;
-    s.message(t, Level::Error, "[red]ERROR sink tensorboard failed[/]".into());
+    s.message(
+        t,
+        Level::Error,
+        "[red]ERROR sink tensorboard failed[/]".into(),
+    );
     s.message(t, Level::Info, "Checkpoint saved: ckpt_4030.pt".into());
     let v = PanelState::new(s.snapshot(), t + 0.1, Glyphs::UNICODE, false);
     let text = buffer_text(&render_to_buffer(&v, 140, None));
-    assert!(text.contains("ERROR ERROR sink tensorboard failed"), "{text}");
+    assert!(
+        text.contains("ERROR ERROR sink tensorboard failed"),
+        "{text}"
+    );
     assert!(text.contains("Checkpoint saved: ckpt_4030.pt"), "{text}");
     assert!(!text.contains("[red]"), "{text}");
 }
@@ -488,13 +626,25 @@ fn plain_mode_emits_no_escape_bytes_and_summarises_each_interval() {
     let cap = Capture::default();
     let mut panel = Panel::start(state.clone(), plain_options(&cap));
     assert_eq!(panel.output(), tally_tui::Output::Plain);
-    state.lock().unwrap().message(0.0, Level::Info, "Warming up...".into());
+    state
+        .lock()
+        .unwrap()
+        .message(0.0, Level::Info, "Warming up...".into());
     for i in 1..=20u64 {
         let t = 1.0 + 0.01 * i as f64;
-        state.lock().unwrap().push(sample(t, i, &sac_values(1.0)), Some(5.0), Default::default(), 0);
+        state.lock().unwrap().push(
+            sample(t, i, &sac_values(1.0)),
+            Some(5.0),
+            Default::default(),
+            0,
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
-    state.lock().unwrap().message(1.5, Level::Warning, "contract: accounted 104% of Iter Wall".into());
+    state.lock().unwrap().message(
+        1.5,
+        Level::Warning,
+        "contract: accounted 104% of Iter Wall".into(),
+    );
     panel.log("a log line from the runner");
     panel.stop().unwrap();
     let out = String::from_utf8(cap.bytes.lock().unwrap().clone()).unwrap();
@@ -503,10 +653,18 @@ fn plain_mode_emits_no_escape_bytes_and_summarises_each_interval() {
     let summaries: Vec<&str> = out.lines().filter(|l| l.starts_with("iter ")).collect();
     assert!(summaries.len() >= 2, "{out}");
     let last = summaries.last().unwrap();
-    for part in ["iter 20/5000", "Steps/s 12,345", "Reward 23.456", "Learning "] {
+    for part in [
+        "iter 20/5000",
+        "Steps/s 12,345",
+        "Reward 23.456",
+        "Learning ",
+    ] {
         assert!(last.contains(part), "{part} not in {last}");
     }
-    assert!(out.contains("WARN contract: accounted 104% of Iter Wall"), "{out}");
+    assert!(
+        out.contains("WARN contract: accounted 104% of Iter Wall"),
+        "{out}"
+    );
     assert!(out.contains("a log line from the runner"), "{out}");
     assert!(out.contains("Warming up..."), "{out}");
 }
@@ -519,18 +677,29 @@ fn a_stuck_output_never_blocks_the_training_loop() {
     let gate = cap.gate.clone();
     let stuck = gate.lock().unwrap();
     let mut panel = Panel::start(state.clone(), plain_options(&cap));
-    state.lock().unwrap().push(sample(1.0, 1, &sac_values(1.0)), Some(5.0), Default::default(), 0);
+    state.lock().unwrap().push(
+        sample(1.0, 1, &sac_values(1.0)),
+        Some(5.0),
+        Default::default(),
+        0,
+    );
     // Let the printer reach its (blocked) write.
     std::thread::sleep(Duration::from_millis(300));
     let t = Instant::now();
     for i in 2..=200u64 {
         let s = sample(1.0 + i as f64 * 0.01, i, &sac_values(1.0));
-        state.lock().unwrap().push(s, Some(5.0), Default::default(), 0);
+        state
+            .lock()
+            .unwrap()
+            .push(s, Some(5.0), Default::default(), 0);
     }
     let took = t.elapsed();
     drop(stuck);
     panel.stop().unwrap();
-    assert!(took < Duration::from_millis(500), "199 pushes took {took:?} while the output was stuck");
+    assert!(
+        took < Duration::from_millis(500),
+        "199 pushes took {took:?} while the output was stuck"
+    );
 }
 
 #[test]

@@ -1,0 +1,129 @@
+//! `tally validate PATH...`: detect and validate run summaries, runtime manifests and soak artifacts.
+//!
+//! A directory stands for its `run_summary.json`; a file named `run_summary.json` is taken for
+//! a run summary whatever it holds; anything else is recognised by its members
+//! ([`tally_schema::validate::detect_kind`]). Every violation is printed as
+//! `<file>: <json path>: expected <x>, found <y>`, a passing file as one `<file>: OK (...)` line.
+
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use tally_schema::artifacts::ArtifactKind;
+use tally_schema::validate::{self, Violation};
+
+/// The file a directory argument stands for.
+pub const RUN_SUMMARY_FILE: &str = "run_summary.json";
+
+/// Validate every path and print the outcome; `Err` (exit 1) when any file failed.
+///
+/// `completed` checks standalone runtime manifests as a completed run's (lifecycle members
+/// required); without it they are checked as an early-failure manifest, the reference's
+/// default. Manifests inside a run summary or soak artifact follow the summary's status.
+pub fn run(paths: &[PathBuf], completed: bool, out: &mut impl Write) -> Result<(), String> {
+    let mut failed = 0usize;
+    for arg in paths {
+        let file = if arg.is_dir() {
+            arg.join(RUN_SUMMARY_FILE)
+        } else {
+            arg.clone()
+        };
+        let (status, lines) = check_file(&file, completed);
+        if !status {
+            failed += 1;
+        }
+        for line in lines {
+            writeln!(out, "{}: {line}", file.display()).map_err(|e| e.to_string())?;
+        }
+    }
+    if failed == 0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "{failed} of {} file{} failed validation",
+            paths.len(),
+            if paths.len() == 1 { "" } else { "s" }
+        ))
+    }
+}
+
+/// Validate one file: whether it passed, and the lines to print after `<file>: `.
+fn check_file(file: &Path, completed: bool) -> (bool, Vec<String>) {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            let what = if file.file_name() == Some(RUN_SUMMARY_FILE.as_ref())
+                && file.parent().is_some_and(Path::is_dir)
+                && !file.exists()
+            {
+                "a run directory holding run_summary.json"
+            } else {
+                "a readable JSON file"
+            };
+            return (false, vec![format!("$: expected {what}, found {e}")]);
+        }
+    };
+    let v: Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            let hint = if text.contains("NaN") || text.contains("Infinity") {
+                " (NaN and Infinity are not JSON: a producer must write finite numbers)"
+            } else {
+                ""
+            };
+            return (
+                false,
+                vec![format!("$: expected valid JSON{hint}, found {e}")],
+            );
+        }
+    };
+    let kind = if file.file_name() == Some(RUN_SUMMARY_FILE.as_ref()) {
+        Some(ArtifactKind::RunSummary)
+    } else {
+        validate::detect_kind(&v)
+    };
+    let violations: Vec<Violation> = match kind {
+        Some(ArtifactKind::RuntimeManifest) => validate::validate_runtime_manifest(&v, completed),
+        Some(k) => validate::validate_as(k, &v),
+        None => validate::validate(&v).violations,
+    };
+    if violations.is_empty() {
+        let kind = kind.expect("a document of no kind has a violation");
+        (true, vec![format!("OK ({})", ok_note(kind, &v, completed))])
+    } else {
+        (false, violations.iter().map(Violation::to_string).collect())
+    }
+}
+
+/// What an OK line says about the file: its kind, versions and outcome.
+fn ok_note(kind: ArtifactKind, v: &Value, completed: bool) -> String {
+    let s = |key: &str| v.get(key).and_then(Value::as_str).unwrap_or("?").to_owned();
+    match kind {
+        ArtifactKind::RunSummary => {
+            let manifest = if v.get("runtime_manifest").is_some_and(|m| !m.is_null()) {
+                ", runtime manifest v1"
+            } else {
+                ""
+            };
+            format!(
+                "run summary, metric schema v1{manifest}, status {}",
+                s("status")
+            )
+        }
+        ArtifactKind::RuntimeManifest => format!(
+            "runtime manifest v1, checked as {}",
+            if completed {
+                "a completed run's"
+            } else {
+                "an early-failure manifest (--completed requires the lifecycle members)"
+            }
+        ),
+        ArtifactKind::SoakArtifact => match v.get("failure_classification").and_then(Value::as_str)
+        {
+            Some(c) => format!(
+                "soak artifact 0.3.0, status {}, classification {c}",
+                s("status")
+            ),
+            None => format!("soak artifact 0.3.0, status {}", s("status")),
+        },
+    }
+}
