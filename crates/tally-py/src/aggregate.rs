@@ -49,7 +49,9 @@ impl Hasher for AddrHasher {
     }
 
     fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_right(17);
+        self.0 = (n as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_right(17);
     }
 }
 

@@ -388,6 +388,11 @@ fn plain_loop(
                 // Warm-up progress: only the latest, at most once per interval.
                 pending_info = Some(message_line(m));
             } else {
+                // Keep the order: held-back warm-up progress is older than this line.
+                if let Some(line) = pending_info.take() {
+                    writeln!(out, "{}", ascii(&line))?;
+                    last_info = Some(Instant::now());
+                }
                 writeln!(out, "{}", ascii(&message_line(m)))?;
             }
         }

@@ -234,8 +234,7 @@ impl Table {
         buf.set_string(vx.max(area.x), y, vt, self.title_style);
         y += 1;
         if cutoff > SPACE_RANK && y < bottom {
-            let rule = g.rule.repeat(area.width as usize);
-            buf.set_stringn(area.x, y, rule, area.width as usize, pal.dim());
+            fill(buf, area.x, y, area.width, g.rule, pal.dim());
             y += 1;
         }
         for row in self.visible(cutoff) {
@@ -261,17 +260,37 @@ impl Table {
 }
 
 /// Write spans left to right, at most `max` columns.
+///
+/// Runs of spaces are skipped rather than written: every frame starts from a blank buffer
+/// (ratatui resets it) and no style here has a background, so they would draw nothing.
+/// That halves the per-frame cost of grapheme segmentation.
 fn put(buf: &mut Buffer, x: u16, y: u16, max: u16, spans: &Spans) -> u16 {
     let mut x = x;
     let end = x.saturating_add(max);
     for (s, st) in spans {
-        if x >= end {
-            break;
+        let mut rest = s.as_str();
+        while !rest.is_empty() && x < end {
+            let lead = rest.len() - rest.trim_start_matches(' ').len();
+            x = x.saturating_add(lead as u16);
+            rest = &rest[lead..];
+            let word_end = rest.find(' ').unwrap_or(rest.len());
+            if word_end > 0 && x < end {
+                let (nx, _) = buf.set_stringn(x, y, &rest[..word_end], (end - x) as usize, *st);
+                x = nx;
+            }
+            rest = &rest[word_end..];
         }
-        let (nx, _) = buf.set_stringn(x, y, s, (end - x) as usize, *st);
-        x = nx;
     }
-    x
+    x.min(end)
+}
+
+/// Fill `n` cells from (`x`, `y`) with one symbol (rules and bars), without segmentation.
+fn fill(buf: &mut Buffer, x: u16, y: u16, n: u16, symbol: &str, style: Style) {
+    for dx in 0..n {
+        if let Some(cell) = buf.cell_mut((x + dx, y)) {
+            cell.set_symbol(symbol).set_style(style);
+        }
+    }
 }
 
 /// Write spans, shortening the last one with an ellipsis when they do not fit.
@@ -989,7 +1008,7 @@ impl<'a> Layout<'a> {
                     for dy in 0..*h {
                         let yy = inner.y + y + dy;
                         if yy < bottom {
-                            buf.set_string(inner.x + x, yy, g.bar, pal.dim());
+                            fill(buf, inner.x + x, yy, 1, g.bar, pal.dim());
                         }
                     }
                 }

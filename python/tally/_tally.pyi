@@ -1,0 +1,178 @@
+# Hand-written stubs of the compiled module tally._tally (crates/tally-py), checked against the
+# real module in CI by `python -m mypy.stubtest tally._tally` (tests/python/test_stubs.py).
+
+import os
+import types
+from pathlib import Path
+from typing import Any, Dict, List, Literal, Mapping, Optional, Protocol, SupportsFloat, SupportsIndex, Union
+
+from typing_extensions import disjoint_base, final
+
+__all__ = [
+    "__version__",
+    "METRIC_SCHEMA_VERSION",
+    "TallyError",
+    "SchemaError",
+    "ConfigError",
+    "ClosedError",
+    "ValueTypeError",
+    "StorageError",
+    "SinkError",
+    "Logger",
+    "Phase",
+    "EventWriter",
+    "reduction",
+    "cli_main",
+    "_close_open_loggers",
+    "aggregate",
+]
+__version__: str
+METRIC_SCHEMA_VERSION: int
+
+# Trinity-style aggregation (issue 7), wrapped by tally.metrics.
+aggregate: types.ModuleType
+
+_Number = Union[SupportsFloat, SupportsIndex]
+_Values = Mapping[str, _Number]
+_PathLike = Union[str, "os.PathLike[str]"]
+_Status = Literal["completed", "failed", "interrupted", "collector_died"]
+
+class TallyError(Exception):
+    """Base class of every error tally raises."""
+
+class SchemaError(TallyError, ValueError):
+    """A step broke the canonical schema or the step-axis contract; nothing was logged for it."""
+
+class ConfigError(TallyError, ValueError):
+    """An unusable logger or writer configuration, run name or run directory."""
+
+class ClosedError(TallyError, ValueError):
+    """The logger or writer is already closed."""
+
+class ValueTypeError(TallyError, TypeError):
+    """A submitted value or key has the wrong Python type (the message names the key)."""
+
+class StorageError(TallyError, OSError):
+    """Writing the run directory, an artefact or an event file failed."""
+
+class SinkError(StorageError):
+    """A sink (event file, W&B) failed to persist a step; the other sinks kept it."""
+
+class _Sink(Protocol):
+    """A Python sink (``Logger(sinks=[...])``); only ``name`` and ``write`` are required.
+
+    ``start`` runs once on the constructing thread after ``run_config.json`` exists and may
+    return the hosted run's URL; ``write`` runs on tally's writer thread once per logged
+    iteration with exactly the TensorBoard payload; ``finish`` runs on the closing thread.
+    """
+
+    name: str
+    def write(self, step: int, wall_time: float, iteration: int, scalars: Dict[str, float]) -> None: ...
+
+@disjoint_base
+class Logger:
+    """The training logger: one per run (rank 0); ``step()`` once per iteration."""
+
+    def __new__(
+        cls,
+        *,
+        algo: str,
+        task: str,
+        sim: str,
+        max_iterations: int,
+        num_envs: int,
+        num_gpus: int = 1,
+        profile: Literal["sac_family", "appo", "onpolicy"] = "sac_family",
+        logger: Literal["tensorboard", "wandb", "none"] = "tensorboard",
+        log_root: _PathLike = ...,
+        log_dir: Optional[_PathLike] = None,
+        log_interval: int = 1,
+        panel: Literal["auto", "on", "off"] = "auto",
+        trace: bool = False,
+        config: Optional[Any] = None,
+        wandb: Optional[Dict[str, Any]] = None,
+        sinks: Optional[List[Any]] = None,
+    ) -> Logger: ...
+    def step(
+        self,
+        iteration: SupportsIndex,
+        *,
+        env_steps: Optional[SupportsIndex] = None,
+        metrics: Optional[_Values] = None,
+        learner: Optional[_Values] = None,
+        iteration_time: Optional[_Number] = None,
+        collector: Optional[_Values] = None,
+        collector_inference: Optional[_Values] = None,
+        rewards: Optional[_Values] = None,
+        episode_return: Optional[_Number] = None,
+        episode_length: Optional[_Number] = None,
+        timeout_rate: Optional[_Number] = None,
+        steps_this_iter: Optional[_Number] = None,
+        replay_rows_this_iter: Optional[_Number] = None,
+        system: Optional[Mapping[str, Any]] = None,
+    ) -> None: ...
+    def step_with_rates(
+        self,
+        iteration: SupportsIndex,
+        *,
+        env_steps_per_sec: Optional[float] = None,
+        rows_per_sec: Optional[float] = None,
+        env_steps: Optional[SupportsIndex] = None,
+        metrics: Optional[_Values] = None,
+        learner: Optional[_Values] = None,
+        iteration_time: Optional[_Number] = None,
+        collector: Optional[_Values] = None,
+        collector_inference: Optional[_Values] = None,
+        rewards: Optional[_Values] = None,
+        episode_return: Optional[_Number] = None,
+        episode_length: Optional[_Number] = None,
+        timeout_rate: Optional[_Number] = None,
+        steps_this_iter: Optional[_Number] = None,
+        replay_rows_this_iter: Optional[_Number] = None,
+        system: Optional[Mapping[str, Any]] = None,
+    ) -> None: ...
+    def phase(self, name: str) -> Phase: ...
+    def status(self, text: str) -> None: ...
+    def checkpoint_saved(self, path: _PathLike) -> None: ...
+    def set_runtime_manifest(self, manifest: Mapping[str, Any]) -> None: ...
+    def log_video(self, path: _PathLike, key: str = "media/play_video") -> bool: ...
+    def flush(self) -> None: ...
+    def close(self, status: _Status = "completed") -> None: ...
+    def __enter__(self) -> Logger: ...
+    def __exit__(self, exc_type: Optional[type] = None, exc: Optional[BaseException] = None, tb: Optional[Any] = None) -> bool: ...
+    @property
+    def run_dir(self) -> Path: ...
+    @property
+    def event_file(self) -> Optional[Path]: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def panel(self) -> str: ...
+    @property
+    def sinks(self) -> List[Any]: ...
+
+@final
+class Phase:
+    """``with log.phase(name):`` — times the block into the next step's learner phase."""
+
+    def __enter__(self) -> Phase: ...
+    def __exit__(self, exc_type: Optional[Any] = None, exc: Optional[Any] = None, tb: Optional[Any] = None) -> bool: ...
+    @property
+    def name(self) -> str: ...
+
+@final
+class EventWriter:
+    """An ``events.out.tfevents.*`` file written one step (event) at a time."""
+
+    def __new__(cls, log_dir: _PathLike) -> EventWriter: ...
+    def write_scalars(self, step: int, wall_time: float, scalars: Dict[str, _Number]) -> None: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def closed(self) -> bool: ...
+
+def reduction(field: str, key: str) -> Literal["mean", "sum"]: ...
+def cli_main(argv: List[str]) -> int: ...
+def _close_open_loggers() -> None: ...
