@@ -33,12 +33,14 @@ from tally._tally import (
     ValueTypeError,
     __version__,
 )
+from tally._wandb import WandbSink
 from tally.summary_writer import SummaryWriter
 
 __all__ = [
     "Logger",
     "Phase",
     "SummaryWriter",
+    "WandbSink",
     "EventWriter",
     "distributed",
     "TallyError",

@@ -114,9 +114,10 @@ class WandbSink:
         if self.run is None:
             return None
         try:
-            return self.run.get_url() if hasattr(self.run, "get_url") else self.run.url
+            url = self.run.get_url() if hasattr(self.run, "get_url") else self.run.url
         except Exception:  # noqa: BLE001 - offline runs have no URL
             return None
+        return str(url) if url else None
 
     def write(self, step: int, wall_time: float, iteration: int, scalars: Dict[str, float]) -> None:
         """One logged iteration (writer thread): the TensorBoard payload at the same step."""

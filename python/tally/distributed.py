@@ -70,7 +70,7 @@ class _Mpi(Communicator):
     name = "mpi"
 
     def __init__(self, comm: Any) -> None:
-        from mpi4py import MPI
+        from mpi4py import MPI  # type: ignore[import-not-found,unused-ignore]
 
         self._mpi = MPI
         self.comm = comm
@@ -90,8 +90,8 @@ class _Torch(Communicator):
     name = "torch"
 
     def __init__(self, group: Any = None) -> None:
-        import torch
-        import torch.distributed as dist
+        import torch  # type: ignore[import-not-found,unused-ignore]
+        import torch.distributed as dist  # type: ignore[import-not-found,unused-ignore]
 
         self._torch, self._dist, self.group = torch, dist, group
         self.rank = dist.get_rank(group)
@@ -106,7 +106,8 @@ class _Torch(Communicator):
     def allreduce_sum(self, values: "array[float]") -> List[float]:
         t = self._torch.tensor(values.tolist(), dtype=self._torch.float64, device=self.device)
         self._dist.all_reduce(t, op=self._dist.ReduceOp.SUM, group=self.group)
-        return t.cpu().tolist()
+        out: List[float] = t.cpu().tolist()
+        return out
 
     def allgather(self, obj: Any) -> List[Any]:
         out: List[Any] = [None] * self.size
@@ -133,7 +134,7 @@ def get_communicator(comm: Any = None) -> Communicator:
             return _Torch()
         if "mpi4py.MPI" in sys.modules or any(v in os.environ for v in _MPI_ENV):
             try:
-                from mpi4py import MPI
+                from mpi4py import MPI  # type: ignore[import-not-found,unused-ignore]
             except ImportError:
                 return Communicator()
             return _Mpi(MPI.COMM_WORLD)
@@ -141,7 +142,7 @@ def get_communicator(comm: Any = None) -> Communicator:
     if comm == "torch":
         return _Torch()
     if comm == "mpi":
-        from mpi4py import MPI
+        from mpi4py import MPI  # type: ignore[import-not-found,unused-ignore]
 
         return _Mpi(MPI.COMM_WORLD)
     if hasattr(comm, "Allreduce") and hasattr(comm, "Get_rank"):
@@ -304,7 +305,7 @@ class RankLogger:
         if total[_UNKNOWN] > 0:
             gathered = self.comm.allgather(unknown)
             self.collectives += 1
-            self._extend([tuple(fk) for keys in gathered for fk in keys])  # type: ignore[misc]
+            self._extend([(str(f), str(k)) for keys in gathered for f, k in keys])
             vec, _ = self._pack(iteration, kw)
             total = self.comm.allreduce_sum(vec)
             self.collectives += 1
@@ -354,11 +355,12 @@ class RankLogger:
         env_steps = int(round(total[_ENV_STEPS]))
         if env_steps:
             out["env_steps"] = env_steps
-        rates = {
-            "env_steps_per_sec": total[_RATE_STEPS] if total[_RATE_STEPS_N] > 0 else None,
-            "rows_per_sec": total[_RATE_ROWS] if total[_RATE_ROWS_N] > 0 else None,
-        }
-        self.logger.step_with_rates(iteration, **rates, **out)
+        self.logger.step_with_rates(
+            iteration,
+            env_steps_per_sec=total[_RATE_STEPS] if total[_RATE_STEPS_N] > 0 else None,
+            rows_per_sec=total[_RATE_ROWS] if total[_RATE_ROWS_N] > 0 else None,
+            **out,
+        )
 
     def close(self, status: str = "completed") -> None:
         """Close rank 0's logger (a no-op elsewhere)."""

@@ -47,7 +47,8 @@ class _Batch:
 
     def add(self, tag: str, value: float, step: int, wall_time: Optional[float], flush_secs: float) -> None:
         now = time.monotonic()
-        if self.values and (step != self.step or tag in self.values or now - self.started >= flush_secs):
+        explicit_wall = wall_time is not None and float(wall_time) != self.wall_time
+        if self.values and (step != self.step or tag in self.values or explicit_wall or now - self.started >= flush_secs):
             self.write()
         if not self.values:
             self.step = step

@@ -48,7 +48,10 @@ pub fn event_files(path: &Path) -> Result<Vec<PathBuf>, String> {
     }
     let found = crate::rundata::event_files_under(path)?;
     if found.is_empty() {
-        return Err(format!("{}: no events.out.tfevents.* file found", path.display()));
+        return Err(format!(
+            "{}: no events.out.tfevents.* file found",
+            path.display()
+        ));
     }
     Ok(found)
 }
@@ -60,7 +63,9 @@ fn json_number(v: f64) -> String {
         if v > 0.0 { "Infinity" } else { "-Infinity" }.into()
     } else {
         // serde_json prints the shortest representation that round-trips.
-        serde_json::Number::from_f64(v).map(|n| n.to_string()).unwrap_or_else(|| "null".into())
+        serde_json::Number::from_f64(v)
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "null".into())
     }
 }
 
@@ -96,7 +101,15 @@ impl RowSink for TextSink<'_> {
 
     fn row(&mut self, run: &str, s: &ScalarEvent) -> Result<(), String> {
         let r = match self.format {
-            Format::Csv => writeln!(self.out, "{},{},{},{},{}", csv_field(run), csv_field(&s.tag), s.step, s.wall_time, s.value),
+            Format::Csv => writeln!(
+                self.out,
+                "{},{},{},{},{}",
+                csv_field(run),
+                csv_field(&s.tag),
+                s.step,
+                s.wall_time,
+                s.value
+            ),
             _ => writeln!(
                 self.out,
                 "{{\"run\":{},\"tag\":{},\"step\":{},\"wall_time\":{},\"value\":{}}}",
@@ -137,10 +150,16 @@ impl ParquetSink {
              REQUIRED INT64 step; REQUIRED DOUBLE wall_time; REQUIRED DOUBLE value; }",
         )
         .map_err(|e| e.to_string())?;
-        let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .build();
         let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let writer = parquet::file::writer::SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let writer = parquet::file::writer::SerializedFileWriter::new(
+            file,
+            Arc::new(schema),
+            Arc::new(props),
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(ParquetSink {
             writer: Some(writer),
             run: Vec::new(),
@@ -158,16 +177,27 @@ impl ParquetSink {
             return Ok(());
         }
         let err = |e: parquet::errors::ParquetError| format!("{}: {e}", self.path.display());
-        let w = self.writer.as_mut().ok_or("parquet writer already closed")?;
+        let w = self
+            .writer
+            .as_mut()
+            .ok_or("parquet writer already closed")?;
         let mut rg = w.next_row_group().map_err(err)?;
         let mut i = 0;
         while let Some(mut col) = rg.next_column().map_err(err)? {
             match i {
-                0 => col.typed::<ByteArrayType>().write_batch(&self.run, None, None),
-                1 => col.typed::<ByteArrayType>().write_batch(&self.tag, None, None),
+                0 => col
+                    .typed::<ByteArrayType>()
+                    .write_batch(&self.run, None, None),
+                1 => col
+                    .typed::<ByteArrayType>()
+                    .write_batch(&self.tag, None, None),
                 2 => col.typed::<Int64Type>().write_batch(&self.step, None, None),
-                3 => col.typed::<DoubleType>().write_batch(&self.wall, None, None),
-                _ => col.typed::<DoubleType>().write_batch(&self.value, None, None),
+                3 => col
+                    .typed::<DoubleType>()
+                    .write_batch(&self.wall, None, None),
+                _ => col
+                    .typed::<DoubleType>()
+                    .write_batch(&self.value, None, None),
             }
             .map_err(err)?;
             col.close().map_err(err)?;
@@ -199,7 +229,8 @@ impl RowSink for ParquetSink {
     fn finish(&mut self) -> Result<(), String> {
         self.flush_group()?;
         if let Some(w) = self.writer.take() {
-            w.close().map_err(|e| format!("{}: {e}", self.path.display()))?;
+            w.close()
+                .map_err(|e| format!("{}: {e}", self.path.display()))?;
         }
         Ok(())
     }
@@ -221,8 +252,17 @@ impl Progress {
         }
         self.last = Instant::now();
         let done = self.done_before + position;
-        let pct = if self.total > 0 { done as f64 / self.total as f64 * 100.0 } else { 100.0 };
-        eprint!("\rexport: {pct:5.1}% ({:.1} / {:.1} MB, {} scalars)", done as f64 / 1e6, self.total as f64 / 1e6, self.rows);
+        let pct = if self.total > 0 {
+            done as f64 / self.total as f64 * 100.0
+        } else {
+            100.0
+        };
+        eprint!(
+            "\rexport: {pct:5.1}% ({:.1} / {:.1} MB, {} scalars)",
+            done as f64 / 1e6,
+            self.total as f64 / 1e6,
+            self.rows
+        );
     }
 
     fn end(&mut self) {
@@ -248,30 +288,53 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
     for p in paths {
         files.extend(event_files(p)?);
     }
-    let total = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let total = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
     let mut file_out;
     let mut sink: Box<dyn RowSink + '_> = match (opts.format, &opts.output) {
         (Format::Parquet, Some(path)) => Box::new(ParquetSink::create(path)?),
-        (Format::Parquet, None) => return Err("--format parquet writes a binary file: pass --output FILE.parquet".into()),
-        (format, Some(path)) => {
-            file_out = std::io::BufWriter::new(std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?);
-            Box::new(TextSink { out: &mut file_out, format })
+        (Format::Parquet, None) => {
+            return Err("--format parquet writes a binary file: pass --output FILE.parquet".into())
         }
-        (format, None) => Box::new(TextSink { out: stdout, format }),
+        (format, Some(path)) => {
+            file_out = std::io::BufWriter::new(
+                std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?,
+            );
+            Box::new(TextSink {
+                out: &mut file_out,
+                format,
+            })
+        }
+        (format, None) => Box::new(TextSink {
+            out: stdout,
+            format,
+        }),
     };
     sink.header()?;
-    let mut progress = Progress { total, done_before: 0, rows: 0, last: Instant::now(), on: opts.progress };
+    let mut progress = Progress {
+        total,
+        done_before: 0,
+        rows: 0,
+        last: Instant::now(),
+        on: opts.progress,
+    };
     let mut skipped = 0;
     for file in &files {
         let dir = file.parent().unwrap_or(Path::new("."));
         let run = dir.display().to_string();
         let profile = if opts.migrate_legacy {
-            profile_from_config(read_json(&dir.join("run_config.json"))?.as_ref()).unwrap_or(Profile::SacFamily)
+            profile_from_config(read_json(&dir.join("run_config.json"))?.as_ref())
+                .unwrap_or(Profile::SacFamily)
         } else {
             Profile::SacFamily
         };
-        let mut scalars =
-            open_event_file(file).map_err(|e| e.to_string())?.with_on_corruption(opts.policy).into_scalars();
+        let mut scalars = open_event_file(file)
+            .map_err(|e| e.to_string())?
+            .with_on_corruption(opts.policy)
+            .into_scalars();
         while let Some(mut s) = scalars.read_scalar().map_err(|e| e.to_string())? {
             if opts.migrate_legacy {
                 migrate(&mut s, profile);

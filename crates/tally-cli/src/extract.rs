@@ -5,11 +5,14 @@
 //! approved path for pre-schema runs (no stamp, no canonical tag, recognised legacy tags),
 //! never a fallback for an unversioned modern run; a canonical/legacy mix fails closed.
 
-use crate::rundata::{is_canonical, is_legacy, profile_from_config, read_json, read_tails, require_schema_v1, single_event_file};
+use crate::rundata::{
+    is_canonical, is_legacy, profile_from_config, read_json, read_tails, require_schema_v1,
+    single_event_file,
+};
 use serde_json::{Map, Value};
 use std::io::Write;
 use std::path::Path;
-use tally_schema::{legacy_mapping, legacy::LEGACY, Profile};
+use tally_schema::{legacy::LEGACY, legacy_mapping, Profile};
 
 /// One figure: a canonical source with its scale to the row's unit, or legacy-only sources.
 struct Row {
@@ -19,36 +22,112 @@ struct Row {
 }
 
 const fn c(label: &'static str, tag: &'static str, scale: f64) -> Row {
-    Row { label, canonical: Some((tag, scale)), legacy_only: &[] }
+    Row {
+        label,
+        canonical: Some((tag, scale)),
+        legacy_only: &[],
+    }
 }
 
 /// The extractor's figures, in output order (reference §7 plus every learner/collector phase).
 const ROWS: &[Row] = &[
     c("iter_ms", "Perf/iteration_time", 1000.0),
     c("steps_per_sec", "Perf/total_fps", 1.0),
-    Row { label: "collector_active_steps_per_sec", canonical: None, legacy_only: &[("perf/collector_active_steps_per_sec", 1.0)] },
-    Row { label: "collector_cycle_ms", canonical: None, legacy_only: &[("perf/collector_cycle_ms", 1.0)] },
-    c("learner_collector_wait_ms", "Perf/learner_collector_wait_ms", 1.0),
+    Row {
+        label: "collector_active_steps_per_sec",
+        canonical: None,
+        legacy_only: &[("perf/collector_active_steps_per_sec", 1.0)],
+    },
+    Row {
+        label: "collector_cycle_ms",
+        canonical: None,
+        legacy_only: &[("perf/collector_cycle_ms", 1.0)],
+    },
+    c(
+        "learner_collector_wait_ms",
+        "Perf/learner_collector_wait_ms",
+        1.0,
+    ),
     c("learner_inference_ms", "Perf/learner_inference_ms", 1.0),
-    c("learner_inference_h2d_ms", "Perf/learner_inference_h2d_ms", 1.0),
-    c("learner_inference_forward_ms", "Perf/learner_inference_forward_ms", 1.0),
-    c("learner_inference_d2h_ms", "Perf/learner_inference_d2h_ms", 1.0),
-    c("learner_collector_release_ms", "Perf/learner_collector_release_ms", 1.0),
-    c("learner_replay_batch_wait_ms", "Perf/learner_replay_batch_wait_ms", 1.0),
-    c("learner_replay_stage_ms", "Perf/learner_replay_stage_ms", 1.0),
-    c("learner_replay_sample_ms", "Perf/learner_replay_sample_ms", 1.0),
+    c(
+        "learner_inference_h2d_ms",
+        "Perf/learner_inference_h2d_ms",
+        1.0,
+    ),
+    c(
+        "learner_inference_forward_ms",
+        "Perf/learner_inference_forward_ms",
+        1.0,
+    ),
+    c(
+        "learner_inference_d2h_ms",
+        "Perf/learner_inference_d2h_ms",
+        1.0,
+    ),
+    c(
+        "learner_collector_release_ms",
+        "Perf/learner_collector_release_ms",
+        1.0,
+    ),
+    c(
+        "learner_replay_batch_wait_ms",
+        "Perf/learner_replay_batch_wait_ms",
+        1.0,
+    ),
+    c(
+        "learner_replay_stage_ms",
+        "Perf/learner_replay_stage_ms",
+        1.0,
+    ),
+    c(
+        "learner_replay_sample_ms",
+        "Perf/learner_replay_sample_ms",
+        1.0,
+    ),
     c("learner_train_ms", "Perf/learning_time", 1000.0),
-    c("learner_weight_publish_ms", "Perf/learner_weight_publish_ms", 1.0),
-    c("replay_ingress_h2d_submit_ms", "Perf/replay_ingress_h2d_submit_ms", 1.0),
-    c("collector_inference_request_ms", "Perf/collector_inference_request_ms", 1.0),
-    c("collector_learner_action_wait_ms", "Perf/collector_learner_action_wait_ms", 1.0),
+    c(
+        "learner_weight_publish_ms",
+        "Perf/learner_weight_publish_ms",
+        1.0,
+    ),
+    c(
+        "replay_ingress_h2d_submit_ms",
+        "Perf/replay_ingress_h2d_submit_ms",
+        1.0,
+    ),
+    c(
+        "collector_inference_request_ms",
+        "Perf/collector_inference_request_ms",
+        1.0,
+    ),
+    c(
+        "collector_learner_action_wait_ms",
+        "Perf/collector_learner_action_wait_ms",
+        1.0,
+    ),
     c("collector_env_step_ms", "Perf/collector_env_step_ms", 1.0),
-    c("collector_transition_extract_ms", "Perf/collector_transition_extract_ms", 1.0),
-    c("collector_replay_write_ms", "Perf/collector_replay_write_ms", 1.0),
-    c("collector_metrics_publish_ms", "Perf/collector_metrics_publish_ms", 1.0),
+    c(
+        "collector_transition_extract_ms",
+        "Perf/collector_transition_extract_ms",
+        1.0,
+    ),
+    c(
+        "collector_replay_write_ms",
+        "Perf/collector_replay_write_ms",
+        1.0,
+    ),
+    c(
+        "collector_metrics_publish_ms",
+        "Perf/collector_metrics_publish_ms",
+        1.0,
+    ),
     c("collector_mlp_infer_ms", "Perf/collector_mlp_infer_ms", 1.0),
     c("collector_rollout_ms", "Perf/collection_time", 1000.0),
-    c("dp_gradient_sync_ms_per_rank", "Perf/dp_gradient_sync_ms_per_rank", 1.0),
+    c(
+        "dp_gradient_sync_ms_per_rank",
+        "Perf/dp_gradient_sync_ms_per_rank",
+        1.0,
+    ),
 ];
 
 /// Extraction mode.
@@ -85,12 +164,22 @@ pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, String> {
                     file.display()
                 ));
             }
-            if !tails.last.keys().any(|t| (t.starts_with("Perf/") || t.starts_with("Train/")) && is_canonical(t)) {
-                return Err(format!("{}: no canonical Perf/ or Train/ tag: nothing to extract", file.display()));
+            if !tails
+                .last
+                .keys()
+                .any(|t| (t.starts_with("Perf/") || t.starts_with("Train/")) && is_canonical(t))
+            {
+                return Err(format!(
+                    "{}: no canonical Perf/ or Train/ tag: nothing to extract",
+                    file.display()
+                ));
             }
         }
         Mode::LegacyUnversioned => {
-            if let Some(v) = summary.as_ref().and_then(|s| s.get("metric_schema_version")) {
+            if let Some(v) = summary
+                .as_ref()
+                .and_then(|s| s.get("metric_schema_version"))
+            {
                 return Err(format!(
                     "{}: the run is stamped metric_schema_version {v}: --legacy-unversioned is only for pre-schema runs; drop the flag",
                     summary_path.display()
@@ -104,13 +193,20 @@ pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, String> {
                 ));
             }
             if legacy.is_none() {
-                return Err(format!("{}: no recognised legacy tag: not a pre-schema run", file.display()));
+                return Err(format!(
+                    "{}: no recognised legacy tag: not a pre-schema run",
+                    file.display()
+                ));
             }
         }
     }
     let profile = profile_from_config(config.as_ref()).unwrap_or_else(|| {
         // Pre-schema runs may lack a config; APPO's rollout timing names the profile.
-        if tails.last.contains_key("timing/collector_rollout_ms") { Profile::Appo } else { Profile::SacFamily }
+        if tails.last.contains_key("timing/collector_rollout_ms") {
+            Profile::Appo
+        } else {
+            Profile::SacFamily
+        }
     });
     let mut out = Vec::with_capacity(ROWS.len());
     for row in ROWS {
@@ -147,9 +243,19 @@ pub fn print(figures: &Figures, json: bool, out: &mut dyn Write) -> std::io::Res
     if json {
         let map: Map<String, Value> = figures
             .iter()
-            .map(|(k, v)| ((*k).to_owned(), v.and_then(serde_json::Number::from_f64).map_or(Value::Null, Value::Number)))
+            .map(|(k, v)| {
+                (
+                    (*k).to_owned(),
+                    v.and_then(serde_json::Number::from_f64)
+                        .map_or(Value::Null, Value::Number),
+                )
+            })
             .collect();
-        writeln!(out, "{}", serde_json::to_string_pretty(&Value::Object(map)).unwrap_or_default())
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&Value::Object(map)).unwrap_or_default()
+        )
     } else {
         for (label, v) in figures {
             match v {

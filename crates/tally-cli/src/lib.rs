@@ -247,12 +247,25 @@ where
         Command::Demo { .. } | Command::Watch { .. } => {
             unreachable!("demo and watch return before stdout is locked")
         }
-        Command::Extract { dir, last, json, legacy_unversioned } => {
-            let mode = if legacy_unversioned { extract::Mode::LegacyUnversioned } else { extract::Mode::Versioned };
-            extract::extract(&dir, last, mode).and_then(|f| extract::print(&f, json, &mut out).map_err(|e| e.to_string()))
+        Command::Extract {
+            dir,
+            last,
+            json,
+            legacy_unversioned,
+        } => {
+            let mode = if legacy_unversioned {
+                extract::Mode::LegacyUnversioned
+            } else {
+                extract::Mode::Versioned
+            };
+            extract::extract(&dir, last, mode)
+                .and_then(|f| extract::print(&f, json, &mut out).map_err(|e| e.to_string()))
         }
-        Command::Scaling { dirs, last, json } => scaling::report(&dirs, last)
-            .and_then(|(task, rows)| scaling::print(&task, &rows, json, &mut out).map_err(|e| e.to_string())),
+        Command::Scaling { dirs, last, json } => {
+            scaling::report(&dirs, last).and_then(|(task, rows)| {
+                scaling::print(&task, &rows, json, &mut out).map_err(|e| e.to_string())
+            })
+        }
         Command::Schema { json, markdown } => {
             let text = if json {
                 tally_schema::render::to_json()
@@ -263,7 +276,15 @@ where
             };
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())
         }
-        Command::Export { paths, format, on_corrupt, tags, migrate_legacy, output, progress } => {
+        Command::Export {
+            paths,
+            format,
+            on_corrupt,
+            tags,
+            migrate_legacy,
+            output,
+            progress,
+        } => {
             let policy = match on_corrupt {
                 OnCorrupt::Error => tally_tfevents::OnCorruption::Error,
                 OnCorrupt::Skip => tally_tfevents::OnCorruption::Skip,
@@ -273,7 +294,14 @@ where
                 ProgressMode::Always => true,
                 ProgressMode::Never => false,
             };
-            let opts = export::Options { format, tags, migrate_legacy, policy, output, progress };
+            let opts = export::Options {
+                format,
+                tags,
+                migrate_legacy,
+                policy,
+                output,
+                progress,
+            };
             export::run(&paths, &opts, &mut out)
         }
         Command::Validate { paths, completed } => validate::run(&paths, completed, &mut out),

@@ -17,10 +17,16 @@ pub fn event_files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
         for entry in entries {
             let entry = entry.map_err(|e| format!("{}: {e}", d.display()))?;
             let p = entry.path();
-            let ty = entry.file_type().map_err(|e| format!("{}: {e}", p.display()))?;
+            let ty = entry
+                .file_type()
+                .map_err(|e| format!("{}: {e}", p.display()))?;
             if ty.is_dir() {
                 stack.push(p);
-            } else if p.file_name().and_then(|n| n.to_str()).is_some_and(is_event_file_name) {
+            } else if p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(is_event_file_name)
+            {
                 found.push(p);
             }
         }
@@ -37,11 +43,18 @@ pub fn single_event_file(dir: &Path) -> Result<PathBuf, String> {
     let files = event_files_under(dir)?;
     match files.len() {
         1 => Ok(files.into_iter().next().expect("one file")),
-        0 => Err(format!("{}: no events.out.tfevents.* file: pass one run directory", dir.display())),
+        0 => Err(format!(
+            "{}: no events.out.tfevents.* file: pass one run directory",
+            dir.display()
+        )),
         n => Err(format!(
             "{}: {n} event files found ({}): pass one run directory",
             dir.display(),
-            files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", ")
+            files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         )),
     }
 }
@@ -49,7 +62,9 @@ pub fn single_event_file(dir: &Path) -> Result<PathBuf, String> {
 /// Read a JSON file beside the event file, if it exists.
 pub fn read_json(path: &Path) -> Result<Option<Value>, String> {
     match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| format!("{}: not valid JSON: {e}", path.display())),
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| format!("{}: not valid JSON: {e}", path.display())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("{}: {e}", path.display())),
     }
@@ -75,7 +90,9 @@ impl Tails {
 /// Stream `file` keeping the last `n` values per tag.
 pub fn read_tails(file: &Path, n: usize) -> Result<Tails, String> {
     let mut tails = Tails::default();
-    let mut reader = open_event_file(file).map_err(|e| e.to_string())?.into_scalars();
+    let mut reader = open_event_file(file)
+        .map_err(|e| e.to_string())?
+        .into_scalars();
     while let Some(s) = reader.read_scalar().map_err(|e| e.to_string())? {
         *tails.counts.entry(s.tag.clone()).or_default() += 1;
         let q = tails.last.entry(s.tag).or_default();
@@ -104,7 +121,9 @@ pub fn profile_from_config(config: Option<&Value>) -> Option<Profile> {
         return p.parse().ok();
     }
     match run.get("algo")?.as_str()?.to_ascii_lowercase().as_str() {
-        "sac" | "flashsac" | "flash_sac" | "warpsac" | "warp_sac" | "fast_sac" => Some(Profile::SacFamily),
+        "sac" | "flashsac" | "flash_sac" | "warpsac" | "warp_sac" | "fast_sac" => {
+            Some(Profile::SacFamily)
+        }
         "appo" => Some(Profile::Appo),
         "ppo" | "rsl_rl_ppo" => Some(Profile::OnPolicy),
         _ => None,

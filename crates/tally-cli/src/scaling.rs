@@ -28,13 +28,23 @@ pub struct ScalingRow {
 
 fn gpus_and_task(dir: &Path) -> Result<(u64, String), String> {
     let path = dir.join("run_config.json");
-    let config = read_json(&path)?.ok_or_else(|| format!("{}: missing: the GPU count comes from the run config", path.display()))?;
+    let config = read_json(&path)?.ok_or_else(|| {
+        format!(
+            "{}: missing: the GPU count comes from the run config",
+            path.display()
+        )
+    })?;
     let gpus = config
         .pointer("/run/logger/num_gpus")
         .or_else(|| config.pointer("/config/training/num_gpus"))
         .and_then(Value::as_u64)
         .filter(|g| *g >= 1)
-        .ok_or_else(|| format!("{}: no run.logger.num_gpus (or config.training.num_gpus) integer >= 1", path.display()))?;
+        .ok_or_else(|| {
+            format!(
+                "{}: no run.logger.num_gpus (or config.training.num_gpus) integer >= 1",
+                path.display()
+            )
+        })?;
     let task = config
         .pointer("/run/task")
         .and_then(Value::as_str)
@@ -69,11 +79,17 @@ pub fn report(dirs: &[PathBuf], last: usize) -> Result<(String, Vec<ScalingRow>)
         }
         let tails = read_tails(&file, last)?;
         if let Some(tag) = tails.last.keys().find(|t| is_legacy(t)) {
-            return Err(format!("{}: legacy tag '{tag}': the scaling report reads schema-v1 runs only", file.display()));
+            return Err(format!(
+                "{}: legacy tag '{tag}': the scaling report reads schema-v1 runs only",
+                file.display()
+            ));
         }
-        let fps = tails
-            .mean("Perf/total_fps")
-            .ok_or_else(|| format!("{}: no Perf/total_fps: throughput was never logged", file.display()))?;
+        let fps = tails.mean("Perf/total_fps").ok_or_else(|| {
+            format!(
+                "{}: no Perf/total_fps: throughput was never logged",
+                file.display()
+            )
+        })?;
         rows.push(ScalingRow {
             run: run_dir.to_owned(),
             gpus,
@@ -84,16 +100,28 @@ pub fn report(dirs: &[PathBuf], last: usize) -> Result<(String, Vec<ScalingRow>)
         });
     }
     rows.sort_by(|a, b| a.gpus.cmp(&b.gpus).then(a.run.cmp(&b.run)));
-    let (base_gpus, base_fps) = rows.first().map(|r| (r.gpus, r.steps_per_sec)).ok_or("no run given")?;
+    let (base_gpus, base_fps) = rows
+        .first()
+        .map(|r| (r.gpus, r.steps_per_sec))
+        .ok_or("no run given")?;
     for r in &mut rows {
-        r.speedup = if base_fps > 0.0 { r.steps_per_sec / base_fps } else { f64::NAN };
+        r.speedup = if base_fps > 0.0 {
+            r.steps_per_sec / base_fps
+        } else {
+            f64::NAN
+        };
         r.efficiency = r.speedup / (r.gpus as f64 / base_gpus as f64);
     }
     Ok((task.map(|(t, _)| t).unwrap_or_default(), rows))
 }
 
 /// Print the report as an aligned table or JSON.
-pub fn print(task: &str, rows: &[ScalingRow], json_out: bool, out: &mut dyn Write) -> std::io::Result<()> {
+pub fn print(
+    task: &str,
+    rows: &[ScalingRow],
+    json_out: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let base = rows.first().map_or(1, |r| r.gpus);
     if json_out {
         let runs: Vec<Value> = rows
@@ -104,12 +132,26 @@ pub fn print(task: &str, rows: &[ScalingRow], json_out: bool, out: &mut dyn Writ
             })
             .collect();
         let doc = json!({"task": task, "base_gpus": base, "runs": runs});
-        return writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        );
     }
-    writeln!(out, "task {task}: scaling against {base} GPU{}", if base == 1 { "" } else { "s" })?;
-    writeln!(out, "{:>5}  {:>14}  {:>8}  {:>10}  {:>15}  run", "gpus", "steps/s", "speed-up", "efficiency", "dp sync ms/rank")?;
+    writeln!(
+        out,
+        "task {task}: scaling against {base} GPU{}",
+        if base == 1 { "" } else { "s" }
+    )?;
+    writeln!(
+        out,
+        "{:>5}  {:>14}  {:>8}  {:>10}  {:>15}  run",
+        "gpus", "steps/s", "speed-up", "efficiency", "dp sync ms/rank"
+    )?;
     for r in rows {
-        let sync = r.dp_sync_ms_per_rank.map_or("-".to_owned(), |v| format!("{v:.3}"));
+        let sync = r
+            .dp_sync_ms_per_rank
+            .map_or("-".to_owned(), |v| format!("{v:.3}"));
         writeln!(
             out,
             "{:>5}  {:>14.1}  {:>7.2}x  {:>9.1}%  {:>15}  {}",

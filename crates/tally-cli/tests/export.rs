@@ -7,40 +7,87 @@ use tally_tfevents::{EventFileWriter, WriterOptions};
 fn write(dir: &Path, steps: &[(i64, &[(&str, f64)])]) {
     let mut w = EventFileWriter::open(dir, WriterOptions::from_env()).unwrap();
     for (step, scalars) in steps {
-        w.write_scalars(*step, 2000.0 + *step as f64, scalars).unwrap();
+        w.write_scalars(*step, 2000.0 + *step as f64, scalars)
+            .unwrap();
     }
     w.close().unwrap();
 }
 
 fn export(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tally")).arg("export").args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_tally"))
+        .arg("export")
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 fn rows(out: &std::process::Output) -> Vec<serde_json::Value> {
-    String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[test]
 fn tag_globs_keep_only_matching_tags() {
     let tmp = tempfile::tempdir().unwrap();
-    write(tmp.path(), &[(1, &[("Loss/critic", 1.0), ("Perf/total_fps", 2.0), ("Perf/learning_time", 3.0)])]);
-    let out = export(&[tmp.path().to_str().unwrap(), "--tags", "Perf/*", "--progress", "never"]);
+    write(
+        tmp.path(),
+        &[(
+            1,
+            &[
+                ("Loss/critic", 1.0),
+                ("Perf/total_fps", 2.0),
+                ("Perf/learning_time", 3.0),
+            ],
+        )],
+    );
+    let out = export(&[
+        tmp.path().to_str().unwrap(),
+        "--tags",
+        "Perf/*",
+        "--progress",
+        "never",
+    ]);
     assert!(out.status.success());
-    let tags: Vec<_> = rows(&out).iter().map(|r| r["tag"].as_str().unwrap().to_owned()).collect();
+    let tags: Vec<_> = rows(&out)
+        .iter()
+        .map(|r| r["tag"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(tags, ["Perf/total_fps", "Perf/learning_time"]);
-    let out = export(&[tmp.path().to_str().unwrap(), "--tags", "Loss/critic", "Perf/total_fps"]);
+    let out = export(&[
+        tmp.path().to_str().unwrap(),
+        "--tags",
+        "Loss/critic",
+        "Perf/total_fps",
+    ]);
     assert_eq!(rows(&out).len(), 2);
 }
 
 #[test]
 fn legacy_tags_are_exported_under_canonical_names_only_when_asked() {
     let tmp = tempfile::tempdir().unwrap();
-    write(tmp.path(), &[(1, &[("perf/iter_ms", 500.0), ("train/dp_sync_time", 1.0), ("custom/x", 7.0)])]);
+    write(
+        tmp.path(),
+        &[(
+            1,
+            &[
+                ("perf/iter_ms", 500.0),
+                ("train/dp_sync_time", 1.0),
+                ("custom/x", 7.0),
+            ],
+        )],
+    );
     let raw = rows(&export(&[tmp.path().to_str().unwrap()]));
     assert_eq!(raw[0]["tag"], "perf/iter_ms");
     assert_eq!(raw[0]["value"], 500.0);
     let migrated = rows(&export(&[tmp.path().to_str().unwrap(), "--migrate-legacy"]));
-    let get = |t: &str| migrated.iter().find(|r| r["tag"] == t).map(|r| r["value"].as_f64().unwrap());
+    let get = |t: &str| {
+        migrated
+            .iter()
+            .find(|r| r["tag"] == t)
+            .map(|r| r["value"].as_f64().unwrap())
+    };
     // seed 000 migration table: perf/iter_ms → Perf/iteration_time (ms → s); dp_sync_time s → ms.
     assert_eq!(get("Perf/iteration_time"), Some(0.5));
     assert_eq!(get("Perf/dp_gradient_sync_ms_per_rank"), Some(1000.0));
@@ -51,15 +98,32 @@ fn legacy_tags_are_exported_under_canonical_names_only_when_asked() {
 #[test]
 fn parquet_needs_an_output_file_and_round_trips() {
     let tmp = tempfile::tempdir().unwrap();
-    let steps: Vec<(i64, Vec<(&str, f64)>)> = (1..=1000).map(|i| (i, vec![("Loss/critic", i as f64 * 0.5), ("Perf/total_fps", 10.0)])).collect();
+    let steps: Vec<(i64, Vec<(&str, f64)>)> = (1..=1000)
+        .map(|i| {
+            (
+                i,
+                vec![("Loss/critic", i as f64 * 0.5), ("Perf/total_fps", 10.0)],
+            )
+        })
+        .collect();
     let refs: Vec<(i64, &[(&str, f64)])> = steps.iter().map(|(s, v)| (*s, v.as_slice())).collect();
     write(tmp.path(), &refs);
     let out = export(&[tmp.path().to_str().unwrap(), "--format", "parquet"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("pass --output"));
     let pq = tmp.path().join("out.parquet");
-    let out = export(&[tmp.path().to_str().unwrap(), "--format", "parquet", "--output", pq.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = export(&[
+        tmp.path().to_str().unwrap(),
+        "--format",
+        "parquet",
+        "--output",
+        pq.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::record::RowAccessor;
     let reader = SerializedFileReader::new(std::fs::File::open(&pq).unwrap()).unwrap();
@@ -67,7 +131,10 @@ fn parquet_needs_an_output_file_and_round_trips() {
     let mut n = 0;
     for row in reader.get_row_iter(None).unwrap() {
         let row = row.unwrap();
-        let cols: Vec<_> = row.get_column_iter().map(|(name, _)| name.clone()).collect();
+        let cols: Vec<_> = row
+            .get_column_iter()
+            .map(|(name, _)| name.clone())
+            .collect();
         assert_eq!(cols, ["run", "tag", "step", "wall_time", "value"]);
         if n == 2 {
             assert_eq!(row.get_string(1).unwrap(), "Loss/critic");
@@ -84,7 +151,13 @@ fn csv_to_an_output_file_has_the_header_once() {
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), &[(1, &[("a/b", 1.0)]), (2, &[("a/b", 2.0)])]);
     let csv = tmp.path().join("o.csv");
-    let out = export(&[tmp.path().to_str().unwrap(), "--format", "csv", "-o", csv.to_str().unwrap()]);
+    let out = export(&[
+        tmp.path().to_str().unwrap(),
+        "--format",
+        "csv",
+        "-o",
+        csv.to_str().unwrap(),
+    ]);
     assert!(out.status.success());
     assert!(out.stdout.is_empty());
     let text = std::fs::read_to_string(csv).unwrap();

@@ -8,7 +8,8 @@ use tally_tfevents::{EventFileWriter, WriterOptions};
 fn write_events(dir: &Path, steps: &[(i64, Vec<(&str, f64)>)]) {
     let mut w = EventFileWriter::open(dir, WriterOptions::from_env()).unwrap();
     for (step, scalars) in steps {
-        w.write_scalars(*step, 1000.0 + *step as f64, scalars).unwrap();
+        w.write_scalars(*step, 1000.0 + *step as f64, scalars)
+            .unwrap();
     }
     w.close().unwrap();
 }
@@ -17,7 +18,14 @@ fn run(dir: &Path, summary: Option<Value>, tags: &[(&str, &[f64])]) {
     std::fs::create_dir_all(dir).unwrap();
     let n = tags.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
     let steps: Vec<(i64, Vec<(&str, f64)>)> = (0..n)
-        .map(|i| (i as i64 + 1, tags.iter().filter_map(|(t, v)| v.get(i).map(|x| (*t, *x))).collect()))
+        .map(|i| {
+            (
+                i as i64 + 1,
+                tags.iter()
+                    .filter_map(|(t, v)| v.get(i).map(|x| (*t, *x)))
+                    .collect(),
+            )
+        })
         .collect();
     write_events(dir, &steps);
     if let Some(s) = summary {
@@ -26,15 +34,28 @@ fn run(dir: &Path, summary: Option<Value>, tags: &[(&str, &[f64])]) {
 }
 
 fn extract(dir: &Path, extra: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tally")).arg("extract").arg(dir).args(extra).output().unwrap();
-    (out.status.code().unwrap(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    let out = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .arg("extract")
+        .arg(dir)
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 fn modern(dir: &Path, summary: Option<Value>) {
     run(
         dir,
         summary,
-        &[("Perf/iteration_time", &[9.0, 0.4, 0.6]), ("Perf/total_fps", &[100.0, 200.0, 300.0]), ("Perf/learning_time", &[0.25, 0.25, 0.25])],
+        &[
+            ("Perf/iteration_time", &[9.0, 0.4, 0.6]),
+            ("Perf/total_fps", &[100.0, 200.0, 300.0]),
+            ("Perf/learning_time", &[0.25, 0.25, 0.25]),
+        ],
     );
 }
 
@@ -45,25 +66,58 @@ fn a_versioned_modern_run_passes_with_means_of_the_last_n_values() {
     let (code, out, err) = extract(tmp.path(), &["--last", "2", "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
-    assert!((v["iter_ms"].as_f64().unwrap() - 500.0).abs() < 1e-3, "mean of the last 2 (0.4, 0.6) s in ms");
+    assert!(
+        (v["iter_ms"].as_f64().unwrap() - 500.0).abs() < 1e-3,
+        "mean of the last 2 (0.4, 0.6) s in ms"
+    );
     assert_eq!(v["steps_per_sec"], 250.0);
     assert_eq!(v["learner_train_ms"], 250.0);
-    assert_eq!(v["learner_inference_ms"], Value::Null, "missing is null, never 0");
-    assert!(v.get("collector_cycle_ms").is_none(), "legacy-only figures are not in the default mode");
+    assert_eq!(
+        v["learner_inference_ms"],
+        Value::Null,
+        "missing is null, never 0"
+    );
+    assert!(
+        v.get("collector_cycle_ms").is_none(),
+        "legacy-only figures are not in the default mode"
+    );
     let (_, text, _) = extract(tmp.path(), &[]);
-    assert!(text.lines().any(|l| l.starts_with("learner_inference_ms") && l.trim_end().ends_with("missing")), "{text}");
-    assert!(text.lines().any(|l| l.starts_with("steps_per_sec") && l.contains("200.000")), "last 20 → mean of all three");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("learner_inference_ms") && l.trim_end().ends_with("missing")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("steps_per_sec") && l.contains("200.000")),
+        "last 20 → mean of all three"
+    );
 }
 
 #[test]
 fn schema_stamp_failures_exit_1_with_distinct_messages() {
     let cases: Vec<(Option<Value>, &str)> = vec![
         (None, "run_summary.json: missing"),
-        (Some(json!({"status": "completed"})), "no metric_schema_version"),
-        (Some(json!({"metric_schema_version": 2})), "unsupported metric_schema_version 2"),
-        (Some(json!({"metric_schema_version": "1"})), "must be the integer 1, found the string \"1\""),
-        (Some(json!({"metric_schema_version": true})), "found the boolean true"),
-        (Some(json!({"metric_schema_version": 1.5})), "found the number 1.5"),
+        (
+            Some(json!({"status": "completed"})),
+            "no metric_schema_version",
+        ),
+        (
+            Some(json!({"metric_schema_version": 2})),
+            "unsupported metric_schema_version 2",
+        ),
+        (
+            Some(json!({"metric_schema_version": "1"})),
+            "must be the integer 1, found the string \"1\"",
+        ),
+        (
+            Some(json!({"metric_schema_version": true})),
+            "found the boolean true",
+        ),
+        (
+            Some(json!({"metric_schema_version": 1.5})),
+            "found the number 1.5",
+        ),
     ];
     let mut messages = std::collections::HashSet::new();
     for (summary, needle) in cases {
@@ -81,19 +135,33 @@ fn schema_stamp_failures_exit_1_with_distinct_messages() {
 #[test]
 fn a_legacy_tag_in_a_versioned_run_fails_closed() {
     let tmp = tempfile::tempdir().unwrap();
-    run(tmp.path(), Some(json!({"metric_schema_version": 1})), &[("Perf/total_fps", &[1.0]), ("perf/iter_ms", &[5.0])]);
+    run(
+        tmp.path(),
+        Some(json!({"metric_schema_version": 1})),
+        &[("Perf/total_fps", &[1.0]), ("perf/iter_ms", &[5.0])],
+    );
     let (code, _, err) = extract(tmp.path(), &[]);
     assert_eq!(code, 1);
-    assert!(err.contains("legacy tag 'perf/iter_ms' in a schema-v1 run"), "{err}");
+    assert!(
+        err.contains("legacy tag 'perf/iter_ms' in a schema-v1 run"),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_mix_fails_closed_in_legacy_mode_too() {
     let tmp = tempfile::tempdir().unwrap();
-    run(tmp.path(), None, &[("Perf/total_fps", &[1.0]), ("perf/iter_ms", &[5.0])]);
+    run(
+        tmp.path(),
+        None,
+        &[("Perf/total_fps", &[1.0]), ("perf/iter_ms", &[5.0])],
+    );
     let (code, _, err) = extract(tmp.path(), &["--legacy-unversioned"]);
     assert_eq!(code, 1);
-    assert!(err.contains("canonical tag 'Perf/total_fps' found"), "{err}");
+    assert!(
+        err.contains("canonical tag 'Perf/total_fps' found"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -125,7 +193,11 @@ fn legacy_run(dir: &Path, algo: Option<&str>) {
         ],
     );
     if let Some(a) = algo {
-        std::fs::write(dir.join("run_config.json"), json!({"run": {"algo": a}}).to_string()).unwrap();
+        std::fs::write(
+            dir.join("run_config.json"),
+            json!({"run": {"algo": a}}).to_string(),
+        )
+        .unwrap();
     }
 }
 
@@ -135,7 +207,10 @@ fn a_legacy_run_passes_only_under_legacy_unversioned_with_unit_scaling() {
     legacy_run(tmp.path(), None);
     let (code, _, err) = extract(tmp.path(), &[]);
     assert_eq!(code, 1, "the default mode refuses an unstamped run");
-    assert!(err.contains("no metric_schema_version") || err.contains("missing"), "{err}");
+    assert!(
+        err.contains("no metric_schema_version") || err.contains("missing"),
+        "{err}"
+    );
     let (code, out, err) = extract(tmp.path(), &["--legacy-unversioned", "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -145,7 +220,10 @@ fn a_legacy_run_passes_only_under_legacy_unversioned_with_unit_scaling() {
     // seed 000 migration table: train/dp_sync_time (s) → Perf/dp_gradient_sync_ms_per_rank (ms): 1.0 s → 1000 ms.
     assert_eq!(v["dp_gradient_sync_ms_per_rank"], 1000.0);
     assert_eq!(v["collector_cycle_ms"], 7.0, "legacy-only figure");
-    assert_eq!(v["collector_learner_action_wait_ms"], 2.0, "timing/collector_inference_wait_ms is the old name");
+    assert_eq!(
+        v["collector_learner_action_wait_ms"], 2.0,
+        "timing/collector_inference_wait_ms is the old name"
+    );
     // SAC family (no config, no rollout timing): incremental h2d is the submit diagnostic.
     assert_eq!(v["replay_ingress_h2d_submit_ms"], 3.0);
     assert_eq!(v["learner_replay_stage_ms"], Value::Null);
@@ -179,7 +257,10 @@ fn two_event_files_are_refused() {
     write_events(tmp.path(), &[(1, vec![("Perf/total_fps", 1.0)])]);
     let (code, _, err) = extract(tmp.path(), &[]);
     assert_eq!(code, 1);
-    assert!(err.contains("2 event files found") && err.contains("pass one run directory"), "{err}");
+    assert!(
+        err.contains("2 event files found") && err.contains("pass one run directory"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -190,13 +271,27 @@ fn a_demo_run_extracts_cleanly() {
         .arg(format!("training.log_root={}", tmp.path().display()))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let dir = stdout.lines().last().unwrap().strip_prefix("run: ").unwrap().to_owned();
+    let dir = stdout
+        .lines()
+        .last()
+        .unwrap()
+        .strip_prefix("run: ")
+        .unwrap()
+        .to_owned();
     let (code, json_out, err) = extract(Path::new(&dir), &["--json"]);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&json_out).unwrap();
     assert!(v["iter_ms"].as_f64().unwrap() > 1.0);
     assert!(v["learner_inference_ms"].as_f64().unwrap() > 0.0);
-    assert_eq!(v["learner_replay_stage_ms"], Value::Null, "APPO-only phase missing in a SAC run");
+    assert_eq!(
+        v["learner_replay_stage_ms"],
+        Value::Null,
+        "APPO-only phase missing in a SAC run"
+    );
 }

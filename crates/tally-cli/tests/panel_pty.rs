@@ -41,6 +41,10 @@ fn feed(parser: &Mutex<vt100::Parser>, writer: &Mutex<Box<dyn Write + Send>>, by
 
 impl Pty {
     fn spawn(args: &[&str], cols: u16, rows: u16, cwd: &Path) -> Pty {
+        Pty::spawn_env(args, cols, rows, cwd, &[])
+    }
+
+    fn spawn_env(args: &[&str], cols: u16, rows: u16, cwd: &Path, env: &[(&str, &str)]) -> Pty {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -56,6 +60,9 @@ impl Pty {
         cmd.env("LANG", "C.UTF-8");
         cmd.env_remove("LC_ALL");
         cmd.env_remove("NO_COLOR");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         let child = pair.slave.spawn_command(cmd).unwrap();
         let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let writer = Arc::new(Mutex::new(pair.master.take_writer().unwrap()));
@@ -81,6 +88,20 @@ impl Pty {
 
     fn screen(&self) -> String {
         self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Whether any cell on screen has a foreground colour.
+    fn coloured(&self) -> bool {
+        let p = self.parser.lock().unwrap();
+        let screen = p.screen();
+        let (rows, cols) = screen.size();
+        (0..rows).any(|r| {
+            (0..cols).any(|c| {
+                screen
+                    .cell(r, c)
+                    .is_some_and(|cell| cell.fgcolor() != vt100::Color::Default)
+            })
+        })
     }
 
     fn cursor_hidden(&self) -> bool {
@@ -217,6 +238,7 @@ fn demo_at_80_columns_stacks_with_one_timing_column_and_ctrl_c_restores_the_term
         pty.cursor_hidden(),
         "the panel hides the cursor while it draws"
     );
+    assert!(pty.coloured(), "the panel uses colour without NO_COLOR");
     // Ctrl-C through the terminal: SIGINT, the run closes as interrupted, exit 130.
     pty.send(b"\x03");
     assert_eq!(pty.wait_exit(), 130, "{}", pty.screen());
@@ -253,11 +275,18 @@ fn demo_at_140_columns_shows_three_timing_columns_and_follows_a_resize() {
         "{screen}"
     );
     // issue 4: width tiers are re-evaluated on every resize.
-    pty.resize(90, 45);
+    pty.resize(90, 80);
     pty.wait_for(&["Timing"]);
     pty.send(b"\x03");
     assert_eq!(pty.wait_exit(), 130, "{}", pty.screen());
-    pty.wait_for(&["run: "]);
+    let after = pty.wait_for(&["run: "]);
+    // issue 4: lines the program logs scroll above the panel (here the logger's close line).
+    let lines: Vec<&str> = after.lines().collect();
+    let top = lines.iter().position(|l| l.starts_with('╭')).unwrap();
+    assert!(
+        lines[..top].iter().any(|l| l.contains("Run interrupted")),
+        "{after}"
+    );
     assert!(!pty.cursor_hidden());
     assert_cooked(&pty.stty());
 }
@@ -323,5 +352,83 @@ fn watch_shows_a_finished_run_and_q_quits_leaving_raw_mode() {
     assert_eq!(pty.wait_exit(), 0, "{}", pty.screen());
     std::thread::sleep(Duration::from_millis(200));
     assert!(!pty.cursor_hidden(), "{}", pty.screen());
+    assert_cooked(&pty.stty());
+}
+
+#[test]
+fn no_color_and_a_c_locale_draw_the_panel_plainly_in_ascii() {
+    // issue 4: NO_COLOR respected; reference §1.1: ASCII fallback when the encoding cannot show the symbols.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("logs");
+    let args = demo_args(&root, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let env = [("NO_COLOR", "1"), ("LANG", "C")];
+    let mut pty = Pty::spawn_env(&args, 120, 50, tmp.path(), &env);
+    let screen = pty.wait_for(&["Learner (Iter Wall)", "Iter Wall ", "Avg 2s (n="]);
+    assert!(!pty.coloured(), "colour despite NO_COLOR:\n{screen}");
+    assert!(screen.is_ascii(), "non-ASCII under LANG=C:\n{screen}");
+    assert!(
+        screen.contains("+ UniLab Off-Policy Training | SAC"),
+        "{screen}"
+    );
+    pty.send(b"\x03");
+    assert_eq!(pty.wait_exit(), 130);
+}
+
+/// The run directory `root/<algo>/<task>/<run>`, once it exists (no panic while it is created).
+fn find_run(root: &Path) -> Option<PathBuf> {
+    let first =
+        |p: &Path| -> Option<PathBuf> { Some(std::fs::read_dir(p).ok()?.next()?.ok()?.path()) };
+    first(&first(&first(root)?)?)
+}
+
+/// The iteration the title shows (`iter N/M`).
+fn title_iteration(screen: &str) -> Option<u64> {
+    let at = screen.find("| iter ")? + "| iter ".len();
+    screen[at..].split('/').next()?.parse().ok()
+}
+
+#[test]
+fn watch_follows_a_run_that_is_still_writing() {
+    // issue 4: `tally watch RUN_DIR` renders the same panel live, tailing the file as it grows.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("logs");
+    let mut writer = std::process::Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["demo", "--iterations", "10000000", "--panel", "off"])
+        .arg(format!("training.log_root={}", root.display()))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let run = loop {
+        if let Some(run) =
+            find_run(&root).filter(|r| tally_cli::watch::find_event_file(r).is_some())
+        {
+            break run;
+        }
+        assert!(t.elapsed() < WAIT, "no event file under {}", root.display());
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut pty = Pty::spawn(&["watch", run.to_str().unwrap()], 140, 50, tmp.path());
+    let first = pty.wait_for(&["Learner (Iter Wall)", "Avg 2s (n="]);
+    let i0 = title_iteration(&first).unwrap();
+    let t = Instant::now();
+    loop {
+        let i = title_iteration(&pty.screen()).unwrap_or(0);
+        if i > i0 + 10 {
+            break;
+        }
+        assert!(
+            t.elapsed() < WAIT,
+            "the iteration stayed at {i0}:\n{}",
+            pty.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!pty.screen().contains("Run completed"));
+    pty.send(b"q");
+    assert_eq!(pty.wait_exit(), 0, "{}", pty.screen());
+    let _ = writer.kill();
+    let _ = writer.wait();
     assert_cooked(&pty.stty());
 }

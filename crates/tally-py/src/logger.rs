@@ -22,6 +22,8 @@ struct Core {
     log: Option<tally::Logger>,
     py_sinks: Vec<Py<PyAny>>,
     run_dir: PathBuf,
+    /// The live panel (or its plain-line fallback), stopped right after the logger closes.
+    panel: Option<tally_tui::PanelHandle>,
 }
 
 /// Loggers not yet dropped, for the `atexit` hook.
@@ -110,18 +112,25 @@ fn each_sink<'py>(
 /// `finish` the Python sinks on this thread.
 fn close_core(py: Python<'_>, core: &Mutex<Core>, status: Option<RunStatus>) -> PyResult<()> {
     let mut guard = lock(core);
-    let Some(log) = guard.log.as_mut() else {
-        return Ok(());
-    };
-    if log.is_closed() {
+    let c: &mut Core = &mut guard;
+    if c.log.as_ref().is_none_or(|l| l.is_closed()) {
         return Ok(());
     }
-    let closed = match status {
-        Some(st) => py.detach(|| log.close(st)),
-        None => {
+    let panel = c.panel.take();
+    let closed = match (status, c.log.as_mut()) {
+        (Some(st), Some(log)) => py.detach(|| {
+            let closed = log.close(st);
+            // The panel's last frame shows the closed run.
+            drop(panel);
+            closed
+        }),
+        _ => {
             // Implicit close: let tally's Drop choose completed / interrupted.
-            let log = guard.log.take();
-            py.detach(move || drop(log));
+            let log = c.log.take();
+            py.detach(move || {
+                drop(log);
+                drop(panel);
+            });
             Ok(())
         }
     };
@@ -255,12 +264,9 @@ impl PyLogger {
     ) -> PyResult<Self> {
         let profile: Profile = profile.parse().map_err(Failure::Config)?;
         let backend: Backend = logger.parse().map_err(Failure::Config)?;
-        if !["auto", "on", "off"].contains(&panel) {
-            return Err(Failure::Config(format!(
-                "panel='{panel}': expected 'auto', 'on' or 'off'"
-            ))
-            .into());
-        }
+        let panel_mode: tally_tui::Mode = panel
+            .parse()
+            .map_err(|e| Failure::Config(format!("panel='{panel}': {e}")))?;
         let mut lc = LoggerConfig::new(algo, task, sim);
         lc.max_iterations = max_iterations;
         lc.num_envs = num_envs;
@@ -302,6 +308,12 @@ impl PyLogger {
         let log = tally::Logger::with_sinks(lc, boxed, Arc::new(SystemClock::default()))
             .map_err(Failure::from)?;
         let run_dir = log.run_dir().to_owned();
+        // The panel renders the logger's terminal state on its own 2 Hz thread.
+        let options = tally_tui::PanelOptions {
+            mode: panel_mode,
+            ..Default::default()
+        };
+        let panel_handle = Some(tally_tui::Panel::start(log.terminal(), options));
         let event_file = match log.event_file() {
             Some(p) => Some(path_object(py, p)?),
             None => None,
@@ -310,6 +322,7 @@ impl PyLogger {
             log: Some(log),
             py_sinks: objs.into_iter().map(Bound::unbind).collect(),
             run_dir: run_dir.clone(),
+            panel: panel_handle,
         }));
         {
             let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());

@@ -9,6 +9,7 @@ pub mod legacy;
 pub mod lookup;
 pub mod registry;
 pub mod render;
+pub mod rft;
 pub mod types;
 pub mod validate;
 

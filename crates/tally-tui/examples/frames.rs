@@ -11,7 +11,10 @@ fn main() {
     let view = PanelState::new(snap, now, Glyphs::UNICODE, true);
     let area = Rect::new(0, 0, 140, 50);
     let mut buf = Buffer::empty(area);
-    let n: u32 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(5000);
+    let n: u32 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(5000);
     let t = std::time::Instant::now();
     for _ in 0..n {
         buf.reset();

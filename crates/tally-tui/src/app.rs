@@ -594,16 +594,21 @@ impl Live {
         Ok(())
     }
 
-    /// Replace the viewport: clear it and open a new one of `height` rows where it started.
+    /// Replace the viewport: clear it and open a new one of `height` rows.
+    ///
+    /// When only the height changes, the new viewport starts where the old one did. When the
+    /// width changes, many terminals re-wrap the old panel's full-width lines, so its rows are
+    /// no longer where they were: the visible screen is cleared and the panel starts at the top.
     fn reopen(&mut self, size: (u16, u16), height: u16) -> io::Result<()> {
         if let Some(mut term) = self.term.take() {
             let top = term.get_frame().area().y.min(size.1.saturating_sub(1));
             drop(term);
-            execute!(
-                io::stdout(),
-                MoveTo(0, top),
-                Clear(ClearType::FromCursorDown)
-            )?;
+            let mut out = io::stdout();
+            if size.0 != self.size.0 {
+                execute!(out, Clear(ClearType::All), MoveTo(0, 0))?;
+            } else {
+                execute!(out, MoveTo(0, top), Clear(ClearType::FromCursorDown))?;
+            }
         }
         self.term = Some(open_term(height)?);
         self.size = size;

@@ -275,8 +275,20 @@ fn put(buf: &mut Buffer, x: u16, y: u16, max: u16, spans: &Spans) -> u16 {
             rest = &rest[lead..];
             let word_end = rest.find(' ').unwrap_or(rest.len());
             if word_end > 0 && x < end {
-                let (nx, _) = buf.set_stringn(x, y, &rest[..word_end], (end - x) as usize, *st);
-                x = nx;
+                let word = &rest[..word_end];
+                if word.bytes().all(|b| b.is_ascii_graphic()) {
+                    // Printable ASCII is one cell per byte: no grapheme segmentation needed.
+                    // Anything else (wide or control characters) goes through ratatui.
+                    for ch in word.chars().take((end - x) as usize) {
+                        if let Some(cell) = buf.cell_mut((x, y)) {
+                            cell.set_char(ch).set_style(*st);
+                        }
+                        x += 1;
+                    }
+                } else {
+                    let (nx, _) = buf.set_stringn(x, y, word, (end - x) as usize, *st);
+                    x = nx;
+                }
             }
             rest = &rest[word_end..];
         }

@@ -711,3 +711,20 @@ fn render_fills_exactly_the_area_it_is_given() {
     assert_eq!(buffer_text(&buf).lines().count(), 20);
     let _ = appo_values(1.0);
 }
+
+#[test]
+fn control_characters_in_a_message_never_reach_the_terminal() {
+    // A status line is runner text: an ESC in it must not become an escape sequence.
+    let mut s = sac_state();
+    let t = s.updated_at.unwrap() + 0.1;
+    s.message(t, Level::Error, "bad\x1b[2Jthing\tand\x07bell".into());
+    let v = PanelState::new(s.snapshot(), t, Glyphs::UNICODE, false);
+    let buf = render_to_buffer(&v, 140, None);
+    for cell in buf.content() {
+        assert!(
+            !cell.symbol().contains(|c: char| c.is_control()),
+            "{:?}",
+            cell.symbol()
+        );
+    }
+}

@@ -1,0 +1,70 @@
+//! Pins the rft namespace rules of seed 002 ("指标命名规范").
+
+use tally_schema::rft::{validate_rft_key, RFT_CATEGORIES};
+use tally_schema::Unit;
+
+#[test]
+fn seed_examples_are_valid_and_carry_their_parts() {
+    // seed 002 examples, verbatim.
+    for key in [
+        "rollout/accuracy/mean",
+        "rollout/format_score/mean",
+        "rollout/total_tokens/sum",
+        "rollout/model_version/last",
+        "eval/gsm8k-eval/accuracy/mean@4",
+        "bench/gsm8k-eval/accuracy/best@4",
+        "eval/dummy/accuracy/std@2",
+        "eval/dummy/accuracy/mean@2/std",
+        "time/eval",
+        "time/wait_explore_step",
+        "timing_per_token_ms/update_actor",
+        "experience_pipeline/experience_count",
+        "experience_pipeline/group_advantages/reward_mean/mean",
+        "sample/model_version/mean",
+        "sample/task_count",
+        "actor/pg_loss",
+        "global_seqlen/min",
+        "response_length/mean",
+    ] {
+        assert!(
+            validate_rft_key(key).is_ok(),
+            "{key}: {:?}",
+            validate_rft_key(key)
+        );
+    }
+    let k = validate_rft_key("eval/dummy/accuracy/mean@2/std").unwrap();
+    assert_eq!(
+        (k.category, k.taskset, k.statistic),
+        ("eval", Some("dummy"), Some("mean@2"))
+    );
+    assert_eq!(
+        validate_rft_key("time/eval").unwrap().unit,
+        Unit::S,
+        "seed 002: time metrics are seconds"
+    );
+    assert_eq!(
+        validate_rft_key("timing_per_token_ms/adv").unwrap().unit,
+        Unit::Ms
+    );
+    assert_eq!(RFT_CATEGORIES.len(), 13);
+}
+
+#[test]
+fn malformed_keys_are_rejected_with_the_rule() {
+    let cases = [
+        ("rollout/accuracy:sum", "aggregation suffix"),
+        ("loss/policy", "unknown category 'loss/'"),
+        ("eval/gsm8k/accuracy", "eval/<taskset>/<metric>/<statistic>"),
+        ("eval/gsm8k/accuracy/median@4", "not a statistic"),
+        ("eval/gsm8k/accuracy/mean@0", "not a statistic"),
+        ("rollout/accuracy", "rollout/<metric>/<statistic>"),
+        ("rollout//mean", "segment is empty"),
+        ("time", "time/<name>"),
+        ("time/has space", "printable ASCII"),
+        ("", "empty"),
+    ];
+    for (key, needle) in cases {
+        let err = validate_rft_key(key).unwrap_err();
+        assert!(err.contains(needle), "{key}: '{err}' lacks '{needle}'");
+    }
+}

@@ -1,0 +1,228 @@
+"""tally.distributed: each rank's step input reduced on rank 0 with one collective per iteration.
+
+The real check runs 2 ranks under OpenMPI's `mpirun` with mpi4py; the in-process tests use a
+thread-per-rank communicator to pin the arithmetic (presence mask, mean vs sum) and the
+failure behaviour (a rank's bad input raises on every rank, nobody hangs)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tensorboard.backend.event_processing import event_accumulator
+
+import tally
+from tally.distributed import Communicator, RankLogger
+
+
+def scalars(run_dir):
+    acc = event_accumulator.EventAccumulator(str(run_dir), size_guidance={event_accumulator.SCALARS: 0})
+    acc.Reload()
+    return {(t, e.step): e.value for t in acc.Tags()["scalars"] for e in acc.Scalars(t)}
+
+
+def f32(x):
+    return float(np.float32(x))
+
+
+class ThreadComm(Communicator):
+    """`size` ranks as threads of this process, summing through a barrier."""
+
+    class World:
+        def __init__(self, size):
+            self.size, self.barrier, self.slots = size, threading.Barrier(size, timeout=30), [None] * size
+
+    def __init__(self, world, rank):
+        self.world, self.rank, self.size, self.name = world, rank, world.size, "threads"
+        self.calls = 0
+
+    def _exchange(self, obj):
+        self.calls += 1
+        self.world.slots[self.rank] = obj
+        self.world.barrier.wait()
+        out = list(self.world.slots)
+        self.world.barrier.wait()
+        return out
+
+    def allreduce_sum(self, values):
+        return [sum(col) for col in zip(*self._exchange(list(values)))]
+
+    def allgather(self, obj):
+        return self._exchange(obj)
+
+
+def run_ranks(size, body):
+    """Run body(rank, comm) on `size` threads; returns per-rank results or raises the first error."""
+    world = ThreadComm.World(size)
+    comms = [ThreadComm(world, r) for r in range(size)]
+    results, errors = [None] * size, [None] * size
+
+    def go(r):
+        try:
+            results[r] = body(r, comms[r])
+        except BaseException as e:  # noqa: BLE001 - reported to the test
+            errors[r] = e
+
+    threads = [threading.Thread(target=go, args=(r,)) for r in range(size)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads), "a rank hung"
+    return results, errors, comms
+
+
+RANK_INPUT = [
+    dict(metrics={"Loss/critic": 1.0, "Train/replay_ingress_dropped_batches": 2.0, "Episode_Termination/time_out": 3.0},
+         learner={"learning": 0.010}, rewards={"tracking": 0.5}, iteration_time=0.02, steps_this_iter=1000.0,
+         replay_rows_this_iter=4000.0, episode_return=10.0, system={"buffer_size": 100, "batch_size_per_rank": 256}),
+    dict(metrics={"Loss/critic": 3.0, "Train/replay_ingress_dropped_batches": 5.0, "Episode_Termination/time_out": 4.0},
+         learner={"learning": 0.030}, rewards={"tracking": 1.5, "feet_air_time": 0.25}, iteration_time=0.04,
+         steps_this_iter=1000.0, replay_rows_this_iter=4000.0, episode_return=20.0, system={"buffer_size": 150, "batch_size_per_rank": 256}),
+]  # fmt: skip
+
+
+def test_rank_zero_logs_means_sums_and_summed_rates_with_one_collective_per_iteration(tmp_path):
+    def body(rank, comm):
+        with RankLogger(comm=comm, algo="sac", task="go2", sim="mujoco", max_iterations=3, num_envs=8, log_root=tmp_path, panel="off") as dist:
+            for it in (1, 2, 3):
+                dist.step(it, env_steps=1000 * it, **RANK_INPUT[rank])
+            return dist.run_dir
+
+    (run_dir, other), errors, comms = run_ranks(2, body)
+    assert errors == [None, None]
+    assert other is None and len(list(Path(tmp_path).rglob("run_config.json"))) == 1
+    # Iteration 1 grows the layout (reduce, gather names, reduce); 2 and 3 take one call each.
+    assert [c.calls for c in comms] == [5, 5]
+    got = scalars(run_dir)
+    step = 2000  # env steps summed over ranks
+    assert got[("Loss/critic", step)] == 2.0  # mean
+    assert got[("Train/replay_ingress_dropped_batches", step)] == 7.0  # schema: sum
+    assert got[("Episode_Termination/time_out", step)] == 7.0  # family: sum
+    assert got[("Perf/learning_time", step)] == f32(0.020)  # phases: mean
+    assert got[("reward/tracking", step)] == 1.0
+    assert got[("reward/feet_air_time", step)] == 0.25  # present on rank 1 only: its own value
+    assert got[("Perf/iteration_time", step)] == f32(0.03)
+    assert got[("Train/mean_reward", step)] == 15.0
+    assert got[("Perf/total_fps", step)] == f32(1000 / 0.02 + 1000 / 0.04)  # Σ per-rank rates
+    config = json.loads((run_dir / "run_config.json").read_text())
+    assert config["run"]["logger"]["num_gpus"] == 2  # the world size
+
+
+def test_a_bad_value_on_one_rank_raises_on_every_rank_and_logs_nothing(tmp_path):
+    def body(rank, comm):
+        log = tally.Logger(algo="sac", task="go2", sim="mujoco", max_iterations=3, num_envs=8, log_root=tmp_path) if rank == 0 else None
+        dist = RankLogger(log, comm=comm)
+        dist.step(1, metrics={"Loss/critic": 1.0})
+        bad = {"Loss/critic": "oops"} if rank == 1 else {"Loss/critic": 2.0}
+        try:
+            dist.step(2, metrics=bad)
+        finally:
+            if log is not None:
+                log.close()
+        return log
+
+    results, errors, _ = run_ranks(2, body)
+    assert isinstance(errors[1], tally.ValueTypeError) and "metrics['Loss/critic']" in str(errors[1])
+    assert isinstance(errors[0], tally.SchemaError) and "1 other rank" in str(errors[0])
+    assert results == [None, None]
+    run_dir = next(Path(tmp_path).rglob("run_config.json")).parent
+    assert {s for (t, s) in scalars(run_dir)} == {1}
+
+
+def test_ranks_submitting_different_iterations_is_an_error_on_every_rank(tmp_path):
+    def body(rank, comm):
+        dist = RankLogger(comm=comm, algo="sac", task="go2", sim="mujoco", max_iterations=3, num_envs=8, log_root=tmp_path)
+        try:
+            dist.step(1 + rank)
+        finally:
+            dist.close("failed")
+
+    _, errors, _ = run_ranks(2, body)
+    assert all(isinstance(e, tally.SchemaError) and "different iterations" in str(e) for e in errors)
+
+
+def test_phase_timers_on_each_rank_are_averaged(tmp_path):
+    import time
+
+    def body(rank, comm):
+        dist = RankLogger(comm=comm, algo="sac", task="go2", sim="mujoco", max_iterations=1, num_envs=8, log_root=tmp_path)
+        with dist.phase("learning"):
+            time.sleep(0.02 if rank == 0 else 0.06)
+        dist.step(1)
+        dist.close()
+        return dist.run_dir
+
+    (run_dir, _), errors, _ = run_ranks(2, body)
+    assert errors == [None, None]
+    assert 0.04 <= scalars(run_dir)[("Perf/learning_time", 1)] < 0.2
+
+
+def test_without_a_launcher_it_is_a_single_process_logger(tmp_path, monkeypatch):
+    for v in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.delitem(sys.modules, "mpi4py.MPI", raising=False)
+    with RankLogger(algo="sac", task="go2", sim="mujoco", max_iterations=1, num_envs=8, log_root=tmp_path) as dist:
+        assert (dist.rank, dist.world_size, dist.comm.name) == (0, 1, "local")
+        dist.step(1, metrics={"Loss/critic": 0.5}, steps_this_iter=100, iteration_time=0.5)
+    got = scalars(dist.run_dir)
+    assert got[("Loss/critic", 1)] == 0.5 and got[("Perf/total_fps", 1)] == 200.0
+
+
+MPI_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from mpi4py import MPI
+    import tally
+    from tally.distributed import RankLogger
+
+    root = sys.argv[1]
+    dist = RankLogger(algo="sac", task="go2", sim="mujoco", max_iterations=5, num_envs=64, log_root=root, panel="off")
+    assert dist.comm.name == "mpi", dist.comm.name
+    r = dist.rank
+    for it in range(1, 6):
+        dist.step(
+            it,
+            env_steps=640 * it,
+            metrics={"Loss/critic": 1.0 + r + it, "Train/replay_ingress_dropped_batches": float(r + 1)},
+            rewards={"tracking": 0.5 * (r + 1)},
+            iteration_time=0.02 * (r + 1),
+            steps_this_iter=640.0,
+        )
+    dist.close()
+    print(json.dumps({"rank": r, "run_dir": str(dist.run_dir) if dist.run_dir else None, "collectives": dist.collectives}))
+    """
+)
+
+
+def test_two_mpi_ranks_total_fps_is_the_sum_and_the_loss_the_mean(tmp_path):
+    mpirun = shutil.which("mpirun")
+    if mpirun is None or subprocess.run([sys.executable, "-c", "import mpi4py"]).returncode != 0:
+        if os.environ.get("CI"):
+            pytest.fail("CI needs OpenMPI (mpirun) and mpi4py: .ci/run installs them")
+        pytest.skip("mpirun or mpi4py not installed")
+    script = tmp_path / "ranks.py"
+    script.write_text(MPI_SCRIPT)
+    proc = subprocess.run(
+        [mpirun, "--allow-run-as-root", "--oversubscribe", "-n", "2", sys.executable, str(script), str(tmp_path / "logs")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = sorted((json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")), key=lambda d: d["rank"])
+    assert [d["rank"] for d in out] == [0, 1]
+    assert out[1]["run_dir"] is None and out[0]["collectives"] == out[1]["collectives"] == 3 + 4
+    got = scalars(out[0]["run_dir"])
+    for it in range(1, 6):
+        step = 2 * 640 * it
+        assert got[("Perf/total_fps", step)] == f32(640 / 0.02 + 640 / 0.04)
+        assert got[("Loss/critic", step)] == f32(((1.0 + it) + (2.0 + it)) / 2)
+        assert got[("Train/replay_ingress_dropped_batches", step)] == 3.0
+        assert got[("reward/tracking", step)] == 0.75
+        assert got[("Perf/iteration_time", step)] == f32(0.03)
+    assert len(list((tmp_path / "logs").rglob("run_config.json"))) == 1

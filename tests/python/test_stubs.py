@@ -1,0 +1,68 @@
+"""The package's typed surface: hand-written stubs match the compiled module (mypy.stubtest),
+the pure-Python modules type-check strictly against them, `py.typed` ships, the public
+`__all__` is curated, and the exception tree subclasses the natural builtins."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tally
+import tally._tally
+
+PKG = Path(tally.__file__).parent
+
+
+def test_stubtest_finds_the_stubs_match_the_compiled_module():
+    proc = subprocess.run([sys.executable, "-m", "mypy.stubtest", "tally._tally"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_pure_python_modules_type_check_strictly_against_the_stubs():
+    files = [str(PKG / f) for f in ("__init__.py", "__main__.py", "_wandb.py", "summary_writer.py", "distributed.py")]
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental", *files],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_py_typed_and_the_stub_are_installed_with_the_package():
+    assert (PKG / "py.typed").is_file()
+    assert (PKG / "_tally.pyi").is_file()
+    assert Path(tally._tally.__file__).name.startswith("_tally.")
+
+
+def test_public_names_are_curated_and_all_exist():
+    assert sorted(tally.__all__) == sorted(
+        ["Logger", "Phase", "SummaryWriter", "WandbSink", "EventWriter", "distributed", "TallyError", "SchemaError",
+         "ConfigError", "ClosedError", "ValueTypeError", "StorageError", "SinkError", "METRIC_SCHEMA_VERSION", "__version__"]
+    )  # fmt: skip
+    for name in tally.__all__:
+        assert getattr(tally, name) is not None
+    assert tally.Logger is tally._tally.Logger
+
+
+@pytest.mark.parametrize(
+    "cls, builtin",
+    [
+        (tally.SchemaError, ValueError),
+        (tally.ConfigError, ValueError),
+        (tally.ClosedError, ValueError),
+        (tally.ValueTypeError, TypeError),
+        (tally.StorageError, OSError),
+        (tally.SinkError, OSError),
+    ],
+)
+def test_every_error_is_a_tally_error_and_its_natural_builtin(cls, builtin):
+    assert issubclass(cls, tally.TallyError) and issubclass(cls, builtin)
+    assert cls.__module__ == "tally" and cls.__doc__
+    with pytest.raises(builtin):
+        raise cls("x")
+
+
+def test_the_version_matches_the_installed_distribution():
+    from importlib.metadata import version
+
+    assert version("tally") == tally.__version__
