@@ -80,8 +80,9 @@ pub fn profile_of(algo: &str) -> Result<Profile, String> {
         "sac" | "flashsac" | "warpsac" => Ok(Profile::SacFamily),
         "appo" => Ok(Profile::Appo),
         "ppo" => Ok(Profile::OnPolicy),
+        "grpo" => Ok(Profile::Rft),
         _ => Err(format!(
-            "unknown --algo '{algo}': expected sac, flashsac, warpsac, appo or ppo"
+            "unknown --algo '{algo}': expected sac, flashsac, warpsac, appo, ppo or grpo"
         )),
     }
 }
@@ -474,8 +475,12 @@ pub fn run(c: &DemoConfig, stop: &AtomicBool) -> Result<Outcome, String> {
             ..PanelOptions::default()
         },
     );
-    let result = train(c, profile, &mut log, stop);
-    if result.is_ok() && profile != Profile::OnPolicy {
+    let result = if profile == Profile::Rft {
+        crate::demo_rft::train(c.iterations, &mut log, stop)
+    } else {
+        train(c, profile, &mut log, stop)
+    };
+    if result.is_ok() && matches!(profile, Profile::SacFamily | Profile::Appo) {
         log.set_runtime_manifest(demo_manifest(c))
             .map_err(|e| e.to_string())?;
     }
@@ -507,6 +512,7 @@ fn train(
         Profile::SacFamily => 1,
         Profile::Appo => 16,
         Profile::OnPolicy => 24,
+        Profile::Rft => return Err("rft runs are trained by demo_rft".into()),
     };
     log.status("Warming up...");
     // Threads: the collector runs on its own clock; channels are the sync points.
@@ -522,7 +528,8 @@ fn train(
         Profile::Appo => thread::Builder::new()
             .name("collector".into())
             .spawn(move || appo_collector(ring_tx, steps_per_env)),
-        Profile::OnPolicy => thread::Builder::new()
+        // (Rft returned above: its explorer lives in demo_rft.)
+        Profile::OnPolicy | Profile::Rft => thread::Builder::new()
             .name("collector".into())
             .spawn(move || ppo_collector(go_rx, ring_tx, steps_per_env)),
     }
@@ -618,7 +625,7 @@ fn train(
                     input = input.collector(k, v);
                 }
             }
-            Profile::OnPolicy => {
+            Profile::OnPolicy | Profile::Rft => {
                 go_tx
                     .send(())
                     .map_err(|_| "collector thread stopped".to_string())?;

@@ -3,6 +3,7 @@
 //! The binary (`main.rs`) and the Python package (`python -m tally ...`) both call [`run`].
 
 pub mod demo;
+pub mod demo_rft;
 pub mod export;
 pub mod extract;
 pub mod rundata;

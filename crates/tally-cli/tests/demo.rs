@@ -259,3 +259,43 @@ fn logger_none_still_writes_the_run_directory_but_no_event_file() {
         .count();
     assert_eq!(events, 0);
 }
+
+#[test]
+fn grpo_demo_logs_trinity_keys_with_periodic_eval() {
+    // seed 002: rollout/{metric}/{statistic} every step; eval/{taskset}/{metric}/mean@N etc.
+    let (out, _root) = demo(&["--algo", "grpo", "--iterations", "20"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = run_dir(&out);
+    let (tags, scalars) = event_tags(&dir);
+    for t in &tags {
+        assert!(
+            tally_schema::rft::validate_rft_key(t).is_ok(),
+            "{t} breaks the seed 002 convention"
+        );
+    }
+    for t in [
+        "rollout/accuracy/mean",
+        "rollout/total_tokens/sum",
+        "eval/gsm8k-eval/accuracy/mean@4",
+        "eval/gsm8k-eval/accuracy/best@4",
+        "time/update_actor",
+    ] {
+        assert!(tags.contains(t), "missing {t}");
+    }
+    let eval_steps: BTreeSet<i64> = scalars
+        .iter()
+        .filter(|s| s.tag.starts_with("eval/"))
+        .map(|s| s.step)
+        .collect();
+    assert_eq!(eval_steps, [10, 20].into_iter().collect());
+    let mean: Vec<f64> = scalars
+        .iter()
+        .filter(|s| s.tag == "rollout/accuracy/mean")
+        .map(|s| s.value)
+        .collect();
+    assert!(mean.iter().all(|v| (0.0..=1.0).contains(v)) && mean.len() == 20);
+}

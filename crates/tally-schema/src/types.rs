@@ -203,11 +203,19 @@ pub enum Profile {
     Appo,
     /// PPO and other on-policy runners: collect, then learn.
     OnPolicy,
+    /// Trinity-RFT style runs: the hierarchical `{category}/...` namespace of seed 002
+    /// instead of the closed RL registry.
+    Rft,
 }
 
 impl Profile {
     /// Every profile, in table order.
-    pub const ALL: [Profile; 3] = [Profile::SacFamily, Profile::Appo, Profile::OnPolicy];
+    pub const ALL: [Profile; 4] = [
+        Profile::SacFamily,
+        Profile::Appo,
+        Profile::OnPolicy,
+        Profile::Rft,
+    ];
 
     /// The configuration name (`sac_family`, `appo`, `onpolicy`).
     pub fn as_str(self) -> &'static str {
@@ -215,7 +223,13 @@ impl Profile {
             Profile::SacFamily => "sac_family",
             Profile::Appo => "appo",
             Profile::OnPolicy => "onpolicy",
+            Profile::Rft => "rft",
         }
+    }
+
+    /// Whether the run's step axis is always the iteration (on-policy and RFT runs).
+    pub fn iteration_axis(self) -> bool {
+        matches!(self, Profile::OnPolicy | Profile::Rft)
     }
 
     fn bit(self) -> u8 {
@@ -223,6 +237,7 @@ impl Profile {
             Profile::SacFamily => 1,
             Profile::Appo => 2,
             Profile::OnPolicy => 4,
+            Profile::Rft => 8,
         }
     }
 }
@@ -261,7 +276,7 @@ impl Profiles {
     pub const OFFPOLICY: Profiles = Profiles(1 | 2);
     /// appo and onpolicy.
     pub const APPO_ONPOLICY: Profiles = Profiles(2 | 4);
-    /// Every profile.
+    /// Every RL profile (the closed registry's; `rft` has its own namespace).
     pub const ALL: Profiles = Profiles(1 | 2 | 4);
 
     /// Whether `profile` is in the set.

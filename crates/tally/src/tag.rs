@@ -12,6 +12,8 @@ pub enum Tag {
     Spec(&'static MetricSpec),
     /// A member of an open family (`reward/<term>`, `Episode_Termination/<term>`).
     Family(&'static FamilySpec, Arc<str>),
+    /// A key of a free namespace validated by its own rules (the `rft` profile's Trinity keys).
+    Free(Arc<str>),
 }
 
 impl Tag {
@@ -19,7 +21,7 @@ impl Tag {
     pub fn as_str(&self) -> &str {
         match self {
             Tag::Spec(s) => s.tag,
-            Tag::Family(_, t) => t,
+            Tag::Family(_, t) | Tag::Free(t) => t,
         }
     }
 
@@ -27,7 +29,7 @@ impl Tag {
     pub fn spec(&self) -> Option<&'static MetricSpec> {
         match self {
             Tag::Spec(s) => Some(s),
-            Tag::Family(..) => None,
+            Tag::Family(..) | Tag::Free(_) => None,
         }
     }
 
@@ -36,6 +38,7 @@ impl Tag {
         match self {
             Tag::Spec(s) => s.persisted,
             Tag::Family(f, _) => f.persisted,
+            Tag::Free(_) => true,
         }
     }
 }

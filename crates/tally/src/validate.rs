@@ -212,8 +212,8 @@ impl Validator {
         }
         // Reference §2: off-policy runs use env steps as the axis when known; on-policy runs
         // always use the (zero-based) iteration.
-        let env_axis = input.env_steps > 0 && self.profile != Profile::OnPolicy;
-        if axis.last_env_steps > 0 && input.env_steps == 0 && self.profile != Profile::OnPolicy {
+        let env_axis = input.env_steps > 0 && !self.profile.iteration_axis();
+        if axis.last_env_steps > 0 && input.env_steps == 0 && !self.profile.iteration_axis() {
             return Err(err(
                 it,
                 "env_steps",
@@ -247,6 +247,21 @@ impl Validator {
                 + 8,
         );
         self.seen.iter_mut().for_each(|w| *w = 0);
+        if self.profile == Profile::Rft {
+            self.rft(input, &mut values)?;
+            return Ok(Resolved {
+                iteration: it,
+                step,
+                env_axis,
+                env_steps: input.env_steps,
+                values,
+                iteration_time: None,
+                episode_return: None,
+                steps_this_iter: None,
+                replay_rows_this_iter: None,
+                system: input.system,
+            });
+        }
         self.metrics(it, &input.metrics, &mut values)?;
         self.phases(it, "learner", &input.learner, &mut values, |i| {
             matches!(i, Input::Learner(_))
@@ -325,6 +340,51 @@ impl Validator {
             replay_rows_this_iter: input.replay_rows_this_iter,
             system: input.system,
         })
+    }
+
+    /// The `rft` profile: Trinity keys in `metrics` only, validated by the seed 002 convention.
+    fn rft(&mut self, input: &StepInput, out: &mut Vec<(Tag, f64)>) -> Result<(), Error> {
+        let it = input.iteration;
+        let unused: [(&'static str, bool); 9] = [
+            ("learner", !input.learner.is_empty()),
+            ("collector", !input.collector.is_empty()),
+            ("collector_inference", !input.collector_inference.is_empty()),
+            ("rewards", !input.rewards.is_empty()),
+            ("episode_return", input.episode_return.is_some()),
+            ("episode_length", input.episode_length.is_some()),
+            ("timeout_rate", input.timeout_rate.is_some()),
+            ("iteration_time", input.iteration_time.is_some()),
+            ("steps_this_iter", input.steps_this_iter.is_some()),
+        ];
+        if let Some((field, _)) = unused.iter().find(|(_, used)| *used) {
+            return Err(err(
+                it,
+                field,
+                field,
+                "the rft profile has no RL timelines: submit Trinity's step-level keys (rollout/, eval/, time/, ...) in metrics",
+            ));
+        }
+        for (i, (key, v)) in input.metrics.iter().enumerate() {
+            let key: &str = key;
+            let tag = match self.families.cached(FAMILIES.len(), key) {
+                Some(tag) => tag,
+                None => {
+                    tally_schema::rft::validate_rft_key(key)
+                        .map_err(|reason| err(it, "metrics", key, reason))?;
+                    self.families.get(FAMILIES.len(), key, || key.to_owned())
+                }
+            };
+            if input.metrics[..i].iter().any(|(k, _)| k == key) {
+                return Err(err(
+                    it,
+                    "metrics",
+                    key,
+                    "duplicate: given twice in this step",
+                ));
+            }
+            out.push((Tag::Free(tag), *v));
+        }
+        Ok(())
     }
 
     fn note_unique(
