@@ -373,6 +373,8 @@ fn plain_loop(
     let mut pending_info: Option<String> = None;
     let mut last_info: Option<Instant> = None;
     let mut last_summary: Option<Instant> = None;
+    // The previous frame's model of an rft run, whose eval tables the next one keeps.
+    let mut rft_model: Option<crate::state::Model> = None;
     let mut stop = false;
     while !stop {
         match rx.recv_timeout(opts.refresh) {
@@ -383,6 +385,14 @@ fn plain_loop(
         let snap = snapshot(state);
         clock.observe(&snap);
         let training = snap.training_started_at.is_some();
+        if training && snap.facts.profile == tally_schema::Profile::Rft {
+            // Follow every frame: eval keys sit in the window only around an eval step.
+            let now = clock.now();
+            rft_model = Some(match &rft_model {
+                Some(prev) => crate::state::Model::after(prev, &snap, now),
+                None => crate::state::Model::build(&snap, now),
+            });
+        }
         for m in new_messages(&snap, seen) {
             if is_warmup(m, &snap) {
                 // Warm-up progress: only the latest, at most once per interval.
@@ -409,7 +419,10 @@ fn plain_loop(
                 // The first summary waits one interval, so a short run prints one final line.
                 last_summary = Some(Instant::now());
             } else {
-                let model = crate::state::Model::build(&snap, clock.now());
+                let model = match &rft_model {
+                    Some(m) => m.clone(),
+                    None => crate::state::Model::build(&snap, clock.now()),
+                };
                 writeln!(out, "{}", summary_line(&model))?;
                 last_summary = Some(Instant::now());
             }

@@ -1,7 +1,9 @@
-//! Example terminal states (SAC and APPO) for snapshot tests, benches and documentation.
+//! Example terminal states (SAC, APPO and an rft run) for snapshot tests, benches and
+//! documentation.
 //!
 //! Every value is chosen so that each label of the seed's tables for the profile shows:
-//! every quiet collector row is above 1 % of the cycle.
+//! every quiet collector row is above 1 % of the cycle. The rft run carries the Trinity-RFT
+//! keys of seed 002 with eval and bench steps every few iterations.
 
 use std::sync::Arc;
 use tally::terminal::{Level, PanelSnapshot, RunFacts, TerminalState};
@@ -184,6 +186,117 @@ pub fn appo_state() -> TerminalState {
             cuda_mps: Some(MpsState::Ambient),
         },
     )
+}
+
+/// A sample at `t` for `iteration` with Trinity-style keys (seed 002), as [`Tag::Free`].
+pub fn rft_sample(t: f64, iteration: u64, values: &[(&str, f64)]) -> Sample {
+    Sample {
+        t,
+        iteration,
+        values: values
+            .iter()
+            .map(|(k, v)| (Tag::Free(Arc::from(*k)), *v))
+            .collect(),
+    }
+}
+
+/// One GRPO training step's step-level keys (seed 002), scaled by `k` (≈ 1).
+pub fn rft_values(k: f64) -> Vec<(&'static str, f64)> {
+    vec![
+        ("rollout/accuracy/mean", 0.4531 * k),
+        ("rollout/accuracy/max", 1.0),
+        ("rollout/accuracy/min", 0.0),
+        ("rollout/format_score/mean", 0.9062 * k),
+        ("rollout/format_score/max", 1.0),
+        ("rollout/format_score/min", 0.5),
+        ("rollout/response_length/mean", 352.4 * k),
+        ("rollout/response_length/max", 498.0 * k),
+        ("rollout/response_length/min", 203.0 * k),
+        ("rollout/total_tokens/sum", 11_264.0),
+        ("rollout/model_version/last", 4000.0),
+        ("time/update_actor", 12.4 * k),
+        ("time/wait_explore_step", 0.85 * k),
+        ("time/explore_step", 18.2 * k),
+        ("timing_per_token_ms/update_actor", 1.1 * k),
+        ("actor/pg_loss", -0.0123 * k),
+        ("actor/entropy", 0.82 * k),
+        ("actor/kl_loss", 0.0021 * k),
+        ("actor/grad_norm", 0.61 * k),
+        ("critic/score/mean", 0.4531 * k),
+        ("critic/score/max", 1.0),
+        ("critic/score/min", 0.0),
+        ("critic/advantages/mean", 0.0),
+        ("critic/advantages/max", 1.73 * k),
+        ("critic/advantages/min", -1.73 * k),
+        ("perf/throughput", 2_345.6 * k),
+        ("perf/mfu/actor", 0.382 * k),
+        ("global_seqlen/mean", 15_040.0 * k),
+        ("response_length/mean", 352.4 * k),
+        ("response_length/clip_ratio", 0.012 * k),
+        ("prompt_length/mean", 118.0),
+        ("experience_pipeline/experience_count", 32.0),
+        ("sample/model_version/mean", 3999.5),
+        ("sample/task_count", 8.0),
+    ]
+}
+
+/// An eval step's keys (seed 002: `eval/<taskset>/<metric>/mean@N|std@N|best@k|worst@k`,
+/// repeat_times 4) and a bench taskset with repeat_times 8, scaled by `k`.
+pub fn rft_eval_values(k: f64) -> Vec<(&'static str, f64)> {
+    vec![
+        ("eval/gsm8k-eval/accuracy/mean@4", 0.5625 * k),
+        ("eval/gsm8k-eval/accuracy/std@4", 0.2165 * k),
+        ("eval/gsm8k-eval/accuracy/best@2", 0.6875 * k),
+        ("eval/gsm8k-eval/accuracy/best@4", 0.8125 * k),
+        ("eval/gsm8k-eval/accuracy/worst@2", 0.4375 * k),
+        ("eval/gsm8k-eval/accuracy/worst@4", 0.3125 * k),
+        ("eval/gsm8k-eval/format_score/mean@4", 0.9375 * k),
+        ("eval/gsm8k-eval/format_score/std@4", 0.1083 * k),
+        ("eval/gsm8k-eval/format_score/best@2", 0.9688 * k),
+        ("eval/gsm8k-eval/format_score/best@4", 1.0),
+        ("eval/gsm8k-eval/format_score/worst@2", 0.9062 * k),
+        ("eval/gsm8k-eval/format_score/worst@4", 0.8750 * k),
+        ("eval/gsm8k-eval/total_tokens/sum", 22_400.0),
+        ("bench/aime24/accuracy/mean@8", 0.1333 * k),
+        ("bench/aime24/accuracy/std@8", 0.0972 * k),
+        ("bench/aime24/accuracy/best@2", 0.2000 * k),
+        ("bench/aime24/accuracy/best@4", 0.2667 * k),
+        ("bench/aime24/accuracy/best@8", 0.3333 * k),
+        ("bench/aime24/accuracy/worst@2", 0.0667 * k),
+        ("bench/aime24/accuracy/worst@4", 0.0333 * k),
+        ("bench/aime24/accuracy/worst@8", 0.0),
+    ]
+}
+
+/// A GRPO run with the `rft` profile at iteration 4030 of 5000, 8 GPUs: every step has the
+/// training keys of [`rft_values`], every fifth step also the eval keys of
+/// [`rft_eval_values`] (two eval steps are in the final window).
+pub fn rft_state() -> TerminalState {
+    let mut s = TerminalState::new(RunFacts {
+        algo: "grpo".into(),
+        task: "gsm8k".into(),
+        num_gpus: 8,
+        num_envs: 0,
+        max_iterations: 5000,
+        profile: Profile::Rft,
+    });
+    s.message(100.0, Level::Info, "Warming up...".into());
+    for i in 1..=30u64 {
+        let t = 3730.0 + 0.25 * i as f64;
+        let k = 1.0 + 0.01 * ((i % 5) as f64 - 2.0);
+        let mut values = rft_values(k);
+        if i % 5 == 0 {
+            values.extend(rft_eval_values(1.0 + 0.02 * ((i % 10) as f64 - 5.0) / 5.0));
+        }
+        s.push(
+            rft_sample(t, 4000 + i, &values),
+            None,
+            SystemInfo::default(),
+            0,
+        );
+    }
+    s.training_started_at = Some(130.0);
+    s
 }
 
 /// The snapshot of `state` and the fixture's "now" (just after the last sample).

@@ -1,14 +1,19 @@
 //! The plain-text view: one compact ASCII line per summary, for log files, CI and `--panel off`.
 //!
 //! Issue 4: off a terminal there are no escape codes at all; a one-line summary every N
-//! seconds carries the iteration, Steps/s, the mean reward and the top learner phases.
+//! seconds carries the iteration, Steps/s, the mean reward and the top learner phases. An
+//! `rft` run (seed 002) carries the rollout accuracy, the latest eval `mean@N` and the two
+//! longest `time/` operations instead.
 
 use crate::format;
+use crate::rft::{Column, RftModel};
 use crate::state::Model;
 use crate::view::strip_markup;
 
 /// How many learner phases the summary names (largest share first).
 pub const TOP_PHASES: usize = 3;
+/// How many `time/` operations an rft summary names (longest first).
+pub const TOP_TIMES: usize = 2;
 
 /// The one-line summary of `model`: `iter 120/2000 | Steps/s 12,345 | Reward 12.345 | ...`.
 ///
@@ -31,6 +36,9 @@ pub fn summary_line(model: &Model) -> String {
     if let Some(r) = model.reward {
         parts.push(format!("Reward {:.3}", r.mean));
     }
+    if let Some(rft) = &model.rft {
+        parts.extend(rft_parts(rft));
+    }
     let l = &model.learner;
     if model.has_learner {
         parts.push(format!("Iter Wall {:.1}ms", l.iter_wall_ms));
@@ -51,6 +59,70 @@ pub fn summary_line(model: &Model) -> String {
         parts.push(strip_markup(s));
     }
     ascii(&parts.join(" | "))
+}
+
+/// The rft fields: `rollout/accuracy/mean` (else the first rollout mean), the `mean@N` of
+/// the first eval taskset (accuracy, else its first metric; the largest N), and the
+/// longest `time/` operations (seed 002: in seconds).
+fn rft_parts(rft: &RftModel) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mean = Column::Plain(0);
+    if let Some(r) = rft.group("rollout", None) {
+        let acc = r.get("accuracy", mean).map(|v| ("accuracy", v));
+        let first = || {
+            r.rows
+                .iter()
+                .find_map(|row| r.get(&row.label, mean).map(|v| (row.label.as_str(), v)))
+        };
+        if let Some((label, v)) = acc.or_else(first) {
+            parts.push(format!("rollout/{label}/mean {}", format::number(v)));
+        }
+    }
+    if let Some(e) = rft.groups.iter().find(|g| g.is_eval()) {
+        let n = e.columns.iter().rev().find_map(|c| match c {
+            Column::MeanAt(n) => Some(*n),
+            _ => None,
+        });
+        if let Some(n) = n {
+            let at = Column::MeanAt(n);
+            let row = e
+                .rows
+                .iter()
+                .find(|r| r.label == "accuracy" && e.get(&r.label, at).is_some())
+                .or_else(|| e.rows.iter().find(|r| e.get(&r.label, at).is_some()));
+            if let Some(v) = row.and_then(|r| e.get(&r.label, at).map(|v| (r, v))) {
+                parts.push(format!(
+                    "{}/{}/mean@{n} {}",
+                    e.title(),
+                    v.0.label,
+                    format::number(v.1)
+                ));
+            }
+        }
+    }
+    if let Some(t) = rft.group("time", None) {
+        let mut times: Vec<(&str, f64)> = t
+            .rows
+            .iter()
+            .filter_map(|r| {
+                r.cells
+                    .iter()
+                    .flatten()
+                    .next()
+                    .map(|v| (r.label.as_str(), *v))
+            })
+            .collect();
+        times.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let top: Vec<String> = times
+            .iter()
+            .take(TOP_TIMES)
+            .map(|(l, v)| format!("time/{l} {}s", format::number(*v)))
+            .collect();
+        if !top.is_empty() {
+            parts.push(top.join(", "));
+        }
+    }
+    parts
 }
 
 /// Replace anything that is not printable ASCII (an ESC byte above all) by `?`.

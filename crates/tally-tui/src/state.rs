@@ -3,6 +3,7 @@
 //! function of its inputs and tests are exact.
 
 use crate::glyphs::Glyphs;
+use crate::rft::RftModel;
 use tally::derive::{CollectorTimeline, LearnerTimeline};
 use tally::terminal::{Level, Message, PanelSnapshot};
 use tally::MpsState;
@@ -120,6 +121,8 @@ pub struct Model {
     pub collector: CollectorTimeline,
     /// System column rows (label, value).
     pub system: Vec<(&'static str, String)>,
+    /// The category groups of an `rft` run (seed 002), which replace the RL tables.
+    pub rft: Option<RftModel>,
 }
 
 /// The panel's state: what was last observed, and the derived [`Model`].
@@ -151,8 +154,11 @@ impl PanelState {
     }
 
     /// Replace the snapshot and the instant (the pure update of each frame).
+    ///
+    /// An `rft` run keeps the eval tables of the previous frame that the window no longer
+    /// holds ([`Model::after`]).
     pub fn update(&mut self, snapshot: PanelSnapshot, now: f64) {
-        self.model = Model::build(&snapshot, now);
+        self.model = Model::after(&self.model, &snapshot, now);
         self.snapshot = snapshot;
         self.now = now;
     }
@@ -368,7 +374,19 @@ impl Model {
             has_learner,
             collector: CollectorTimeline::from_values(profile, |t| w.get(t)),
             system: system_rows(snap),
+            rft: (profile == Profile::Rft).then(|| RftModel::build(snap)),
         }
+    }
+
+    /// [`Model::build`], keeping the `eval/` and `bench/` tasksets of `prev` that the window
+    /// no longer holds (seed 002: eval keys arrive on evaluation steps only), so they show
+    /// until the next evaluation instead of only while an eval step is in the 2 s window.
+    pub fn after(prev: &Model, snap: &PanelSnapshot, now: f64) -> Model {
+        let mut m = Model::build(snap, now);
+        if let (Some(rft), Some(old)) = (m.rft.as_mut(), prev.rft.as_ref()) {
+            rft.hold_evals(old);
+        }
+        m
     }
 }
 

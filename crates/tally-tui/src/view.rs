@@ -12,6 +12,9 @@
 //! then gauges and terminations, then metric diagnostics, quiet collector rows and reward
 //! terms), as few as needed, and each table title counts what it hides; core rows, titles and
 //! labels are never cut.
+//!
+//! An `rft` run (seed 002) has none of these tables: the same title, header and width tiers
+//! frame its category groups instead (`view_rft`).
 
 use crate::format;
 use crate::glyphs::Glyphs;
@@ -70,36 +73,36 @@ const ALL: u32 = u32::MAX;
 /// Shows the core rows only.
 const CORE_ONLY: u32 = PRIO_RANK;
 /// Columns between side-by-side tables.
-const GAP: u16 = 2;
+pub(crate) const GAP: u16 = 2;
 /// Columns between a label and its value.
-const PAD: u16 = 2;
+pub(crate) const PAD: u16 = 2;
 
-type Spans = Vec<(String, Style)>;
+pub(crate) type Spans = Vec<(String, Style)>;
 
 fn width_of(spans: &Spans) -> u16 {
     spans.iter().map(|(s, _)| s.width() as u16).sum()
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Pal {
-    color: bool,
+pub(crate) struct Pal {
+    pub(crate) color: bool,
 }
 
 impl Pal {
-    fn fg(self, c: Color) -> Style {
+    pub(crate) fn fg(self, c: Color) -> Style {
         if self.color {
             Style::new().fg(c)
         } else {
             Style::new()
         }
     }
-    fn bold(self, c: Color) -> Style {
+    pub(crate) fn bold(self, c: Color) -> Style {
         self.fg(c).add_modifier(Modifier::BOLD)
     }
-    fn dim(self) -> Style {
+    pub(crate) fn dim(self) -> Style {
         Style::new().add_modifier(Modifier::DIM)
     }
-    fn plain(self) -> Style {
+    pub(crate) fn plain(self) -> Style {
         Style::new()
     }
 }
@@ -264,7 +267,7 @@ impl Table {
 /// Runs of spaces are skipped rather than written: every frame starts from a blank buffer
 /// (ratatui resets it) and no style here has a background, so they would draw nothing.
 /// That halves the per-frame cost of grapheme segmentation.
-fn put(buf: &mut Buffer, x: u16, y: u16, max: u16, spans: &Spans) -> u16 {
+pub(crate) fn put(buf: &mut Buffer, x: u16, y: u16, max: u16, spans: &Spans) -> u16 {
     let mut x = x;
     let end = x.saturating_add(max);
     for (s, st) in spans {
@@ -297,7 +300,7 @@ fn put(buf: &mut Buffer, x: u16, y: u16, max: u16, spans: &Spans) -> u16 {
 }
 
 /// Fill `n` cells from (`x`, `y`) with one symbol (rules and bars), without segmentation.
-fn fill(buf: &mut Buffer, x: u16, y: u16, n: u16, symbol: &str, style: Style) {
+pub(crate) fn fill(buf: &mut Buffer, x: u16, y: u16, n: u16, symbol: &str, style: Style) {
     for dx in 0..n {
         if let Some(cell) = buf.cell_mut((x + dx, y)) {
             cell.set_symbol(symbol).set_style(style);
@@ -306,7 +309,7 @@ fn fill(buf: &mut Buffer, x: u16, y: u16, n: u16, symbol: &str, style: Style) {
 }
 
 /// Write spans, shortening the last one with an ellipsis when they do not fit.
-fn put_fit(buf: &mut Buffer, x: u16, y: u16, max: u16, spans: &Spans, g: &Glyphs) {
+pub(crate) fn put_fit(buf: &mut Buffer, x: u16, y: u16, max: u16, spans: &Spans, g: &Glyphs) {
     if width_of(spans) <= max {
         put(buf, x, y, max, spans);
         return;
@@ -680,6 +683,20 @@ fn header_fields(m: &Model, g: &Glyphs, pal: Pal) -> Vec<Spans> {
     f
 }
 
+/// The header lines (elapsed, ETA, throughput, window, status) packed into `width`
+/// columns, then the latest error and the recent warning.
+pub(crate) fn header_lines(m: &Model, g: &Glyphs, pal: Pal, width: u16) -> Vec<Spans> {
+    let mut lines = wrap_fields(header_fields(m, g, pal), width, pal);
+    for a in &m.alerts {
+        let (mark, style) = match a.level {
+            Level::Error => ("ERROR ", pal.bold(Color::Red)),
+            _ => ("WARN ", pal.fg(Color::Yellow)),
+        };
+        lines.push(vec![(format!("{mark}{}", strip_markup(&a.text)), style)]);
+    }
+    lines
+}
+
 /// Pack fields joined by `" | "` into lines at most `width` wide (a field is never split).
 fn wrap_fields(fields: Vec<Spans>, width: u16, pal: Pal) -> Vec<Spans> {
     let sep = (" | ".to_owned(), pal.dim());
@@ -704,7 +721,9 @@ fn wrap_fields(fields: Vec<Spans>, width: u16, pal: Pal) -> Vec<Spans> {
 fn title_spans(m: &Model, max: u16, g: &Glyphs, pal: Pal) -> Spans {
     let t = &m.title;
     let bar = ("|".to_owned(), pal.dim());
-    let brand = if t.on_policy {
+    let brand = if m.profile == tally_schema::Profile::Rft {
+        " UniLab RFT Training "
+    } else if t.on_policy {
         " UniLab On-Policy Training "
     } else {
         " UniLab Off-Policy Training "
@@ -782,7 +801,7 @@ struct Plan {
 /// Split `avail` columns between tables of natural widths `nat`: each gets its natural
 /// width and an equal share of the rest; when there is not enough room, shares follow the
 /// natural widths.
-fn split(avail: u16, nat: &[u16]) -> Vec<u16> {
+pub(crate) fn split(avail: u16, nat: &[u16]) -> Vec<u16> {
     let total: u32 = nat.iter().map(|&n| u32::from(n)).sum();
     if total == 0 {
         return vec![avail / nat.len().max(1) as u16; nat.len()];
@@ -843,23 +862,8 @@ impl<'a> Layout<'a> {
         let mut items = Vec::new();
         let mut y = 0u16;
         let spacer = u16::from(cutoff > SPACE_RANK);
-        for line in wrap_fields(
-            header_fields(self.model, self.glyphs, self.pal),
-            width,
-            self.pal,
-        ) {
+        for line in header_lines(self.model, self.glyphs, self.pal, width) {
             items.push(Item::Line { y, spans: line });
-            y += 1;
-        }
-        for a in &self.model.alerts {
-            let (mark, style) = match a.level {
-                Level::Error => ("ERROR ", self.pal.bold(Color::Red)),
-                _ => ("WARN ", self.pal.fg(Color::Yellow)),
-            };
-            items.push(Item::Line {
-                y,
-                spans: vec![(format!("{mark}{}", strip_markup(&a.text)), style)],
-            });
             y += 1;
         }
         y += spacer;
@@ -961,53 +965,11 @@ impl<'a> Layout<'a> {
         let pal = self.pal;
         let inner_w = area.width.saturating_sub(4);
         let (cutoff, plan) = self.fit(inner_w, area.height.saturating_sub(2));
-        let height = (plan.height + 2).min(area.height);
-        let outer = Rect::new(area.x, area.y, area.width, height);
-        let set = if g.unicode {
-            border::ROUNDED
-        } else {
-            border::Set {
-                top_left: "+",
-                top_right: "+",
-                bottom_left: "+",
-                bottom_right: "+",
-                vertical_left: "|",
-                vertical_right: "|",
-                horizontal_top: "-",
-                horizontal_bottom: "-",
-            }
-        };
-        let title = title_spans(self.model, title_max, g, pal);
-        let title = Line::from(
-            title
-                .into_iter()
-                .map(|(s, st)| Span::styled(s, st))
-                .collect::<Vec<_>>(),
-        );
-        Block::default()
-            .borders(Borders::ALL)
-            .border_set(set)
-            .border_style(pal.fg(Color::LightBlue))
-            .title(title)
-            .render(outer, buf);
-        let inner = Rect::new(
-            outer.x + 2,
-            outer.y + 1,
-            inner_w,
-            outer.height.saturating_sub(2),
-        );
+        let inner = draw_frame(self.model, g, pal, area, plan.height, title_max, buf);
         let bottom = inner.y + inner.height;
         for item in &plan.items {
             match item {
-                Item::Line { y, spans } => {
-                    let y = inner.y + y;
-                    if y >= bottom {
-                        continue;
-                    }
-                    let w = width_of(spans).min(inner.width);
-                    let x = inner.x + (inner.width - w) / 2;
-                    put_fit(buf, x, y, inner.width, spans, g);
-                }
+                Item::Line { y, spans } => centered(buf, inner, *y, spans, g),
                 Item::Table { which, area } => {
                     let y = inner.y + area.y;
                     if y >= bottom {
@@ -1029,9 +991,72 @@ impl<'a> Layout<'a> {
     }
 }
 
+/// Draw the border and the title around `inner_height` rows (clipped to `area`); the inner
+/// area (two columns of margin each side).
+pub(crate) fn draw_frame(
+    m: &Model,
+    g: &Glyphs,
+    pal: Pal,
+    area: Rect,
+    inner_height: u16,
+    title_max: u16,
+    buf: &mut Buffer,
+) -> Rect {
+    let inner_w = area.width.saturating_sub(4);
+    let height = (inner_height + 2).min(area.height);
+    let outer = Rect::new(area.x, area.y, area.width, height);
+    let set = if g.unicode {
+        border::ROUNDED
+    } else {
+        border::Set {
+            top_left: "+",
+            top_right: "+",
+            bottom_left: "+",
+            bottom_right: "+",
+            vertical_left: "|",
+            vertical_right: "|",
+            horizontal_top: "-",
+            horizontal_bottom: "-",
+        }
+    };
+    let title = title_spans(m, title_max, g, pal);
+    let title = Line::from(
+        title
+            .into_iter()
+            .map(|(s, st)| Span::styled(s, st))
+            .collect::<Vec<_>>(),
+    );
+    Block::default()
+        .borders(Borders::ALL)
+        .border_set(set)
+        .border_style(pal.fg(Color::LightBlue))
+        .title(title)
+        .render(outer, buf);
+    Rect::new(
+        outer.x + 2,
+        outer.y + 1,
+        inner_w,
+        outer.height.saturating_sub(2),
+    )
+}
+
+/// Draw `spans` centred on row `y` of `inner` (nothing below its bottom).
+pub(crate) fn centered(buf: &mut Buffer, inner: Rect, y: u16, spans: &Spans, g: &Glyphs) {
+    let y = inner.y + y;
+    if y >= inner.y + inner.height {
+        return;
+    }
+    let w = width_of(spans).min(inner.width);
+    let x = inner.x + (inner.width - w) / 2;
+    put_fit(buf, x, y, inner.width, spans, g);
+}
+
 impl PanelState {
     /// The panel's full height at `width` columns (every row shown, borders included).
     pub fn height(&self, width: u16) -> u16 {
+        if let Some(rft) = &self.model.rft {
+            return crate::view_rft::height(self, rft, width);
+        }
         let layout = Layout::new(self, width);
         layout.plan(width.saturating_sub(4), ALL).height + 2
     }
@@ -1046,6 +1071,9 @@ impl Widget for &PanelState {
     fn render(self, area: Rect, buf: &mut Buffer) {
         if area.width < 8 || area.height < 3 {
             return;
+        }
+        if let Some(rft) = &self.model.rft {
+            return crate::view_rft::render(self, rft, area, buf);
         }
         let layout = Layout::new(self, area.width);
         layout.render(area, buf, area.width.saturating_sub(4));

@@ -1,6 +1,8 @@
 //! The panel's rendering against seed 000 ("Off-policy 终端视图" onwards) and reference §1:
 //! snapshots of the full panel at 80, 100 and 140 columns, every seed label where the
-//! profile has it, tiers, the 1 % rule, percentages, trimming, and the plain fallback.
+//! profile has it, tiers, the 1 % rule, percentages, trimming, and the plain fallback; and
+//! the `rft` profile's category groups against seed 002 (issue 7, "Logging Trinity-style
+//! runs").
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -11,7 +13,8 @@ use std::time::{Duration, Instant};
 use tally::terminal::{Level, RunFacts, TerminalState};
 use tally::Profile;
 use tally_tui::fixtures::{
-    appo_state, appo_values, sac_state, sac_values, sample, snapshot_at_end,
+    appo_state, appo_values, rft_eval_values, rft_sample, rft_state, rft_values, sac_state,
+    sac_values, sample, snapshot_at_end,
 };
 use tally_tui::{
     buffer_text, render_to_buffer, Glyphs, Mode, Panel, PanelOptions, PanelState, Tier,
@@ -727,4 +730,327 @@ fn control_characters_in_a_message_never_reach_the_terminal() {
             cell.symbol()
         );
     }
+}
+
+// ---- rft runs (seed 002) --------------------------------------------------------------------
+
+/// Where a group title is drawn: (line, column) of each place `title` starts a table, i.e.
+/// the cell below its first character is the rule (full-height panels only).
+fn title_at(t: &str, title: &str) -> Option<(usize, usize)> {
+    let lines: Vec<Vec<char>> = t.lines().map(|l| l.chars().collect()).collect();
+    let want: Vec<char> = title.chars().collect();
+    for (y, line) in lines.iter().enumerate() {
+        for x in 0..line.len() {
+            let starts = line[x..].starts_with(&want)
+                && line.get(x + want.len()).is_none_or(|c| *c == ' ')
+                && (x == 0 || line[x - 1] == ' ');
+            if starts && lines.get(y + 1).and_then(|l| l.get(x)) == Some(&'━') {
+                return Some((y, x));
+            }
+        }
+    }
+    None
+}
+
+/// The group titles of the rft fixture, in seed 002's category order.
+const RFT_TITLES: [&str; 14] = [
+    "rollout",
+    "eval/gsm8k-eval",
+    "bench/aime24",
+    "time",
+    "actor",
+    "critic",
+    "perf",
+    "global_seqlen",
+    "response_length",
+    "prompt_length",
+    "timing_per_token_ms",
+    "experience_pipeline",
+    "sample",
+    "",
+];
+
+#[test]
+fn rft_panel_snapshots_at_80_100_and_140_columns() {
+    // seed 002: metrics follow {category}/{taskset_name}/{metric_name}/{statistic}; issue 7:
+    // the panel groups them by category, eval mean@N/best@k as a small table per taskset.
+    let s = rft_state();
+    for w in WIDTHS {
+        insta::assert_snapshot!(format!("rft_{w}"), text(&s, w));
+    }
+}
+
+#[test]
+fn rft_categories_appear_in_seed_order_at_every_tier() {
+    // seed 002 "指标类别": rollout/, eval/, bench/, time/, actor/, critic/, perf/,
+    // global_seqlen/, response_length/, prompt_length/, timing_per_token_ms/,
+    // experience_pipeline/, sample/ — the panel keeps that order (reading down, then across).
+    let (snap, now) = snapshot_at_end(&rft_state());
+    let model = PanelState::new(snap, now, Glyphs::UNICODE, false).model;
+    let titles: Vec<String> = model
+        .rft
+        .unwrap()
+        .groups
+        .iter()
+        .map(|g| g.title())
+        .collect();
+    assert_eq!(titles, RFT_TITLES[..13]);
+    for w in [80, 96, 100, 119, 120, 140, 160] {
+        let t = text(&rft_state(), w);
+        let at: Vec<(usize, usize)> = RFT_TITLES[..13]
+            .iter()
+            .map(|l| title_at(&t, l).unwrap_or_else(|| panic!("{l} missing at {w}:\n{t}")))
+            .collect();
+        for (i, pair) in at.windows(2).enumerate() {
+            let ((ya, xa), (yb, xb)) = (pair[0], pair[1]);
+            assert!(
+                yb > ya || xb > xa,
+                "{} is above-left of {} at {w}:\n{t}",
+                RFT_TITLES[i + 1],
+                RFT_TITLES[i]
+            );
+        }
+        if w < 96 {
+            // Stacked: one column, strictly top to bottom.
+            assert!(
+                at.windows(2).all(|p| p[1].0 > p[0].0 && p[1].1 == p[0].1),
+                "{t}"
+            );
+        } else {
+            // Two columns from 96, three from 120: the small groups sit side by side.
+            let xs: std::collections::BTreeSet<usize> = at[3..].iter().map(|p| p.1).collect();
+            assert_eq!(xs.len(), if w < 120 { 2 } else { 3 }, "{w}:\n{t}");
+        }
+    }
+}
+
+/// The headers on a group's title line, after the title.
+fn headers_after(t: &str, title: &str) -> Vec<String> {
+    let (y, x) = title_at(t, title).unwrap_or_else(|| panic!("{title} missing:\n{t}"));
+    let line: String = t
+        .lines()
+        .nth(y)
+        .unwrap()
+        .chars()
+        .skip(x + title.chars().count())
+        .collect();
+    line.split_whitespace()
+        .take_while(|w| *w != "│" && !w.contains('/'))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn rft_eval_tables_have_one_column_per_statistic_in_order() {
+    // seed 002: eval/{task_name}/{metric_name}/{statistic} with mean@N, std@N, best@k,
+    // worst@k ("默认情况下，报告 … mean@k、std@k、best@k、worst@k"): one table per taskset,
+    // columns in that order with k ascending, plain aggregates (:sum) after them.
+    let t = text(&rft_state(), 140);
+    assert_eq!(
+        headers_after(&t, "eval/gsm8k-eval"),
+        ["mean@4", "std@4", "best@2", "best@4", "worst@2", "worst@4", "sum"]
+    );
+    assert_eq!(
+        headers_after(&t, "bench/aime24"),
+        ["mean@8", "std@8", "best@2", "best@4", "best@8", "worst@2", "worst@4", "worst@8"]
+    );
+    // Rollout metrics are one row per metric with their step statistics as columns
+    // (seed 002: rollout/accuracy/mean, /max, /min; :sum → /sum; :last → /last).
+    assert_eq!(
+        headers_after(&t, "rollout"),
+        ["mean", "max", "min", "sum", "last"]
+    );
+    let row = t.lines().find(|l| l.contains("│ accuracy ")).unwrap();
+    assert!(row.contains("0.4536  1.000       0"), "{row}");
+    // Narrower panels drop statistics, smallest k first, never mean@N, and never cut a label.
+    let narrow = text(&rft_state(), 60);
+    let h = headers_after(&narrow, "eval/gsm8k-eval");
+    assert_eq!(h.first().map(String::as_str), Some("mean@4"), "{narrow}");
+    assert!(
+        !h.contains(&"best@2".to_owned()) && h.contains(&"best@4".to_owned()),
+        "{h:?}"
+    );
+}
+
+#[test]
+fn rft_panels_show_no_rl_tables_and_never_cut_a_label_from_60_columns() {
+    // seed 002 namespaces replace the RL registry for rft runs: no learner/collector
+    // timelines, losses, rewards or system table; issue 4: no label cut at ≥ 60 columns.
+    let s = rft_state();
+    let labels = [
+        "accuracy",
+        "format_score",
+        "response_length",
+        "explore_step",
+        "wait_explore_step",
+        "pg_loss",
+        "advantages",
+        "mfu/actor",
+        "clip_ratio",
+        "update_actor",
+        "experience_count",
+        "model_version/mean",
+        "task_count",
+        "GPUs 8",
+        "iter 4030/5000",
+    ];
+    for w in 60..=160 {
+        let t = text(&s, w);
+        for rl in [
+            "Learner (Iter Wall)",
+            "Learner",
+            "Collector",
+            "Losses & Metrics",
+            "Metrics",
+            "Rewards",
+            "Timing",
+            "System",
+            "Iter Wall",
+            "CUDA MPS",
+            "Timeout Rate",
+            "Waiting for data",
+        ] {
+            assert!(!t.contains(rl), "{rl:?} in an rft panel at {w}:\n{t}");
+        }
+        assert!(!t.contains('…'), "something cut at {w}:\n{t}");
+        for l in labels.iter().chain(&RFT_TITLES[..13]) {
+            assert!(has_label(&t, l), "{l:?} missing at {w}:\n{t}");
+        }
+    }
+}
+
+#[test]
+fn rft_panels_render_at_any_size_and_fill_the_area() {
+    // issue 4: the panel draws whatever area it gets (seed 002 groups included).
+    let v = view(&rft_state(), Glyphs::ASCII);
+    for w in (8..=200).step_by(3) {
+        for h in [3, 7, 20, 45] {
+            let area = Rect::new(0, 0, w, h);
+            let mut buf = Buffer::empty(area);
+            (&v).render(area, &mut buf);
+            let t = buffer_text(&buf);
+            assert_eq!(t.lines().count(), usize::from(h));
+            assert!(t.is_ascii(), "{t}");
+        }
+    }
+}
+
+#[test]
+fn rft_time_values_carry_their_units() {
+    // seed 002: "除非特殊说明，时间指标以秒为单位"; timing_per_token_ms/ is per-token ms.
+    let t = text(&rft_state(), 100);
+    let line = |l: &str| t.lines().find(|x| x.contains(l)).unwrap().to_owned();
+    assert!(line("explore_step").contains("18.220s"), "{t}");
+    assert!(line("│ update_actor").contains("12.414s"), "{t}");
+    let per_token = t
+        .lines()
+        .rev()
+        .find(|x| x.contains("update_actor"))
+        .unwrap();
+    assert!(per_token.contains("1.101ms"), "{per_token}");
+}
+
+#[test]
+fn rft_eval_tables_stay_between_evaluations() {
+    // seed 002: eval metrics are computed on evaluation steps only, so between two evals
+    // the panel keeps the last one (marked) instead of dropping the table.
+    let mut s = rft_state();
+    let (snap, now) = snapshot_at_end(&s);
+    let mut view = PanelState::new(snap, now, Glyphs::UNICODE, false);
+    let t0 = s.updated_at.unwrap();
+    for i in 1..=12u64 {
+        s.push(
+            rft_sample(t0 + 0.5 * i as f64, 4030 + i, &rft_values(1.0)),
+            None,
+            Default::default(),
+            0,
+        );
+    }
+    let (snap, now) = snapshot_at_end(&s);
+    assert!(snap.window.get("eval/gsm8k-eval/accuracy/mean@4").is_none());
+    let fresh = PanelState::new(snap.clone(), now, Glyphs::UNICODE, false);
+    assert!(!buffer_text(&render_to_buffer(&fresh, 100, None)).contains("eval/"));
+    view.update(snap, now);
+    let t = buffer_text(&render_to_buffer(&view, 100, None));
+    assert!(t.contains("eval/gsm8k-eval (last eval)"), "{t}");
+    assert!(t.contains("bench/aime24 (last bench)"), "{t}");
+    assert!(t.contains("0.5569"), "{t}");
+    // The next evaluation replaces the held table.
+    let t1 = t0 + 6.5;
+    let mut values = rft_values(1.0);
+    values.extend(rft_eval_values(1.1));
+    s.push(rft_sample(t1, 4043, &values), None, Default::default(), 0);
+    let (snap, now) = snapshot_at_end(&s);
+    view.update(snap, now);
+    let t = buffer_text(&render_to_buffer(&view, 100, None));
+    assert!(!t.contains("(last eval)") && t.contains("0.6188"), "{t}");
+}
+
+#[test]
+fn a_short_rft_panel_drops_the_last_groups_and_names_them() {
+    // issue 7 / seed 002 order: when the terminal is short, the groups at the end of the
+    // category order go first, counted on a "+N more" line; rollout and eval stay.
+    let t = text_in(&rft_state(), 80, 30);
+    assert_eq!(t.lines().count(), 30);
+    for l in ["rollout", "eval/gsm8k-eval", "accuracy", "mean@4"] {
+        assert!(has_label(&t, l), "{l}:\n{t}");
+    }
+    let from = t.find(" more: ").expect(&t);
+    let more = &t[from..];
+    assert!(more.contains("sample") && more.contains("perf"), "{more}");
+    assert!(
+        !more.contains("rollout") && !more.contains("eval/"),
+        "{more}"
+    );
+}
+
+#[test]
+fn rft_plain_summary_carries_accuracy_latest_eval_and_the_longest_times() {
+    // seed 002: rollout/accuracy/mean, eval/{taskset}/accuracy/mean@N, time/ in seconds.
+    let (snap, now) = snapshot_at_end(&rft_state());
+    let line = tally_tui::summary_line(&PanelState::new(snap, now, Glyphs::ASCII, false).model);
+    assert!(line.is_ascii(), "{line}");
+    for part in [
+        "iter 4030/5000",
+        "rollout/accuracy/mean 0.4536",
+        "eval/gsm8k-eval/accuracy/mean@4 0.5569",
+        "time/explore_step 18.220s, time/update_actor 12.414s",
+        "Avg 2s (n=9)",
+    ] {
+        assert!(line.contains(part), "{part:?} not in {line}");
+    }
+    assert!(
+        !line.contains("wait_explore_step") && !line.contains("Reward"),
+        "{line}"
+    );
+}
+
+#[test]
+fn rft_plain_mode_keeps_the_last_eval_between_evaluations() {
+    // seed 002: eval keys arrive on evaluation steps only; the summary still names the
+    // latest eval mean@N after the eval step left the 2 s window.
+    let state = Arc::new(Mutex::new(TerminalState::new(rft_state().facts)));
+    let cap = Capture::default();
+    let mut panel = Panel::start(state.clone(), plain_options(&cap));
+    let mut values = rft_values(1.0);
+    values.extend(rft_eval_values(1.0));
+    state
+        .lock()
+        .unwrap()
+        .push(rft_sample(1.0, 1, &values), None, Default::default(), 0);
+    std::thread::sleep(Duration::from_millis(200));
+    for i in 2..=10u64 {
+        let s = rft_sample(1.0 + 0.5 * i as f64, i, &rft_values(1.0));
+        state.lock().unwrap().push(s, None, Default::default(), 0);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panel.stop().unwrap();
+    let out = String::from_utf8(cap.bytes.lock().unwrap().clone()).unwrap();
+    let last = out.lines().rfind(|l| l.starts_with("iter ")).expect(&out);
+    assert!(last.contains("iter 10/5000"), "{last}");
+    assert!(last.contains("rollout/accuracy/mean 0.4531"), "{last}");
+    assert!(
+        last.contains("eval/gsm8k-eval/accuracy/mean@4 0.5625"),
+        "{last}"
+    );
 }
