@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CARGO ?= cargo
 
-.PHONY: test lint rust-test py-test venv docs clean-venv
+.PHONY: test lint rust-test py-test py-install venv docs clean-venv
 
 ## Everything CI checks: formatting, clippy, Rust tests, Python client tests.
 test: lint rust-test py-test
@@ -16,22 +16,31 @@ lint:
 rust-test:
 	$(CARGO) test --workspace
 
-## A virtualenv with the real Python clients (tensorboard, tbparse, tensorboardX).
+## A virtualenv with the real Python clients (tensorboard, tbparse, tensorboardX, wandb,
+## mpi4py) and the build/check tools (maturin, mypy).
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: requirements-test.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-test.txt
+	# The real trinity-rft for the differential aggregation tests: its own dependencies are
+	# heavy (torch, vllm, ...) and `trinity.utils.metrics` needs only numpy.
+	$(PY) -m pip install --quiet --no-deps trinity-rft==0.6.0
 	touch $@
 
-py-test: venv
+## Build the abi3 wheel (release) and install it into the venv exactly as `pip install .` does
+## for a user (maturin is the build backend; it comes from requirements-test.txt).
+py-install: venv
+	$(PY) -m pip install --quiet --no-build-isolation --no-deps --force-reinstall .
+
+py-test: venv py-install
 	$(CARGO) build -p tally-cli -p tally-tfevents --examples --bins
 	$(PY) -m pytest tests/python -q
 
-## Regenerate committed generated files (docs/metrics.md).
+## Regenerate committed generated files (docs/metrics.md, schemas/*.json).
 docs:
-	$(CARGO) run -q -p tally-cli -- schema --markdown > docs/metrics.md
+	TALLY_BLESS=1 $(CARGO) test -q -p tally-schema
 
 clean-venv:
 	rm -rf $(VENV)

@@ -67,7 +67,8 @@ def init_kwargs(settings: Mapping[str, Any], run_doc: Mapping[str, Any], run_dir
         "notes": settings.get("notes"),
         "mode": settings.get("mode"),
         "config": dict(run_doc),
-        "dir": str(run_dir),
+        # Absolute: the SDK's service process may have another working directory.
+        "dir": str(run_dir.resolve()),
     }
     return {k: v for k, v in kw.items() if v not in (None, "", [])}
 

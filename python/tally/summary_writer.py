@@ -2,8 +2,9 @@
 
 Libraries that take a writer (rsl_rl, stable-baselines3, custom loops) log through tally's
 event writer: consecutive ``add_scalar`` calls at the same step become **one** event (the
-step's batch is written when the step changes, on ``flush``/``close``, or after
-``flush_secs``), which TensorBoard, tbparse and ``tally export`` read like torch's files.
+step's batch is written when the step changes, when a tag repeats or a call brings its own
+``walltime``, on ``flush``/``close``, or after ``flush_secs``), which TensorBoard, tbparse and
+``tally export`` read like torch's files.
 With W&B configured (``wandb=``), each step's batch is mirrored to W&B as one ``log`` call
 (UniLab's "RSL-RL writer takeover"); an existing ``wandb.run`` is reused and never finished.
 """
@@ -110,7 +111,7 @@ class SummaryWriter:
             "project": settings.pop("project", None) or os.environ.get("WANDB_PROJECT") or DEFAULT_PROJECT,
             "name": settings.pop("name", None) or os.path.basename(os.path.abspath(self.log_dir)),
             "config": {"log_dir": self.log_dir},
-            "dir": self.log_dir,
+            "dir": os.path.abspath(self.log_dir),
         }
         kw.update({k: v for k, v in settings.items() if v not in (None, "", [])})
         self._wandb_run = wb.init(**kw)

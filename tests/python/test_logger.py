@@ -220,6 +220,18 @@ def test_phase_timer_adds_to_an_explicit_learner_value_and_survives_a_rejected_s
     assert 1.02 <= scalars(log.run_dir)[("Perf/learning_time", 1)] < 1.5
 
 
+def test_with_trace_on_phase_timers_become_spans_in_the_perfetto_trace(tmp_path):
+    with new_logger(tmp_path, trace=True) as log:
+        for i in (1, 2):
+            with log.phase("learning"):
+                time.sleep(0.01)
+            log.step(i)
+    doc = json.loads(next(log.run_dir.glob("perfetto*.json")).read_text())
+    threads = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e.get("name") == "thread_name"}
+    spans = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e["name"] == "learning" and threads.get(e["tid"]) == "python main"]
+    assert len(spans) == 2 and all(e["dur"] >= 10_000 for e in spans)
+
+
 class RecordingSink:
     """A Python sink: records what the writer thread hands it."""
 
@@ -272,14 +284,23 @@ def test_a_failing_python_sink_raises_sink_error_and_the_event_file_keeps_every_
             raise RuntimeError("disk quota")
 
     log = new_logger(tmp_path, sinks=[Broken()])
-    log.step(1, metrics={"Loss/critic": 1.0})
+    # Reported once, by whichever call first sees the writer thread's failure.
     with pytest.raises(tally.SinkError, match="broken sink failed at iteration 1.*disk quota") as e:
+        log.step(1, metrics={"Loss/critic": 1.0})
         log.flush()
     assert isinstance(e.value, OSError)
     log.step(2, metrics={"Loss/critic": 2.0})
     log.close()
     assert {s for (t, s) in scalars(log.run_dir)} == {1, 2}
     assert "disk quota" in summary(log.run_dir)["sink_errors"][0]
+
+
+def test_a_sink_without_write_is_rejected_at_construction(tmp_path):
+    class NoWrite:
+        name = "nowrite"
+
+    with pytest.raises(tally.ConfigError, match="no write"):
+        new_logger(tmp_path, sinks=[NoWrite()])
 
 
 def run_python(code, cwd, timeout=120, env=None):

@@ -12,6 +12,7 @@ import tally
 import tally._tally
 
 PKG = Path(tally.__file__).parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_stubtest_finds_the_stubs_match_the_compiled_module():
@@ -20,10 +21,11 @@ def test_stubtest_finds_the_stubs_match_the_compiled_module():
 
 
 def test_the_pure_python_modules_type_check_strictly_against_the_stubs():
-    files = [str(PKG / f) for f in ("__init__.py", "__main__.py", "_wandb.py", "summary_writer.py", "distributed.py")]
+    src = REPO / "python" / "tally"
+    files = [str(src / f) for f in ("__init__.py", "__main__.py", "_wandb.py", "summary_writer.py", "distributed.py")]
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental", *files],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=600, cwd=REPO,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

@@ -182,6 +182,23 @@ def test_python_m_tally_demo_with_training_logger_wandb(tmp_path):
     assert summary_items(wandb_file(run_dir / "wandb"))["status"] == "completed"
 
 
+def test_a_wandb_logger_left_open_is_closed_before_the_sdk_shuts_down(tmp_path):
+    code = (
+        "import tally\n"
+        "log = tally.Logger(algo='sac', task='go2', sim='mujoco', max_iterations=4, num_envs=8, log_root='logs', logger='wandb')\n"
+        "for i in range(1, 5):\n"
+        "    log.step(i, env_steps=8 * i, metrics={'Loss/critic': float(i)})\n"
+        "print('RUN_DIR=' + str(log.run_dir))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    run_dir = tmp_path / proc.stdout.split("RUN_DIR=", 1)[1].splitlines()[0]
+    path = wandb_file(run_dir / "wandb")
+    assert [r["Loss/critic"] for r in history_rows(path)] == [1.0, 2.0, 3.0, 4.0]
+    assert summary_items(path)["status"] == "completed"
+    assert json.loads((run_dir / "run_summary.json").read_text())["sink_errors"] == []
+
+
 def test_the_rust_binary_still_refuses_training_logger_wandb(tmp_path):
     proc = subprocess.run(
         ["cargo", "run", "-q", "-p", "tally-cli", "--", "demo", "--iterations", "2", "training.logger=wandb"],

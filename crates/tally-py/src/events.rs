@@ -61,7 +61,7 @@ impl EventWriter {
         Ok(())
     }
 
-    /// Push written records to the OS (they already are: records are never buffered) and fsync.
+    /// Push written records to the OS (a no-op in practice: records are never buffered).
     fn flush(&mut self) -> PyResult<()> {
         if let Some(w) = self.writer.as_mut() {
             w.flush().map_err(Failure::from)?;

@@ -4,7 +4,7 @@
 //! can close loggers a script forgot (before interpreter teardown, when releasing the GIL is
 //! still safe). Every call that can wait on the writer thread releases the GIL.
 
-use crate::convert::{count, KeyCache, StepArgs};
+use crate::convert::{KeyCache, StepArgs};
 use crate::errors::{Failure, Result};
 use crate::sink::PySink;
 use pyo3::exceptions::PyKeyboardInterrupt;
@@ -176,6 +176,8 @@ pub struct PyLogger {
     run_dir: Py<PyAny>,
     event_file: Option<Py<PyAny>>,
     panel: String,
+    /// The trace recorder (`trace=True`): phase timers record their spans on it.
+    tracer: Option<(tally::trace::Tracer, u64)>,
 }
 
 impl PyLogger {
@@ -186,7 +188,15 @@ impl PyLogger {
         args: StepArgs<'_, '_>,
         rates: Option<Rates>,
     ) -> PyResult<()> {
-        let it = count(0, "iteration", iteration)?;
+        let it = iteration.extract::<u64>().map_err(|e| {
+            Failure::ValueType(format!(
+                "iteration: expected a non-negative int, got {} ({e})",
+                iteration
+                    .repr()
+                    .map(|r| r.to_string())
+                    .unwrap_or_else(|_| "?".into())
+            ))
+        })?;
         args.fill(&mut self.keys, it, &mut self.scratch)?;
         for (k, secs) in &self.pending {
             match self.scratch.learner.iter_mut().find(|(p, _)| p == k) {
@@ -308,6 +318,7 @@ impl PyLogger {
         let log = tally::Logger::with_sinks(lc, boxed, Arc::new(SystemClock::default()))
             .map_err(Failure::from)?;
         let run_dir = log.run_dir().to_owned();
+        let tracer = log.tracer().map(|t| (t.clone(), t.thread("python main")));
         // The panel renders the logger's terminal state on its own 2 Hz thread.
         let options = tally_tui::PanelOptions {
             mode: panel_mode,
@@ -329,6 +340,12 @@ impl PyLogger {
             open.retain(|w| w.strong_count() > 0);
             open.push(Arc::downgrade(&core));
         }
+        // atexit runs handlers last-registered first: move ours behind any the W&B SDK just
+        // registered in `wandb.init`, so forgotten loggers close while the run is still open.
+        let atexit = py.import("atexit")?;
+        let hook = py.import("tally._tally")?.getattr("_close_open_loggers")?;
+        atexit.call_method1("unregister", (&hook,))?;
+        atexit.call_method1("register", (&hook,))?;
         Ok(PyLogger {
             core,
             scratch: StepInput::default(),
@@ -337,6 +354,7 @@ impl PyLogger {
             run_dir: path_object(py, &run_dir)?,
             event_file,
             panel: panel.to_owned(),
+            tracer,
         })
     }
 
@@ -620,8 +638,12 @@ impl Phase {
         let Some(t0) = self.started.take() else {
             return Ok(false);
         };
-        let secs = t0.elapsed().as_secs_f64();
+        let end = Instant::now();
+        let secs = end.duration_since(t0).as_secs_f64();
         let mut log = self.logger.bind(py).try_borrow_mut()?;
+        if let Some((tracer, tid)) = &log.tracer {
+            tracer.span(*tid, &self.name, "learner", t0, end);
+        }
         match log.pending.iter_mut().find(|(k, _)| *k == self.name) {
             Some(e) => e.1 += secs,
             None => log.pending.push((self.name.clone(), secs)),

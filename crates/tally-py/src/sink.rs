@@ -41,6 +41,13 @@ fn describe(py: Python<'_>, e: PyErr) -> String {
 impl PySink {
     /// Wrap `obj`, reading its `name` attribute.
     pub fn new(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if !obj.hasattr("write")? {
+            return Err(crate::errors::Failure::Config(format!(
+                "sink {} has no write(step, wall_time, iteration, scalars) method",
+                obj.repr()?
+            ))
+            .into());
+        }
         let name = match obj.getattr("name") {
             Ok(n) => n.extract::<String>()?,
             Err(_) => obj.get_type().name()?.to_string(),
