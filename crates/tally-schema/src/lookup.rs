@@ -2,7 +2,7 @@
 
 use crate::legacy::{legacy_rows, retired_match};
 use crate::registry::{FamilySpec, MetricSpec, FAMILIES, METRICS};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 
 /// What a valid tag resolves to.

@@ -1,6 +1,6 @@
 //! `Tag`: a resolved canonical tag, either a registry spec or an interned family member.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use tally_schema::{FamilySpec, MetricSpec};
@@ -79,7 +79,7 @@ impl FamilyInterner {
     /// The interned full tag for `key` of family number `family` (`full` builds it on a miss).
     pub fn get(&mut self, family: usize, key: &str, full: impl FnOnce() -> String) -> Arc<str> {
         if self.by_family.len() <= family {
-            self.by_family.resize_with(family + 1, HashMap::new);
+            self.by_family.resize_with(family + 1, HashMap::default);
         }
         let map = &mut self.by_family[family];
         if let Some(t) = map.get(key) {

@@ -8,7 +8,7 @@
 use crate::error::Error;
 use crate::input::{Key, StepInput, SystemInfo};
 use crate::tag::{FamilyInterner, Tag};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 use tally_schema::{
     input_spec, lookup, spec_index, FamilySpec, Input, MetricSpec, Profile, Role, TagRef, FAMILIES,
