@@ -5,8 +5,9 @@
 //! `None` do not) and is then `float(value)` (a huge `int` raises `OverflowError`). Keys of
 //! numeric values must be `str`. The numerics run without the GIL.
 
+use crate::convert::AddrHasher;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -31,28 +32,6 @@ fn to_float(value: &Bound<'_, PyAny>) -> PyResult<f64> {
         .cast::<PyFloat>()
         .map(|f| f.value())
         .map_err(|e| PyTypeError::new_err(e.to_string()))
-}
-
-/// Hashes object addresses (already well spread): one multiply.
-#[derive(Default)]
-struct AddrHasher(u64);
-
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .rotate_right(17);
-    }
 }
 
 /// The converted input: each distinct key string once, and the dicts as (key index, value).
