@@ -127,8 +127,14 @@ impl Logger {
         write_run_config(&run_dir, identity, &config.run_config)?;
         write_run_summary(&run_dir, &summary)?;
         // Extra sinks (W&B) open now: they need the run directory and run_config.json.
-        for sink in &mut extra {
-            if let Err(message) = sink.start(&run_dir) {
+        for i in 0..extra.len() {
+            let started = extra[i].start(&run_dir);
+            if let Err(message) = started {
+                // Sinks started before this one hold resources (a W&B run): close them.
+                for earlier in &mut extra[..i] {
+                    let _ = earlier.close();
+                }
+                let sink = &extra[i];
                 let failure = Error::Sink {
                     sink: sink.name().to_owned(),
                     iteration: 0,
@@ -140,7 +146,7 @@ impl Logger {
                 return Err(failure);
             }
             if summary.wandb_run_url.is_none() {
-                summary.wandb_run_url = sink.run_url();
+                summary.wandb_run_url = extra[i].run_url();
             }
         }
         if summary.wandb_run_url.is_some() {

@@ -520,3 +520,45 @@ fn invalid_config_names_the_field() {
         .to_string()
         .contains("log_interval"));
 }
+
+struct RefusingSink;
+
+impl Sink for RefusingSink {
+    fn name(&self) -> &str {
+        "refusing"
+    }
+    fn start(&mut self, _run_dir: &std::path::Path) -> Result<(), String> {
+        Err("login required".into())
+    }
+    fn write(&mut self, _step: &BackendStep) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_sink_that_cannot_start_fails_the_logger_and_closes_the_sinks_started_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mem = MemorySink::new();
+    let sinks: Vec<Box<dyn Sink>> = vec![Box::new(mem.clone()), Box::new(RefusingSink)];
+    let err = Logger::with_sinks(
+        config(dir.path(), Profile::SacFamily, 3),
+        sinks,
+        Arc::new(ManualClock::at(0.0)),
+    )
+    .err()
+    .expect("start failure is an error");
+    assert!(
+        err.to_string()
+            .contains("refusing sink failed at iteration 0: login required"),
+        "{err}"
+    );
+    assert!(
+        mem.is_closed(),
+        "the memory sink started first and must be closed"
+    );
+    let s: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("run/run_summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(s["status"], "failed");
+}
