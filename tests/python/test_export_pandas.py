@@ -4,7 +4,6 @@ Issue 6: every scalar (run, tag, step, wall time, value) for analysis in pandas/
 """
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -12,20 +11,14 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
 
-
-def target_dir():
-    target = Path(os.environ.get("CARGO_TARGET_DIR", "target"))
-    return target if target.is_absolute() else REPO / target
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    subprocess.run(["cargo", "build", "-q", "-p", "tally-cli", "--bin", "tally"], cwd=REPO, check=True)
+def run_dir(tmp_path_factory, tally_bin):
     root = tmp_path_factory.mktemp("logs")
     out = subprocess.run(
-        [target_dir() / "debug" / "tally", "demo", "--iterations", "25", "--panel", "off", f"training.log_root={root}"],
+        [tally_bin, "demo", "--iterations", "25", "--panel", "off", f"training.log_root={root}"],
         check=True,
         capture_output=True,
         text=True,
@@ -33,26 +26,26 @@ def run_dir(tmp_path_factory):
     return Path(out.stdout.strip().splitlines()[-1].removeprefix("run: "))
 
 
-def export(run_dir, *args):
+def export(tally_bin, run_dir, *args):
     return subprocess.run(
-        [target_dir() / "debug" / "tally", "export", "--progress", "never", str(run_dir), *args],
+        [tally_bin, "export", "--progress", "never", str(run_dir), *args],
         check=True,
         capture_output=True,
         text=True,
     ).stdout
 
 
-def test_csv_jsonl_and_parquet_exports_hold_the_same_rows(run_dir, tmp_path):
-    rows = [json.loads(line) for line in export(run_dir).splitlines()]
+def test_csv_jsonl_and_parquet_exports_hold_the_same_rows(tally_bin, run_dir, tmp_path):
+    rows = [json.loads(line) for line in export(tally_bin, run_dir).splitlines()]
     assert len(rows) > 25 * 40, "a SAC demo step carries dozens of canonical tags"
     reference = pd.DataFrame(rows)
 
     csv_path = tmp_path / "s.csv"
-    export(run_dir, "--format", "csv", "--output", str(csv_path))
+    export(tally_bin, run_dir, "--format", "csv", "--output", str(csv_path))
     from_csv = pd.read_csv(csv_path)
 
     pq_path = tmp_path / "s.parquet"
-    export(run_dir, "--format", "parquet", "--output", str(pq_path))
+    export(tally_bin, run_dir, "--format", "parquet", "--output", str(pq_path))
     from_parquet = pq.read_table(pq_path).to_pandas()
 
     for frame in (from_csv, from_parquet):
@@ -64,8 +57,8 @@ def test_csv_jsonl_and_parquet_exports_hold_the_same_rows(run_dir, tmp_path):
     assert str(from_parquet["step"].dtype) == "int64"
 
 
-def test_tag_filter_selects_one_series_for_pandas(run_dir):
-    rows = [json.loads(line) for line in export(run_dir, "--tags", "Perf/iteration_time").splitlines()]
+def test_tag_filter_selects_one_series_for_pandas(tally_bin, run_dir):
+    rows = [json.loads(line) for line in export(tally_bin, run_dir, "--tags", "Perf/iteration_time").splitlines()]
     frame = pd.DataFrame(rows)
     assert set(frame["tag"]) == {"Perf/iteration_time"}
     assert len(frame) == 25

@@ -11,7 +11,6 @@ classification rules, the drain invariants), so:
 """
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -80,18 +79,6 @@ INTEGRAL_FLOATS = {
 }
 
 
-def target_dir():
-    target = Path(os.environ.get("CARGO_TARGET_DIR", "target"))
-    return target if target.is_absolute() else REPO / target
-
-
-@pytest.fixture(scope="session")
-def tally_bin():
-    """The `tally` CLI, built now so the test never runs a stale binary."""
-    subprocess.run(["cargo", "build", "-q", "-p", "tally-cli", "--bin", "tally"], cwd=REPO, check=True)
-    path = target_dir() / "debug" / "tally"
-    assert path.is_file(), path
-    return path
 
 
 def validator(prefix):

@@ -8,7 +8,6 @@ b. A file written by tensorboardX (simple values, plus scalar tensor summaries) 
 
 import inspect
 import json
-import os
 import struct
 import subprocess
 from pathlib import Path
@@ -28,18 +27,6 @@ def f32(x):
     return float(np.float32(x))
 
 
-def target_dir():
-    target = Path(os.environ.get("CARGO_TARGET_DIR", "target"))
-    return target if target.is_absolute() else REPO / target
-
-
-@pytest.fixture(scope="session")
-def tally_bin():
-    """The `tally` CLI, built now so the test never runs a stale binary."""
-    subprocess.run(["cargo", "build", "-q", "-p", "tally-cli", "--bin", "tally"], cwd=REPO, check=True)
-    path = target_dir() / "debug" / "tally"
-    assert path.is_file(), path
-    return path
 
 
 def accumulate(path):
