@@ -74,17 +74,21 @@ pub struct DemoConfig {
     pub trace: bool,
 }
 
-/// The timing profile of an algorithm.
+/// The algorithms the demo simulates (their profiles come from the `Algo` table).
+const DEMO_ALGOS: [&str; 6] = ["sac", "flashsac", "warpsac", "appo", "ppo", "grpo"];
+
+/// The timing profile of a demo algorithm.
 pub fn profile_of(algo: &str) -> Result<Profile, String> {
-    match algo {
-        "sac" | "flashsac" | "warpsac" => Ok(Profile::SacFamily),
-        "appo" => Ok(Profile::Appo),
-        "ppo" => Ok(Profile::OnPolicy),
-        "grpo" => Ok(Profile::Rft),
-        _ => Err(format!(
-            "unknown --algo '{algo}': expected sac, flashsac, warpsac, appo, ppo or grpo"
-        )),
-    }
+    DEMO_ALGOS
+        .contains(&algo)
+        .then(|| tally::schema::Algo::parse(algo).profile())
+        .flatten()
+        .ok_or_else(|| {
+            format!(
+                "unknown --algo '{algo}': expected {}",
+                DEMO_ALGOS.join(", ")
+            )
+        })
 }
 
 impl DemoConfig {

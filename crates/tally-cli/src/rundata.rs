@@ -120,14 +120,7 @@ pub fn profile_from_config(config: Option<&Value>) -> Option<Profile> {
     if let Some(p) = run.pointer("/logger/profile").and_then(Value::as_str) {
         return p.parse().ok();
     }
-    match run.get("algo")?.as_str()?.to_ascii_lowercase().as_str() {
-        "sac" | "flashsac" | "flash_sac" | "warpsac" | "warp_sac" | "fast_sac" => {
-            Some(Profile::SacFamily)
-        }
-        "appo" => Some(Profile::Appo),
-        "ppo" | "rsl_rl_ppo" => Some(Profile::OnPolicy),
-        _ => None,
-    }
+    tally::schema::Algo::parse(run.get("algo")?.as_str()?).profile()
 }
 
 /// Check the run summary's schema stamp for a schema-v1 consumer; the error says which rule

@@ -54,7 +54,7 @@ pub fn read_facts(dir: &Path) -> RunFacts {
     let profile = logger["profile"]
         .as_str()
         .and_then(|p| p.parse::<Profile>().ok())
-        .or_else(|| crate::demo::profile_of(&algo).ok())
+        .or_else(|| tally::schema::Algo::parse(&algo).profile())
         .unwrap_or(Profile::SacFamily);
     let num = |v: &serde_json::Value, default: u64| v.as_u64().unwrap_or(default);
     RunFacts {

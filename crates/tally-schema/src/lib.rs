@@ -4,6 +4,7 @@
 //! (extract, export, validate): a closed registry of canonical tags with units, owners, roles
 //! and cross-rank reductions, two open families, and a versioned evolution policy.
 
+pub mod algo;
 pub mod artifacts;
 pub mod legacy;
 pub mod lookup;
@@ -13,6 +14,7 @@ pub mod rft;
 pub mod types;
 pub mod validate;
 
+pub use algo::{Algo, AlgoSpec, ALGOS};
 pub use legacy::{legacy_mapping, LegacyRow, RetiredName, LEGACY, RETIRED};
 pub use lookup::{input_spec, lookup, metric, metric_index, spec_index, SchemaError, TagRef};
 pub use registry::{FamilySpec, MetricSpec, ReservedTerm, FAMILIES, METRICS};

@@ -164,15 +164,9 @@ impl PanelState {
     }
 }
 
-/// The display name of an algorithm (reference §1.3: `sac`→`SAC`, `flashsac`→`FlashSAC`,
-/// anything else upper-cased).
+/// The display name of an algorithm (the `Algo` table's title, else upper-cased).
 pub fn algo_display(algo: &str) -> String {
-    match algo.to_ascii_lowercase().as_str() {
-        "sac" => "SAC".into(),
-        "flashsac" => "FlashSAC".into(),
-        "warpsac" => "WarpSAC".into(),
-        _ => algo.to_uppercase(),
-    }
+    tally_schema::Algo::parse(algo).title().into_owned()
 }
 
 /// The trend of a reward history (reference §1.3, with a sign-safe 5 % band).

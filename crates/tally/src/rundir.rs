@@ -40,19 +40,10 @@ impl RunDirSpec {
     }
 }
 
-/// The `algo_log_name` of an algorithm: PPO `rsl_rl_ppo`, APPO `appo`, SAC `sac`, FlashSAC
-/// `flash_sac`, WarpSAC `warp_sac`; any other valid name is used as given, lower-cased.
+/// The `algo_log_name` of an algorithm (the `Algo` table's, else the name lower-cased).
 pub fn algo_log_name(algo: &str) -> Result<String> {
     validate_component("algo", algo)?;
-    let lower = algo.to_ascii_lowercase();
-    Ok(match lower.as_str() {
-        "ppo" | "rsl_rl_ppo" => "rsl_rl_ppo".to_owned(),
-        "appo" => "appo".to_owned(),
-        "sac" => "sac".to_owned(),
-        "flashsac" | "flash_sac" => "flash_sac".to_owned(),
-        "warpsac" | "warp_sac" => "warp_sac".to_owned(),
-        _ => lower,
-    })
+    Ok(tally_schema::Algo::parse(algo).log_name().into_owned())
 }
 
 /// Reject names that would escape the log root or make an unusable path component.
