@@ -129,9 +129,32 @@ pub struct RunIdentity {
     pub hardware: Hardware,
     /// W&B settings (no secrets).
     pub wandb: WandbSettings,
+    /// How the logger was configured (absent in runs not written by `tally::Logger`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logger: Option<LoggerFacts>,
     /// Producer additions.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// The `run.logger` block of `run_config.json`: the facts a reader of the run (the panel of
+/// `tally watch`, `extract`) needs about how it was logged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LoggerFacts {
+    /// Timing profile.
+    pub profile: crate::Profile,
+    /// Persistent backend (`tensorboard`, `wandb`, `none`).
+    pub backend: String,
+    /// Last iteration.
+    pub max_iterations: u64,
+    /// Environments per rank.
+    pub num_envs: u64,
+    /// World size.
+    pub num_gpus: u32,
+    /// The backend is written every this many iterations.
+    pub log_interval: u64,
+    /// Whether a Perfetto trace was recorded.
+    pub trace_enabled: bool,
 }
 
 /// `run_config.json`: the run identity and the fully resolved configuration.

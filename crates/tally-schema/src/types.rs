@@ -193,9 +193,9 @@ impl Reduction {
     }
 }
 
-/// A timing profile: which learner and collector timelines a run has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// A timing profile: which learner and collector timelines a run has. Serialised as its
+/// configuration name ([`Profile::as_str`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Profile {
     /// SAC, FlashSAC, WarpSAC: learner-owned inference, per-tick collector cycle.
     SacFamily,
@@ -248,6 +248,30 @@ impl fmt::Display for Profile {
     }
 }
 
+impl Serialize for Profile {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Profile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl schemars::JsonSchema for Profile {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Profile".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Profile::ALL.iter().map(|p| p.as_str()).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
+    }
+}
+
 impl std::str::FromStr for Profile {
     type Err = String;
 
@@ -256,7 +280,7 @@ impl std::str::FromStr for Profile {
             .into_iter()
             .find(|p| p.as_str() == s)
             .ok_or_else(|| {
-                format!("unknown timing profile '{s}': expected sac_family, appo or onpolicy")
+                format!("unknown timing profile '{s}': expected sac_family, appo, onpolicy or rft")
             })
     }
 }

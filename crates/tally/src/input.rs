@@ -197,18 +197,27 @@ pub enum Backend {
     None,
 }
 
+impl Backend {
+    /// The configuration name (`tensorboard`, `wandb`, `none`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::TensorBoard => "tensorboard",
+            Backend::Wandb => "wandb",
+            Backend::None => "none",
+        }
+    }
+}
+
 impl std::str::FromStr for Backend {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "tensorboard" => Ok(Backend::TensorBoard),
-            "wandb" => Ok(Backend::Wandb),
-            "none" => Ok(Backend::None),
-            _ => Err(format!(
-                "unknown logger backend '{s}': expected tensorboard, wandb or none"
-            )),
-        }
+        [Backend::TensorBoard, Backend::Wandb, Backend::None]
+            .into_iter()
+            .find(|b| b.as_str() == s)
+            .ok_or_else(|| {
+                format!("unknown logger backend '{s}': expected tensorboard, wandb or none")
+            })
     }
 }
 

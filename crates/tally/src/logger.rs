@@ -19,7 +19,7 @@ use chrono::Utc;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
-use tally_schema::artifacts::{RunStatus, RunSummary, RuntimeManifest};
+use tally_schema::artifacts::{LoggerFacts, RunStatus, RunSummary, RuntimeManifest};
 use tally_schema::{metric_index, spec_index};
 use tally_tfevents::WriterOptions;
 
@@ -113,16 +113,15 @@ impl Logger {
             &start,
             config.wandb.clone(),
         );
-        let logger_facts = serde_json::json!({
-            "profile": config.profile.as_str(),
-            "backend": format!("{:?}", config.backend).to_lowercase(),
-            "max_iterations": config.max_iterations,
-            "num_envs": config.num_envs,
-            "num_gpus": config.num_gpus,
-            "log_interval": config.log_interval,
-            "trace_enabled": config.trace,
+        identity.logger = Some(LoggerFacts {
+            profile: config.profile,
+            backend: config.backend.as_str().to_owned(),
+            max_iterations: config.max_iterations,
+            num_envs: config.num_envs,
+            num_gpus: config.num_gpus,
+            log_interval: config.log_interval,
+            trace_enabled: config.trace,
         });
-        identity.extra.insert("logger".into(), logger_facts);
         let mut summary = initial_summary(&identity);
         write_run_config(&run_dir, identity, &config.run_config)?;
         write_run_summary(&run_dir, &summary)?;

@@ -39,6 +39,7 @@ pub fn run_identity(
         git: host::git_info(&cwd),
         hardware: host::hardware(),
         wandb,
+        logger: None,
         extra: Map::new(),
     }
 }
