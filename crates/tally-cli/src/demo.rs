@@ -10,7 +10,9 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
-use tally::{Backend, Logger, LoggerConfig, MpsState, Profile, RunStatus, StepInput, SystemInfo};
+use tally::{
+    Backend, Level, Logger, LoggerConfig, MpsState, Profile, RunStatus, StepInput, SystemInfo,
+};
 use tally_tui::{Panel, PanelOptions};
 
 /// Builds a demo run's extra sinks for its backend: the Python package installs one so
@@ -518,7 +520,7 @@ fn train(
         Profile::OnPolicy => 24,
         Profile::Rft => return Err("rft runs are trained by demo_rft".into()),
     };
-    log.status("Warming up...");
+    log.status(Level::Info, "Warming up...");
     // Threads: the collector runs on its own clock; channels are the sync points.
     let (req_tx, req_rx) = sync_channel::<()>(1);
     let (act_tx, act_rx) = sync_channel::<()>(1);
@@ -552,10 +554,13 @@ fn train(
                 .send(())
                 .map_err(|_| "collector stopped during warm-up".to_string())?;
             let n = k * c.num_envs;
-            log.status(format!(
-                "Buffer fill: {n}/{target} ({:.0}%)",
-                n as f64 / target as f64 * 100.0
-            ));
+            log.status(
+                Level::Info,
+                format!(
+                    "Buffer fill: {n}/{target} ({:.0}%)",
+                    n as f64 / target as f64 * 100.0
+                ),
+            );
         }
         while rep_rx.try_recv().is_ok() {}
     }
@@ -667,7 +672,7 @@ fn train(
         input = input.iteration_time(t0.elapsed().as_secs_f64());
         if let Some(tracer) = log.tracer() {
             // The learner's exclusive phases, in the order they ran.
-            let order = tally::derive::LEARNER_ORDER;
+            let order = tally::timeline::LEARNER_ORDER;
             let mut phases: Vec<(&str, f64)> = Vec::new();
             for key in order {
                 if let Some((_, v)) = input.learner.iter().find(|(k, _)| k == key) {
@@ -675,7 +680,9 @@ fn train(
                 }
             }
             let tid = tracer.thread("learner");
-            tracer.phases(tid, "learner", t0, &phases);
+            // The iteration began t0.elapsed() ago on the tracer's clock.
+            let start = tracer.now() - t0.elapsed().as_secs_f64();
+            tracer.phases(tid, "learner", start, &phases);
         }
         if c.gpus == 1 {
             env_steps[0] += steps;

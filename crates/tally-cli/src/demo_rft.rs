@@ -113,7 +113,7 @@ pub fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Result<boo
         })
         .map_err(|e| format!("spawn explorer thread: {e}"))?;
     let mut rng = Rng(0xe7a1);
-    log.status("Waiting for the first explore step...");
+    log.status(tally::Level::Info, "Waiting for the first explore step...");
     for step in 1..=iterations {
         if stop.load(Ordering::SeqCst) {
             drop(rx);

@@ -190,7 +190,13 @@ impl From<Failure> for PyErr {
             Failure::Tally(e) => {
                 let kind = match &e {
                     E::InvalidStep { .. } | E::Ranks(_) => Kind::Schema,
-                    E::InvalidName { .. } | E::RunDirTaken(..) | E::Config(_) => Kind::Config,
+                    E::InvalidName { .. }
+                    | E::RunDirTaken(..)
+                    | E::Config(_)
+                    | E::EventFile(tally_tfevents::OpenError::InvalidHostname { .. }) => {
+                        Kind::Config
+                    }
+                    E::EventFile(_) => Kind::Storage,
                     E::Closed => Kind::Closed,
                     E::Sink { .. } => Kind::Sink,
                     E::Io { .. } | E::Json { .. } => Kind::Storage,

@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
 use tally::schema::artifacts::{RuntimeManifest, WandbSettings};
-use tally::{Backend, Key, LoggerConfig, Profile, Rates, RunStatus, Sink, StepInput, SystemClock};
+use tally::{
+    Backend, Key, Level, LoggerConfig, Profile, Rates, RunStatus, Sink, StepInput, SystemClock,
+};
 
 /// The shared part: the Rust logger and the Python sinks to finish after it closes.
 struct Core {
@@ -37,6 +39,16 @@ fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
 const WANDB_KEYS: [&str; 8] = [
     "project", "entity", "group", "name", "tags", "notes", "mode", "job_type",
 ];
+
+/// The level of a Python status line: Python runners mark errors with rich-style `[red]`
+/// markup or the word `ERROR`; the Rust logger takes the level explicitly.
+fn status_level(text: &str) -> Level {
+    if text.contains("ERROR") || text.contains("[red]") {
+        Level::Error
+    } else {
+        Level::Info
+    }
+}
 
 /// Parse a run status name (`completed`, `failed`, `interrupted`, `collector_died`).
 pub fn parse_status(s: &str) -> Result<RunStatus> {
@@ -482,7 +494,7 @@ impl PyLogger {
 
     /// Show a status line in the panel (warm-up, buffer fill, checkpoint saved).
     fn status(&self, text: &str) -> PyResult<()> {
-        Ok(self.with_log(|l| l.status(text))?)
+        Ok(self.with_log(|l| l.status(status_level(text), text))?)
     }
 
     /// Record the last checkpoint path for `run_summary.json` and show it.
@@ -638,11 +650,12 @@ impl Phase {
         let Some(t0) = self.started.take() else {
             return Ok(false);
         };
-        let end = Instant::now();
-        let secs = end.duration_since(t0).as_secs_f64();
+        let secs = t0.elapsed().as_secs_f64();
         let mut log = self.logger.bind(py).try_borrow_mut()?;
         if let Some((tracer, tid)) = &log.tracer {
-            tracer.span(*tid, &self.name, "learner", t0, end);
+            // The block ended now on the tracer's clock and lasted `secs`.
+            let end = tracer.now();
+            tracer.span(*tid, &self.name, "learner", end - secs, end);
         }
         match log.pending.iter_mut().find(|(k, _)| *k == self.name) {
             Some(e) => e.1 += secs,

@@ -14,7 +14,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use std::path::Path;
-use tally::{BackendStep, Sink};
+use tally::{BackendStep, Sink, SinkError};
 
 /// A Python sink object driven from the writer thread.
 pub struct PySink {
@@ -59,7 +59,7 @@ impl PySink {
         })
     }
 
-    fn call(&self, method: &str) -> Result<(), String> {
+    fn call(&self, method: &str) -> Result<(), SinkError> {
         Python::attach(|py| {
             let o = self.obj.bind(py);
             if !o.hasattr(method).unwrap_or(false) {
@@ -67,7 +67,7 @@ impl PySink {
             }
             o.call_method0(method)
                 .map(drop)
-                .map_err(|e| describe(py, e))
+                .map_err(|e| SinkError::from(describe(py, e)))
         })
     }
 }
@@ -77,13 +77,13 @@ impl Sink for PySink {
         &self.name
     }
 
-    fn write(&mut self, step: &BackendStep) -> Result<(), String> {
+    fn write(&mut self, step: &BackendStep) -> Result<(), SinkError> {
         Python::attach(|py| {
             let scalars = PyDict::new(py);
             for (tag, v) in &step.scalars {
                 scalars
                     .set_item(PyString::intern(py, tag.as_str()), *v)
-                    .map_err(|e| describe(py, e))?;
+                    .map_err(|e| SinkError::from(describe(py, e)))?;
             }
             self.obj
                 .bind(py)
@@ -92,19 +92,19 @@ impl Sink for PySink {
                     (step.step, step.wall_time, step.iteration, scalars),
                 )
                 .map(drop)
-                .map_err(|e| describe(py, e))
+                .map_err(|e| SinkError::from(describe(py, e)))
         })
     }
 
-    fn flush(&mut self) -> Result<(), String> {
+    fn flush(&mut self) -> Result<(), SinkError> {
         self.call("flush")
     }
 
-    fn close(&mut self) -> Result<(), String> {
+    fn close(&mut self) -> Result<(), SinkError> {
         self.call("close")
     }
 
-    fn start(&mut self, run_dir: &Path) -> Result<(), String> {
+    fn start(&mut self, run_dir: &Path) -> Result<(), SinkError> {
         Python::attach(|py| {
             let o = self.obj.bind(py);
             if !o.hasattr("start").unwrap_or(false) {
@@ -112,7 +112,7 @@ impl Sink for PySink {
             }
             let url = o
                 .call_method1("start", (run_dir.to_string_lossy().into_owned(),))
-                .map_err(|e| describe(py, e))?;
+                .map_err(|e| SinkError::from(describe(py, e)))?;
             self.url = url.extract::<Option<String>>().unwrap_or(None);
             Ok(())
         })

@@ -17,7 +17,7 @@ pub mod validate;
 pub use algo::{Algo, AlgoSpec, ALGOS};
 pub use legacy::{legacy_mapping, LegacyRow, RetiredName, LEGACY, RETIRED};
 pub use lookup::{input_spec, lookup, metric, metric_index, spec_index, SchemaError, TagRef};
-pub use registry::{FamilySpec, MetricSpec, ReservedTerm, FAMILIES, METRICS};
+pub use registry::{FamilySpec, MetricSpec, ReservedTerm, FAMILIES, METRICS, METRIC_COUNT};
 pub use types::{Input, Owner, Profile, Profiles, Reduction, Role, Unit};
 
 /// The TensorBoard / W&B metric schema version, stored at the top level of `run_summary.json`.

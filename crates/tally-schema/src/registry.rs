@@ -105,10 +105,16 @@ use Reduction::{Mean, Sum};
 use Role::*;
 use Unit::*;
 
+/// How many entries the registry holds (the compiler checks it against the table), so
+/// per-step arrays indexed by spec can live on the stack.
+pub const METRIC_COUNT: usize = 94;
+
 /// Every canonical tag of schema v1, grouped Train, Loss, Policy, Episode, Perf, then the
 /// terminal-only derived values.
+pub static METRICS: &[MetricSpec] = &REGISTRY;
+
 #[rustfmt::skip]
-pub static METRICS: &[MetricSpec] = &[
+static REGISTRY: [MetricSpec; METRIC_COUNT] = [
     // ---- Train/* --------------------------------------------------------------------------
     m("Train/iteration", Iterations, OG, Counter, Mean, P::OFFPOLICY, "Iteration", "Iter", Field("iteration"),
       "Learner iteration; written only when env steps are the step axis."),

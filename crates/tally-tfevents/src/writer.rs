@@ -4,7 +4,8 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tally_clock::{Clock, SystemClock};
 
 use crate::proto::{event, Event, FILE_VERSION};
 use crate::scalar::encode_scalar_event;
@@ -54,34 +55,6 @@ pub enum FsyncPolicy {
     Interval(Duration),
     /// fsync after every write.
     EveryWrite,
-}
-
-/// A monotonic clock, injectable so the [`FsyncPolicy::Interval`] decision is testable.
-pub trait Clock {
-    /// The current instant.
-    fn now(&self) -> Instant;
-}
-
-/// The real monotonic clock ([`Instant::now`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct MonotonicClock;
-
-impl Clock for MonotonicClock {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-}
-
-impl<C: Clock + ?Sized> Clock for &C {
-    fn now(&self) -> Instant {
-        (**self).now()
-    }
-}
-
-impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
-    fn now(&self) -> Instant {
-        (**self).now()
-    }
 }
 
 /// Everything an [`EventFileWriter`] needs from its environment, passed in so tests can fix it.
@@ -212,23 +185,24 @@ pub enum WriteError {
 /// single `write_all` before the call returns, so a process killed right after a call
 /// returns leaves that record readable.
 #[derive(Debug)]
-pub struct EventFileWriter<C: Clock = MonotonicClock> {
+pub struct EventFileWriter<C: Clock = SystemClock> {
     records: RecordWriter<File>,
     path: PathBuf,
     fsync: FsyncPolicy,
     clock: C,
-    last_sync: Instant,
+    /// Monotonic seconds of the last fsync.
+    last_sync: f64,
     syncs: u64,
     /// Scratch for the duplicate-tag check, reused across steps.
     order: Vec<usize>,
     closed: bool,
 }
 
-impl EventFileWriter<MonotonicClock> {
+impl EventFileWriter<SystemClock> {
     /// Creates a new event file in `dir` (never overwriting one) and writes the
     /// `file_version` event.
     pub fn open(dir: impl AsRef<Path>, options: WriterOptions) -> Result<Self, OpenError> {
-        Self::open_with_clock(dir, options, MonotonicClock)
+        Self::open_with_clock(dir, options, SystemClock::default())
     }
 }
 
@@ -278,7 +252,7 @@ impl<C: Clock> EventFileWriter<C> {
                 let _ = d.sync_all();
             }
         }
-        let last_sync = clock.now();
+        let last_sync = clock.monotonic();
         Ok(EventFileWriter {
             records,
             path,
@@ -300,6 +274,23 @@ impl<C: Clock> EventFileWriter<C> {
         wall_time: f64,
         scalars: &[(&str, f64)],
     ) -> Result<(), WriteError> {
+        self.check_tags(step, scalars)?;
+        let result = self
+            .records
+            .write_record_with(|buf| encode_scalar_event(step, wall_time, scalars, buf));
+        self.after_write(result)
+    }
+
+    /// As [`EventFileWriter::write_scalars`], for a caller whose tags are non-empty and unique
+    /// by construction (the logger resolved each against its schema): the check is skipped in
+    /// release builds, so a step is not validated twice.
+    pub fn write_resolved_scalars(
+        &mut self,
+        step: i64,
+        wall_time: f64,
+        scalars: &[(&str, f64)],
+    ) -> Result<(), WriteError> {
+        #[cfg(debug_assertions)]
         self.check_tags(step, scalars)?;
         let result = self
             .records
@@ -349,8 +340,7 @@ impl<C: Clock> EventFileWriter<C> {
             FsyncPolicy::Never => Ok(()),
             FsyncPolicy::EveryWrite => self.sync(),
             FsyncPolicy::Interval(interval) => {
-                let now = self.clock.now();
-                if now.saturating_duration_since(self.last_sync) >= interval {
+                if self.clock.monotonic() - self.last_sync >= interval.as_secs_f64() {
                     self.sync()?;
                 }
                 Ok(())
@@ -379,7 +369,7 @@ impl<C: Clock> EventFileWriter<C> {
                 source,
             })?;
         self.syncs += 1;
-        self.last_sync = self.clock.now();
+        self.last_sync = self.clock.monotonic();
         Ok(())
     }
 
@@ -445,7 +435,6 @@ mod tests {
     use super::*;
     use crate::reader::{open_event_file, read_scalars_from_file};
     use crate::ScalarEvent;
-    use std::cell::Cell;
 
     fn options(fsync: FsyncPolicy) -> WriterOptions {
         WriterOptions {
@@ -625,39 +614,24 @@ mod tests {
         assert_eq!(std::fs::read(w.path()).unwrap(), before);
     }
 
-    /// A clock the test moves by hand.
-    struct FakeClock(Cell<Instant>);
-
-    impl Clock for FakeClock {
-        fn now(&self) -> Instant {
-            self.0.get()
-        }
-    }
-
-    impl FakeClock {
-        fn advance(&self, d: Duration) {
-            self.0.set(self.0.get() + d);
-        }
-    }
-
     #[test]
     fn fsync_interval_syncs_only_once_the_interval_has_elapsed() {
         let dir = tempfile::tempdir().unwrap();
-        let clock = FakeClock(Cell::new(Instant::now()));
+        let clock = tally_clock::ManualClock::at(0.0);
         let policy = FsyncPolicy::Interval(Duration::from_secs(10));
         let mut w = EventFileWriter::open_with_clock(dir.path(), options(policy), &clock).unwrap();
         assert_eq!(w.syncs(), 1, "the new file is synced at open");
         w.write_scalars(1, 1.0, &[("a", 1.0)]).unwrap();
-        clock.advance(Duration::from_secs(9));
+        clock.advance(9.0);
         w.write_scalars(2, 1.0, &[("a", 1.0)]).unwrap();
         assert_eq!(w.syncs(), 1);
-        clock.advance(Duration::from_secs(1));
+        clock.advance(1.0);
         w.write_scalars(3, 1.0, &[("a", 1.0)]).unwrap();
         assert_eq!(w.syncs(), 2);
-        clock.advance(Duration::from_secs(5));
+        clock.advance(5.0);
         w.write_scalars(4, 1.0, &[("a", 1.0)]).unwrap();
         assert_eq!(w.syncs(), 2, "interval restarts at the last sync");
-        clock.advance(Duration::from_secs(5));
+        clock.advance(5.0);
         w.write_scalars(5, 1.0, &[("a", 1.0)]).unwrap();
         assert_eq!(w.syncs(), 3);
         w.close().unwrap();

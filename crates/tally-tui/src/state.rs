@@ -4,8 +4,8 @@
 
 use crate::glyphs::Glyphs;
 use crate::rft::RftModel;
-use tally::derive::{CollectorTimeline, LearnerTimeline};
 use tally::terminal::{Level, Message, PanelSnapshot};
+use tally::timeline::{CollectorTimeline, LearnerTimeline};
 use tally::MpsState;
 use tally_schema::{MetricSpec, Profile, Role, Unit, METRICS};
 

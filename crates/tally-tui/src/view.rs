@@ -556,7 +556,7 @@ fn collector_rows(m: &Model, g: &Glyphs, pal: Pal) -> Vec<Row> {
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let core = tally::derive::CORE_COLLECTOR.contains(&r.key) || !sac;
+            let core = tally::timeline::CORE_COLLECTOR.contains(&r.key) || !sac;
             let prio = if core { CORE } else { DETAIL };
             let Some(ms) = r.ms else {
                 return Row::new(r.spec.label, pal.plain(), "      -", pal.dim(), prio);

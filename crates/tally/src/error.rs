@@ -16,6 +16,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The event file could not be created (a bad host name is a configuration error).
+    #[error(transparent)]
+    EventFile(#[from] tally_tfevents::OpenError),
     /// A name that would become a path component is unusable.
     #[error("invalid {kind} '{value}': {reason}")]
     InvalidName {

@@ -1,7 +1,8 @@
 //! What a runner submits once per iteration (`StepInput`) and how a logger is configured.
 //!
-//! Seed 000: a runner submits its metrics **once** per iteration to **one** logger. Every
-//! duration in a `StepInput` is in **seconds**; the schema maps it to the persisted unit.
+//! A runner submits its metrics **once** per iteration to **one** logger
+//! (docs/contract/step.md). Every duration in a `StepInput` is in **seconds**; the schema maps
+//! it to the persisted unit.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -14,8 +15,8 @@ pub type Key = Cow<'static, str>;
 
 /// Rank-local CUDA MPS state shown in the System column.
 ///
-/// Seed 000: a validated request shows `on`, an environment-level transparent daemon
-/// `ambient`, anything else `off`.
+/// A validated request shows `on`, an environment-level transparent daemon `ambient`,
+/// anything else `off` (docs/contract/panel.md "System").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MpsState {
     /// A validated MPS request.
@@ -261,6 +262,36 @@ pub struct LoggerConfig {
 }
 
 impl LoggerConfig {
+    /// Refuse a configuration the logger cannot honour, naming the setting.
+    pub fn check(&self) -> Result<(), crate::Error> {
+        let bad = |m: String| Err(crate::Error::Config(m));
+        if self.max_iterations == 0 {
+            return bad("max_iterations must be at least 1".into());
+        }
+        if self.num_gpus == 0 {
+            return bad("num_gpus must be at least 1".into());
+        }
+        if self.num_envs == 0 {
+            return bad("num_envs must be at least 1".into());
+        }
+        if self.log_interval == 0 {
+            return bad("log_interval must be at least 1 (1 writes every iteration)".into());
+        }
+        if !(self.summary_interval_secs.is_finite() && self.summary_interval_secs >= 0.0) {
+            return bad(format!(
+                "summary_interval_secs {} must be a finite number >= 0",
+                self.summary_interval_secs
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the backend writes iteration `it`: every `log_interval`-th, and always the last
+    /// (docs/contract/step.md "log_interval"); the terminal sees every iteration.
+    pub fn persists(&self, it: u64) -> bool {
+        self.log_interval <= 1 || it % self.log_interval == 0 || it >= self.max_iterations
+    }
+
     /// A config with the defaults: 1 GPU, sac_family, TensorBoard, `logs/`, interval 1.
     pub fn new(
         algo: impl Into<String>,

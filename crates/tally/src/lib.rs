@@ -2,38 +2,41 @@
 //!
 //! A runner builds one [`Logger`] per run (rank 0) and calls [`Logger::step`] once per
 //! iteration with a [`StepInput`]. The logger validates it against the canonical schema v1,
-//! derives the learner/collector timelines, writes the unsmoothed canonical payload to its
-//! sinks from a writer thread, and keeps the terminal window the panel renders from.
+//! derives everything from it once, writes the unsmoothed canonical payload to its sinks from a
+//! writer thread, and keeps the terminal window the panel renders from. The contract it follows
+//! is written down in `docs/contract/`.
 
 pub mod atomic;
-pub mod clock;
-pub mod derive;
 pub mod error;
 pub mod host;
 pub mod input;
 pub mod logger;
+pub mod record;
 pub mod reduce;
+pub mod resolve;
 pub mod run;
 pub mod rundir;
 pub mod sink;
 pub mod summary;
 pub mod tag;
 pub mod terminal;
+pub mod timeline;
 pub mod trace;
-pub mod validate;
+pub mod values;
 pub mod window;
 pub mod writer;
 
-pub use clock::{ManualClock, MonotonicClock, SystemClock};
 pub use error::{Error, Result};
 pub use input::{Backend, Key, LoggerConfig, MpsState, StepInput, SystemInfo};
 pub use logger::Logger;
 pub use reduce::{reduce_ranks, reduction, Rates};
 pub use rundir::{create_run_dir, RunDirSpec};
-pub use sink::{BackendStep, MemorySink, Sink, TensorBoardSink};
+pub use sink::{BackendStep, MemorySink, Sink, SinkError, TensorBoardSink};
 pub use tag::Tag;
+pub use tally_clock::{Clock, ManualClock, SystemClock};
 pub use tally_schema as schema;
 pub use tally_schema::artifacts::RunStatus;
 pub use tally_schema::Profile;
 pub use tally_tfevents as tfevents;
+pub use terminal::Level;
 pub use trace::Tracer;

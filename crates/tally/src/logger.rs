@@ -1,26 +1,29 @@
 //! `Logger`: one submission per iteration, fanned out to the backend and the terminal.
+//!
+//! A step is one pass (docs/contract/step.md): resolve the input into a validated record,
+//! derive everything from it once ([`StepRecord`]), then hand the payload to the writer
+//! thread and the sample to the terminal state.
 
-use crate::clock::{MonotonicClock, SystemClock};
-use crate::derive::{backend_payload, terminal_sample, LearnerTimeline};
 use crate::error::{Error, Result};
 use crate::input::{Backend, LoggerConfig, StepInput};
+use crate::record::StepRecord;
 use crate::reduce::{reduce_ranks, Rates};
+use crate::resolve::{Axis, Resolver};
 use crate::run::{
-    initial_summary, iso_utc, run_identity, write_run_config, write_run_summary, RUN_SUMMARY_FILE,
+    initial_summary, iso_utc, run_identity, utc, write_run_config, write_run_summary,
+    RUN_SUMMARY_FILE,
 };
 use crate::rundir::{create_run_dir, RunDirSpec};
 use crate::sink::{BackendStep, Sink, TensorBoardSink};
 use crate::summary::{contract_warning, SummaryState};
 use crate::terminal::{Level, RunFacts, TerminalState};
-use crate::validate::{Axis, Validator};
+use crate::trace::Tracer;
 use crate::window::Sample;
 use crate::writer::WriterThread;
-use chrono::Utc;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use tally_clock::{Clock, SystemClock};
 use tally_schema::artifacts::{LoggerFacts, RunStatus, RunSummary, RuntimeManifest};
-use tally_schema::{metric_index, spec_index};
 use tally_tfevents::WriterOptions;
 
 /// The training logger. Build one per run on rank 0; call [`Logger::step`] once per iteration.
@@ -28,9 +31,9 @@ pub struct Logger {
     config: LoggerConfig,
     run_dir: PathBuf,
     event_file: Option<PathBuf>,
-    validator: Validator,
+    resolver: Resolver,
     axis: Axis,
-    clock: Arc<dyn MonotonicClock>,
+    clock: Arc<dyn Clock>,
     started_at: f64,
     terminal: Arc<Mutex<TerminalState>>,
     state: SummaryState,
@@ -40,38 +43,7 @@ pub struct Logger {
     reported_failures: usize,
     closed: bool,
     /// The trace recorder and the logger's own thread id in it, when tracing.
-    tracer: Option<(crate::trace::Tracer, u64)>,
-    /// One slot per registry tag, filled and cleared within each step (no allocation).
-    scratch: Vec<Option<f64>>,
-}
-
-fn wall_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
-fn check_config(c: &LoggerConfig) -> Result<()> {
-    let bad = |m: String| Err(Error::Config(m));
-    if c.max_iterations == 0 {
-        return bad("max_iterations must be at least 1".into());
-    }
-    if c.num_gpus == 0 {
-        return bad("num_gpus must be at least 1".into());
-    }
-    if c.num_envs == 0 {
-        return bad("num_envs must be at least 1".into());
-    }
-    if c.log_interval == 0 {
-        return bad("log_interval must be at least 1 (1 writes every iteration)".into());
-    }
-    if !(c.summary_interval_secs.is_finite() && c.summary_interval_secs >= 0.0) {
-        return bad(format!(
-            "summary_interval_secs {} must be a finite number >= 0",
-            c.summary_interval_secs
-        ));
-    }
-    Ok(())
+    tracer: Option<(Tracer, u64)>,
 }
 
 impl Logger {
@@ -86,9 +58,9 @@ impl Logger {
     pub fn with_sinks(
         config: LoggerConfig,
         mut extra: Vec<Box<dyn Sink>>,
-        clock: Arc<dyn MonotonicClock>,
+        clock: Arc<dyn Clock>,
     ) -> Result<Self> {
-        check_config(&config)?;
+        config.check()?;
         if config.backend == Backend::Wandb && !extra.iter().any(|s| s.name() == "wandb") {
             return Err(Error::Config(
                 "logger=wandb needs the W&B SDK: use the Python package (tally.Logger(logger=\"wandb\")), \
@@ -103,8 +75,8 @@ impl Logger {
             log_root: config.log_root.clone(),
             log_dir: config.log_dir.clone(),
         };
-        let run_dir = create_run_dir(&spec, &chrono::Local::now())?;
-        let start = Utc::now();
+        let start = utc(clock.wall());
+        let run_dir = create_run_dir(&spec, &start.with_timezone(&chrono::Local))?;
         let mut identity = run_identity(
             &config.algo,
             &config.task,
@@ -128,7 +100,7 @@ impl Logger {
         // Extra sinks (W&B) open now: they need the run directory and run_config.json.
         for i in 0..extra.len() {
             let started = extra[i].start(&run_dir);
-            if let Err(message) = started {
+            if let Err(e) = started {
                 // Sinks started before this one hold resources (a W&B run): close them.
                 for earlier in &mut extra[..i] {
                     let _ = earlier.close();
@@ -137,7 +109,7 @@ impl Logger {
                 let failure = Error::Sink {
                     sink: sink.name().to_owned(),
                     iteration: 0,
-                    message,
+                    message: e.to_string(),
                 };
                 summary.status = RunStatus::Failed;
                 summary.sink_errors.push(failure.to_string());
@@ -157,15 +129,20 @@ impl Logger {
         if config.backend == Backend::TensorBoard {
             let mut options = WriterOptions::from_env();
             options.fsync = config.fsync;
-            let tb = TensorBoardSink::create(&run_dir, options)
-                .map_err(|e| Error::io("create event file", &run_dir)(std::io::Error::other(e)))?;
+            options.created_at =
+                std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(clock.wall().max(0.0));
+            let tb = TensorBoardSink::create(&run_dir, options)?;
             event_file = Some(tb.path().to_owned());
             sinks.push(Box::new(tb));
         }
         sinks.append(&mut extra);
-        let writer =
-            WriterThread::spawn(sinks, run_dir.join(RUN_SUMMARY_FILE), config.queue_capacity)
-                .map_err(Error::io("start writer thread", &run_dir))?;
+        let writer = WriterThread::spawn(
+            sinks,
+            run_dir.join(RUN_SUMMARY_FILE),
+            config.queue_capacity,
+            clock.clone(),
+        )
+        .map_err(Error::io("start writer thread", &run_dir))?;
         let facts = RunFacts {
             algo: config.algo.clone(),
             task: config.task.clone(),
@@ -174,14 +151,15 @@ impl Logger {
             max_iterations: config.max_iterations,
             profile: config.profile,
         };
-        let started_at = clock.now_secs();
+        let started_at = clock.monotonic();
         let tracer = config.trace.then(|| {
-            let t = crate::trace::Tracer::new(&format!("tally {} {}", config.algo, config.task));
+            let name = format!("tally {} {}", config.algo, config.task);
+            let t = Tracer::new(&name, clock.clone());
             let tid = t.thread("logger");
             (t, tid)
         });
         Ok(Logger {
-            validator: Validator::new(config.profile),
+            resolver: Resolver::new(config.profile),
             config,
             run_dir,
             event_file,
@@ -195,7 +173,6 @@ impl Logger {
             writer,
             reported_failures: 0,
             closed: false,
-            scratch: vec![None; tally_schema::METRICS.len()],
             tracer,
         })
     }
@@ -224,15 +201,15 @@ impl Logger {
         f(&mut self.terminal.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// The run's clock (the panel reads "now" from it).
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        self.clock.clone()
+    }
+
     /// Show a status line (warm-up, buffer fill, checkpoint saved) without waiting for a step.
-    pub fn status(&self, text: impl Into<String>) {
-        let t = self.clock.now_secs();
+    pub fn status(&self, level: Level, text: impl Into<String>) {
+        let t = self.clock.monotonic();
         let text = text.into();
-        let level = if text.contains("ERROR") || text.contains("[red]") {
-            Level::Error
-        } else {
-            Level::Info
-        };
         self.with_terminal(|s| s.message(t, level, text));
     }
 
@@ -258,7 +235,7 @@ impl Logger {
     /// Record the last checkpoint path for the summary and show it.
     pub fn checkpoint_saved(&mut self, path: impl Into<String>) {
         let path = path.into();
-        self.status(format!("Checkpoint saved: {path}"));
+        self.status(Level::Info, format!("Checkpoint saved: {path}"));
         self.summary.last_checkpoint = Some(path);
     }
 
@@ -274,16 +251,16 @@ impl Logger {
     }
 
     /// The trace recorder, when tracing is on (clone it into threads that record phases).
-    pub fn tracer(&self) -> Option<&crate::trace::Tracer> {
+    pub fn tracer(&self) -> Option<&Tracer> {
         self.tracer.as_ref().map(|(t, _)| t)
     }
 
     /// Submit an already rank-reduced iteration with its rank-summed rates (the collective path).
     pub fn step_with_rates(&mut self, input: &StepInput, rates: Rates) -> Result<()> {
-        let t0 = self.tracer.is_some().then(std::time::Instant::now);
+        let t0 = self.tracer.as_ref().map(|(t, _)| t.now());
         let result = self.step_inner(input, rates);
         if let (Some((tracer, tid)), Some(t0)) = (&self.tracer, t0) {
-            tracer.span(*tid, "logger/step", "logger", t0, std::time::Instant::now());
+            tracer.span(*tid, "logger/step", "logger", t0, tracer.now());
         }
         result
     }
@@ -292,58 +269,35 @@ impl Logger {
         if self.closed {
             return Err(Error::Closed);
         }
-        let resolved = self.validator.resolve(input, self.axis)?;
-        let now = self.clock.now_secs();
-        self.axis = Axis {
-            last_iteration: Some(resolved.iteration),
-            last_env_steps: resolved.env_steps,
-        };
-        let profile = self.config.profile;
-        let it = resolved.iteration;
-        let interval = self.config.log_interval;
-        // Reference §2: log_interval gates backend writes, never terminal state; the final
-        // iteration is always written.
-        if interval <= 1 || it % interval == 0 || it >= self.config.max_iterations {
-            let scalars = backend_payload(profile, &resolved, rates);
+        let resolved = self.resolver.resolve(input, self.axis)?;
+        self.axis = Axis::after(&resolved);
+        let persist = self.config.persists(resolved.iteration);
+        let record = StepRecord::derive(self.config.profile, resolved, rates, persist);
+        let now = self.clock.monotonic();
+        if let Some(scalars) = record.payload {
             self.writer.step(BackendStep {
-                iteration: it,
-                step: resolved.step,
-                wall_time: wall_now(),
+                iteration: record.iteration,
+                step: record.step,
+                wall_time: self.clock.wall_at(now),
                 scalars,
             });
         }
-        let sample = terminal_sample(&resolved, rates);
-        // Index this step's registry values once; the timeline and summary read them by spec.
-        let scratch = &mut self.scratch;
-        for (tag, v) in &sample {
-            if let Some(i) = tag.spec().and_then(spec_index) {
-                scratch[i] = Some(*v);
-            }
-        }
-        let timeline =
-            LearnerTimeline::from_specs(profile, |m| spec_index(m).and_then(|i| scratch[i]));
-        let warning = timeline
+        self.state.update(&record.figures);
+        let warning = record
+            .timeline
             .over_accounted()
-            .then(|| contract_warning(it, &timeline));
-        self.state.update(&resolved, rates, |t| {
-            metric_index(t).and_then(|i| scratch[i])
-        });
-        for (tag, _) in &sample {
-            if let Some(i) = tag.spec().and_then(spec_index) {
-                scratch[i] = None;
-            }
-        }
+            .then(|| contract_warning(record.iteration, &record.timeline));
         {
             let mut term = self.terminal.lock().unwrap_or_else(|e| e.into_inner());
             term.push(
                 Sample {
                     t: now,
-                    iteration: it,
-                    values: sample,
+                    iteration: record.iteration,
+                    values: record.terminal,
                 },
-                resolved.episode_return,
-                resolved.system,
-                resolved.env_steps,
+                record.figures.episode_return,
+                record.system,
+                record.env_steps,
             );
             if let Some(w) = warning {
                 term.contract_warnings += 1;
@@ -359,40 +313,37 @@ impl Logger {
         self.take_failure()
     }
 
+    /// Report the first sink failure not reported yet (one atomic read when there is none).
     fn take_failure(&mut self) -> Result<()> {
-        let failures = self.writer.failures();
-        if failures.len() > self.reported_failures {
-            let f = failures[self.reported_failures].clone();
-            self.reported_failures = failures.len();
-            let t = self.clock.now_secs();
-            self.with_terminal(|s| s.message(t, Level::Error, f.to_string()));
-            return Err(Error::Sink {
-                sink: f.sink,
-                iteration: f.iteration,
-                message: f.message,
-            });
+        if self.writer.failure_count() <= self.reported_failures {
+            return Ok(());
         }
-        Ok(())
+        let Some(f) = self.writer.failure(self.reported_failures) else {
+            return Ok(());
+        };
+        self.reported_failures = self.writer.failure_count();
+        let t = self.clock.monotonic();
+        self.with_terminal(|s| s.message(t, Level::Error, f.to_string()));
+        Err(Error::Sink {
+            sink: f.sink,
+            iteration: f.iteration,
+            message: f.message,
+        })
     }
 
     fn current_summary(&self, status: RunStatus, closing: bool) -> RunSummary {
         let mut s = self.summary.clone();
         self.state.fill(&mut s, closing);
         s.status = status;
-        let now = self.clock.now_secs();
+        let now = self.clock.monotonic();
         s.wall_time_sec = now - self.started_at;
         let first = self.with_terminal(|t| t.training_started_at);
         s.training_wall_time_sec = first.map_or(0.0, |f| now - f);
         s.backpressure_waits = self.writer.waits;
         s.backpressure_wait_sec = self.writer.wait_secs;
-        s.sink_errors = self
-            .writer
-            .failures()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        s.sink_errors = self.writer.failure_texts();
         if closing {
-            s.end_time_utc = Some(iso_utc(&Utc::now()));
+            s.end_time_utc = Some(iso_utc(&utc(self.clock.wall())));
         }
         s
     }
@@ -419,7 +370,7 @@ impl Logger {
             }
         }
         let summary = self.current_summary(status, true);
-        let t = self.clock.now_secs();
+        let t = self.clock.monotonic();
         self.with_terminal(|s| s.message(t, Level::Info, format!("Run {}", status.as_str())));
         write_run_summary(&self.run_dir, &summary)?;
         if let Some(e) = trace_error {

@@ -13,6 +13,11 @@ pub const RUN_CONFIG_FILE: &str = "run_config.json";
 /// File name of the run summary.
 pub const RUN_SUMMARY_FILE: &str = "run_summary.json";
 
+/// The UTC time of `wall` seconds since the Unix epoch (a clock's wall reading).
+pub fn utc(wall: f64) -> DateTime<Utc> {
+    DateTime::from_timestamp_micros((wall * 1e6) as i64).unwrap_or_default()
+}
+
 /// ISO-8601 UTC with microseconds, as Python's `datetime.now(timezone.utc).isoformat()`.
 pub fn iso_utc(t: &DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, false)

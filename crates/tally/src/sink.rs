@@ -6,7 +6,7 @@
 use crate::tag::Tag;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tally_tfevents::{EventFileWriter, WriterOptions};
+use tally_tfevents::{EventFileWriter, OpenError, WriterOptions};
 
 /// One logged iteration's backend payload.
 #[derive(Debug, Clone)]
@@ -21,23 +21,26 @@ pub struct BackendStep {
     pub scalars: Vec<(Tag, f64)>,
 }
 
+/// Why a sink failed: its own error, kept typed (an event-file error, a Python exception's text).
+pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
+
 /// A destination for backend payloads.
 pub trait Sink: Send {
     /// A short name for messages (`tensorboard`, `wandb`, `memory`).
     fn name(&self) -> &str;
     /// Persist one step. An error sets this sink aside for the rest of the run.
-    fn write(&mut self, step: &BackendStep) -> Result<(), String>;
+    fn write(&mut self, step: &BackendStep) -> Result<(), SinkError>;
     /// Push buffered data towards durable storage.
-    fn flush(&mut self) -> Result<(), String> {
+    fn flush(&mut self) -> Result<(), SinkError> {
         Ok(())
     }
     /// Finish; called once at close.
-    fn close(&mut self) -> Result<(), String> {
+    fn close(&mut self) -> Result<(), SinkError> {
         Ok(())
     }
     /// Open the destination once the run directory and `run_config.json` exist, on the thread
     /// that builds the logger, before any step (W&B's `init` needs both). An error fails the build.
-    fn start(&mut self, run_dir: &Path) -> Result<(), String> {
+    fn start(&mut self, run_dir: &Path) -> Result<(), SinkError> {
         let _ = run_dir;
         Ok(())
     }
@@ -55,8 +58,8 @@ pub struct TensorBoardSink {
 
 impl TensorBoardSink {
     /// Create an event file in `dir`.
-    pub fn create(dir: &Path, options: WriterOptions) -> Result<Self, String> {
-        let writer = EventFileWriter::open(dir, options).map_err(|e| e.to_string())?;
+    pub fn create(dir: &Path, options: WriterOptions) -> Result<Self, OpenError> {
+        let writer = EventFileWriter::open(dir, options)?;
         let path = writer.path().to_owned();
         Ok(TensorBoardSink {
             writer: Some(writer),
@@ -75,24 +78,24 @@ impl Sink for TensorBoardSink {
         "tensorboard"
     }
 
-    fn write(&mut self, step: &BackendStep) -> Result<(), String> {
+    fn write(&mut self, step: &BackendStep) -> Result<(), SinkError> {
         let w = self.writer.as_mut().ok_or("event file already closed")?;
         let scalars: Vec<(&str, f64)> =
             step.scalars.iter().map(|(t, v)| (t.as_str(), *v)).collect();
-        w.write_scalars(step.step, step.wall_time, &scalars)
-            .map_err(|e| e.to_string())
+        // Tags were resolved against the schema: unique and non-empty already.
+        Ok(w.write_resolved_scalars(step.step, step.wall_time, &scalars)?)
     }
 
-    fn flush(&mut self) -> Result<(), String> {
+    fn flush(&mut self) -> Result<(), SinkError> {
         match self.writer.as_mut() {
-            Some(w) => w.sync().map_err(|e| e.to_string()),
+            Some(w) => Ok(w.sync()?),
             None => Ok(()),
         }
     }
 
-    fn close(&mut self) -> Result<(), String> {
+    fn close(&mut self) -> Result<(), SinkError> {
         match self.writer.take() {
-            Some(w) => w.close().map_err(|e| e.to_string()),
+            Some(w) => Ok(w.close()?),
             None => Ok(()),
         }
     }
@@ -127,7 +130,7 @@ impl Sink for MemorySink {
         "memory"
     }
 
-    fn write(&mut self, step: &BackendStep) -> Result<(), String> {
+    fn write(&mut self, step: &BackendStep) -> Result<(), SinkError> {
         self.steps
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -135,7 +138,7 @@ impl Sink for MemorySink {
         Ok(())
     }
 
-    fn close(&mut self) -> Result<(), String> {
+    fn close(&mut self) -> Result<(), SinkError> {
         *self.closed.lock().unwrap_or_else(|e| e.into_inner()) = true;
         Ok(())
     }

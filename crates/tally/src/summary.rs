@@ -1,13 +1,12 @@
 //! Running figures for `run_summary.json`, updated on every step (cheap, no I/O).
 //!
-//! Reference §3: the runner keeps its last 10 collector reports (each already a 100-episode
-//! mean); during the run final/best track the mean of those 10; at shutdown final is the last
-//! report and best = max(best, final). The tail throughput is Σsteps/Σtime over the last
-//! ≤ 20 measured iterations.
+//! docs/contract/run-artifacts.md "Reward figures": the last 10 collector reports (each already
+//! a 100-episode mean) are kept; during the run final/best track the mean of those 10; at
+//! shutdown final is the last report and best = max(best, final). The tail throughput is
+//! Σsteps/Σtime over the last ≤ 20 measured iterations.
 
-use crate::derive::LearnerTimeline;
-use crate::reduce::Rates;
-use crate::validate::Resolved;
+use crate::record::StepFigures;
+use crate::timeline::LearnerTimeline;
 use std::collections::VecDeque;
 use tally_schema::artifacts::RunSummary;
 
@@ -35,11 +34,11 @@ pub struct SummaryState {
 }
 
 impl SummaryState {
-    /// Fold in one accepted step; `get` reads this step's canonical values by tag.
-    pub fn update(&mut self, r: &Resolved, rates: Rates, get: impl Fn(&str) -> Option<f64>) {
-        self.completed_iterations = r.iteration;
-        self.total_env_steps = r.env_steps;
-        if let Some(ret) = r.episode_return.filter(|v| v.is_finite()) {
+    /// Fold in one accepted step's figures.
+    pub fn update(&mut self, f: &StepFigures) {
+        self.completed_iterations = f.iteration;
+        self.total_env_steps = f.env_steps;
+        if let Some(ret) = f.episode_return.filter(|v| v.is_finite()) {
             if self.recent_returns.len() == REWARD_REPORTS {
                 self.recent_returns.pop_front();
             }
@@ -49,26 +48,21 @@ impl SummaryState {
                 self.recent_returns.iter().sum::<f64>() / self.recent_returns.len() as f64;
             self.best = Some(self.best.map_or(smoothed, |b| b.max(smoothed)));
         }
-        if let Some(l) = get("Train/mean_episode_length") {
+        if let Some(l) = f.mean_episode_length {
             self.mean_episode_length = Some(l);
         }
-        if let (Some(steps), Some(t)) = (r.steps_this_iter, r.iteration_time) {
+        if let (Some(steps), Some(t)) = (f.steps_this_iter, f.iteration_time) {
             if self.tail.len() == TAIL_ITERATIONS {
                 self.tail.pop_front();
             }
             self.tail.push_back((steps, t));
         }
-        self.final_fps = rates.env_steps_per_sec.or(self.final_fps);
-        self.final_rows = rates.rows_per_sec.or(self.final_rows);
-        self.final_wall_ms = r.iteration_time.map(|t| t * 1000.0).or(self.final_wall_ms);
-        for (slot, tag) in self.final_inference.iter_mut().zip([
-            "Perf/learner_inference_ms",
-            "Perf/learner_inference_h2d_ms",
-            "Perf/learner_inference_forward_ms",
-            "Perf/learner_inference_d2h_ms",
-        ]) {
-            if let Some(v) = get(tag) {
-                *slot = Some(v);
+        self.final_fps = f.env_steps_per_sec.or(self.final_fps);
+        self.final_rows = f.rows_per_sec.or(self.final_rows);
+        self.final_wall_ms = f.iteration_time.map(|t| t * 1000.0).or(self.final_wall_ms);
+        for (slot, v) in self.final_inference.iter_mut().zip(f.inference_ms) {
+            if v.is_some() {
+                *slot = v;
             }
         }
     }

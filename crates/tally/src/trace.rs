@@ -1,13 +1,14 @@
 //! A Perfetto-readable trace (Chrome trace-event JSON) of a run's phases.
 //!
-//! Reference §6: `{"traceEvents": [...]}`, `X` slices with µs `ts`/`dur`, `C` counters, and
-//! `M` metadata naming the process and each thread. Cheap when off: a disabled run holds no
-//! `Tracer` at all, so every hook is one `Option` check.
+//! docs/contract/trace.md: `{"traceEvents": [...]}`, `X` slices with µs `ts`/`dur`, `C`
+//! counters, and `M` metadata naming the process and each thread. Times are seconds on the
+//! run's clock. Cheap when off: a disabled run holds no `Tracer` at all, so every hook is one
+//! `Option` check.
 
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use tally_clock::Clock;
 
 /// File name of the trace inside the run directory (or `trace_output_dir`).
 pub const TRACE_FILE: &str = "perfetto_offpolicy_timeline.json";
@@ -22,13 +23,15 @@ struct Buf {
 #[derive(Debug, Clone)]
 pub struct Tracer {
     buf: Arc<Mutex<Buf>>,
-    origin: Instant,
+    clock: Arc<dyn Clock>,
+    /// The clock's reading at trace time 0.
+    origin: f64,
     pid: u32,
 }
 
 impl Tracer {
-    /// A recorder for a process named `process_name`; time 0 is now.
-    pub fn new(process_name: &str) -> Self {
+    /// A recorder for a process named `process_name` on `clock`; trace time 0 is now.
+    pub fn new(process_name: &str, clock: Arc<dyn Clock>) -> Self {
         let pid = std::process::id();
         let buf = Buf {
             events: vec![
@@ -38,7 +41,8 @@ impl Tracer {
         };
         Tracer {
             buf: Arc::new(Mutex::new(buf)),
-            origin: Instant::now(),
+            origin: clock.monotonic(),
+            clock,
             pid,
         }
     }
@@ -60,33 +64,35 @@ impl Tracer {
         tid
     }
 
-    fn us(&self, t: Instant) -> f64 {
-        t.saturating_duration_since(self.origin).as_secs_f64() * 1e6
+    /// Now, on the trace's clock (pass it back as a span's start or end).
+    pub fn now(&self) -> f64 {
+        self.clock.monotonic()
     }
 
-    /// A complete slice `name` on thread `tid` from `start` to `end`.
-    pub fn span(&self, tid: u64, name: &str, cat: &str, start: Instant, end: Instant) {
-        let (ts, dur) = (
-            self.us(start),
-            end.saturating_duration_since(start).as_secs_f64() * 1e6,
-        );
+    fn us(&self, t: f64) -> f64 {
+        (t - self.origin).max(0.0) * 1e6
+    }
+
+    /// A complete slice `name` on thread `tid` from `start` to `end` (clock seconds).
+    pub fn span(&self, tid: u64, name: &str, cat: &str, start: f64, end: f64) {
+        let (ts, dur) = (self.us(start), (end - start).max(0.0) * 1e6);
         let pid = self.pid;
         self.lock().events.push(json!({"name": name, "cat": cat, "ph": "X", "ts": ts, "dur": dur, "pid": pid, "tid": tid}));
     }
 
     /// Consecutive slices on `tid` starting at `start`, one per (name, seconds) phase: how
     /// a runner that measured exclusive phases with its own timers lays them on the timeline.
-    pub fn phases(&self, tid: u64, cat: &str, start: Instant, phases: &[(&str, f64)]) {
+    pub fn phases(&self, tid: u64, cat: &str, start: f64, phases: &[(&str, f64)]) {
         let mut t = start;
         for (name, secs) in phases {
-            let end = t + std::time::Duration::from_secs_f64(secs.max(0.0));
+            let end = t + secs.max(0.0);
             self.span(tid, name, cat, t, end);
             t = end;
         }
     }
 
-    /// A counter sample.
-    pub fn counter(&self, tid: u64, name: &str, value: f64, at: Instant) {
+    /// A counter sample at clock time `at`.
+    pub fn counter(&self, tid: u64, name: &str, value: f64, at: f64) {
         let ts = self.us(at);
         let pid = self.pid;
         self.lock().events.push(json!({"name": name, "ph": "C", "ts": ts, "pid": pid, "tid": tid, "args": {"value": value}}));

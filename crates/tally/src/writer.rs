@@ -6,10 +6,11 @@
 use crate::atomic::write_json_atomic;
 use crate::sink::{BackendStep, Sink};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use tally_clock::Clock;
 use tally_schema::artifacts::RunSummary;
 
 /// A sink failure, reported once through the next `step`/`close` and kept for the summary.
@@ -43,22 +44,34 @@ enum Msg {
 pub struct WriterThread {
     tx: Option<SyncSender<Msg>>,
     handle: Option<JoinHandle<()>>,
-    failures: Arc<Mutex<Vec<SinkFailure>>>,
+    failures: Arc<Failures>,
+    /// Times the back-pressure waits.
+    clock: Arc<dyn Clock>,
     /// Steps that found the queue full.
     pub waits: u64,
     /// Seconds spent waiting on a full queue.
     pub wait_secs: f64,
 }
 
-fn record(failures: &Mutex<Vec<SinkFailure>>, f: SinkFailure) {
-    failures.lock().unwrap_or_else(|e| e.into_inner()).push(f);
+/// Failures shared between the writer thread and the logger. The count is read on every step
+/// without taking the lock; the list is locked only when something new is to be reported.
+#[derive(Debug, Default)]
+struct Failures {
+    count: AtomicUsize,
+    list: Mutex<Vec<SinkFailure>>,
+}
+
+fn record(failures: &Failures, f: SinkFailure) {
+    let mut list = failures.list.lock().unwrap_or_else(|e| e.into_inner());
+    list.push(f);
+    failures.count.store(list.len(), Ordering::Release);
 }
 
 fn run(
     rx: Receiver<Msg>,
     mut sinks: Vec<Box<dyn Sink>>,
     summary_path: PathBuf,
-    failures: Arc<Mutex<Vec<SinkFailure>>>,
+    failures: Arc<Failures>,
 ) {
     let mut failed = vec![false; sinks.len()];
     for msg in rx {
@@ -68,14 +81,14 @@ fn run(
                     if *dead {
                         continue;
                     }
-                    if let Err(message) = sink.write(&step) {
+                    if let Err(e) = sink.write(&step) {
                         *dead = true;
                         record(
                             &failures,
                             SinkFailure {
                                 sink: sink.name().to_owned(),
                                 iteration: step.iteration,
-                                message,
+                                message: e.to_string(),
                             },
                         );
                     }
@@ -96,14 +109,14 @@ fn run(
             Msg::Flush(done) => {
                 for (sink, dead) in sinks.iter_mut().zip(failed.iter_mut()) {
                     if !*dead {
-                        if let Err(message) = sink.flush() {
+                        if let Err(e) = sink.flush() {
                             *dead = true;
                             record(
                                 &failures,
                                 SinkFailure {
                                     sink: sink.name().to_owned(),
                                     iteration: 0,
-                                    message,
+                                    message: e.to_string(),
                                 },
                             );
                         }
@@ -115,13 +128,13 @@ fn run(
     }
     // The channel closed: close every sink, even the failed ones (they may hold files).
     for sink in &mut sinks {
-        if let Err(message) = sink.close() {
+        if let Err(e) = sink.close() {
             record(
                 &failures,
                 SinkFailure {
                     sink: sink.name().to_owned(),
                     iteration: 0,
-                    message,
+                    message: e.to_string(),
                 },
             );
         }
@@ -134,9 +147,10 @@ impl WriterThread {
         sinks: Vec<Box<dyn Sink>>,
         summary_path: PathBuf,
         capacity: usize,
+        clock: Arc<dyn Clock>,
     ) -> std::io::Result<Self> {
         let (tx, rx) = sync_channel(capacity.max(1));
-        let failures = Arc::new(Mutex::new(Vec::new()));
+        let failures = Arc::new(Failures::default());
         let f = failures.clone();
         let handle = std::thread::Builder::new()
             .name("tally-writer".into())
@@ -145,6 +159,7 @@ impl WriterThread {
             tx: Some(tx),
             handle: Some(handle),
             failures,
+            clock,
             waits: 0,
             wait_secs: 0.0,
         })
@@ -155,11 +170,11 @@ impl WriterThread {
         match tx.try_send(msg) {
             Ok(()) => {}
             Err(TrySendError::Full(msg)) => {
-                let t0 = Instant::now();
+                let t0 = self.clock.monotonic();
                 // Blocking send: back-pressure, never a drop.
                 let _ = tx.send(msg);
                 self.waits += 1;
-                self.wait_secs += t0.elapsed().as_secs_f64();
+                self.wait_secs += self.clock.monotonic() - t0;
             }
             Err(TrySendError::Disconnected(_)) => {
                 record(
@@ -191,12 +206,21 @@ impl WriterThread {
         let _ = done_rx.recv();
     }
 
-    /// Failures recorded so far (all of them; callers track what they already reported).
-    pub fn failures(&self) -> Vec<SinkFailure> {
-        self.failures
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+    /// How many failures were recorded so far (no lock).
+    pub fn failure_count(&self) -> usize {
+        self.failures.count.load(Ordering::Acquire)
+    }
+
+    /// Failure number `i` (0-based), if recorded.
+    pub fn failure(&self, i: usize) -> Option<SinkFailure> {
+        let list = self.failures.list.lock().unwrap_or_else(|e| e.into_inner());
+        list.get(i).cloned()
+    }
+
+    /// Every failure recorded so far, as text (for `run_summary.json`).
+    pub fn failure_texts(&self) -> Vec<String> {
+        let list = self.failures.list.lock().unwrap_or_else(|e| e.into_inner());
+        list.iter().map(ToString::to_string).collect()
     }
 
     /// Close the queue, let the thread write everything and close the sinks, and join it.

@@ -1,7 +1,7 @@
 //! Pins the learner and collector timeline rules of seed 000.
 
 use std::collections::HashMap;
-use tally::derive::{CollectorTimeline, LearnerTimeline};
+use tally::timeline::{CollectorTimeline, LearnerTimeline};
 use tally::Profile;
 
 fn values(pairs: &[(&str, f64)]) -> impl Fn(&str) -> Option<f64> {

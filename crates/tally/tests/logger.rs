@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tally::sink::BackendStep;
 use tally::{
     Backend, Error, Logger, LoggerConfig, ManualClock, MemorySink, Profile, RunStatus, Sink,
-    StepInput,
+    SinkError, StepInput,
 };
 
 fn config(dir: &std::path::Path, profile: Profile, max: u64) -> LoggerConfig {
@@ -339,7 +339,7 @@ impl Sink for FailingSink {
     fn name(&self) -> &str {
         "flaky"
     }
-    fn write(&mut self, step: &BackendStep) -> Result<(), String> {
+    fn write(&mut self, step: &BackendStep) -> Result<(), SinkError> {
         if step.iteration >= self.fail_at {
             Err("No space left on device (os error 28)".into())
         } else {
@@ -390,7 +390,7 @@ impl Sink for SlowSink {
     fn name(&self) -> &str {
         "slow"
     }
-    fn write(&mut self, step: &BackendStep) -> Result<(), String> {
+    fn write(&mut self, step: &BackendStep) -> Result<(), SinkError> {
         std::thread::sleep(std::time::Duration::from_millis(2));
         self.0.write(step)
     }
@@ -527,10 +527,10 @@ impl Sink for RefusingSink {
     fn name(&self) -> &str {
         "refusing"
     }
-    fn start(&mut self, _run_dir: &std::path::Path) -> Result<(), String> {
+    fn start(&mut self, _run_dir: &std::path::Path) -> Result<(), SinkError> {
         Err("login required".into())
     }
-    fn write(&mut self, _step: &BackendStep) -> Result<(), String> {
+    fn write(&mut self, _step: &BackendStep) -> Result<(), SinkError> {
         Ok(())
     }
 }

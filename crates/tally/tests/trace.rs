@@ -1,9 +1,9 @@
 //! Pins the Perfetto trace: Chrome trace-event JSON, only when tracing is on (reference §6).
 
 use serde_json::Value;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 use tally::trace::{Tracer, TRACE_FILE};
-use tally::{Backend, Logger, LoggerConfig, RunStatus, StepInput};
+use tally::{Backend, Logger, LoggerConfig, ManualClock, RunStatus, StepInput};
 
 fn run(trace: bool) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -61,10 +61,11 @@ fn tracing_off_writes_nothing() {
 
 #[test]
 fn phases_are_laid_out_back_to_back_in_microseconds() {
-    let t = Tracer::new("p");
+    let clock = Arc::new(ManualClock::at(10.0));
+    let t = Tracer::new("p", clock.clone());
     let tid = t.thread("learner");
     assert_eq!(t.thread("learner"), tid, "a thread is registered once");
-    let start = Instant::now() + Duration::from_millis(1);
+    let start = 10.001;
     t.phases(
         tid,
         "learner",
@@ -78,6 +79,10 @@ fn phases_are_laid_out_back_to_back_in_microseconds() {
     let x: Vec<_> = events.iter().filter(|e| e["ph"] == "X").collect();
     assert_eq!(x.len(), 2);
     let (a, b) = (x[0], x[1]);
+    assert!(
+        (a["ts"].as_f64().unwrap() - 1000.0).abs() < 1e-6,
+        "µs since the trace began"
+    );
     assert!((a["dur"].as_f64().unwrap() - 2000.0).abs() < 1e-6);
     let a_end = a["ts"].as_f64().unwrap() + a["dur"].as_f64().unwrap();
     assert!(

@@ -1,18 +1,14 @@
-//! What the logger derives from a validated step: the learner and collector timelines, the
-//! backend payload, and the terminal sample.
+//! The learner and collector timelines (docs/contract/timelines.md).
 //!
-//! Seed 000 is the contract: only the learner's exclusive phases are "accounted";
-//! `Other = max(Iter Wall − accounted, 0)`; every learner percentage uses Iter Wall; nested
-//! diagnostics are never added to accounted; the collector cycle is the sum of its cycle
-//! phases and is the denominator of collector percentages; the two clocks are never summed.
+//! Only the learner's exclusive phases are "accounted"; `Other = max(Iter Wall − accounted, 0)`;
+//! every learner percentage uses Iter Wall; nested diagnostics are never added to accounted; the
+//! collector cycle is the sum of its cycle phases and is the denominator of collector
+//! percentages; the two threads' clocks are never summed.
 
-use crate::reduce::Rates;
-use crate::tag::Tag;
-use crate::validate::Resolved;
 use std::sync::OnceLock;
-use tally_schema::{input_spec, metric, Input, MetricSpec, Profile, Role};
+use tally_schema::{input_spec, Input, MetricSpec, Profile, Role};
 
-/// Learner phase keys in the seed's display order (Collector Wait … Weight Publish).
+/// Learner phase keys in display order (Collector Wait … Weight Publish).
 pub const LEARNER_ORDER: [&str; 8] = [
     "collector_wait",
     "inference",
@@ -42,10 +38,11 @@ pub const COLLECTOR_ORDER: [&str; 14] = [
     "rollout",
 ];
 
-/// Core collector cycle rows, always shown (seed 000: "终端始终保留上表核心 cycle 行").
+/// Core collector cycle rows, always shown (docs/contract/timelines.md "Collector").
 pub const CORE_COLLECTOR: [&str; 3] = ["learner_action_wait", "env_step", "replay_write"];
 
-/// A quiet collector row is shown only at or above this share of the cycle (seed 000: 1 %).
+/// A quiet collector row is shown only at or above this share of the cycle
+/// (docs/contract/timelines.md "Collector").
 pub const SIGNIFICANCE_PCT: f64 = 1.0;
 
 fn to_ms(spec: &MetricSpec, v: f64) -> f64 {
@@ -162,8 +159,8 @@ impl LearnerTimeline {
         }
     }
 
-    /// Seed 000: accounted above 100 % of a measured Iter Wall is a contract warning to fix,
-    /// not a parallel share to explain (Other is still clamped to 0).
+    /// Accounted above 100 % of a measured Iter Wall is a contract warning to fix, not a
+    /// parallel share to explain (Other is still clamped to 0).
     pub fn over_accounted(&self) -> bool {
         self.measured && self.accounted_ms > self.iter_wall_ms * (1.0 + 1e-9)
     }
@@ -249,45 +246,4 @@ impl CollectorTimeline {
             .collect();
         CollectorTimeline { rows, cycle_ms }
     }
-}
-
-/// The backend payload of one step: persisted canonical tags only, unsmoothed.
-///
-/// Seed 000 / reference §2: `Perf/total_fps` from the rank-summed rate; `Perf/iteration_time`
-/// only when measured; `Episode/timeout_rate` only once given; `Train/iteration` only on the
-/// env-step axis (already applied by validation).
-pub fn backend_payload(profile: Profile, r: &Resolved, rates: Rates) -> Vec<(Tag, f64)> {
-    let mut out: Vec<(Tag, f64)> = Vec::with_capacity(r.values.len() + 1);
-    out.extend(r.values.iter().filter(|(t, _)| t.persisted()).cloned());
-    if let Some(fps) = rates.env_steps_per_sec {
-        let m = metric("Perf/total_fps").expect("registry has Perf/total_fps");
-        if m.profiles.contains(profile) {
-            out.push((Tag::Spec(m), fps));
-        }
-    }
-    out
-}
-
-/// The terminal sample of one step: every canonical value plus the terminal-only ones.
-pub fn terminal_sample(r: &Resolved, rates: Rates) -> Vec<(Tag, f64)> {
-    let mut out = r.values.clone();
-    let has = |tag: &str| out.iter().any(|(t, _)| t.as_str() == tag);
-    if let Some(t) = r.iteration_time {
-        if !has("Perf/iteration_time") {
-            out.push((
-                Tag::Spec(metric("Perf/iteration_time").expect("registry")),
-                t,
-            ));
-        }
-    }
-    if let Some(fps) = rates.env_steps_per_sec {
-        out.push((Tag::Spec(metric("Perf/total_fps").expect("registry")), fps));
-    }
-    if let Some(rows) = rates.rows_per_sec {
-        out.push((
-            Tag::Spec(metric("Terminal/rows_per_sec").expect("registry")),
-            rows,
-        ));
-    }
-    out
 }

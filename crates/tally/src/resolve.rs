@@ -1,6 +1,7 @@
-//! Fail-closed validation of one `StepInput` against schema v1 and the run's timing profile.
+//! Resolution: fail-closed validation of one `StepInput` against schema v1 and the run's
+//! timing profile, into a [`Resolved`] record (docs/contract/step.md "Validation").
 //!
-//! Seed 000 and the reference §4: the registry is closed; retired and legacy tags, reserved
+//! The registry is closed; retired and legacy tags, reserved
 //! reward terms, logger-owned tags passed through `metrics`, and phases the profile does not
 //! have are rejected with an error naming the key. Validation never mutates logger state, so
 //! a rejected step loses nothing already logged.
@@ -8,11 +9,11 @@
 use crate::error::Error;
 use crate::input::{Key, StepInput, SystemInfo};
 use crate::tag::{FamilyInterner, Tag};
+use crate::values::StepValues;
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 use tally_schema::{
-    input_spec, lookup, spec_index, FamilySpec, Input, MetricSpec, Profile, Role, TagRef, FAMILIES,
-    METRICS,
+    input_spec, lookup, FamilySpec, Input, MetricSpec, Profile, Role, TagRef, FAMILIES, METRICS,
 };
 
 /// A validated step: every value resolved to its canonical tag and converted to its unit.
@@ -26,8 +27,8 @@ pub struct Resolved {
     pub env_axis: bool,
     /// Cumulative env steps.
     pub env_steps: u64,
-    /// Canonical values in persisted units, in submission order.
-    pub values: Vec<(Tag, f64)>,
+    /// Canonical values in persisted units, in submission order and by spec.
+    pub values: StepValues,
     /// The measured Iter Wall in seconds (None when not measured or zero).
     pub iteration_time: Option<f64>,
     /// Collector recent-100-episode mean return.
@@ -47,6 +48,16 @@ pub struct Axis {
     pub last_iteration: Option<u64>,
     /// The last accepted env-step count.
     pub last_env_steps: u64,
+}
+
+impl Axis {
+    /// The axis once `r` is accepted.
+    pub fn after(r: &Resolved) -> Axis {
+        Axis {
+            last_iteration: Some(r.iteration),
+            last_env_steps: r.env_steps,
+        }
+    }
 }
 
 fn err(iteration: u64, field: &'static str, key: &str, reason: impl Into<String>) -> Error {
@@ -88,6 +99,36 @@ fn check_nonneg(iteration: u64, field: &'static str, key: &str, v: f64) -> Resul
         ));
     }
     Ok(())
+}
+
+/// Add a registry value given through `field['key']`; a second value for its spec is refused.
+fn push_spec(
+    out: &mut StepValues,
+    iteration: u64,
+    field: &'static str,
+    key: &str,
+    m: &'static MetricSpec,
+    v: f64,
+) -> Result<(), Error> {
+    out.push_spec(m, v).map_err(|_| {
+        err(
+            iteration,
+            field,
+            key,
+            format!("duplicate: {} was already given in this step", m.tag),
+        )
+    })
+}
+
+/// Add the value of a dedicated `StepInput` field.
+fn push_field(
+    out: &mut StepValues,
+    iteration: u64,
+    field: &'static str,
+    m: &'static MetricSpec,
+    v: f64,
+) -> Result<(), Error> {
+    push_spec(out, iteration, field, field, m, v)
 }
 
 /// The keys of `input` kind that the profile accepts, for error messages.
@@ -151,20 +192,17 @@ fn family_index(f: &FamilySpec) -> usize {
 
 /// Resolves step inputs for one profile; owns the family-tag interner.
 #[derive(Debug)]
-pub struct Validator {
+pub struct Resolver {
     profile: Profile,
     families: FamilyInterner,
-    /// Registry indices already given in the current step (a bit set; duplicates are errors).
-    seen: Vec<u64>,
 }
 
-impl Validator {
-    /// A validator for `profile`.
+impl Resolver {
+    /// A resolver for `profile`.
     pub fn new(profile: Profile) -> Self {
-        Validator {
+        Resolver {
             profile,
             families: FamilyInterner::default(),
-            seen: vec![0; METRICS.len().div_ceil(64)],
         }
     }
 
@@ -239,14 +277,13 @@ impl Validator {
         let step = i64::try_from(step)
             .map_err(|_| err(it, "env_steps", "env_steps", "step exceeds i64"))?;
 
-        let mut values: Vec<(Tag, f64)> = Vec::with_capacity(
+        let mut values = StepValues::with_capacity(
             input.metrics.len()
                 + input.learner.len()
                 + input.collector.len()
                 + input.rewards.len()
                 + 8,
         );
-        self.seen.iter_mut().for_each(|w| *w = 0);
         if self.profile == Profile::Rft {
             self.rft(input, &mut values)?;
             return Ok(Resolved {
@@ -291,16 +328,28 @@ impl Validator {
         if let Some(t) = iteration_time {
             let m = field("iteration_time");
             if m.profiles.contains(self.profile) {
-                values.push((Tag::Spec(m), t));
+                push_field(&mut values, it, "iteration_time", m, t)?;
             }
         }
         if let Some(r) = input.episode_return {
-            values.push((Tag::Spec(field("episode_return")), r));
+            push_field(
+                &mut values,
+                it,
+                "episode_return",
+                field("episode_return"),
+                r,
+            )?;
         }
         if let Some(l) = input.episode_length {
             check_nonneg(it, "episode_length", "episode_length", l)?;
             if l > 0.0 {
-                values.push((Tag::Spec(field("episode_length")), l));
+                push_field(
+                    &mut values,
+                    it,
+                    "episode_length",
+                    field("episode_length"),
+                    l,
+                )?;
             }
         }
         if let Some(r) = input.timeout_rate {
@@ -312,12 +361,12 @@ impl Validator {
                     format!("{r} is not a ratio in [0, 1]"),
                 ));
             }
-            values.push((Tag::Spec(field("timeout_rate")), r));
+            push_field(&mut values, it, "timeout_rate", field("timeout_rate"), r)?;
         }
         if env_axis {
             let m = field("iteration");
             if m.profiles.contains(self.profile) {
-                values.push((Tag::Spec(m), it as f64));
+                push_field(&mut values, it, "iteration", m, it as f64)?;
             }
         }
         for (name, v) in [
@@ -343,7 +392,7 @@ impl Validator {
     }
 
     /// The `rft` profile: Trinity keys in `metrics` only, validated by the seed 002 convention.
-    fn rft(&mut self, input: &StepInput, out: &mut Vec<(Tag, f64)>) -> Result<(), Error> {
+    fn rft(&mut self, input: &StepInput, out: &mut StepValues) -> Result<(), Error> {
         let it = input.iteration;
         let unused: [(&'static str, bool); 9] = [
             ("learner", !input.learner.is_empty()),
@@ -364,7 +413,7 @@ impl Validator {
                 "the rft profile has no RL timelines: submit Trinity's step-level keys (rollout/, eval/, time/, ...) in metrics",
             ));
         }
-        for (i, (key, v)) in input.metrics.iter().enumerate() {
+        for (key, v) in &input.metrics {
             let key: &str = key;
             let tag = match self.families.cached(FAMILIES.len(), key) {
                 Some(tag) => tag,
@@ -374,48 +423,18 @@ impl Validator {
                     self.families.get(FAMILIES.len(), key, || key.to_owned())
                 }
             };
-            if input.metrics[..i].iter().any(|(k, _)| k == key) {
-                return Err(err(
-                    it,
-                    "metrics",
-                    key,
-                    "duplicate: given twice in this step",
-                ));
-            }
-            out.push((Tag::Free(tag), *v));
+            out.push_named(Tag::Free(tag), *v)
+                .map_err(|_| err(it, "metrics", key, "duplicate: given twice in this step"))?;
         }
         Ok(())
-    }
-
-    fn note_unique(
-        &mut self,
-        it: u64,
-        field: &'static str,
-        key: &str,
-        m: &'static MetricSpec,
-    ) -> Result<(), Error> {
-        let i = spec_index(m).expect("specs come from the registry");
-        let (word, bit) = (i / 64, 1u64 << (i % 64));
-        if self.seen[word] & bit == 0 {
-            self.seen[word] |= bit;
-            Ok(())
-        } else {
-            Err(err(
-                it,
-                field,
-                key,
-                format!("duplicate: {} was already given in this step", m.tag),
-            ))
-        }
     }
 
     fn metrics(
         &mut self,
         it: u64,
         metrics: &[(Key, f64)],
-        out: &mut Vec<(Tag, f64)>,
+        out: &mut StepValues,
     ) -> Result<(), Error> {
-        let start = out.len();
         for (key, v) in metrics {
             let key: &str = key;
             match lookup(key) {
@@ -438,8 +457,7 @@ impl Validator {
                     {
                         check_nonneg(it, "metrics", key, *v)?;
                     }
-                    self.note_unique(it, "metrics", key, m)?;
-                    out.push((Tag::Spec(m), *v));
+                    push_spec(out, it, "metrics", key, m, *v)?;
                 }
                 Ok(TagRef::Family(f, _)) => {
                     if f.input != Input::Metrics {
@@ -465,15 +483,9 @@ impl Validator {
                         ));
                     }
                     let tag = self.families.get(family_index(f), key, || key.to_owned());
-                    if out[start..].iter().any(|(t, _)| t.as_str() == key) {
-                        return Err(err(
-                            it,
-                            "metrics",
-                            key,
-                            "duplicate: given twice in this step",
-                        ));
-                    }
-                    out.push((Tag::Family(f, tag), *v));
+                    out.push_named(Tag::Family(f, tag), *v).map_err(|_| {
+                        err(it, "metrics", key, "duplicate: given twice in this step")
+                    })?;
                 }
                 Err(e) => return Err(err(it, "metrics", key, e.to_string())),
             }
@@ -486,7 +498,7 @@ impl Validator {
         it: u64,
         field: &'static str,
         phases: &[(Key, f64)],
-        out: &mut Vec<(Tag, f64)>,
+        out: &mut StepValues,
         is_kind: impl Fn(&Input) -> bool,
     ) -> Result<(), Error> {
         for (key, v) in phases {
@@ -526,8 +538,7 @@ impl Validator {
                 check_duration(it, field, key, *v)?;
                 v * m.unit.per_second().expect("phase specs are time units")
             };
-            self.note_unique(it, field, key, m)?;
-            out.push((Tag::Spec(m), value));
+            push_spec(out, it, field, key, m, value)?;
         }
         Ok(())
     }
@@ -536,14 +547,13 @@ impl Validator {
         &mut self,
         it: u64,
         rewards: &[(Key, f64)],
-        out: &mut Vec<(Tag, f64)>,
+        out: &mut StepValues,
     ) -> Result<(), Error> {
         let family = FAMILIES
             .iter()
             .find(|f| f.input == Input::Field("rewards"))
             .expect("reward family");
         let idx = family_index(family);
-        let start = out.len();
         for (term, v) in rewards {
             let term: &str = term;
             // A term seen before was validated then; only a new term pays for the lookup.
@@ -568,15 +578,8 @@ impl Validator {
                     self.families.get(idx, term, || full)
                 }
             };
-            if out[start..].iter().any(|(t, _)| *t.as_str() == *tag) {
-                return Err(err(
-                    it,
-                    "rewards",
-                    term,
-                    "duplicate: given twice in this step",
-                ));
-            }
-            out.push((Tag::Family(family, tag), *v));
+            out.push_named(Tag::Family(family, tag), *v)
+                .map_err(|_| err(it, "rewards", term, "duplicate: given twice in this step"))?;
         }
         Ok(())
     }

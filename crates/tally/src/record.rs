@@ -1,0 +1,149 @@
+//! `StepRecord`: everything the logger derives from one accepted step, computed once — the
+//! backend payload, the terminal sample, the learner timeline and the run-summary figures.
+//! (docs/contract/step.md "Backend payload".)
+
+use crate::input::SystemInfo;
+use crate::reduce::Rates;
+use crate::resolve::Resolved;
+use crate::tag::Tag;
+use crate::timeline::LearnerTimeline;
+use std::sync::OnceLock;
+use tally_schema::{metric, MetricSpec, Profile};
+
+/// The registry specs the derivation reads by name, looked up once.
+struct Specs {
+    iteration_time: &'static MetricSpec,
+    total_fps: &'static MetricSpec,
+    rows_per_sec: &'static MetricSpec,
+    mean_episode_length: &'static MetricSpec,
+    inference: [&'static MetricSpec; 4],
+}
+
+fn specs() -> &'static Specs {
+    static SPECS: OnceLock<Specs> = OnceLock::new();
+    SPECS.get_or_init(|| {
+        let m = |tag| metric(tag).expect("tag is in the registry");
+        Specs {
+            iteration_time: m("Perf/iteration_time"),
+            total_fps: m("Perf/total_fps"),
+            rows_per_sec: m("Terminal/rows_per_sec"),
+            mean_episode_length: m("Train/mean_episode_length"),
+            inference: [
+                m("Perf/learner_inference_ms"),
+                m("Perf/learner_inference_h2d_ms"),
+                m("Perf/learner_inference_forward_ms"),
+                m("Perf/learner_inference_d2h_ms"),
+            ],
+        }
+    })
+}
+
+/// What `run_summary.json` folds in from one step.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StepFigures {
+    /// The learner iteration.
+    pub iteration: u64,
+    /// Cumulative env steps.
+    pub env_steps: u64,
+    /// Collector recent-100-episode mean return.
+    pub episode_return: Option<f64>,
+    /// `Train/mean_episode_length`, when given.
+    pub mean_episode_length: Option<f64>,
+    /// Env steps collected this iteration.
+    pub steps_this_iter: Option<f64>,
+    /// Measured Iter Wall in seconds.
+    pub iteration_time: Option<f64>,
+    /// Rank-summed env steps per second.
+    pub env_steps_per_sec: Option<f64>,
+    /// Rank-summed replay rows per second.
+    pub rows_per_sec: Option<f64>,
+    /// Learner inference, H2D, forward, D2H in ms, when given.
+    pub inference_ms: [Option<f64>; 4],
+}
+
+/// One accepted step, derived once.
+#[derive(Debug, Clone)]
+pub struct StepRecord {
+    /// The learner iteration.
+    pub iteration: u64,
+    /// The backend step axis value.
+    pub step: i64,
+    /// Cumulative env steps.
+    pub env_steps: u64,
+    /// The persisted canonical tags, unsmoothed; `None` when `log_interval` skips this step.
+    pub payload: Option<Vec<(Tag, f64)>>,
+    /// Every canonical value plus the terminal-only ones, for the 2 s window.
+    pub terminal: Vec<(Tag, f64)>,
+    /// This step's learner timeline.
+    pub timeline: LearnerTimeline,
+    /// The run-summary figures.
+    pub figures: StepFigures,
+    /// System facts for the panel.
+    pub system: SystemInfo,
+}
+
+impl StepRecord {
+    /// Derive the record of `r`; `persist` says whether the backend writes this step.
+    ///
+    /// The payload holds the persisted values, plus `Perf/total_fps` from the rank-summed rate
+    /// when the profile has it; `Perf/iteration_time` only when measured and `Train/iteration`
+    /// only on the env-step axis were already decided by resolution. The terminal also gets
+    /// Iter Wall, the rate and Rows/s whatever the profile persists.
+    pub fn derive(profile: Profile, r: Resolved, rates: Rates, persist: bool) -> StepRecord {
+        let s = specs();
+        let timeline = LearnerTimeline::from_specs(profile, |m| {
+            if std::ptr::eq(m, s.iteration_time) {
+                r.iteration_time
+            } else {
+                r.values.get(m)
+            }
+        });
+        let figures = StepFigures {
+            iteration: r.iteration,
+            env_steps: r.env_steps,
+            episode_return: r.episode_return,
+            mean_episode_length: r.values.get(s.mean_episode_length),
+            steps_this_iter: r.steps_this_iter,
+            iteration_time: r.iteration_time,
+            env_steps_per_sec: rates.env_steps_per_sec,
+            rows_per_sec: rates.rows_per_sec,
+            inference_ms: s.inference.map(|m| r.values.get(m)),
+        };
+        let fps = rates.env_steps_per_sec;
+        let payload = persist.then(|| {
+            let mut out: Vec<(Tag, f64)> = Vec::with_capacity(r.values.len() + 1);
+            out.extend(
+                r.values
+                    .entries()
+                    .iter()
+                    .filter(|(t, _)| t.persisted())
+                    .cloned(),
+            );
+            if let Some(fps) = fps.filter(|_| s.total_fps.profiles.contains(profile)) {
+                out.push((Tag::Spec(s.total_fps), fps));
+            }
+            out
+        });
+        let wall_given = r.values.get(s.iteration_time).is_some();
+        let mut terminal = r.values.into_entries();
+        if let Some(t) = r.iteration_time.filter(|_| !wall_given) {
+            terminal.push((Tag::Spec(s.iteration_time), t));
+        }
+        if let Some(fps) = fps {
+            terminal.push((Tag::Spec(s.total_fps), fps));
+        }
+        if let Some(rows) = rates.rows_per_sec {
+            terminal.push((Tag::Spec(s.rows_per_sec), rows));
+        }
+        StepRecord {
+            iteration: r.iteration,
+            step: r.step,
+            env_steps: r.env_steps,
+            payload,
+            terminal,
+            timeline,
+            figures,
+            system: r.system,
+        }
+    }
+}
