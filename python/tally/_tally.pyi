@@ -28,6 +28,7 @@ __all__ = [
 ]
 __version__: str
 METRIC_SCHEMA_VERSION: int
+STEP_FIELDS: list[tuple[str, str]]
 
 # Trinity-style aggregation (issue 7), wrapped by tally.metrics.
 aggregate: types.ModuleType

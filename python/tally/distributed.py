@@ -26,11 +26,11 @@ import time
 from array import array
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from tally._tally import ConfigError, Logger, SchemaError, ValueTypeError, reduction
+from tally._tally import STEP_FIELDS, ConfigError, Logger, SchemaError, ValueTypeError, reduction
 
 __all__ = ["RankLogger", "Communicator", "get_communicator"]
 
-MAP_FIELDS = ("metrics", "learner", "collector", "collector_inference", "rewards")
+MAP_FIELDS = tuple(name for name, kind in STEP_FIELDS if kind == "map")
 # Scalar fields and how they combine (Rust reduce_ranks): mean over ranks that report them,
 # or sum. episode_length counts only ranks with a positive length.
 SCALAR_FIELDS = (

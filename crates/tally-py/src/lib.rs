@@ -28,6 +28,13 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
         tally::schema::METRIC_SCHEMA_VERSION,
     )?;
     errors::register(m)?;
+    // The StepInput fields after `iteration` as (name, kind): the one list the Python API is
+    // tested against.
+    let fields: Vec<(&str, &str)> = tally::STEP_FIELDS
+        .iter()
+        .map(|(n, k)| (*n, k.as_str()))
+        .collect();
+    m.add("STEP_FIELDS", fields)?;
     m.add_class::<logger::PyLogger>()?;
     m.add_class::<logger::Phase>()?;
     m.add_class::<events::EventWriter>()?;

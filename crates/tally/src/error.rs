@@ -60,6 +60,9 @@ pub enum Error {
     /// The logger configuration is unusable.
     #[error("invalid logger config: {0}")]
     Config(String),
+    /// The live view (the panel) failed to draw its last frame or restore the terminal.
+    #[error("panel: {0}")]
+    View(#[source] std::io::Error),
     /// The logger was already closed.
     #[error("the logger is closed")]
     Closed,

@@ -65,6 +65,49 @@ pub struct SystemInfo {
     pub cuda_mps: Option<MpsState>,
 }
 
+/// What kind of value a [`StepInput`] field holds, as a binding accepts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    /// A non-negative integer (`env_steps`).
+    Count,
+    /// A map of key → number (`metrics`, `learner`, ...).
+    Map,
+    /// One optional number.
+    Number,
+    /// The system facts.
+    System,
+}
+
+impl FieldKind {
+    /// `count`, `map`, `number` or `system`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FieldKind::Count => "count",
+            FieldKind::Map => "map",
+            FieldKind::Number => "number",
+            FieldKind::System => "system",
+        }
+    }
+}
+
+/// Every [`StepInput`] field after `iteration`, in declaration order: the one list the Python
+/// signature, its stub and `tally.distributed` are tested against.
+pub const STEP_FIELDS: [(&str, FieldKind); 13] = [
+    ("env_steps", FieldKind::Count),
+    ("metrics", FieldKind::Map),
+    ("learner", FieldKind::Map),
+    ("iteration_time", FieldKind::Number),
+    ("collector", FieldKind::Map),
+    ("collector_inference", FieldKind::Map),
+    ("rewards", FieldKind::Map),
+    ("episode_return", FieldKind::Number),
+    ("episode_length", FieldKind::Number),
+    ("timeout_rate", FieldKind::Number),
+    ("steps_this_iter", FieldKind::Number),
+    ("replay_rows_this_iter", FieldKind::Number),
+    ("system", FieldKind::System),
+];
+
 /// One iteration's submission. Durations are seconds.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StepInput {
@@ -316,6 +359,42 @@ impl LoggerConfig {
             fsync: FsyncPolicy::Never,
             queue_capacity: 1024,
             summary_interval_secs: 10.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Adding a field to `StepInput` breaks this destructuring on purpose: add it to
+    /// `STEP_FIELDS` too (the bindings are tested against that list).
+    #[test]
+    fn step_fields_lists_every_field() {
+        let StepInput {
+            iteration: _,
+            env_steps: _,
+            metrics: _,
+            learner: _,
+            iteration_time: _,
+            collector: _,
+            collector_inference: _,
+            rewards: _,
+            episode_return: _,
+            episode_length: _,
+            timeout_rate: _,
+            steps_this_iter: _,
+            replay_rows_this_iter: _,
+            system: _,
+        } = StepInput::default();
+        let names: Vec<&str> = STEP_FIELDS.iter().map(|(n, _)| *n).collect();
+        let debug = format!("{:?}", StepInput::default());
+        let mut at = 0;
+        for name in &names {
+            let found = debug[at..]
+                .find(&format!("{name}: "))
+                .unwrap_or_else(|| panic!("{name} is not a StepInput field, or is out of order"));
+            at += found;
         }
     }
 }

@@ -27,7 +27,9 @@ pub mod window;
 pub mod writer;
 
 pub use error::{Error, Result};
-pub use input::{Backend, Key, LoggerConfig, MpsState, StepInput, SystemInfo};
+pub use input::{
+    Backend, FieldKind, Key, LoggerConfig, MpsState, StepInput, SystemInfo, STEP_FIELDS,
+};
 pub use logger::Logger;
 pub use reduce::{reduce_ranks, reduction, Rates};
 pub use rundir::{create_run_dir, RunDirSpec};

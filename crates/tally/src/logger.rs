@@ -16,7 +16,7 @@ use crate::run::{
 use crate::rundir::{create_run_dir, RunDirSpec};
 use crate::sink::{BackendStep, Sink, TensorBoardSink};
 use crate::summary::{contract_warning, SummaryState};
-use crate::terminal::{Level, RunFacts, TerminalState};
+use crate::terminal::{Level, RunFacts, TerminalState, TerminalView};
 use crate::trace::Tracer;
 use crate::window::Sample;
 use crate::writer::WriterThread;
@@ -44,6 +44,8 @@ pub struct Logger {
     closed: bool,
     /// The trace recorder and the logger's own thread id in it, when tracing.
     tracer: Option<(Tracer, u64)>,
+    /// The live view of the terminal state, stopped right after close.
+    view: Option<Box<dyn TerminalView>>,
 }
 
 impl Logger {
@@ -174,6 +176,7 @@ impl Logger {
             reported_failures: 0,
             closed: false,
             tracer,
+            view: None,
         })
     }
 
@@ -195,6 +198,12 @@ impl Logger {
     /// The shared terminal state the panel renders from.
     pub fn terminal(&self) -> Arc<Mutex<TerminalState>> {
         self.terminal.clone()
+    }
+
+    /// Hand the logger the view that renders its terminal state (the panel): the logger stops it
+    /// once the run is closed, whichever way the run ends.
+    pub fn attach_view(&mut self, view: Box<dyn TerminalView>) {
+        self.view = Some(view);
     }
 
     fn with_terminal<T>(&self, f: impl FnOnce(&mut TerminalState) -> T) -> T {
@@ -372,11 +381,15 @@ impl Logger {
         let summary = self.current_summary(status, true);
         let t = self.clock.monotonic();
         self.with_terminal(|s| s.message(t, Level::Info, format!("Run {}", status.as_str())));
-        write_run_summary(&self.run_dir, &summary)?;
+        let written = write_run_summary(&self.run_dir, &summary);
+        // The view's last frame shows the closed run; it stops even when the summary failed.
+        let shown = self.view.take().map_or(Ok(()), |mut v| v.stop());
+        written?;
         if let Some(e) = trace_error {
             return Err(e);
         }
-        self.take_failure()
+        self.take_failure()?;
+        shown.map_err(Error::View)
     }
 
     /// Whether `close` has run.

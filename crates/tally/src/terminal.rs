@@ -13,6 +13,13 @@ pub const REWARD_HISTORY: usize = 200;
 /// Status and error lines kept for display.
 pub const MESSAGE_HISTORY: usize = 64;
 
+/// A live view of the terminal state (the panel). The logger owns it and stops it right after
+/// the run is closed, so the last frame shows the final status.
+pub trait TerminalView: Send {
+    /// Draw the last frame and give the terminal back.
+    fn stop(&mut self) -> std::io::Result<()>;
+}
+
 /// Severity of a status line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
