@@ -26,7 +26,6 @@ pub mod plain;
 pub mod rft;
 pub mod state;
 pub mod view;
-mod view_rft;
 
 pub use app::{restore_terminal, Clock, Panel, PanelHandle, PanelOptions, PLAIN_INTERVAL, REFRESH};
 pub use glyphs::Glyphs;

@@ -11,13 +11,13 @@
 //! is taller than the terminal, spacers and rules go first, then whole groups from the end of
 //! seed 002's order, named on a `+N more` line.
 
+use super::draw::{fill, put, put_fit, Pal, Spans};
+use super::frame::{centered, draw_frame, header_lines};
+use super::layout::{split, Tier, GAP, PAD};
 use crate::format;
 use crate::glyphs::Glyphs;
 use crate::rft::{Column, RftGroup, RftModel};
 use crate::state::PanelState;
-use crate::view::{
-    centered, draw_frame, fill, header_lines, put, put_fit, split, Pal, Spans, Tier, GAP, PAD,
-};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -503,14 +503,14 @@ impl<'a> Layout<'a> {
 }
 
 /// The full height of an rft panel `width` columns wide (borders included).
-pub(crate) fn height(state: &PanelState, rft: &RftModel, width: u16) -> u16 {
+pub(super) fn height(state: &PanelState, rft: &RftModel, width: u16) -> u16 {
     let inner = width.saturating_sub(4);
     let layout = Layout::new(state, rft, width);
     layout.plan(inner, true, rft.groups.len()).height + 2
 }
 
 /// Draw an rft panel into `area`.
-pub(crate) fn render(state: &PanelState, rft: &RftModel, area: Rect, buf: &mut Buffer) {
+pub(super) fn render(state: &PanelState, rft: &RftModel, area: Rect, buf: &mut Buffer) {
     let layout = Layout::new(state, rft, area.width);
     let g = &state.glyphs;
     let pal = layout.pal;
