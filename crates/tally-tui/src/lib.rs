@@ -18,7 +18,6 @@
 //! ```
 
 pub mod app;
-pub mod fixtures;
 pub mod format;
 pub mod glyphs;
 pub mod mode;

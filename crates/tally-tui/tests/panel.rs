@@ -4,6 +4,13 @@
 //! the `rft` profile's category groups against seed 002 (issue 7, "Logging Trinity-style
 //! runs").
 
+#[path = "support/fixtures.rs"]
+mod fixtures;
+
+use fixtures::{
+    appo_state, appo_values, rft_eval_values, rft_sample, rft_state, rft_values, sac_state,
+    sac_values, sample, snapshot_at_end,
+};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
@@ -12,10 +19,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tally::terminal::{Level, RunFacts, TerminalState};
 use tally::Profile;
-use tally_tui::fixtures::{
-    appo_state, appo_values, rft_eval_values, rft_sample, rft_state, rft_values, sac_state,
-    sac_values, sample, snapshot_at_end,
-};
 use tally_tui::{
     buffer_text, render_to_buffer, Glyphs, Mode, Panel, PanelOptions, PanelState, Tier,
 };

@@ -1,5 +1,5 @@
 //! Example terminal states (SAC, APPO and an rft run) for snapshot tests, benches and
-//! documentation.
+//! examples, which include this file with `#[path]`; it is not part of the library.
 //!
 //! Every value is chosen so that each label of the seed's tables for the profile shows:
 //! every quiet collector row is above 1 % of the cycle. The rft run carries the Trinity-RFT
