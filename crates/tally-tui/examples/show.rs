@@ -1,7 +1,5 @@
 //! Print the fixture panels as text at a few widths (a development aid).
 
-// This example uses only some of the shared fixtures.
-#[allow(dead_code)]
 #[path = "../tests/support/fixtures.rs"]
 mod fixtures;
 
