@@ -1,4 +1,5 @@
-//! Criterion bench: one full frame of the panel at 140×50 (issue 4 target: well under 1 ms).
+//! Criterion bench: one full frame of the panel at 140×50 (target: well under 1 ms, so the
+//! 2 Hz panel thread costs the training loop nothing; `docs/contract/panel.md`).
 #![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
 
 // This bench uses only some of the shared fixtures.

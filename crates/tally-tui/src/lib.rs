@@ -4,7 +4,8 @@
 //!   into what the panel shows (pure).
 //! - [`view`]: `impl Widget for &PanelState`, the width tiers and tables (pure).
 //! - [`plain`]: the one-line ASCII summary for log files, CI and `--panel off`.
-//! - [`rft`]: the `rft` profile's model, Trinity-RFT keys grouped by category (seed 002),
+//! - [`rft`]: the `rft` profile's model, Trinity-RFT keys grouped by category
+//!   (`docs/contract/rft.md`),
 //!   which the view draws instead of the RL tables.
 //! - [`app`]: [`Panel::start`], the 2 Hz render thread with a ratatui inline viewport, and
 //!   terminal restoration on stop, drop, panic and interrupt (the only terminal I/O).

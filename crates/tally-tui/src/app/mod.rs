@@ -7,9 +7,10 @@
 //! - `restore`: one live panel per process; the terminal restored exactly once.
 //! - `clock`: which clock a snapshot's times are on, and "now" on it.
 //!
-//! Issue 4: a fixed 2 Hz clock independent of the training loop; `Logger::step` only updates
-//! the shared [`TerminalState`] (a short mutex hold) and never renders or waits on the
-//! terminal. This thread takes a snapshot under the lock, releases it, and only then draws.
+//! A fixed 2 Hz clock independent of the training loop (`docs/contract/panel.md`, "2 Hz
+//! clock"): `Logger::step` only updates the shared [`TerminalState`] (a short mutex hold) and
+//! never renders or waits on the terminal. The panel thread takes a snapshot under the lock,
+//! releases it, and only then draws.
 
 mod clock;
 mod live;
@@ -34,9 +35,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use tally::terminal::{Level, Message, PanelSnapshot, TerminalState};
 
-/// Seed 000: the panel refreshes on a fixed 2 Hz clock.
+/// The panel refreshes on a fixed 2 Hz clock (`docs/contract/panel.md`).
 pub const REFRESH: Duration = Duration::from_millis(500);
-/// Issue 4: off a terminal, a summary line every 10 s by default.
+/// Off a terminal, a summary line every 10 s by default (`docs/contract/panel.md`, "Plain
+/// fallback").
 pub const PLAIN_INTERVAL: Duration = Duration::from_secs(10);
 
 /// How to run the panel.

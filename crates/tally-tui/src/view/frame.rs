@@ -156,7 +156,8 @@ fn title_spans(m: &Model, max: u16, g: &Glyphs, pal: Pal) -> Spans {
             ),
         ]
     };
-    // Reference §1.3: " 🚀 UniLab Off-Policy Training | SAC | G1WalkFlat | GPUs 1 | iter 5000/5000 ".
+    // The full title, e.g. " 🚀 UniLab Off-Policy Training | SAC | G1WalkFlat | GPUs 1 |
+    // iter 5000/5000 " (docs/contract/panel.md).
     let mut full: Spans = Vec::new();
     if !g.rocket.is_empty() {
         full.push((g.rocket.to_owned(), pal.plain()));

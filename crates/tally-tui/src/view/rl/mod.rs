@@ -1,12 +1,12 @@
-//! The RL panel: metrics, rewards, and the learner and collector timelines, placed by width tier.
+//! The RL panel: metrics, rewards, and the learner and collector timelines, by width tier.
 //!
-//! Seed 000 ("Off-policy 终端视图"): below 96 columns metrics, rewards and timing stack
-//! vertically with a single `Timing` column and short titles, and the reward peak loses
-//! precision rather than a core label being cut; from 96 to 119 columns metrics and rewards
-//! sit side by side and timing uses the short `Learner` / `Collector` titles; from 120 columns
-//! timing uses the full three columns `Learner (Iter Wall)`, `Collector (own clock)` and
-//! `System`. The two timing clocks are drawn as separate columns divided by a rule and are
-//! never summed.
+//! Width tiers (`docs/contract/panel.md`, "Width tiers"): below 96 columns metrics, rewards
+//! and timing stack vertically with a single `Timing` column and short titles, and the reward
+//! peak loses precision rather than a core label being cut; from 96 to 119 columns metrics
+//! and rewards sit side by side and timing uses the short `Learner` / `Collector` titles; from
+//! 120 columns timing uses the full three columns `Learner (Iter Wall)`, `Collector (own
+//! clock)` and `System`. The two timing clocks are drawn as separate columns divided by a
+//! rule and are never summed (`docs/contract/timelines.md`).
 //!
 //! When the area is shorter than the panel, rows are dropped by priority (spacers and rules,
 //! then gauges and terminations, then metric diagnostics, quiet collector rows and reward

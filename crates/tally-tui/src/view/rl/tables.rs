@@ -47,7 +47,7 @@ fn metrics_table(m: &Model, tier: Tier, pal: Pal) -> Table {
             rows.push(Row::heading("Terminations", pal.dim(), GAUGE));
         }
         let vs = match r.group {
-            // reference §1.3: loss values red above 10, else yellow.
+            // Loss values are red above 10, else yellow (docs/contract/panel.md).
             MetricGroup::Loss if r.value > 10.0 => pal.fg(Color::Red),
             MetricGroup::Loss => pal.fg(Color::Yellow),
             MetricGroup::Termination | MetricGroup::Diagnostic => pal.dim(),
@@ -82,7 +82,8 @@ fn rewards_table(m: &Model, tier: Tier, g: &Glyphs, pal: Pal) -> Table {
                 Trend::Down => (g.down, pal.fg(Color::Red)),
                 Trend::Flat => (g.flat, pal.fg(Color::Yellow)),
             };
-            // seed 000: below 96 columns the peak loses precision instead of a label being cut.
+            // Below 96 columns the peak loses precision instead of a label being cut
+            // (docs/contract/panel.md, "Width tiers").
             let peak = if tier == Tier::Stacked {
                 format!("{:.2}", r.peak)
             } else {
@@ -145,7 +146,8 @@ fn learner_rows(m: &Model, pal: Pal) -> Vec<Row> {
         .iter()
         .map(|r| {
             let vs = match r.spec.tag {
-                // reference §1.3: Collector Wait red above 1 ms, else yellow; Learning green.
+                // Collector Wait is red above 1 ms, else yellow; Learning is green
+                // (docs/contract/panel.md).
                 "Perf/learner_collector_wait_ms" if r.ms > 1.0 => pal.fg(Color::Red),
                 "Perf/learner_collector_wait_ms" => pal.fg(Color::Yellow),
                 "Perf/learning_time" => pal.fg(Color::Green),
