@@ -13,11 +13,11 @@ use unicode_width::UnicodeWidthStr;
 pub(super) const CORE: u8 = 0;
 pub(super) const DETAIL: u8 = 1;
 pub(super) const GAUGE: u8 = 2;
-pub(super) const SPACE: u8 = 3;
+const SPACE: u8 = 3;
 /// A row's rank is `prio * PRIO_RANK + table weight * TABLE_RANK + index`; a cutoff shows
 /// the rows whose rank is below it. Spacers and rules rank exactly [`SPACE_RANK`].
-pub(super) const PRIO_RANK: u32 = 100_000;
-pub(super) const TABLE_RANK: u32 = 10_000;
+const PRIO_RANK: u32 = 100_000;
+const TABLE_RANK: u32 = 10_000;
 pub(super) const SPACE_RANK: u32 = SPACE as u32 * PRIO_RANK;
 /// Shows every row.
 pub(super) const ALL: u32 = u32::MAX;
@@ -63,7 +63,7 @@ impl Row {
             rank: SPACE_RANK,
         }
     }
-    pub(super) fn is_spacer(&self) -> bool {
+    fn is_spacer(&self) -> bool {
         self.label.is_empty() && self.value.is_empty()
     }
 }
@@ -90,10 +90,10 @@ impl Table {
             };
         }
     }
-    pub(super) fn visible(&self, cutoff: u32) -> impl Iterator<Item = &Row> {
+    fn visible(&self, cutoff: u32) -> impl Iterator<Item = &Row> {
         self.rows.iter().filter(move |r| r.rank < cutoff)
     }
-    pub(super) fn hidden(&self, cutoff: u32) -> usize {
+    fn hidden(&self, cutoff: u32) -> usize {
         self.rows
             .iter()
             .filter(|r| r.rank >= cutoff && !r.is_spacer())
@@ -102,13 +102,13 @@ impl Table {
     pub(super) fn height(&self, cutoff: u32) -> u16 {
         1 + u16::from(cutoff > SPACE_RANK) + self.visible(cutoff).count() as u16
     }
-    pub(super) fn title_text(&self, cutoff: u32) -> String {
+    fn title_text(&self, cutoff: u32) -> String {
         match self.hidden(cutoff) {
             0 => self.title.clone(),
             n => format!("{} (+{n})", self.title),
         }
     }
-    pub(super) fn value_col(&self, cutoff: u32) -> u16 {
+    fn value_col(&self, cutoff: u32) -> u16 {
         self.visible(cutoff)
             .map(|r| width_of(&r.value))
             .chain(std::iter::once(self.value_title.width() as u16))
