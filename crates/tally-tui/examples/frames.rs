@@ -1,9 +1,14 @@
 //! Render many frames of the SAC fixture at 140×50 (for profiling the render path).
 
+// This example uses only some of the shared fixtures.
+#[allow(dead_code)]
+#[path = "../tests/support/fixtures.rs"]
+mod fixtures;
+
+use fixtures::{sac_state, snapshot_at_end};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
-use tally_tui::fixtures::{sac_state, snapshot_at_end};
 use tally_tui::{Glyphs, PanelState};
 
 fn main() {

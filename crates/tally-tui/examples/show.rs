@@ -1,6 +1,9 @@
 //! Print the fixture panels as text at a few widths (a development aid).
 
-use tally_tui::fixtures::{appo_state, rft_state, sac_state, snapshot_at_end};
+#[path = "../tests/support/fixtures.rs"]
+mod fixtures;
+
+use fixtures::{appo_state, rft_state, sac_state, snapshot_at_end};
 use tally_tui::{buffer_text, render_to_buffer, summary_line, Glyphs, PanelState};
 
 fn main() {

@@ -1,6 +1,7 @@
-//! Number and time formatting shared by the panel and the plain-text summary (reference §1.4).
+//! Number and time formatting shared by the panel and the plain-text summary
+//! (`docs/contract/panel.md`).
 
-/// `fmt_time`: `<60 s` → `"12s"`; `<1 h` → `"3m05s"`; else `"1h02m03s"` (whole seconds).
+/// A duration: `<60 s` → `"12s"`; `<1 h` → `"3m05s"`; else `"1h02m03s"` (whole seconds).
 pub fn time(secs: f64) -> String {
     let s = if secs.is_finite() && secs > 0.0 {
         secs as u64
@@ -16,7 +17,7 @@ pub fn time(secs: f64) -> String {
     }
 }
 
-/// `fmt_number`: 0 → `"0"`; |v| ≥ 1e6 → `"1.23e6"`; ≥ 100 → one decimal; ≥ 1 → three;
+/// A metric value: 0 → `"0"`; |v| ≥ 1e6 → `"1.23e+06"`; ≥ 100 → one decimal; ≥ 1 → three;
 /// ≥ 0.001 → four; smaller → scientific.
 pub fn number(v: f64) -> String {
     if !v.is_finite() {
@@ -87,7 +88,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn time_follows_the_reference_format() {
+    fn time_shows_seconds_then_minutes_then_hours() {
         assert_eq!(time(2.4), "2s");
         assert_eq!(time(59.9), "59s");
         assert_eq!(time(65.0), "1m05s");
@@ -96,7 +97,7 @@ mod tests {
     }
 
     #[test]
-    fn number_follows_the_reference_bands() {
+    fn number_precision_follows_the_magnitude_bands() {
         assert_eq!(number(0.0), "0");
         assert_eq!(number(1234567.0), "1.23e+06");
         assert_eq!(number(123.45), "123.5");

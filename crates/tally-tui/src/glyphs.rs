@@ -1,9 +1,9 @@
 //! The panel's symbols, with the ASCII fallback for terminals whose encoding cannot show them.
 //!
-//! Reference §1.1: the original tried to encode `"⏱ ▲ ▼ ━"` in the output encoding; when that
-//! failed it used `time` for `⏱`, `+ - =` for the trend marks, `-+` / `-'` for the detail
-//! connectors `─┤` / `─┘`, and dropped the rocket. A Rust process has no output encoding of
-//! its own, so the locale (`LC_ALL`, then `LC_CTYPE`, then `LANG`) decides.
+//! When the terminal's encoding cannot show `"⏱ ▲ ▼ ━"`, the panel uses `time` for `⏱`,
+//! `+ - =` for the trend marks, `-+` / `-'` for the detail connectors `─┤` / `─┘`, and drops
+//! the rocket (`docs/contract/panel.md`). A Rust process has no output encoding of its own,
+//! so the locale (`LC_ALL`, then `LC_CTYPE`, then `LANG`) decides.
 
 /// Every symbol the panel draws outside plain text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,7 @@ impl Glyphs {
         ellipsis: "…",
     };
 
-    /// The ASCII fallback (reference §1.1).
+    /// The ASCII fallback (`docs/contract/panel.md`).
     pub const ASCII: Glyphs = Glyphs {
         unicode: false,
         rocket: "",
@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn utf8_locale_shows_unicode_and_c_locale_falls_back_to_ascii() {
-        // reference §1.1: ASCII fallbacks when the encoding cannot show "⏱ ▲ ▼ ━".
+        // ASCII fallbacks when the encoding cannot show "⏱ ▲ ▼ ━" (docs/contract/panel.md).
         assert!(Glyphs::for_locale(None, None, s("en_US.UTF-8")).unicode);
         assert!(Glyphs::for_locale(None, None, s("C.utf8")).unicode);
         assert!(!Glyphs::for_locale(s("C"), None, s("en_US.UTF-8")).unicode);

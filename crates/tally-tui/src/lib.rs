@@ -4,7 +4,8 @@
 //!   into what the panel shows (pure).
 //! - [`view`]: `impl Widget for &PanelState`, the width tiers and tables (pure).
 //! - [`plain`]: the one-line ASCII summary for log files, CI and `--panel off`.
-//! - [`rft`]: the `rft` profile's model, Trinity-RFT keys grouped by category (seed 002),
+//! - [`rft`]: the `rft` profile's model, Trinity-RFT keys grouped by category
+//!   (`docs/contract/rft.md`),
 //!   which the view draws instead of the RL tables.
 //! - [`app`]: [`Panel::start`], the 2 Hz render thread with a ratatui inline viewport, and
 //!   terminal restoration on stop, drop, panic and interrupt (the only terminal I/O).
@@ -18,7 +19,6 @@
 //! ```
 
 pub mod app;
-pub mod fixtures;
 pub mod format;
 pub mod glyphs;
 pub mod mode;
@@ -26,7 +26,6 @@ pub mod plain;
 pub mod rft;
 pub mod state;
 pub mod view;
-mod view_rft;
 
 pub use app::{restore_terminal, Clock, Panel, PanelHandle, PanelOptions, PLAIN_INTERVAL, REFRESH};
 pub use glyphs::Glyphs;

@@ -1,9 +1,10 @@
 //! Choosing between the live panel and plain text, and whether to use colour.
 //!
-//! Issue 4: `auto` shows the panel when stdout is a terminal and `TERM` is not `dumb`, plain
+//! `auto` shows the panel when stdout is a terminal and `TERM` is not `dumb`, plain
 //! lines otherwise (a cluster job's log file, CI); `off` is always plain; `on` asks for the
 //! panel even when detection says no (it still falls back to plain text if the terminal
 //! cannot be driven). `NO_COLOR` (any non-empty value, <https://no-color.org>) removes colour.
+//! See `docs/contract/panel.md` ("Plain fallback").
 
 use std::io::IsTerminal;
 
@@ -101,7 +102,8 @@ mod tests {
 
     #[test]
     fn auto_shows_the_panel_only_on_a_capable_terminal() {
-        // issue 4: auto = panel when stdout is a TTY and TERM is not dumb, else plain.
+        // auto = panel when stdout is a TTY and TERM is not dumb, else plain
+        // (docs/contract/panel.md).
         assert_eq!(
             env(true, Some("xterm-256color"), false).output(Mode::Auto),
             Output::Live

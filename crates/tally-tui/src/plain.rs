@@ -1,9 +1,9 @@
 //! The plain-text view: one compact ASCII line per summary, for log files, CI and `--panel off`.
 //!
-//! Issue 4: off a terminal there are no escape codes at all; a one-line summary every N
+//! Off a terminal there are no escape codes at all; a one-line summary every N
 //! seconds carries the iteration, Steps/s, the mean reward and the top learner phases. An
-//! `rft` run (seed 002) carries the rollout accuracy, the latest eval `mean@N` and the two
-//! longest `time/` operations instead.
+//! `rft` run carries the rollout accuracy, the latest eval `mean@N` and the two
+//! longest `time/` operations instead. See `docs/contract/panel.md` ("Plain fallback").
 
 use crate::format;
 use crate::rft::{Column, RftModel};
@@ -63,7 +63,7 @@ pub fn summary_line(model: &Model) -> String {
 
 /// The rft fields: `rollout/accuracy/mean` (else the first rollout mean), the `mean@N` of
 /// the first eval taskset (accuracy, else its first metric; the largest N), and the
-/// longest `time/` operations (seed 002: in seconds).
+/// longest `time/` operations (in seconds, `docs/contract/rft.md`).
 fn rft_parts(rft: &RftModel) -> Vec<String> {
     let mut parts = Vec::new();
     let mean = Column::Plain(0);

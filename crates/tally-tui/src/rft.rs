@@ -1,10 +1,11 @@
 //! The `rft` profile's panel model: Trinity-RFT step-level keys grouped by category (pure).
 //!
-//! Seed 002 names metrics `{category}/{taskset_name}/{metric_name}/{statistic}`: the taskset
-//! part exists only for `eval/` and `bench/`; statistics are mean, max, min, std, sum, last,
-//! or `mean@N` / `std@N` / `best@k` / `worst@k` for evaluation, optionally followed by a
-//! detailed statistic (`…/mean@2/mean`). The panel shows one group per category present, in
-//! seed 002's order ([`RFT_CATEGORIES`]), and one group per taskset for `eval/` and `bench/`.
+//! Trinity-RFT names metrics `{category}/{taskset_name}/{metric_name}/{statistic}`
+//! (`docs/contract/rft.md`): the taskset part exists only for `eval/` and `bench/`; statistics
+//! are mean, max, min, std, sum, last, or `mean@N` / `std@N` / `best@k` / `worst@k` for
+//! evaluation, optionally followed by a detailed statistic (`…/mean@2/mean`). The panel shows
+//! one group per category present, in Trinity-RFT's category order ([`RFT_CATEGORIES`]), and
+//! one group per taskset for `eval/` and `bench/`.
 //!
 //! A group pivots its keys into a table (rows = metrics, columns = statistics) when that
 //! saves rows: always for `eval/` and `bench/`, and elsewhere when some metric carries two or
@@ -16,12 +17,13 @@ use tally::terminal::PanelSnapshot;
 use tally_schema::rft::{is_eval_statistic, RFT_CATEGORIES};
 use tally_schema::Unit;
 
-/// The plain statistics of seed 002, in its order (`mean, max, min, std, sum, last`).
+/// The plain statistics of Trinity-RFT keys, in their order (`mean, max, min, std, sum, last`;
+/// `docs/contract/rft.md`).
 pub const PLAIN_STATISTICS: [&str; 6] = ["mean", "max", "min", "std", "sum", "last"];
 
 /// One column of a group: the statistic it shows. The derived order is the display order:
 /// the key's own value, then `mean@N`, `std@N`, `best@k`, `worst@k` (N, k ascending), then
-/// the plain statistics in seed order.
+/// the plain statistics in [`PLAIN_STATISTICS`] order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Column {
     /// The value of a key that does not end in a statistic.
@@ -122,7 +124,7 @@ impl RftGroup {
         self.rows.iter().find(|r| r.label == label)?.cells[c]
     }
 
-    /// Position in the panel: seed order of the category, then the taskset name.
+    /// Position in the panel: [`RFT_CATEGORIES`] order of the category, then the taskset name.
     fn order(&self) -> (usize, Option<&str>) {
         (category_index(self.category), self.taskset.as_deref())
     }
@@ -180,7 +182,7 @@ fn place(key: &str) -> Option<(&'static str, Option<&str>, &str, Column)> {
 type Cells = BTreeMap<Column, f64>;
 
 impl RftModel {
-    /// Group the window means of `snap` (keys outside seed 002's categories are ignored).
+    /// Group the window means of `snap` (keys outside [`RFT_CATEGORIES`] are ignored).
     pub fn build(snap: &PanelSnapshot) -> RftModel {
         RftModel::from_means(snap.window.means.iter().map(|(t, v)| (t.as_str(), *v)))
     }
@@ -293,8 +295,8 @@ mod tests {
 
     #[test]
     fn columns_order_mean_std_best_worst_then_plain_statistics() {
-        // seed 002: eval statistics are mean@N, std@N, best@k, worst@k; plain ones
-        // mean, max, min, std, sum, last.
+        // Eval statistics are mean@N, std@N, best@k, worst@k; plain ones mean, max, min, std,
+        // sum, last (docs/contract/rft.md).
         let mut cols: Vec<Column> = [
             "worst@2", "last", "best@4", "mean@4", "sum", "best@2", "std@4", "worst@4", "max",
         ]
@@ -313,7 +315,8 @@ mod tests {
 
     #[test]
     fn rollout_pivots_and_single_statistic_categories_stay_flat() {
-        // seed 002: rollout/{metric_name}/{statistic}; time/{operation_name}.
+        // Keys are rollout/{metric_name}/{statistic} and time/{operation_name}
+        // (docs/contract/rft.md).
         let m = model(&[
             ("rollout/accuracy/mean", 0.5),
             ("rollout/accuracy/max", 1.0),
@@ -344,8 +347,8 @@ mod tests {
 
     #[test]
     fn eval_groups_per_taskset_and_detailed_stats_use_their_mean() {
-        // seed 002: eval/{task_name}/{metric_name}/{statistic}; detailed_stats adds
-        // …/mean@2/mean|std|max|min.
+        // Keys are eval/{task_name}/{metric_name}/{statistic}; detailed_stats adds
+        // …/mean@2/mean|std|max|min (docs/contract/rft.md).
         let m = model(&[
             ("eval/b-set/accuracy/mean@2/mean", 0.83),
             ("eval/b-set/accuracy/mean@2/std", 0.06),
@@ -361,7 +364,7 @@ mod tests {
 
     #[test]
     fn held_evals_fill_in_until_the_next_evaluation() {
-        // seed 002: eval metrics are computed on evaluation steps only.
+        // Eval metrics are computed on evaluation steps only (docs/contract/rft.md).
         let prev = model(&[
             ("eval/g/accuracy/mean@4", 0.5),
             ("rollout/accuracy/mean", 0.1),

@@ -16,7 +16,8 @@ pub const ROWS_PER_SEC: &str = "Terminal/rows_per_sec";
 /// How long a warning stays in the panel after it was recorded, seconds.
 pub const WARNING_SECS: f64 = 30.0;
 
-/// How the metrics table groups a value (seed 000: "Metric 渲染按语义分组").
+/// How the metrics table groups a value: metrics are grouped by meaning, not by name
+/// (`docs/contract/panel.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum MetricGroup {
     /// `Loss/*` except the learning rate.
@@ -45,7 +46,7 @@ pub struct MetricRow {
     pub unit: Unit,
 }
 
-/// Direction of the recent reward history (reference §1.3).
+/// Direction of the recent reward history (`docs/contract/panel.md`, "Reward history and trend").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trend {
     /// The last 10 returns average more than 5 % above the 10 before.
@@ -121,7 +122,7 @@ pub struct Model {
     pub collector: CollectorTimeline,
     /// System column rows (label, value).
     pub system: Vec<(&'static str, String)>,
-    /// The category groups of an `rft` run (seed 002), which replace the RL tables.
+    /// The category groups of an `rft` run (`docs/contract/rft.md`), which replace the RL tables.
     pub rft: Option<RftModel>,
 }
 
@@ -169,11 +170,12 @@ pub fn algo_display(algo: &str) -> String {
     tally_schema::Algo::parse(algo).title().into_owned()
 }
 
-/// The trend of a reward history (reference §1.3, with a sign-safe 5 % band).
+/// The trend of a reward history, with a sign-safe 5 % band (`docs/contract/panel.md`,
+/// "Reward history and trend").
 ///
 /// The last 10 entries are compared with up to 10 entries before them; fewer than 11 entries
 /// give no trend. The band is `± 5 % of |old|`, so a negative reward that improves shows ▲
-/// (the original's `old * 1.05` inverted the band for negative returns).
+/// (a band of `old * 1.05` would be inverted for negative returns).
 pub fn trend(history: &[f64]) -> Trend {
     if history.len() <= 10 {
         return Trend::Flat;
@@ -373,8 +375,9 @@ impl Model {
     }
 
     /// [`Model::build`], keeping the `eval/` and `bench/` tasksets of `prev` that the window
-    /// no longer holds (seed 002: eval keys arrive on evaluation steps only), so they show
-    /// until the next evaluation instead of only while an eval step is in the 2 s window.
+    /// no longer holds (eval keys arrive on evaluation steps only, `docs/contract/rft.md`), so
+    /// they show until the next evaluation instead of only while an eval step is in the 2 s
+    /// window.
     pub fn after(prev: &Model, snap: &PanelSnapshot, now: f64) -> Model {
         let mut m = Model::build(snap, now);
         if let (Some(rft), Some(old)) = (m.rft.as_mut(), prev.rft.as_ref()) {
@@ -395,7 +398,8 @@ mod tests {
 
     #[test]
     fn trend_needs_history_and_uses_a_five_percent_band() {
-        // reference §1.3: trend needs history; ▲ above +5 %, ▼ below −5 %, else ━.
+        // The trend needs history; ▲ above +5 %, ▼ below −5 %, else ━
+        // (docs/contract/panel.md).
         assert_eq!(trend(&[1.0; 10]), Trend::Flat);
         let mut h = vec![10.0; 10];
         h.extend([11.0; 10]);
@@ -413,7 +417,7 @@ mod tests {
     }
 
     #[test]
-    fn algo_display_names_follow_the_reference() {
+    fn algo_display_names_are_the_algorithm_titles() {
         assert_eq!(algo_display("sac"), "SAC");
         assert_eq!(algo_display("flashsac"), "FlashSAC");
         assert_eq!(algo_display("appo"), "APPO");
@@ -421,7 +425,8 @@ mod tests {
 
     #[test]
     fn ingress_gauges_are_never_in_the_loss_group() {
-        // seed 000: replay-ingress gauge 显示为 Ingress Backpressure、Ingress Depth 等标签；它们不放入 loss 组
+        // Replay-ingress gauges show as "Ingress Backpressure", "Ingress Depth" and so on, never
+        // in the loss group (docs/contract/panel.md).
         for m in METRICS.iter().filter(|m| m.tag.contains("replay_ingress")) {
             let g = group_of(m);
             assert_ne!(g, Some(MetricGroup::Loss), "{}", m.tag);

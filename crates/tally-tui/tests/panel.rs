@@ -1,9 +1,16 @@
-//! The panel's rendering against seed 000 ("Off-policy 终端视图" onwards) and reference §1:
-//! snapshots of the full panel at 80, 100 and 140 columns, every seed label where the
+//! The panel's rendering against `docs/contract/panel.md` and `docs/contract/timelines.md`:
+//! snapshots of the full panel at 80, 100 and 140 columns, every timeline label where the
 //! profile has it, tiers, the 1 % rule, percentages, trimming, and the plain fallback; and
-//! the `rft` profile's category groups against seed 002 (issue 7, "Logging Trinity-style
-//! runs").
+//! the `rft` profile's category groups (`docs/contract/panel.md` "RFT panel",
+//! `docs/contract/rft.md`).
 
+#[path = "support/fixtures.rs"]
+mod fixtures;
+
+use fixtures::{
+    appo_state, appo_values, rft_eval_values, rft_sample, rft_state, rft_values, sac_state,
+    sac_values, sample, snapshot_at_end,
+};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
@@ -12,17 +19,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tally::terminal::{Level, RunFacts, TerminalState};
 use tally::Profile;
-use tally_tui::fixtures::{
-    appo_state, appo_values, rft_eval_values, rft_sample, rft_state, rft_values, sac_state,
-    sac_values, sample, snapshot_at_end,
-};
 use tally_tui::{
     buffer_text, render_to_buffer, Glyphs, Mode, Panel, PanelOptions, PanelState, Tier,
 };
 
 const WIDTHS: [u16; 3] = [80, 100, 140];
 
-/// Learner labels of the seed's "Learner 主时间线" table, per profile.
+/// Learner labels of the learner timeline table, per profile (`docs/contract/timelines.md`).
 const SAC_LEARNER: [&str; 8] = [
     "Collector Wait",
     "Inference",
@@ -42,8 +45,8 @@ const APPO_LEARNER: [&str; 7] = [
     "Other",
     "Iter Wall",
 ];
-/// Collector labels of the seed's "Collector 自有时间线" tables (SAC cycle, its quiet and
-/// nested diagnostics, and APPO's three rows).
+/// Collector labels of the collector's own-clock timeline (SAC cycle, its quiet and nested
+/// diagnostics, and APPO's three rows; `docs/contract/timelines.md`).
 const SAC_COLLECTOR: [&str; 13] = [
     "Inference Request",
     "Learner Action Wait",
@@ -60,9 +63,11 @@ const SAC_COLLECTOR: [&str; 13] = [
     "Env Step",
 ];
 const APPO_COLLECTOR: [&str; 3] = ["MLP Infer", "Env Step", "Rollout Wall"];
-/// System column labels (seed 000: buffer, timeout rate, envs, batch per rank, CUDA MPS).
+/// System column labels: buffer, timeout rate, envs, batch per rank, CUDA MPS
+/// (`docs/contract/panel.md`).
 const SYSTEM: [&str; 5] = ["Buffer", "Timeout Rate", "Envs", "Batch/Rank", "CUDA MPS"];
-/// Labels only APPO has (seed 000: Replay Stage 与 Weight Publish 只在 APPO 出现).
+/// Labels only APPO has: Replay Stage and Weight Publish appear only in APPO
+/// (`docs/contract/timelines.md`).
 const APPO_ONLY: [&str; 4] = [
     "Replay Stage",
     "Weight Publish",
@@ -111,7 +116,8 @@ fn has_label(text: &str, label: &str) -> bool {
 
 #[test]
 fn sac_panel_snapshots_at_80_100_and_140_columns() {
-    // seed 000: 终端有显式宽度分层 (< 96, 96–119, ≥ 120 columns).
+    // The panel has explicit width tiers: < 96, 96–119, ≥ 120 columns
+    // (docs/contract/panel.md, "Width tiers").
     let s = sac_state();
     for w in WIDTHS {
         insta::assert_snapshot!(format!("sac_{w}"), text(&s, w));
@@ -129,8 +135,9 @@ fn appo_panel_snapshots_at_80_100_and_140_columns() {
 // ---- labels ---------------------------------------------------------------------------------
 
 #[test]
-fn every_seed_label_of_the_profile_shows_at_80_100_and_140_columns() {
-    // seed 000: the learner, collector and System tables; "No core label is cut".
+fn every_timeline_label_of_the_profile_shows_at_80_100_and_140_columns() {
+    // The learner, collector and System tables; no core label is cut
+    // (docs/contract/panel.md, docs/contract/timelines.md).
     let cases: [(TerminalState, Vec<&str>); 2] = [
         (
             sac_state(),
@@ -153,7 +160,8 @@ fn every_seed_label_of_the_profile_shows_at_80_100_and_140_columns() {
 
 #[test]
 fn appo_rows_never_show_in_sac_and_sac_rows_never_in_appo() {
-    // seed 000: 算法专有阶段不会跨算法占位; Replay Stage 与 Weight Publish 只在 APPO 出现。
+    // An algorithm's own phases never take a row in another algorithm's table; Replay Stage
+    // and Weight Publish appear only in APPO (docs/contract/timelines.md).
     for w in WIDTHS {
         let sac = text(&sac_state(), w);
         for l in APPO_ONLY {
@@ -168,7 +176,8 @@ fn appo_rows_never_show_in_sac_and_sac_rows_never_in_appo() {
 
 #[test]
 fn nested_learner_diagnostics_are_not_rows() {
-    // seed 000: Inference H2D/Forward/D2H 与 Replay H2D Submit 只在 TensorBoard / W&B 记录，不是额外的 Iter Wall 切片。
+    // Inference H2D/Forward/D2H and Replay H2D Submit are nested diagnostics, recorded only in
+    // TensorBoard / W&B, not extra Iter Wall slices (docs/contract/timelines.md).
     for w in WIDTHS {
         let t = text(&sac_state(), w);
         for l in [
@@ -184,7 +193,7 @@ fn nested_learner_diagnostics_are_not_rows() {
 
 #[test]
 fn no_core_label_is_cut_at_any_width_from_60_columns() {
-    // issue 4: No core label is ever cut at any width ≥ 60 columns.
+    // No core label is ever cut at any width ≥ 60 columns (docs/contract/panel.md).
     let core: Vec<&str> = [&SAC_LEARNER[..], &SYSTEM[..]]
         .concat()
         .into_iter()
@@ -225,8 +234,9 @@ fn no_core_label_is_cut_at_any_width_from_60_columns() {
 }
 
 #[test]
-fn title_carries_algo_task_gpus_and_iteration_as_in_the_reference() {
-    // reference §1.3: " 🚀 UniLab Off-Policy Training | SAC | G1WalkFlat | GPUs 1 | iter 5000/5000 ".
+fn title_carries_algo_task_gpus_and_iteration() {
+    // The title reads " 🚀 UniLab Off-Policy Training | SAC | G1WalkFlat | GPUs 1 |
+    // iter 5000/5000 " (docs/contract/panel.md).
     let t = text(&sac_state(), 140);
     let first = t.lines().next().unwrap();
     assert!(
@@ -245,7 +255,8 @@ fn title_carries_algo_task_gpus_and_iteration_as_in_the_reference() {
 
 #[test]
 fn header_shows_throughput_episode_length_and_window_count() {
-    // seed 000: Steps/s and Rows/s are whole-job totals; Avg 2s (n=...) counts the window.
+    // Steps/s and Rows/s are whole-job totals; Avg 2s (n=...) counts the window
+    // (docs/contract/panel.md, "2-second window").
     let (snap, now) = snapshot_at_end(&sac_state());
     let n = snap.window.n;
     let fps = snap.window.get("Perf/total_fps").unwrap();
@@ -261,7 +272,7 @@ fn header_shows_throughput_episode_length_and_window_count() {
 
 #[test]
 fn elapsed_excludes_warm_up_and_eta_follows_the_iteration_rate() {
-    // reference §1.1: warm-up excluded from elapsed time and ETA.
+    // Warm-up is excluded from elapsed time and ETA (docs/contract/panel.md).
     let mut s = TerminalState::new(RunFacts {
         algo: "sac".into(),
         task: "t".into(),
@@ -290,7 +301,8 @@ fn elapsed_excludes_warm_up_and_eta_follows_the_iteration_rate() {
 
 #[test]
 fn ingress_gauges_are_labelled_as_ingress_and_follow_the_losses() {
-    // seed 000: replay-ingress gauge 显示为 Ingress Backpressure、Ingress Depth 等标签；它们不放入 loss 组。
+    // Replay-ingress gauges show as "Ingress Backpressure", "Ingress Depth" and so on, never
+    // in the loss group (docs/contract/panel.md).
     let t = text(&sac_state(), 140);
     let line_of = |l: &str| t.lines().position(|x| x.contains(l)).unwrap();
     let last_loss = [
@@ -319,7 +331,8 @@ fn ingress_gauges_are_labelled_as_ingress_and_follow_the_losses() {
 
 #[test]
 fn env_step_details_are_indented_with_connectors_and_the_last_closes() {
-    // reference §1.3: detail rows "  Backend Step" with ─┤, the last with ─┘.
+    // Env Step detail rows are indented ("  Backend Step") with ─┤, the last with ─┘
+    // (docs/contract/timelines.md).
     let t = text(&sac_state(), 140);
     let details: Vec<&str> = t
         .lines()
@@ -373,7 +386,8 @@ fn learner_percentages(t: &str, labels: &[&str]) -> Vec<f64> {
 
 #[test]
 fn learner_percentages_sum_to_100_within_rounding() {
-    // seed 000: 正常情况下它们合计等于 Iter Wall，每行百分比合计约为 100%（逐行取整可能略有误差）。
+    // The learner rows normally add up to Iter Wall, so the row percentages sum to about
+    // 100 % (per-row rounding may be slightly off; docs/contract/timelines.md).
     for (state, labels) in [
         (sac_state(), &SAC_LEARNER[..]),
         (appo_state(), &APPO_LEARNER[..]),
@@ -404,7 +418,8 @@ fn sac_with(overrides: &[(&'static str, f64)]) -> TerminalState {
 
 #[test]
 fn quiet_collector_rows_show_only_at_one_percent_of_the_cycle() {
-    // seed 000: Inference Request、Transition Extract、Metrics Publish 以及嵌套明细 ... 只有达到 collector cycle 的 1% 时才出现在终端。
+    // Inference Request, Transition Extract, Metrics Publish and the nested details show in
+    // the panel only at 1 % of the collector cycle or more (docs/contract/timelines.md).
     // Cycle without Inference Request: 5.0 + 1.9 + 0.1 + 0.35 + 0.09 = 7.44 ms.
     let quiet = sac_with(&[("Perf/collector_inference_request_ms", 0.03)]); // 0.4 %
     let shown = sac_with(&[("Perf/collector_inference_request_ms", 0.2)]); // 2.6 %
@@ -418,7 +433,7 @@ fn quiet_collector_rows_show_only_at_one_percent_of_the_cycle() {
 
 #[test]
 fn core_collector_rows_show_even_below_one_percent() {
-    // seed 000: 终端始终保留上表核心 cycle 行。
+    // The panel always keeps the core cycle rows (docs/contract/timelines.md).
     let s = sac_with(&[("Perf/collector_replay_write_ms", 0.001)]);
     for w in WIDTHS {
         assert!(has_label(&text(&s, w), "Replay Write"), "{w}");
@@ -427,7 +442,8 @@ fn core_collector_rows_show_even_below_one_percent() {
 
 #[test]
 fn appo_collector_shows_milliseconds_without_percentages() {
-    // seed 000: APPO 的三个值不是一组百分比分解 ... 所以终端只显示 ms。
+    // APPO's three collector values are not a percentage breakdown of anything, so the
+    // panel shows ms only (docs/contract/timelines.md).
     let t = text(&appo_state(), 140);
     for l in APPO_COLLECTOR {
         let line = t.lines().find(|x| x.contains(l)).unwrap();
@@ -438,7 +454,8 @@ fn appo_collector_shows_milliseconds_without_percentages() {
 
 #[test]
 fn the_two_timing_clocks_are_separate_columns_never_summed() {
-    // seed 000: 两列时间不能横向相加; 120 列及以上时，timing 使用完整三列。
+    // The two timing columns are never added across; from 120 columns timing uses the full
+    // three columns (docs/contract/timelines.md, docs/contract/panel.md "Width tiers").
     let t = text(&sac_state(), 140);
     let header = t
         .lines()
@@ -459,7 +476,8 @@ fn the_two_timing_clocks_are_separate_columns_never_summed() {
 
 #[test]
 fn width_tiers_switch_at_96_and_120_columns() {
-    // seed 000: 小于 96 列 / 96–119 列 / 120 列及以上。
+    // Tiers: below 96 columns, 96–119 columns, 120 columns and more
+    // (docs/contract/panel.md, "Width tiers").
     assert_eq!(Tier::for_width(60), Tier::Stacked);
     assert_eq!(Tier::for_width(95), Tier::Stacked);
     assert_eq!(Tier::for_width(96), Tier::SideBySide);
@@ -491,7 +509,8 @@ fn width_tiers_switch_at_96_and_120_columns() {
 
 #[test]
 fn below_96_columns_everything_stacks_in_one_column() {
-    // seed 000: 小于 96 列时，metrics / rewards / timing 区域纵向堆叠，timing 使用单一 Timing 列。
+    // Below 96 columns metrics, rewards and timing stack vertically and timing is a single
+    // Timing column (docs/contract/panel.md, "Width tiers").
     let t = text(&sac_state(), 80);
     let line_of = |l: &str| t.lines().position(|x| x.contains(l)).unwrap();
     assert!(line_of("Metrics") < line_of("Rewards"));
@@ -506,7 +525,8 @@ fn below_96_columns_everything_stacks_in_one_column() {
 
 #[test]
 fn reward_peak_loses_precision_below_96_columns() {
-    // seed 000: 降低 reward peak 精度，而不是截断核心标签。
+    // The reward peak loses precision rather than a core label being cut
+    // (docs/contract/panel.md, "Width tiers").
     let narrow = text(&sac_state(), 80);
     let wide = text(&sac_state(), 100);
     assert!(
@@ -518,7 +538,8 @@ fn reward_peak_loses_precision_below_96_columns() {
 
 #[test]
 fn a_short_terminal_drops_optional_rows_but_keeps_core_rows_and_titles() {
-    // issue 4: no core label is cut; optional rows go first and each title counts them.
+    // No core label is cut; optional rows go first and each title counts them
+    // (docs/contract/panel.md).
     let t = text_in(&sac_state(), 80, 40);
     assert_eq!(t.lines().count(), 40);
     for l in [
@@ -547,7 +568,7 @@ fn a_short_terminal_drops_optional_rows_but_keeps_core_rows_and_titles() {
 
 #[test]
 fn ascii_fallback_draws_only_ascii() {
-    // reference §1.1: ASCII fallbacks when the encoding cannot show "⏱ ▲ ▼ ━".
+    // ASCII fallbacks when the encoding cannot show "⏱ ▲ ▼ ━" (docs/contract/panel.md).
     for w in WIDTHS {
         let t = buffer_text(&render_to_buffer(
             &view(&sac_state(), Glyphs::ASCII),
@@ -563,7 +584,8 @@ fn ascii_fallback_draws_only_ascii() {
 
 #[test]
 fn errors_and_status_show_without_waiting_for_a_step() {
-    // issue 4: errors and status lines show without waiting for the next iteration.
+    // Errors and status lines show without waiting for the next iteration
+    // (docs/contract/panel.md, "Status and error lines").
     let mut s = sac_state();
     let t = s.updated_at.unwrap() + 0.2;
     s.message(
@@ -624,7 +646,8 @@ fn plain_options(cap: &Capture) -> PanelOptions {
 
 #[test]
 fn plain_mode_emits_no_escape_bytes_and_summarises_each_interval() {
-    // issue 4: not a terminal / --panel off: no escape codes at all; a compact one-line summary.
+    // Not a terminal / --panel off: no escape codes at all; a compact one-line summary
+    // (docs/contract/panel.md, "Plain fallback").
     let state = Arc::new(Mutex::new(TerminalState::new(sac_state().facts)));
     let cap = Capture::default();
     let mut panel = Panel::start(state.clone(), plain_options(&cap));
@@ -674,7 +697,8 @@ fn plain_mode_emits_no_escape_bytes_and_summarises_each_interval() {
 
 #[test]
 fn a_stuck_output_never_blocks_the_training_loop() {
-    // issue 4: step() never renders and never blocks on the terminal.
+    // step() never renders and never blocks on the terminal (docs/contract/panel.md,
+    // "2 Hz clock").
     let state = Arc::new(Mutex::new(TerminalState::new(sac_state().facts)));
     let cap = Capture::default();
     let gate = cap.gate.clone();
@@ -732,7 +756,7 @@ fn control_characters_in_a_message_never_reach_the_terminal() {
     }
 }
 
-// ---- rft runs (seed 002) --------------------------------------------------------------------
+// ---- rft runs (docs/contract/rft.md) --------------------------------------------------------
 
 /// Where a group title is drawn: (line, column) of each place `title` starts a table, i.e.
 /// the cell below its first character is the rule (full-height panels only).
@@ -752,7 +776,7 @@ fn title_at(t: &str, title: &str) -> Option<(usize, usize)> {
     None
 }
 
-/// The group titles of the rft fixture, in seed 002's category order.
+/// The group titles of the rft fixture, in Trinity-RFT's category order (`docs/contract/rft.md`).
 const RFT_TITLES: [&str; 14] = [
     "rollout",
     "eval/gsm8k-eval",
@@ -772,8 +796,9 @@ const RFT_TITLES: [&str; 14] = [
 
 #[test]
 fn rft_panel_snapshots_at_80_100_and_140_columns() {
-    // seed 002: metrics follow {category}/{taskset_name}/{metric_name}/{statistic}; issue 7:
-    // the panel groups them by category, eval mean@N/best@k as a small table per taskset.
+    // Metrics follow {category}/{taskset_name}/{metric_name}/{statistic} (docs/contract/rft.md);
+    // the panel groups them by category, eval mean@N/best@k as a small table per taskset
+    // (docs/contract/panel.md, "RFT panel").
     let s = rft_state();
     for w in WIDTHS {
         insta::assert_snapshot!(format!("rft_{w}"), text(&s, w));
@@ -781,10 +806,11 @@ fn rft_panel_snapshots_at_80_100_and_140_columns() {
 }
 
 #[test]
-fn rft_categories_appear_in_seed_order_at_every_tier() {
-    // seed 002 "指标类别": rollout/, eval/, bench/, time/, actor/, critic/, perf/,
-    // global_seqlen/, response_length/, prompt_length/, timing_per_token_ms/,
-    // experience_pipeline/, sample/ — the panel keeps that order (reading down, then across).
+fn rft_categories_appear_in_category_order_at_every_tier() {
+    // The metric categories, in order (docs/contract/rft.md): rollout/, eval/, bench/, time/,
+    // actor/, critic/, perf/, global_seqlen/, response_length/, prompt_length/,
+    // timing_per_token_ms/, experience_pipeline/, sample/ — the panel keeps that order
+    // (reading down, then across).
     let (snap, now) = snapshot_at_end(&rft_state());
     let model = PanelState::new(snap, now, Glyphs::UNICODE, false).model;
     let titles: Vec<String> = model
@@ -842,9 +868,9 @@ fn headers_after(t: &str, title: &str) -> Vec<String> {
 
 #[test]
 fn rft_eval_tables_have_one_column_per_statistic_in_order() {
-    // seed 002: eval/{task_name}/{metric_name}/{statistic} with mean@N, std@N, best@k,
-    // worst@k ("默认情况下，报告 … mean@k、std@k、best@k、worst@k"): one table per taskset,
-    // columns in that order with k ascending, plain aggregates (:sum) after them.
+    // eval/{task_name}/{metric_name}/{statistic} with mean@N, std@N, best@k, worst@k, which
+    // an eval reports by default (docs/contract/rft.md): one table per taskset, columns in
+    // that order with k ascending, plain aggregates (:sum) after them.
     let t = text(&rft_state(), 140);
     assert_eq!(
         headers_after(&t, "eval/gsm8k-eval"),
@@ -855,7 +881,7 @@ fn rft_eval_tables_have_one_column_per_statistic_in_order() {
         ["mean@8", "std@8", "best@2", "best@4", "best@8", "worst@2", "worst@4", "worst@8"]
     );
     // Rollout metrics are one row per metric with their step statistics as columns
-    // (seed 002: rollout/accuracy/mean, /max, /min; :sum → /sum; :last → /last).
+    // (rollout/accuracy/mean, /max, /min; :sum → /sum; :last → /last; docs/contract/rft.md).
     assert_eq!(
         headers_after(&t, "rollout"),
         ["mean", "max", "min", "sum", "last"]
@@ -874,8 +900,9 @@ fn rft_eval_tables_have_one_column_per_statistic_in_order() {
 
 #[test]
 fn rft_panels_show_no_rl_tables_and_never_cut_a_label_from_60_columns() {
-    // seed 002 namespaces replace the RL registry for rft runs: no learner/collector
-    // timelines, losses, rewards or system table; issue 4: no label cut at ≥ 60 columns.
+    // The Trinity-RFT categories replace the RL registry for rft runs: no learner/collector
+    // timelines, losses, rewards or system table (docs/contract/rft.md); no label is cut at
+    // ≥ 60 columns (docs/contract/panel.md).
     let s = rft_state();
     let labels = [
         "accuracy",
@@ -921,7 +948,7 @@ fn rft_panels_show_no_rl_tables_and_never_cut_a_label_from_60_columns() {
 
 #[test]
 fn rft_panels_render_at_any_size_and_fill_the_area() {
-    // issue 4: the panel draws whatever area it gets (seed 002 groups included).
+    // The panel draws whatever area it gets, rft groups included (docs/contract/panel.md).
     let v = view(&rft_state(), Glyphs::ASCII);
     for w in (8..=200).step_by(3) {
         for h in [3, 7, 20, 45] {
@@ -937,7 +964,8 @@ fn rft_panels_render_at_any_size_and_fill_the_area() {
 
 #[test]
 fn rft_time_values_carry_their_units() {
-    // seed 002: "除非特殊说明，时间指标以秒为单位"; timing_per_token_ms/ is per-token ms.
+    // Unless stated otherwise, time metrics are in seconds; timing_per_token_ms/ is per-token
+    // ms (docs/contract/rft.md).
     let t = text(&rft_state(), 100);
     let line = |l: &str| t.lines().find(|x| x.contains(l)).unwrap().to_owned();
     assert!(line("explore_step").contains("18.220s"), "{t}");
@@ -952,8 +980,8 @@ fn rft_time_values_carry_their_units() {
 
 #[test]
 fn rft_eval_tables_stay_between_evaluations() {
-    // seed 002: eval metrics are computed on evaluation steps only, so between two evals
-    // the panel keeps the last one (marked) instead of dropping the table.
+    // Eval metrics are computed on evaluation steps only (docs/contract/rft.md), so between
+    // two evals the panel keeps the last one (marked) instead of dropping the table.
     let mut s = rft_state();
     let (snap, now) = snapshot_at_end(&s);
     let mut view = PanelState::new(snap, now, Glyphs::UNICODE, false);
@@ -988,8 +1016,8 @@ fn rft_eval_tables_stay_between_evaluations() {
 
 #[test]
 fn a_short_rft_panel_drops_the_last_groups_and_names_them() {
-    // issue 7 / seed 002 order: when the terminal is short, the groups at the end of the
-    // category order go first, counted on a "+N more" line; rollout and eval stay.
+    // When the terminal is short, the groups at the end of the category order go first,
+    // counted on a "+N more" line; rollout and eval stay (docs/contract/panel.md, "RFT panel").
     let t = text_in(&rft_state(), 80, 30);
     assert_eq!(t.lines().count(), 30);
     for l in ["rollout", "eval/gsm8k-eval", "accuracy", "mean@4"] {
@@ -1006,7 +1034,8 @@ fn a_short_rft_panel_drops_the_last_groups_and_names_them() {
 
 #[test]
 fn rft_plain_summary_carries_accuracy_latest_eval_and_the_longest_times() {
-    // seed 002: rollout/accuracy/mean, eval/{taskset}/accuracy/mean@N, time/ in seconds.
+    // rollout/accuracy/mean, eval/{taskset}/accuracy/mean@N, time/ in seconds
+    // (docs/contract/panel.md "Plain fallback", docs/contract/rft.md).
     let (snap, now) = snapshot_at_end(&rft_state());
     let line = tally_tui::summary_line(&PanelState::new(snap, now, Glyphs::ASCII, false).model);
     assert!(line.is_ascii(), "{line}");
@@ -1027,7 +1056,7 @@ fn rft_plain_summary_carries_accuracy_latest_eval_and_the_longest_times() {
 
 #[test]
 fn rft_plain_mode_keeps_the_last_eval_between_evaluations() {
-    // seed 002: eval keys arrive on evaluation steps only; the summary still names the
+    // Eval keys arrive on evaluation steps only (docs/contract/rft.md); the summary still names the
     // latest eval mean@N after the eval step left the 2 s window.
     let state = Arc::new(Mutex::new(TerminalState::new(rft_state().facts)));
     let cap = Capture::default();

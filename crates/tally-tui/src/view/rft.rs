@@ -1,23 +1,24 @@
-//! Pure rendering of an `rft` run: seed 002's categories as groups instead of the RL tables.
+//! Pure rendering of an `rft` run: Trinity-RFT's categories as groups instead of the RL tables
+//! (`docs/contract/panel.md`, "RFT panel"; the key convention is `docs/contract/rft.md`).
 //!
 //! Each group of the [`RftModel`] is a small table: the title (`rollout`, `eval/<taskset>`)
 //! with the column headers on its line, a rule, then one row per metric. The width tiers of
 //! [`Tier`] decide how many columns groups flow in (one below 96 columns, two from 96, three
 //! from 120); a group wider than one column spans as many as it needs, and consecutive
-//! narrow groups fill the columns top to bottom, so reading down then across follows seed
-//! 002's order. A group too wide for the panel drops its least important statistics first
+//! narrow groups fill the columns top to bottom, so reading down then across follows the
+//! category order. A group too wide for the panel drops its least important statistics first
 //! (small-k `worst@k` / `best@k`, then plain statistics, then `std@N`; `mean@N` last) and its
 //! title counts them; a label is cut only when even one column does not fit. When the panel
 //! is taller than the terminal, spacers and rules go first, then whole groups from the end of
-//! seed 002's order, named on a `+N more` line.
+//! category order, named on a `+N more` line.
 
+use super::draw::{fill, put, put_fit, Pal, Spans};
+use super::frame::{centered, draw_frame, header_lines};
+use super::layout::{split, Tier, GAP, PAD};
 use crate::format;
 use crate::glyphs::Glyphs;
 use crate::rft::{Column, RftGroup, RftModel};
 use crate::state::PanelState;
-use crate::view::{
-    centered, draw_frame, fill, header_lines, put, put_fit, split, Pal, Spans, Tier, GAP, PAD,
-};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
@@ -48,7 +49,7 @@ struct Fit {
 
 /// How long a column is kept when room is short (lower is kept longer): `mean@N` and the
 /// key's own value, then the largest `best@k` / `worst@k`, `std@N`, the plain statistics in
-/// seed order, then the smaller `best@k` and `worst@k` (larger k kept longer, `best@k`
+/// their own order, then the smaller `best@k` and `worst@k` (larger k kept longer, `best@k`
 /// before `worst@k`).
 fn keep_rank(c: Column, all: &[Column]) -> (u8, u64, u8) {
     let max_best = all.iter().filter_map(|c| match c {
@@ -74,7 +75,8 @@ fn keep_rank(c: Column, all: &[Column]) -> (u8, u64, u8) {
 
 fn cell_text(g: &RftGroup, label: &str, c: Column, v: f64) -> String {
     match g.unit {
-        // Seed 002: time metrics are in seconds; timing_per_token_ms/ in milliseconds.
+        // time/ metrics are in seconds, timing_per_token_ms/ in milliseconds
+        // (docs/contract/rft.md).
         Unit::S => format!("{}s", format::number(v)),
         Unit::Ms => format!("{}ms", format::number(v)),
         _ if c.is_count() || (c == Column::Value && label.ends_with("count")) => format::count(v),
@@ -485,7 +487,7 @@ impl<'a> Layout<'a> {
     }
 
     /// The fullest plan that fits `height` rows: everything; then without spacers and
-    /// rules; then without the last groups in seed order (at least the first one shows).
+    /// rules; then without the last groups in category order (at least the first one shows).
     fn fit(&self, width: u16, height: u16) -> (bool, Plan) {
         let n = self.grids.len();
         let full = self.plan(width, true, n);
@@ -503,14 +505,14 @@ impl<'a> Layout<'a> {
 }
 
 /// The full height of an rft panel `width` columns wide (borders included).
-pub(crate) fn height(state: &PanelState, rft: &RftModel, width: u16) -> u16 {
+pub(super) fn height(state: &PanelState, rft: &RftModel, width: u16) -> u16 {
     let inner = width.saturating_sub(4);
     let layout = Layout::new(state, rft, width);
     layout.plan(inner, true, rft.groups.len()).height + 2
 }
 
 /// Draw an rft panel into `area`.
-pub(crate) fn render(state: &PanelState, rft: &RftModel, area: Rect, buf: &mut Buffer) {
+pub(super) fn render(state: &PanelState, rft: &RftModel, area: Rect, buf: &mut Buffer) {
     let layout = Layout::new(state, rft, area.width);
     let g = &state.glyphs;
     let pal = layout.pal;

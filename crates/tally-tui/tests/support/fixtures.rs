@@ -1,9 +1,10 @@
 //! Example terminal states (SAC, APPO and an rft run) for snapshot tests, benches and
-//! documentation.
+//! examples, which include this file with `#[path]`; it is not part of the library.
 //!
-//! Every value is chosen so that each label of the seed's tables for the profile shows:
+//! Every value is chosen so that each label of the profile's timeline tables shows
+//! (`docs/contract/timelines.md`):
 //! every quiet collector row is above 1 % of the cycle. The rft run carries the Trinity-RFT
-//! keys of seed 002 with eval and bench steps every few iterations.
+//! keys of `docs/contract/rft.md` with eval and bench steps every few iterations.
 
 use std::sync::Arc;
 use tally::terminal::{Level, PanelSnapshot, RunFacts, TerminalState};
@@ -188,7 +189,8 @@ pub fn appo_state() -> TerminalState {
     )
 }
 
-/// A sample at `t` for `iteration` with Trinity-style keys (seed 002), as [`Tag::Free`].
+/// A sample at `t` for `iteration` with Trinity-style keys (`docs/contract/rft.md`), as
+/// [`Tag::Free`].
 pub fn rft_sample(t: f64, iteration: u64, values: &[(&str, f64)]) -> Sample {
     Sample {
         t,
@@ -200,7 +202,7 @@ pub fn rft_sample(t: f64, iteration: u64, values: &[(&str, f64)]) -> Sample {
     }
 }
 
-/// One GRPO training step's step-level keys (seed 002), scaled by `k` (≈ 1).
+/// One GRPO training step's step-level keys (`docs/contract/rft.md`), scaled by `k` (≈ 1).
 pub fn rft_values(k: f64) -> Vec<(&'static str, f64)> {
     vec![
         ("rollout/accuracy/mean", 0.4531 * k),
@@ -240,8 +242,9 @@ pub fn rft_values(k: f64) -> Vec<(&'static str, f64)> {
     ]
 }
 
-/// An eval step's keys (seed 002: `eval/<taskset>/<metric>/mean@N|std@N|best@k|worst@k`,
-/// repeat_times 4) and a bench taskset with repeat_times 8, scaled by `k`.
+/// An eval step's keys (`eval/<taskset>/<metric>/mean@N|std@N|best@k|worst@k`,
+/// repeat_times 4) and a bench taskset with repeat_times 8, scaled by `k`
+/// (`docs/contract/rft.md`).
 pub fn rft_eval_values(k: f64) -> Vec<(&'static str, f64)> {
     vec![
         ("eval/gsm8k-eval/accuracy/mean@4", 0.5625 * k),

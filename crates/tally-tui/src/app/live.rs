@@ -1,0 +1,277 @@
+//! The live panel: a ratatui inline viewport redrawn on the 2 Hz clock, lines printed above
+//! it, keys, resizes, and the final frame on close.
+
+use super::clock::NowSource;
+use super::restore::{BOTTOM, DRAW, RAW, RESTORED};
+use super::{is_warmup, message_line, new_messages, snapshot, Command, PanelOptions};
+use crate::glyphs::Glyphs;
+use crate::state::PanelState;
+use crossterm::cursor::{MoveTo, Show};
+use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use crossterm::execute;
+use crossterm::terminal::{self as ct, Clear, ClearType};
+use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Position;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::{Terminal, TerminalOptions, Viewport};
+use std::io::{self, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tally::terminal::{Level, TerminalState};
+use unicode_width::UnicodeWidthChar;
+
+/// How often keys are polled in key mode.
+const KEY_POLL: Duration = Duration::from_millis(50);
+
+type Term = Terminal<CrosstermBackend<Stdout>>;
+
+pub(super) struct Live {
+    term: Option<Term>,
+    view: PanelState,
+    clock: NowSource,
+    size: (u16, u16),
+    height: u16,
+    seen: u64,
+    lines: Vec<(String, Style)>,
+    keys: bool,
+}
+
+fn desired_height(view: &PanelState, size: (u16, u16)) -> u16 {
+    view.height(size.0).min(size.1).max(3)
+}
+
+fn open_term(height: u16) -> io::Result<Term> {
+    Terminal::with_options(
+        CrosstermBackend::new(io::stdout()),
+        TerminalOptions {
+            viewport: Viewport::Inline(height),
+        },
+    )
+}
+
+impl Live {
+    pub(super) fn open(state: &Mutex<TerminalState>, opts: &PanelOptions) -> io::Result<Live> {
+        if opts.keys {
+            ct::enable_raw_mode()?;
+            RAW.store(true, Ordering::SeqCst);
+        }
+        let size = ct::size()?;
+        if size.0 < 20 || size.1 < 3 {
+            return Err(io::Error::other(format!(
+                "terminal of {}x{} is too small",
+                size.0, size.1
+            )));
+        }
+        let mut clock = NowSource {
+            clock: opts.clock,
+            origin: Instant::now(),
+            offset: None,
+        };
+        let snap = snapshot(state);
+        clock.observe(&snap);
+        let seen = snap.messages_total;
+        let glyphs = opts.glyphs.unwrap_or_else(Glyphs::detect);
+        let view = PanelState::new(snap, clock.now(), glyphs, opts.color.unwrap_or(true));
+        let height = desired_height(&view, size);
+        let term = open_term(height)?;
+        Ok(Live {
+            term: Some(term),
+            view,
+            clock,
+            size,
+            height,
+            seen,
+            lines: Vec::new(),
+            keys: opts.keys,
+        })
+    }
+
+    pub(super) fn run(
+        &mut self,
+        state: &Mutex<TerminalState>,
+        opts: &PanelOptions,
+        rx: &Receiver<Command>,
+        quit: &AtomicBool,
+    ) -> io::Result<()> {
+        let mut next = Instant::now();
+        loop {
+            let mut wait = next.saturating_duration_since(Instant::now());
+            if self.keys {
+                wait = wait.min(KEY_POLL);
+            }
+            let mut force = false;
+            let mut stop = false;
+            let mut cmds = Vec::new();
+            match rx.recv_timeout(wait) {
+                Ok(cmd) => cmds.push(cmd),
+                Err(RecvTimeoutError::Disconnected) => stop = true,
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            cmds.extend(rx.try_iter());
+            for cmd in cmds {
+                match cmd {
+                    Command::Log(l) => {
+                        self.lines.push((l, Style::new()));
+                        force = true;
+                    }
+                    Command::Refresh => force = true,
+                    Command::Stop => stop = true,
+                }
+            }
+            if self.keys {
+                while event::poll(Duration::ZERO)? {
+                    match event::read()? {
+                        Event::Key(k) if k.kind != KeyEventKind::Release => {
+                            let ctrl_c = k.code == KeyCode::Char('c')
+                                && k.modifiers.contains(KeyModifiers::CONTROL);
+                            if ctrl_c || matches!(k.code, KeyCode::Char('q' | 'Q') | KeyCode::Esc) {
+                                quit.store(true, Ordering::SeqCst);
+                                force = true;
+                            }
+                        }
+                        Event::Resize(..) => force = true,
+                        _ => {}
+                    }
+                }
+            }
+            if stop {
+                // The final frame shows the state at close (status, last iteration).
+                return self.frame(state);
+            }
+            if force || Instant::now() >= next {
+                self.frame(state)?;
+                next = (next + opts.refresh).max(Instant::now());
+            }
+        }
+    }
+
+    /// One frame: snapshot, lines above the panel, viewport size, draw.
+    fn frame(&mut self, state: &Mutex<TerminalState>) -> io::Result<()> {
+        if RESTORED.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let snap = snapshot(state);
+        self.clock.observe(&snap);
+        for m in new_messages(&snap, self.seen) {
+            // Warm-up progress shows in the header; everything else also scrolls above.
+            if !is_warmup(m, &snap) {
+                let style = match m.level {
+                    Level::Error => Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+                    Level::Warning => Style::new().fg(Color::Yellow),
+                    Level::Info => Style::new(),
+                };
+                let style = if self.view.color { style } else { Style::new() };
+                self.lines.push((message_line(m), style));
+            }
+        }
+        self.seen = snap.messages_total;
+        self.view.update(snap, self.clock.now());
+        let _guard = DRAW.lock().unwrap_or_else(|e| e.into_inner());
+        if RESTORED.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let size = ct::size()?;
+        let want = desired_height(&self.view, size);
+        // Re-evaluate the tier on every resize; grow at once, shrink only with the terminal.
+        if size != self.size || want > self.height {
+            self.reopen(size, want)?;
+        }
+        let Some(term) = self.term.as_mut() else {
+            return Ok(());
+        };
+        if !self.lines.is_empty() {
+            let width = size.0.max(1);
+            let wrapped: Vec<(String, Style)> = self
+                .lines
+                .drain(..)
+                .flat_map(|(l, st)| wrap(&l, width).into_iter().map(move |w| (w, st)))
+                .collect();
+            term.insert_before(wrapped.len() as u16, |buf| {
+                for (i, (l, st)) in wrapped.iter().enumerate() {
+                    buf.set_stringn(0, i as u16, l, width as usize, *st);
+                }
+            })?;
+        }
+        let view = &self.view;
+        let frame = term.draw(|f| f.render_widget(view, f.area()))?;
+        BOTTOM.store(frame.area.bottom(), Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Replace the viewport: clear it and open a new one of `height` rows.
+    ///
+    /// When only the height changes, the new viewport starts where the old one did. When the
+    /// width changes, many terminals re-wrap the old panel's full-width lines, so its rows are
+    /// no longer where they were: the visible screen is cleared and the panel starts at the top.
+    fn reopen(&mut self, size: (u16, u16), height: u16) -> io::Result<()> {
+        if let Some(mut term) = self.term.take() {
+            let top = term.get_frame().area().y.min(size.1.saturating_sub(1));
+            drop(term);
+            let mut out = io::stdout();
+            if size.0 != self.size.0 {
+                execute!(out, Clear(ClearType::All), MoveTo(0, 0))?;
+            } else {
+                execute!(out, MoveTo(0, top), Clear(ClearType::FromCursorDown))?;
+            }
+        }
+        self.term = Some(open_term(height)?);
+        self.size = size;
+        self.height = height;
+        Ok(())
+    }
+
+    /// The final frame, then the cursor below the panel, visible, and raw mode off.
+    pub(super) fn close(&mut self) -> io::Result<()> {
+        let _guard = DRAW.lock().unwrap_or_else(|e| e.into_inner());
+        if RESTORED.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let mut result = Ok(());
+        if let Some(term) = self.term.as_mut() {
+            let bottom = term.get_frame().area().bottom();
+            result = term
+                .set_cursor_position(Position::new(0, bottom.saturating_sub(1)))
+                .and_then(|_| term.show_cursor());
+            BOTTOM.store(bottom, Ordering::SeqCst);
+        }
+        self.term = None;
+        if RAW.swap(false, Ordering::SeqCst) {
+            let _ = ct::disable_raw_mode();
+        }
+        let mut out = io::stdout();
+        let _ = out.write_all(b"\r\n");
+        let _ = execute!(out, Show);
+        result
+    }
+}
+
+/// Split `line` into pieces at most `width` columns wide.
+fn wrap(line: &str, width: u16) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut w = 0usize;
+    for ch in line.chars() {
+        let cw = ch.width().unwrap_or(0);
+        if w + cw > width as usize {
+            out.push(String::new());
+            w = 0;
+        }
+        w += cw;
+        if let Some(last) = out.last_mut() {
+            last.push(ch);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_splits_long_log_lines_at_the_width() {
+        assert_eq!(wrap("abcdef", 4), vec!["abcd", "ef"]);
+        assert_eq!(wrap("", 4), vec![""]);
+    }
+}

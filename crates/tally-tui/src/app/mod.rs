@@ -1,0 +1,258 @@
+//! The only code that touches the terminal: the 2 Hz render thread with its inline viewport,
+//! the plain-text printer, keys for `tally watch`, and restoring the terminal on stop, drop,
+//! panic and interrupt.
+//!
+//! - `live`: the inline viewport, redrawn on the panel's clock, with lines printed above it.
+//! - `printer`: plain lines when the live panel does not run.
+//! - `restore`: one live panel per process; the terminal restored exactly once.
+//! - `clock`: which clock a snapshot's times are on, and "now" on it.
+//!
+//! A fixed 2 Hz clock independent of the training loop (`docs/contract/panel.md`, "2 Hz
+//! clock"): `Logger::step` only updates the shared [`TerminalState`] (a short mutex hold) and
+//! never renders or waits on the terminal. The panel thread takes a snapshot under the lock,
+//! releases it, and only then draws.
+
+mod clock;
+mod live;
+mod printer;
+mod restore;
+
+pub use clock::Clock;
+pub use restore::restore_terminal;
+
+use crate::glyphs::Glyphs;
+use crate::mode::{Mode, Output, TermEnv};
+use crate::view::strip_markup;
+use crossterm::terminal as ct;
+use live::Live;
+use printer::plain_loop;
+use restore::{install_panic_hook, ACTIVE, RAW, RESTORED};
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tally::terminal::{Level, Message, PanelSnapshot, TerminalState};
+
+/// The panel refreshes on a fixed 2 Hz clock (`docs/contract/panel.md`).
+pub const REFRESH: Duration = Duration::from_millis(500);
+/// Off a terminal, a summary line every 10 s by default (`docs/contract/panel.md`, "Plain
+/// fallback").
+pub const PLAIN_INTERVAL: Duration = Duration::from_secs(10);
+
+/// How to run the panel.
+pub struct PanelOptions {
+    /// `auto`, `on` or `off`.
+    pub mode: Mode,
+    /// Frame period (2 Hz).
+    pub refresh: Duration,
+    /// Seconds between plain summary lines.
+    pub plain_interval: Duration,
+    /// Symbols; detected from the locale when `None`.
+    pub glyphs: Option<Glyphs>,
+    /// Colour; `!NO_COLOR` when `None`.
+    pub color: Option<bool>,
+    /// Read keys (`q`, `Esc`, Ctrl-C set [`PanelHandle::quit_requested`]); puts the terminal
+    /// in raw mode while the panel runs.
+    pub keys: bool,
+    /// The clock of the snapshot's times.
+    pub clock: Clock,
+    /// Where plain lines go (stdout when `None`).
+    pub plain_writer: Option<Box<dyn Write + Send>>,
+}
+
+impl Default for PanelOptions {
+    fn default() -> Self {
+        PanelOptions {
+            mode: Mode::Auto,
+            refresh: REFRESH,
+            plain_interval: PLAIN_INTERVAL,
+            glyphs: None,
+            color: None,
+            keys: false,
+            clock: Clock::Logger,
+            plain_writer: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for PanelOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PanelOptions")
+            .field("mode", &self.mode)
+            .field("refresh", &self.refresh)
+            .field("plain_interval", &self.plain_interval)
+            .field("glyphs", &self.glyphs)
+            .field("color", &self.color)
+            .field("keys", &self.keys)
+            .field("clock", &self.clock)
+            .field("plain_writer", &self.plain_writer.is_some())
+            .finish()
+    }
+}
+
+enum Command {
+    Log(String),
+    Refresh,
+    Stop,
+}
+
+/// Starts the panel.
+#[derive(Debug)]
+pub struct Panel;
+
+/// A running panel. [`PanelHandle::stop`] (or dropping the handle) draws the last frame and
+/// restores the terminal.
+#[derive(Debug)]
+pub struct PanelHandle {
+    output: Output,
+    tx: Sender<Command>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+    quit: Arc<AtomicBool>,
+}
+
+impl Panel {
+    /// Start rendering `terminal` (a logger's [`tally::Logger::terminal`]) on its own thread.
+    ///
+    /// The live panel runs when the mode and the terminal allow it (and no other live panel
+    /// runs in this process); otherwise plain lines are printed. Never fails: a terminal that
+    /// cannot be driven falls back to plain text.
+    pub fn start(terminal: Arc<Mutex<TerminalState>>, mut options: PanelOptions) -> PanelHandle {
+        let env = TermEnv::detect();
+        let wanted = env.output(options.mode);
+        options.color = Some(options.color.unwrap_or_else(|| env.color()));
+        let (tx, rx) = mpsc::channel();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let quit = Arc::new(AtomicBool::new(false));
+        let q = quit.clone();
+        let spawned = std::thread::Builder::new()
+            .name("tally-panel".into())
+            .spawn(move || run(terminal, options, wanted, rx, ready_tx, q));
+        match spawned {
+            Ok(thread) => {
+                let output = ready_rx.recv().unwrap_or(Output::Plain);
+                PanelHandle {
+                    output,
+                    tx,
+                    thread: Some(thread),
+                    quit,
+                }
+            }
+            Err(e) => {
+                eprintln!("tally: cannot start the panel thread: {e}");
+                PanelHandle {
+                    output: Output::Plain,
+                    tx,
+                    thread: None,
+                    quit,
+                }
+            }
+        }
+    }
+}
+
+impl PanelHandle {
+    /// What is running: the live panel or plain lines.
+    pub fn output(&self) -> Output {
+        self.output
+    }
+
+    /// Print a line above the panel (it scrolls up with the terminal), or as a plain line.
+    pub fn log(&self, line: impl Into<String>) {
+        let _ = self.tx.send(Command::Log(line.into()));
+    }
+
+    /// Draw a frame now instead of at the next tick.
+    pub fn refresh(&self) {
+        let _ = self.tx.send(Command::Refresh);
+    }
+
+    /// Whether the user pressed `q`, `Esc` or Ctrl-C (key mode only).
+    pub fn quit_requested(&self) -> bool {
+        self.quit.load(Ordering::SeqCst)
+    }
+
+    /// Draw the final frame and restore the terminal (cursor, raw mode). Idempotent.
+    pub fn stop(&mut self) -> io::Result<()> {
+        let Some(thread) = self.thread.take() else {
+            return Ok(());
+        };
+        let _ = self.tx.send(Command::Stop);
+        thread
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the panel thread panicked")))
+    }
+}
+
+impl Drop for PanelHandle {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+fn snapshot(state: &Mutex<TerminalState>) -> PanelSnapshot {
+    state.lock().unwrap_or_else(|e| e.into_inner()).snapshot()
+}
+
+/// Messages recorded since `seen` (a count of all messages ever recorded).
+fn new_messages(snap: &PanelSnapshot, seen: u64) -> &[Message] {
+    let fresh = snap.messages_total.saturating_sub(seen) as usize;
+    let n = snap.messages.len();
+    &snap.messages[n - fresh.min(n)..]
+}
+
+/// Whether `m` is warm-up progress: an info line from before training started. Those show in
+/// the panel header (or, in plain mode, only the latest one per interval); everything else
+/// is also printed as a line.
+fn is_warmup(m: &Message, snap: &PanelSnapshot) -> bool {
+    m.level == Level::Info && snap.training_started_at.is_none_or(|t0| m.t < t0)
+}
+
+fn message_line(m: &Message) -> String {
+    let text = strip_markup(&m.text);
+    match m.level {
+        Level::Error => format!("ERROR {text}"),
+        Level::Warning => format!("WARN {text}"),
+        Level::Info => text,
+    }
+}
+
+fn run(
+    state: Arc<Mutex<TerminalState>>,
+    mut opts: PanelOptions,
+    wanted: Output,
+    rx: Receiver<Command>,
+    ready: Sender<Output>,
+    quit: Arc<AtomicBool>,
+) -> io::Result<()> {
+    if wanted == Output::Live && !ACTIVE.swap(true, Ordering::SeqCst) {
+        RESTORED.store(false, Ordering::SeqCst);
+        install_panic_hook();
+        let setup = Live::open(&state, &opts);
+        match setup {
+            Ok(mut live) => {
+                let _ = ready.send(Output::Live);
+                let result = live.run(&state, &opts, &rx, &quit);
+                let finished = live.close();
+                ACTIVE.store(false, Ordering::SeqCst);
+                return result.and(finished);
+            }
+            Err(e) => {
+                if RAW.swap(false, Ordering::SeqCst) {
+                    let _ = ct::disable_raw_mode();
+                }
+                ACTIVE.store(false, Ordering::SeqCst);
+                if opts.mode == Mode::On {
+                    eprintln!("tally: cannot drive the terminal ({e}); printing plain lines");
+                }
+            }
+        }
+    }
+    let _ = ready.send(Output::Plain);
+    let out = opts
+        .plain_writer
+        .take()
+        .unwrap_or_else(|| Box::new(io::stdout()));
+    plain_loop(&state, &opts, &rx, out)
+}

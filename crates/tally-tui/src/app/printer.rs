@@ -1,0 +1,86 @@
+//! Plain output: messages and a summary line every interval, no escape codes, for when the
+//! live panel does not run.
+
+use super::clock::NowSource;
+use super::{is_warmup, message_line, new_messages, snapshot, Command, PanelOptions};
+use crate::plain::{ascii, summary_line};
+use std::io::{self, Write};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Mutex;
+use std::time::Instant;
+use tally::terminal::TerminalState;
+
+pub(super) fn plain_loop(
+    state: &Mutex<TerminalState>,
+    opts: &PanelOptions,
+    rx: &Receiver<Command>,
+    mut out: Box<dyn Write + Send>,
+) -> io::Result<()> {
+    let origin = Instant::now();
+    let mut clock = NowSource {
+        clock: opts.clock,
+        origin,
+        offset: None,
+    };
+    let mut seen = 0u64;
+    let mut pending_info: Option<String> = None;
+    let mut last_info: Option<Instant> = None;
+    let mut last_summary: Option<Instant> = None;
+    // The previous frame's model of an rft run, whose eval tables the next one keeps.
+    let mut rft_model: Option<crate::state::Model> = None;
+    let mut stop = false;
+    while !stop {
+        match rx.recv_timeout(opts.refresh) {
+            Ok(Command::Log(line)) => writeln!(out, "{}", ascii(&line))?,
+            Ok(Command::Refresh) | Err(RecvTimeoutError::Timeout) => {}
+            Ok(Command::Stop) | Err(RecvTimeoutError::Disconnected) => stop = true,
+        }
+        let snap = snapshot(state);
+        clock.observe(&snap);
+        let training = snap.training_started_at.is_some();
+        if training && snap.facts.profile == tally_schema::Profile::Rft {
+            // Follow every frame: eval keys sit in the window only around an eval step.
+            let now = clock.now();
+            rft_model = Some(match &rft_model {
+                Some(prev) => crate::state::Model::after(prev, &snap, now),
+                None => crate::state::Model::build(&snap, now),
+            });
+        }
+        for m in new_messages(&snap, seen) {
+            if is_warmup(m, &snap) {
+                // Warm-up progress: only the latest, at most once per interval.
+                pending_info = Some(message_line(m));
+            } else {
+                // Keep the order: held-back warm-up progress is older than this line.
+                if let Some(line) = pending_info.take() {
+                    writeln!(out, "{}", ascii(&line))?;
+                    last_info = Some(Instant::now());
+                }
+                writeln!(out, "{}", ascii(&message_line(m)))?;
+            }
+        }
+        seen = snap.messages_total;
+        let due = |t: Option<Instant>| t.is_none_or(|t| t.elapsed() >= opts.plain_interval);
+        if pending_info.is_some() && (due(last_info) || training || stop) {
+            if let Some(line) = pending_info.take() {
+                writeln!(out, "{}", ascii(&line))?;
+            }
+            last_info = Some(Instant::now());
+        }
+        if training && (stop || due(last_summary)) {
+            if last_summary.is_none() && !stop {
+                // The first summary waits one interval, so a short run prints one final line.
+                last_summary = Some(Instant::now());
+            } else {
+                let model = match &rft_model {
+                    Some(m) => m.clone(),
+                    None => crate::state::Model::build(&snap, clock.now()),
+                };
+                writeln!(out, "{}", summary_line(&model))?;
+                last_summary = Some(Instant::now());
+            }
+        }
+        out.flush()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,252 @@
+//! What every panel has around its tables: the border with the title, and the header lines
+//! (elapsed, ETA, throughput, window, status, the latest error and warning).
+
+use super::draw::{put_fit, width_of, Pal, Spans};
+use crate::format;
+use crate::glyphs::Glyphs;
+use crate::state::Model;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier};
+use ratatui::symbols::border;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Widget};
+use tally::terminal::Level;
+use unicode_width::UnicodeWidthStr;
+
+/// Remove Rich-style markup (`[red]`, `[bold yellow]`, `[/]`) from a status text.
+pub fn strip_markup(text: &str) -> String {
+    const WORDS: [&str; 12] = [
+        "red",
+        "yellow",
+        "green",
+        "cyan",
+        "blue",
+        "magenta",
+        "white",
+        "bold",
+        "dim",
+        "italic",
+        "bright_blue",
+        "on",
+    ];
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find(']') {
+            Some(close) => {
+                let inner = after[..close].trim_start_matches('/');
+                let is_tag =
+                    inner.is_empty() || inner.split_whitespace().all(|w| WORDS.contains(&w));
+                if !is_tag {
+                    out.push('[');
+                    out.push_str(&after[..=close]);
+                }
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push_str(&rest[open..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn header_fields(m: &Model, g: &Glyphs, pal: Pal) -> Vec<Spans> {
+    let mut f: Vec<Spans> = Vec::new();
+    if let Some(e) = m.elapsed {
+        f.push(vec![(
+            format!("{} {}", g.clock, format::time(e)),
+            pal.fg(Color::Green),
+        )]);
+    }
+    if let Some(eta) = m.eta {
+        f.push(vec![(
+            format!("ETA {}", format::time(eta)),
+            pal.bold(Color::Magenta),
+        )]);
+    }
+    if let Some(l) = m.ep_len {
+        f.push(vec![(format!("Ep Len {l:.1}"), pal.fg(Color::Yellow))]);
+    }
+    if let Some(s) = m.steps_per_sec {
+        f.push(vec![(
+            format!("Steps/s {}", format::grouped(s)),
+            pal.bold(Color::Green),
+        )]);
+    }
+    if let Some(r) = m.rows_per_sec {
+        f.push(vec![(
+            format!("Rows/s {}", format::grouped(r)),
+            pal.bold(Color::Cyan),
+        )]);
+    }
+    if let Some(n) = m.window_n {
+        f.push(vec![(format!("Avg 2s (n={n})"), pal.dim())]);
+    }
+    if let Some(s) = &m.status {
+        f.push(vec![(
+            strip_markup(s),
+            pal.dim().add_modifier(Modifier::ITALIC),
+        )]);
+    }
+    f
+}
+
+/// The header lines (elapsed, ETA, throughput, window, status) packed into `width`
+/// columns, then the latest error and the recent warning.
+pub(super) fn header_lines(m: &Model, g: &Glyphs, pal: Pal, width: u16) -> Vec<Spans> {
+    let mut lines = wrap_fields(header_fields(m, g, pal), width, pal);
+    for a in &m.alerts {
+        let (mark, style) = match a.level {
+            Level::Error => ("ERROR ", pal.bold(Color::Red)),
+            _ => ("WARN ", pal.fg(Color::Yellow)),
+        };
+        lines.push(vec![(format!("{mark}{}", strip_markup(&a.text)), style)]);
+    }
+    lines
+}
+
+/// Pack fields joined by `" | "` into lines at most `width` wide (a field is never split).
+fn wrap_fields(fields: Vec<Spans>, width: u16, pal: Pal) -> Vec<Spans> {
+    let sep = (" | ".to_owned(), pal.dim());
+    let mut lines: Vec<Spans> = Vec::new();
+    let mut cur: Spans = Vec::new();
+    for f in fields {
+        let fw = width_of(&f);
+        if !cur.is_empty() && width_of(&cur) + 3 + fw > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(sep.clone());
+        }
+        cur.extend(f);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+fn title_spans(m: &Model, max: u16, g: &Glyphs, pal: Pal) -> Spans {
+    let t = &m.title;
+    let bar = ("|".to_owned(), pal.dim());
+    let brand = if m.profile == tally_schema::Profile::Rft {
+        " UniLab RFT Training "
+    } else if t.on_policy {
+        " UniLab On-Policy Training "
+    } else {
+        " UniLab Off-Policy Training "
+    };
+    let tail = |task: String| -> Spans {
+        vec![
+            (format!(" {} ", t.algo), pal.bold(Color::Cyan)),
+            bar.clone(),
+            (format!(" {task} "), pal.bold(Color::White)),
+            bar.clone(),
+            (format!(" GPUs {} ", t.gpus), pal.bold(Color::Magenta)),
+            bar.clone(),
+            (
+                format!(" iter {}/{} ", t.iteration, t.max_iterations),
+                pal.fg(Color::Yellow),
+            ),
+        ]
+    };
+    // The full title, e.g. " 🚀 UniLab Off-Policy Training | SAC | G1WalkFlat | GPUs 1 |
+    // iter 5000/5000 " (docs/contract/panel.md).
+    let mut full: Spans = Vec::new();
+    if !g.rocket.is_empty() {
+        full.push((g.rocket.to_owned(), pal.plain()));
+    }
+    full.push((brand.to_owned(), pal.bold(Color::Reset)));
+    full.push(bar.clone());
+    full.extend(tail(t.task.clone()));
+    if width_of(&full) <= max {
+        return full;
+    }
+    // Narrower: drop the brand, then shorten the task (not a core label), then drop it.
+    let short = tail(t.task.clone());
+    if width_of(&short) <= max {
+        return short;
+    }
+    let without_task = width_of(&tail(String::new()));
+    let room = max.saturating_sub(without_task + g.ellipsis.width() as u16) as usize;
+    if room >= 4 {
+        let mut task = String::new();
+        for ch in t.task.chars() {
+            if task.width() + ch.to_string().width() > room {
+                break;
+            }
+            task.push(ch);
+        }
+        task.push_str(g.ellipsis);
+        return tail(task);
+    }
+    let mut s = tail(String::new());
+    s.drain(1..3);
+    s
+}
+
+/// Draw the border and the title around `inner_height` rows (clipped to `area`); the inner
+/// area (two columns of margin each side).
+pub(super) fn draw_frame(
+    m: &Model,
+    g: &Glyphs,
+    pal: Pal,
+    area: Rect,
+    inner_height: u16,
+    title_max: u16,
+    buf: &mut Buffer,
+) -> Rect {
+    let inner_w = area.width.saturating_sub(4);
+    let height = (inner_height + 2).min(area.height);
+    let outer = Rect::new(area.x, area.y, area.width, height);
+    let set = if g.unicode {
+        border::ROUNDED
+    } else {
+        border::Set {
+            top_left: "+",
+            top_right: "+",
+            bottom_left: "+",
+            bottom_right: "+",
+            vertical_left: "|",
+            vertical_right: "|",
+            horizontal_top: "-",
+            horizontal_bottom: "-",
+        }
+    };
+    let title = title_spans(m, title_max, g, pal);
+    let title = Line::from(
+        title
+            .into_iter()
+            .map(|(s, st)| Span::styled(s, st))
+            .collect::<Vec<_>>(),
+    );
+    Block::default()
+        .borders(Borders::ALL)
+        .border_set(set)
+        .border_style(pal.fg(Color::LightBlue))
+        .title(title)
+        .render(outer, buf);
+    Rect::new(
+        outer.x + 2,
+        outer.y + 1,
+        inner_w,
+        outer.height.saturating_sub(2),
+    )
+}
+
+/// Draw `spans` centred on row `y` of `inner` (nothing below its bottom).
+pub(super) fn centered(buf: &mut Buffer, inner: Rect, y: u16, spans: &Spans, g: &Glyphs) {
+    let y = inner.y + y;
+    if y >= inner.y + inner.height {
+        return;
+    }
+    let w = width_of(spans).min(inner.width);
+    let x = inner.x + (inner.width - w) / 2;
+    put_fit(buf, x, y, inner.width, spans, g);
+}
