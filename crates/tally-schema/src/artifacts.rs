@@ -1,7 +1,7 @@
 //! Typed run artefacts: `run_config.json`, `run_summary.json`, runtime manifest v1, soak artifact 0.3.0, and their JSON Schemas.
 //!
 //! Producers build these structs and serialise them; consumers that must report every
-//! violation of an arbitrary file work on `serde_json::Value` instead ([`crate::validate`]).
+//! violation of an arbitrary file work on `serde_json::Value` instead ([`crate::conformance`]).
 //! Field names follow the reference §3 and §7. Every struct keeps unknown fields in `extra` so
 //! a newer producer's optional additions survive a read-modify-write (additive evolution).
 //! [`json_schema`] derives the committed `schemas/*.json` from these types; `x-unit` there
@@ -982,7 +982,7 @@ impl ArtifactKind {
 /// (for `run_summary`) the optional top-level `backend_diagnostics` of the PPO path, which the
 /// typed summary keeps among its producer additions. `x-unit` annotates a stable figure's unit.
 /// The schema checks shapes and types; cross-field rules (a completed run's lifecycle fields,
-/// the soak classification rules, the drain invariants) are [`crate::validate`]'s.
+/// the soak classification rules, the drain invariants) are [`crate::conformance`]'s.
 pub fn json_schema(kind: ArtifactKind) -> Value {
     let schema = match kind {
         ArtifactKind::RunSummary => schemars::schema_for!(RunSummary),

@@ -6,13 +6,13 @@
 
 pub mod algo;
 pub mod artifacts;
+pub mod conformance;
 pub mod legacy;
 pub mod lookup;
 pub mod registry;
 pub mod render;
 pub mod rft;
 pub mod types;
-pub mod validate;
 
 pub use algo::{Algo, AlgoSpec, ALGOS};
 pub use legacy::{legacy_mapping, LegacyRow, RetiredName, LEGACY, RETIRED};

@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use tally_schema::artifacts::{ArtifactKind, RunSummary, RuntimeManifest, SoakArtifact};
-use tally_schema::validate::{
+use tally_schema::conformance::{
     accelerator_context, detect_kind, validate, validate_as, validate_run_summary,
     validate_runtime_manifest, validate_soak_artifact, Violation,
 };
