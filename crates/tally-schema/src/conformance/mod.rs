@@ -3,12 +3,12 @@
 //!
 //! Two layers. The *shape* of each artefact (which members exist, their JSON types, ranges
 //! and enumerations) is read from the JSON Schema generated from the typed artefacts
-//! ([`crate::artifacts::json_schema`]) by [`shape`], so the committed schemas and these checks
+//! ([`crate::artifacts::json_schema`]) by `shape.rs`, so the committed schemas and these checks
 //! cannot disagree on a type. On top of it, hand-written *contract* rules: the three version
-//! stamps ([`stamps`]: each wrong kind of value with its own message), a completed run's
-//! lifecycle fields and the null-device rule ([`manifest`]), the run summary's embedded
-//! manifest ([`run_summary`]), and the soak artifact's pass/failure classification and drain
-//! invariants ([`soak`]). The rules: `docs/contract/run-artifacts.md`,
+//! stamps (`stamps.rs`: each wrong kind of value with its own message), a completed run's
+//! lifecycle fields and the null-device rule (`manifest.rs`), the run summary's embedded
+//! manifest (`run_summary.rs`), and the soak artifact's pass/failure classification and drain
+//! invariants (`soak.rs`). The rules: `docs/contract/run-artifacts.md`,
 //! `docs/contract/manifest-and-soak.md`; versions and evolution: `docs/contract/schema.md`.
 //!
 //! Two deliberate differences from a generic JSON Schema validator: an integer is a JSON

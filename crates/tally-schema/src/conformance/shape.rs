@@ -20,7 +20,7 @@ fn schema_root(kind: ArtifactKind) -> &'static Value {
         .expect("ALL lists every kind")]
 }
 
-/// The schema keywords [`Shape`] interprets; the others it meets are annotations.
+/// The schema keywords the shape checker interprets; the others it meets are annotations.
 pub const SHAPE_KEYWORDS: [&str; 13] = [
     "$ref",
     "anyOf",
