@@ -16,7 +16,7 @@ pub struct GitInfo {
     pub dirty: Option<bool>,
 }
 
-/// The host the run started on. Strings, as in the reference.
+/// The host the run started on, every figure a display string (`docs/contract/run-artifacts.md`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 pub struct Hardware {
     /// OS and architecture, e.g. `linux-x86_64`.

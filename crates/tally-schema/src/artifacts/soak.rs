@@ -437,7 +437,8 @@ pub struct SoakPostShutdown {
     pub extra: Map<String, Value>,
 }
 
-/// The soak-monitor artifact, schema [`crate::SOAK_ARTIFACT_SCHEMA_VERSION`] (reference §7).
+/// The soak-monitor artifact, schema [`crate::SOAK_ARTIFACT_SCHEMA_VERSION`]
+/// (`docs/contract/manifest-and-soak.md`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(transform = require_every_property)]
 pub struct SoakArtifact {
