@@ -3,9 +3,10 @@
 //! After the shape: the top-level `shutdown` is the producer's raw
 //! `runtime_manifest.shutdown`; a pass needs a clean exit, no residual process, a clean, owned
 //! `normal_completion` shutdown snapshot and a completed, drained, valid run summary; a failure
-//! needs a reason and the classification the precedence rules give (an unreadable or
-//! unsupported summary first, then a shutdown-contract violation, then a trusted producer
-//! classification, which wins over the monitor's).
+//! needs a reason and the classification the precedence rules give: a summary that is not an
+//! object, then one with a missing or unsupported schema, then `normal_completion` on a run
+//! that did not complete, then a trusted producer classification (which wins over the
+//! monitor's); a classification naming an owner needs that producer classification.
 
 use super::run_summary::check_run_summary;
 use super::shape::Shape;
