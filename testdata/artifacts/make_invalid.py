@@ -1,7 +1,7 @@
 """Regenerate testdata/artifacts/invalid/: one fixture per rule, each a valid/ base with one edit.
 
 Run `python3 testdata/artifacts/make_invalid.py` after changing a valid base; then
-`cargo test -p tally-schema --test validate` says which expected violations moved.
+`cargo test -p tally-schema --test conformance` says which expected violations moved.
 """
 import copy
 import glob

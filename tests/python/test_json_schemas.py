@@ -1,6 +1,6 @@
 """The committed JSON Schemas (schemas/*.json) validate real artefacts with the `jsonschema` package.
 
-The schemas are generated from tally's artefact types (crates/tally-schema/src/artifacts.rs) and
+The schemas are generated from tally's artefact types (crates/tally-schema/src/artifacts/) and
 describe shape: members, JSON types, ranges, enumerations. `tally validate` reads the same
 schemas and adds the cross-field contract rules (a completed run's lifecycle members, the soak
 classification rules, the drain invariants), so:

@@ -2,14 +2,14 @@
 //!
 //! A directory stands for its `run_summary.json`; a file named `run_summary.json` is taken for
 //! a run summary whatever it holds; anything else is recognised by its members
-//! ([`tally_schema::validate::detect_kind`]). Every violation is printed as
+//! ([`tally_schema::conformance::detect_kind`]). Every violation is printed as
 //! `<file>: <json path>: expected <x>, found <y>`, a passing file as one `<file>: OK (...)` line.
 
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use tally_schema::artifacts::ArtifactKind;
-use tally_schema::validate::{self, Violation};
+use tally_schema::conformance::{self, Violation};
 
 /// The file a directory argument stands for.
 pub const RUN_SUMMARY_FILE: &str = "run_summary.json";
@@ -79,12 +79,14 @@ fn check_file(file: &Path, completed: bool) -> (bool, Vec<String>) {
     let kind = if file.file_name() == Some(RUN_SUMMARY_FILE.as_ref()) {
         Some(ArtifactKind::RunSummary)
     } else {
-        validate::detect_kind(&v)
+        conformance::detect_kind(&v)
     };
     let violations: Vec<Violation> = match kind {
-        Some(ArtifactKind::RuntimeManifest) => validate::validate_runtime_manifest(&v, completed),
-        Some(k) => validate::validate_as(k, &v),
-        None => validate::validate(&v).violations,
+        Some(ArtifactKind::RuntimeManifest) => {
+            conformance::validate_runtime_manifest(&v, completed)
+        }
+        Some(k) => conformance::validate_as(k, &v),
+        None => conformance::validate(&v).violations,
     };
     if violations.is_empty() {
         let kind = kind.expect("a document of no kind has a violation");

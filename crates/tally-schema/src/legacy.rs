@@ -1,9 +1,10 @@
 //! The legacy map: pre-schema tags of old runs, their canonical replacements and unit scales,
 //! and the names retired without a replacement.
 //!
-//! Seed 000, "旧 run 的 tag 对照": historical event files are never rewritten; runs from
-//! unilab-rl 1.4.1 on use canonical tags. Extra rows (older SAC/APPO names) come from the
-//! reference §4 migration list.
+//! Historical event files are never rewritten: a consumer maps their tags through this table
+//! (scaling the unit where it changed), and runs written under schema v1 use canonical tags
+//! only. The first rows are the core migration table; the rest are older SAC/APPO names
+//! (`docs/contract/schema.md`, the legacy map; reading old runs: `docs/contract/consumers.md`).
 
 use crate::types::Profile;
 use serde::Serialize;
@@ -51,7 +52,7 @@ const fn row(old: &'static str, new: &'static str, scale: f64, note: &'static st
 /// once per profile, because it meant different things in SAC-family and APPO runs.
 #[rustfmt::skip]
 pub static LEGACY: &[LegacyRow] = &[
-    // seed 000 table
+    // The core migration table.
     row("perf/steps_per_sec", "Perf/total_fps", 1.0, "aggregate collector env-step throughput (summed across DP ranks)"),
     row("reward/mean", "Train/mean_reward", 1.0, "mean return of the collector's recent 100 episodes"),
     row("reward/mean_ep100", "Train/mean_reward", 1.0, "mean return of the collector's recent 100 episodes"),
@@ -91,7 +92,7 @@ pub static LEGACY: &[LegacyRow] = &[
     row("timing/collector_rollout_ms", "Perf/collection_time", MS_TO_S, "ms to s; APPO whole-rollout wall clock"),
     row("train/dp_sync_time", "Perf/dp_gradient_sync_ms_per_rank", S_TO_MS, "s to ms; explicitly a per-rank value"),
     row("train/dp_gradient_sync_calls", "Perf/dp_gradient_sync_calls_per_rank", 1.0, "explicitly a per-rank value"),
-    // reference §4 (docs/metrics.md of the original)
+    // Older names from the SAC/APPO runners' own metric lists.
     row("iteration", "Train/iteration", 1.0, "iteration counter on the env-step axis"),
     row("episode/length", "Train/mean_episode_length", 1.0, "mean finished-episode length"),
     row("train/qf_loss", "Loss/critic", 1.0, "SAC critic loss"),

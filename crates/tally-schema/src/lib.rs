@@ -1,18 +1,18 @@
 //! The tally contract: canonical metric schema v1, legacy map, and run-artefact types. No I/O.
 //!
-//! Seed 000 makes the schema a contract between producers (the logger) and consumers
-//! (extract, export, validate): a closed registry of canonical tags with units, owners, roles
-//! and cross-rank reductions, two open families, and a versioned evolution policy.
+//! The schema is a contract between producers (the logger) and consumers (extract, export,
+//! validate): a closed registry of canonical tags with units, owners, roles and cross-rank
+//! reductions, two open families, and a versioned evolution policy (`docs/contract/schema.md`).
 
 pub mod algo;
 pub mod artifacts;
+pub mod conformance;
 pub mod legacy;
 pub mod lookup;
 pub mod registry;
 pub mod render;
 pub mod rft;
 pub mod types;
-pub mod validate;
 
 pub use algo::{Algo, AlgoSpec, ALGOS};
 pub use legacy::{legacy_mapping, LegacyRow, RetiredName, LEGACY, RETIRED};

@@ -1,8 +1,9 @@
 //! The canonical metric registry, schema v1: every tag tally persists or shows, with its contract.
 //!
-//! The tags and their meanings come from seed 000 ("日志" and the learner/collector timeline
-//! tables) and the UniLab reference §4. The registry is closed: a tag that is not here, and is
-//! not a term of an open family, is rejected (see [`crate::lookup`]).
+//! The tags, their meanings, units, owners and reductions are the contract's
+//! (`docs/contract/schema.md`; the learner and collector timeline rows:
+//! `docs/contract/timelines.md`). The registry is closed: a tag that is not here, and is not a
+//! term of an open family, is rejected (see [`crate::lookup()`]).
 
 use crate::types::{Input, Owner, Profiles, Reduction, Role, Unit};
 use serde::Serialize;

@@ -1,6 +1,7 @@
-//! The `rft` profile's namespace: Trinity-RFT's hierarchical metric names (seed 002).
+//! The `rft` profile's namespace: Trinity-RFT's hierarchical metric names
+//! (`docs/contract/rft.md`).
 //!
-//! Seed 002: most metrics follow `{category}/{taskset_name}/{metric_name}/{statistic}`; the
+//! Most metrics follow `{category}/{taskset_name}/{metric_name}/{statistic}`; the
 //! taskset part exists only for evaluation (`eval/`, `bench/`); statistics are mean, max,
 //! min, std, sum, last, or `mean@N` / `std@N` / `best@k` / `worst@k` for eval, optionally
 //! followed by a detailed statistic (`…/mean@2/std`). Keys reach the logger already
@@ -8,7 +9,7 @@
 
 use crate::types::Unit;
 
-/// The categories of seed 002, in its order.
+/// The Trinity-RFT key categories, in the order the contract lists them.
 pub const RFT_CATEGORIES: [&str; 13] = [
     "rollout",
     "eval",

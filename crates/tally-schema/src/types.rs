@@ -5,8 +5,8 @@ use std::fmt;
 
 /// Physical unit of a persisted (or terminal) value.
 ///
-/// Seed 000: millisecond timing fields end in `_ms`; `Perf/learning_time`,
-/// `Perf/collection_time` and `Perf/iteration_time` are seconds.
+/// Millisecond timing fields end in `_ms`; `Perf/learning_time`, `Perf/collection_time` and
+/// `Perf/iteration_time` are seconds (`docs/contract/schema.md`, units).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum Unit {
     /// Milliseconds.
@@ -172,8 +172,8 @@ impl Role {
 
 /// How rank 0 combines one value across data-parallel ranks.
 ///
-/// Seed 000: learner metrics and timings are averaged across ranks; Steps/s and Rows/s are
-/// summed, so both are the whole job's throughput.
+/// Learner metrics and timings are averaged across ranks; Steps/s and Rows/s are summed, so
+/// both are the whole job's throughput (`docs/contract/ranks.md`, cross-rank reductions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reduction {
@@ -203,8 +203,8 @@ pub enum Profile {
     Appo,
     /// PPO and other on-policy runners: collect, then learn.
     OnPolicy,
-    /// Trinity-RFT style runs: the hierarchical `{category}/...` namespace of seed 002
-    /// instead of the closed RL registry.
+    /// Trinity-RFT style runs: the hierarchical `{category}/...` key namespace
+    /// (`docs/contract/rft.md`) instead of the closed RL registry.
     Rft,
 }
 

@@ -1,7 +1,7 @@
 //! The evolution policy, enforced: v1 stable fields may not be renamed, removed, retyped, re-united or change null semantics without a version bump.
 //!
-//! Seed 000 "Schema 版本与兼容策略": within a schema major version a producer may add
-//! optional fields; a stable field may not be renamed, removed, retyped, or change its unit or
+//! `docs/contract/schema.md` (how the schema may evolve): within a schema major version a
+//! producer may add optional fields; a stable field may not be renamed, removed, retyped, or change its unit or
 //! null semantics, or the version must be bumped. `tests/v1_stable.json` freezes the v1
 //! stable list by hand: the runtime manifest's stable members (its own namespace,
 //! `runtime_manifest.schema_version`), the run summary's members and the persisted metric
@@ -259,8 +259,8 @@ fn breaks(frozen: &Stable, now: &Stable) -> Vec<String> {
 
 #[test]
 fn the_v1_stable_fields_are_unchanged() {
-    // seed 000: a stable field may not be renamed, removed, retyped, or change its unit or null
-    // semantics without a schema version bump.
+    // A stable field may not be renamed, removed, retyped, or change its unit or null semantics
+    // without a schema version bump (docs/contract/schema.md, evolution).
     let b = breaks(&frozen(), &current());
     assert!(
         b.is_empty(),
@@ -271,8 +271,9 @@ fn the_v1_stable_fields_are_unchanged() {
 }
 
 #[test]
-fn the_frozen_list_covers_the_reference_stable_fields() {
-    // reference §7: the runtime-manifest v1 stable members; reference §3: the run summary.
+fn the_frozen_list_covers_the_contract_stable_fields() {
+    // The runtime-manifest v1 stable members (docs/contract/manifest-and-soak.md) and the run
+    // summary's (docs/contract/run-artifacts.md).
     let f = frozen();
     for name in [
         "schema_version",
@@ -342,7 +343,8 @@ fn the_frozen_list_covers_the_reference_stable_fields() {
 
 #[test]
 fn every_nullable_stable_field_says_what_null_means() {
-    // seed 000: null semantics are part of the contract, so the frozen list states them.
+    // Null semantics are part of the contract, so the frozen list states them
+    // (docs/contract/schema.md, evolution).
     let v = frozen_json();
     for ns in ["runtime_manifest", "run_summary"] {
         for (name, f) in v[ns].as_object().unwrap() {
@@ -380,7 +382,7 @@ fn optional(ty: &str) -> Field {
 
 #[test]
 fn adding_an_optional_field_passes() {
-    // seed 000: within a major version producers may add optional fields.
+    // Within a major version producers may add optional fields (docs/contract/schema.md).
     let b = now_with(|s| {
         s.manifest
             .insert("inference_flight.wait_time_ms".into(), optional("number"));
@@ -507,8 +509,8 @@ fn removing_a_persisted_metric_fails() {
 
 #[test]
 fn a_version_bump_permits_a_breaking_change_in_that_namespace_only() {
-    // seed 000: if a stable field must change, the schema version is bumped; the namespaces
-    // are independent, so a manifest bump does not excuse a metric change.
+    // If a stable field must change, its schema version is bumped; the namespaces are
+    // independent, so a manifest bump does not excuse a metric change (docs/contract/schema.md).
     let b = now_with(|s| {
         s.manifest_version = 2;
         s.manifest.remove("replay_ingress.occupancy");

@@ -4,7 +4,8 @@ use tally_schema::artifacts::{json_schema, json_schema_text, ArtifactKind};
 
 #[test]
 fn committed_json_schemas_are_fresh() {
-    // issue 6: the schemas are generated from the types and checked fresh; bless with TALLY_BLESS=1.
+    // The committed schemas are generated from the types and must match them; regenerate with
+    // TALLY_BLESS=1 (docs/contract/manifest-and-soak.md, run-artifacts.md).
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas");
     let mut stale = Vec::new();
     for kind in ArtifactKind::ALL {

@@ -1,4 +1,5 @@
-//! Pins the canonical schema v1 registry against seed 000 and the issue's contract.
+//! Pins the canonical schema v1 registry against its contract (`docs/contract/schema.md`; the
+//! timeline rows: `docs/contract/timelines.md`; reductions: `docs/contract/ranks.md`).
 
 use std::collections::HashSet;
 use tally_schema::*;
@@ -27,8 +28,8 @@ fn registry_lists_at_least_80_unique_tags() {
 
 #[test]
 fn only_the_three_perf_seconds_tags_are_in_seconds() {
-    // seed 000: `_ms` timing fields are milliseconds; Perf/learning_time,
-    // Perf/collection_time and Perf/iteration_time are seconds.
+    // `_ms` timing fields are milliseconds; Perf/learning_time, Perf/collection_time and
+    // Perf/iteration_time are seconds (docs/contract/schema.md, units).
     let seconds: Vec<_> = METRICS
         .iter()
         .filter(|m| m.unit == Unit::S)
@@ -47,7 +48,7 @@ fn only_the_three_perf_seconds_tags_are_in_seconds() {
             continue;
         }
         if perf_time_roles(m.role) || m.unit == Unit::Ms {
-            // The seed's one per-rank timing tag carries its unit mid-name:
+            // The one per-rank timing tag carries its unit mid-name:
             // Perf/dp_gradient_sync_ms_per_rank (migration table: train/dp_sync_time s → ms).
             let named_ms = m.tag.ends_with("_ms") || m.tag == "Perf/dp_gradient_sync_ms_per_rank";
             assert!(named_ms, "{} is a Perf timing tag without _ms", m.tag);
@@ -79,8 +80,8 @@ fn top_level_groups_are_the_canonical_five_plus_terminal() {
 
 #[test]
 fn terminal_only_values_are_declared_and_never_persisted() {
-    // seed 000: Other, percentages, collector cycle total and Rows/s are derived in memory for
-    // the terminal and deliberately not persisted.
+    // Other, percentages, collector cycle total and Rows/s are derived in memory for the
+    // terminal and deliberately not persisted (docs/contract/schema.md, terminal-only values).
     for m in METRICS {
         assert_eq!(m.persisted, m.role != Role::TerminalDerived, "{}", m.tag);
         assert_eq!(m.tag.starts_with("Terminal/"), !m.persisted, "{}", m.tag);
@@ -136,8 +137,9 @@ fn learner_phase_keys(p: Profile) -> Vec<&'static str> {
 }
 
 #[test]
-fn learner_exclusive_phases_match_the_seed_tables_per_profile() {
-    // seed 000 learner timeline: Replay Stage and Weight Publish appear only in APPO.
+fn learner_exclusive_phases_match_the_timeline_per_profile() {
+    // Learner timeline: Replay Stage and Weight Publish appear only in APPO
+    // (docs/contract/timelines.md, learner timeline).
     let mut sac = learner_phase_keys(Profile::SacFamily);
     sac.sort_unstable();
     assert_eq!(
@@ -167,7 +169,8 @@ fn learner_exclusive_phases_match_the_seed_tables_per_profile() {
 
 #[test]
 fn nested_diagnostics_are_not_exclusive_phases() {
-    // seed 000: nested and background diagnostics are never extra Iter Wall slices.
+    // Nested and background diagnostics are never extra Iter Wall slices
+    // (docs/contract/timelines.md, nested diagnostics).
     for t in [
         "Perf/learner_inference_h2d_ms",
         "Perf/learner_inference_forward_ms",
@@ -196,7 +199,8 @@ fn input_keys_are_unique_so_each_input_feeds_one_tag() {
 
 #[test]
 fn throughput_and_counters_sum_across_ranks_while_timings_average() {
-    // seed 000: Steps/s and Rows/s are summed across ranks; learner metrics and timings averaged.
+    // Steps/s and Rows/s are summed across ranks; learner metrics and timings are averaged
+    // (docs/contract/ranks.md, cross-rank reductions).
     assert_eq!(metric("Perf/total_fps").unwrap().reduction, Reduction::Sum);
     assert_eq!(
         metric("Terminal/rows_per_sec").unwrap().reduction,
@@ -228,7 +232,8 @@ fn open_family_terms_resolve() {
 
 #[test]
 fn reserved_reward_terms_are_rejected_with_replacement() {
-    // seed 000 / issue: reward/, reward/mean and reward/mean_ep100 are not reward terms.
+    // reward/, reward/mean and reward/mean_ep100 are not reward terms: the last two name
+    // Train/mean_reward (docs/contract/schema.md, open families).
     for (tag, repl) in [
         ("reward/mean", Some("Train/mean_reward")),
         ("reward/mean_ep100", Some("Train/mean_reward")),
@@ -259,7 +264,8 @@ fn reserved_reward_terms_are_rejected_with_replacement() {
 
 #[test]
 fn episode_reward_tree_is_retired_and_points_at_reward_terms() {
-    // seed 000: Episode_Reward/<term> was removed on purpose; reward/<term> is the diagnostic.
+    // Episode_Reward/<term> was retired on purpose; reward/<term> is the diagnostic
+    // (docs/contract/schema.md, retired names).
     let err = lookup("Episode_Reward/tracking").unwrap_err();
     assert!(
         matches!(
@@ -287,8 +293,9 @@ fn every_legacy_tag_is_rejected_naming_its_replacement() {
 
 #[test]
 fn legacy_unit_scales_follow_the_migration_table() {
-    // seed 000 migration table: perf/iter_ms ms→s, timing/learner_train_ms ms→s,
-    // timing/collector_rollout_ms ms→s, train/dp_sync_time s→ms.
+    // The legacy map scales units: perf/iter_ms ms→s, timing/learner_train_ms ms→s,
+    // timing/collector_rollout_ms ms→s, train/dp_sync_time s→ms (docs/contract/schema.md,
+    // legacy map).
     let scale = |old| legacy_mapping(old, None).unwrap().scale;
     assert_eq!(scale("perf/iter_ms"), 0.001);
     assert_eq!(scale("timing/learner_train_ms"), 0.001);
@@ -307,8 +314,8 @@ fn legacy_unit_scales_follow_the_migration_table() {
 
 #[test]
 fn incremental_h2d_splits_by_profile() {
-    // seed 000: timing/learner_incremental_h2d_ms is a submit diagnostic in SAC-family runs
-    // and the synchronous staging phase in APPO runs.
+    // timing/learner_incremental_h2d_ms is a submit diagnostic in SAC-family runs and the
+    // synchronous staging phase in APPO runs (docs/contract/schema.md, legacy map).
     let old = "timing/learner_incremental_h2d_ms";
     assert_eq!(
         legacy_mapping(old, Some(Profile::SacFamily)).unwrap().new,

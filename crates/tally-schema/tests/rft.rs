@@ -1,11 +1,12 @@
-//! Pins the rft namespace rules of seed 002 ("指标命名规范").
+//! Pins the rft key namespace rules: `{category}/...` keys, their parts and units
+//! (`docs/contract/rft.md`).
 
 use tally_schema::rft::{validate_rft_key, RFT_CATEGORIES};
 use tally_schema::Unit;
 
 #[test]
-fn seed_examples_are_valid_and_carry_their_parts() {
-    // seed 002 examples, verbatim.
+fn trinity_style_keys_are_valid_and_carry_their_parts() {
+    // Keys as Trinity-RFT writes them, one per category and statistic form.
     for key in [
         "rollout/accuracy/mean",
         "rollout/format_score/mean",
@@ -40,7 +41,7 @@ fn seed_examples_are_valid_and_carry_their_parts() {
     assert_eq!(
         validate_rft_key("time/eval").unwrap().unit,
         Unit::S,
-        "seed 002: time metrics are seconds"
+        "time/ metrics are seconds"
     );
     assert_eq!(
         validate_rft_key("timing_per_token_ms/adv").unwrap().unit,

@@ -1,0 +1,105 @@
+//! `run_summary.json` (`docs/contract/run-artifacts.md`, `run_summary.json`).
+
+use super::{RunStatus, RuntimeManifest};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// `run_summary.json`: the runner's figures, then the tracker's, rewritten during the run and at close.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunSummary {
+    /// How the run ended, or `running`.
+    pub status: RunStatus,
+    /// Iterations completed.
+    #[schemars(extend("x-unit" = "iterations"))]
+    pub completed_iterations: u64,
+    /// Cumulative env steps (the step axis).
+    #[schemars(extend("x-unit" = "env_steps"))]
+    pub total_env_steps: u64,
+    /// Last collector 100-episode mean return; null if none was logged.
+    #[schemars(extend("x-unit" = "reward"))]
+    pub final_mean_reward: Option<f64>,
+    /// Best collector 100-episode mean return; null if none was logged.
+    #[schemars(extend("x-unit" = "reward"))]
+    pub best_mean_reward: Option<f64>,
+    /// Last mean episode length.
+    #[schemars(extend("x-unit" = "env_steps"))]
+    pub mean_episode_length: Option<f64>,
+    /// Last checkpoint path.
+    pub last_checkpoint: Option<String>,
+    /// Perfetto trace path, when tracing.
+    pub trace_path: Option<String>,
+    /// Training wall time, warm-up excluded.
+    #[schemars(extend("x-unit" = "s"))]
+    pub training_wall_time_sec: f64,
+    /// Always [`crate::METRIC_SCHEMA_VERSION`].
+    #[schemars(range(min = 1, max = 1))]
+    pub metric_schema_version: u32,
+    /// The embedded runtime manifest.
+    pub runtime_manifest: Option<RuntimeManifest>,
+    /// Steps/s of the last iteration.
+    #[schemars(extend("x-unit" = "env_steps/s"))]
+    pub final_env_steps_per_sec: Option<f64>,
+    /// Σsteps / Σtime over the last ≤ 20 measured iterations.
+    #[schemars(extend("x-unit" = "env_steps/s"))]
+    pub tail_env_steps_per_sec: Option<f64>,
+    /// How many iterations the tail figure covers.
+    #[schemars(extend("x-unit" = "iterations"))]
+    pub tail_iteration_count: u64,
+    /// Learner replay rows/s of the last iteration.
+    #[schemars(extend("x-unit" = "rows/s"))]
+    pub final_learner_replay_rows_per_sec: Option<f64>,
+    /// Last Iter Wall in ms.
+    #[schemars(extend("x-unit" = "ms"))]
+    pub final_cycle_wall_ms: Option<f64>,
+    /// Last learner Inference in ms.
+    #[schemars(extend("x-unit" = "ms"))]
+    pub final_inference_ms: Option<f64>,
+    /// Last Inference H2D in ms.
+    #[schemars(extend("x-unit" = "ms"))]
+    pub final_inference_h2d_ms: Option<f64>,
+    /// Last Inference Forward in ms.
+    #[schemars(extend("x-unit" = "ms"))]
+    pub final_inference_forward_ms: Option<f64>,
+    /// Last Inference D2H in ms.
+    #[schemars(extend("x-unit" = "ms"))]
+    pub final_inference_d2h_ms: Option<f64>,
+    /// Learner-timeline contract warnings (accounted above Iter Wall).
+    #[serde(default)]
+    #[schemars(extend("x-unit" = "count"))]
+    pub contract_warnings: u64,
+    /// Steps that waited for room in the logger's bounded queue (lossless back-pressure).
+    #[serde(default)]
+    #[schemars(extend("x-unit" = "count"))]
+    pub backpressure_waits: u64,
+    /// Total seconds `step` waited on the full queue.
+    #[serde(default)]
+    #[schemars(extend("x-unit" = "s"))]
+    pub backpressure_wait_sec: f64,
+    /// Sink failures, each naming the sink, the iteration and the error.
+    #[serde(default)]
+    pub sink_errors: Vec<String>,
+    /// Algorithm.
+    pub algo: String,
+    /// Task.
+    pub task: String,
+    /// Simulation backend.
+    pub sim_backend: String,
+    /// Run directory.
+    pub log_dir: String,
+    /// Start time, ISO-8601 UTC.
+    pub start_time_utc: String,
+    /// End time, ISO-8601 UTC (null while running).
+    pub end_time_utc: Option<String>,
+    /// Wall time since the logger started.
+    #[schemars(extend("x-unit" = "s"))]
+    pub wall_time_sec: f64,
+    /// W&B run URL, when a W&B run exists.
+    pub wandb_run_url: Option<String>,
+    /// Uploaded playback video, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub play_video_path: Option<String>,
+    /// Producer additions.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
