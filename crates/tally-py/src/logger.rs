@@ -19,13 +19,12 @@ use tally::{
     Backend, Key, Level, LoggerConfig, Profile, Rates, RunStatus, Sink, StepInput, SystemClock,
 };
 
-/// The shared part: the Rust logger and the Python sinks to finish after it closes.
+/// The shared part: the Rust logger (which owns its panel) and the Python sinks to finish
+/// after it closes.
 struct Core {
     log: Option<tally::Logger>,
     py_sinks: Vec<Py<PyAny>>,
     run_dir: PathBuf,
-    /// The live panel (or its plain-line fallback), stopped right after the logger closes.
-    panel: Option<tally_tui::PanelHandle>,
 }
 
 /// Loggers not yet dropped, for the `atexit` hook.
@@ -128,21 +127,12 @@ fn close_core(py: Python<'_>, core: &Mutex<Core>, status: Option<RunStatus>) -> 
     if c.log.as_ref().is_none_or(|l| l.is_closed()) {
         return Ok(());
     }
-    let panel = c.panel.take();
     let closed = match (status, c.log.as_mut()) {
-        (Some(st), Some(log)) => py.detach(|| {
-            let closed = log.close(st);
-            // The panel's last frame shows the closed run.
-            drop(panel);
-            closed
-        }),
+        (Some(st), Some(log)) => py.detach(|| log.close(st)),
         _ => {
             // Implicit close: let tally's Drop choose completed / interrupted.
             let log = c.log.take();
-            py.detach(move || {
-                drop(log);
-                drop(panel);
-            });
+            py.detach(move || drop(log));
             Ok(())
         }
     };
@@ -327,16 +317,17 @@ impl PyLogger {
         for o in &objs {
             boxed.push(Box::new(PySink::new(o)?));
         }
-        let log = tally::Logger::with_sinks(lc, boxed, Arc::new(SystemClock::default()))
+        let mut log = tally::Logger::with_sinks(lc, boxed, Arc::new(SystemClock::default()))
             .map_err(Failure::from)?;
         let run_dir = log.run_dir().to_owned();
         let tracer = log.tracer().map(|t| (t.clone(), t.thread("python main")));
-        // The panel renders the logger's terminal state on its own 2 Hz thread.
+        // The panel renders the logger's terminal state on its own 2 Hz thread; the logger
+        // stops it when it closes.
         let options = tally_tui::PanelOptions {
             mode: panel_mode,
             ..Default::default()
         };
-        let panel_handle = Some(tally_tui::Panel::start(log.terminal(), options));
+        tally_tui::Panel::attach(&mut log, options);
         let event_file = match log.event_file() {
             Some(p) => Some(path_object(py, p)?),
             None => None,
@@ -345,7 +336,6 @@ impl PyLogger {
             log: Some(log),
             py_sinks: objs.into_iter().map(Bound::unbind).collect(),
             run_dir: run_dir.clone(),
-            panel: panel_handle,
         }));
         {
             let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());

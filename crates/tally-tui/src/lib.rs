@@ -27,7 +27,7 @@ pub mod rft;
 pub mod state;
 pub mod view;
 
-pub use app::{restore_terminal, Clock, Panel, PanelHandle, PanelOptions, PLAIN_INTERVAL, REFRESH};
+pub use app::{restore_terminal, Panel, PanelHandle, PanelOptions, PLAIN_INTERVAL, REFRESH};
 pub use glyphs::Glyphs;
 pub use mode::{Mode, Output, TermEnv};
 pub use plain::summary_line;

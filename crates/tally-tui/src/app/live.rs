@@ -1,7 +1,6 @@
 //! The live panel: a ratatui inline viewport redrawn on the 2 Hz clock, lines printed above
 //! it, keys, resizes, and the final frame on close.
 
-use super::clock::NowSource;
 use super::restore::{BOTTOM, DRAW, RAW, RESTORED};
 use super::{is_warmup, message_line, new_messages, snapshot, Command, PanelOptions};
 use crate::glyphs::Glyphs;
@@ -17,9 +16,10 @@ use ratatui::{Terminal, TerminalOptions, Viewport};
 use std::io::{self, Stdout, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tally::terminal::{Level, TerminalState};
+use tally::Clock;
 use unicode_width::UnicodeWidthChar;
 
 /// How often keys are polled in key mode.
@@ -30,7 +30,7 @@ type Term = Terminal<CrosstermBackend<Stdout>>;
 pub(super) struct Live {
     term: Option<Term>,
     view: PanelState,
-    clock: NowSource,
+    clock: Arc<dyn Clock>,
     size: (u16, u16),
     height: u16,
     seen: u64,
@@ -52,7 +52,11 @@ fn open_term(height: u16) -> io::Result<Term> {
 }
 
 impl Live {
-    pub(super) fn open(state: &Mutex<TerminalState>, opts: &PanelOptions) -> io::Result<Live> {
+    pub(super) fn open(
+        state: &Mutex<TerminalState>,
+        opts: &PanelOptions,
+        clock: Arc<dyn Clock>,
+    ) -> io::Result<Live> {
         if opts.keys {
             ct::enable_raw_mode()?;
             RAW.store(true, Ordering::SeqCst);
@@ -64,16 +68,10 @@ impl Live {
                 size.0, size.1
             )));
         }
-        let mut clock = NowSource {
-            clock: opts.clock,
-            origin: Instant::now(),
-            offset: None,
-        };
         let snap = snapshot(state);
-        clock.observe(&snap);
         let seen = snap.messages_total;
         let glyphs = opts.glyphs.unwrap_or_else(Glyphs::detect);
-        let view = PanelState::new(snap, clock.now(), glyphs, opts.color.unwrap_or(true));
+        let view = PanelState::new(snap, clock.monotonic(), glyphs, opts.color.unwrap_or(true));
         let height = desired_height(&view, size);
         let term = open_term(height)?;
         Ok(Live {
@@ -153,7 +151,6 @@ impl Live {
             return Ok(());
         }
         let snap = snapshot(state);
-        self.clock.observe(&snap);
         for m in new_messages(&snap, self.seen) {
             // Warm-up progress shows in the header; everything else also scrolls above.
             if !is_warmup(m, &snap) {
@@ -167,7 +164,7 @@ impl Live {
             }
         }
         self.seen = snap.messages_total;
-        self.view.update(snap, self.clock.now());
+        self.view.update(snap, self.clock.monotonic());
         let _guard = DRAW.lock().unwrap_or_else(|e| e.into_inner());
         if RESTORED.load(Ordering::SeqCst) {
             return Ok(());

@@ -5,19 +5,16 @@
 //! - `live`: the inline viewport, redrawn on the panel's clock, with lines printed above it.
 //! - `printer`: plain lines when the live panel does not run.
 //! - `restore`: one live panel per process; the terminal restored exactly once.
-//! - `clock`: which clock a snapshot's times are on, and "now" on it.
 //!
 //! A fixed 2 Hz clock independent of the training loop (`docs/contract/panel.md`, "2 Hz
 //! clock"): `Logger::step` only updates the shared [`TerminalState`] (a short mutex hold) and
 //! never renders or waits on the terminal. The panel thread takes a snapshot under the lock,
 //! releases it, and only then draws.
 
-mod clock;
 mod live;
 mod printer;
 mod restore;
 
-pub use clock::Clock;
 pub use restore::restore_terminal;
 
 use crate::glyphs::Glyphs;
@@ -34,6 +31,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use tally::terminal::{Level, Message, PanelSnapshot, TerminalState};
+use tally::Clock;
 
 /// The panel refreshes on a fixed 2 Hz clock (`docs/contract/panel.md`).
 pub const REFRESH: Duration = Duration::from_millis(500);
@@ -56,8 +54,6 @@ pub struct PanelOptions {
     /// Read keys (`q`, `Esc`, Ctrl-C set [`PanelHandle::quit_requested`]); puts the terminal
     /// in raw mode while the panel runs.
     pub keys: bool,
-    /// The clock of the snapshot's times.
-    pub clock: Clock,
     /// Where plain lines go (stdout when `None`).
     pub plain_writer: Option<Box<dyn Write + Send>>,
 }
@@ -71,7 +67,6 @@ impl Default for PanelOptions {
             glyphs: None,
             color: None,
             keys: false,
-            clock: Clock::Logger,
             plain_writer: None,
         }
     }
@@ -86,7 +81,6 @@ impl std::fmt::Debug for PanelOptions {
             .field("glyphs", &self.glyphs)
             .field("color", &self.color)
             .field("keys", &self.keys)
-            .field("clock", &self.clock)
             .field("plain_writer", &self.plain_writer.is_some())
             .finish()
     }
@@ -113,12 +107,25 @@ pub struct PanelHandle {
 }
 
 impl Panel {
-    /// Start rendering `terminal` (a logger's [`tally::Logger::terminal`]) on its own thread.
+    /// Start rendering a logger's terminal state on its own thread and hand the logger the
+    /// handle: the logger stops the panel right after it closes. Returns what is running.
+    pub fn attach(log: &mut tally::Logger, options: PanelOptions) -> Output {
+        let handle = Panel::start(log.terminal(), log.clock(), options);
+        let output = handle.output();
+        log.attach_view(Box::new(handle));
+        output
+    }
+
+    /// Start rendering `terminal` on its own thread; its times are readings of `clock`.
     ///
     /// The live panel runs when the mode and the terminal allow it (and no other live panel
     /// runs in this process); otherwise plain lines are printed. Never fails: a terminal that
     /// cannot be driven falls back to plain text.
-    pub fn start(terminal: Arc<Mutex<TerminalState>>, mut options: PanelOptions) -> PanelHandle {
+    pub fn start(
+        terminal: Arc<Mutex<TerminalState>>,
+        clock: Arc<dyn Clock>,
+        mut options: PanelOptions,
+    ) -> PanelHandle {
         let env = TermEnv::detect();
         let wanted = env.output(options.mode);
         options.color = Some(options.color.unwrap_or_else(|| env.color()));
@@ -128,7 +135,7 @@ impl Panel {
         let q = quit.clone();
         let spawned = std::thread::Builder::new()
             .name("tally-panel".into())
-            .spawn(move || run(terminal, options, wanted, rx, ready_tx, q));
+            .spawn(move || run(terminal, clock, options, wanted, rx, ready_tx, q));
         match spawned {
             Ok(thread) => {
                 let output = ready_rx.recv().unwrap_or(Output::Plain);
@@ -185,6 +192,12 @@ impl PanelHandle {
     }
 }
 
+impl tally::terminal::TerminalView for PanelHandle {
+    fn stop(&mut self) -> io::Result<()> {
+        PanelHandle::stop(self)
+    }
+}
+
 impl Drop for PanelHandle {
     fn drop(&mut self) {
         let _ = self.stop();
@@ -220,6 +233,7 @@ fn message_line(m: &Message) -> String {
 
 fn run(
     state: Arc<Mutex<TerminalState>>,
+    clock: Arc<dyn Clock>,
     mut opts: PanelOptions,
     wanted: Output,
     rx: Receiver<Command>,
@@ -229,7 +243,7 @@ fn run(
     if wanted == Output::Live && !ACTIVE.swap(true, Ordering::SeqCst) {
         RESTORED.store(false, Ordering::SeqCst);
         install_panic_hook();
-        let setup = Live::open(&state, &opts);
+        let setup = Live::open(&state, &opts, clock.clone());
         match setup {
             Ok(mut live) => {
                 let _ = ready.send(Output::Live);
@@ -254,5 +268,5 @@ fn run(
         .plain_writer
         .take()
         .unwrap_or_else(|| Box::new(io::stdout()));
-    plain_loop(&state, &opts, &rx, out)
+    plain_loop(&state, &*clock, &opts, &rx, out)
 }
