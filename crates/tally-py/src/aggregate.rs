@@ -1,6 +1,7 @@
-//! Trinity-style aggregation bindings (issue 7): the `tally._tally.aggregate` submodule behind `tally.metrics`.
+//! Trinity-style aggregation bindings: the `tally._tally.aggregate` submodule behind
+//! `tally.metrics` (docs/aggregation.md).
 //!
-//! Conversion reproduces Trinity's value filter exactly (reference §3): a value passes when it
+//! Conversion reproduces Trinity's value filter exactly: a value passes when it
 //! is an instance of `int` or `float` (so bools and `np.float64` pass, `np.float32`, `str`,
 //! `None` do not) and is then `float(value)` (a huge `int` raises `OverflowError`). Keys of
 //! numeric values must be `str`. The numerics run without the GIL.

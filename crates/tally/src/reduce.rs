@@ -1,9 +1,10 @@
 //! Cross-rank reduction: many ranks' `StepInput`s → one, per the schema's reduction.
 //!
-//! Seed 000: only rank 0 owns the terminal and the persistent logger; learner metrics and
-//! timings are averaged across ranks before the terminal window; Steps/s and Rows/s are
-//! summed (each rank's own rate), so both are the whole job's throughput. This module is the
-//! pure function; the transport is the job's own collective (torch.distributed / MPI).
+//! Only rank 0 owns the terminal and the persistent logger; learner metrics and timings are
+//! averaged across ranks before the terminal window; Steps/s and Rows/s are summed (each
+//! rank's own rate), so both are the whole job's throughput (docs/contract/ranks.md). This
+//! module is the pure function; the transport is the job's own collective
+//! (torch.distributed / MPI).
 
 use crate::error::Error;
 use crate::input::{Key, StepInput, SystemInfo};

@@ -248,8 +248,8 @@ impl Resolver {
                 ));
             }
         }
-        // Reference §2: off-policy runs use env steps as the axis when known; on-policy runs
-        // always use the (zero-based) iteration.
+        // Off-policy runs use env steps as the axis when known; on-policy runs always use the
+        // (zero-based) iteration (docs/contract/step.md, the step axis).
         let env_axis = input.env_steps > 0 && !self.profile.iteration_axis();
         if axis.last_env_steps > 0 && input.env_steps == 0 && !self.profile.iteration_axis() {
             return Err(err(
@@ -391,7 +391,8 @@ impl Resolver {
         })
     }
 
-    /// The `rft` profile: Trinity keys in `metrics` only, validated by the seed 002 convention.
+    /// The `rft` profile: Trinity keys in `metrics` only, each validated against the
+    /// `{category}/...` naming convention (docs/contract/rft.md).
     fn rft(&mut self, input: &StepInput, out: &mut StepValues) -> Result<(), Error> {
         let it = input.iteration;
         let unused: [(&'static str, bool); 9] = [

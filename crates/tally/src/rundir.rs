@@ -1,8 +1,8 @@
 //! The run directory: `<log_root>/<algo_log_name>/<task>/<YYYY-MM-DD_HH-MM-SS>_<sim_backend>`.
 //!
-//! Seed 000 "日志目录与 backend": runs live under `logs/<algo.algo_log_name>/<task>/`, one
-//! directory per run named by its local start time and simulation backend, unless
-//! `training.log_root` or `training.log_dir` overrides it.
+//! Runs live under `logs/<algo.algo_log_name>/<task>/`, one directory per run named by its
+//! local start time and simulation backend, unless `training.log_root` or `training.log_dir`
+//! overrides it (docs/contract/run-artifacts.md).
 
 use crate::error::{Error, Result};
 use chrono::{DateTime, TimeZone};

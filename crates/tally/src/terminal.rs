@@ -8,7 +8,7 @@ use crate::window::{Sample, TimeWindow, WindowSnapshot};
 use std::collections::VecDeque;
 use tally_schema::Profile;
 
-/// Reward history length (one entry per step carrying a return; reference §1.3).
+/// Reward history length (one entry per step carrying a return; docs/contract/panel.md).
 pub const REWARD_HISTORY: usize = 200;
 /// Status and error lines kept for display.
 pub const MESSAGE_HISTORY: usize = 64;

@@ -1,7 +1,7 @@
 //! The terminal's 2-second time-sliding window of rank-reduced samples.
 //!
-//! Seed 000: the panel shows two-second time-sliding means; `Avg 2s (n=…)` counts the
-//! rank-reduced learner samples in the window. Reference §1.2: a sample is evicted when
+//! The panel shows two-second time-sliding means; `Avg 2s (n=…)` counts the rank-reduced
+//! learner samples in the window (docs/contract/panel.md). A sample is evicted when
 //! `sample.t < now − 2.0` (strict), the window moves only when a sample arrives, a key
 //! missing from some samples is averaged over the samples that have it, and percentages are
 //! computed afterwards from the means (ratio of means).

@@ -1,4 +1,4 @@
-//! Pins the learner and collector timeline rules of seed 000.
+//! Pins the learner and collector timeline rules (docs/contract/timelines.md).
 
 use std::collections::HashMap;
 use tally::timeline::{CollectorTimeline, LearnerTimeline};
@@ -11,7 +11,8 @@ fn values(pairs: &[(&str, f64)]) -> impl Fn(&str) -> Option<f64> {
 
 #[test]
 fn other_is_iter_wall_minus_accounted_and_rows_use_iter_wall() {
-    // seed 000: Other = max(Iter Wall - accounted, 0); every row uses Iter Wall as denominator.
+    // Other = max(Iter Wall - accounted, 0); every row uses Iter Wall as denominator
+    // (docs/contract/timelines.md "Other").
     let t = LearnerTimeline::from_values(
         Profile::SacFamily,
         values(&[
@@ -50,7 +51,8 @@ fn other_is_iter_wall_minus_accounted_and_rows_use_iter_wall() {
 
 #[test]
 fn nested_diagnostics_are_never_added_to_accounted() {
-    // seed 000: accounted holds only the exclusive phases, never nested or background diagnostics.
+    // Accounted holds only the exclusive phases, never nested or background diagnostics
+    // (docs/contract/timelines.md).
     let base = [("Perf/learning_time", 0.5), ("Perf/iteration_time", 1.0)];
     let mut with_nested = base.to_vec();
     with_nested.extend([
@@ -66,7 +68,8 @@ fn nested_diagnostics_are_never_added_to_accounted() {
 
 #[test]
 fn accounted_above_iter_wall_is_a_contract_warning_and_other_clamps_to_zero() {
-    // seed 000: accounted > 100% is a contract warning to fix; Other is clamped to 0.
+    // Accounted > 100% is a contract warning to fix; Other is clamped to 0
+    // (docs/contract/timelines.md "Other").
     let t = LearnerTimeline::from_values(
         Profile::SacFamily,
         values(&[
@@ -100,7 +103,7 @@ fn without_a_measured_wall_iter_wall_is_the_accounted_sum() {
 
 #[test]
 fn appo_rows_never_appear_in_sac_and_vice_versa() {
-    // seed 000: Replay Stage and Weight Publish appear only in APPO.
+    // Replay Stage and Weight Publish appear only in APPO (docs/contract/timelines.md).
     let sac: Vec<_> = LearnerTimeline::from_values(Profile::SacFamily, values(&[]))
         .rows
         .iter()
@@ -147,8 +150,9 @@ fn full_cycle() -> Vec<(&'static str, f64)> {
 
 #[test]
 fn collector_cycle_is_the_sum_of_cycle_phases_and_details_are_not_added() {
-    // seed 000: the collector cycle total is the sum of the cycle phases; Env Step details are
-    // nested diagnostics that do not join the sum but use the same denominator.
+    // The collector cycle total is the sum of the cycle phases; Env Step details are nested
+    // diagnostics that do not join the sum but use the same denominator
+    // (docs/contract/timelines.md "Collector").
     let mut v = full_cycle();
     v.push(("Perf/collector_env_step_backend_ms", 10.0));
     let t = CollectorTimeline::from_values(Profile::SacFamily, values(&v));
@@ -171,8 +175,9 @@ fn collector_percentages_wait_for_a_complete_cycle() {
 
 #[test]
 fn quiet_rows_show_only_at_one_percent_of_the_cycle_and_core_rows_always() {
-    // seed 000: Inference Request, Transition Extract, Metrics Publish and the Env Step
-    // details appear only when >= 1% of the collector cycle; core cycle rows always stay.
+    // Inference Request, Transition Extract, Metrics Publish and the Env Step details appear
+    // only when >= 1% of the collector cycle; core cycle rows always stay
+    // (docs/contract/timelines.md "Collector").
     let t = CollectorTimeline::from_values(Profile::SacFamily, values(&full_cycle()));
     let visible = |k: &str| t.rows.iter().find(|r| r.key == k).unwrap().visible;
     assert!(visible("inference_request"), "0.5 of 20 ms = 2.5%");
@@ -191,8 +196,8 @@ fn quiet_rows_show_only_at_one_percent_of_the_cycle_and_core_rows_always() {
 
 #[test]
 fn appo_collector_shows_milliseconds_without_percentages() {
-    // seed 000: APPO's MLP Infer and Env Step are per-step EMAs and Rollout Wall a whole
-    // rollout, so the terminal shows ms only.
+    // APPO's MLP Infer and Env Step are per-step EMAs and Rollout Wall a whole rollout, so
+    // the terminal shows ms only (docs/contract/timelines.md "Collector").
     let t = CollectorTimeline::from_values(
         Profile::Appo,
         values(&[

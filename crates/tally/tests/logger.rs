@@ -1,5 +1,5 @@
-//! Pins the logger core against seed 000 and reference §2/§4: payload, gating, axis,
-//! fail-closed validation, contract warnings, sinks, summary.
+//! Pins the logger core against docs/contract/step.md: payload, gating, axis, fail-closed
+//! validation, contract warnings, sinks, summary.
 
 use serde_json::Value;
 use std::sync::Arc;
@@ -64,8 +64,9 @@ fn sac_step_critic(i: u64, critic: f64) -> StepInput {
 
 #[test]
 fn backend_payload_holds_canonical_tags_in_persisted_units_unsmoothed() {
-    // seed 000: the backend keeps every iteration's unsmoothed values; _ms fields are ms,
-    // Perf/learning_time and Perf/iteration_time are seconds; terminal values never persist.
+    // The backend keeps every iteration's unsmoothed values; _ms fields are ms,
+    // Perf/learning_time and Perf/iteration_time are seconds; terminal values never persist
+    // (docs/contract/step.md "Backend payload").
     let dir = tempfile::tempdir().unwrap();
     let (mut log, mem, _) = logger(config(dir.path(), Profile::SacFamily, 10));
     log.step(&sac_step(1)).unwrap();
@@ -96,7 +97,9 @@ fn backend_payload_holds_canonical_tags_in_persisted_units_unsmoothed() {
 
 #[test]
 fn log_interval_gates_backend_writes_and_the_final_iteration_is_always_written() {
-    // reference §2: max 10 / interval 5 → [5, 10]; max 9 / interval 4 → [4, 8, 9].
+    // Every log_interval-th iteration is written, and always the last one
+    // (docs/contract/step.md "log_interval"): max 10 / interval 5 → [5, 10];
+    // max 9 / interval 4 → [4, 8, 9].
     for (max, interval, want) in [(10, 5, vec![5, 10]), (9, 4, vec![4, 8, 9])] {
         let dir = tempfile::tempdir().unwrap();
         let mut c = config(dir.path(), Profile::SacFamily, max);
@@ -116,7 +119,8 @@ fn log_interval_gates_backend_writes_and_the_final_iteration_is_always_written()
 
 #[test]
 fn step_axis_prefers_env_steps_and_then_writes_train_iteration() {
-    // reference §2: global_step = total env steps when > 0 (Train/iteration then emitted).
+    // global_step = total env steps when > 0 (Train/iteration then emitted)
+    // (docs/contract/step.md, the step axis).
     let dir = tempfile::tempdir().unwrap();
     let (mut log, mem, _) = logger(config(dir.path(), Profile::SacFamily, 10));
     log.step(&StepInput::new(3).env_steps(256).metric("Loss/critic", 1.0))
@@ -129,8 +133,8 @@ fn step_axis_prefers_env_steps_and_then_writes_train_iteration() {
 
 #[test]
 fn step_axis_falls_back_to_iteration_and_omits_unmeasured_values() {
-    // reference §2: no Train/iteration on the iteration axis; Perf/iteration_time only when
-    // measured; Episode/timeout_rate only once an episode finished.
+    // No Train/iteration on the iteration axis; Perf/iteration_time only when measured;
+    // Episode/timeout_rate only once an episode finished (docs/contract/step.md "Backend payload").
     let dir = tempfile::tempdir().unwrap();
     let (mut log, mem, _) = logger(config(dir.path(), Profile::SacFamily, 10));
     log.step(
@@ -268,8 +272,8 @@ fn bad_inputs_fail_closed_naming_the_key_and_lose_nothing() {
 
 #[test]
 fn appo_profile_accepts_its_own_phases_and_persists_collection_time_in_seconds() {
-    // seed 000 APPO: Replay Stage and Weight Publish are learner phases; Rollout Wall is
-    // Perf/collection_time in seconds.
+    // APPO: Replay Stage and Weight Publish are learner phases; Rollout Wall is
+    // Perf/collection_time in seconds (docs/contract/timelines.md).
     let dir = tempfile::tempdir().unwrap();
     let (mut log, mem, _) = logger(config(dir.path(), Profile::Appo, 5));
     log.step(
@@ -298,7 +302,8 @@ fn appo_profile_accepts_its_own_phases_and_persists_collection_time_in_seconds()
 
 #[test]
 fn over_accounted_iteration_raises_a_counted_visible_contract_warning() {
-    // seed 000: accounted > 100% of Iter Wall is a contract warning, not a silent clamp.
+    // Accounted > 100% of Iter Wall is a contract warning, not a silent clamp
+    // (docs/contract/timelines.md "Other").
     let dir = tempfile::tempdir().unwrap();
     let (mut log, _mem, _) = logger(config(dir.path(), Profile::SacFamily, 3));
     log.step(
@@ -425,7 +430,9 @@ fn a_full_queue_makes_step_wait_and_counts_it_never_drops() {
 fn close_writes_the_final_summary_and_is_idempotent() {
     let dir = tempfile::tempdir().unwrap();
     let (mut log, mem, clock) = logger(config(dir.path(), Profile::SacFamily, 30));
-    // reference §8: 30 steps of 0.5 s × 8 steps → tail over 20 iterations, 16 steps/s.
+    // The tail throughput is Σsteps/Σtime over the last ≤ 20 measured iterations
+    // (docs/contract/run-artifacts.md): 30 steps of 0.5 s × 8 steps → tail over 20
+    // iterations, 16 steps/s.
     for i in 1..=30 {
         clock.advance(0.5);
         let ret = if i == 10 { 50.0 } else { i as f64 };

@@ -1,4 +1,4 @@
-//! Pins cross-rank reduction (seed 000 multi-GPU; reference §5).
+//! Pins cross-rank reduction of multi-rank runs (docs/contract/ranks.md).
 
 use tally::{reduce_ranks, Error, StepInput, SystemInfo};
 
@@ -25,8 +25,8 @@ fn get(map: &[(tally::Key, f64)], k: &str) -> Option<f64> {
 
 #[test]
 fn two_ranks_average_learner_values_and_sum_throughput_and_counters() {
-    // seed 000: learner metrics and timings are averaged across ranks; Steps/s and Rows/s
-    // are each rank's rate summed, so both are the whole job's throughput.
+    // Learner metrics and timings are averaged across ranks; Steps/s and Rows/s are each
+    // rank's rate summed, so both are the whole job's throughput (docs/contract/ranks.md).
     let (r, rates) =
         reduce_ranks(&[rank(1.0, 0.1, 100.0, 1.0), rank(3.0, 0.3, 100.0, 0.5)]).unwrap();
     assert_eq!(get(&r.metrics, "Loss/critic"), Some(2.0));

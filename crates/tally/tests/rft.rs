@@ -1,5 +1,5 @@
-//! The `rft` profile: Trinity-style keys validated by the seed 002 naming convention,
-//! persisted as given on the iteration axis.
+//! The `rft` profile: Trinity-style keys validated by the `{category}/...` naming convention
+//! (docs/contract/rft.md), persisted as given on the iteration axis.
 
 use std::sync::Arc;
 use tally::{

@@ -1,4 +1,4 @@
-//! Pins the run-directory layout of seed 000 ("日志目录与 backend").
+//! Pins the run-directory layout (docs/contract/run-artifacts.md).
 
 use chrono::{FixedOffset, TimeZone};
 use tally::rundir::{algo_log_name, create_run_dir, run_dir_name, RunDirSpec};
@@ -13,8 +13,8 @@ fn start() -> chrono::DateTime<FixedOffset> {
 
 #[test]
 fn run_dir_follows_algo_log_name_task_timestamp_sim() {
-    // seed 000: logs/<algo.algo_log_name>/<task>/YYYY-MM-DD_HH-MM-SS_<sim_backend>,
-    // e.g. 2026-03-09_18-30-00_mujoco.
+    // logs/<algo.algo_log_name>/<task>/YYYY-MM-DD_HH-MM-SS_<sim_backend>,
+    // e.g. 2026-03-09_18-30-00_mujoco (docs/contract/run-artifacts.md).
     let root = tempfile::tempdir().unwrap();
     let mut spec = RunDirSpec::new("sac", "go2_joystick_flat", "mujoco");
     spec.log_root = root.path().join("logs");
@@ -29,7 +29,8 @@ fn run_dir_follows_algo_log_name_task_timestamp_sim() {
 
 #[test]
 fn algo_log_names_match_the_seed_table() {
-    // seed 000 table: PPO rsl_rl_ppo, APPO appo, SAC sac, FlashSAC flash_sac.
+    // The algo_log_name table: PPO rsl_rl_ppo, APPO appo, SAC sac, FlashSAC flash_sac
+    // (docs/contract/run-artifacts.md).
     assert_eq!(algo_log_name("ppo").unwrap(), "rsl_rl_ppo");
     assert_eq!(algo_log_name("PPO").unwrap(), "rsl_rl_ppo");
     assert_eq!(algo_log_name("appo").unwrap(), "appo");

@@ -1,4 +1,5 @@
-//! Pins the Perfetto trace: Chrome trace-event JSON, only when tracing is on (reference §6).
+//! Pins the Perfetto trace: Chrome trace-event JSON, only when tracing is on
+//! (docs/contract/trace.md).
 
 use serde_json::Value;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Pins the terminal's 2-second time-sliding window (seed 000; reference §1.2).
+//! Pins the terminal's 2-second time-sliding window (docs/contract/panel.md).
 
 use std::sync::Arc;
 use tally::window::{Sample, TimeWindow, WINDOW_CAP};
@@ -18,7 +18,7 @@ fn sample(t: f64, pairs: &[(&'static str, f64)]) -> Sample {
 
 #[test]
 fn eviction_is_strict_at_exactly_two_seconds() {
-    // reference §1.2: drop samples while sample.t < now − 2.0 (strict).
+    // Drop samples while sample.t < now − 2.0 (strict; docs/contract/panel.md).
     let mut w = TimeWindow::default();
     w.push(sample(100.0, &[]));
     w.push(sample(102.0, &[]));
@@ -56,8 +56,9 @@ fn the_window_never_holds_more_than_its_cap() {
 
 #[test]
 fn terminal_averages_two_seconds_while_the_backend_gets_the_latest_value() {
-    // seed 000: the panel shows 2 s time-sliding means; the backend keeps every iteration's
-    // unsmoothed value. Reference test: samples at t=100 and t=101 → n=2; at 103.1 → n=1.
+    // The panel shows 2 s time-sliding means (docs/contract/panel.md); the backend keeps
+    // every iteration's unsmoothed value (docs/contract/step.md "Backend payload").
+    // Samples at t=100 and t=101 → n=2; at 103.1 → n=1.
     let dir = tempfile::tempdir().unwrap();
     let mut c = LoggerConfig::new("sac", "t", "mujoco");
     c.log_dir = Some(dir.path().join("run"));
