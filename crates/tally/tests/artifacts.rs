@@ -71,7 +71,7 @@ fn run_summary_round_trips_with_schema_version_and_manifest() {
     let v: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(
         v["metric_schema_version"], 1,
-        "seed 000: metric_schema_version = 1 at the top level"
+        "metric_schema_version = 1 at the top level (docs/contract/run-artifacts.md)"
     );
     assert!(v["metric_schema_version"].is_u64());
     assert_eq!(v["status"], "completed");

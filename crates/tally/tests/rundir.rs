@@ -28,7 +28,7 @@ fn run_dir_follows_algo_log_name_task_timestamp_sim() {
 }
 
 #[test]
-fn algo_log_names_match_the_seed_table() {
+fn algo_log_names_match_the_contract_table() {
     // The algo_log_name table: PPO rsl_rl_ppo, APPO appo, SAC sac, FlashSAC flash_sac
     // (docs/contract/run-artifacts.md).
     assert_eq!(algo_log_name("ppo").unwrap(), "rsl_rl_ppo");
