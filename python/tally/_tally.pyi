@@ -29,7 +29,7 @@ __all__ = [
 __version__: str
 METRIC_SCHEMA_VERSION: int
 
-# Trinity-style aggregation (issue 7), wrapped by tally.metrics.
+# Trinity-style aggregation (docs/contract/rft.md), wrapped by tally.metrics.
 aggregate: types.ModuleType
 
 _Number = Union[SupportsFloat, SupportsIndex]
