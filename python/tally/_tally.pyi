@@ -30,7 +30,7 @@ __version__: str
 METRIC_SCHEMA_VERSION: int
 STEP_FIELDS: list[tuple[str, str]]
 
-# Trinity-style aggregation (issue 7), wrapped by tally.metrics.
+# Trinity-style aggregation (docs/contract/rft.md), wrapped by tally.metrics.
 aggregate: types.ModuleType
 
 _Number = Union[SupportsFloat, SupportsIndex]

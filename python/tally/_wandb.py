@@ -4,9 +4,10 @@ The Rust writer thread calls :meth:`WandbSink.write` once per logged iteration w
 the dict the TensorBoard sink writes (same tags, values and step axis), so W&B and the event
 file never disagree. ``start``, ``log_video`` and ``finish`` run on the caller's thread.
 
-Reference behaviour (UniLab ``ExperimentTracker``): an existing ``wandb.run`` is reused (its
-config updated) and never finished by tally; otherwise tally calls ``wandb.init`` with the run
-config and the run directory and finishes the run it owns at close.
+An existing ``wandb.run`` is reused (its config updated) and never finished by tally, so a
+launcher that opened it keeps owning it; otherwise tally calls ``wandb.init`` with the run
+config and the run directory and finishes the run it owns at close
+(docs/contract/run-artifacts.md "W&B").
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ def _dedup(items: List[str]) -> List[str]:
 def init_kwargs(settings: Mapping[str, Any], run_doc: Mapping[str, Any], run_dir: Path) -> Dict[str, Any]:
     """The ``wandb.init`` keywords for a run: the user's settings over tally's defaults.
 
-    Defaults (as UniLab's tracker): name ``{algo}__{task}__{run_dir.name}``, group = task,
-    job_type = algo, tags = user tags + [algo, task, sim_backend, user-<os user>] (deduplicated).
+    Defaults (docs/contract/run-artifacts.md "W&B"): name ``{algo}__{task}__{run_dir.name}``,
+    group = task, job_type = algo, tags = user tags + [algo, task, sim_backend, user-<os user>]
+    (deduplicated).
     Empty values are left out so the SDK's own defaults and ``WANDB_*`` variables apply.
     """
     run = run_doc.get("run", {})

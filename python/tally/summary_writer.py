@@ -5,8 +5,9 @@ event writer: consecutive ``add_scalar`` calls at the same step become **one** e
 step's batch is written when the step changes, when a tag repeats or a call brings its own
 ``walltime``, on ``flush``/``close``, or after ``flush_secs``), which TensorBoard, tbparse and
 ``tally export`` read like torch's files.
-With W&B configured (``wandb=``), each step's batch is mirrored to W&B as one ``log`` call
-(UniLab's "RSL-RL writer takeover"); an existing ``wandb.run`` is reused and never finished.
+With W&B configured (``wandb=``), each step's batch is mirrored to W&B as one ``log`` call,
+so a library that only knows torch's writer (rsl_rl) logs to both backends; an existing
+``wandb.run`` is reused and never finished (docs/contract/run-artifacts.md "W&B").
 """
 
 from __future__ import annotations

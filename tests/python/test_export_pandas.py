@@ -1,6 +1,7 @@
 """`tally export` output read by pandas (CSV, JSON lines) and pyarrow (Parquet): the same rows.
 
-Issue 6: every scalar (run, tag, step, wall time, value) for analysis in pandas/polars.
+Every scalar (run, tag, step, wall time, value) for analysis in pandas/polars
+(docs/contract/consumers.md "export").
 """
 
 import json

@@ -159,8 +159,9 @@ def test_invalid_fixtures_split_into_shape_and_contract_breaks(tally_bin, path):
 
 
 def test_json_schema_cannot_tell_an_integral_float_from_an_integer_but_tally_validate_can(tally_bin):
-    # JSON Schema: 1.0 is an integer. Seed 000 / reference §7: a version stamp is the integer 1,
-    # and a float is rejected. The schema cannot express that; tally validate enforces it.
+    # JSON Schema: 1.0 is an integer. A version stamp must be the integer 1 and a float is
+    # rejected (docs/contract/manifest-and-soak.md "Three version namespaces"). The schema
+    # cannot express that; tally validate enforces it.
     path = FIXTURES / "invalid" / "run_summary.metric_version_float.json"
     doc = json.loads(path.read_text())
     assert isinstance(doc["metric_schema_version"], float)

@@ -6,7 +6,7 @@ NaNs count as equal: numpy may return a canonical NaN), and the same exception t
 Trinity raises. The cases cover every function, every suffix (valid, invalid, nested), repeat
 counts 1-16 (and sub-task splits), NaN / ±inf / ±0.0 / bool / int / str / None / np.float32 /
 np.float64 values, key collisions, detailed_stats on and off, and the whole
-experience → run → task → step pipeline (seed 002; shared/reference/trinity-metrics.md §2-§9).
+experience → run → task → step pipeline (the rules: docs/contract/rft.md).
 
 Trinity is installed with `pip install --no-deps trinity-rft==0.6.0` (its module needs only
 numpy). Outside CI the test skips when it is missing; in CI (CI=true) a missing Trinity fails.
@@ -322,7 +322,8 @@ def c_bootstrap(i):
 
 
 ADVERSARIAL = [
-    # reference §8: collisions, first-seen agg, odd keys, NaN placement, signed zero, inf
+    # docs/contract/rft.md "Collisions and edge cases": collisions, first-seen agg, odd keys,
+    # NaN placement, signed zero, inf
     ("aggregate_metrics", ([{"acc": 1.0, "acc:max": 5.0}, {"acc": 3.0}],), {"prefix": "rollout"}),
     ("aggregate_metrics", ([{"acc:max": 5.0, "acc": 1.0}, {"acc": 3.0}],), {"prefix": "rollout"}),
     ("aggregate_run_level_metrics", ([{"x:sum": 2}, {"x:sum:mean": 1}, {"x:sum": 4}],), {}),
@@ -394,11 +395,12 @@ def test_zero_sign_exceptions_are_rare():
 
 
 # ---------------------------------------------------------------------------------------------
-# behaviour beyond the reference
+# behaviour beyond Trinity
 
 
 def test_global_numpy_random_state_is_untouched():
-    # issue 7: "unlike the reference, it never touches the global numpy.random state"
+    # Unlike Trinity, tally never touches the global numpy.random state
+    # (docs/contract/rft.md "The bootstrap").
     np.random.seed(7)
     before = np.random.get_state()
     tally.calculate_task_level_metrics([{"a": 0.1}, {"a": 0.9}, {"a": 0.5}], True)
@@ -433,7 +435,8 @@ def left_fold_sum(values):
 
 @pytest.mark.parametrize("mode,ref", [("neumaier", cpython312_sum), ("left_fold", left_fold_sum)])
 def test_builtin_sum_mode_is_selectable_and_exact(mode, ref):
-    # reference §9: 3.11 folds left, 3.12 compensates; the same interpreter is the default.
+    # The builtin sum folds left up to 3.11 and compensates from 3.12; the running interpreter's
+    # behaviour is the default (docs/contract/rft.md "Numerics").
     rng = random.Random(99)
     pools = [[1e16, 1.0, -1e16], [0.1] * 10, [1e308, 1e308, -1e308], [-0.0], [float("inf"), 1.0]]
     pools += [[rng.choice([1e16, -1e16, 1.0, 0.1, rng.random()]) for _ in range(rng.randint(1, 30))] for _ in range(200)]
@@ -448,8 +451,9 @@ def test_builtin_sum_mode_is_selectable_and_exact(mode, ref):
 
 
 def test_exact_estimator_is_order_free_and_noise_free():
-    # issue 7: estimator="exact" = E[max/min of k draws with replacement]; [0,1] → 0.75 / 0.25,
-    # where the bootstrap gives 0.754 for [0,1] and 0.77 for [1,0] (reference §7).
+    # estimator="exact" = E[max/min of k draws with replacement]; [0,1] → 0.75 / 0.25, where
+    # Trinity's bootstrap gives 0.754 for [0,1] and 0.77 for [1,0] (docs/contract/rft.md
+    # "The exact estimator").
     a = tally.calculate_task_level_metrics([{"a": 0.0}, {"a": 1.0}], True, estimator="exact")
     b = tally.calculate_task_level_metrics([{"a": 1.0}, {"a": 0.0}], True, estimator="exact")
     assert a == b
@@ -477,7 +481,7 @@ def test_estimator_name_is_validated():
 
 
 def test_per_token_ms_matches_verl_expression():
-    # `timing_raw[name] * 1000 / num_tokens` (seed 002: timing_per_token_ms/ family)
+    # `timing_raw[name] * 1000 / num_tokens` (docs/contract/rft.md "Per-token timings")
     for s, t in [(0.1, 3), (1.5, 4096), (12.345, 7)]:
         assert same_float(tally.per_token_ms(s, t), s * 1000 / t)
     with pytest.raises(ZeroDivisionError):

@@ -1,6 +1,10 @@
 """The W&B backend through the real wandb SDK in offline mode, read back from the run's
-`.wandb` file with wandb's own protobuf messages (see shared/reference/wandb-offline-format.md)
-and compared with the event file tally wrote for the same steps."""
+`.wandb` file and compared with the event file tally wrote for the same steps: W&B receives
+exactly the TensorBoard payload at the same step (docs/contract/run-artifacts.md "W&B").
+
+wandb 0.31 ships no Python reader for its offline file (its Go service writes it), but its
+protobuf messages are importable, so `wandb_records` decodes the file's framing itself. A hard
+kill may leave a torn final block, which the reader tolerates."""
 
 import json
 import struct

@@ -1,9 +1,11 @@
-//! The four levels of Trinity's pipeline: experience → run → task → step (reference §4-§7).
+//! The four levels of Trinity's pipeline: experience → run → task → step
+//! (`docs/contract/rft.md` "Experience → run", "Run → task", "Task → step").
 //!
 //! Every function takes a list of metric dicts as `&[D]` where each `D` is an ordered list of
 //! `(key, Value)` pairs (a Python dict in insertion order). Values are grouped in encounter
 //! order, dicts in list order and keys in dict order, and non-numeric values are skipped
-//! (reference §3). Outputs are [`MetricMap`]s whose iteration order is Python's.
+//! (`docs/contract/rft.md` "Numeric values"). Outputs are [`MetricMap`]s whose iteration order
+//! is Python's.
 
 use std::borrow::Cow;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -190,9 +192,9 @@ pub const DEFAULT_OUTPUT_STATS: [&str; 3] = ["mean", "max", "min"];
 pub const DEFAULT_EVAL_OUTPUT_STATS: [&str; 4] = ["mean", "max", "min", "std"];
 
 /// `aggregate_metrics(metric_dicts, prefix, default_output_stats)` (task → step, train,
-/// reference §4): mean metrics give `{prefix}/{name}/{stat}` for each known stat (default
-/// `mean, max, min`, numpy), `:sum`/`:max`/`:min`/`:last` give `{prefix}/{name}/{agg}` with
-/// the builtin reducers. An empty `prefix` gives no leading slash.
+/// `docs/contract/rft.md` "Task → step"): mean metrics give `{prefix}/{name}/{stat}` for each
+/// known stat (default `mean, max, min`, numpy), `:sum`/`:max`/`:min`/`:last` give
+/// `{prefix}/{name}/{agg}` with the builtin reducers. An empty `prefix` gives no leading slash.
 pub fn aggregate_metrics<D, K>(
     metric_dicts: &[D],
     prefix: &str,
@@ -208,9 +210,9 @@ where
 }
 
 /// `aggregate_eval_metrics(metric_dicts, prefix, output_stats, detailed_stats)` (task → step,
-/// eval, reference §5): like [`aggregate_metrics`] except that mean metrics give only
-/// `{prefix}/{name}` = `np.mean` unless `detailed_stats`, in which case they give
-/// `{prefix}/{name}/{stat}` for `output_stats` (default `mean, max, min, std`).
+/// eval, `docs/contract/rft.md` "Task → step"): like [`aggregate_metrics`] except that mean
+/// metrics give only `{prefix}/{name}` = `np.mean` unless `detailed_stats`, in which case they
+/// give `{prefix}/{name}/{stat}` for `output_stats` (default `mean, max, min, std`).
 pub fn aggregate_eval_metrics<D, K>(
     metric_dicts: &[D],
     prefix: &str,
@@ -271,9 +273,9 @@ where
     result
 }
 
-/// `aggregate_run_level_metrics(metric_dicts)` (experience → run, reference §6): grouped by
-/// canonical key, which is also the output key (`a:mean` → `a`, `tokens:sum` stays); mean is
-/// the builtin `sum(values) / len(values)`.
+/// `aggregate_run_level_metrics(metric_dicts)` (experience → run, `docs/contract/rft.md`
+/// "Experience → run"): grouped by canonical key, which is also the output key (`a:mean` →
+/// `a`, `tokens:sum` stays); mean is the builtin `sum(values) / len(values)`.
 pub fn aggregate_run_level_metrics<D, K>(metric_dicts: &[D], builtin_sum: BuiltinSum) -> MetricMap
 where
     D: AsRef<[(K, Value)]>,
@@ -305,7 +307,8 @@ pub fn subset_sizes(n: usize) -> Vec<usize> {
     ks
 }
 
-/// `calculate_task_level_metrics(metrics, is_eval)` (run → task, reference §7).
+/// `calculate_task_level_metrics(metrics, is_eval)` (run → task, `docs/contract/rft.md`
+/// "Run → task").
 ///
 /// Training (`is_eval == false`) is exactly [`aggregate_run_level_metrics`]. For eval, per
 /// canonical key in first-appearance order: non-mean aggs give `name:agg`; mean keys whose

@@ -30,7 +30,7 @@ impl Reducer {
     }
 }
 
-/// Inputs for which the Python original raises instead of returning.
+/// Inputs for which Trinity's Python function raises instead of returning.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BootstrapError {
     /// `np.random.choice(0, size=k)` with `k > 0`: "a cannot be empty unless no samples are taken".
@@ -186,7 +186,8 @@ fn resample_reductions(
 /// `(np.mean, np.std)` of each reducer's list. `n_bootstrap == 0` gives `(NaN, NaN)` pairs,
 /// as numpy does for empty input.
 ///
-/// Unlike the original, no global state is touched.
+/// Unlike Trinity's, no global state is touched: Trinity reseeds numpy's process-global
+/// generator on every call (`docs/contract/rft.md` "The bootstrap").
 pub fn bootstrap_metric(
     data: &[f64],
     subset_size: usize,

@@ -1,4 +1,5 @@
-//! Aggregation-type suffixes: `parse_metric_key` and the canonical key (reference §2).
+//! Aggregation-type suffixes: `parse_metric_key` and the canonical key
+//! (`docs/contract/rft.md` "Aggregation suffixes").
 
 use std::borrow::Cow;
 use std::fmt;
@@ -69,7 +70,9 @@ pub fn parse_metric_key(key: &str) -> (&str, AggType) {
 }
 
 /// The canonical key used by the run and task levels: `name` for mean, `name:agg` otherwise.
-/// So `a:mean` and `a` merge, and `x:sum:mean` shares `x:sum` with `x:sum` (reference §2, §8).
+/// So `a:mean` and `a` merge, and `x:sum:mean` shares `x:sum` with `x:sum`; the first
+/// aggregation seen then decides for the merged group (`docs/contract/rft.md` "Aggregation
+/// suffixes", "Collisions and edge cases").
 pub fn canonical_key(name: &str, agg: AggType) -> Cow<'_, str> {
     match agg {
         AggType::Mean => Cow::Borrowed(name),

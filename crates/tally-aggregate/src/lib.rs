@@ -1,7 +1,7 @@
 //! Trinity-style metric aggregation: key suffixes, run/task/step levels, eval statistics. Pure numerics, no I/O.
 //!
-//! This crate reproduces `trinity.utils.metrics` of trinity-rft 0.6.0 (see
-//! `shared/reference/trinity-metrics.md`, cited below as "reference §N") **bit for bit**:
+//! This crate reproduces `trinity.utils.metrics` of trinity-rft 0.6.0 **bit for bit** (the
+//! rules, section by section: `docs/contract/rft.md`):
 //! the same output keys in the same order, the same treatment of bools, non-numeric values,
 //! NaN, ±inf, empty input and key collisions, and the same floating-point results, because
 //! the numerics that Trinity borrows from numpy and CPython are re-implemented exactly:
@@ -15,7 +15,7 @@
 //! * [`bootstrap::bootstrap_metric`]: numpy's legacy `RandomState` (MT19937 seeded per call,
 //!   `choice(n, k, replace=True)` = masked-rejection `randint`) and the resampling loop.
 //!
-//! Beyond the reference, [`Estimator::Exact`] computes `best@k` / `worst@k` as the exact
+//! Beyond Trinity, [`Estimator::Exact`] computes `best@k` / `worst@k` as the exact
 //! expectation of the max / min of `k` draws with replacement ([`exact`]), and
 //! [`per_token_ms`] gives the `timing_per_token_ms/` family.
 //!

@@ -1,8 +1,8 @@
 //! numpy's pairwise sum / mean / population std / max / min and CPython's builtin sum / max / min.
 //!
-//! Every function here reproduces the exact sequence of IEEE-754 operations of the original,
-//! so results are bit-identical (reference §9). Rust never contracts `a * b + c` into an FMA
-//! on its own, which this relies on.
+//! Every function here reproduces the exact sequence of IEEE-754 operations of numpy's or
+//! CPython's implementation, so results are bit-identical (`docs/contract/rft.md` "Numerics").
+//! Rust never contracts `a * b + c` into an FMA on its own, which this relies on.
 
 /// numpy's `PW_BLOCKSIZE`: blocks up to this length use 8 accumulators.
 const PW_BLOCKSIZE: usize = 128;
@@ -101,7 +101,8 @@ pub fn np_min(a: &[f64]) -> f64 {
     acc
 }
 
-/// Which CPython builtin `sum` to reproduce (it changed in Python 3.12, reference §9).
+/// Which CPython builtin `sum` to reproduce: a left fold up to Python 3.11, Neumaier
+/// compensation from 3.12 (`docs/contract/rft.md` "Numerics").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum BuiltinSum {
     /// Python ≤ 3.11: a plain left fold.

@@ -3,8 +3,8 @@
 use indexmap::IndexMap;
 
 /// One value of a metric dict, kept in the shape needed to reproduce Trinity's filter
-/// (reference §3): `isinstance(value, (int, float))` passes numbers **and bools**, everything
-/// else is silently dropped for that dict.
+/// (`docs/contract/rft.md` "Numeric values"): `isinstance(value, (int, float))` passes numbers
+/// **and bools**, everything else is silently dropped for that dict.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     /// A Python `int` or `float` (including `np.float64`), already passed through `float()`.
@@ -54,6 +54,7 @@ impl From<&str> for Value {
 }
 
 /// An output dict with Python `dict` semantics: iteration in first-insertion order, and a
-/// later write to an existing key replaces the value **in place** (which is how a key
-/// collision resolves in Trinity, reference §8).
+/// later write to an existing key replaces the value **in place**, keeping the key's first
+/// position: that is how a key collision resolves in Trinity (`docs/contract/rft.md`
+/// "Collisions and edge cases").
 pub type MetricMap = IndexMap<String, f64>;

@@ -1,4 +1,5 @@
-//! Pins `bootstrap_metric` to trinity-rft 0.6.0's values (reference §7, §9).
+//! Pins `bootstrap_metric` to values measured with trinity-rft 0.6.0 (`docs/contract/rft.md`
+//! "The bootstrap", "Numerics").
 
 use tally_aggregate::bootstrap::bootstrap_best_worst;
 use tally_aggregate::{bootstrap_metric, BootstrapError, Reducer};
@@ -7,7 +8,8 @@ const MAX_MIN: [Reducer; 2] = [Reducer::Max, Reducer::Min];
 
 #[test]
 fn bootstrap_depends_on_input_order_like_trinity() {
-    // reference §7: [0,1] → best@2 = 0.754, [1,0] → 0.77 (verified against the package).
+    // The bootstrap depends on input order: trinity-rft 0.6.0 gives best@2 = 0.754 for [0,1]
+    // and 0.77 for [1,0].
     let a = bootstrap_metric(&[0.0, 1.0], 2, &MAX_MIN, 1000, 42).unwrap();
     assert_eq!(
         a,
@@ -22,7 +24,7 @@ fn bootstrap_depends_on_input_order_like_trinity() {
 
 #[test]
 fn bootstrap_of_a_constant_shows_pairwise_rounding() {
-    // reference §7: [0.7]*5 → 0.6999999999999998 (numpy pairwise over 1000 values).
+    // Trinity gives 0.6999999999999998 for [0.7]*5: numpy's pairwise mean of 1000 values.
     let r = bootstrap_metric(&[0.7; 5], 5, &MAX_MIN, 1000, 42).unwrap();
     assert_eq!(r[0], (0.6999999999999998, 1.1102230246251565e-16));
     assert_eq!(
@@ -33,7 +35,8 @@ fn bootstrap_of_a_constant_shows_pairwise_rounding() {
 
 #[test]
 fn docs_example_task_matches() {
-    // reference §7: task [0.8, 0.9] → best@2 0.8754000000000002, worst@2 0.8230000000000002.
+    // Trinity's documented example task [0.8, 0.9]: best@2 0.8754000000000002, worst@2
+    // 0.8230000000000002.
     assert_eq!(
         bootstrap_best_worst(&[0.8, 0.9], 2),
         (0.8754000000000002, 0.8230000000000002)
@@ -88,7 +91,8 @@ fn degenerate_inputs_fail_like_python() {
 
 #[test]
 fn nan_in_the_data_makes_best_and_worst_nan() {
-    // reference §8: over 1000 draws some resample begins with the NaN; np.mean propagates.
+    // Over 1000 draws some resample begins with the NaN (which the first-wins max keeps), and
+    // np.mean propagates it (`docs/contract/rft.md` "Collisions and edge cases").
     let mut data = vec![1.0; 7];
     data.push(f64::NAN);
     let (b, w) = bootstrap_best_worst(&data, 8);

@@ -37,7 +37,7 @@ proptest! {
         values in prop::collection::vec(-1e3f64..1e3, 1..=6),
         k in 1usize..=5,
     ) {
-        // issue 7: "it equals brute-force enumeration for small N and k".
+        // The exact estimator equals brute-force enumeration of all n^k draws.
         let (emax, emin) = expected_max_min(&values, k);
         let (bmax, bmin) = brute_force(&values, k);
         prop_assert!(close(emax, bmax), "max {emax} vs {bmax}");
@@ -60,7 +60,7 @@ proptest! {
         values in prop::collection::vec(0.0f64..1.0, 2..=16),
         k_pick in 0usize..5,
     ) {
-        // issue 7: within the bootstrap's Monte-Carlo error: |exact − boot| ≤ 5 σ/√1000.
+        // The bootstrap estimates the same expectation: |exact − boot| ≤ 5 σ/√1000.
         let ks = tally_aggregate::subset_sizes(values.len());
         let k = ks[k_pick % ks.len()];
         let boot = bootstrap_metric(&values, k, &[Reducer::Max, Reducer::Min], 1000, 42).unwrap();
@@ -76,7 +76,8 @@ proptest! {
         k in 1usize..=16,
         rot in 0usize..16,
     ) {
-        // issue 7: "free of Monte-Carlo noise and of input order".
+        // The exact estimator is free of input order (`docs/contract/rft.md` "The exact
+        // estimator").
         let mut rotated = values.clone();
         let len = rotated.len();
         rotated.rotate_left(rot % len);

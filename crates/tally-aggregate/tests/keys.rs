@@ -1,10 +1,11 @@
-//! Pins `parse_metric_key` and the canonical key (reference §2).
+//! Pins `parse_metric_key` and the canonical key (`docs/contract/rft.md` "Aggregation suffixes").
 
 use tally_aggregate::{canonical_key, parse_metric_key, AggType};
 
 #[test]
-fn parse_metric_key_follows_the_reference_table() {
-    // reference §2, every row of the table.
+fn parse_metric_key_matches_trinity() {
+    // Only the last colon counts, only the five exact lowercase words are suffixes; each row
+    // was checked against trinity-rft 0.6.0.
     let table: [(&str, &str, AggType); 17] = [
         ("reward", "reward", AggType::Mean),
         ("reward:mean", "reward", AggType::Mean),
@@ -32,7 +33,7 @@ fn parse_metric_key_follows_the_reference_table() {
 
 #[test]
 fn canonical_key_merges_mean_and_keeps_other_suffixes() {
-    // reference §2: `a:mean` and `a` merge; `x:sum:mean` shares `x:sum` with `x:sum`.
+    // `a:mean` and `a` merge; `x:sum:mean` shares `x:sum` with `x:sum`.
     let (n, a) = parse_metric_key("a:mean");
     assert_eq!(canonical_key(n, a), "a");
     let (n, a) = parse_metric_key("x:sum:mean");

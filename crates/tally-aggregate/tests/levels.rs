@@ -1,4 +1,5 @@
-//! Pins the four pipeline levels: keys, key order, collisions, filters (reference §3-§8).
+//! Pins the four pipeline levels: keys, key order, collisions, filters (`docs/contract/rft.md`
+//! "Numeric values" to "Collisions and edge cases").
 
 use tally_aggregate::{
     aggregate_eval_metrics, aggregate_metrics, aggregate_run_level_metrics,
@@ -23,7 +24,7 @@ const EVAL: TaskOptions = TaskOptions {
 
 #[test]
 fn eval_task_level_writes_mean_std_best_worst_in_order() {
-    // reference §7: key order mean@n, std@n, best@2, worst@2, …, best@n, worst@n; `time/*`
+    // Key order mean@n, std@n, best@2, worst@2, …, best@n, worst@n; `time/*`
     // keys keep their name with the builtin mean; values from trinity-rft 0.6.0.
     let task = [
         d(&[("acc", 0.1), ("time/run_execution", 1.0)]),
@@ -57,7 +58,8 @@ fn eval_task_level_writes_mean_std_best_worst_in_order() {
 
 #[test]
 fn one_run_gives_mean_and_zero_std_only_and_missing_keys_shrink_n() {
-    // reference §7: n counts the numeric values of that key; n ≤ 1 stops after std@1.
+    // n counts the numeric values of that key; n ≤ 1 stops after std@1 (`docs/contract/rft.md`
+    // "Run → task").
     let task = [d(&[("a", 1.0), ("b", 2.0)]), d(&[("a", 0.0)])];
     let m = calculate_task_level_metrics(&task, true, EVAL);
     assert_eq!(
@@ -72,13 +74,13 @@ fn one_run_gives_mean_and_zero_std_only_and_missing_keys_shrink_n() {
         ]
     );
     assert_eq!(m["b/std@1"], 0.0);
-    assert_eq!(m["a/best@2"], 0.77, "[1, 0] → 0.77 (reference §7)");
+    assert_eq!(m["a/best@2"], 0.77, "[1, 0] → 0.77 (trinity-rft 0.6.0)");
     assert_eq!(m["a/worst@2"], 0.246);
 }
 
 #[test]
 fn subset_sizes_are_powers_of_two_below_n_then_n() {
-    // reference §7: 2→[2], 3→[2,3], 5→[2,4,5], 8→[2,4,8], 12→[2,4,8,12], 16→[2,4,8,16].
+    // Powers of two below n, then n: 2→[2], 3→[2,3], 5→[2,4,5], 8→[2,4,8], 12→[2,4,8,12].
     assert!(subset_sizes(1).is_empty());
     assert_eq!(subset_sizes(2), [2]);
     assert_eq!(subset_sizes(3), [2, 3]);
@@ -91,7 +93,8 @@ fn subset_sizes_are_powers_of_two_below_n_then_n() {
 
 #[test]
 fn bools_count_and_strings_and_other_values_are_dropped() {
-    // reference §3: isinstance(value, (int, float)) passes bools; str/None are skipped.
+    // Trinity's `isinstance(value, (int, float))` passes bools; str/None are skipped
+    // (`docs/contract/rft.md` "Numeric values").
     let task: Vec<Dict> = vec![
         d(&[("a", 1.0), ("b", 2.0)]),
         vec![
@@ -122,7 +125,8 @@ fn bools_count_and_strings_and_other_values_are_dropped() {
 
 #[test]
 fn first_seen_agg_decides_a_canonical_key_collision() {
-    // reference §8: [{"x:sum":2},{"x:sum:mean":1},{"x:sum":4}] → {"x:sum": 7.0}; swapping the
+    // The first aggregation seen decides a merged canonical key:
+    // [{"x:sum":2},{"x:sum:mean":1},{"x:sum":4}] → {"x:sum": 7.0}; swapping the
     // first two makes it a mean key with @ statistics.
     let sum_first = [
         d(&[("x:sum", 2.0)]),
@@ -145,7 +149,7 @@ fn first_seen_agg_decides_a_canonical_key_collision() {
 
 #[test]
 fn step_level_collision_later_group_overwrites_in_place() {
-    // reference §8: `acc` and `acc:max` both write rollout/acc/max; the later group wins,
+    // `acc` and `acc:max` both write rollout/acc/max; the later group wins,
     // the key keeps its first position (Python dict semantics).
     let acc_first = [d(&[("acc", 1.0), ("acc:max", 5.0)]), d(&[("acc", 3.0)])];
     let m = aggregate_metrics(&acc_first, "rollout", None, BuiltinSum::LeftFold);
@@ -165,7 +169,7 @@ fn step_level_collision_later_group_overwrites_in_place() {
 
 #[test]
 fn eval_step_level_mean_only_unless_detailed_stats() {
-    // reference §5: detailed_stats=False writes `{prefix}/{name}` = np.mean, no /mean suffix;
+    // detailed_stats=False writes `{prefix}/{name}` = np.mean, no /mean suffix;
     // True writes mean, max, min, std; `:sum` keys stay `{prefix}/{name}/sum` in both.
     let tasks = [
         d(&[("acc/mean@4", 0.5), ("acc/std@4", 0.1), ("tokens:sum", 3.0)]),
@@ -198,8 +202,8 @@ fn eval_step_level_mean_only_unless_detailed_stats() {
 }
 
 #[test]
-fn odd_keys_and_empty_prefix_follow_the_reference() {
-    // reference §8: ":sum" → rollout//sum, "" → rollout//mean; reference §4: empty prefix,
+fn odd_keys_and_empty_prefix_match_trinity() {
+    // ":sum" → rollout//sum, "" → rollout//mean; an empty prefix gives
     // no leading slash; unknown stats skipped, duplicates rewrite the same key.
     let m = aggregate_metrics(
         &[d(&[(":sum", 1.0), ("", 2.0)])],
@@ -230,7 +234,7 @@ fn odd_keys_and_empty_prefix_follow_the_reference() {
 
 #[test]
 fn empty_input_gives_empty_output_everywhere() {
-    // reference §3: [] and [{}] → {} for every function.
+    // [] and [{}] → {} for every function.
     let none: [Dict; 0] = [];
     let empty = [Dict::new()];
     for input in [&none[..], &empty[..]] {
@@ -246,7 +250,7 @@ fn empty_input_gives_empty_output_everywhere() {
 
 #[test]
 fn train_task_level_is_run_level_aggregation() {
-    // reference §7: is_eval=False returns aggregate_run_level_metrics(metrics); suffixes kept.
+    // is_eval=False returns aggregate_run_level_metrics(metrics); suffixes kept.
     let task = [
         d(&[
             ("acc", 0.5),
@@ -272,7 +276,8 @@ fn train_task_level_is_run_level_aggregation() {
 
 #[test]
 fn builtin_sum_mode_reaches_run_level_means_and_time_keys() {
-    // reference §6, §9: run-level means, `:sum` and task-level time means use builtin sum.
+    // Run-level means, `:sum` and task-level time means use the builtin sum, whose result
+    // depends on the Python version (`docs/contract/rft.md` "Numerics").
     let exps = [d(&[("a", 1e16)]), d(&[("a", 1.0)]), d(&[("a", -1e16)])];
     assert_eq!(
         aggregate_run_level_metrics(&exps, BuiltinSum::LeftFold)["a"],
@@ -299,7 +304,8 @@ fn builtin_sum_mode_reaches_run_level_means_and_time_keys() {
 
 #[test]
 fn exact_estimator_keeps_keys_and_replaces_only_best_worst() {
-    // issue 7: estimator="exact" is E[max/min of k draws]; [0,1] → 0.75/0.25 in any order.
+    // estimator="exact" is E[max/min of k draws]; [0,1] → 0.75/0.25 in any order
+    // (`docs/contract/rft.md` "The exact estimator").
     let opts = TaskOptions {
         estimator: Estimator::Exact,
         ..EVAL

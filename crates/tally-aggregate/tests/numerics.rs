@@ -1,4 +1,5 @@
-//! Pins the numpy / CPython numerics bit for bit (reference §9) and the MT19937 stream.
+//! Pins the numpy / CPython numerics bit for bit (`docs/contract/rft.md` "Numerics") and the
+//! MT19937 stream.
 
 use tally_aggregate::mt19937::{MaskedIndex, Mt19937};
 use tally_aggregate::numeric::{
@@ -17,7 +18,7 @@ fn wild(n: usize) -> Vec<f64> {
 
 #[test]
 fn np_sum_mean_std_match_numpy_bits_across_the_pairwise_regimes() {
-    // reference §9: n<8 fold, n<=128 eight accumulators, n>128 recursive split at a multiple
+    // n<8 fold, n<=128 eight accumulators, n>128 recursive split at a multiple
     // of 8. Goldens: numpy 2.4.6 `np.sum/np.mean/np.std(np.array(wild(n)))`, as f64 bits.
     let golden: [(usize, u64, u64, u64); 7] = [
         (
@@ -74,7 +75,7 @@ fn np_sum_mean_std_match_numpy_bits_across_the_pairwise_regimes() {
 #[test]
 fn np_sum_is_not_a_left_fold() {
     // The pairwise order is what makes 0.1 * 10 come out as 1.0 in numpy (a fold gives
-    // 0.9999999999999999): reference §9.
+    // 0.9999999999999999).
     let a = [0.1; 10];
     assert_eq!(np_sum(&a), 1.0);
     assert_eq!(a.iter().fold(0.0, |s, x| s + x), 0.9999999999999999);
@@ -87,19 +88,19 @@ fn np_sum_is_not_a_left_fold() {
 
 #[test]
 fn np_std_is_population_std() {
-    // reference §7: [0.8, 0.9] → 0.04999999999999999 (ddof = 0), as in the docs.
+    // [0.8, 0.9] → 0.04999999999999999 (ddof = 0), Trinity's documented example.
     assert_eq!(np_std(&[0.8, 0.9]), 0.04999999999999999);
     assert_eq!(np_mean(&[0.8, 0.9]), 0.8500000000000001);
     assert!(
         np_std(&[f64::INFINITY, f64::INFINITY]).is_nan(),
-        "reference §8: inf"
+        "std of [inf, inf] is NaN"
     );
     assert!(np_mean(&[f64::INFINITY, f64::NEG_INFINITY]).is_nan());
 }
 
 #[test]
 fn np_max_min_propagate_nan_anywhere() {
-    // reference §8: numpy stats propagate NaN wherever it sits.
+    // numpy stats propagate NaN wherever it sits.
     assert!(np_max(&[1.0, f64::NAN, 3.0]).is_nan());
     assert!(np_min(&[f64::NAN, 1.0]).is_nan());
     assert_eq!(np_max(&[1.0, 3.0, 2.0]), 3.0);
@@ -110,7 +111,7 @@ fn np_max_min_propagate_nan_anywhere() {
 
 #[test]
 fn builtin_max_min_are_first_wins_and_order_dependent_with_nan() {
-    // reference §8: `:max` over [nan, 1] → nan, over [1, nan, 3] → 3; first of ±0 kept.
+    // `:max` over [nan, 1] → nan, over [1, nan, 3] → 3; first of ±0 kept.
     assert!(py_max(&[f64::NAN, 1.0]).is_nan());
     assert_eq!(py_max(&[1.0, f64::NAN, 3.0]), 3.0);
     assert_eq!(py_min(&[1.0, f64::NAN, 0.5]), 0.5);
@@ -120,7 +121,7 @@ fn builtin_max_min_are_first_wins_and_order_dependent_with_nan() {
 
 #[test]
 fn builtin_sum_left_fold_and_neumaier_differ_on_cancellation() {
-    // reference §9: [1e16, 1, -1e16] is 0.0 on Python 3.11 and 1.0 on 3.12.
+    // [1e16, 1, -1e16] is 0.0 on Python 3.11 and 1.0 on 3.12.
     let v = [1e16, 1.0, -1e16];
     assert_eq!(py_sum(&v, BuiltinSum::LeftFold), 0.0);
     assert_eq!(py_sum(&v, BuiltinSum::Neumaier), 1.0);
@@ -144,7 +145,7 @@ fn mt19937_matches_numpy_legacy_seeding() {
     assert_eq!(
         got,
         [3499211612, 581869302, 3890346734],
-        "the reference MT19937"
+        "the MT19937 reference implementation"
     );
     let mut mt = Mt19937::new(42);
     let got: Vec<u32> = (0..5).map(|_| mt.next_u32()).collect();
@@ -156,7 +157,8 @@ fn mt19937_matches_numpy_legacy_seeding() {
 
 #[test]
 fn masked_randint_matches_numpy_choice() {
-    // reference §9: `choice(n, size, replace=True)` = masked-rejection randint(0, n).
+    // `choice(n, size, replace=True)` = masked-rejection randint(0, n) (`docs/contract/rft.md`
+    // "The bootstrap").
     let cases: [(usize, &[u32]); 3] = [
         (5, &[3, 4, 2, 4, 4, 1, 2, 2, 2, 4, 3, 2]),
         (2, &[0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0]),
@@ -177,7 +179,8 @@ fn masked_randint_matches_numpy_choice() {
 
 #[test]
 fn per_token_ms_is_seconds_times_1000_over_tokens() {
-    // seed 002: timing_per_token_ms/{section} = timing_s * 1000 / num_tokens.
+    // timing_per_token_ms/{section} = timing_s * 1000 / num_tokens (`docs/contract/rft.md`
+    // "Per-token timings").
     assert_eq!(per_token_ms(0.1, 3), Some(0.1 * 1000.0 / 3.0));
     assert_eq!(per_token_ms(1.5, 4096), Some(1.5 * 1000.0 / 4096.0));
     assert_eq!(per_token_ms(1.0, 0), None);

@@ -5,6 +5,9 @@
 //!
 //! # Corruption policy of [`TfRecordReader`]
 //!
+//! Every tally reader follows it (`docs/contract/consumers.md` "Corrupt and truncated event
+//! files"): a torn tail is normal for a live or killed writer, a flipped bit is not.
+//!
 //! * **Truncation is not corruption.** End of input in the middle of a record yields
 //!   `Ok(None)` ("no complete record yet"); the partial bytes are kept, and a later call
 //!   resumes once more bytes were appended. A truncated final record is end-of-data.

@@ -1,4 +1,7 @@
 //! `EventFileWriter`: creates a uniquely named event file, writes one scalar `Event` per step with one `write_all`, and fsyncs per policy.
+//!
+//! One event per step keeps an iteration's scalars together on disk, so a killed writer loses
+//! whole iterations, never half of one (`docs/contract/step.md` "The backend payload").
 
 use std::fs::{File, OpenOptions};
 use std::io;
