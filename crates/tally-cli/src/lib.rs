@@ -2,14 +2,10 @@
 //!
 //! The binary (`main.rs`) and the Python package (`python -m tally ...`) both call [`run`].
 
-pub mod demo;
-pub mod demo_rft;
-pub mod export;
-pub mod extract;
-pub mod rundata;
-pub mod scaling;
-pub mod validate;
-pub mod watch;
+pub mod cmd;
+pub mod run_reader;
+
+use cmd::{demo, export, extract, scaling, schema, validate, watch};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
@@ -268,14 +264,14 @@ where
             })
         }
         Command::Schema { json, markdown } => {
-            let text = if json {
-                tally_schema::render::to_json()
+            let rendering = if json {
+                schema::Rendering::Json
             } else if markdown {
-                tally_schema::render::to_markdown()
+                schema::Rendering::Markdown
             } else {
-                tally_schema::render::to_table()
+                schema::Rendering::Table
             };
-            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+            schema::run(rendering, &mut out).map_err(|e| e.to_string())
         }
         Command::Export {
             paths,

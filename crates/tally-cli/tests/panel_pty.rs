@@ -402,7 +402,7 @@ fn watch_follows_a_run_that_is_still_writing() {
     let t = Instant::now();
     let run = loop {
         if let Some(run) =
-            find_run(&root).filter(|r| tally_cli::watch::find_event_file(r).is_some())
+            find_run(&root).filter(|r| tally_cli::cmd::watch::find_event_file(r).is_some())
         {
             break run;
         }

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::sync::Mutex;
 use tally::terminal::{RunFacts, TerminalState};
 use tally::Profile;
-use tally_cli::watch::{read_facts, Tailer};
+use tally_cli::cmd::watch::{read_facts, Tailer};
 use tally_tfevents::{encode_scalar_event, RecordWriter};
 
 fn record(step: i64, wall: f64, scalars: &[(&str, f64)]) -> Vec<u8> {

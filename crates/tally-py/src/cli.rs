@@ -42,7 +42,7 @@ fn code_of(code: ExitCode) -> u8 {
 /// Run the `tally` command line with `argv` (including the program name); returns the exit code.
 #[pyfunction]
 pub fn cli_main(py: Python<'_>, argv: Vec<String>) -> PyResult<u8> {
-    tally_cli::demo::set_sink_provider(Some(Arc::new(provide)));
+    tally_cli::cmd::demo::set_sink_provider(Some(Arc::new(provide)));
     let code = py.detach(|| tally_cli::run(argv));
     let created: Vec<Py<PyAny>> =
         std::mem::take(&mut *CREATED.lock().unwrap_or_else(|e| e.into_inner()));

@@ -5,7 +5,7 @@
 //! approved path for pre-schema runs (no stamp, no canonical tag, recognised legacy tags),
 //! never a fallback for an unversioned modern run; a canonical/legacy mix fails closed.
 
-use crate::rundata::{
+use crate::run_reader::{
     is_canonical, is_legacy, profile_from_config, read_json, read_tails, require_schema_v1,
     single_event_file,
 };
@@ -224,7 +224,7 @@ pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, String> {
 
 /// A row's figure from legacy tags: legacy-only sources first, then every old name the legacy
 /// map sends to the row's canonical tag (for this profile), scaled old → canonical → row unit.
-fn legacy_value(row: &Row, tails: &crate::rundata::Tails, profile: Profile) -> Option<f64> {
+fn legacy_value(row: &Row, tails: &crate::run_reader::Tails, profile: Profile) -> Option<f64> {
     for (tag, scale) in row.legacy_only {
         if let Some(v) = tails.mean(tag) {
             return Some(v * scale);

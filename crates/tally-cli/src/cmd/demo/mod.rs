@@ -2,6 +2,8 @@
 //! thread whose phases take measurable time, logging through the `Logger` like a real runner,
 //! with the live panel (or plain summary lines) of `tally-tui`.
 
+mod rft;
+
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -480,7 +482,7 @@ pub fn run(c: &DemoConfig, stop: &AtomicBool) -> Result<Outcome, String> {
         },
     );
     let result = if profile == Profile::Rft {
-        crate::demo_rft::train(c.iterations, &mut log, stop)
+        rft::train(c.iterations, &mut log, stop)
     } else {
         train(c, profile, &mut log, stop)
     };
@@ -516,7 +518,7 @@ fn train(
         Profile::SacFamily => 1,
         Profile::Appo => 16,
         Profile::OnPolicy => 24,
-        Profile::Rft => return Err("rft runs are trained by demo_rft".into()),
+        Profile::Rft => return Err("rft runs are trained by rft".into()),
     };
     log.status("Warming up...");
     // Threads: the collector runs on its own clock; channels are the sync points.
@@ -532,7 +534,7 @@ fn train(
         Profile::Appo => thread::Builder::new()
             .name("collector".into())
             .spawn(move || appo_collector(ring_tx, steps_per_env)),
-        // (Rft returned above: its explorer lives in demo_rft.)
+        // (Rft returned above: its explorer lives in rft.)
         Profile::OnPolicy | Profile::Rft => thread::Builder::new()
             .name("collector".into())
             .spawn(move || ppo_collector(go_rx, ring_tx, steps_per_env)),

@@ -4,7 +4,7 @@
 //! mode). Throughput is `Perf/total_fps` (summed over ranks by the logger); speed-up and
 //! efficiency are against the run with the fewest GPUs.
 
-use crate::rundata::{is_legacy, read_json, read_tails, require_schema_v1, single_event_file};
+use crate::run_reader::{is_legacy, read_json, read_tails, require_schema_v1, single_event_file};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};

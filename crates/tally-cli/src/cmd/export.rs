@@ -1,7 +1,7 @@
 //! `tally export`: stream every scalar of event files as JSON lines, CSV or Parquet, in
 //! constant memory, with tag filters, optional legacy→canonical migration, and a progress bar.
 
-use crate::rundata::{profile_from_config, read_json};
+use crate::run_reader::{profile_from_config, read_json};
 use clap::ValueEnum;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -46,7 +46,7 @@ pub fn event_files(path: &Path) -> Result<Vec<PathBuf>, String> {
     if meta.is_file() {
         return Ok(vec![path.to_owned()]);
     }
-    let found = crate::rundata::event_files_under(path)?;
+    let found = crate::run_reader::event_files_under(path)?;
     if found.is_empty() {
         return Err(format!(
             "{}: no events.out.tfevents.* file found",
