@@ -3,6 +3,7 @@
 //! The binary (`main.rs`) and the Python package (`python -m tally ...`) both call [`run`].
 
 pub mod cmd;
+pub mod interrupt;
 pub mod run_reader;
 
 use cmd::{demo, export, extract, scaling, schema, validate, watch};
@@ -207,7 +208,14 @@ where
             overrides,
         } => {
             return match demo::DemoConfig::from_flags(
-                algo, task, sim, iterations, gpus, num_envs, &overrides,
+                algo,
+                task,
+                sim,
+                iterations,
+                gpus,
+                num_envs,
+                &overrides,
+                demo::sink_provider().is_some(),
             ) {
                 Ok(mut c) => {
                     c.panel = panel.into();

@@ -236,7 +236,7 @@ pub fn main(c: &WatchConfig) -> ExitCode {
         );
     }
     let mut finished = update_status(&c.run_dir, &tailer, &state);
-    let stop = crate::cmd::demo::interrupt_flag();
+    let stop = crate::interrupt::interrupt_flag();
     let mut panel = Panel::start(
         state.clone(),
         PanelOptions {

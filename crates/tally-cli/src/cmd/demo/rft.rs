@@ -2,6 +2,7 @@
 //! produces per-run metrics and whose trainer aggregates them with `tally-aggregate`
 //! (experience → run → task → step, seed 002) and logs the step-level keys.
 
+use super::workload::Noise;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::thread;
@@ -21,22 +22,10 @@ const EVAL_TASKS: usize = 16;
 
 type Run = Vec<(String, Value)>;
 
-/// A tiny deterministic noise source (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// One run of one task: what a workflow puts in `exp.metrics`, with aggregation suffixes.
-fn run_metrics(rng: &mut Rng, skill: f64, version: u64) -> Run {
-    let correct = rng.unit() < skill;
-    let tokens = 200.0 + 300.0 * rng.unit();
+fn run_metrics(rng: &mut Noise, skill: f64, version: u64) -> Run {
+    let correct = rng.next() < skill;
+    let tokens = 200.0 + 300.0 * rng.next();
     vec![
         (
             "accuracy".into(),
@@ -44,7 +33,7 @@ fn run_metrics(rng: &mut Rng, skill: f64, version: u64) -> Run {
         ),
         (
             "format_score".into(),
-            Value::Number(if rng.unit() < 0.9 { 1.0 } else { 0.0 }),
+            Value::Number(if rng.next() < 0.9 { 1.0 } else { 0.0 }),
         ),
         ("response_length".into(), Value::Number(tokens)),
         ("total_tokens:sum".into(), Value::Number(tokens.round())),
@@ -89,12 +78,12 @@ fn sleep_ms(ms: f64) {
 }
 
 /// The training loop; `Ok(false)` when `stop` ended it early.
-pub fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Result<bool, String> {
+pub(super) fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Result<bool, String> {
     let (tx, rx) = sync_channel::<(Vec<Vec<Run>>, f64)>(2);
     let explorer = thread::Builder::new()
         .name("explorer".into())
         .spawn(move || {
-            let mut rng = Rng(0x6770);
+            let mut rng = Noise(0x6770);
             for step in 1..=iterations {
                 let t = Instant::now();
                 let skill = 0.2 + 0.6 * (step as f64 / iterations as f64);
@@ -112,7 +101,7 @@ pub fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Result<boo
             }
         })
         .map_err(|e| format!("spawn explorer thread: {e}"))?;
-    let mut rng = Rng(0xe7a1);
+    let mut rng = Noise(0xe7a1);
     log.status("Waiting for the first explore step...");
     for step in 1..=iterations {
         if stop.load(Ordering::SeqCst) {
@@ -136,13 +125,13 @@ pub fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Result<boo
             push(k, v);
         }
         for (k, v) in [
-            ("actor/pg_loss", -0.05 + 0.1 * rng.unit()),
+            ("actor/pg_loss", -0.05 + 0.1 * rng.next()),
             ("actor/entropy", 1.2 - 0.6 * p),
-            ("actor/kl_loss", 0.001 + 0.01 * p * rng.unit()),
-            ("actor/grad_norm", 0.5 + rng.unit()),
+            ("actor/kl_loss", 0.001 + 0.01 * p * rng.next()),
+            ("actor/grad_norm", 0.5 + rng.next()),
             ("critic/score/mean", 0.2 + 0.6 * p),
             ("critic/advantages/mean", 0.0),
-            ("response_length/mean", 350.0 + 20.0 * rng.unit()),
+            ("response_length/mean", 350.0 + 20.0 * rng.next()),
             ("prompt_length/mean", 120.0),
             ("global_seqlen/mean", 470.0 * (TASKS * REPEATS) as f64),
             ("perf/throughput", tokens / (update + wait).max(1e-6)),
