@@ -3,8 +3,12 @@
 //! The binary (`main.rs`) and the Python package (`python -m tally ...`) both call [`run`].
 
 pub mod cmd;
+pub mod error;
+
 pub mod interrupt;
 pub mod run_reader;
+
+pub use error::{CliError, Exit};
 
 use cmd::{demo, export, extract, scaling, schema, validate, watch};
 
@@ -194,8 +198,19 @@ where
             };
         }
     };
-    // Demo and watch share stdout with the panel thread, so they run before stdout is locked.
-    let command = match cli.command {
+    match execute(cli.command) {
+        Ok(exit) => exit.into(),
+        Err(e) => {
+            eprintln!("tally: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// Run one parsed command.
+fn execute(command: Command) -> Result<Exit, CliError> {
+    // Demo and watch share stdout with the panel thread, so they never lock it.
+    match command {
         Command::Demo {
             algo,
             task,
@@ -207,7 +222,7 @@ where
             panic_at_iteration,
             overrides,
         } => {
-            return match demo::DemoConfig::from_flags(
+            let mut c = demo::DemoConfig::from_flags(
                 algo,
                 task,
                 sim,
@@ -216,17 +231,10 @@ where
                 num_envs,
                 &overrides,
                 demo::sink_provider().is_some(),
-            ) {
-                Ok(mut c) => {
-                    c.panel = panel.into();
-                    c.panic_at = panic_at_iteration;
-                    demo::main(&c)
-                }
-                Err(msg) => {
-                    eprintln!("tally: {msg}");
-                    ExitCode::FAILURE
-                }
-            };
+            )?;
+            c.panel = panel.into();
+            c.panic_at = panic_at_iteration;
+            demo::main(&c)
         }
         Command::Watch {
             run_dir,
@@ -234,23 +242,16 @@ where
             every,
         } => {
             if !(every.is_finite() && every > 0.0) {
-                eprintln!("tally: --every {every} must be a positive number of seconds");
-                return ExitCode::from(2);
+                return Err(CliError::Usage(format!(
+                    "--every {every} must be a positive number of seconds"
+                )));
             }
             let c = watch::WatchConfig {
                 run_dir,
                 panel: panel.into(),
                 every: std::time::Duration::from_secs_f64(every),
             };
-            return watch::main(&c);
-        }
-        other => other,
-    };
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let result = match command {
-        Command::Demo { .. } | Command::Watch { .. } => {
-            unreachable!("demo and watch return before stdout is locked")
+            watch::main(&c)
         }
         Command::Extract {
             dir,
@@ -263,13 +264,12 @@ where
             } else {
                 extract::Mode::Versioned
             };
-            extract::extract(&dir, last, mode)
-                .and_then(|f| extract::print(&f, json, &mut out).map_err(|e| e.to_string()))
+            let figures = extract::extract(&dir, last, mode)?;
+            to_stdout(|out| Ok(extract::print(&figures, json, out)?))
         }
         Command::Scaling { dirs, last, json } => {
-            scaling::report(&dirs, last).and_then(|(task, rows)| {
-                scaling::print(&task, &rows, json, &mut out).map_err(|e| e.to_string())
-            })
+            let (task, rows) = scaling::report(&dirs, last)?;
+            to_stdout(|out| Ok(scaling::print(&task, &rows, json, out)?))
         }
         Command::Schema { json, markdown } => {
             let rendering = if json {
@@ -279,7 +279,7 @@ where
             } else {
                 schema::Rendering::Table
             };
-            schema::run(rendering, &mut out).map_err(|e| e.to_string())
+            to_stdout(|out| Ok(schema::run(rendering, out)?))
         }
         Command::Export {
             paths,
@@ -307,24 +307,27 @@ where
                 output,
                 progress,
             };
-            export::run(&paths, &opts, &mut out)
+            to_stdout(|out| export::run(&paths, &opts, out))
         }
-        Command::Validate { paths, completed } => validate::run(&paths, completed, &mut out),
-    };
+        Command::Validate { paths, completed } => {
+            to_stdout(|out| validate::run(&paths, completed, out))
+        }
+    }
+}
+
+/// Run `command` writing to a buffered, locked stdout, and flush it.
+fn to_stdout(
+    command: impl FnOnce(&mut dyn Write) -> Result<(), CliError>,
+) -> Result<Exit, CliError> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = command(&mut out);
     let flushed = out.flush();
-    match result {
-        Ok(()) => match flushed {
-            Ok(()) => ExitCode::SUCCESS,
-            // A closed pipe (`tally export ... | head`) is not an error worth a message.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("tally: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        Err(msg) => {
-            eprintln!("tally: {msg}");
-            ExitCode::FAILURE
-        }
+    result?;
+    match flushed {
+        Ok(()) => Ok(Exit::Success),
+        // A closed pipe (`tally export ... | head`) is not an error worth a message.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Exit::Success),
+        Err(e) => Err(CliError::Output(e)),
     }
 }

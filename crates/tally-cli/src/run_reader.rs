@@ -1,6 +1,7 @@
 //! Reading a run directory for the consumer tools: its one event file, its JSON artefacts,
 //! and the tail of every scalar series (constant memory, streamed).
 
+use crate::error::CliError;
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -9,17 +10,22 @@ use tally_schema::{Profile, METRIC_SCHEMA_VERSION};
 use tally_tfevents::{is_event_file_name, open_event_file};
 
 /// Every event file under `dir`, recursively, sorted.
-pub fn event_files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn event_files_under(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {
-        let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        let io = |source| CliError::Io {
+            path: d.clone(),
+            source,
+        };
+        let entries = std::fs::read_dir(&d).map_err(io)?;
         for entry in entries {
-            let entry = entry.map_err(|e| format!("{}: {e}", d.display()))?;
+            let entry = entry.map_err(io)?;
             let p = entry.path();
-            let ty = entry
-                .file_type()
-                .map_err(|e| format!("{}: {e}", p.display()))?;
+            let ty = entry.file_type().map_err(|source| CliError::Io {
+                path: p.clone(),
+                source,
+            })?;
             if ty.is_dir() {
                 stack.push(p);
             } else if p
@@ -36,18 +42,21 @@ pub fn event_files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 /// The single event file of a run directory (the seed's tools refuse to guess between several).
-pub fn single_event_file(dir: &Path) -> Result<PathBuf, String> {
+pub fn single_event_file(dir: &Path) -> Result<PathBuf, CliError> {
     if !dir.is_dir() {
-        return Err(format!("{}: not a run directory", dir.display()));
+        return Err(CliError::Refused(format!(
+            "{}: not a run directory",
+            dir.display()
+        )));
     }
     let files = event_files_under(dir)?;
     match files.len() {
         1 => Ok(files.into_iter().next().expect("one file")),
-        0 => Err(format!(
+        0 => Err(CliError::Refused(format!(
             "{}: no events.out.tfevents.* file: pass one run directory",
             dir.display()
-        )),
-        n => Err(format!(
+        ))),
+        n => Err(CliError::Refused(format!(
             "{}: {n} event files found ({}): pass one run directory",
             dir.display(),
             files
@@ -55,18 +64,24 @@ pub fn single_event_file(dir: &Path) -> Result<PathBuf, String> {
                 .map(|f| f.display().to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
-        )),
+        ))),
     }
 }
 
 /// Read a JSON file beside the event file, if it exists.
-pub fn read_json(path: &Path) -> Result<Option<Value>, String> {
+pub fn read_json(path: &Path) -> Result<Option<Value>, CliError> {
     match std::fs::read_to_string(path) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
-            .map_err(|e| format!("{}: not valid JSON: {e}", path.display())),
+            .map_err(|source| CliError::Json {
+                path: path.to_owned(),
+                source,
+            }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(source) => Err(CliError::Io {
+            path: path.to_owned(),
+            source,
+        }),
     }
 }
 
@@ -88,12 +103,10 @@ impl Tails {
 }
 
 /// Stream `file` keeping the last `n` values per tag.
-pub fn read_tails(file: &Path, n: usize) -> Result<Tails, String> {
+pub fn read_tails(file: &Path, n: usize) -> Result<Tails, CliError> {
     let mut tails = Tails::default();
-    let mut reader = open_event_file(file)
-        .map_err(|e| e.to_string())?
-        .into_scalars();
-    while let Some(s) = reader.read_scalar().map_err(|e| e.to_string())? {
+    let mut reader = open_event_file(file)?.into_scalars();
+    while let Some(s) = reader.read_scalar()? {
         *tails.counts.entry(s.tag.clone()).or_default() += 1;
         let q = tails.last.entry(s.tag).or_default();
         if q.len() == n {
@@ -125,26 +138,27 @@ pub fn profile_from_config(config: Option<&Value>) -> Option<Profile> {
 
 /// Check the run summary's schema stamp for a schema-v1 consumer; the error says which rule
 /// failed and what to do.
-pub fn require_schema_v1(summary_path: &Path, summary: Option<&Value>) -> Result<(), String> {
+pub fn require_schema_v1(summary_path: &Path, summary: Option<&Value>) -> Result<(), CliError> {
+    let refused = |message: String| Err(CliError::Refused(message));
     let Some(summary) = summary else {
-        return Err(format!(
+        return refused(format!(
             "{}: missing: a schema-v1 run writes run_summary.json with metric_schema_version; \
              for a pre-schema run use --legacy-unversioned",
             summary_path.display()
         ));
     };
     match summary.get("metric_schema_version") {
-        None => Err(format!(
+        None => refused(format!(
             "{}: no metric_schema_version: refusing to guess the schema of an unversioned run; \
              --legacy-unversioned is only for runs from before the canonical schema",
             summary_path.display()
         )),
         Some(Value::Number(n)) if n.as_u64() == Some(u64::from(METRIC_SCHEMA_VERSION)) => Ok(()),
-        Some(Value::Number(n)) if n.is_u64() || n.is_i64() => Err(format!(
+        Some(Value::Number(n)) if n.is_u64() || n.is_i64() => refused(format!(
             "{}: unsupported metric_schema_version {n}: this tally reads version {METRIC_SCHEMA_VERSION}; upgrade tally",
             summary_path.display()
         )),
-        Some(other) => Err(format!(
+        Some(other) => refused(format!(
             "{}: metric_schema_version must be the integer {METRIC_SCHEMA_VERSION}, found {}",
             summary_path.display(),
             describe(other)

@@ -5,6 +5,7 @@
 //! approved path for pre-schema runs (no stamp, no canonical tag, recognised legacy tags),
 //! never a fallback for an unversioned modern run; a canonical/legacy mix fails closed.
 
+use crate::error::CliError;
 use crate::run_reader::{
     is_canonical, is_legacy, profile_from_config, read_json, read_tails, require_schema_v1,
     single_event_file,
@@ -143,9 +144,9 @@ pub enum Mode {
 pub type Figures = Vec<(&'static str, Option<f64>)>;
 
 /// Check the run against the mode's rules and compute every figure.
-pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, String> {
+pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, CliError> {
     if last == 0 {
-        return Err("--last must be at least 1".into());
+        return Err(CliError::Setting("--last must be at least 1".into()));
     }
     let file = single_event_file(dir)?;
     let run_dir = file.parent().unwrap_or(dir);
@@ -159,20 +160,20 @@ pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, String> {
         Mode::Versioned => {
             require_schema_v1(&summary_path, summary.as_ref())?;
             if let Some(t) = legacy {
-                return Err(format!(
+                return Err(CliError::Refused(format!(
                     "{}: legacy tag '{t}' in a schema-v1 run: canonical/legacy mixes fail closed (the producer must emit canonical tags only)",
                     file.display()
-                ));
+                )));
             }
             if !tails
                 .last
                 .keys()
                 .any(|t| (t.starts_with("Perf/") || t.starts_with("Train/")) && is_canonical(t))
             {
-                return Err(format!(
+                return Err(CliError::Refused(format!(
                     "{}: no canonical Perf/ or Train/ tag: nothing to extract",
                     file.display()
-                ));
+                )));
             }
         }
         Mode::LegacyUnversioned => {
@@ -180,23 +181,23 @@ pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, String> {
                 .as_ref()
                 .and_then(|s| s.get("metric_schema_version"))
             {
-                return Err(format!(
+                return Err(CliError::Refused(format!(
                     "{}: the run is stamped metric_schema_version {v}: --legacy-unversioned is only for pre-schema runs; drop the flag",
                     summary_path.display()
-                ));
+                )));
             }
             if let Some(t) = canonical {
-                return Err(format!(
+                return Err(CliError::Refused(format!(
                     "{}: canonical tag '{t}' found: --legacy-unversioned is never a fallback for an unversioned modern run; \
                      a canonical/legacy mix fails closed",
                     file.display()
-                ));
+                )));
             }
             if legacy.is_none() {
-                return Err(format!(
+                return Err(CliError::Refused(format!(
                     "{}: no recognised legacy tag: not a pre-schema run",
                     file.display()
-                ));
+                )));
             }
         }
     }

@@ -8,9 +8,9 @@
 //! Values that are never persisted (Rows/s, buffer size, batch per rank, CUDA MPS) are not in
 //! an event file and so are not shown, or show their defaults.
 
+use crate::error::{CliError, Exit};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -219,11 +219,13 @@ fn update_status(dir: &Path, tailer: &Tailer, state: &Mutex<TerminalState>) -> b
     finished
 }
 
-/// `tally watch`: render the run until `q` (live), or until it ends (plain); exit code.
-pub fn main(c: &WatchConfig) -> ExitCode {
+/// `tally watch`: render the run until `q` (live), or until it ends (plain).
+pub fn main(c: &WatchConfig) -> Result<Exit, CliError> {
     if !c.run_dir.is_dir() {
-        eprintln!("tally: {} is not a run directory", c.run_dir.display());
-        return ExitCode::FAILURE;
+        return Err(CliError::Refused(format!(
+            "{} is not a run directory",
+            c.run_dir.display()
+        )));
     }
     let state = Arc::new(Mutex::new(TerminalState::new(read_facts(&c.run_dir))));
     let mut tailer = Tailer::new(&c.run_dir);
@@ -262,13 +264,13 @@ pub fn main(c: &WatchConfig) -> ExitCode {
         }
         finished = finished || update_status(&c.run_dir, &tailer, &state);
     }
-    let shown = panel.stop();
-    if let Err(e) = shown {
+    // The run was shown; a panel that fails to restore is reported but is not the run's failure.
+    if let Err(e) = panel.stop() {
         eprintln!("tally: panel: {e}");
     }
-    if stop.load(Ordering::SeqCst) {
-        ExitCode::from(130)
+    Ok(if stop.load(Ordering::SeqCst) {
+        Exit::Interrupted
     } else {
-        ExitCode::SUCCESS
-    }
+        Exit::Success
+    })
 }

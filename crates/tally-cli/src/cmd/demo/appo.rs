@@ -3,6 +3,7 @@
 
 use super::training::ProfileLoop;
 use super::workload::{timed, us, Noise, Phases};
+use crate::error::CliError;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::{self, JoinHandle};
 use std::time::Instant;
@@ -40,21 +41,25 @@ impl ProfileLoop for Appo {
     const PROFILE: Profile = Profile::Appo;
     const STEPS_PER_ENV: u32 = 16;
 
-    fn start() -> Result<Self, String> {
+    fn start() -> Result<Self, CliError> {
         let (ring_tx, ring) = sync_channel::<Phases>(2);
         let collector = thread::Builder::new()
             .name("collector".into())
             .spawn(move || collector(ring_tx, Self::STEPS_PER_ENV))
-            .map_err(|e| format!("spawn collector thread: {e}"))?;
+            .map_err(|e| CliError::Run(format!("spawn collector thread: {e}")))?;
         Ok(Appo { ring, collector })
     }
 
-    fn learner_phases(&mut self, input: StepInput, noise: &mut Noise) -> Result<StepInput, String> {
+    fn learner_phases(
+        &mut self,
+        input: StepInput,
+        noise: &mut Noise,
+    ) -> Result<StepInput, CliError> {
         let t = Instant::now();
         let rollout = self
             .ring
             .recv()
-            .map_err(|_| "collector thread stopped".to_string())?;
+            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
         let mut input = input.learner("collector_wait", t.elapsed().as_secs_f64());
         input = input
             .learner("replay_stage", timed(us(250)))
@@ -67,11 +72,11 @@ impl ProfileLoop for Appo {
         Ok(input)
     }
 
-    fn finish(self) -> Result<(), String> {
+    fn finish(self) -> Result<(), CliError> {
         // Closing the ring makes the collector's next send fail: it returns.
         drop(self.ring);
         self.collector
             .join()
-            .map_err(|_| "collector thread panicked".to_string())
+            .map_err(|_| CliError::Run("collector thread panicked".into()))
     }
 }

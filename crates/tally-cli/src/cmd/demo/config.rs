@@ -1,6 +1,7 @@
 //! The demo's settings: its flags and `training.KEY=VALUE` overrides, checked into a
 //! [`DemoConfig`].
 
+use crate::error::CliError;
 use std::path::PathBuf;
 use std::time::Duration;
 use tally::{Backend, Profile};
@@ -18,16 +19,16 @@ pub const KNOWN_OVERRIDES: [&str; 5] = [
 const DEMO_ALGOS: [&str; 6] = ["sac", "flashsac", "warpsac", "appo", "ppo", "grpo"];
 
 /// The timing profile of a demo algorithm.
-pub fn profile_of(algo: &str) -> Result<Profile, String> {
+pub fn profile_of(algo: &str) -> Result<Profile, CliError> {
     DEMO_ALGOS
         .contains(&algo)
         .then(|| tally::schema::Algo::parse(algo).profile())
         .flatten()
         .ok_or_else(|| {
-            format!(
+            CliError::Setting(format!(
                 "unknown --algo '{algo}': expected {}",
                 DEMO_ALGOS.join(", ")
-            )
+            ))
         })
 }
 
@@ -77,16 +78,17 @@ impl DemoConfig {
         num_envs: u64,
         overrides: &[String],
         wandb_sinks: bool,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CliError> {
+        let setting = |message: String| Err(CliError::Setting(message));
         profile_of(&algo)?;
         if iterations == 0 {
-            return Err("--iterations must be at least 1".into());
+            return setting("--iterations must be at least 1".into());
         }
         if !(1..=64).contains(&gpus) {
-            return Err(format!("--gpus {gpus} is out of range 1..=64"));
+            return setting(format!("--gpus {gpus} is out of range 1..=64"));
         }
         if num_envs == 0 {
-            return Err("--num-envs must be at least 1".into());
+            return setting("--num-envs must be at least 1".into());
         }
         let mut c = DemoConfig {
             algo,
@@ -106,7 +108,7 @@ impl DemoConfig {
         };
         for o in overrides {
             let Some((key, value)) = o.split_once('=') else {
-                return Err(format!(
+                return setting(format!(
                     "override '{o}' is not KEY=VALUE (for example training.log_interval=10)"
                 ));
             };
@@ -117,11 +119,11 @@ impl DemoConfig {
                         "none" => Backend::None,
                         "wandb" if wandb_sinks => Backend::Wandb,
                         "wandb" => {
-                            return Err("training.logger=wandb needs the W&B SDK: run the same demo through the Python \
+                            return setting("training.logger=wandb needs the W&B SDK: run the same demo through the Python \
                                         package (`python -m tally demo ... training.logger=wandb`)"
                                 .into())
                         }
-                        _ => return Err(format!("training.logger={value}: expected tensorboard, wandb or none")),
+                        _ => return setting(format!("training.logger={value}: expected tensorboard, wandb or none")),
                     }
                 }
                 "training.log_root" => c.log_root = PathBuf::from(value),
@@ -131,17 +133,17 @@ impl DemoConfig {
                         .parse()
                         .ok()
                         .filter(|n| *n >= 1)
-                        .ok_or_else(|| format!("training.log_interval={value}: expected an integer >= 1"))?
+                        .ok_or_else(|| CliError::Setting(format!("training.log_interval={value}: expected an integer >= 1")))?
                 }
                 "training.trace_enabled" => {
                     c.trace = match value {
                         "true" | "1" => true,
                         "false" | "0" => false,
-                        _ => return Err(format!("training.trace_enabled={value}: expected true or false")),
+                        _ => return setting(format!("training.trace_enabled={value}: expected true or false")),
                     }
                 }
                 _ => {
-                    return Err(format!("unknown override '{key}': known keys are {}", KNOWN_OVERRIDES.join(", ")));
+                    return setting(format!("unknown override '{key}': known keys are {}", KNOWN_OVERRIDES.join(", ")));
                 }
             }
         }

@@ -12,9 +12,9 @@ mod workload;
 
 pub use config::{profile_of, DemoConfig, KNOWN_OVERRIDES};
 
+use crate::error::{CliError, Exit};
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use tally::{Backend, Logger, LoggerConfig, Profile, RunStatus};
 use tally_tui::{Panel, PanelOptions};
@@ -48,30 +48,23 @@ pub struct Outcome {
     pub status: RunStatus,
 }
 
-/// `tally demo`: run, print `run: <dir>`, and return the exit code (130 when interrupted).
-pub fn main(c: &DemoConfig) -> ExitCode {
+/// `tally demo`: run, print `run: <dir>`; [`Exit::Interrupted`] when Ctrl-C stopped it.
+pub fn main(c: &DemoConfig) -> Result<Exit, CliError> {
     let stop = crate::interrupt::interrupt_flag();
-    match run(c, stop) {
-        Ok(o) => {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "run: {}", o.run_dir.display());
-            let _ = out.flush();
-            if o.status == RunStatus::Interrupted {
-                eprintln!("tally: interrupted; the run was closed with status interrupted");
-                ExitCode::from(130)
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
-        Err(e) => {
-            eprintln!("tally: {e}");
-            ExitCode::FAILURE
-        }
+    let outcome = run(c, stop)?;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "run: {}", outcome.run_dir.display());
+    let _ = out.flush();
+    if outcome.status == RunStatus::Interrupted {
+        eprintln!("tally: interrupted; the run was closed with status interrupted");
+        Ok(Exit::Interrupted)
+    } else {
+        Ok(Exit::Success)
     }
 }
 
 /// Run the demo until the last iteration or until `stop` is set.
-pub fn run(c: &DemoConfig, stop: &AtomicBool) -> Result<Outcome, String> {
+pub fn run(c: &DemoConfig, stop: &AtomicBool) -> Result<Outcome, CliError> {
     let profile = profile_of(&c.algo)?;
     let mut lc = LoggerConfig::new(c.algo.clone(), c.task.clone(), c.sim.clone());
     lc.max_iterations = c.iterations;
@@ -89,11 +82,11 @@ pub fn run(c: &DemoConfig, stop: &AtomicBool) -> Result<Outcome, String> {
         "training": {"sim_backend": c.sim, "num_gpus": c.gpus, "log_interval": c.log_interval, "logger": format!("{:?}", c.backend).to_lowercase()},
     });
     let extra = match sink_provider() {
-        Some(provide) => provide(c.backend)?,
+        Some(provide) => provide(c.backend).map_err(CliError::Run)?,
         None => Vec::new(),
     };
     let clock = std::sync::Arc::new(tally::SystemClock::default());
-    let mut log = Logger::with_sinks(lc, extra, clock).map_err(|e| e.to_string())?;
+    let mut log = Logger::with_sinks(lc, extra, clock)?;
     // The panel renders the logger's terminal state on its own 2 Hz thread; a panic in the
     // loop drops it first (locals drop in reverse), which restores the terminal.
     let mut panel = Panel::start(
@@ -111,16 +104,17 @@ pub fn run(c: &DemoConfig, stop: &AtomicBool) -> Result<Outcome, String> {
         Profile::Rft => rft::train(c.iterations, &mut log, stop),
     };
     if result.is_ok() && matches!(profile, Profile::SacFamily | Profile::Appo) {
-        log.set_runtime_manifest(demo_manifest(c))
-            .map_err(|e| e.to_string())?;
+        log.set_runtime_manifest(demo_manifest(c))?;
     }
     let status = match result {
         Ok(true) => RunStatus::Completed,
         Ok(false) => RunStatus::Interrupted,
         Err(_) => RunStatus::Failed,
     };
-    let closed = log.close(status).map_err(|e| e.to_string());
-    let shown = panel.stop().map_err(|e| format!("panel: {e}"));
+    let closed = log.close(status);
+    let shown = panel
+        .stop()
+        .map_err(|e| CliError::Run(format!("panel: {e}")));
     result?;
     closed?;
     shown?;

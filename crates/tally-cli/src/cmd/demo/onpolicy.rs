@@ -2,6 +2,7 @@
 
 use super::training::ProfileLoop;
 use super::workload::{timed, us, work, Noise, Phases};
+use crate::error::CliError;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::{self, JoinHandle};
 use std::time::Instant;
@@ -35,13 +36,13 @@ impl ProfileLoop for OnPolicy {
     const STEPS_PER_ENV: u32 = 24;
     const FIRST_ITERATION: u64 = 0;
 
-    fn start() -> Result<Self, String> {
+    fn start() -> Result<Self, CliError> {
         let (go, go_rx) = sync_channel::<()>(1);
         let (done_tx, rollouts) = sync_channel::<Phases>(2);
         let collector = thread::Builder::new()
             .name("collector".into())
             .spawn(move || collector(go_rx, done_tx, Self::STEPS_PER_ENV))
-            .map_err(|e| format!("spawn collector thread: {e}"))?;
+            .map_err(|e| CliError::Run(format!("spawn collector thread: {e}")))?;
         Ok(OnPolicy {
             go,
             rollouts,
@@ -49,14 +50,18 @@ impl ProfileLoop for OnPolicy {
         })
     }
 
-    fn learner_phases(&mut self, input: StepInput, noise: &mut Noise) -> Result<StepInput, String> {
+    fn learner_phases(
+        &mut self,
+        input: StepInput,
+        noise: &mut Noise,
+    ) -> Result<StepInput, CliError> {
         self.go
             .send(())
-            .map_err(|_| "collector thread stopped".to_string())?;
+            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
         let rollout = self
             .rollouts
             .recv()
-            .map_err(|_| "collector thread stopped".to_string())?;
+            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
         let mut input = input.learner("learning", timed(us((2000.0 * noise.jitter(0.1)) as u64)));
         for (k, v) in rollout {
             input = input.collector(k, v);
@@ -64,12 +69,12 @@ impl ProfileLoop for OnPolicy {
         Ok(input)
     }
 
-    fn finish(self) -> Result<(), String> {
+    fn finish(self) -> Result<(), CliError> {
         // Closing the request channel ends the collector's loop.
         drop(self.go);
         drop(self.rollouts);
         self.collector
             .join()
-            .map_err(|_| "collector thread panicked".to_string())
+            .map_err(|_| CliError::Run("collector thread panicked".into()))
     }
 }

@@ -3,6 +3,7 @@
 //! (experience → run → task → step, seed 002) and logs the step-level keys.
 
 use super::workload::Noise;
+use crate::error::CliError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::thread;
@@ -78,7 +79,11 @@ fn sleep_ms(ms: f64) {
 }
 
 /// The training loop; `Ok(false)` when `stop` ended it early.
-pub(super) fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Result<bool, String> {
+pub(super) fn train(
+    iterations: u64,
+    log: &mut Logger,
+    stop: &AtomicBool,
+) -> Result<bool, CliError> {
     let (tx, rx) = sync_channel::<(Vec<Vec<Run>>, f64)>(2);
     let explorer = thread::Builder::new()
         .name("explorer".into())
@@ -100,7 +105,7 @@ pub(super) fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Res
                 }
             }
         })
-        .map_err(|e| format!("spawn explorer thread: {e}"))?;
+        .map_err(|e| CliError::Run(format!("spawn explorer thread: {e}")))?;
     let mut rng = Noise(0xe7a1);
     log.status("Waiting for the first explore step...");
     for step in 1..=iterations {
@@ -112,7 +117,7 @@ pub(super) fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Res
         let t_wait = Instant::now();
         let (tasks, explore_secs) = rx
             .recv()
-            .map_err(|_| "explorer thread stopped".to_string())?;
+            .map_err(|_| CliError::Run("explorer thread stopped".into()))?;
         let wait = t_wait.elapsed().as_secs_f64();
         let t_update = Instant::now();
         sleep_ms(4.0);
@@ -164,11 +169,11 @@ pub(super) fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Res
                 push(k, v);
             }
         }
-        log.step(&input).map_err(|e| e.to_string())?;
+        log.step(&input)?;
     }
     drop(rx);
     explorer
         .join()
-        .map_err(|_| "explorer thread panicked".to_string())?;
+        .map_err(|_| CliError::Run("explorer thread panicked".into()))?;
     Ok(true)
 }

@@ -4,6 +4,7 @@
 use super::config::DemoConfig;
 use super::training::ProfileLoop;
 use super::workload::{mean_phases, timed, us, Noise, Phases};
+use crate::error::CliError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread::{self, JoinHandle};
@@ -65,14 +66,14 @@ impl ProfileLoop for SacFamily {
     const PROFILE: Profile = Profile::SacFamily;
     const STEPS_PER_ENV: u32 = 1;
 
-    fn start() -> Result<Self, String> {
+    fn start() -> Result<Self, CliError> {
         let (req_tx, requests) = sync_channel::<()>(1);
         let (actions, act_rx) = sync_channel::<()>(1);
         let (rep_tx, reports) = channel::<Phases>();
         let collector = thread::Builder::new()
             .name("collector".into())
             .spawn(move || collector(req_tx, act_rx, rep_tx))
-            .map_err(|e| format!("spawn collector thread: {e}"))?;
+            .map_err(|e| CliError::Run(format!("spawn collector thread: {e}")))?;
         Ok(SacFamily {
             requests,
             actions,
@@ -81,7 +82,12 @@ impl ProfileLoop for SacFamily {
         })
     }
 
-    fn warm_up(&mut self, c: &DemoConfig, log: &Logger, stop: &AtomicBool) -> Result<bool, String> {
+    fn warm_up(
+        &mut self,
+        c: &DemoConfig,
+        log: &Logger,
+        stop: &AtomicBool,
+    ) -> Result<bool, CliError> {
         let target = 10 * c.num_envs;
         for k in 1..=10u64 {
             if stop.load(Ordering::SeqCst) {
@@ -90,10 +96,10 @@ impl ProfileLoop for SacFamily {
             // Warm-up: the replay buffer fills before the first update.
             self.requests
                 .recv()
-                .map_err(|_| "collector stopped during warm-up".to_string())?;
+                .map_err(|_| CliError::Run("collector stopped during warm-up".into()))?;
             self.actions
                 .send(())
-                .map_err(|_| "collector stopped during warm-up".to_string())?;
+                .map_err(|_| CliError::Run("collector stopped during warm-up".into()))?;
             let n = k * c.num_envs;
             log.status(format!(
                 "Buffer fill: {n}/{target} ({:.0}%)",
@@ -104,11 +110,15 @@ impl ProfileLoop for SacFamily {
         Ok(true)
     }
 
-    fn learner_phases(&mut self, input: StepInput, noise: &mut Noise) -> Result<StepInput, String> {
+    fn learner_phases(
+        &mut self,
+        input: StepInput,
+        noise: &mut Noise,
+    ) -> Result<StepInput, CliError> {
         let t = Instant::now();
         self.requests
             .recv()
-            .map_err(|_| "collector thread stopped".to_string())?;
+            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
         let mut input = input.learner("collector_wait", t.elapsed().as_secs_f64());
         let t = Instant::now();
         let h2d = timed(us(60));
@@ -122,7 +132,7 @@ impl ProfileLoop for SacFamily {
         let t = Instant::now();
         self.actions
             .send(())
-            .map_err(|_| "collector thread stopped".to_string())?;
+            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
         input = input.learner("collector_release", t.elapsed().as_secs_f64());
         input = input
             .learner("replay_batch_wait", timed(us(40)))
@@ -145,13 +155,13 @@ impl ProfileLoop for SacFamily {
         Ok(input)
     }
 
-    fn finish(self) -> Result<(), String> {
+    fn finish(self) -> Result<(), CliError> {
         // Closing the channels makes the collector's next send or receive fail: it returns.
         drop(self.requests);
         drop(self.actions);
         drop(self.reports);
         self.collector
             .join()
-            .map_err(|_| "collector thread panicked".to_string())
+            .map_err(|_| CliError::Run("collector thread panicked".into()))
     }
 }

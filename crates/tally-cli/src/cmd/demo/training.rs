@@ -4,6 +4,7 @@
 
 use super::config::DemoConfig;
 use super::workload::{jitter_rank, rewards, training_metrics, Noise};
+use crate::error::CliError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use tally::{Logger, MpsState, Profile, StepInput, SystemInfo};
@@ -18,7 +19,7 @@ pub(super) trait ProfileLoop: Sized {
     const FIRST_ITERATION: u64 = 1;
 
     /// Spawn the collector thread.
-    fn start() -> Result<Self, String>;
+    fn start() -> Result<Self, CliError>;
 
     /// Work before the first iteration; `Ok(false)` when `stop` ended it.
     fn warm_up(
@@ -26,15 +27,19 @@ pub(super) trait ProfileLoop: Sized {
         _c: &DemoConfig,
         _log: &Logger,
         _stop: &AtomicBool,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, CliError> {
         Ok(true)
     }
 
     /// Run one iteration's learner phases, with the collector's report, into `input`.
-    fn learner_phases(&mut self, input: StepInput, noise: &mut Noise) -> Result<StepInput, String>;
+    fn learner_phases(
+        &mut self,
+        input: StepInput,
+        noise: &mut Noise,
+    ) -> Result<StepInput, CliError>;
 
     /// Stop the collector thread and wait for it.
-    fn finish(self) -> Result<(), String>;
+    fn finish(self) -> Result<(), CliError>;
 }
 
 /// The training loop of profile `L`; `Ok(false)` when `stop` ended it early.
@@ -42,7 +47,7 @@ pub(super) fn train<L: ProfileLoop>(
     c: &DemoConfig,
     log: &mut Logger,
     stop: &AtomicBool,
-) -> Result<bool, String> {
+) -> Result<bool, CliError> {
     let mut noise = Noise(0x7a11_u64 ^ c.iterations);
     log.status("Warming up...");
     let mut profile = L::start()?;
@@ -102,7 +107,7 @@ pub(super) fn train<L: ProfileLoop>(
         if c.gpus == 1 {
             env_steps[0] += steps;
             input = input.env_steps(env_steps[0]);
-            log.step(&input).map_err(|e| e.to_string())?;
+            log.step(&input)?;
         } else {
             let ranks: Vec<StepInput> = (0..c.gpus as usize)
                 .map(|r| {
@@ -117,7 +122,7 @@ pub(super) fn train<L: ProfileLoop>(
                     ri
                 })
                 .collect();
-            log.step_ranks(&ranks).map_err(|e| e.to_string())?;
+            log.step_ranks(&ranks)?;
         }
     }
     profile.finish()?;
