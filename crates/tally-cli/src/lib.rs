@@ -1,6 +1,7 @@
 //! The `tally` command line as a library: parse flags, validate them into a command, run it.
 //!
-//! The binary (`main.rs`) and the Python package (`python -m tally ...`) both call [`run`].
+//! The binary (`main.rs`) and the Python package (`python -m tally ...`) both call [`run`]; the
+//! package passes its W&B sink factory through [`Extensions`], the binary passes none.
 
 pub mod cmd;
 pub mod error;
@@ -181,8 +182,16 @@ enum OnCorrupt {
     Skip,
 }
 
-/// Parse `args` (including the program name) and run the command; returns the exit code.
-pub fn run<I, T>(args: I) -> ExitCode
+/// What a program embedding the command line adds to it (the Rust binary adds nothing).
+#[derive(Clone, Copy, Default)]
+pub struct Extensions<'a> {
+    /// Builds the demo's extra sinks; with one, `training.logger=wandb` is accepted.
+    pub demo_sinks: Option<&'a demo::SinkFactory<'a>>,
+}
+
+/// Parse `args` (including the program name) and run the command with `extensions`; returns
+/// the exit code.
+pub fn run<I, T>(args: I, extensions: &Extensions<'_>) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
@@ -198,7 +207,7 @@ where
             };
         }
     };
-    match execute(cli.command) {
+    match execute(cli.command, extensions) {
         Ok(exit) => exit.into(),
         Err(e) => {
             eprintln!("tally: {e}");
@@ -208,7 +217,7 @@ where
 }
 
 /// Run one parsed command.
-fn execute(command: Command) -> Result<Exit, CliError> {
+fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliError> {
     // Demo and watch share stdout with the panel thread, so they never lock it.
     match command {
         Command::Demo {
@@ -230,11 +239,11 @@ fn execute(command: Command) -> Result<Exit, CliError> {
                 gpus,
                 num_envs,
                 &overrides,
-                demo::sink_provider().is_some(),
+                extensions.demo_sinks.is_some(),
             )?;
             c.panel = panel.into();
             c.panic_at = panic_at_iteration;
-            demo::main(&c)
+            demo::main(&c, extensions.demo_sinks)
         }
         Command::Watch {
             run_dir,

@@ -19,25 +19,10 @@ use std::sync::atomic::AtomicBool;
 use tally::{Backend, Logger, LoggerConfig, Profile, RunStatus};
 use tally_tui::{Panel, PanelOptions};
 
-/// Builds a demo run's extra sinks for its backend: the Python package installs one so
+/// Builds a demo run's extra sinks for its backend: the Python package passes one so
 /// `python -m tally demo ... training.logger=wandb` logs through the W&B SDK.
-pub type SinkProvider = dyn Fn(Backend) -> Result<Vec<Box<dyn tally::Sink>>, String> + Send + Sync;
-
-static SINK_PROVIDER: std::sync::Mutex<Option<std::sync::Arc<SinkProvider>>> =
-    std::sync::Mutex::new(None);
-
-/// Install (or with `None` remove) the demo's sink provider; with one, `training.logger=wandb` is accepted.
-pub fn set_sink_provider(p: Option<std::sync::Arc<SinkProvider>>) {
-    *SINK_PROVIDER.lock().unwrap_or_else(|e| e.into_inner()) = p;
-}
-
-/// The installed sink provider, if any.
-pub fn sink_provider() -> Option<std::sync::Arc<SinkProvider>> {
-    SINK_PROVIDER
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone()
-}
+pub type SinkFactory<'a> =
+    dyn Fn(Backend) -> Result<Vec<Box<dyn tally::Sink>>, CliError> + Sync + 'a;
 
 /// How a demo run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,9 +34,9 @@ pub struct Outcome {
 }
 
 /// `tally demo`: run, print `run: <dir>`; [`Exit::Interrupted`] when Ctrl-C stopped it.
-pub fn main(c: &DemoConfig) -> Result<Exit, CliError> {
+pub fn main(c: &DemoConfig, sinks: Option<&SinkFactory<'_>>) -> Result<Exit, CliError> {
     let stop = crate::interrupt::interrupt_flag();
-    let outcome = run(c, stop)?;
+    let outcome = run(c, sinks, stop)?;
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "run: {}", outcome.run_dir.display());
     let _ = out.flush();
@@ -63,8 +48,13 @@ pub fn main(c: &DemoConfig) -> Result<Exit, CliError> {
     }
 }
 
-/// Run the demo until the last iteration or until `stop` is set.
-pub fn run(c: &DemoConfig, stop: &AtomicBool) -> Result<Outcome, CliError> {
+/// Run the demo until the last iteration or until `stop` is set; `sinks` adds sinks beside
+/// the logger's own.
+pub fn run(
+    c: &DemoConfig,
+    sinks: Option<&SinkFactory<'_>>,
+    stop: &AtomicBool,
+) -> Result<Outcome, CliError> {
     let profile = profile_of(&c.algo)?;
     let mut lc = LoggerConfig::new(c.algo.clone(), c.task.clone(), c.sim.clone());
     lc.max_iterations = c.iterations;
@@ -81,8 +71,8 @@ pub fn run(c: &DemoConfig, stop: &AtomicBool) -> Result<Outcome, CliError> {
         "task": c.task,
         "training": {"sim_backend": c.sim, "num_gpus": c.gpus, "log_interval": c.log_interval, "logger": format!("{:?}", c.backend).to_lowercase()},
     });
-    let extra = match sink_provider() {
-        Some(provide) => provide(c.backend).map_err(CliError::Run)?,
+    let extra = match sinks {
+        Some(build) => build(c.backend)?,
         None => Vec::new(),
     };
     let clock = std::sync::Arc::new(tally::SystemClock::default());
