@@ -2,9 +2,11 @@
 //! and the tail of every scalar series (constant memory, streamed).
 
 use crate::error::CliError;
+use serde::Deserialize as _;
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
+use tally_schema::artifacts::LoggerFacts;
 use tally_schema::legacy::{legacy_rows, retired_match};
 use tally_schema::{Profile, METRIC_SCHEMA_VERSION};
 use tally_tfevents::{is_event_file_name, open_event_file};
@@ -127,13 +129,49 @@ pub fn is_legacy(tag: &str) -> bool {
     legacy_rows(tag).next().is_some() || retired_match(tag).is_some()
 }
 
-/// The timing profile recorded in `run_config.json` (the logger's profile, else the algorithm's).
-pub fn profile_from_config(config: Option<&Value>) -> Option<Profile> {
-    let run = config?.get("run")?;
-    if let Some(p) = run.pointer("/logger/profile").and_then(Value::as_str) {
-        return p.parse().ok();
+/// What the consumer tools take from `run_config.json`: `run.algo`, `run.task` and the typed
+/// `run.logger` block (`docs/contract/run-artifacts.md`). Each part is optional: a run written
+/// by another tool may lack any of them, or the whole file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunConfigFacts {
+    /// `run.algo`.
+    pub algo: Option<String>,
+    /// `run.task`.
+    pub task: Option<String>,
+    /// `run.logger`, when present and complete.
+    pub logger: Option<LoggerFacts>,
+}
+
+impl RunConfigFacts {
+    /// The facts of a parsed `run_config.json` (`None`: the run has none).
+    pub fn from_config(config: Option<&Value>) -> Self {
+        let Some(run) = config.and_then(|c| c.get("run")) else {
+            return RunConfigFacts::default();
+        };
+        let text = |key: &str| run.get(key).and_then(Value::as_str).map(str::to_owned);
+        RunConfigFacts {
+            algo: text("algo"),
+            task: text("task"),
+            // A block that is not a whole `LoggerFacts` (another tool's) counts as absent.
+            logger: run
+                .get("logger")
+                .and_then(|l| LoggerFacts::deserialize(l).ok()),
+        }
     }
-    tally::schema::Algo::parse(run.get("algo")?.as_str()?).profile()
+
+    /// The facts of `dir/run_config.json`; a missing, unreadable or invalid file gives none.
+    pub fn read_or_default(dir: &Path) -> Self {
+        let config = read_json(&dir.join("run_config.json")).ok().flatten();
+        RunConfigFacts::from_config(config.as_ref())
+    }
+
+    /// The timing profile: the logger's, else the algorithm's.
+    pub fn profile(&self) -> Option<Profile> {
+        self.logger
+            .as_ref()
+            .map(|l| l.profile)
+            .or_else(|| tally::schema::Algo::parse(self.algo.as_deref()?).profile())
+    }
 }
 
 /// Check the run summary's schema stamp for a schema-v1 consumer; the error says which rule

@@ -2,7 +2,7 @@
 //! constant memory, with tag filters, optional legacy→canonical migration, and a progress bar.
 
 use crate::error::CliError;
-use crate::run_reader::{profile_from_config, read_json};
+use crate::run_reader::{read_json, RunConfigFacts};
 use clap::ValueEnum;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -348,7 +348,8 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
         let dir = file.parent().unwrap_or(Path::new("."));
         let run = dir.display().to_string();
         let profile = if opts.migrate_legacy {
-            profile_from_config(read_json(&dir.join("run_config.json"))?.as_ref())
+            RunConfigFacts::from_config(read_json(&dir.join("run_config.json"))?.as_ref())
+                .profile()
                 .unwrap_or(Profile::SacFamily)
         } else {
             Profile::SacFamily

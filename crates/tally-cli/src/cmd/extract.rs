@@ -7,8 +7,8 @@
 
 use crate::error::CliError;
 use crate::run_reader::{
-    is_canonical, is_legacy, profile_from_config, read_json, read_tails, require_schema_v1,
-    single_event_file,
+    is_canonical, is_legacy, read_json, read_tails, require_schema_v1, single_event_file,
+    RunConfigFacts,
 };
 use serde_json::{Map, Value};
 use std::io::Write;
@@ -201,14 +201,16 @@ pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, CliError>
             }
         }
     }
-    let profile = profile_from_config(config.as_ref()).unwrap_or_else(|| {
-        // Pre-schema runs may lack a config; APPO's rollout timing names the profile.
-        if tails.last.contains_key("timing/collector_rollout_ms") {
-            Profile::Appo
-        } else {
-            Profile::SacFamily
-        }
-    });
+    let profile = RunConfigFacts::from_config(config.as_ref())
+        .profile()
+        .unwrap_or_else(|| {
+            // Pre-schema runs may lack a config; APPO's rollout timing names the profile.
+            if tails.last.contains_key("timing/collector_rollout_ms") {
+                Profile::Appo
+            } else {
+                Profile::SacFamily
+            }
+        });
     let mut out = Vec::with_capacity(ROWS.len());
     for row in ROWS {
         let value = match mode {

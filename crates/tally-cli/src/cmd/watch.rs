@@ -9,6 +9,7 @@
 //! an event file and so are not shown, or show their defaults.
 
 use crate::error::{CliError, Exit};
+use crate::run_reader::RunConfigFacts;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -41,30 +42,19 @@ fn unix_now() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// The run facts from `dir/run_config.json` (`run.algo`, `run.task`, and the `run.logger`
-/// block: profile, GPUs, envs, iterations), with defaults for anything missing.
+/// The panel's run facts from `dir/run_config.json` (`run.algo`, `run.task`, and the
+/// `run.logger` block: profile, GPUs, envs, iterations); a run without them (another tool's, or
+/// no config yet) shows an unknown algorithm and task on one GPU, one env, no iteration limit.
 pub fn read_facts(dir: &Path) -> RunFacts {
-    let doc: serde_json::Value = std::fs::read_to_string(dir.join("run_config.json"))
-        .ok()
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or_default();
-    let run = &doc["run"];
-    let logger = &run["logger"];
-    let algo = run["algo"].as_str().unwrap_or("unknown").to_owned();
-    let profile = logger["profile"]
-        .as_str()
-        .and_then(|p| p.parse::<Profile>().ok())
-        .or_else(|| tally::schema::Algo::parse(&algo).profile())
-        .unwrap_or(Profile::SacFamily);
-    let num = |v: &serde_json::Value, default: u64| v.as_u64().unwrap_or(default);
+    let facts = RunConfigFacts::read_or_default(dir);
+    let profile = facts.profile().unwrap_or(Profile::SacFamily);
+    let logger = facts.logger.as_ref();
     RunFacts {
-        task: run["task"].as_str().unwrap_or("unknown").to_owned(),
-        algo,
-        num_gpus: u32::try_from(num(&logger["num_gpus"], 1))
-            .unwrap_or(1)
-            .max(1),
-        num_envs: num(&logger["num_envs"], 1).max(1),
-        max_iterations: num(&logger["max_iterations"], 0),
+        algo: facts.algo.clone().unwrap_or_else(|| "unknown".into()),
+        task: facts.task.clone().unwrap_or_else(|| "unknown".into()),
+        num_gpus: logger.map_or(1, |l| l.num_gpus).max(1),
+        num_envs: logger.map_or(1, |l| l.num_envs).max(1),
+        max_iterations: logger.map_or(0, |l| l.max_iterations),
         profile,
     }
 }
