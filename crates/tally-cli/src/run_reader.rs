@@ -43,21 +43,29 @@ pub fn event_files_under(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
     Ok(found)
 }
 
-/// The single event file of a run directory (the seed's tools refuse to guess between several).
-pub fn single_event_file(dir: &Path) -> Result<PathBuf, CliError> {
+/// The event file of the run in `dir`; `Ok(None)` when it has none yet. Every command that
+/// reads one run (`extract`, `scaling`, `watch`) finds its events here.
+///
+/// The rule: a run's events are the `events.out.tfevents.*` files at or below its directory,
+/// and there must be exactly one. The `Logger` writes one file per run; where there are
+/// several (a restarted run, or a directory holding several runs), picking the newest or
+/// concatenating them would silently mix runs, so the reader refuses and names them all.
+/// TensorBoard's own rule (a directory's files read in name order as one stream) is not used
+/// because these commands summarise a single run and must not guess which one was meant
+/// (`docs/contract/consumers.md`). `export` is not a one-run reader: it streams every event
+/// file it is given or finds ([`event_files_under`]) and labels each row with the file's
+/// directory, as TensorBoard names its runs.
+pub fn run_event_file(dir: &Path) -> Result<Option<PathBuf>, CliError> {
     if !dir.is_dir() {
         return Err(CliError::Refused(format!(
             "{}: not a run directory",
             dir.display()
         )));
     }
-    let files = event_files_under(dir)?;
+    let mut files = event_files_under(dir)?;
     match files.len() {
-        1 => Ok(files.into_iter().next().expect("one file")),
-        0 => Err(CliError::Refused(format!(
-            "{}: no events.out.tfevents.* file: pass one run directory",
-            dir.display()
-        ))),
+        0 => Ok(None),
+        1 => Ok(files.pop()),
         n => Err(CliError::Refused(format!(
             "{}: {n} event files found ({}): pass one run directory",
             dir.display(),
@@ -68,6 +76,16 @@ pub fn single_event_file(dir: &Path) -> Result<PathBuf, CliError> {
                 .join(", ")
         ))),
     }
+}
+
+/// The event file of the run in `dir` ([`run_event_file`]), which must exist by now.
+pub fn require_run_event_file(dir: &Path) -> Result<PathBuf, CliError> {
+    run_event_file(dir)?.ok_or_else(|| {
+        CliError::Refused(format!(
+            "{}: no events.out.tfevents.* file: pass one run directory",
+            dir.display()
+        ))
+    })
 }
 
 /// Read a JSON file beside the event file, if it exists.

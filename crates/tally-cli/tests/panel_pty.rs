@@ -401,8 +401,8 @@ fn watch_follows_a_run_that_is_still_writing() {
         .unwrap();
     let t = Instant::now();
     let run = loop {
-        if let Some(run) =
-            find_run(&root).filter(|r| tally_cli::cmd::watch::find_event_file(r).is_some())
+        if let Some(run) = find_run(&root)
+            .filter(|r| tally_cli::run_reader::run_event_file(r).is_ok_and(|f| f.is_some()))
         {
             break run;
         }

@@ -65,6 +65,29 @@ fn tailer_follows_a_growing_event_file_across_a_partial_record() {
 }
 
 #[test]
+fn tailer_refuses_a_run_directory_with_two_event_files() {
+    // One rule for every one-run reader: several event files are an error naming them
+    // (docs/contract/consumers.md), never "the newest".
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["events.out.tfevents.1.h.1.0", "events.out.tfevents.2.h.1.0"] {
+        std::fs::write(
+            dir.path().join(name),
+            record(1, 1000.0, &[("Loss/critic", 1.0)]),
+        )
+        .unwrap();
+    }
+    let s = state();
+    let mut tail = Tailer::new(dir.path());
+    assert_eq!(tail.poll(&s), 0);
+    let snap = s.lock().unwrap().snapshot();
+    let text = &snap.messages.last().unwrap().text;
+    assert!(
+        text.contains("2 event files found") && text.contains("events.out.tfevents.2.h.1.0"),
+        "{text}"
+    );
+}
+
+#[test]
 fn the_window_is_rebuilt_from_event_wall_times() {
     // seed 000: the panel shows two-second time-sliding means; for watch the clock is the
     // events' wall time (reference §1.2: evicted when t < newest − 2 s).

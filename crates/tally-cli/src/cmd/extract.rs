@@ -7,7 +7,7 @@
 
 use crate::error::CliError;
 use crate::run_reader::{
-    is_canonical, is_legacy, read_json, read_tails, require_schema_v1, single_event_file,
+    is_canonical, is_legacy, read_json, read_tails, require_run_event_file, require_schema_v1,
     RunConfigFacts,
 };
 use serde_json::{Map, Value};
@@ -148,7 +148,7 @@ pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, CliError>
     if last == 0 {
         return Err(CliError::Setting("--last must be at least 1".into()));
     }
-    let file = single_event_file(dir)?;
+    let file = require_run_event_file(dir)?;
     let run_dir = file.parent().unwrap_or(dir);
     let summary_path = run_dir.join("run_summary.json");
     let summary = read_json(&summary_path)?;

@@ -5,7 +5,9 @@
 //! efficiency are against the run with the fewest GPUs.
 
 use crate::error::CliError;
-use crate::run_reader::{is_legacy, read_json, read_tails, require_schema_v1, single_event_file};
+use crate::run_reader::{
+    is_legacy, read_json, read_tails, require_run_event_file, require_schema_v1,
+};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -62,7 +64,7 @@ pub fn report(dirs: &[PathBuf], last: usize) -> Result<(String, Vec<ScalingRow>)
     let mut rows = Vec::new();
     let mut task: Option<(String, PathBuf)> = None;
     for dir in dirs {
-        let file = single_event_file(dir)?;
+        let file = require_run_event_file(dir)?;
         let run_dir = file.parent().unwrap_or(dir);
         let summary_path = run_dir.join("run_summary.json");
         require_schema_v1(&summary_path, read_json(&summary_path)?.as_ref())?;

@@ -9,7 +9,7 @@
 //! an event file and so are not shown, or show their defaults.
 
 use crate::error::{CliError, Exit};
-use crate::run_reader::RunConfigFacts;
+use crate::run_reader::{run_event_file, RunConfigFacts};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -19,7 +19,7 @@ use tally::terminal::{Level, RunFacts, TerminalState};
 use tally::window::Sample;
 use tally::{Profile, SystemInfo, Tag};
 use tally_schema::{lookup, TagRef};
-use tally_tfevents::{into_scalars, is_event_file_name, EventReader, ScalarEvent};
+use tally_tfevents::{into_scalars, EventReader, ScalarEvent};
 use tally_tui::{Clock, Output, Panel, PanelOptions};
 
 /// How often the event file and the run summary are polled.
@@ -66,22 +66,6 @@ pub fn read_status(dir: &Path) -> Option<String> {
     doc["status"].as_str().map(str::to_owned)
 }
 
-/// The newest event file in `dir`, if any.
-pub fn find_event_file(dir: &Path) -> Option<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(is_event_file_name)
-        })
-        .collect();
-    files.sort();
-    files.pop()
-}
-
 fn canonical(name: &str) -> Option<Tag> {
     match lookup(name).ok()? {
         TagRef::Metric(m) => Some(Tag::Spec(m)),
@@ -121,8 +105,13 @@ impl Tailer {
             return 0;
         }
         if self.reader.is_none() {
-            let Some(path) = find_event_file(&self.dir) else {
-                return 0;
+            let path = match run_event_file(&self.dir) {
+                Ok(Some(path)) => path,
+                Ok(None) => return 0,
+                Err(e) => {
+                    self.fail(state, e.to_string());
+                    return 0;
+                }
             };
             match File::open(&path) {
                 Ok(f) => self.reader = Some(EventReader::new(f)),
