@@ -1,4 +1,4 @@
-//! `tally watch RUN_DIR` (issue 4): tailing a growing event file through partial records,
+//! `tally watch RUN_DIR` (`docs/contract/panel.md`): tailing a growing event file through partial records,
 //! the 2 s window rebuilt from event wall times, run facts from run_config.json, and the
 //! final state of a finished run in plain mode.
 
@@ -32,7 +32,7 @@ fn state() -> Mutex<TerminalState> {
 
 #[test]
 fn tailer_follows_a_growing_event_file_across_a_partial_record() {
-    // issue 4: tailing it as it grows (Ok(None) at a partial record; call again after more bytes).
+    // Tailing it as it grows (Ok(None) at a partial record; call again after more bytes).
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("events.out.tfevents.1700000000.host.1.0");
     let mut f = std::fs::File::create(&path).unwrap();
@@ -89,8 +89,8 @@ fn tailer_refuses_a_run_directory_with_two_event_files() {
 
 #[test]
 fn the_window_is_rebuilt_from_event_wall_times() {
-    // seed 000: the panel shows two-second time-sliding means; for watch the clock is the
-    // events' wall time (reference §1.2: evicted when t < newest − 2 s).
+    // The panel shows two-second time-sliding means; for watch the clock is the events' wall
+    // time, and a sample is evicted when t < newest − 2 s (docs/contract/panel.md).
     let dir = tempfile::tempdir().unwrap();
     let mut bytes = Vec::new();
     for (i, wall) in [(1, 1000.0), (2, 1001.0), (3, 1002.5), (4, 1003.0)] {
@@ -190,7 +190,7 @@ fn watch_reads_algo_task_gpus_and_profile_from_run_config() {
 
 #[test]
 fn watch_of_a_finished_run_prints_its_final_state_in_plain_mode() {
-    // issue 4: for a finished run it shows the final state; off a terminal: no escape codes.
+    // For a finished run it shows the final state; off a terminal: no escape codes.
     let tmp = tempfile::tempdir().unwrap();
     let run = demo_run(tmp.path(), "sac", "40");
     let out = Command::new(env!("CARGO_BIN_EXE_tally"))

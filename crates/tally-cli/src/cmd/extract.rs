@@ -1,9 +1,9 @@
 //! `tally extract`: the off-policy summary extractor, fail-closed on the schema contract.
 //!
-//! Seed 000: the extraction tool reads only schema-v1 canonical tags by default and fails
-//! when `metric_schema_version` is missing or unsupported; `--legacy-unversioned` is the one
-//! approved path for pre-schema runs (no stamp, no canonical tag, recognised legacy tags),
-//! never a fallback for an unversioned modern run; a canonical/legacy mix fails closed.
+//! By default it reads only schema-v1 canonical tags and fails when `metric_schema_version` is
+//! missing or unsupported; `--legacy-unversioned` is the one path for pre-schema runs (no
+//! stamp, no canonical tag, recognised legacy tags), never a fallback for an unversioned
+//! modern run; a canonical/legacy mix fails closed (`docs/contract/consumers.md`).
 
 use crate::error::CliError;
 use crate::run_reader::{
@@ -30,7 +30,8 @@ const fn c(label: &'static str, tag: &'static str, scale: f64) -> Row {
     }
 }
 
-/// The extractor's figures, in output order (reference §7 plus every learner/collector phase).
+/// The extractor's figures, in output order: the off-policy summary of
+/// `docs/contract/consumers.md`, plus every learner and collector phase.
 const ROWS: &[Row] = &[
     c("iter_ms", "Perf/iteration_time", 1000.0),
     c("steps_per_sec", "Perf/total_fps", 1.0),

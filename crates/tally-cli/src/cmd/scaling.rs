@@ -1,7 +1,6 @@
 //! `tally scaling`: the data-parallel scaling report over runs of one task at several GPU counts.
 //!
-//! Seed 000: the DP scaling benchmark consumes schema-v1 canonical tags only (no historical
-//! mode). Throughput is `Perf/total_fps` (summed over ranks by the logger); speed-up and
+//! It reads schema-v1 canonical tags only, with no legacy mode (`docs/contract/consumers.md`). Throughput is `Perf/total_fps` (summed over ranks by the logger); speed-up and
 //! efficiency are against the run with the fewest GPUs.
 
 use crate::error::CliError;

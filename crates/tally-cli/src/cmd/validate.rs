@@ -18,8 +18,8 @@ pub const RUN_SUMMARY_FILE: &str = "run_summary.json";
 /// Validate every path and print the outcome; `Err` (exit 1) when any file failed.
 ///
 /// `completed` checks standalone runtime manifests as a completed run's (lifecycle members
-/// required); without it they are checked as an early-failure manifest, the reference's
-/// default. Manifests inside a run summary or soak artifact follow the summary's status.
+/// required); without it they are checked as an early-failure manifest, the validator's
+/// default (`docs/contract/manifest-and-soak.md`). Manifests inside a run summary or soak artifact follow the summary's status.
 pub fn run(paths: &[PathBuf], completed: bool, out: &mut dyn Write) -> Result<(), CliError> {
     let mut failed = 0usize;
     for arg in paths {

@@ -1,9 +1,10 @@
 //! `tally watch RUN_DIR`: the live panel of a run directory, rebuilt from its event file and
 //! following it as it grows.
 //!
-//! Issue 4: the event file is tailed with the resumable reader (`Ok(None)` at a partial record
-//! means "not yet", and the next poll picks up the appended bytes); every event becomes a
-//! window sample at its wall time, so the 2 s window is rebuilt from event wall times. Run
+//! The run's event file ([`run_event_file`]) is tailed with the resumable reader (`Ok(None)`
+//! at a partial record means "not yet", and the next poll picks up the appended bytes); every
+//! event becomes a window sample at its wall time, so the 2 s window is rebuilt from event
+//! wall times (`docs/contract/panel.md`). Run
 //! facts come from `run_config.json` when present; the run's end from `run_summary.json`.
 //! Values that are never persisted (Rows/s, buffer size, batch per rank, CUDA MPS) are not in
 //! an event file and so are not shown, or show their defaults.

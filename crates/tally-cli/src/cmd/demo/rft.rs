@@ -1,6 +1,7 @@
 //! The `rft` demo (`tally demo --algo grpo`): a Trinity-style run whose explorer thread
 //! produces per-run metrics and whose trainer aggregates them with `tally-aggregate`
-//! (experience → run → task → step, seed 002) and logs the step-level keys.
+//! (experience → run → task → step, `docs/aggregation.md`) and logs the step-level keys
+//! (`docs/contract/rft.md`).
 
 use super::workload::Noise;
 use crate::error::CliError;
