@@ -5,8 +5,7 @@
 
 pub mod cmd;
 pub mod error;
-
-pub mod interrupt;
+mod interrupt;
 pub mod run_reader;
 
 pub use error::{CliError, Exit};

@@ -1,5 +1,6 @@
-//! Reading a run directory for the consumer tools: its one event file, its JSON artefacts,
-//! and the tail of every scalar series (constant memory, streamed).
+//! Reading a run directory back, for the commands that consume runs: which event files make
+//! up a run ([`run_event_file`]), its JSON artefacts (the `run_config.json` facts, the schema-v1
+//! gate on `run_summary.json`), and the tail of every scalar series (constant memory, streamed).
 
 use crate::error::CliError;
 use serde::Deserialize as _;

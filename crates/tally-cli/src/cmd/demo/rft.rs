@@ -25,9 +25,9 @@ const EVAL_TASKS: usize = 16;
 type Run = Vec<(String, Value)>;
 
 /// One run of one task: what a workflow puts in `exp.metrics`, with aggregation suffixes.
-fn run_metrics(rng: &mut Noise, skill: f64, version: u64) -> Run {
-    let correct = rng.next() < skill;
-    let tokens = 200.0 + 300.0 * rng.next();
+fn run_metrics(noise: &mut Noise, skill: f64, version: u64) -> Run {
+    let correct = noise.next() < skill;
+    let tokens = 200.0 + 300.0 * noise.next();
     vec![
         (
             "accuracy".into(),
@@ -35,7 +35,7 @@ fn run_metrics(rng: &mut Noise, skill: f64, version: u64) -> Run {
         ),
         (
             "format_score".into(),
-            Value::Number(if rng.next() < 0.9 { 1.0 } else { 0.0 }),
+            Value::Number(if noise.next() < 0.9 { 1.0 } else { 0.0 }),
         ),
         ("response_length".into(), Value::Number(tokens)),
         ("total_tokens:sum".into(), Value::Number(tokens.round())),
@@ -89,14 +89,14 @@ pub(super) fn train(
     let explorer = thread::Builder::new()
         .name("explorer".into())
         .spawn(move || {
-            let mut rng = Noise(0x6770);
+            let mut noise = Noise(0x6770);
             for step in 1..=iterations {
                 let t = Instant::now();
                 let skill = 0.2 + 0.6 * (step as f64 / iterations as f64);
                 let tasks: Vec<Vec<Run>> = (0..TASKS)
                     .map(|_| {
                         (0..REPEATS)
-                            .map(|_| run_metrics(&mut rng, skill, step - 1))
+                            .map(|_| run_metrics(&mut noise, skill, step - 1))
                             .collect()
                     })
                     .collect();
@@ -107,7 +107,7 @@ pub(super) fn train(
             }
         })
         .map_err(|e| CliError::Run(format!("spawn explorer thread: {e}")))?;
-    let mut rng = Noise(0xe7a1);
+    let mut noise = Noise(0xe7a1);
     log.status("Waiting for the first explore step...");
     for step in 1..=iterations {
         if stop.load(Ordering::SeqCst) {
@@ -131,13 +131,13 @@ pub(super) fn train(
             push(k, v);
         }
         for (k, v) in [
-            ("actor/pg_loss", -0.05 + 0.1 * rng.next()),
+            ("actor/pg_loss", -0.05 + 0.1 * noise.next()),
             ("actor/entropy", 1.2 - 0.6 * p),
-            ("actor/kl_loss", 0.001 + 0.01 * p * rng.next()),
-            ("actor/grad_norm", 0.5 + rng.next()),
+            ("actor/kl_loss", 0.001 + 0.01 * p * noise.next()),
+            ("actor/grad_norm", 0.5 + noise.next()),
             ("critic/score/mean", 0.2 + 0.6 * p),
             ("critic/advantages/mean", 0.0),
-            ("response_length/mean", 350.0 + 20.0 * rng.next()),
+            ("response_length/mean", 350.0 + 20.0 * noise.next()),
             ("prompt_length/mean", 120.0),
             ("global_seqlen/mean", 470.0 * (TASKS * REPEATS) as f64),
             ("perf/throughput", tokens / (update + wait).max(1e-6)),
@@ -162,7 +162,7 @@ pub(super) fn train(
             let eval_tasks: Vec<Vec<Run>> = (0..EVAL_TASKS)
                 .map(|_| {
                     (0..REPEATS)
-                        .map(|_| run_metrics(&mut rng, skill, step))
+                        .map(|_| run_metrics(&mut noise, skill, step))
                         .collect()
                 })
                 .collect();
