@@ -1,15 +1,16 @@
 //! The `tally` command line as a library: parse flags, validate them into a command, run it.
 //!
-//! The binary (`main.rs`) and the Python package (`python -m tally ...`) both call [`run`].
+//! The binary (`main.rs`) and the Python package (`python -m tally ...`) both call [`run`]; the
+//! package passes its W&B sink factory through [`Extensions`], the binary passes none.
 
-pub mod demo;
-pub mod demo_rft;
-pub mod export;
-pub mod extract;
-pub mod rundata;
-pub mod scaling;
-pub mod validate;
-pub mod watch;
+pub mod cmd;
+pub mod error;
+mod interrupt;
+pub mod run_reader;
+
+pub use error::{CliError, Exit};
+
+use cmd::{demo, export, extract, scaling, schema, validate, watch};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
@@ -180,8 +181,16 @@ enum OnCorrupt {
     Skip,
 }
 
-/// Parse `args` (including the program name) and run the command; returns the exit code.
-pub fn run<I, T>(args: I) -> ExitCode
+/// What a program embedding the command line adds to it (the Rust binary adds nothing).
+#[derive(Clone, Copy, Default)]
+pub struct Extensions<'a> {
+    /// Builds the demo's extra sinks; with one, `training.logger=wandb` is accepted.
+    pub demo_sinks: Option<&'a demo::SinkFactory<'a>>,
+}
+
+/// Parse `args` (including the program name) and run the command with `extensions`; returns
+/// the exit code.
+pub fn run<I, T>(args: I, extensions: &Extensions<'_>) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
@@ -197,8 +206,19 @@ where
             };
         }
     };
-    // Demo and watch share stdout with the panel thread, so they run before stdout is locked.
-    let command = match cli.command {
+    match execute(cli.command, extensions) {
+        Ok(exit) => exit.into(),
+        Err(e) => {
+            eprintln!("tally: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// Run one parsed command.
+fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliError> {
+    // Demo and watch share stdout with the panel thread, so they never lock it.
+    match command {
         Command::Demo {
             algo,
             task,
@@ -210,19 +230,19 @@ where
             panic_at_iteration,
             overrides,
         } => {
-            return match demo::DemoConfig::from_flags(
-                algo, task, sim, iterations, gpus, num_envs, &overrides,
-            ) {
-                Ok(mut c) => {
-                    c.panel = panel.into();
-                    c.panic_at = panic_at_iteration;
-                    demo::main(&c)
-                }
-                Err(msg) => {
-                    eprintln!("tally: {msg}");
-                    ExitCode::FAILURE
-                }
-            };
+            let mut c = demo::DemoConfig::from_flags(
+                algo,
+                task,
+                sim,
+                iterations,
+                gpus,
+                num_envs,
+                &overrides,
+                extensions.demo_sinks.is_some(),
+            )?;
+            c.panel = panel.into();
+            c.panic_at = panic_at_iteration;
+            demo::main(&c, extensions.demo_sinks)
         }
         Command::Watch {
             run_dir,
@@ -230,23 +250,16 @@ where
             every,
         } => {
             if !(every.is_finite() && every > 0.0) {
-                eprintln!("tally: --every {every} must be a positive number of seconds");
-                return ExitCode::from(2);
+                return Err(CliError::Usage(format!(
+                    "--every {every} must be a positive number of seconds"
+                )));
             }
             let c = watch::WatchConfig {
                 run_dir,
                 panel: panel.into(),
                 every: std::time::Duration::from_secs_f64(every),
             };
-            return watch::main(&c);
-        }
-        other => other,
-    };
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let result = match command {
-        Command::Demo { .. } | Command::Watch { .. } => {
-            unreachable!("demo and watch return before stdout is locked")
+            watch::main(&c)
         }
         Command::Extract {
             dir,
@@ -259,23 +272,22 @@ where
             } else {
                 extract::Mode::Versioned
             };
-            extract::extract(&dir, last, mode)
-                .and_then(|f| extract::print(&f, json, &mut out).map_err(|e| e.to_string()))
+            let figures = extract::extract(&dir, last, mode)?;
+            to_stdout(|out| Ok(extract::print(&figures, json, out)?))
         }
         Command::Scaling { dirs, last, json } => {
-            scaling::report(&dirs, last).and_then(|(task, rows)| {
-                scaling::print(&task, &rows, json, &mut out).map_err(|e| e.to_string())
-            })
+            let (task, rows) = scaling::report(&dirs, last)?;
+            to_stdout(|out| Ok(scaling::print(&task, &rows, json, out)?))
         }
         Command::Schema { json, markdown } => {
-            let text = if json {
-                tally_schema::render::to_json()
+            let rendering = if json {
+                schema::Rendering::Json
             } else if markdown {
-                tally_schema::render::to_markdown()
+                schema::Rendering::Markdown
             } else {
-                tally_schema::render::to_table()
+                schema::Rendering::Table
             };
-            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+            to_stdout(|out| Ok(schema::run(rendering, out)?))
         }
         Command::Export {
             paths,
@@ -303,24 +315,27 @@ where
                 output,
                 progress,
             };
-            export::run(&paths, &opts, &mut out)
+            to_stdout(|out| export::run(&paths, &opts, out))
         }
-        Command::Validate { paths, completed } => validate::run(&paths, completed, &mut out),
-    };
+        Command::Validate { paths, completed } => {
+            to_stdout(|out| validate::run(&paths, completed, out))
+        }
+    }
+}
+
+/// Run `command` writing to a buffered, locked stdout, and flush it.
+fn to_stdout(
+    command: impl FnOnce(&mut dyn Write) -> Result<(), CliError>,
+) -> Result<Exit, CliError> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = command(&mut out);
     let flushed = out.flush();
-    match result {
-        Ok(()) => match flushed {
-            Ok(()) => ExitCode::SUCCESS,
-            // A closed pipe (`tally export ... | head`) is not an error worth a message.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("tally: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        Err(msg) => {
-            eprintln!("tally: {msg}");
-            ExitCode::FAILURE
-        }
+    result?;
+    match flushed {
+        Ok(()) => Ok(Exit::Success),
+        // A closed pipe (`tally export ... | head`) is not an error worth a message.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Exit::Success),
+        Err(e) => Err(CliError::Output(e)),
     }
 }

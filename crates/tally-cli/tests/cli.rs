@@ -24,7 +24,7 @@ fn schema_json_lists_the_registry_with_units() {
             .unwrap()
             .to_owned()
     };
-    // seed 000: these three are seconds, the _ms fields milliseconds.
+    // These three are seconds, the _ms fields milliseconds (docs/contract/schema.md, units).
     assert_eq!(unit("Perf/learning_time"), "s");
     assert_eq!(unit("Perf/collection_time"), "s");
     assert_eq!(unit("Perf/iteration_time"), "s");

@@ -1,4 +1,5 @@
-//! `tally demo` end to end: the run directory a real runner would leave (issue 3 "must show").
+//! `tally demo` end to end: the run directory a real runner would leave
+//! (`docs/contract/run-artifacts.md`).
 
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -83,7 +84,7 @@ fn sac_demo_writes_exactly_canonical_sac_tags() {
             "{t}"
         );
     }
-    // seed 000: Replay Stage and Weight Publish are APPO-only.
+    // Replay Stage and Weight Publish are APPO-only learner phases (docs/contract/timelines.md).
     assert!(
         !tags.contains("Perf/learner_replay_stage_ms")
             && !tags.contains("Perf/learner_weight_publish_ms")
@@ -262,7 +263,8 @@ fn logger_none_still_writes_the_run_directory_but_no_event_file() {
 
 #[test]
 fn grpo_demo_logs_trinity_keys_with_periodic_eval() {
-    // seed 002: rollout/{metric}/{statistic} every step; eval/{taskset}/{metric}/mean@N etc.
+    // rollout/{metric}/{statistic} every step; eval/{taskset}/{metric}/mean@N etc.
+    // (docs/contract/rft.md).
     let (out, _root) = demo(&["--algo", "grpo", "--iterations", "20"]);
     assert!(
         out.status.success(),
@@ -274,7 +276,7 @@ fn grpo_demo_logs_trinity_keys_with_periodic_eval() {
     for t in &tags {
         assert!(
             tally_schema::rft::validate_rft_key(t).is_ok(),
-            "{t} breaks the seed 002 convention"
+            "{t} breaks the rft key convention"
         );
     }
     for t in [

@@ -1,4 +1,4 @@
-//! `tally export`: filters, legacy migration, and Parquet output (issue 6).
+//! `tally export`: filters, legacy migration, and Parquet output (`docs/contract/consumers.md`).
 
 use std::path::Path;
 use std::process::Command;
@@ -88,7 +88,8 @@ fn legacy_tags_are_exported_under_canonical_names_only_when_asked() {
             .find(|r| r["tag"] == t)
             .map(|r| r["value"].as_f64().unwrap())
     };
-    // seed 000 migration table: perf/iter_ms → Perf/iteration_time (ms → s); dp_sync_time s → ms.
+    // The legacy map: perf/iter_ms → Perf/iteration_time (ms → s); dp_sync_time s → ms
+    // (docs/contract/schema.md, legacy map).
     assert_eq!(get("Perf/iteration_time"), Some(0.5));
     assert_eq!(get("Perf/dp_gradient_sync_ms_per_rank"), Some(1000.0));
     assert_eq!(get("custom/x"), Some(7.0), "unknown tags keep their names");

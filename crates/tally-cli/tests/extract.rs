@@ -1,4 +1,5 @@
-//! `tally extract`: the fail-closed test matrix of issue 6 (seed 000 "Schema 版本与兼容策略").
+//! `tally extract`: the fail-closed matrix of schema versions and legacy runs
+//! (`docs/contract/consumers.md`).
 
 use serde_json::{json, Value};
 use std::path::Path;
@@ -217,7 +218,7 @@ fn a_legacy_run_passes_only_under_legacy_unversioned_with_unit_scaling() {
     assert_eq!(v["iter_ms"], 500.0);
     assert_eq!(v["steps_per_sec"], 1000.0);
     assert_eq!(v["learner_train_ms"], 250.0);
-    // seed 000 migration table: train/dp_sync_time (s) → Perf/dp_gradient_sync_ms_per_rank (ms): 1.0 s → 1000 ms.
+    // The legacy map (docs/contract/schema.md): train/dp_sync_time (s) → Perf/dp_gradient_sync_ms_per_rank (ms): 1.0 s → 1000 ms.
     assert_eq!(v["dp_gradient_sync_ms_per_rank"], 1000.0);
     assert_eq!(v["collector_cycle_ms"], 7.0, "legacy-only figure");
     assert_eq!(
@@ -231,7 +232,8 @@ fn a_legacy_run_passes_only_under_legacy_unversioned_with_unit_scaling() {
 
 #[test]
 fn the_incremental_h2d_split_follows_the_runs_algorithm() {
-    // seed 000: timing/learner_incremental_h2d_ms (APPO) → Perf/learner_replay_stage_ms.
+    // The legacy map splits by profile: timing/learner_incremental_h2d_ms is
+    // Perf/learner_replay_stage_ms under APPO (docs/contract/schema.md).
     let tmp = tempfile::tempdir().unwrap();
     legacy_run(tmp.path(), Some("appo"));
     let (code, out, err) = extract(tmp.path(), &["--legacy-unversioned", "--json"]);

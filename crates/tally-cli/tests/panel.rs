@@ -1,4 +1,4 @@
-//! `tally demo` output modes (issue 4): `--panel off` and `auto` off a terminal print plain
+//! `tally demo` output modes (`docs/contract/panel.md`, plain fallback): `--panel off` and `auto` off a terminal print plain
 //! summary lines with no escape codes; the run directory is the last line.
 
 use std::process::Command;
@@ -21,7 +21,7 @@ fn check_plain(out: &std::process::Output, iterations: u64) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // issue 4: not a terminal / --panel off: no escape codes at all.
+    // Not a terminal / --panel off: no escape codes at all.
     assert!(!out.stdout.contains(&0x1b), "escape code in plain output");
     let stdout = String::from_utf8(out.stdout.clone()).unwrap();
     let lines: Vec<&str> = stdout.lines().collect();
@@ -47,7 +47,7 @@ fn panel_off_prints_plain_summaries_without_escape_codes() {
 
 #[test]
 fn auto_mode_off_a_terminal_falls_back_to_plain_lines() {
-    // issue 4: auto = panel when stdout is a TTY and TERM is not dumb, else plain.
+    // auto = panel when stdout is a TTY and TERM is not dumb, else plain.
     let (out, _tmp) = demo(&["--algo", "appo", "--iterations", "150"]);
     check_plain(&out, 150);
     let stdout = String::from_utf8(out.stdout).unwrap();
@@ -56,7 +56,7 @@ fn auto_mode_off_a_terminal_falls_back_to_plain_lines() {
 
 #[test]
 fn warm_up_progress_is_not_printed_line_by_line() {
-    // issue 4: status lines show, but warm-up progress does not flood a log file.
+    // Status lines show, but warm-up progress does not flood a log file.
     let (out, _tmp) = demo(&["--iterations", "50", "--panel", "off"]);
     let stdout = String::from_utf8(out.stdout).unwrap();
     let fills = stdout

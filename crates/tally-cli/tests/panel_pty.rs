@@ -1,4 +1,4 @@
-//! `tally demo` and `tally watch` under a real pseudo-terminal (issue 4 "must show"): the
+//! `tally demo` and `tally watch` under a real pseudo-terminal (`docs/contract/panel.md`): the
 //! tier's titles on screen at 80 and 140 columns, re-evaluated on resize, and a restored
 //! terminal (cursor visible, not in raw mode) after Ctrl-C, a panic, and `q`.
 //!
@@ -216,7 +216,8 @@ fn demo_args(root: &Path, extra: &[&str]) -> Vec<String> {
 
 #[test]
 fn demo_at_80_columns_stacks_with_one_timing_column_and_ctrl_c_restores_the_terminal() {
-    // seed 000: 小于 96 列时，metrics / rewards / timing 区域纵向堆叠，timing 使用单一 Timing 列。
+    // Below 96 columns the metrics, rewards and timing areas stack vertically and timing is a
+    // single Timing column (docs/contract/panel.md, width tiers).
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("logs");
     let args = demo_args(&root, &[]);
@@ -250,7 +251,8 @@ fn demo_at_80_columns_stacks_with_one_timing_column_and_ctrl_c_restores_the_term
 
 #[test]
 fn demo_at_140_columns_shows_three_timing_columns_and_follows_a_resize() {
-    // seed 000: 120 列及以上时，timing 使用完整三列 Learner (Iter Wall) / Collector (own clock) / System.
+    // From 120 columns timing has its three full columns: Learner (Iter Wall), Collector (own
+    // clock) and System (docs/contract/panel.md, width tiers).
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("logs");
     let args = demo_args(&root, &["--algo", "appo"]);
@@ -274,13 +276,13 @@ fn demo_at_140_columns_shows_three_timing_columns_and_follows_a_resize() {
         screen.contains("Weight Publish") && !screen.contains("Collector Release"),
         "{screen}"
     );
-    // issue 4: width tiers are re-evaluated on every resize.
+    // Width tiers are re-evaluated on every resize.
     pty.resize(90, 80);
     pty.wait_for(&["Timing"]);
     pty.send(b"\x03");
     assert_eq!(pty.wait_exit(), 130, "{}", pty.screen());
     let after = pty.wait_for(&["run: "]);
-    // issue 4: lines the program logs scroll above the panel (here the logger's close line).
+    // Lines the program logs scroll above the panel (here the logger's close line).
     let lines: Vec<&str> = after.lines().collect();
     let top = lines.iter().position(|l| l.starts_with('╭')).unwrap();
     assert!(
@@ -293,7 +295,7 @@ fn demo_at_140_columns_shows_three_timing_columns_and_follows_a_resize() {
 
 #[test]
 fn a_panic_in_the_training_loop_restores_the_terminal() {
-    // issue 4: a panic in the training loop restores the terminal (cursor, raw mode).
+    // A panic in the training loop restores the terminal (cursor, raw mode).
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("logs");
     let args = demo_args(&root, &["--panic-at-iteration", "300"]);
@@ -313,7 +315,7 @@ fn a_panic_in_the_training_loop_restores_the_terminal() {
 
 #[test]
 fn watch_shows_a_finished_run_and_q_quits_leaving_raw_mode() {
-    // issue 4: `tally watch RUN_DIR` renders the same panel; for a finished run, the final state; `q` quits.
+    // `tally watch RUN_DIR` renders the same panel; for a finished run, the final state; `q` quits.
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("logs");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tally"))
@@ -357,7 +359,8 @@ fn watch_shows_a_finished_run_and_q_quits_leaving_raw_mode() {
 
 #[test]
 fn no_color_and_a_c_locale_draw_the_panel_plainly_in_ascii() {
-    // issue 4: NO_COLOR respected; reference §1.1: ASCII fallback when the encoding cannot show the symbols.
+    // NO_COLOR is respected, and the panel falls back to ASCII when the encoding cannot show
+    // its symbols (docs/contract/panel.md).
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("logs");
     let args = demo_args(&root, &[]);
@@ -390,7 +393,7 @@ fn title_iteration(screen: &str) -> Option<u64> {
 
 #[test]
 fn watch_follows_a_run_that_is_still_writing() {
-    // issue 4: `tally watch RUN_DIR` renders the same panel live, tailing the file as it grows.
+    // `tally watch RUN_DIR` renders the same panel live, tailing the file as it grows.
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("logs");
     let mut writer = std::process::Command::new(env!("CARGO_BIN_EXE_tally"))
@@ -401,8 +404,8 @@ fn watch_follows_a_run_that_is_still_writing() {
         .unwrap();
     let t = Instant::now();
     let run = loop {
-        if let Some(run) =
-            find_run(&root).filter(|r| tally_cli::watch::find_event_file(r).is_some())
+        if let Some(run) = find_run(&root)
+            .filter(|r| tally_cli::run_reader::run_event_file(r).is_ok_and(|f| f.is_some()))
         {
             break run;
         }

@@ -1,4 +1,4 @@
-//! `tally scaling`: DP scaling report over schema-v1 runs (issue 6).
+//! `tally scaling`: DP scaling report over schema-v1 runs (`docs/contract/consumers.md`).
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

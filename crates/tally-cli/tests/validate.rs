@@ -40,7 +40,7 @@ fn fixture(sub: &str, name: &str) -> String {
 
 #[test]
 fn every_valid_fixture_prints_one_ok_line_and_exits_0() {
-    // issue 6: a one-line OK per passing file; exit 0 only when all pass.
+    // A one-line OK per passing file; exit 0 only when all pass.
     let paths = files("valid");
     let args: Vec<&str> = std::iter::once("validate")
         .chain(paths.iter().map(String::as_str))
@@ -58,7 +58,7 @@ fn every_valid_fixture_prints_one_ok_line_and_exits_0() {
 
 #[test]
 fn every_violation_is_printed_as_file_path_expected_found_and_exits_1() {
-    // issue 6: every violation names the JSON path, the expected and the found value; all of
+    // Every violation names the JSON path, the expected and the found value; all of
     // them, not just the first.
     let file = fixture("invalid", "soak.drain_high_water_below_occupancy");
     let out = tally(&["validate", &file]);
@@ -223,8 +223,8 @@ fn unparsable_json_fails_and_nan_gets_a_hint() {
 
 #[test]
 fn completed_requires_the_lifecycle_members_of_a_standalone_manifest() {
-    // reference §7: the manifest validator defaults to completed=False; --completed adds the
-    // lifecycle members.
+    // The manifest validator defaults to completed=False; --completed adds the lifecycle
+    // members (docs/contract/manifest-and-soak.md).
     let early = fixture("valid", "runtime_manifest.early_failure");
     let out = tally(&["validate", &early]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));

@@ -1,4 +1,4 @@
-//! `tally watch RUN_DIR` (issue 4): tailing a growing event file through partial records,
+//! `tally watch RUN_DIR` (`docs/contract/panel.md`): tailing a growing event file through partial records,
 //! the 2 s window rebuilt from event wall times, run facts from run_config.json, and the
 //! final state of a finished run in plain mode.
 
@@ -8,7 +8,12 @@ use std::process::Command;
 use std::sync::Mutex;
 use tally::terminal::{RunFacts, TerminalState};
 use tally::Profile;
-use tally_cli::watch::{read_facts, Tailer};
+use tally_cli::cmd::watch::{read_facts, Tailer};
+
+/// A clock whose monotonic reading equals wall time, so replayed sample times are the events'.
+fn wall_clock() -> std::sync::Arc<dyn tally::Clock> {
+    std::sync::Arc::new(tally::ManualClock::at(0.0))
+}
 use tally_tfevents::{encode_scalar_event, RecordWriter};
 
 fn record(step: i64, wall: f64, scalars: &[(&str, f64)]) -> Vec<u8> {
@@ -32,12 +37,12 @@ fn state() -> Mutex<TerminalState> {
 
 #[test]
 fn tailer_follows_a_growing_event_file_across_a_partial_record() {
-    // issue 4: tailing it as it grows (Ok(None) at a partial record; call again after more bytes).
+    // Tailing it as it grows (Ok(None) at a partial record; call again after more bytes).
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("events.out.tfevents.1700000000.host.1.0");
     let mut f = std::fs::File::create(&path).unwrap();
     let s = state();
-    let mut tail = Tailer::new(dir.path());
+    let mut tail = Tailer::new(dir.path(), wall_clock());
     let r1 = record(
         1,
         1000.0,
@@ -65,9 +70,32 @@ fn tailer_follows_a_growing_event_file_across_a_partial_record() {
 }
 
 #[test]
+fn tailer_refuses_a_run_directory_with_two_event_files() {
+    // One rule for every one-run reader: several event files are an error naming them
+    // (docs/contract/consumers.md), never "the newest".
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["events.out.tfevents.1.h.1.0", "events.out.tfevents.2.h.1.0"] {
+        std::fs::write(
+            dir.path().join(name),
+            record(1, 1000.0, &[("Loss/critic", 1.0)]),
+        )
+        .unwrap();
+    }
+    let s = state();
+    let mut tail = Tailer::new(dir.path(), wall_clock());
+    assert_eq!(tail.poll(&s), 0);
+    let snap = s.lock().unwrap().snapshot();
+    let text = &snap.messages.last().unwrap().text;
+    assert!(
+        text.contains("2 event files found") && text.contains("events.out.tfevents.2.h.1.0"),
+        "{text}"
+    );
+}
+
+#[test]
 fn the_window_is_rebuilt_from_event_wall_times() {
-    // seed 000: the panel shows two-second time-sliding means; for watch the clock is the
-    // events' wall time (reference §1.2: evicted when t < newest − 2 s).
+    // The panel shows two-second time-sliding means; for watch the clock is the events' wall
+    // time, and a sample is evicted when t < newest − 2 s (docs/contract/panel.md).
     let dir = tempfile::tempdir().unwrap();
     let mut bytes = Vec::new();
     for (i, wall) in [(1, 1000.0), (2, 1001.0), (3, 1002.5), (4, 1003.0)] {
@@ -75,7 +103,7 @@ fn the_window_is_rebuilt_from_event_wall_times() {
     }
     std::fs::write(dir.path().join("events.out.tfevents.1.h.1.0"), bytes).unwrap();
     let s = state();
-    assert_eq!(Tailer::new(dir.path()).poll(&s), 4);
+    assert_eq!(Tailer::new(dir.path(), wall_clock()).poll(&s), 4);
     let snap = s.lock().unwrap().snapshot();
     // 1003 − 2 = 1001: iterations 2, 3, 4 remain.
     assert_eq!(snap.window.n, 3);
@@ -93,7 +121,7 @@ fn env_step_axis_events_use_train_iteration_as_the_iteration() {
     );
     std::fs::write(dir.path().join("events.out.tfevents.1.h.1.0"), bytes).unwrap();
     let s = state();
-    Tailer::new(dir.path()).poll(&s);
+    Tailer::new(dir.path(), wall_clock()).poll(&s);
     let st = s.lock().unwrap();
     assert_eq!(st.iteration, 1);
     assert_eq!(st.env_steps, 4096);
@@ -108,7 +136,7 @@ fn a_corrupt_event_file_shows_an_error_line_instead_of_failing() {
     bytes[n - 6] ^= 0xff; // inside the data: data crc mismatch
     std::fs::write(dir.path().join("events.out.tfevents.1.h.1.0"), bytes).unwrap();
     let s = state();
-    assert_eq!(Tailer::new(dir.path()).poll(&s), 0);
+    assert_eq!(Tailer::new(dir.path(), wall_clock()).poll(&s), 0);
     let st = s.lock().unwrap();
     let m = st.messages.back().expect("an error line");
     assert_eq!(m.level, tally::terminal::Level::Error);
@@ -167,7 +195,7 @@ fn watch_reads_algo_task_gpus_and_profile_from_run_config() {
 
 #[test]
 fn watch_of_a_finished_run_prints_its_final_state_in_plain_mode() {
-    // issue 4: for a finished run it shows the final state; off a terminal: no escape codes.
+    // For a finished run it shows the final state; off a terminal: no escape codes.
     let tmp = tempfile::tempdir().unwrap();
     let run = demo_run(tmp.path(), "sac", "40");
     let out = Command::new(env!("CARGO_BIN_EXE_tally"))

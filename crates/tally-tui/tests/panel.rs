@@ -650,7 +650,11 @@ fn plain_mode_emits_no_escape_bytes_and_summarises_each_interval() {
     // (docs/contract/panel.md, "Plain fallback").
     let state = Arc::new(Mutex::new(TerminalState::new(sac_state().facts)));
     let cap = Capture::default();
-    let mut panel = Panel::start(state.clone(), Arc::new(SystemClock::default()), plain_options(&cap));
+    let mut panel = Panel::start(
+        state.clone(),
+        Arc::new(SystemClock::default()),
+        plain_options(&cap),
+    );
     assert_eq!(panel.output(), tally_tui::Output::Plain);
     state
         .lock()
@@ -703,7 +707,11 @@ fn a_stuck_output_never_blocks_the_training_loop() {
     let cap = Capture::default();
     let gate = cap.gate.clone();
     let stuck = gate.lock().unwrap();
-    let mut panel = Panel::start(state.clone(), Arc::new(SystemClock::default()), plain_options(&cap));
+    let mut panel = Panel::start(
+        state.clone(),
+        Arc::new(SystemClock::default()),
+        plain_options(&cap),
+    );
     state.lock().unwrap().push(
         sample(1.0, 1, &sac_values(1.0)),
         Some(5.0),
@@ -1060,7 +1068,11 @@ fn rft_plain_mode_keeps_the_last_eval_between_evaluations() {
     // latest eval mean@N after the eval step left the 2 s window.
     let state = Arc::new(Mutex::new(TerminalState::new(rft_state().facts)));
     let cap = Capture::default();
-    let mut panel = Panel::start(state.clone(), Arc::new(SystemClock::default()), plain_options(&cap));
+    let mut panel = Panel::start(
+        state.clone(),
+        Arc::new(SystemClock::default()),
+        plain_options(&cap),
+    );
     let mut values = rft_values(1.0);
     values.extend(rft_eval_values(1.0));
     state

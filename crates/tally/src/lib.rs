@@ -13,6 +13,7 @@ pub mod input;
 pub mod logger;
 pub mod record;
 pub mod reduce;
+pub mod replay;
 pub mod resolve;
 pub mod run;
 pub mod rundir;

@@ -1,10 +1,12 @@
 //! `tally scaling`: the data-parallel scaling report over runs of one task at several GPU counts.
 //!
-//! Seed 000: the DP scaling benchmark consumes schema-v1 canonical tags only (no historical
-//! mode). Throughput is `Perf/total_fps` (summed over ranks by the logger); speed-up and
+//! It reads schema-v1 canonical tags only, with no legacy mode (`docs/contract/consumers.md`). Throughput is `Perf/total_fps` (summed over ranks by the logger); speed-up and
 //! efficiency are against the run with the fewest GPUs.
 
-use crate::rundata::{is_legacy, read_json, read_tails, require_schema_v1, single_event_file};
+use crate::error::CliError;
+use crate::run_reader::{
+    is_legacy, read_json, read_tails, require_run_event_file, require_schema_v1,
+};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -26,13 +28,13 @@ pub struct ScalingRow {
     pub dp_sync_ms_per_rank: Option<f64>,
 }
 
-fn gpus_and_task(dir: &Path) -> Result<(u64, String), String> {
+fn gpus_and_task(dir: &Path) -> Result<(u64, String), CliError> {
     let path = dir.join("run_config.json");
     let config = read_json(&path)?.ok_or_else(|| {
-        format!(
+        CliError::Refused(format!(
             "{}: missing: the GPU count comes from the run config",
             path.display()
-        )
+        ))
     })?;
     let gpus = config
         .pointer("/run/logger/num_gpus")
@@ -40,55 +42,55 @@ fn gpus_and_task(dir: &Path) -> Result<(u64, String), String> {
         .and_then(Value::as_u64)
         .filter(|g| *g >= 1)
         .ok_or_else(|| {
-            format!(
+            CliError::Refused(format!(
                 "{}: no run.logger.num_gpus (or config.training.num_gpus) integer >= 1",
                 path.display()
-            )
+            ))
         })?;
     let task = config
         .pointer("/run/task")
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("{}: no run.task", path.display()))?
+        .ok_or_else(|| CliError::Refused(format!("{}: no run.task", path.display())))?
         .to_owned();
     Ok((gpus, task))
 }
 
 /// Build the report for `dirs` (at least one), averaging the last `last` values.
-pub fn report(dirs: &[PathBuf], last: usize) -> Result<(String, Vec<ScalingRow>), String> {
+pub fn report(dirs: &[PathBuf], last: usize) -> Result<(String, Vec<ScalingRow>), CliError> {
     if last == 0 {
-        return Err("--last must be at least 1".into());
+        return Err(CliError::Setting("--last must be at least 1".into()));
     }
     let mut rows = Vec::new();
     let mut task: Option<(String, PathBuf)> = None;
     for dir in dirs {
-        let file = single_event_file(dir)?;
+        let file = require_run_event_file(dir)?;
         let run_dir = file.parent().unwrap_or(dir);
         let summary_path = run_dir.join("run_summary.json");
         require_schema_v1(&summary_path, read_json(&summary_path)?.as_ref())?;
         let (gpus, t) = gpus_and_task(run_dir)?;
         match &task {
             Some((first, first_dir)) if *first != t => {
-                return Err(format!(
+                return Err(CliError::Refused(format!(
                     "{} is task '{t}' but {} is task '{first}': a scaling report compares one task",
                     dir.display(),
                     first_dir.display()
-                ))
+                )))
             }
             None => task = Some((t, dir.clone())),
             _ => {}
         }
         let tails = read_tails(&file, last)?;
         if let Some(tag) = tails.last.keys().find(|t| is_legacy(t)) {
-            return Err(format!(
+            return Err(CliError::Refused(format!(
                 "{}: legacy tag '{tag}': the scaling report reads schema-v1 runs only",
                 file.display()
-            ));
+            )));
         }
         let fps = tails.mean("Perf/total_fps").ok_or_else(|| {
-            format!(
+            CliError::Refused(format!(
                 "{}: no Perf/total_fps: throughput was never logged",
                 file.display()
-            )
+            ))
         })?;
         rows.push(ScalingRow {
             run: run_dir.to_owned(),
@@ -103,7 +105,7 @@ pub fn report(dirs: &[PathBuf], last: usize) -> Result<(String, Vec<ScalingRow>)
     let (base_gpus, base_fps) = rows
         .first()
         .map(|r| (r.gpus, r.steps_per_sec))
-        .ok_or("no run given")?;
+        .ok_or_else(|| CliError::Setting("no run given".into()))?;
     for r in &mut rows {
         r.speedup = if base_fps > 0.0 {
             r.steps_per_sec / base_fps

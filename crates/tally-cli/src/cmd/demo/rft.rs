@@ -1,7 +1,10 @@
 //! The `rft` demo (`tally demo --algo grpo`): a Trinity-style run whose explorer thread
 //! produces per-run metrics and whose trainer aggregates them with `tally-aggregate`
-//! (experience → run → task → step, seed 002) and logs the step-level keys.
+//! (experience → run → task → step, `docs/aggregation.md`) and logs the step-level keys
+//! (`docs/contract/rft.md`).
 
+use super::workload::Noise;
+use crate::error::CliError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::thread;
@@ -21,22 +24,10 @@ const EVAL_TASKS: usize = 16;
 
 type Run = Vec<(String, Value)>;
 
-/// A tiny deterministic noise source (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// One run of one task: what a workflow puts in `exp.metrics`, with aggregation suffixes.
-fn run_metrics(rng: &mut Rng, skill: f64, version: u64) -> Run {
-    let correct = rng.unit() < skill;
-    let tokens = 200.0 + 300.0 * rng.unit();
+fn run_metrics(noise: &mut Noise, skill: f64, version: u64) -> Run {
+    let correct = noise.next() < skill;
+    let tokens = 200.0 + 300.0 * noise.next();
     vec![
         (
             "accuracy".into(),
@@ -44,7 +35,7 @@ fn run_metrics(rng: &mut Rng, skill: f64, version: u64) -> Run {
         ),
         (
             "format_score".into(),
-            Value::Number(if rng.unit() < 0.9 { 1.0 } else { 0.0 }),
+            Value::Number(if noise.next() < 0.9 { 1.0 } else { 0.0 }),
         ),
         ("response_length".into(), Value::Number(tokens)),
         ("total_tokens:sum".into(), Value::Number(tokens.round())),
@@ -89,19 +80,23 @@ fn sleep_ms(ms: f64) {
 }
 
 /// The training loop; `Ok(false)` when `stop` ended it early.
-pub fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Result<bool, String> {
+pub(super) fn train(
+    iterations: u64,
+    log: &mut Logger,
+    stop: &AtomicBool,
+) -> Result<bool, CliError> {
     let (tx, rx) = sync_channel::<(Vec<Vec<Run>>, f64)>(2);
     let explorer = thread::Builder::new()
         .name("explorer".into())
         .spawn(move || {
-            let mut rng = Rng(0x6770);
+            let mut noise = Noise(0x6770);
             for step in 1..=iterations {
                 let t = Instant::now();
                 let skill = 0.2 + 0.6 * (step as f64 / iterations as f64);
                 let tasks: Vec<Vec<Run>> = (0..TASKS)
                     .map(|_| {
                         (0..REPEATS)
-                            .map(|_| run_metrics(&mut rng, skill, step - 1))
+                            .map(|_| run_metrics(&mut noise, skill, step - 1))
                             .collect()
                     })
                     .collect();
@@ -111,8 +106,8 @@ pub fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Result<boo
                 }
             }
         })
-        .map_err(|e| format!("spawn explorer thread: {e}"))?;
-    let mut rng = Rng(0xe7a1);
+        .map_err(|e| CliError::Run(format!("spawn explorer thread: {e}")))?;
+    let mut noise = Noise(0xe7a1);
     log.status(tally::Level::Info, "Waiting for the first explore step...");
     for step in 1..=iterations {
         if stop.load(Ordering::SeqCst) {
@@ -123,7 +118,7 @@ pub fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Result<boo
         let t_wait = Instant::now();
         let (tasks, explore_secs) = rx
             .recv()
-            .map_err(|_| "explorer thread stopped".to_string())?;
+            .map_err(|_| CliError::Run("explorer thread stopped".into()))?;
         let wait = t_wait.elapsed().as_secs_f64();
         let t_update = Instant::now();
         sleep_ms(4.0);
@@ -136,13 +131,13 @@ pub fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Result<boo
             push(k, v);
         }
         for (k, v) in [
-            ("actor/pg_loss", -0.05 + 0.1 * rng.unit()),
+            ("actor/pg_loss", -0.05 + 0.1 * noise.next()),
             ("actor/entropy", 1.2 - 0.6 * p),
-            ("actor/kl_loss", 0.001 + 0.01 * p * rng.unit()),
-            ("actor/grad_norm", 0.5 + rng.unit()),
+            ("actor/kl_loss", 0.001 + 0.01 * p * noise.next()),
+            ("actor/grad_norm", 0.5 + noise.next()),
             ("critic/score/mean", 0.2 + 0.6 * p),
             ("critic/advantages/mean", 0.0),
-            ("response_length/mean", 350.0 + 20.0 * rng.unit()),
+            ("response_length/mean", 350.0 + 20.0 * noise.next()),
             ("prompt_length/mean", 120.0),
             ("global_seqlen/mean", 470.0 * (TASKS * REPEATS) as f64),
             ("perf/throughput", tokens / (update + wait).max(1e-6)),
@@ -167,7 +162,7 @@ pub fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Result<boo
             let eval_tasks: Vec<Vec<Run>> = (0..EVAL_TASKS)
                 .map(|_| {
                     (0..REPEATS)
-                        .map(|_| run_metrics(&mut rng, skill, step))
+                        .map(|_| run_metrics(&mut noise, skill, step))
                         .collect()
                 })
                 .collect();
@@ -175,11 +170,11 @@ pub fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Result<boo
                 push(k, v);
             }
         }
-        log.step(&input).map_err(|e| e.to_string())?;
+        log.step(&input)?;
     }
     drop(rx);
     explorer
         .join()
-        .map_err(|_| "explorer thread panicked".to_string())?;
+        .map_err(|_| CliError::Run("explorer thread panicked".into()))?;
     Ok(true)
 }

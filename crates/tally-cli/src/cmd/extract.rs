@@ -1,13 +1,14 @@
 //! `tally extract`: the off-policy summary extractor, fail-closed on the schema contract.
 //!
-//! Seed 000: the extraction tool reads only schema-v1 canonical tags by default and fails
-//! when `metric_schema_version` is missing or unsupported; `--legacy-unversioned` is the one
-//! approved path for pre-schema runs (no stamp, no canonical tag, recognised legacy tags),
-//! never a fallback for an unversioned modern run; a canonical/legacy mix fails closed.
+//! By default it reads only schema-v1 canonical tags and fails when `metric_schema_version` is
+//! missing or unsupported; `--legacy-unversioned` is the one path for pre-schema runs (no
+//! stamp, no canonical tag, recognised legacy tags), never a fallback for an unversioned
+//! modern run; a canonical/legacy mix fails closed (`docs/contract/consumers.md`).
 
-use crate::rundata::{
-    is_canonical, is_legacy, profile_from_config, read_json, read_tails, require_schema_v1,
-    single_event_file,
+use crate::error::CliError;
+use crate::run_reader::{
+    is_canonical, is_legacy, read_json, read_tails, require_run_event_file, require_schema_v1,
+    RunConfigFacts,
 };
 use serde_json::{Map, Value};
 use std::io::Write;
@@ -29,7 +30,8 @@ const fn c(label: &'static str, tag: &'static str, scale: f64) -> Row {
     }
 }
 
-/// The extractor's figures, in output order (reference §7 plus every learner/collector phase).
+/// The extractor's figures, in output order: the off-policy summary of
+/// `docs/contract/consumers.md`, plus every learner and collector phase.
 const ROWS: &[Row] = &[
     c("iter_ms", "Perf/iteration_time", 1000.0),
     c("steps_per_sec", "Perf/total_fps", 1.0),
@@ -143,11 +145,11 @@ pub enum Mode {
 pub type Figures = Vec<(&'static str, Option<f64>)>;
 
 /// Check the run against the mode's rules and compute every figure.
-pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, String> {
+pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, CliError> {
     if last == 0 {
-        return Err("--last must be at least 1".into());
+        return Err(CliError::Setting("--last must be at least 1".into()));
     }
-    let file = single_event_file(dir)?;
+    let file = require_run_event_file(dir)?;
     let run_dir = file.parent().unwrap_or(dir);
     let summary_path = run_dir.join("run_summary.json");
     let summary = read_json(&summary_path)?;
@@ -159,20 +161,20 @@ pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, String> {
         Mode::Versioned => {
             require_schema_v1(&summary_path, summary.as_ref())?;
             if let Some(t) = legacy {
-                return Err(format!(
+                return Err(CliError::Refused(format!(
                     "{}: legacy tag '{t}' in a schema-v1 run: canonical/legacy mixes fail closed (the producer must emit canonical tags only)",
                     file.display()
-                ));
+                )));
             }
             if !tails
                 .last
                 .keys()
                 .any(|t| (t.starts_with("Perf/") || t.starts_with("Train/")) && is_canonical(t))
             {
-                return Err(format!(
+                return Err(CliError::Refused(format!(
                     "{}: no canonical Perf/ or Train/ tag: nothing to extract",
                     file.display()
-                ));
+                )));
             }
         }
         Mode::LegacyUnversioned => {
@@ -180,34 +182,36 @@ pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, String> {
                 .as_ref()
                 .and_then(|s| s.get("metric_schema_version"))
             {
-                return Err(format!(
+                return Err(CliError::Refused(format!(
                     "{}: the run is stamped metric_schema_version {v}: --legacy-unversioned is only for pre-schema runs; drop the flag",
                     summary_path.display()
-                ));
+                )));
             }
             if let Some(t) = canonical {
-                return Err(format!(
+                return Err(CliError::Refused(format!(
                     "{}: canonical tag '{t}' found: --legacy-unversioned is never a fallback for an unversioned modern run; \
                      a canonical/legacy mix fails closed",
                     file.display()
-                ));
+                )));
             }
             if legacy.is_none() {
-                return Err(format!(
+                return Err(CliError::Refused(format!(
                     "{}: no recognised legacy tag: not a pre-schema run",
                     file.display()
-                ));
+                )));
             }
         }
     }
-    let profile = profile_from_config(config.as_ref()).unwrap_or_else(|| {
-        // Pre-schema runs may lack a config; APPO's rollout timing names the profile.
-        if tails.last.contains_key("timing/collector_rollout_ms") {
-            Profile::Appo
-        } else {
-            Profile::SacFamily
-        }
-    });
+    let profile = RunConfigFacts::from_config(config.as_ref())
+        .profile()
+        .unwrap_or_else(|| {
+            // Pre-schema runs may lack a config; APPO's rollout timing names the profile.
+            if tails.last.contains_key("timing/collector_rollout_ms") {
+                Profile::Appo
+            } else {
+                Profile::SacFamily
+            }
+        });
     let mut out = Vec::with_capacity(ROWS.len());
     for row in ROWS {
         let value = match mode {
@@ -224,7 +228,7 @@ pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, String> {
 
 /// A row's figure from legacy tags: legacy-only sources first, then every old name the legacy
 /// map sends to the row's canonical tag (for this profile), scaled old → canonical → row unit.
-fn legacy_value(row: &Row, tails: &crate::rundata::Tails, profile: Profile) -> Option<f64> {
+fn legacy_value(row: &Row, tails: &crate::run_reader::Tails, profile: Profile) -> Option<f64> {
     for (tag, scale) in row.legacy_only {
         if let Some(v) = tails.mean(tag) {
             return Some(v * scale);

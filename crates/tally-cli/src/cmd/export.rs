@@ -1,7 +1,8 @@
 //! `tally export`: stream every scalar of event files as JSON lines, CSV or Parquet, in
 //! constant memory, with tag filters, optional legacy→canonical migration, and a progress bar.
 
-use crate::rundata::{profile_from_config, read_json};
+use crate::error::CliError;
+use crate::run_reader::{read_json, RunConfigFacts};
 use clap::ValueEnum;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -41,17 +42,20 @@ pub struct Options {
 }
 
 /// Every event file under `path` (itself, if it is a file), sorted for a stable order.
-pub fn event_files(path: &Path) -> Result<Vec<PathBuf>, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn event_files(path: &Path) -> Result<Vec<PathBuf>, CliError> {
+    let meta = std::fs::metadata(path).map_err(|source| CliError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
     if meta.is_file() {
         return Ok(vec![path.to_owned()]);
     }
-    let found = crate::rundata::event_files_under(path)?;
+    let found = crate::run_reader::event_files_under(path)?;
     if found.is_empty() {
-        return Err(format!(
+        return Err(CliError::Refused(format!(
             "{}: no events.out.tfevents.* file found",
             path.display()
-        ));
+        )));
     }
     Ok(found)
 }
@@ -79,11 +83,11 @@ fn csv_field(s: &str) -> String {
 
 /// Where rows go.
 trait RowSink {
-    fn header(&mut self) -> Result<(), String> {
+    fn header(&mut self) -> Result<(), CliError> {
         Ok(())
     }
-    fn row(&mut self, run: &str, s: &ScalarEvent) -> Result<(), String>;
-    fn finish(&mut self) -> Result<(), String>;
+    fn row(&mut self, run: &str, s: &ScalarEvent) -> Result<(), CliError>;
+    fn finish(&mut self) -> Result<(), CliError>;
 }
 
 struct TextSink<'a> {
@@ -92,14 +96,14 @@ struct TextSink<'a> {
 }
 
 impl RowSink for TextSink<'_> {
-    fn header(&mut self) -> Result<(), String> {
+    fn header(&mut self) -> Result<(), CliError> {
         if self.format == Format::Csv {
-            writeln!(self.out, "run,tag,step,wall_time,value").map_err(|e| e.to_string())?;
+            writeln!(self.out, "run,tag,step,wall_time,value")?;
         }
         Ok(())
     }
 
-    fn row(&mut self, run: &str, s: &ScalarEvent) -> Result<(), String> {
+    fn row(&mut self, run: &str, s: &ScalarEvent) -> Result<(), CliError> {
         let r = match self.format {
             Format::Csv => writeln!(
                 self.out,
@@ -120,11 +124,11 @@ impl RowSink for TextSink<'_> {
                 json_number(s.value)
             ),
         };
-        r.map_err(|e| e.to_string())
+        Ok(r?)
     }
 
-    fn finish(&mut self) -> Result<(), String> {
-        self.out.flush().map_err(|e| e.to_string())
+    fn finish(&mut self) -> Result<(), CliError> {
+        Ok(self.out.flush()?)
     }
 }
 
@@ -142,24 +146,31 @@ struct ParquetSink {
 }
 
 impl ParquetSink {
-    fn create(path: &Path) -> Result<Self, String> {
+    fn create(path: &Path) -> Result<Self, CliError> {
         use parquet::basic::Compression;
         use parquet::file::properties::WriterProperties;
+        let err = |source| CliError::Parquet {
+            path: path.to_owned(),
+            source,
+        };
         let schema = parquet::schema::parser::parse_message_type(
             "message scalar { REQUIRED BYTE_ARRAY run (UTF8); REQUIRED BYTE_ARRAY tag (UTF8); \
              REQUIRED INT64 step; REQUIRED DOUBLE wall_time; REQUIRED DOUBLE value; }",
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(err)?;
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
             .build();
-        let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let file = std::fs::File::create(path).map_err(|source| CliError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
         let writer = parquet::file::writer::SerializedFileWriter::new(
             file,
             Arc::new(schema),
             Arc::new(props),
         )
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(err)?;
         Ok(ParquetSink {
             writer: Some(writer),
             run: Vec::new(),
@@ -171,16 +182,20 @@ impl ParquetSink {
         })
     }
 
-    fn flush_group(&mut self) -> Result<(), String> {
+    fn flush_group(&mut self) -> Result<(), CliError> {
         use parquet::data_type::{ByteArrayType, DoubleType, Int64Type};
         if self.step.is_empty() {
             return Ok(());
         }
-        let err = |e: parquet::errors::ParquetError| format!("{}: {e}", self.path.display());
+        let path = &self.path;
+        let err = |source| CliError::Parquet {
+            path: path.clone(),
+            source,
+        };
         let w = self
             .writer
             .as_mut()
-            .ok_or("parquet writer already closed")?;
+            .ok_or_else(|| CliError::Run("parquet writer already closed".into()))?;
         let mut rg = w.next_row_group().map_err(err)?;
         let mut i = 0;
         while let Some(mut col) = rg.next_column().map_err(err)? {
@@ -214,7 +229,7 @@ impl ParquetSink {
 }
 
 impl RowSink for ParquetSink {
-    fn row(&mut self, run: &str, s: &ScalarEvent) -> Result<(), String> {
+    fn row(&mut self, run: &str, s: &ScalarEvent) -> Result<(), CliError> {
         self.run.push(run.into());
         self.tag.push(s.tag.as_str().into());
         self.step.push(s.step);
@@ -226,11 +241,13 @@ impl RowSink for ParquetSink {
         Ok(())
     }
 
-    fn finish(&mut self) -> Result<(), String> {
+    fn finish(&mut self) -> Result<(), CliError> {
         self.flush_group()?;
         if let Some(w) = self.writer.take() {
-            w.close()
-                .map_err(|e| format!("{}: {e}", self.path.display()))?;
+            w.close().map_err(|source| CliError::Parquet {
+                path: self.path.clone(),
+                source,
+            })?;
         }
         Ok(())
     }
@@ -283,7 +300,7 @@ fn migrate(s: &mut ScalarEvent, profile: Profile) {
 
 /// Export every scalar of `paths`. Rows already written stay written when a later file fails;
 /// the error names the file and byte offset.
-pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<(), String> {
+pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<(), CliError> {
     let mut files = Vec::new();
     for p in paths {
         files.extend(event_files(p)?);
@@ -297,12 +314,17 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
     let mut sink: Box<dyn RowSink + '_> = match (opts.format, &opts.output) {
         (Format::Parquet, Some(path)) => Box::new(ParquetSink::create(path)?),
         (Format::Parquet, None) => {
-            return Err("--format parquet writes a binary file: pass --output FILE.parquet".into())
+            return Err(CliError::Setting(
+                "--format parquet writes a binary file: pass --output FILE.parquet".into(),
+            ))
         }
         (format, Some(path)) => {
-            file_out = std::io::BufWriter::new(
-                std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?,
-            );
+            file_out = std::io::BufWriter::new(std::fs::File::create(path).map_err(|source| {
+                CliError::Io {
+                    path: path.clone(),
+                    source,
+                }
+            })?);
             Box::new(TextSink {
                 out: &mut file_out,
                 format,
@@ -326,16 +348,16 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
         let dir = file.parent().unwrap_or(Path::new("."));
         let run = dir.display().to_string();
         let profile = if opts.migrate_legacy {
-            profile_from_config(read_json(&dir.join("run_config.json"))?.as_ref())
+            RunConfigFacts::from_config(read_json(&dir.join("run_config.json"))?.as_ref())
+                .profile()
                 .unwrap_or(Profile::SacFamily)
         } else {
             Profile::SacFamily
         };
-        let mut scalars = open_event_file(file)
-            .map_err(|e| e.to_string())?
+        let mut scalars = open_event_file(file)?
             .with_on_corruption(opts.policy)
             .into_scalars();
-        while let Some(mut s) = scalars.read_scalar().map_err(|e| e.to_string())? {
+        while let Some(mut s) = scalars.read_scalar()? {
             if opts.migrate_legacy {
                 migrate(&mut s, profile);
             }

@@ -5,6 +5,7 @@
 //! ([`tally_schema::conformance::detect_kind`]). Every violation is printed as
 //! `<file>: <json path>: expected <x>, found <y>`, a passing file as one `<file>: OK (...)` line.
 
+use crate::error::CliError;
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,9 +18,9 @@ pub const RUN_SUMMARY_FILE: &str = "run_summary.json";
 /// Validate every path and print the outcome; `Err` (exit 1) when any file failed.
 ///
 /// `completed` checks standalone runtime manifests as a completed run's (lifecycle members
-/// required); without it they are checked as an early-failure manifest, the reference's
-/// default. Manifests inside a run summary or soak artifact follow the summary's status.
-pub fn run(paths: &[PathBuf], completed: bool, out: &mut impl Write) -> Result<(), String> {
+/// required); without it they are checked as an early-failure manifest, the validator's
+/// default (`docs/contract/manifest-and-soak.md`). Manifests inside a run summary or soak artifact follow the summary's status.
+pub fn run(paths: &[PathBuf], completed: bool, out: &mut dyn Write) -> Result<(), CliError> {
     let mut failed = 0usize;
     for arg in paths {
         let file = if arg.is_dir() {
@@ -32,17 +33,17 @@ pub fn run(paths: &[PathBuf], completed: bool, out: &mut impl Write) -> Result<(
             failed += 1;
         }
         for line in lines {
-            writeln!(out, "{}: {line}", file.display()).map_err(|e| e.to_string())?;
+            writeln!(out, "{}: {line}", file.display())?;
         }
     }
     if failed == 0 {
         Ok(())
     } else {
-        Err(format!(
+        Err(CliError::Refused(format!(
             "{failed} of {} file{} failed validation",
             paths.len(),
             if paths.len() == 1 { "" } else { "s" }
-        ))
+        )))
     }
 }
 

@@ -1,0 +1,82 @@
+//! The APPO demo loop: the collector fills a ring of rollouts on its own clock; the learner
+//! consumes ready slots and publishes weights.
+
+use super::training::ProfileLoop;
+use super::workload::{timed, us, Noise, Phases};
+use crate::error::CliError;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread::{self, JoinHandle};
+use std::time::Instant;
+use tally::{Profile, StepInput};
+
+/// The collector: roll out `steps_per_env` steps, report EMA phase times and the rollout.
+fn collector(ring: SyncSender<Phases>, steps_per_env: u32) {
+    let (mut mlp_ema, mut env_ema) = (None::<f64>, None::<f64>);
+    let ema = |e: &mut Option<f64>, v: f64| *e = Some(e.map_or(v, |x| 0.9 * x + 0.1 * v));
+    loop {
+        let t = Instant::now();
+        for _ in 0..steps_per_env {
+            ema(&mut mlp_ema, timed(us(60)));
+            ema(&mut env_ema, timed(us(180)));
+        }
+        let rollout = t.elapsed().as_secs_f64();
+        let phases = vec![
+            ("mlp_infer", mlp_ema.unwrap_or(0.0)),
+            ("env_step", env_ema.unwrap_or(0.0)),
+            ("rollout", rollout),
+        ];
+        if ring.send(phases).is_err() {
+            return;
+        }
+    }
+}
+
+/// The learner's end of the rollout ring.
+pub(super) struct Appo {
+    ring: Receiver<Phases>,
+    collector: JoinHandle<()>,
+}
+
+impl ProfileLoop for Appo {
+    const PROFILE: Profile = Profile::Appo;
+    const STEPS_PER_ENV: u32 = 16;
+
+    fn start() -> Result<Self, CliError> {
+        let (ring_tx, ring) = sync_channel::<Phases>(2);
+        let collector = thread::Builder::new()
+            .name("collector".into())
+            .spawn(move || collector(ring_tx, Self::STEPS_PER_ENV))
+            .map_err(|e| CliError::Run(format!("spawn collector thread: {e}")))?;
+        Ok(Appo { ring, collector })
+    }
+
+    fn learner_phases(
+        &mut self,
+        input: StepInput,
+        noise: &mut Noise,
+    ) -> Result<StepInput, CliError> {
+        let t = Instant::now();
+        let rollout = self
+            .ring
+            .recv()
+            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
+        let mut input = input.learner("collector_wait", t.elapsed().as_secs_f64());
+        input = input
+            .learner("replay_stage", timed(us(250)))
+            .learner("replay_sample", timed(us(80)));
+        input = input.learner("learning", timed(us((3000.0 * noise.jitter(0.1)) as u64)));
+        input = input.learner("weight_publish", timed(us(150)));
+        for (k, v) in rollout {
+            input = input.collector(k, v);
+        }
+        Ok(input)
+    }
+
+    fn finish(self) -> Result<(), CliError> {
+        // Closing the ring makes the collector's next send fail: it returns.
+        drop(self.ring);
+        self.collector
+            .join()
+            .map_err(|_| CliError::Run("collector thread panicked".into()))
+    }
+}

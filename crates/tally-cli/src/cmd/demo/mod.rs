@@ -1,0 +1,142 @@
+//! `tally demo`: a synthetic training job with a real learner thread and a real collector
+//! thread whose phases take measurable time, logging through the `Logger` like a real runner,
+//! with the live panel (or plain summary lines) of `tally-tui`.
+
+mod appo;
+mod config;
+mod onpolicy;
+mod rft;
+mod sac_family;
+mod training;
+mod workload;
+
+pub use config::{profile_of, DemoConfig, KNOWN_OVERRIDES};
+
+use crate::error::{CliError, Exit};
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use tally::{Backend, Logger, LoggerConfig, Profile, RunStatus};
+use tally_tui::{Panel, PanelOptions};
+
+/// Builds a demo run's extra sinks for its backend: the Python package passes one so
+/// `python -m tally demo ... training.logger=wandb` logs through the W&B SDK.
+pub type SinkFactory<'a> =
+    dyn Fn(Backend) -> Result<Vec<Box<dyn tally::Sink>>, CliError> + Sync + 'a;
+
+/// How a demo run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The run directory.
+    pub run_dir: PathBuf,
+    /// The status the logger was closed with.
+    pub status: RunStatus,
+}
+
+/// `tally demo`: run, print `run: <dir>`; [`Exit::Interrupted`] when Ctrl-C stopped it.
+pub fn main(c: &DemoConfig, sinks: Option<&SinkFactory<'_>>) -> Result<Exit, CliError> {
+    let stop = crate::interrupt::interrupt_flag();
+    let outcome = run(c, sinks, stop)?;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "run: {}", outcome.run_dir.display());
+    let _ = out.flush();
+    if outcome.status == RunStatus::Interrupted {
+        eprintln!("tally: interrupted; the run was closed with status interrupted");
+        Ok(Exit::Interrupted)
+    } else {
+        Ok(Exit::Success)
+    }
+}
+
+/// Run the demo until the last iteration or until `stop` is set; `sinks` adds sinks beside
+/// the logger's own.
+pub fn run(
+    c: &DemoConfig,
+    sinks: Option<&SinkFactory<'_>>,
+    stop: &AtomicBool,
+) -> Result<Outcome, CliError> {
+    let profile = profile_of(&c.algo)?;
+    let mut lc = LoggerConfig::new(c.algo.clone(), c.task.clone(), c.sim.clone());
+    lc.max_iterations = c.iterations;
+    lc.num_envs = c.num_envs;
+    lc.num_gpus = c.gpus;
+    lc.profile = profile;
+    lc.backend = c.backend;
+    lc.log_root = c.log_root.clone();
+    lc.log_dir = c.log_dir.clone();
+    lc.log_interval = c.log_interval;
+    lc.trace = c.trace;
+    lc.run_config = serde_json::json!({
+        "algo": {"name": c.algo, "num_envs": c.num_envs, "max_iterations": c.iterations},
+        "task": c.task,
+        "training": {"sim_backend": c.sim, "num_gpus": c.gpus, "log_interval": c.log_interval, "logger": format!("{:?}", c.backend).to_lowercase()},
+    });
+    let extra = match sinks {
+        Some(build) => build(c.backend)?,
+        None => Vec::new(),
+    };
+    let clock = std::sync::Arc::new(tally::SystemClock::default());
+    let mut log = Logger::with_sinks(lc, extra, clock)?;
+    // The panel renders the logger's terminal state on its own 2 Hz thread. The logger owns
+    // it: closing the run (or dropping the logger on a panic) draws the last frame and
+    // restores the terminal.
+    Panel::attach(
+        &mut log,
+        PanelOptions {
+            mode: c.panel,
+            plain_interval: c.plain_every,
+            ..PanelOptions::default()
+        },
+    );
+    let result = match profile {
+        Profile::SacFamily => training::train::<sac_family::SacFamily>(c, &mut log, stop),
+        Profile::Appo => training::train::<appo::Appo>(c, &mut log, stop),
+        Profile::OnPolicy => training::train::<onpolicy::OnPolicy>(c, &mut log, stop),
+        Profile::Rft => rft::train(c.iterations, &mut log, stop),
+    };
+    if result.is_ok() && matches!(profile, Profile::SacFamily | Profile::Appo) {
+        log.set_runtime_manifest(demo_manifest(c))?;
+    }
+    let status = match result {
+        Ok(true) => RunStatus::Completed,
+        Ok(false) => RunStatus::Interrupted,
+        Err(_) => RunStatus::Failed,
+    };
+    let closed = log.close(status);
+    result?;
+    closed?;
+    Ok(Outcome {
+        run_dir: log.run_dir().to_owned(),
+        status,
+    })
+}
+
+/// A runtime manifest v1 consistent with the demo's run (CPU simulation: no accelerator).
+fn demo_manifest(c: &DemoConfig) -> tally::schema::artifacts::RuntimeManifest {
+    use tally::schema::artifacts::{
+        InferenceFlight, InferenceMemoryBudget, ReplayIngress, RuntimeManifest,
+    };
+    let slots = c.iterations * u64::from(c.gpus);
+    let mut m = RuntimeManifest::v1();
+    m.inference_ring_capacity = Some(2);
+    m.collector_metrics_interval = Some(1);
+    m.collector_backend_device = Some(None);
+    m.inference_flight = Some(InferenceFlight {
+        max_in_flight: 1,
+        max_publication_lag: 1,
+        ..Default::default()
+    });
+    m.replay_ingress = Some(ReplayIngress {
+        ingress_depth: 8,
+        ingress_slot_rows: c.num_envs,
+        published_sequence: slots,
+        release_sequence: slots,
+        high_water_occupancy: 3,
+        ..Default::default()
+    });
+    m.inference_memory_budget = Some(InferenceMemoryBudget {
+        ipc_event_count: 0,
+        ..Default::default()
+    });
+    m
+}

@@ -1,0 +1,80 @@
+//! The on-policy (PPO) demo loop: the learner asks for a rollout, waits for it, then updates.
+
+use super::training::ProfileLoop;
+use super::workload::{timed, us, work, Noise, Phases};
+use crate::error::CliError;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread::{self, JoinHandle};
+use std::time::Instant;
+use tally::{Profile, StepInput};
+
+/// The collector: on each request, roll out `steps_per_env` steps and report the rollout time.
+fn collector(go: Receiver<()>, done: SyncSender<Phases>, steps_per_env: u32) {
+    while go.recv().is_ok() {
+        let t = Instant::now();
+        for _ in 0..steps_per_env {
+            work(us(120));
+        }
+        if done
+            .send(vec![("rollout", t.elapsed().as_secs_f64())])
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// The learner's ends of the request and rollout channels.
+pub(super) struct OnPolicy {
+    go: SyncSender<()>,
+    rollouts: Receiver<Phases>,
+    collector: JoinHandle<()>,
+}
+
+impl ProfileLoop for OnPolicy {
+    const PROFILE: Profile = Profile::OnPolicy;
+    const STEPS_PER_ENV: u32 = 24;
+    const FIRST_ITERATION: u64 = 0;
+
+    fn start() -> Result<Self, CliError> {
+        let (go, go_rx) = sync_channel::<()>(1);
+        let (done_tx, rollouts) = sync_channel::<Phases>(2);
+        let collector = thread::Builder::new()
+            .name("collector".into())
+            .spawn(move || collector(go_rx, done_tx, Self::STEPS_PER_ENV))
+            .map_err(|e| CliError::Run(format!("spawn collector thread: {e}")))?;
+        Ok(OnPolicy {
+            go,
+            rollouts,
+            collector,
+        })
+    }
+
+    fn learner_phases(
+        &mut self,
+        input: StepInput,
+        noise: &mut Noise,
+    ) -> Result<StepInput, CliError> {
+        self.go
+            .send(())
+            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
+        let rollout = self
+            .rollouts
+            .recv()
+            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
+        let mut input = input.learner("learning", timed(us((2000.0 * noise.jitter(0.1)) as u64)));
+        for (k, v) in rollout {
+            input = input.collector(k, v);
+        }
+        Ok(input)
+    }
+
+    fn finish(self) -> Result<(), CliError> {
+        // Closing the request channel ends the collector's loop.
+        drop(self.go);
+        drop(self.rollouts);
+        self.collector
+            .join()
+            .map_err(|_| CliError::Run("collector thread panicked".into()))
+    }
+}

@@ -1,0 +1,170 @@
+//! The SAC-family demo loop: the collector steps environments under a per-tick barrier with
+//! learner-owned inference, and the replay buffer fills before the first update.
+
+use super::config::DemoConfig;
+use super::training::ProfileLoop;
+use super::workload::{mean_phases, timed, us, Noise, Phases};
+use crate::error::CliError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::thread::{self, JoinHandle};
+use std::time::Instant;
+use tally::{Logger, Profile, StepInput};
+
+/// The collector: ask for an action, wait for it, step, write replay, report its phases.
+fn collector(req: SyncSender<()>, act: Receiver<()>, report: Sender<Phases>) {
+    let mut noise = Noise(0x5ac);
+    loop {
+        let t = Instant::now();
+        if req.send(()).is_err() {
+            return;
+        }
+        let inference_request = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        if act.recv().is_err() {
+            return;
+        }
+        let learner_action_wait = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let validate = timed(us(20));
+        let apply = timed(us(40));
+        let backend = timed(us((1200.0 * noise.jitter(0.2)) as u64));
+        let update = timed(us(250));
+        let reset = timed(us(if noise.next() < 0.1 { 400 } else { 30 }));
+        let env_step = t.elapsed().as_secs_f64();
+        let extract = timed(us(15));
+        let write = timed(us(350));
+        let publish = timed(us(40));
+        let phases = vec![
+            ("inference_request", inference_request),
+            ("learner_action_wait", learner_action_wait),
+            ("env_step", env_step),
+            ("env_step_action_validate", validate),
+            ("env_step_apply_action", apply),
+            ("env_step_backend", backend),
+            ("env_step_update_state", update),
+            ("env_step_reset_done", reset),
+            ("transition_extract", extract),
+            ("replay_write", write),
+            ("metrics_publish", publish),
+        ];
+        if report.send(phases).is_err() {
+            return;
+        }
+    }
+}
+
+/// The learner's ends of the collector's channels.
+pub(super) struct SacFamily {
+    requests: Receiver<()>,
+    actions: SyncSender<()>,
+    reports: Receiver<Phases>,
+    collector: JoinHandle<()>,
+}
+
+impl ProfileLoop for SacFamily {
+    const PROFILE: Profile = Profile::SacFamily;
+    const STEPS_PER_ENV: u32 = 1;
+
+    fn start() -> Result<Self, CliError> {
+        let (req_tx, requests) = sync_channel::<()>(1);
+        let (actions, act_rx) = sync_channel::<()>(1);
+        let (rep_tx, reports) = channel::<Phases>();
+        let collector = thread::Builder::new()
+            .name("collector".into())
+            .spawn(move || collector(req_tx, act_rx, rep_tx))
+            .map_err(|e| CliError::Run(format!("spawn collector thread: {e}")))?;
+        Ok(SacFamily {
+            requests,
+            actions,
+            reports,
+            collector,
+        })
+    }
+
+    fn warm_up(
+        &mut self,
+        c: &DemoConfig,
+        log: &Logger,
+        stop: &AtomicBool,
+    ) -> Result<bool, CliError> {
+        let target = 10 * c.num_envs;
+        for k in 1..=10u64 {
+            if stop.load(Ordering::SeqCst) {
+                return Ok(false);
+            }
+            // Warm-up: the replay buffer fills before the first update.
+            self.requests
+                .recv()
+                .map_err(|_| CliError::Run("collector stopped during warm-up".into()))?;
+            self.actions
+                .send(())
+                .map_err(|_| CliError::Run("collector stopped during warm-up".into()))?;
+            let n = k * c.num_envs;
+            log.status(
+                tally::Level::Info,
+                format!(
+                    "Buffer fill: {n}/{target} ({:.0}%)",
+                    n as f64 / target as f64 * 100.0
+                ),
+            );
+        }
+        while self.reports.try_recv().is_ok() {}
+        Ok(true)
+    }
+
+    fn learner_phases(
+        &mut self,
+        input: StepInput,
+        noise: &mut Noise,
+    ) -> Result<StepInput, CliError> {
+        let t = Instant::now();
+        self.requests
+            .recv()
+            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
+        let mut input = input.learner("collector_wait", t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let h2d = timed(us(60));
+        let fwd = timed(us(350));
+        let d2h = timed(us(40));
+        input = input
+            .learner("inference", t.elapsed().as_secs_f64())
+            .learner("inference_h2d", h2d)
+            .learner("inference_forward", fwd)
+            .learner("inference_d2h", d2h);
+        let t = Instant::now();
+        self.actions
+            .send(())
+            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
+        input = input.learner("collector_release", t.elapsed().as_secs_f64());
+        input = input
+            .learner("replay_batch_wait", timed(us(40)))
+            .learner("replay_sample", timed(us(120)));
+        input = input.learner("learning", timed(us((5000.0 * noise.jitter(0.1)) as u64)));
+        input = input.learner("replay_ingress_h2d_submit", 0.00008 * noise.jitter(0.2));
+        let reports: Vec<Phases> = self.reports.try_iter().collect();
+        for (k, v) in mean_phases(&reports) {
+            input = input.collector(k, v);
+        }
+        for (k, v) in [
+            ("queue_depth", 0.0),
+            ("in_flight", 1.0),
+            ("max_in_flight", 1.0),
+            ("publication_lag", 0.0),
+            ("max_publication_lag", 1.0),
+        ] {
+            input = input.collector_inference(k, v);
+        }
+        Ok(input)
+    }
+
+    fn finish(self) -> Result<(), CliError> {
+        // Closing the channels makes the collector's next send or receive fail: it returns.
+        drop(self.requests);
+        drop(self.actions);
+        drop(self.reports);
+        self.collector
+            .join()
+            .map_err(|_| CliError::Run("collector thread panicked".into()))
+    }
+}

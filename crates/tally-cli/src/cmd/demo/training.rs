@@ -1,0 +1,132 @@
+//! The iteration loop the SAC-family, APPO and on-policy demos share: each profile brings its
+//! collector thread and learner phases ([`ProfileLoop`]); this loop adds the training
+//! statistics, rewards and rates, and submits the iteration (per rank when `--gpus` > 1).
+
+use super::config::DemoConfig;
+use super::workload::{jitter_rank, rewards, training_metrics, Noise};
+use crate::error::CliError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use tally::{Logger, MpsState, Profile, StepInput, SystemInfo};
+
+/// One timing profile's threads: its collector and the learner phases of one iteration.
+pub(super) trait ProfileLoop: Sized {
+    /// The profile whose timelines the loop produces.
+    const PROFILE: Profile;
+    /// Environment steps each environment takes per iteration.
+    const STEPS_PER_ENV: u32;
+    /// The first iteration number (on-policy runners count from 0).
+    const FIRST_ITERATION: u64 = 1;
+
+    /// Spawn the collector thread.
+    fn start() -> Result<Self, CliError>;
+
+    /// Work before the first iteration; `Ok(false)` when `stop` ended it.
+    fn warm_up(
+        &mut self,
+        _c: &DemoConfig,
+        _log: &Logger,
+        _stop: &AtomicBool,
+    ) -> Result<bool, CliError> {
+        Ok(true)
+    }
+
+    /// Run one iteration's learner phases, with the collector's report, into `input`.
+    fn learner_phases(
+        &mut self,
+        input: StepInput,
+        noise: &mut Noise,
+    ) -> Result<StepInput, CliError>;
+
+    /// Stop the collector thread and wait for it.
+    fn finish(self) -> Result<(), CliError>;
+}
+
+/// The training loop of profile `L`; `Ok(false)` when `stop` ended it early.
+pub(super) fn train<L: ProfileLoop>(
+    c: &DemoConfig,
+    log: &mut Logger,
+    stop: &AtomicBool,
+) -> Result<bool, CliError> {
+    let mut noise = Noise(0x7a11_u64 ^ c.iterations);
+    log.status(tally::Level::Info, "Warming up...");
+    let mut profile = L::start()?;
+    if !profile.warm_up(c, log, stop)? {
+        return Ok(false);
+    }
+    let first = L::FIRST_ITERATION;
+    let mut env_steps = vec![0u64; c.gpus as usize];
+    let mut returns = 0.0;
+    let mut completed = true;
+    for i in first..first + c.iterations {
+        if stop.load(Ordering::SeqCst) {
+            completed = false;
+            break;
+        }
+        if c.panic_at == Some(i) {
+            panic!("tally demo: injected panic at iteration {i} (--panic-at-iteration)");
+        }
+        let t0 = Instant::now();
+        let steps = c.num_envs * u64::from(L::STEPS_PER_ENV);
+        let mut input = profile.learner_phases(StepInput::new(i), &mut noise)?;
+        let p = (i - first) as f64 / c.iterations as f64;
+        returns = 0.9 * returns
+            + 0.1 * (50.0 / (1.0 + (-10.0 * (p - 0.4)).exp()) + 2.0 * noise.jitter(0.5));
+        for (k, v) in training_metrics(&c.algo, L::PROFILE, i, c.iterations, &mut noise) {
+            input = input.metric(k, v);
+        }
+        for (k, v) in rewards(p, &mut noise) {
+            input = input.reward(k, v);
+        }
+        input = input
+            .episode_return(returns)
+            .episode_length(200.0 + 800.0 * p)
+            .steps_this_iter(steps as f64)
+            .replay_rows_this_iter((steps * 4) as f64)
+            .system(SystemInfo {
+                buffer_size: Some(((i + 10) * c.num_envs).min(1_000_000)),
+                batch_size_per_rank: Some(4096),
+                cuda_mps: Some(MpsState::Off),
+            });
+        if i > first + 5 {
+            input = input.timeout_rate(0.1 + 0.05 * noise.next());
+        }
+        input = input.iteration_time(t0.elapsed().as_secs_f64());
+        if let Some(tracer) = log.tracer() {
+            // The learner's exclusive phases, in the order they ran.
+            let order = tally::timeline::LEARNER_ORDER;
+            let mut phases: Vec<(&str, f64)> = Vec::new();
+            for key in order {
+                if let Some((_, v)) = input.learner.iter().find(|(k, _)| k == key) {
+                    phases.push((key, *v));
+                }
+            }
+            let tid = tracer.thread("learner");
+            // The iteration began t0.elapsed() ago on the tracer's clock.
+            let start = tracer.now() - t0.elapsed().as_secs_f64();
+            tracer.phases(tid, "learner", start, &phases);
+        }
+        if c.gpus == 1 {
+            env_steps[0] += steps;
+            input = input.env_steps(env_steps[0]);
+            log.step(&input)?;
+        } else {
+            let ranks: Vec<StepInput> = (0..c.gpus as usize)
+                .map(|r| {
+                    env_steps[r] += steps;
+                    let mut ri = jitter_rank(&input, r, &mut noise).env_steps(env_steps[r]);
+                    ri.metrics.push((
+                        "Perf/dp_gradient_sync_ms_per_rank".into(),
+                        0.8 * noise.jitter(0.3),
+                    ));
+                    ri.metrics
+                        .push(("Perf/dp_gradient_sync_calls_per_rank".into(), 3.0));
+                    ri
+                })
+                .collect();
+            log.step_ranks(&ranks)?;
+        }
+    }
+    profile.finish()?;
+    Ok(completed)
+}

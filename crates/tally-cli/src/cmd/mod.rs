@@ -1,0 +1,9 @@
+//! One module per `tally` subcommand; `lib.rs` parses the flags and calls into these.
+
+pub mod demo;
+pub mod export;
+pub mod extract;
+pub mod scaling;
+pub mod schema;
+pub mod validate;
+pub mod watch;

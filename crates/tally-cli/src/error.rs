@@ -1,0 +1,89 @@
+//! How a `tally` command ends: [`CliError`] for every failure, [`Exit`] for the ways it can
+//! succeed, and the one mapping of both to process exit codes.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Everything a `tally` command can fail with; printed as `tally: <message>` on stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A flag value the argument parser cannot check (exit 2, like the parser's own errors).
+    #[error("{0}")]
+    Usage(String),
+    /// A flag or `training.KEY=VALUE` setting the command rejects once parsed.
+    #[error("{0}")]
+    Setting(String),
+    /// The input breaks a rule a consumer checks: not a run directory, no or several event
+    /// files, the schema-v1 gate, a canonical/legacy mix, a file that failed validation.
+    #[error("{0}")]
+    Refused(String),
+    /// A file or directory could not be read or written.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A JSON file beside an event file does not parse.
+    #[error("{}: not valid JSON: {source}", .path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The parse error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Writing the command's output failed.
+    #[error("{0}")]
+    Output(#[from] std::io::Error),
+    /// An event file could not be read (the message names the file and byte offset).
+    #[error(transparent)]
+    Events(#[from] tally_tfevents::ReadError),
+    /// The Parquet writer failed on the output file.
+    #[error("{}: {source}", .path.display())]
+    Parquet {
+        /// The output file.
+        path: PathBuf,
+        /// The writer's error.
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+    /// The logger of a demo run failed.
+    #[error(transparent)]
+    Logger(#[from] tally::Error),
+    /// A command failed while running: a demo thread stopped or could not start, a demo sink
+    /// could not be built, the panel could not be drawn.
+    #[error("{0}")]
+    Run(String),
+}
+
+impl CliError {
+    /// The process exit code: 2 for usage errors (as the argument parser uses), 1 otherwise.
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            CliError::Usage(_) => ExitCode::from(2),
+            _ => ExitCode::FAILURE,
+        }
+    }
+}
+
+/// How a command that did not fail ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// It ran to its end (exit 0).
+    Success,
+    /// Ctrl-C or SIGTERM stopped it after it closed what it opened (exit 130, the shell's
+    /// code for a SIGINT).
+    Interrupted,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        match exit {
+            Exit::Success => ExitCode::SUCCESS,
+            Exit::Interrupted => ExitCode::from(130),
+        }
+    }
+}
