@@ -7,14 +7,15 @@
 //! - [`rft`]: the `rft` profile's model, Trinity-RFT keys grouped by category
 //!   (`docs/contract/rft.md`),
 //!   which the view draws instead of the RL tables.
-//! - [`app`]: [`Panel::start`], the 2 Hz render thread with a ratatui inline viewport, and
-//!   terminal restoration on stop, drop, panic and interrupt (the only terminal I/O).
+//! - [`app`]: [`Panel::attach`] / [`Panel::start`], the 2 Hz render thread with a ratatui
+//!   inline viewport, and terminal restoration on stop, drop, panic and interrupt (the only
+//!   terminal I/O).
 //!
 //! ```no_run
-//! # fn demo(logger: &tally::Logger) {
-//! let mut panel = tally_tui::Panel::start(logger.terminal(), tally_tui::PanelOptions::default());
-//! // ... logger.step(...) once per iteration; the panel renders on its own clock ...
-//! panel.stop().ok();
+//! # fn demo(logger: &mut tally::Logger) {
+//! tally_tui::Panel::attach(logger, tally_tui::PanelOptions::default());
+//! // ... logger.step(...) once per iteration; the panel renders on the run's clock ...
+//! logger.close(tally::RunStatus::Completed).ok(); // the last frame, then the terminal back
 //! # }
 //! ```
 
