@@ -11,6 +11,7 @@ from typing_extensions import disjoint_base, final
 __all__ = [
     "__version__",
     "METRIC_SCHEMA_VERSION",
+    "STEP_FIELDS",
     "TallyError",
     "SchemaError",
     "ConfigError",

@@ -1,5 +1,8 @@
 //! `tally.Logger`: the Rust logger as a Python class, plus the `log.phase(...)` timer.
 //!
+//! Longer than 600 lines on purpose: one PyO3 class whose every method spells out its Python
+//! signature and conversions (binding boilerplate, one block per Python entry point).
+//!
 //! The Python object owns the `tally::Logger` behind an `Arc<Mutex<..>>` so an `atexit` hook
 //! can close loggers a script forgot (before interpreter teardown, when releasing the GIL is
 //! still safe). Every call that can wait on the writer thread releases the GIL.
