@@ -4,7 +4,7 @@
 //! lines otherwise (a cluster job's log file, CI); `off` is always plain; `on` asks for the
 //! panel even when detection says no (it still falls back to plain text if the terminal
 //! cannot be driven). `NO_COLOR` (any non-empty value, <https://no-color.org>) removes colour.
-//! See `docs/contract/panel.md` ("Plain fallback").
+//! See `docs/contract/panel.md` ("Plain output").
 
 use std::io::IsTerminal;
 

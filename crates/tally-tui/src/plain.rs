@@ -3,7 +3,7 @@
 //! Off a terminal there are no escape codes at all; a one-line summary every N
 //! seconds carries the iteration, Steps/s, the mean reward and the top learner phases. An
 //! `rft` run carries the rollout accuracy, the latest eval `mean@N` and the two
-//! longest `time/` operations instead. See `docs/contract/panel.md` ("Plain fallback").
+//! longest `time/` operations instead. See `docs/contract/panel.md` ("Plain output").
 
 use crate::format;
 use crate::rft::{Column, RftModel};

@@ -46,7 +46,7 @@ pub struct MetricRow {
     pub unit: Unit,
 }
 
-/// Direction of the recent reward history (`docs/contract/panel.md`, "Reward history and trend").
+/// Direction of the recent reward history (`docs/contract/panel.md`, "Rewards and trend").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trend {
     /// The last 10 returns average more than 5 % above the 10 before.
@@ -171,7 +171,7 @@ pub fn algo_display(algo: &str) -> String {
 }
 
 /// The trend of a reward history, with a sign-safe 5 % band (`docs/contract/panel.md`,
-/// "Reward history and trend").
+/// "Rewards and trend").
 ///
 /// The last 10 entries are compared with up to 10 entries before them; fewer than 11 entries
 /// give no trend. The band is `± 5 % of |old|`, so a negative reward that improves shows ▲

@@ -1,7 +1,7 @@
 //! The panel's rendering against `docs/contract/panel.md` and `docs/contract/timelines.md`:
 //! snapshots of the full panel at 80, 100 and 140 columns, every timeline label where the
 //! profile has it, tiers, the 1 % rule, percentages, trimming, and the plain fallback; and
-//! the `rft` profile's category groups (`docs/contract/panel.md` "RFT panel",
+//! the `rft` profile's category groups (`docs/contract/panel.md` "The RFT panel",
 //! `docs/contract/rft.md`).
 
 #[path = "support/fixtures.rs"]
@@ -256,7 +256,7 @@ fn title_carries_algo_task_gpus_and_iteration() {
 #[test]
 fn header_shows_throughput_episode_length_and_window_count() {
     // Steps/s and Rows/s are whole-job totals; Avg 2s (n=...) counts the window
-    // (docs/contract/panel.md, "2-second window").
+    // (docs/contract/panel.md, "The 2-second window").
     let (snap, now) = snapshot_at_end(&sac_state());
     let n = snap.window.n;
     let fps = snap.window.get("Perf/total_fps").unwrap();
@@ -585,7 +585,7 @@ fn ascii_fallback_draws_only_ascii() {
 #[test]
 fn errors_and_status_show_without_waiting_for_a_step() {
     // Errors and status lines show without waiting for the next iteration
-    // (docs/contract/panel.md, "Status and error lines").
+    // (docs/contract/panel.md, "Status, warnings and errors").
     let mut s = sac_state();
     let t = s.updated_at.unwrap() + 0.2;
     s.message(
@@ -647,7 +647,7 @@ fn plain_options(cap: &Capture) -> PanelOptions {
 #[test]
 fn plain_mode_emits_no_escape_bytes_and_summarises_each_interval() {
     // Not a terminal / --panel off: no escape codes at all; a compact one-line summary
-    // (docs/contract/panel.md, "Plain fallback").
+    // (docs/contract/panel.md, "Plain output").
     let state = Arc::new(Mutex::new(TerminalState::new(sac_state().facts)));
     let cap = Capture::default();
     let mut panel = Panel::start(
@@ -702,7 +702,7 @@ fn plain_mode_emits_no_escape_bytes_and_summarises_each_interval() {
 #[test]
 fn a_stuck_output_never_blocks_the_training_loop() {
     // step() never renders and never blocks on the terminal (docs/contract/panel.md,
-    // "2 Hz clock").
+    // "One producer, a fixed clock").
     let state = Arc::new(Mutex::new(TerminalState::new(sac_state().facts)));
     let cap = Capture::default();
     let gate = cap.gate.clone();
@@ -806,7 +806,7 @@ const RFT_TITLES: [&str; 14] = [
 fn rft_panel_snapshots_at_80_100_and_140_columns() {
     // Metrics follow {category}/{taskset_name}/{metric_name}/{statistic} (docs/contract/rft.md);
     // the panel groups them by category, eval mean@N/best@k as a small table per taskset
-    // (docs/contract/panel.md, "RFT panel").
+    // (docs/contract/panel.md, "The RFT panel").
     let s = rft_state();
     for w in WIDTHS {
         insta::assert_snapshot!(format!("rft_{w}"), text(&s, w));
@@ -1025,7 +1025,7 @@ fn rft_eval_tables_stay_between_evaluations() {
 #[test]
 fn a_short_rft_panel_drops_the_last_groups_and_names_them() {
     // When the terminal is short, the groups at the end of the category order go first,
-    // counted on a "+N more" line; rollout and eval stay (docs/contract/panel.md, "RFT panel").
+    // counted on a "+N more" line; rollout and eval stay (docs/contract/panel.md, "The RFT panel").
     let t = text_in(&rft_state(), 80, 30);
     assert_eq!(t.lines().count(), 30);
     for l in ["rollout", "eval/gsm8k-eval", "accuracy", "mean@4"] {
@@ -1043,7 +1043,7 @@ fn a_short_rft_panel_drops_the_last_groups_and_names_them() {
 #[test]
 fn rft_plain_summary_carries_accuracy_latest_eval_and_the_longest_times() {
     // rollout/accuracy/mean, eval/{taskset}/accuracy/mean@N, time/ in seconds
-    // (docs/contract/panel.md "Plain fallback", docs/contract/rft.md).
+    // (docs/contract/panel.md "Plain output", docs/contract/rft.md).
     let (snap, now) = snapshot_at_end(&rft_state());
     let line = tally_tui::summary_line(&PanelState::new(snap, now, Glyphs::ASCII, false).model);
     assert!(line.is_ascii(), "{line}");

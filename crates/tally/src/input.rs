@@ -16,7 +16,7 @@ pub type Key = Cow<'static, str>;
 /// Rank-local CUDA MPS state shown in the System column.
 ///
 /// A validated request shows `on`, an environment-level transparent daemon `ambient`,
-/// anything else `off` (docs/contract/panel.md "System").
+/// anything else `off` (docs/contract/panel.md "System column").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MpsState {
     /// A validated MPS request.
@@ -330,7 +330,7 @@ impl LoggerConfig {
     }
 
     /// Whether the backend writes iteration `it`: every `log_interval`-th, and always the last
-    /// (docs/contract/step.md "log_interval"); the terminal sees every iteration.
+    /// (docs/contract/step.md "Log interval"); the terminal sees every iteration.
     pub fn persists(&self, it: u64) -> bool {
         self.log_interval <= 1 || it % self.log_interval == 0 || it >= self.max_iterations
     }

@@ -1,6 +1,6 @@
 //! `StepRecord`: everything the logger derives from one accepted step, computed once — the
 //! backend payload, the terminal sample, the learner timeline and the run-summary figures.
-//! (docs/contract/step.md "Backend payload".)
+//! (docs/contract/step.md "The backend payload".)
 
 use crate::input::SystemInfo;
 use crate::reduce::Rates;

@@ -1,5 +1,5 @@
 //! Resolution: fail-closed validation of one `StepInput` against schema v1 and the run's
-//! timing profile, into a [`Resolved`] record (docs/contract/step.md "Validation").
+//! timing profile, into a [`Resolved`] record (docs/contract/step.md "Fail-closed validation").
 //!
 //! The registry is closed; retired and legacy tags, reserved
 //! reward terms, logger-owned tags passed through `metrics`, and phases the profile does not

@@ -1,6 +1,6 @@
 //! Running figures for `run_summary.json`, updated on every step (cheap, no I/O).
 //!
-//! docs/contract/run-artifacts.md "Reward figures": the last 10 collector reports (each already
+//! docs/contract/run-artifacts.md "Reward smoothing": the last 10 collector reports (each already
 //! a 100-episode mean) are kept; during the run final/best track the mean of those 10; at
 //! shutdown final is the last report and best = max(best, final). The tail throughput is
 //! Σsteps/Σtime over the last ≤ 20 measured iterations.

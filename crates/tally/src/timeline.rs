@@ -38,11 +38,11 @@ pub const COLLECTOR_ORDER: [&str; 14] = [
     "rollout",
 ];
 
-/// Core collector cycle rows, always shown (docs/contract/timelines.md "Collector").
+/// Core collector cycle rows, always shown (docs/contract/timelines.md "Collector timeline (sac_family)").
 pub const CORE_COLLECTOR: [&str; 3] = ["learner_action_wait", "env_step", "replay_write"];
 
 /// A quiet collector row is shown only at or above this share of the cycle
-/// (docs/contract/timelines.md "Collector").
+/// (docs/contract/timelines.md "Collector timeline (sac_family)").
 pub const SIGNIFICANCE_PCT: f64 = 1.0;
 
 fn to_ms(spec: &MetricSpec, v: f64) -> f64 {

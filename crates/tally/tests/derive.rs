@@ -12,7 +12,7 @@ fn values(pairs: &[(&str, f64)]) -> impl Fn(&str) -> Option<f64> {
 #[test]
 fn other_is_iter_wall_minus_accounted_and_rows_use_iter_wall() {
     // Other = max(Iter Wall - accounted, 0); every row uses Iter Wall as denominator
-    // (docs/contract/timelines.md "Other").
+    // (docs/contract/timelines.md "Accounted and Other").
     let t = LearnerTimeline::from_values(
         Profile::SacFamily,
         values(&[
@@ -69,7 +69,7 @@ fn nested_diagnostics_are_never_added_to_accounted() {
 #[test]
 fn accounted_above_iter_wall_is_a_contract_warning_and_other_clamps_to_zero() {
     // Accounted > 100% is a contract warning to fix; Other is clamped to 0
-    // (docs/contract/timelines.md "Other").
+    // (docs/contract/timelines.md "Accounted and Other").
     let t = LearnerTimeline::from_values(
         Profile::SacFamily,
         values(&[
@@ -152,7 +152,7 @@ fn full_cycle() -> Vec<(&'static str, f64)> {
 fn collector_cycle_is_the_sum_of_cycle_phases_and_details_are_not_added() {
     // The collector cycle total is the sum of the cycle phases; Env Step details are nested
     // diagnostics that do not join the sum but use the same denominator
-    // (docs/contract/timelines.md "Collector").
+    // (docs/contract/timelines.md "Collector timeline (sac_family)").
     let mut v = full_cycle();
     v.push(("Perf/collector_env_step_backend_ms", 10.0));
     let t = CollectorTimeline::from_values(Profile::SacFamily, values(&v));
@@ -177,7 +177,7 @@ fn collector_percentages_wait_for_a_complete_cycle() {
 fn quiet_rows_show_only_at_one_percent_of_the_cycle_and_core_rows_always() {
     // Inference Request, Transition Extract, Metrics Publish and the Env Step details appear
     // only when >= 1% of the collector cycle; core cycle rows always stay
-    // (docs/contract/timelines.md "Collector").
+    // (docs/contract/timelines.md "Collector timeline (sac_family)").
     let t = CollectorTimeline::from_values(Profile::SacFamily, values(&full_cycle()));
     let visible = |k: &str| t.rows.iter().find(|r| r.key == k).unwrap().visible;
     assert!(visible("inference_request"), "0.5 of 20 ms = 2.5%");
@@ -197,7 +197,7 @@ fn quiet_rows_show_only_at_one_percent_of_the_cycle_and_core_rows_always() {
 #[test]
 fn appo_collector_shows_milliseconds_without_percentages() {
     // APPO's MLP Infer and Env Step are per-step EMAs and Rollout Wall a whole rollout, so
-    // the terminal shows ms only (docs/contract/timelines.md "Collector").
+    // the terminal shows ms only (docs/contract/timelines.md "APPO collector").
     let t = CollectorTimeline::from_values(
         Profile::Appo,
         values(&[

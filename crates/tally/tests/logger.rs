@@ -66,7 +66,7 @@ fn sac_step_critic(i: u64, critic: f64) -> StepInput {
 fn backend_payload_holds_canonical_tags_in_persisted_units_unsmoothed() {
     // The backend keeps every iteration's unsmoothed values; _ms fields are ms,
     // Perf/learning_time and Perf/iteration_time are seconds; terminal values never persist
-    // (docs/contract/step.md "Backend payload").
+    // (docs/contract/step.md "The backend payload").
     let dir = tempfile::tempdir().unwrap();
     let (mut log, mem, _) = logger(config(dir.path(), Profile::SacFamily, 10));
     log.step(&sac_step(1)).unwrap();
@@ -98,7 +98,7 @@ fn backend_payload_holds_canonical_tags_in_persisted_units_unsmoothed() {
 #[test]
 fn log_interval_gates_backend_writes_and_the_final_iteration_is_always_written() {
     // Every log_interval-th iteration is written, and always the last one
-    // (docs/contract/step.md "log_interval"): max 10 / interval 5 → [5, 10];
+    // (docs/contract/step.md "Log interval"): max 10 / interval 5 → [5, 10];
     // max 9 / interval 4 → [4, 8, 9].
     for (max, interval, want) in [(10, 5, vec![5, 10]), (9, 4, vec![4, 8, 9])] {
         let dir = tempfile::tempdir().unwrap();
@@ -134,7 +134,7 @@ fn step_axis_prefers_env_steps_and_then_writes_train_iteration() {
 #[test]
 fn step_axis_falls_back_to_iteration_and_omits_unmeasured_values() {
     // No Train/iteration on the iteration axis; Perf/iteration_time only when measured;
-    // Episode/timeout_rate only once an episode finished (docs/contract/step.md "Backend payload").
+    // Episode/timeout_rate only once an episode finished (docs/contract/step.md "The backend payload").
     let dir = tempfile::tempdir().unwrap();
     let (mut log, mem, _) = logger(config(dir.path(), Profile::SacFamily, 10));
     log.step(
@@ -303,7 +303,7 @@ fn appo_profile_accepts_its_own_phases_and_persists_collection_time_in_seconds()
 #[test]
 fn over_accounted_iteration_raises_a_counted_visible_contract_warning() {
     // Accounted > 100% of Iter Wall is a contract warning, not a silent clamp
-    // (docs/contract/timelines.md "Other").
+    // (docs/contract/timelines.md "Accounted and Other").
     let dir = tempfile::tempdir().unwrap();
     let (mut log, _mem, _) = logger(config(dir.path(), Profile::SacFamily, 3));
     log.step(

@@ -57,7 +57,7 @@ fn the_window_never_holds_more_than_its_cap() {
 #[test]
 fn terminal_averages_two_seconds_while_the_backend_gets_the_latest_value() {
     // The panel shows 2 s time-sliding means (docs/contract/panel.md); the backend keeps
-    // every iteration's unsmoothed value (docs/contract/step.md "Backend payload").
+    // every iteration's unsmoothed value (docs/contract/step.md "The backend payload").
     // Samples at t=100 and t=101 → n=2; at 103.1 → n=1.
     let dir = tempfile::tempdir().unwrap();
     let mut c = LoggerConfig::new("sac", "t", "mujoco");

@@ -6,9 +6,9 @@
 //! - `printer`: plain lines when the live panel does not run.
 //! - `restore`: one live panel per process; the terminal restored exactly once.
 //!
-//! A fixed 2 Hz clock independent of the training loop (`docs/contract/panel.md`, "2 Hz
-//! clock"): `Logger::step` only updates the shared [`TerminalState`] (a short mutex hold) and
-//! never renders or waits on the terminal. The panel thread takes a snapshot under the lock,
+//! A fixed 2 Hz clock independent of the training loop (`docs/contract/panel.md`, "One
+//! producer, a fixed clock"): `Logger::step` only updates the shared [`TerminalState`] (a
+//! short mutex hold) and never renders or waits on the terminal. The panel thread takes a snapshot under the lock,
 //! releases it, and only then draws.
 
 mod live;
@@ -35,8 +35,7 @@ use tally::Clock;
 
 /// The panel refreshes on a fixed 2 Hz clock (`docs/contract/panel.md`).
 pub const REFRESH: Duration = Duration::from_millis(500);
-/// Off a terminal, a summary line every 10 s by default (`docs/contract/panel.md`, "Plain
-/// fallback").
+/// Off a terminal, a summary line every 10 s by default (`docs/contract/panel.md`, "Plain output").
 pub const PLAIN_INTERVAL: Duration = Duration::from_secs(10);
 
 /// How to run the panel.

@@ -1,5 +1,5 @@
 //! Pure rendering of an `rft` run: Trinity-RFT's categories as groups instead of the RL tables
-//! (`docs/contract/panel.md`, "RFT panel"; the key convention is `docs/contract/rft.md`).
+//! (`docs/contract/panel.md`, "The RFT panel"; the key convention is `docs/contract/rft.md`).
 //!
 //! Each group of the [`RftModel`] is a small table: the title (`rollout`, `eval/<taskset>`)
 //! with the column headers on its line, a rule, then one row per metric. The width tiers of
