@@ -302,7 +302,8 @@ fn system_rows(snap: &PanelSnapshot) -> Vec<(&'static str, String)> {
     if let Some(b) = sys.batch_size_per_rank.filter(|b| *b > 0) {
         rows.push(("Batch/Rank", crate::format::grouped(b as f64)));
     }
-    // Seed 000: a validated request shows on, an environment-level daemon ambient, else off.
+    // A validated request shows on, an environment-level daemon ambient, else off
+    // (docs/contract/panel.md "System column").
     let mps = sys.cuda_mps.unwrap_or(MpsState::Off);
     rows.push(("CUDA MPS", mps.as_str().to_owned()));
     rows
