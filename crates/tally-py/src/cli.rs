@@ -4,7 +4,7 @@
 //! `training.logger=wandb`) come from a factory passed to `tally_cli::run`, and are finished
 //! on this thread once the command returns.
 
-use crate::sink::PySink;
+use crate::sink::{wandb_sink, PySink};
 use pyo3::prelude::*;
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -20,11 +20,7 @@ fn wandb_sinks(
     }
     Python::attach(|py| {
         let failed = |e: PyErr| tally_cli::CliError::Run(e.to_string());
-        let sink = py
-            .import("tally._wandb")
-            .and_then(|m| m.getattr("WandbSink"))
-            .and_then(|c| c.call1((py.None(),)))
-            .map_err(failed)?;
+        let sink = wandb_sink(py, None).map_err(failed)?;
         let boxed = PySink::new(&sink).map_err(failed)?;
         created
             .lock()

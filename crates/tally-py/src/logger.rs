@@ -9,7 +9,7 @@
 
 use crate::convert::{KeyCache, StepArgs};
 use crate::errors::{Failure, Result};
-use crate::sink::PySink;
+use crate::sink::{wandb_sink, PySink};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyType};
@@ -306,15 +306,7 @@ impl PyLogger {
             }
         }
         if backend == Backend::Wandb && !has_wandb {
-            let settings: Bound<'_, PyAny> = match wandb {
-                Some(w) => w.clone().into_any(),
-                None => py.None().into_bound(py),
-            };
-            let sink = py
-                .import("tally._wandb")?
-                .getattr("WandbSink")?
-                .call1((settings,))?;
-            objs.push(sink);
+            objs.push(wandb_sink(py, wandb.map(|w| w.as_any()))?);
         }
         let mut boxed: Vec<Box<dyn Sink>> = Vec::with_capacity(objs.len());
         for o in &objs {

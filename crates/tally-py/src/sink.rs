@@ -16,6 +16,20 @@ use pyo3::types::{PyDict, PyString};
 use std::path::Path;
 use tally::{BackendStep, Sink, SinkError};
 
+/// A new `tally._wandb.WandbSink` (the W&B sink over the real SDK) with `settings` (a dict of
+/// W&B settings, or `None`): the one place either the Logger or the CLI's demo builds it.
+pub fn wandb_sink<'py>(
+    py: Python<'py>,
+    settings: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let settings = settings
+        .cloned()
+        .unwrap_or_else(|| py.None().into_bound(py));
+    py.import("tally._wandb")?
+        .getattr("WandbSink")?
+        .call1((settings,))
+}
+
 /// A Python sink object driven from the writer thread.
 pub struct PySink {
     name: String,

@@ -278,10 +278,7 @@ impl<C: Clock> EventFileWriter<C> {
         scalars: &[(&str, f64)],
     ) -> Result<(), WriteError> {
         self.check_tags(step, scalars)?;
-        let result = self
-            .records
-            .write_record_with(|buf| encode_scalar_event(step, wall_time, scalars, buf));
-        self.after_write(result)
+        self.write_scalar_event(step, wall_time, scalars)
     }
 
     /// As [`EventFileWriter::write_scalars`], for a caller whose tags are non-empty and unique
@@ -295,6 +292,15 @@ impl<C: Clock> EventFileWriter<C> {
     ) -> Result<(), WriteError> {
         #[cfg(debug_assertions)]
         self.check_tags(step, scalars)?;
+        self.write_scalar_event(step, wall_time, scalars)
+    }
+
+    fn write_scalar_event(
+        &mut self,
+        step: i64,
+        wall_time: f64,
+        scalars: &[(&str, f64)],
+    ) -> Result<(), WriteError> {
         let result = self
             .records
             .write_record_with(|buf| encode_scalar_event(step, wall_time, scalars, buf));

@@ -56,7 +56,7 @@ impl Logger {
     }
 
     /// As [`Logger::new`], with additional sinks (the Python W&B sink, a test's memory sink)
-    /// and an injected monotonic clock.
+    /// and the run's clock (every time the logger, its writer, trace and panel read).
     pub fn with_sinks(
         config: LoggerConfig,
         mut extra: Vec<Box<dyn Sink>>,
