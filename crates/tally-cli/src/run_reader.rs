@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use tally_schema::artifacts::LoggerFacts;
 use tally_schema::legacy::{legacy_rows, retired_match};
-use tally_schema::{Profile, METRIC_SCHEMA_VERSION};
+use tally_schema::{Profile, SchemaError, TagRef, METRIC_SCHEMA_VERSION};
 use tally_tfevents::{is_event_file_name, open_event_file};
 
 /// Every event file under `dir`, recursively, sorted.
@@ -138,9 +138,19 @@ pub fn read_tails(file: &Path, n: usize) -> Result<Tails, CliError> {
     Ok(tails)
 }
 
-/// Whether `tag` is canonical schema-v1 (closed registry or open family).
+/// Whether `tag` is canonical schema-v1 (closed registry or open family; a user's own metric
+/// is not).
 pub fn is_canonical(tag: &str) -> bool {
-    tally_schema::lookup(tag).is_ok()
+    matches!(
+        tally_schema::lookup(tag),
+        Ok(TagRef::Metric(_) | TagRef::Family(..))
+    )
+}
+
+/// Whether `tag` lies in a canonical group but is not a schema tag (a typo, or a tag of a newer
+/// schema): a schema-v1 consumer refuses it rather than guess.
+pub fn is_unknown_canonical(tag: &str) -> bool {
+    matches!(tally_schema::lookup(tag), Err(SchemaError::Unknown { .. }))
 }
 
 /// Whether `tag` is a recognised pre-schema tag (in the legacy map or the retired list).

@@ -297,3 +297,30 @@ fn a_demo_run_extracts_cleanly() {
         "APPO-only phase missing in a SAC run"
     );
 }
+
+#[test]
+fn an_unknown_tag_in_a_canonical_group_fails_the_schema_v1_gate() {
+    let tmp = tempfile::tempdir().unwrap();
+    run(
+        tmp.path(),
+        Some(json!({"metric_schema_version": 1})),
+        &[("Perf/total_fps", &[1.0]), ("Perf/total_fsp", &[2.0])],
+    );
+    let (code, _, err) = extract(tmp.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(err.contains("unknown tag 'Perf/total_fsp'"), "{err}");
+}
+
+#[test]
+fn user_metrics_do_not_disturb_a_schema_v1_extract() {
+    let tmp = tempfile::tempdir().unwrap();
+    run(
+        tmp.path(),
+        Some(json!({"metric_schema_version": 1})),
+        &[("Perf/total_fps", &[100.0, 300.0]), ("charts/sps", &[1.0, 2.0])],
+    );
+    let (code, out, err) = extract(tmp.path(), &["--json", "--last", "2"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["steps_per_sec"], 200.0);
+}

@@ -16,7 +16,10 @@ pub mod types;
 
 pub use algo::{Algo, AlgoSpec, ALGOS};
 pub use legacy::{legacy_mapping, LegacyRow, RetiredName, LEGACY, RETIRED};
-pub use lookup::{input_spec, lookup, metric, metric_index, spec_index, SchemaError, TagRef};
+pub use lookup::{
+    canonical_groups, in_canonical_group, input_spec, lookup, metric, metric_index, spec_index,
+    validate_user_tag, SchemaError, TagRef, MAX_USER_TAG_LEN,
+};
 pub use registry::{FamilySpec, MetricSpec, ReservedTerm, FAMILIES, METRICS, METRIC_COUNT};
 pub use types::{Input, Owner, Profile, Profiles, Reduction, Role, Unit};
 

@@ -12,13 +12,22 @@ pub enum TagRef<'a> {
     Metric(&'static MetricSpec),
     /// A member of an open family, with its term.
     Family(&'static FamilySpec, &'a str),
+    /// A user's own metric: a tag outside the canonical groups that is not a legacy or
+    /// retired name (docs/contract/schema.md "User metrics").
+    User(&'a str),
 }
 
 /// Why a tag is not a canonical schema-v1 tag.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SchemaError {
-    /// Not in the registry and not a family member.
-    #[error("unregistered canonical metric tag '{tag}'{}", suggestion_text(.suggestion))]
+    /// In a canonical group, but not in the registry and not a family member.
+    #[error(
+        "unregistered canonical metric tag '{tag}'{}; {} holds schema tags only: log a metric \
+         of your own under a group of your own (e.g. 'charts/{}')",
+        suggestion_text(.suggestion),
+        group_of(.tag),
+        leaf_of(.tag)
+    )]
     Unknown {
         /// The rejected tag.
         tag: String,
@@ -55,6 +64,14 @@ pub enum SchemaError {
         /// The canonical tag with this meaning, if any.
         replacement: Option<&'static str>,
     },
+    /// A user tag that cannot be a TensorBoard / W&B tag.
+    #[error("invalid metric tag '{tag}': {reason}")]
+    InvalidTag {
+        /// The rejected tag (escaped for display).
+        tag: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// A family term that is not a well-formed name.
     #[error("invalid term in '{tag}': {reason}")]
     InvalidTerm {
@@ -63,6 +80,66 @@ pub enum SchemaError {
         /// What is wrong with the term.
         reason: &'static str,
     },
+}
+
+/// The group of `tag` with its slash (`Loss/`), or the tag itself when it has none.
+fn group_of(tag: &str) -> String {
+    match tag.split_once('/') {
+        Some((g, _)) => format!("{g}/"),
+        None => tag.to_owned(),
+    }
+}
+
+/// The last path segment of `tag`.
+fn leaf_of(tag: &str) -> &str {
+    tag.rsplit('/').next().unwrap_or(tag)
+}
+
+/// The top-level groups (first path segment with its slash, or a whole slash-free tag) that
+/// hold schema tags only: every registry tag's group and every family prefix.
+pub fn canonical_groups() -> &'static [String] {
+    static GROUPS: OnceLock<Vec<String>> = OnceLock::new();
+    GROUPS.get_or_init(|| {
+        let mut groups: Vec<String> = METRICS
+            .iter()
+            .map(|m| group_of(m.tag))
+            .chain(FAMILIES.iter().map(|f| f.prefix.to_owned()))
+            .collect();
+        groups.sort();
+        groups.dedup();
+        groups
+    })
+}
+
+/// Whether `tag` lies in a canonical group (and so must be a schema tag).
+pub fn in_canonical_group(tag: &str) -> bool {
+    let group = group_of(tag);
+    canonical_groups().iter().any(|g| *g == group)
+}
+
+/// Longest user tag accepted, in bytes.
+pub const MAX_USER_TAG_LEN: usize = 256;
+
+/// A user tag must be usable as a TensorBoard and W&B key: non-empty, at most
+/// [`MAX_USER_TAG_LEN`] bytes, no control characters, no surrounding whitespace, no empty path
+/// segment.
+pub fn validate_user_tag(tag: &str) -> Result<(), &'static str> {
+    if tag.is_empty() {
+        return Err("it is empty");
+    }
+    if tag.len() > MAX_USER_TAG_LEN {
+        return Err("it is longer than 256 bytes");
+    }
+    if tag.chars().any(char::is_control) {
+        return Err("it contains a control character");
+    }
+    if tag.trim() != tag {
+        return Err("it starts or ends with whitespace");
+    }
+    if tag.split('/').any(str::is_empty) {
+        return Err("it has an empty path segment ('//', or a leading or trailing '/')");
+    }
+    Ok(())
 }
 
 fn suggestion_text(s: &Option<&'static str>) -> String {
@@ -122,8 +199,9 @@ pub fn metric(tag: &str) -> Option<&'static MetricSpec> {
     metric_index(tag).map(|i| &METRICS[i])
 }
 
-/// Resolve `tag` to a canonical metric or family member, or say exactly why it is rejected,
-/// naming the replacement where one exists.
+/// Resolve `tag` to a canonical metric, a family member or a user metric, or say exactly why it
+/// is rejected, naming the replacement where one exists. Canonical groups are closed; legacy
+/// and retired names stay refused everywhere, so a schema-v1 run never holds one.
 pub fn lookup(tag: &str) -> Result<TagRef<'_>, SchemaError> {
     if let Some(spec) = metric(tag) {
         return Ok(TagRef::Metric(spec));
@@ -169,10 +247,17 @@ pub fn lookup(tag: &str) -> Result<TagRef<'_>, SchemaError> {
             see: r.see,
         });
     }
-    Err(SchemaError::Unknown {
-        tag: tag.to_owned(),
-        suggestion: closest(tag),
-    })
+    if in_canonical_group(tag) {
+        return Err(SchemaError::Unknown {
+            tag: tag.to_owned(),
+            suggestion: closest(tag),
+        });
+    }
+    validate_user_tag(tag).map_err(|reason| SchemaError::InvalidTag {
+        tag: tag.escape_debug().to_string(),
+        reason,
+    })?;
+    Ok(TagRef::User(tag))
 }
 
 /// A family term must be a non-empty path of non-empty segments of printable, non-space ASCII.

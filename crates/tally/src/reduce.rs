@@ -87,6 +87,8 @@ fn metric_reduction(tag: &str) -> Reduction {
     match lookup(tag) {
         Ok(TagRef::Metric(m)) => m.reduction,
         Ok(TagRef::Family(f, _)) => f.reduction,
+        // A user metric is averaged unless defined otherwise.
+        Ok(TagRef::User(_)) => Reduction::Mean,
         // Invalid tags are rejected by validation after reduction, naming the key.
         Err(_) => Reduction::Mean,
     }

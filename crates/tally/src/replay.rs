@@ -26,6 +26,7 @@ fn canonical(name: &str) -> Option<Tag> {
     match lookup(name).ok()? {
         TagRef::Metric(m) => Some(Tag::Spec(m)),
         TagRef::Family(f, _) => Some(Tag::Family(f, Arc::from(name))),
+        TagRef::User(_) => Some(Tag::User(Arc::from(name))),
     }
 }
 
@@ -38,8 +39,8 @@ impl Replay {
         }
     }
 
-    /// Add one event: its step, wall time and scalars. Tags outside the canonical schema are
-    /// not shown.
+    /// Add one event: its step, wall time and scalars. Legacy, retired and unknown
+    /// canonical-group tags are not shown.
     pub fn event(
         &mut self,
         state: &mut TerminalState,

@@ -13,7 +13,8 @@ use crate::values::StepValues;
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 use tally_schema::{
-    input_spec, lookup, FamilySpec, Input, MetricSpec, Profile, Role, TagRef, FAMILIES, METRICS,
+    input_spec, lookup, metric, FamilySpec, Input, MetricSpec, Profile, Role, TagRef, FAMILIES,
+    METRICS,
 };
 
 /// A validated step: every value resolved to its canonical tag and converted to its unit.
@@ -116,6 +117,34 @@ fn push_spec(
             field,
             key,
             format!("duplicate: {} was already given in this step", m.tag),
+        )
+    })
+}
+
+/// The interner slot of the `rft` profile's free keys (after the families').
+fn rft_slot() -> usize {
+    FAMILIES.len()
+}
+
+/// The interner slot of user metric tags (after the rft keys').
+fn user_slot() -> usize {
+    FAMILIES.len() + 1
+}
+
+/// Add a user metric's value; a tag given twice is refused.
+fn push_user(
+    out: &mut StepValues,
+    iteration: u64,
+    key: &str,
+    tag: std::sync::Arc<str>,
+    v: f64,
+) -> Result<(), Error> {
+    out.push_named(Tag::User(tag), v).map_err(|_| {
+        err(
+            iteration,
+            "metrics",
+            key,
+            "duplicate: given twice in this step",
         )
     })
 }
@@ -416,12 +445,12 @@ impl Resolver {
         }
         for (key, v) in &input.metrics {
             let key: &str = key;
-            let tag = match self.families.cached(FAMILIES.len(), key) {
+            let tag = match self.families.cached(rft_slot(), key) {
                 Some(tag) => tag,
                 None => {
                     tally_schema::rft::validate_rft_key(key)
                         .map_err(|reason| err(it, "metrics", key, reason))?;
-                    self.families.get(FAMILIES.len(), key, || key.to_owned())
+                    self.families.get(rft_slot(), key, || key.to_owned())
                 }
             };
             out.push_named(Tag::Free(tag), *v)
@@ -438,7 +467,22 @@ impl Resolver {
     ) -> Result<(), Error> {
         for (key, v) in metrics {
             let key: &str = key;
-            match lookup(key) {
+            // Registry tags first (one hash lookup); a user tag seen before skips the full lookup.
+            let found = match metric(key) {
+                Some(m) => Ok(TagRef::Metric(m)),
+                None => match self.families.cached(user_slot(), key) {
+                    Some(tag) => {
+                        push_user(out, it, key, tag, *v)?;
+                        continue;
+                    }
+                    None => lookup(key),
+                },
+            };
+            match found {
+                Ok(TagRef::User(_)) => {
+                    let tag = self.families.get(user_slot(), key, || key.to_owned());
+                    push_user(out, it, key, tag, *v)?;
+                }
                 Ok(TagRef::Metric(m)) => {
                     if m.input != Input::Metrics {
                         let why = if m.role == Role::TerminalDerived {
@@ -573,6 +617,9 @@ impl Resolver {
                                 term,
                                 format!("{} is not a reward term", m.tag),
                             ))
+                        }
+                        Ok(TagRef::User(_)) => {
+                            return Err(err(it, "rewards", term, "not a reward term"))
                         }
                         Err(e) => return Err(err(it, "rewards", term, e.to_string())),
                     }

@@ -14,6 +14,8 @@ pub enum Tag {
     Family(&'static FamilySpec, Arc<str>),
     /// A key of a free namespace validated by its own rules (the `rft` profile's Trinity keys).
     Free(Arc<str>),
+    /// A user's own metric (outside the canonical groups).
+    User(Arc<str>),
 }
 
 impl Tag {
@@ -21,7 +23,7 @@ impl Tag {
     pub fn as_str(&self) -> &str {
         match self {
             Tag::Spec(s) => s.tag,
-            Tag::Family(_, t) | Tag::Free(t) => t,
+            Tag::Family(_, t) | Tag::Free(t) | Tag::User(t) => t,
         }
     }
 
@@ -29,7 +31,7 @@ impl Tag {
     pub fn spec(&self) -> Option<&'static MetricSpec> {
         match self {
             Tag::Spec(s) => Some(s),
-            Tag::Family(..) | Tag::Free(_) => None,
+            Tag::Family(..) | Tag::Free(_) | Tag::User(_) => None,
         }
     }
 
@@ -38,7 +40,7 @@ impl Tag {
         match self {
             Tag::Spec(s) => s.persisted,
             Tag::Family(f, _) => f.persisted,
-            Tag::Free(_) => true,
+            Tag::Free(_) | Tag::User(_) => true,
         }
     }
 }

@@ -7,8 +7,8 @@
 
 use crate::error::CliError;
 use crate::run_reader::{
-    is_canonical, is_legacy, read_json, read_tails, require_run_event_file, require_schema_v1,
-    RunConfigFacts,
+    is_canonical, is_legacy, is_unknown_canonical, read_json, read_tails, require_run_event_file,
+    require_schema_v1, RunConfigFacts,
 };
 use serde_json::{Map, Value};
 use std::io::Write;
@@ -163,6 +163,13 @@ pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, CliError>
             if let Some(t) = legacy {
                 return Err(CliError::Refused(format!(
                     "{}: legacy tag '{t}' in a schema-v1 run: canonical/legacy mixes fail closed (the producer must emit canonical tags only)",
+                    file.display()
+                )));
+            }
+            if let Some(t) = tails.last.keys().find(|t| is_unknown_canonical(t)) {
+                return Err(CliError::Refused(format!(
+                    "{}: unknown tag '{t}' in a canonical group of a schema-v1 run: not a schema-v1 \
+                     tag (a typo, or a newer schema); extract refuses rather than guess",
                     file.display()
                 )));
             }

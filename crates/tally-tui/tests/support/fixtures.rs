@@ -20,6 +20,7 @@ pub fn tag(name: &str) -> Tag {
     match lookup(name).unwrap_or_else(|e| panic!("{e}")) {
         TagRef::Metric(m) => Tag::Spec(m),
         TagRef::Family(f, _) => Tag::Family(f, Arc::from(name)),
+        TagRef::User(_) => Tag::User(Arc::from(name)),
     }
 }
 
