@@ -215,7 +215,7 @@ def test_phase_timer_adds_to_an_explicit_learner_value_and_survives_a_rejected_s
         with log.phase("learning"):
             time.sleep(0.02)
         with pytest.raises(tally.SchemaError):
-            log.step(1, metrics={"not/a_tag": 1.0})
+            log.step(1, metrics={"Loss/not_a_tag": 1.0})
         log.step(1, learner={"learning": 1.0})
     assert 1.02 <= scalars(log.run_dir)[("Perf/learning_time", 1)] < 1.5
 
@@ -376,3 +376,24 @@ def test_python_m_tally_demo_writes_a_run(tmp_path):
     run_dir = Path(proc.stdout.strip().splitlines()[-1].split("run: ", 1)[1])
     assert summary(run_dir)["status"] == "completed"
     assert len({s for (t, s) in scalars(run_dir)}) == 30
+
+
+def test_user_metrics_land_in_the_event_file_next_to_canonical_tags(tmp_path):
+    # docs/contract/schema.md "User metrics": any group outside the canonical ones is the user's.
+    with new_logger(tmp_path) as log:
+        for i in (1, 2):
+            log.step(i, metrics={"charts/my_metric": 1.5 * i, "losses/explained_variance": 0.25})
+    got = scalars(log.run_dir)
+    assert got[("charts/my_metric", 1)] == 1.5
+    assert got[("charts/my_metric", 2)] == 3.0
+    assert got[("losses/explained_variance", 2)] == 0.25
+
+
+def test_a_new_name_in_a_canonical_group_is_refused_with_the_way_to_log_it(tmp_path):
+    with new_logger(tmp_path) as log:
+        with pytest.raises(tally.SchemaError) as e:
+            log.step(1, metrics={"Loss/my_aux_loss": 1.0})
+        assert "metrics['Loss/my_aux_loss']" in str(e.value)
+        assert "'charts/my_aux_loss'" in str(e.value)
+        log.step(1, metrics={"aux/my_aux_loss": 1.0})
+    assert scalars(log.run_dir)[("aux/my_aux_loss", 1)] == 1.0

@@ -317,7 +317,10 @@ fn user_metrics_do_not_disturb_a_schema_v1_extract() {
     run(
         tmp.path(),
         Some(json!({"metric_schema_version": 1})),
-        &[("Perf/total_fps", &[100.0, 300.0]), ("charts/sps", &[1.0, 2.0])],
+        &[
+            ("Perf/total_fps", &[100.0, 300.0]),
+            ("charts/sps", &[1.0, 2.0]),
+        ],
     );
     let (code, out, err) = extract(tmp.path(), &["--json", "--last", "2"]);
     assert_eq!(code, 0, "{err}");

@@ -114,7 +114,7 @@ pub fn canonical_groups() -> &'static [String] {
 /// Whether `tag` lies in a canonical group (and so must be a schema tag).
 pub fn in_canonical_group(tag: &str) -> bool {
     let group = group_of(tag);
-    canonical_groups().iter().any(|g| *g == group)
+    canonical_groups().contains(&group)
 }
 
 /// Longest user tag accepted, in bytes.

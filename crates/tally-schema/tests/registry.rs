@@ -364,17 +364,34 @@ fn no_legacy_or_retired_name_shadows_a_canonical_tag() {
 }
 
 #[test]
-fn unknown_tag_names_the_tag_and_suggests_the_closest() {
+fn unknown_tag_in_a_canonical_group_names_the_tag_the_closest_and_the_way_out() {
     let err = lookup("Loss/critc").unwrap_err();
     assert_eq!(
         err.to_string(),
-        "unregistered canonical metric tag 'Loss/critc' (did you mean 'Loss/critic'?)"
+        "unregistered canonical metric tag 'Loss/critc' (did you mean 'Loss/critic'?); Loss/ \
+         holds schema tags only: log a metric of your own under a group of your own (e.g. \
+         'charts/critc')"
     );
-    let err = lookup("Completely/Different").unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "unregistered canonical metric tag 'Completely/Different'"
+    let err = lookup("Perf/Completely/Different").unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("unregistered canonical metric tag 'Perf/Completely/Different'; Perf/"),
+        "{err}"
     );
+}
+
+#[test]
+fn a_tag_outside_the_canonical_groups_is_a_user_metric() {
+    for tag in ["Completely/Different", "charts/sps", "loss", "Metrics/a/b"] {
+        assert_eq!(lookup(tag), Ok(TagRef::User(tag)), "{tag}");
+    }
+    for group in ["Train/", "Loss/", "Policy/", "Episode/", "Perf/", "Terminal/", "reward/"] {
+        assert!(
+            tally_schema::canonical_groups().iter().any(|g| g == group),
+            "{group}"
+        );
+    }
+    assert!(!tally_schema::in_canonical_group("Losses/x"));
 }
 
 #[test]
