@@ -385,7 +385,15 @@ fn a_tag_outside_the_canonical_groups_is_a_user_metric() {
     for tag in ["Completely/Different", "charts/sps", "loss", "Metrics/a/b"] {
         assert_eq!(lookup(tag), Ok(TagRef::User(tag)), "{tag}");
     }
-    for group in ["Train/", "Loss/", "Policy/", "Episode/", "Perf/", "Terminal/", "reward/"] {
+    for group in [
+        "Train/",
+        "Loss/",
+        "Policy/",
+        "Episode/",
+        "Perf/",
+        "Terminal/",
+        "reward/",
+    ] {
         assert!(
             tally_schema::canonical_groups().iter().any(|g| g == group),
             "{group}"
