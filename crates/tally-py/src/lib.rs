@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 /// How `key` of StepInput field `field` combines across ranks: `"mean"` or `"sum"`.
 #[pyfunction]
 fn reduction(field: &str, key: &str) -> &'static str {
-    tally::reduction(field, key).as_str()
+    tally::reduction(field, key, &tally::UserMetrics::default()).as_str()
 }
 
 #[pymodule]

@@ -477,6 +477,30 @@ impl PyLogger {
         })
     }
 
+    /// Define (or refine) the user metrics matching `tag` (one tag, or a glob like
+    /// `"charts/*"`): unit, cross-rank reduction, label, and the run summary's statistic.
+    #[pyo3(signature = (tag, *, unit = "1", reduction = "mean", label = None, summary = "last"))]
+    fn define_metric(
+        &self,
+        tag: &str,
+        unit: &str,
+        reduction: &str,
+        label: Option<String>,
+        summary: &str,
+    ) -> PyResult<()> {
+        let bad =
+            |what: &str, e: String| Failure::Config(format!("define_metric('{tag}'): {what}: {e}"));
+        let spec = tally::UserMetricSpec {
+            unit: unit.to_owned(),
+            reduction: reduction.parse().map_err(|e| bad("reduction", e))?,
+            label,
+            summary: summary.parse().map_err(|e| bad("summary", e))?,
+        };
+        self.with_log(|l| l.define_metric(tag, spec))?
+            .map_err(Failure::from)?;
+        Ok(())
+    }
+
     /// Show a status line in the panel (warm-up, buffer fill, checkpoint saved).
     fn status(&self, text: &str) -> PyResult<()> {
         Ok(self.with_log(|l| l.status(status_level(text), text))?)

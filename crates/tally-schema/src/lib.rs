@@ -21,7 +21,7 @@ pub use lookup::{
     validate_user_tag, SchemaError, TagRef, MAX_USER_TAG_LEN,
 };
 pub use registry::{FamilySpec, MetricSpec, ReservedTerm, FAMILIES, METRICS, METRIC_COUNT};
-pub use types::{Input, Owner, Profile, Profiles, Reduction, Role, Unit};
+pub use types::{Input, Owner, Profile, Profiles, Reduction, Role, SummaryStat, Unit};
 
 /// The TensorBoard / W&B metric schema version, stored at the top level of `run_summary.json`.
 pub const METRIC_SCHEMA_VERSION: u32 = 1;

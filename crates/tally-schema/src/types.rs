@@ -1,6 +1,7 @@
 //! The small closed vocabularies every metric spec is written in: unit, owner, role, reduction, profile.
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Physical unit of a persisted (or terminal) value.
@@ -174,22 +175,97 @@ impl Role {
 ///
 /// Learner metrics and timings are averaged across ranks; Steps/s and Rows/s are summed, so
 /// both are the whole job's throughput (`docs/contract/ranks.md`, cross-rank reductions).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Reduction {
     /// Arithmetic mean over the ranks that reported the value.
     Mean,
     /// Sum over the ranks that reported the value.
     Sum,
+    /// Largest value over the ranks (user metrics only).
+    Max,
+    /// Smallest value over the ranks (user metrics only).
+    Min,
+    /// The value of the highest rank that reported it (user metrics only).
+    Last,
 }
 
 impl Reduction {
+    /// Every reduction, in the order names are listed in messages.
+    pub const ALL: [Reduction; 5] = [
+        Reduction::Mean,
+        Reduction::Sum,
+        Reduction::Max,
+        Reduction::Min,
+        Reduction::Last,
+    ];
+
     /// The name used in tables and JSON.
     pub fn as_str(self) -> &'static str {
         match self {
             Reduction::Mean => "mean",
             Reduction::Sum => "sum",
+            Reduction::Max => "max",
+            Reduction::Min => "min",
+            Reduction::Last => "last",
         }
+    }
+}
+
+impl std::str::FromStr for Reduction {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Reduction::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| format!("unknown reduction '{s}': expected mean, sum, max, min or last"))
+    }
+}
+
+/// Which value of a user metric the run summary keeps (W&B's summary does the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryStat {
+    /// The last logged value.
+    #[default]
+    Last,
+    /// The largest logged value.
+    Max,
+    /// The smallest logged value.
+    Min,
+    /// The mean of every logged value.
+    Mean,
+}
+
+impl SummaryStat {
+    /// Every statistic, in the order names are listed in messages.
+    pub const ALL: [SummaryStat; 4] = [
+        SummaryStat::Last,
+        SummaryStat::Max,
+        SummaryStat::Min,
+        SummaryStat::Mean,
+    ];
+
+    /// The name used in the API and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SummaryStat::Last => "last",
+            SummaryStat::Max => "max",
+            SummaryStat::Min => "min",
+            SummaryStat::Mean => "mean",
+        }
+    }
+}
+
+impl std::str::FromStr for SummaryStat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SummaryStat::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| format!("unknown summary '{s}': expected last, max, min or mean"))
     }
 }
 

@@ -11,19 +11,21 @@ use crate::reduce::{reduce_ranks, Rates};
 use crate::resolve::{Axis, Resolver};
 use crate::run::{
     initial_summary, iso_utc, run_identity, utc, write_run_config, write_run_summary,
-    RUN_SUMMARY_FILE,
+    RUN_CONFIG_FILE,
 };
 use crate::rundir::{create_run_dir, RunDirSpec};
 use crate::sink::{BackendStep, Sink, TensorBoardSink};
 use crate::summary::{contract_warning, SummaryState};
+use crate::tag::Tag;
 use crate::terminal::{Level, RunFacts, TerminalState, TerminalView};
 use crate::trace::Tracer;
+use crate::user::{UserMetricSpec, UserMetrics};
 use crate::window::Sample;
 use crate::writer::WriterThread;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tally_clock::{Clock, SystemClock};
-use tally_schema::artifacts::{LoggerFacts, RunStatus, RunSummary, RuntimeManifest};
+use tally_schema::artifacts::{LoggerFacts, RunConfig, RunStatus, RunSummary, RuntimeManifest};
 use tally_tfevents::WriterOptions;
 
 /// The training logger. Build one per run on rank 0; call [`Logger::step`] once per iteration.
@@ -46,6 +48,10 @@ pub struct Logger {
     tracer: Option<(Tracer, u64)>,
     /// The live view of the terminal state, stopped right after close.
     view: Option<Box<dyn TerminalView>>,
+    /// `run_config.json` as written; rewritten when the user metrics it lists change.
+    run_config: RunConfig,
+    /// The run's user metrics.
+    user: UserMetrics,
 }
 
 impl Logger {
@@ -97,7 +103,7 @@ impl Logger {
             trace_enabled: config.trace,
         });
         let mut summary = initial_summary(&identity);
-        write_run_config(&run_dir, identity, &config.run_config)?;
+        let run_config = write_run_config(&run_dir, identity, &config.run_config)?;
         write_run_summary(&run_dir, &summary)?;
         // Extra sinks (W&B) open now: they need the run directory and run_config.json.
         for i in 0..extra.len() {
@@ -138,13 +144,9 @@ impl Logger {
             sinks.push(Box::new(tb));
         }
         sinks.append(&mut extra);
-        let writer = WriterThread::spawn(
-            sinks,
-            run_dir.join(RUN_SUMMARY_FILE),
-            config.queue_capacity,
-            clock.clone(),
-        )
-        .map_err(Error::io("start writer thread", &run_dir))?;
+        let writer =
+            WriterThread::spawn(sinks, run_dir.clone(), config.queue_capacity, clock.clone())
+                .map_err(Error::io("start writer thread", &run_dir))?;
         let facts = RunFacts {
             algo: config.algo.clone(),
             task: config.task.clone(),
@@ -177,6 +179,8 @@ impl Logger {
             closed: false,
             tracer,
             view: None,
+            run_config,
+            user: UserMetrics::default(),
         })
     }
 
@@ -253,9 +257,24 @@ impl Logger {
         self.step_with_rates(input, Rates::of(std::slice::from_ref(input)))
     }
 
+    /// Define (or refine) the user metrics matching `pattern` (one tag, or a glob such as
+    /// `charts/*`): unit, cross-rank reduction, label, and the run summary's statistic
+    /// (docs/contract/schema.md "User metrics"). Canonical groups cannot be redefined.
+    pub fn define_metric(&mut self, pattern: &str, spec: UserMetricSpec) -> Result<()> {
+        if self.closed {
+            return Err(Error::Closed);
+        }
+        self.user.define(pattern, spec)
+    }
+
+    /// The run's user metrics (definitions, tags logged, summary values).
+    pub fn user_metrics(&self) -> &UserMetrics {
+        &self.user
+    }
+
     /// Submit one iteration from every rank: reduced per the schema, then logged once.
     pub fn step_ranks(&mut self, ranks: &[StepInput]) -> Result<()> {
-        let (reduced, rates) = reduce_ranks(ranks)?;
+        let (reduced, rates) = reduce_ranks(ranks, &self.user)?;
         self.step_with_rates(&reduced, rates)
     }
 
@@ -292,6 +311,11 @@ impl Logger {
             });
         }
         self.state.update(&record.figures);
+        for (tag, v) in &record.terminal {
+            if let Tag::User(t) = tag {
+                self.user.observe(t, *v);
+            }
+        }
         let warning = record
             .timeline
             .over_accounted()
@@ -316,6 +340,10 @@ impl Logger {
         }
         if now - self.last_summary_at >= self.config.summary_interval_secs {
             self.last_summary_at = now;
+            if self.user.take_changed() {
+                self.run_config.user_metrics = self.user.documented();
+                self.writer.config(self.run_config.clone());
+            }
             let s = self.current_summary(RunStatus::Running, false);
             self.writer.summary(s);
         }
@@ -351,6 +379,7 @@ impl Logger {
         s.backpressure_waits = self.writer.waits;
         s.backpressure_wait_sec = self.writer.wait_secs;
         s.sink_errors = self.writer.failure_texts();
+        s.user_metrics = self.user.summary_values();
         if closing {
             s.end_time_utc = Some(iso_utc(&utc(self.clock.wall())));
         }
@@ -378,6 +407,12 @@ impl Logger {
                 Err(e) => trace_error = Some(e),
             }
         }
+        let mut config_error = None;
+        if self.user.take_changed() {
+            self.run_config.user_metrics = self.user.documented();
+            let path = self.run_dir.join(RUN_CONFIG_FILE);
+            config_error = crate::atomic::write_json_atomic(&path, &self.run_config).err();
+        }
         let summary = self.current_summary(status, true);
         let t = self.clock.monotonic();
         self.with_terminal(|s| s.message(t, Level::Info, format!("Run {}", status.as_str())));
@@ -385,7 +420,7 @@ impl Logger {
         // The view's last frame shows the closed run; it stops even when the summary failed.
         let shown = self.view.take().map_or(Ok(()), |mut v| v.stop());
         written?;
-        if let Some(e) = trace_error {
+        if let Some(e) = config_error.or(trace_error) {
             return Err(e);
         }
         self.take_failure()?;

@@ -8,6 +8,7 @@
 
 use crate::error::Error;
 use crate::input::{Key, StepInput, SystemInfo};
+use crate::user::UserMetrics;
 use tally_schema::{lookup, Reduction, TagRef};
 
 /// Whole-job rates: each rank's own rate, summed over ranks.
@@ -38,9 +39,50 @@ impl Rates {
     }
 }
 
+/// One key's values across ranks, folded for its reduction.
+struct Fold {
+    reduction: Reduction,
+    sum: f64,
+    n: u32,
+    max: f64,
+    min: f64,
+    last: f64,
+}
+
+impl Fold {
+    fn new(reduction: Reduction, v: f64) -> Self {
+        Fold {
+            reduction,
+            sum: v,
+            n: 1,
+            max: v,
+            min: v,
+            last: v,
+        }
+    }
+
+    fn add(&mut self, v: f64) {
+        self.sum += v;
+        self.n += 1;
+        self.max = self.max.max(v);
+        self.min = self.min.min(v);
+        self.last = v;
+    }
+
+    fn value(&self) -> f64 {
+        match self.reduction {
+            Reduction::Mean => self.sum / f64::from(self.n),
+            Reduction::Sum => self.sum,
+            Reduction::Max => self.max,
+            Reduction::Min => self.min,
+            Reduction::Last => self.last,
+        }
+    }
+}
+
 /// Accumulates one keyed map across ranks, keeping first-seen key order.
 struct Acc {
-    keys: Vec<(Key, Reduction, f64, u32)>,
+    keys: Vec<(Key, Fold)>,
 }
 
 impl Acc {
@@ -61,12 +103,9 @@ impl Acc {
                     "rank {rank}: {field}['{k}'] is given twice"
                 )));
             }
-            match self.keys.iter_mut().find(|(p, ..)| p == k) {
-                Some(e) => {
-                    e.2 += v;
-                    e.3 += 1;
-                }
-                None => self.keys.push((k.clone(), reduction(k), *v, 1)),
+            match self.keys.iter_mut().find(|(p, _)| p == k) {
+                Some((_, fold)) => fold.add(*v),
+                None => self.keys.push((k.clone(), Fold::new(reduction(k), *v))),
             }
         }
         Ok(())
@@ -75,30 +114,27 @@ impl Acc {
     fn finish(self) -> Vec<(Key, f64)> {
         self.keys
             .into_iter()
-            .map(|(k, red, sum, n)| match red {
-                Reduction::Sum => (k, sum),
-                Reduction::Mean => (k, sum / f64::from(n)),
-            })
+            .map(|(k, fold)| (k, fold.value()))
             .collect()
     }
 }
 
-fn metric_reduction(tag: &str) -> Reduction {
+fn metric_reduction(tag: &str, user: &UserMetrics) -> Reduction {
     match lookup(tag) {
         Ok(TagRef::Metric(m)) => m.reduction,
         Ok(TagRef::Family(f, _)) => f.reduction,
-        // A user metric is averaged unless defined otherwise.
-        Ok(TagRef::User(_)) => Reduction::Mean,
+        Ok(TagRef::User(_)) => user.reduction(tag),
         // Invalid tags are rejected by validation after reduction, naming the key.
         Err(_) => Reduction::Mean,
     }
 }
 
 /// How `key` of StepInput field `field` combines across ranks: `metrics` follow each tag's
-/// schema reduction; every other keyed map (phases, gauges, reward terms) is averaged.
-pub fn reduction(field: &str, key: &str) -> Reduction {
+/// schema reduction (a user metric its definition in `user`); every other keyed map (phases,
+/// gauges, reward terms) is averaged.
+pub fn reduction(field: &str, key: &str, user: &UserMetrics) -> Reduction {
     if field == "metrics" {
-        metric_reduction(key)
+        metric_reduction(key, user)
     } else {
         Reduction::Mean
     }
@@ -121,8 +157,8 @@ fn sum_of(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
 ///
 /// Keys present on some ranks only are reduced over the ranks that have them. All ranks must
 /// submit the same iteration. Env steps, buffer sizes, counters and throughput are summed;
-/// everything else is averaged, per each tag's schema reduction.
-pub fn reduce_ranks(ranks: &[StepInput]) -> Result<(StepInput, Rates), Error> {
+/// everything else is averaged, per each tag's schema reduction (a user metric's per `user`).
+pub fn reduce_ranks(ranks: &[StepInput], user: &UserMetrics) -> Result<(StepInput, Rates), Error> {
     let Some(first) = ranks.first() else {
         return Err(Error::Ranks("no rank submitted a step".into()));
     };
@@ -143,7 +179,7 @@ pub fn reduce_ranks(ranks: &[StepInput]) -> Result<(StepInput, Rates), Error> {
     let mut inference = Acc::new();
     let mut rewards = Acc::new();
     for (rank, r) in ranks.iter().enumerate() {
-        metrics.add(rank, "metrics", &r.metrics, metric_reduction)?;
+        metrics.add(rank, "metrics", &r.metrics, |k| metric_reduction(k, user))?;
         learner.add(rank, "learner", &r.learner, |_| Reduction::Mean)?;
         collector.add(rank, "collector", &r.collector, |_| Reduction::Mean)?;
         inference.add(rank, "collector_inference", &r.collector_inference, |_| {

@@ -54,6 +54,7 @@ pub fn write_run_config(dir: &Path, run: RunIdentity, config: &Value) -> Result<
     let doc = RunConfig {
         run,
         config: host::redact_secrets(config),
+        user_metrics: Vec::new(),
     };
     write_json_atomic(&dir.join(RUN_CONFIG_FILE), &doc)?;
     Ok(doc)
@@ -86,6 +87,7 @@ pub fn initial_summary(run: &RunIdentity) -> RunSummary {
         backpressure_waits: 0,
         backpressure_wait_sec: 0.0,
         sink_errors: Vec::new(),
+        user_metrics: Default::default(),
         algo: run.algo.clone(),
         task: run.task.clone(),
         sim_backend: run.sim_backend.clone(),

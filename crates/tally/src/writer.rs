@@ -4,6 +4,7 @@
 //! lossless: when it is full, `step` waits (and the wait is counted), it never drops.
 
 use crate::atomic::write_json_atomic;
+use crate::run::{RUN_CONFIG_FILE, RUN_SUMMARY_FILE};
 use crate::sink::{BackendStep, Sink};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,7 +12,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use tally_clock::Clock;
-use tally_schema::artifacts::RunSummary;
+use tally_schema::artifacts::{RunConfig, RunSummary};
 
 /// A sink failure, reported once through the next `step`/`close` and kept for the summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +38,7 @@ impl std::fmt::Display for SinkFailure {
 enum Msg {
     Step(BackendStep),
     Summary(Box<RunSummary>),
+    Config(Box<RunConfig>),
     Flush(SyncSender<()>),
 }
 
@@ -70,7 +72,7 @@ fn record(failures: &Failures, f: SinkFailure) {
 fn run(
     rx: Receiver<Msg>,
     mut sinks: Vec<Box<dyn Sink>>,
-    summary_path: PathBuf,
+    run_dir: PathBuf,
     failures: Arc<Failures>,
 ) {
     let mut failed = vec![false; sinks.len()];
@@ -95,12 +97,24 @@ fn run(
                 }
             }
             Msg::Summary(summary) => {
-                if let Err(e) = write_json_atomic(&summary_path, &*summary) {
+                if let Err(e) = write_json_atomic(&run_dir.join(RUN_SUMMARY_FILE), &*summary) {
                     record(
                         &failures,
                         SinkFailure {
                             sink: "run_summary".into(),
                             iteration: summary.completed_iterations,
+                            message: e.to_string(),
+                        },
+                    );
+                }
+            }
+            Msg::Config(config) => {
+                if let Err(e) = write_json_atomic(&run_dir.join(RUN_CONFIG_FILE), &*config) {
+                    record(
+                        &failures,
+                        SinkFailure {
+                            sink: "run_config".into(),
+                            iteration: 0,
                             message: e.to_string(),
                         },
                     );
@@ -142,10 +156,10 @@ fn run(
 }
 
 impl WriterThread {
-    /// Start the thread with `sinks`; summaries are written to `summary_path`.
+    /// Start the thread with `sinks`; the run's JSON artefacts are rewritten in `run_dir`.
     pub fn spawn(
         sinks: Vec<Box<dyn Sink>>,
-        summary_path: PathBuf,
+        run_dir: PathBuf,
         capacity: usize,
         clock: Arc<dyn Clock>,
     ) -> std::io::Result<Self> {
@@ -154,7 +168,7 @@ impl WriterThread {
         let f = failures.clone();
         let handle = std::thread::Builder::new()
             .name("tally-writer".into())
-            .spawn(move || run(rx, sinks, summary_path, f))?;
+            .spawn(move || run(rx, sinks, run_dir, f))?;
         Ok(WriterThread {
             tx: Some(tx),
             handle: Some(handle),
@@ -192,6 +206,11 @@ impl WriterThread {
     /// Enqueue one step's payload (waits when the queue is full).
     pub fn step(&mut self, step: BackendStep) {
         self.send(Msg::Step(step));
+    }
+
+    /// Enqueue a `run_config.json` rewrite.
+    pub fn config(&mut self, config: RunConfig) {
+        self.send(Msg::Config(Box::new(config)));
     }
 
     /// Enqueue a summary rewrite.

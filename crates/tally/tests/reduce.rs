@@ -1,6 +1,11 @@
 //! Pins cross-rank reduction of multi-rank runs (docs/contract/ranks.md).
 
-use tally::{reduce_ranks, Error, StepInput, SystemInfo};
+use tally::{Error, StepInput, SystemInfo, UserMetrics};
+
+/// Rank reduction with no user metric definitions.
+fn reduce_ranks(ranks: &[StepInput]) -> Result<(StepInput, tally::Rates), Error> {
+    tally::reduce_ranks(ranks, &UserMetrics::default())
+}
 
 fn rank(critic: f64, wait: f64, steps: f64, iter_time: f64) -> StepInput {
     StepInput::new(7)
@@ -133,4 +138,39 @@ fn a_multi_rank_logger_persists_the_summed_total_fps() {
     assert_eq!(v("Perf/total_fps"), Some(300.0));
     assert_eq!(v("Loss/critic"), Some(2.0));
     assert_eq!(s.step, 2000);
+}
+
+#[test]
+fn user_metrics_reduce_per_their_definition_and_default_to_the_mean() {
+    let mut user = UserMetrics::default();
+    let spec = |r| tally::UserMetricSpec {
+        reduction: r,
+        ..Default::default()
+    };
+    user.define("charts/sum", spec(tally::Reduction::Sum))
+        .unwrap();
+    user.define("charts/max*", spec(tally::Reduction::Max))
+        .unwrap();
+    user.define("charts/min", spec(tally::Reduction::Min))
+        .unwrap();
+    user.define("charts/last", spec(tally::Reduction::Last))
+        .unwrap();
+    let rank = |v: f64| {
+        [
+            "charts/sum",
+            "charts/max_q",
+            "charts/min",
+            "charts/last",
+            "charts/mean",
+        ]
+        .into_iter()
+        .fold(StepInput::new(3), |s, t| s.metric(t, v))
+    };
+    let (r, _) = tally::reduce_ranks(&[rank(1.0), rank(4.0), rank(2.0)], &user).unwrap();
+    let get = |t: &str| r.metrics.iter().find(|(k, _)| k == t).map(|(_, v)| *v);
+    assert_eq!(get("charts/sum"), Some(7.0));
+    assert_eq!(get("charts/max_q"), Some(4.0));
+    assert_eq!(get("charts/min"), Some(1.0));
+    assert_eq!(get("charts/last"), Some(2.0), "the highest rank's value");
+    assert!((get("charts/mean").unwrap() - 7.0 / 3.0).abs() < 1e-12);
 }

@@ -168,3 +168,58 @@ fn unusable_user_tags_and_duplicates_are_refused_naming_the_key() {
     );
     assert!(reason.contains("duplicate"), "{reason}");
 }
+
+fn json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn run_config_lists_every_user_metric_with_its_spec_and_the_summary_keeps_its_statistic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut log, _) = logger(tmp.path(), Profile::SacFamily);
+    let best = tally::UserMetricSpec {
+        unit: "return".into(),
+        label: Some("Episodic return".into()),
+        summary: tally::SummaryStat::Max,
+        ..Default::default()
+    };
+    log.define_metric("charts/*", best).unwrap();
+    for (i, v) in [(1u64, 5.0), (2, 9.0), (3, 7.0)] {
+        let input = StepInput::new(i)
+            .metric("charts/episodic_return", v)
+            .metric("aux_loss", -v);
+        log.step(&input).unwrap();
+    }
+    log.close(RunStatus::Completed).unwrap();
+    let run_dir = log.run_dir().to_owned();
+    let config = json(&run_dir.join("run_config.json"));
+    let listed = config["user_metrics"].as_array().unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0]["tag"], "charts/episodic_return");
+    assert_eq!(listed[0]["unit"], "return");
+    assert_eq!(listed[0]["label"], "Episodic return");
+    assert_eq!(listed[0]["reduction"], "mean");
+    assert_eq!(listed[0]["summary"], "max");
+    assert_eq!(listed[1]["tag"], "aux_loss");
+    assert_eq!(listed[1]["unit"], "1");
+    assert_eq!(listed[1]["summary"], "last");
+    let summary = json(&run_dir.join("run_summary.json"));
+    assert_eq!(summary["user_metrics"]["charts/episodic_return"], 9.0);
+    assert_eq!(summary["user_metrics"]["aux_loss"], -7.0);
+    // The typed readers take the new members.
+    let _: tally::schema::artifacts::RunConfig =
+        serde_json::from_value(config).expect("run_config.json deserialises");
+    let _: tally::schema::artifacts::RunSummary =
+        serde_json::from_value(summary).expect("run_summary.json deserialises");
+}
+
+#[test]
+fn a_canonical_group_cannot_be_defined_as_a_user_metric() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut log, _) = logger(tmp.path(), Profile::SacFamily);
+    let err = log
+        .define_metric("Loss/*", tally::UserMetricSpec::default())
+        .unwrap_err();
+    assert!(matches!(err, Error::Config(_)), "{err}");
+    assert!(err.to_string().contains("define_metric('Loss/*')"), "{err}");
+}

@@ -18,7 +18,9 @@ pub use manifest::{
     BackendDiagnostics, BackendOptimization, InferenceFlight, InferenceMemoryBudget, ReplayIngress,
     RuntimeManifest,
 };
-pub use run_config::{GitInfo, Hardware, LoggerFacts, RunConfig, RunIdentity, WandbSettings};
+pub use run_config::{
+    GitInfo, Hardware, LoggerFacts, RunConfig, RunIdentity, UserMetric, WandbSettings,
+};
 pub use run_summary::RunSummary;
 pub use soak::{
     FailureClassification, ShutdownCleanup, ShutdownException, ShutdownSnapshot, SoakArtifact,

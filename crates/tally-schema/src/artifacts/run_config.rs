@@ -111,4 +111,24 @@ pub struct RunConfig {
     pub run: RunIdentity,
     /// The resolved configuration, with secret-looking values redacted.
     pub config: Value,
+    /// Every user metric the run logged, with its spec (docs/contract/schema.md "User
+    /// metrics"), in the order first logged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_metrics: Vec<UserMetric>,
+}
+
+/// A user metric as the run defined it (or defaulted it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct UserMetric {
+    /// The tag.
+    pub tag: String,
+    /// Unit (free text; `1` when undefined).
+    pub unit: String,
+    /// How ranks combine it.
+    pub reduction: crate::Reduction,
+    /// Display label, when defined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Which value the run summary keeps.
+    pub summary: crate::SummaryStat,
 }

@@ -79,6 +79,10 @@ pub struct RunSummary {
     /// Sink failures, each naming the sink, the iteration and the error.
     #[serde(default)]
     pub sink_errors: Vec<String>,
+    /// Each user metric's summary value (its defined statistic: last, max, min or mean; null
+    /// when not finite), by tag (docs/contract/schema.md "User metrics").
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub user_metrics: std::collections::BTreeMap<String, Option<f64>>,
     /// Algorithm.
     pub algo: String,
     /// Task.
