@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 import time
 from array import array
@@ -206,6 +207,8 @@ class RankLogger:
         self._index: Dict[Tuple[str, str], int] = {}
         self._mean: List[bool] = []
         self._phases: Dict[str, float] = {}
+        # (glob, is_mean) of define_metric calls, last first: user metrics' reductions.
+        self._user_reductions: List[Tuple["re.Pattern[str]", bool]] = []
         self.collectives = 0
 
     @property
@@ -222,6 +225,30 @@ class RankLogger:
         """``with dist_log.phase("learning"):`` times the block into this rank's next step."""
         return _PhaseTimer(self, name)
 
+    def define_metric(self, tag: str, *, reduction: str = "mean", **kw: Any) -> None:
+        """Define a user metric on **every** rank (``tally.Logger.define_metric``'s arguments).
+
+        The one collective per iteration is a sum, so the cross-rank reduction must be
+        ``"mean"`` or ``"sum"``; define it before the tag is first stepped.
+        """
+        if reduction not in ("mean", "sum"):
+            raise ConfigError(
+                f"define_metric('{tag}'): reduction={reduction!r} is not available across ranks "
+                "(RankLogger reduces with one summing collective): use 'mean' or 'sum'"
+            )
+        is_mean = reduction == "mean"
+        if self.logger is not None:
+            self.logger.define_metric(tag, reduction="mean" if is_mean else "sum", **kw)
+        pattern = re.compile("".join(".*" if c == "*" else re.escape(c) for c in tag) + r"\Z")
+        self._user_reductions.insert(0, (pattern, is_mean))
+
+    def _is_mean(self, field: str, key: str) -> bool:
+        if field == "metrics":
+            for pattern, is_mean in self._user_reductions:
+                if pattern.match(key):
+                    return is_mean
+        return reduction(field, key) == "mean"
+
     def status(self, text: str) -> None:
         """Show a status line (rank 0 only; a no-op elsewhere)."""
         if self.logger is not None:
@@ -233,7 +260,7 @@ class RankLogger:
         for fk in sorted(set(keys) - set(self._index), key=lambda fk: (order[fk[0]], fk[1])):
             self._index[fk] = len(self._layout)
             self._layout.append(fk)
-            self._mean.append(reduction(fk[0], fk[1]) == "mean")
+            self._mean.append(self._is_mean(fk[0], fk[1]))
 
     def _pack(self, iteration: int, kw: Mapping[str, Any]) -> Tuple["array[float]", List[Tuple[str, str]]]:
         vec = array("d", bytes(8 * (_HEADER + 2 * len(self._layout))))

@@ -226,3 +226,30 @@ def test_two_mpi_ranks_total_fps_is_the_sum_and_the_loss_the_mean(tmp_path):
         assert got[("reward/tracking", step)] == 0.75
         assert got[("Perf/iteration_time", step)] == f32(0.03)
     assert len(list((tmp_path / "logs").rglob("run_config.json"))) == 1
+
+
+def test_user_metrics_reduce_by_their_definition_across_ranks(tmp_path):
+    # docs/contract/schema.md "User metrics": mean by default; define_metric on every rank.
+    def body(rank, comm):
+        with RankLogger(comm=comm, algo="sac", task="go2", sim="mujoco", max_iterations=1, num_envs=8, log_root=tmp_path, panel="off") as dist:
+            dist.define_metric("charts/episodes*", reduction="sum")
+            dist.step(1, metrics={"charts/episodes_done": 2.0 + rank, "charts/sps": 10.0 * (rank + 1)})
+            return dist.run_dir
+
+    (run_dir, _), errors, _ = run_ranks(2, body)
+    assert errors == [None, None]
+    got = scalars(run_dir)
+    assert got[("charts/episodes_done", 1)] == 5.0  # defined: sum
+    assert got[("charts/sps", 1)] == 15.0  # default: mean
+    config = json.loads((run_dir / "run_config.json").read_text())
+    assert {m["tag"]: m["reduction"] for m in config["user_metrics"]} == {
+        "charts/episodes_done": "sum",
+        "charts/sps": "mean",
+    }
+
+
+def test_a_reduction_one_summing_collective_cannot_do_is_refused_by_name(tmp_path):
+    dist = RankLogger(comm=ThreadComm(ThreadComm.World(1), 0), algo="sac", task="go2", sim="mujoco", max_iterations=1, num_envs=8, log_root=tmp_path, panel="off")
+    with pytest.raises(tally.ConfigError, match=r"define_metric\('charts/q'\): reduction='max'"):
+        dist.define_metric("charts/q", reduction="max")
+    dist.close()

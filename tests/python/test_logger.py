@@ -397,3 +397,20 @@ def test_a_new_name_in_a_canonical_group_is_refused_with_the_way_to_log_it(tmp_p
         assert "'charts/my_aux_loss'" in str(e.value)
         log.step(1, metrics={"aux/my_aux_loss": 1.0})
     assert scalars(log.run_dir)[("aux/my_aux_loss", 1)] == 1.0
+
+
+def test_define_metric_records_units_and_summaries_and_refuses_canonical_groups(tmp_path):
+    with new_logger(tmp_path) as log:
+        log.define_metric("charts/*", unit="return", summary="max", label="Return")
+        with pytest.raises(tally.ConfigError, match=r"define_metric\('Loss/\*'\)"):
+            log.define_metric("Loss/*")
+        with pytest.raises(tally.ConfigError, match="reduction"):
+            log.define_metric("aux", reduction="median")
+        for i, v in ((1, 3.0), (2, 8.0), (3, 5.0)):
+            log.step(i, metrics={"charts/return": v})
+    config = json.loads((log.run_dir / "run_config.json").read_text())
+    assert config["user_metrics"] == [
+        {"tag": "charts/return", "unit": "return", "reduction": "mean", "label": "Return", "summary": "max"}
+    ]
+    summary = json.loads((log.run_dir / "run_summary.json").read_text())
+    assert summary["user_metrics"] == {"charts/return": 8.0}
