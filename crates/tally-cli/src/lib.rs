@@ -72,6 +72,8 @@ enum Command {
     },
     /// Print the canonical metric schema v1 (a table, JSON, or the docs/metrics.md markdown).
     Schema {
+        /// A run directory: also print the user metrics its run_config.json lists.
+        run_dir: Option<PathBuf>,
         /// Print the registry as JSON.
         #[arg(long, conflicts_with = "markdown")]
         json: bool,
@@ -279,7 +281,11 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             let (task, rows) = scaling::report(&dirs, last)?;
             to_stdout(|out| Ok(scaling::print(&task, &rows, json, out)?))
         }
-        Command::Schema { json, markdown } => {
+        Command::Schema {
+            run_dir,
+            json,
+            markdown,
+        } => {
             let rendering = if json {
                 schema::Rendering::Json
             } else if markdown {
@@ -287,7 +293,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             } else {
                 schema::Rendering::Table
             };
-            to_stdout(|out| Ok(schema::run(rendering, out)?))
+            to_stdout(|out| schema::run(rendering, run_dir.as_deref(), out))
         }
         Command::Export {
             paths,

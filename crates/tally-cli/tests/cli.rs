@@ -49,6 +49,65 @@ fn schema_table_and_markdown_render() {
     );
 }
 
+/// A finished run with two user metrics, one defined.
+fn run_with_user_metrics(root: &std::path::Path) -> std::path::PathBuf {
+    let mut c = tally::LoggerConfig::new("sac", "task", "mujoco");
+    c.log_dir = Some(root.join("run"));
+    c.max_iterations = 2;
+    c.backend = tally::Backend::None;
+    let mut log = tally::Logger::new(c).unwrap();
+    let spec = tally::UserMetricSpec {
+        unit: "s".into(),
+        reduction: tally::Reduction::Max,
+        ..Default::default()
+    };
+    log.define_metric("charts/time*", spec).unwrap();
+    for i in 1..=2 {
+        let input = tally::StepInput::new(i)
+            .metric("charts/time_per_update", 0.5)
+            .metric("aux", 1.0);
+        log.step(&input).unwrap();
+    }
+    log.close(tally::RunStatus::Completed).unwrap();
+    log.run_dir().to_owned()
+}
+
+#[test]
+fn schema_of_a_run_adds_its_user_metrics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = run_with_user_metrics(tmp.path());
+    let dir_text = dir.to_str().unwrap();
+    let table = String::from_utf8(tally(&["schema", dir_text]).stdout).unwrap();
+    assert!(table.starts_with("canonical metric schema v1:"), "{table}");
+    let user = table.split("User metrics of ").nth(1).expect(&table);
+    let row = user
+        .lines()
+        .find(|l| l.contains("charts/time_per_update"))
+        .expect(user);
+    assert!(
+        row.contains("unit s") && row.contains("reduction max"),
+        "{row}"
+    );
+    assert!(
+        user.lines().any(|l| l.trim_start().starts_with("aux ")),
+        "{user}"
+    );
+    let out = tally(&["schema", "--json", dir_text]);
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["canonical"]["metrics"].as_array().unwrap().len() >= 80);
+    let tags: Vec<&str> = v["user_metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["tag"].as_str().unwrap())
+        .collect();
+    assert_eq!(tags, ["charts/time_per_update", "aux"]);
+    let missing = tally(&["schema", tmp.path().join("nope").to_str().unwrap()]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("is not a run directory"));
+}
+
 fn write_run(dir: &std::path::Path) -> std::path::PathBuf {
     let mut w = EventFileWriter::open(dir, WriterOptions::from_env()).unwrap();
     for i in 1..=3i64 {
