@@ -122,6 +122,9 @@ pub struct Model {
     pub collector: CollectorTimeline,
     /// System column rows (label, value).
     pub system: Vec<(&'static str, String)>,
+    /// The user's own metrics in the window (tag, mean), most recently logged first
+    /// (docs/contract/panel.md "Metrics table").
+    pub user: Vec<(String, f64)>,
     /// The category groups of an `rft` run (`docs/contract/rft.md`), which replace the RL tables.
     pub rft: Option<RftModel>,
 }
@@ -269,6 +272,18 @@ fn metric_rows(snap: &PanelSnapshot) -> Vec<MetricRow> {
     rows.into_iter().map(|(_, _, r)| r).collect()
 }
 
+/// The user metrics of the window, the most recently logged first (then by name).
+fn user_rows(snap: &PanelSnapshot) -> Vec<(String, f64)> {
+    let w = &snap.window;
+    let mut rows: Vec<(f64, String, f64)> = w
+        .user_updated
+        .iter()
+        .filter_map(|(tag, t)| Some((*t, tag.as_str().to_owned(), w.means.get(tag).copied()?)))
+        .collect();
+    rows.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    rows.into_iter().map(|(_, tag, v)| (tag, v)).collect()
+}
+
 fn alerts(snap: &PanelSnapshot, now: f64) -> Vec<Message> {
     let mut out = Vec::new();
     if let Some(e) = snap.messages.iter().rev().find(|m| m.level == Level::Error) {
@@ -371,6 +386,7 @@ impl Model {
             has_learner,
             collector: CollectorTimeline::from_values(profile, |t| w.get(t)),
             system: system_rows(snap),
+            user: user_rows(snap),
             rft: (profile == Profile::Rft).then(|| RftModel::build(snap)),
         }
     }

@@ -1095,3 +1095,54 @@ fn rft_plain_mode_keeps_the_last_eval_between_evaluations() {
         "{last}"
     );
 }
+
+/// `sac_state` plus `n` user metrics, metric `user/m{k}` last logged at the k-th newest step.
+fn sac_with_user_metrics(n: usize) -> TerminalState {
+    let mut s = sac_state();
+    let (t0, it0) = (3740.0, 4031u64);
+    for k in (0..n).rev() {
+        let tag = format!("user/m{k}");
+        let mut values = sac_values(1.0);
+        values.push((tag.as_str(), k as f64 + 0.5));
+        let t = t0 + 0.1 * (n - k) as f64;
+        s.push(
+            sample(t, it0 + (n - k) as u64, &values),
+            Some(20.0),
+            Default::default(),
+            0,
+        );
+    }
+    s
+}
+
+#[test]
+fn user_metrics_have_their_own_section_most_recent_first_with_a_more_line() {
+    // docs/contract/panel.md "Metrics table": the user's own metrics under their own heading,
+    // as many as the tier allows, most recently logged first, then "+N more".
+    let full = text(&sac_with_user_metrics(10), 140);
+    assert!(full.contains("Your metrics"), "{full}");
+    let at = |label: &str| {
+        full.find(label)
+            .unwrap_or_else(|| panic!("{label} missing:\n{full}"))
+    };
+    assert!(
+        at("user/m0") < at("user/m1") && at("user/m6") < at("user/m7"),
+        "{full}"
+    );
+    assert!(
+        !full.contains("user/m8") && !full.contains("user/m9"),
+        "{full}"
+    );
+    assert!(full.contains("+2 more"), "{full}");
+    let stacked = text(&sac_with_user_metrics(10), 80);
+    assert!(
+        stacked.contains("user/m3") && !stacked.contains("user/m4"),
+        "{stacked}"
+    );
+    assert!(stacked.contains("+6 more"), "{stacked}");
+    // Few enough to fit: no "more" line.
+    let few = text(&sac_with_user_metrics(2), 140);
+    assert!(few.contains("user/m1") && !few.contains("more"), "{few}");
+    // Without user metrics the section is absent.
+    assert!(!text(&sac_state(), 140).contains("Your metrics"));
+}

@@ -34,6 +34,9 @@ pub struct WindowSnapshot {
     pub iteration: u64,
     /// Per-key mean over the samples that have the key.
     pub means: HashMap<Tag, f64>,
+    /// For each user metric in the window, the time of the newest sample holding it (the
+    /// panel lists the most recently logged first).
+    pub user_updated: HashMap<Tag, f64>,
 }
 
 impl WindowSnapshot {
@@ -92,11 +95,15 @@ impl TimeWindow {
     /// Per-key means over the window.
     pub fn snapshot(&self) -> WindowSnapshot {
         let mut acc: HashMap<Tag, (f64, u32)> = HashMap::new();
+        let mut user_updated: HashMap<Tag, f64> = HashMap::new();
         for s in &self.samples {
             for (tag, v) in &s.values {
                 let e = acc.entry(tag.clone()).or_insert((0.0, 0));
                 e.0 += v;
                 e.1 += 1;
+                if matches!(tag, Tag::User(_)) {
+                    user_updated.insert(tag.clone(), s.t);
+                }
             }
         }
         WindowSnapshot {
@@ -106,6 +113,7 @@ impl TimeWindow {
                 .into_iter()
                 .map(|(k, (sum, n))| (k, sum / f64::from(n)))
                 .collect(),
+            user_updated,
         }
     }
 }

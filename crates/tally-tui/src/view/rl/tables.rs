@@ -61,6 +61,7 @@ fn metrics_table(m: &Model, tier: Tier, pal: Pal) -> Table {
             prio,
         ));
     }
+    user_rows(m, tier, pal, &mut rows);
     if rows.is_empty() {
         rows.push(Row::heading("Waiting for data...", pal.dim(), CORE));
     }
@@ -70,6 +71,34 @@ fn metrics_table(m: &Model, tier: Tier, pal: Pal) -> Table {
         value_title: "Value",
         rows,
         align_right: true,
+    }
+}
+
+/// The user's own metrics under their own heading: as many as the tier allows, the most
+/// recently logged first, then a "+N more" line; they give way to the schema's rows when the
+/// terminal is short (docs/contract/panel.md "Metrics table").
+fn user_rows(m: &Model, tier: Tier, pal: Pal, rows: &mut Vec<Row>) {
+    if m.user.is_empty() {
+        return;
+    }
+    let shown = match tier {
+        Tier::Full => 8,
+        Tier::SideBySide => 6,
+        Tier::Stacked => 4,
+    };
+    rows.push(Row::heading("Your metrics", pal.dim(), GAUGE));
+    for (tag, v) in m.user.iter().take(shown) {
+        rows.push(Row::new(
+            format!("  {tag}"),
+            pal.plain(),
+            format::number(*v),
+            pal.plain(),
+            GAUGE,
+        ));
+    }
+    if m.user.len() > shown {
+        let more = format!("  +{} more", m.user.len() - shown);
+        rows.push(Row::heading(&more, pal.dim(), GAUGE));
     }
 }
 
