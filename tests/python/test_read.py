@@ -10,6 +10,7 @@ files are made by walking the TFRecord framing here, independently of tally's re
 import json
 import struct
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -184,6 +185,17 @@ def test_globs_keep_the_tags_tally_export_keeps(tmp_path, tally_bin, globs, tags
     )
 
 
+def test_runs_and_tags_the_globs_drop_leave_no_category(tmp_path):
+    write_tbx_run(tmp_path / "a", steps=range(2))
+    from tensorboardX import SummaryWriter
+
+    with SummaryWriter(str(tmp_path / "b")) as w:
+        w.add_scalar("other", 1.0, 0)
+    frame = tally.read(tmp_path, tags=["reward/*"]).to_pandas()
+    assert list(frame["run"].cat.categories) == ["a"]
+    assert sorted(frame["tag"].cat.categories) == ["reward/max", "reward/mean"]
+
+
 def test_a_single_glob_string_and_an_empty_list(tmp_path):
     write_tbx_run(tmp_path, steps=range(3))
     assert set(tally.read(tmp_path, tags="reward/*").column("tag").to_pylist()) == {"reward/mean", "reward/max"}
@@ -328,6 +340,13 @@ def test_reading_releases_the_gil(tmp_path):
     assert result["t"].num_rows == 400_000
     assert max_gap < 0.5 * alone, f"main thread stalled {max_gap:.3f} s of a {alone:.3f} s read"
     assert ticks > 100
+
+
+def test_without_pyarrow_the_error_says_to_install_it(tmp_path, monkeypatch):
+    write_tbx_run(tmp_path, steps=range(1))
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # makes `import pyarrow` raise ImportError
+    with pytest.raises(ImportError, match=r"pip install pyarrow"):
+        tally.read(tmp_path)
 
 
 def test_bad_inputs_name_the_culprit(tmp_path):

@@ -227,15 +227,9 @@ fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns, Str
     let mut run_of_dir: HashMap<PathBuf, i32> = HashMap::new();
     for file in &files {
         let dir = file.parent().unwrap_or(Path::new("")).to_owned();
-        let run = match run_of_dir.get(&dir) {
-            Some(&code) => code,
-            None => {
-                let code = c.runs.push(&run_name(&c.root, &dir), "run")?;
-                c.run_dirs.push(dir.clone());
-                run_of_dir.insert(dir, code);
-                code
-            }
-        };
+        // A run enters the dictionary with its first kept row, so a run the tag globs empty
+        // leaves no unused category behind.
+        let mut run = run_of_dir.get(&dir).copied();
         let mut scalars: ScalarReader<BufReader<File>> = open_event_file(file)
             .map_err(|e| e.to_string())?
             .into_scalars();
@@ -243,7 +237,16 @@ fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns, Str
             let Some(tag) = tag_codes.code(s.tag, &mut c.tags)? else {
                 continue;
             };
-            c.run_codes.push(run);
+            let run_code = match run {
+                Some(code) => code,
+                None => {
+                    let code = c.runs.push(&run_name(&c.root, &dir), "run")?;
+                    c.run_dirs.push(dir.clone());
+                    run_of_dir.insert(dir.clone(), code);
+                    *run.insert(code)
+                }
+            };
+            c.run_codes.push(run_code);
             c.tag_codes.push(tag);
             c.step.push(s.step);
             c.wall_time.push(s.wall_time);
@@ -298,4 +301,3 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ColumnBuffer>()?;
     m.add_function(wrap_pyfunction!(read_columns, m)?)
 }
-
