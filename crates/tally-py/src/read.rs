@@ -182,6 +182,9 @@ fn run_name(root: &Path, dir: &Path) -> String {
 /// The event files named by `inputs` (files as given, directories searched), without
 /// repeats, and the common root their runs are named against.
 fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<PathBuf>), String> {
+    if inputs.is_empty() {
+        return Err("no path given".to_owned());
+    }
     let mut bases = Vec::new();
     let mut files = Vec::new();
     for input in inputs {
@@ -263,8 +266,8 @@ fn buffer(py: Python<'_>, data: Data) -> PyResult<Py<ColumnBuffer>> {
 /// Every scalar of the event files or directories `paths` (directories searched recursively),
 /// optionally only tags matching one of the `*` globs `tags`, as a dict of column buffers:
 /// `rows`, `step` (int64), `wall_time`, `value` (float64), `run_codes`/`tag_codes` (int32
-/// indices into the dictionaries), `runs`/`tags` (`(offsets int32, utf8 bytes, count)`),
-/// `root` (the common root, a str) and `run_dirs` (each run's absolute directory, by code).
+/// indices into the dictionaries), `runs`/`tags` (`(offsets int32, utf8 bytes, count)`) and
+/// `run_dirs` (each run's absolute directory, by code).
 /// Raises `StorageError` naming the file (and byte offset) that could not be read.
 #[pyfunction]
 #[pyo3(signature = (paths, tags=None))]
@@ -279,7 +282,6 @@ fn read_columns<'py>(
     };
     let out = PyDict::new(py);
     out.set_item("rows", c.step.len())?;
-    out.set_item("root", c.root.to_string_lossy())?;
     let dirs: Vec<_> = c.run_dirs.iter().map(|d| d.to_string_lossy()).collect();
     out.set_item("run_dirs", dirs)?;
     for (key, dict) in [("runs", c.runs), ("tags", c.tags)] {
