@@ -14,6 +14,7 @@ values to TensorBoard event files (or W&B), and keeps the state the live panel r
                      iteration_time=dt, steps_this_iter=4096)
 
 Also here: :class:`SummaryWriter` (torch's scalar API over tally's event writer),
+:func:`read` / :func:`read_runs` (event files back as pyarrow Tables, for pandas and polars),
 :mod:`tally.distributed` (multi-rank reduction over torch.distributed or MPI), and the error
 tree rooted at :class:`TallyError`.
 """
@@ -33,6 +34,7 @@ from tally._tally import (
     ValueTypeError,
     __version__,
 )
+from tally._read import read, read_runs
 from tally._wandb import WandbSink
 from tally.summary_writer import SummaryWriter
 
@@ -43,6 +45,8 @@ __all__ = [
     "WandbSink",
     "EventWriter",
     "distributed",
+    "read",
+    "read_runs",
     "TallyError",
     "SchemaError",
     "ConfigError",

@@ -22,6 +22,8 @@ __all__ = [
     "Logger",
     "Phase",
     "EventWriter",
+    "ColumnBuffer",
+    "read_columns",
     "reduction",
     "cli_main",
     "_close_open_loggers",
@@ -183,6 +185,16 @@ class EventWriter:
     @property
     def closed(self) -> bool: ...
 
+@final
+class ColumnBuffer:
+    """One immutable Rust-owned column of ``read_columns``; pyarrow wraps it in place."""
+
+    @property
+    def address(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+
+def read_columns(paths: List[_PathLike], tags: Optional[List[str]] = None) -> Dict[str, Any]: ...
 def reduction(field: str, key: str) -> Literal["mean", "sum"]: ...
 def cli_main(argv: List[str]) -> int: ...
 def _close_open_loggers() -> None: ...

@@ -22,7 +22,7 @@ def test_stubtest_finds_the_stubs_match_the_compiled_module():
 
 def test_the_pure_python_modules_type_check_strictly_against_the_stubs():
     src = REPO / "python" / "tally"
-    files = [str(src / f) for f in ("__init__.py", "__main__.py", "_wandb.py", "summary_writer.py", "distributed.py")]
+    files = [str(src / f) for f in ("__init__.py", "__main__.py", "_read.py", "_wandb.py", "summary_writer.py", "distributed.py")]
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental", *files],
         capture_output=True, text=True, timeout=600, cwd=REPO,
@@ -38,7 +38,7 @@ def test_py_typed_and_the_stub_are_installed_with_the_package():
 
 def test_public_names_are_curated_and_all_exist():
     assert sorted(tally.__all__) == sorted(
-        ["Logger", "Phase", "SummaryWriter", "WandbSink", "EventWriter", "distributed", "TallyError", "SchemaError",
+        ["Logger", "Phase", "SummaryWriter", "WandbSink", "EventWriter", "distributed", "read", "read_runs", "TallyError", "SchemaError",
          "ConfigError", "ClosedError", "ValueTypeError", "StorageError", "SinkError", "METRIC_SCHEMA_VERSION", "__version__"]
     )  # fmt: skip
     for name in tally.__all__:

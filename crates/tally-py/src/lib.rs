@@ -10,6 +10,7 @@ mod convert;
 mod errors;
 mod events;
 mod logger;
+mod read;
 mod sink;
 
 use pyo3::prelude::*;
@@ -48,5 +49,6 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .import("atexit")?
         .call_method1("register", (close,))?;
     aggregate::register(m)?;
+    read::register(m)?;
     Ok(())
 }

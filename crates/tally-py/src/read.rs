@@ -1,0 +1,305 @@
+//! `read_columns`: every scalar of event files as Arrow-ready columns, behind `tally.read`.
+//!
+//! Files are read by tally-tfevents' `ScalarReader` (CRC-checked; a truncated final record is
+//! the end of data; a corrupt record is an error naming the file and byte offset,
+//! `docs/contract/consumers.md` "Corrupt and truncated event files") with the GIL released.
+//! The result is contiguous columns (`step`, `wall_time`, `value`, and the int32 codes of
+//! `run` and `tag`) plus the run and tag dictionaries in Arrow's string layout (int32 offsets
+//! and UTF-8 bytes). Each is a [`ColumnBuffer`] that pyarrow wraps in place
+//! (`pyarrow.foreign_buffer`), so no Python object is made per scalar and nothing is copied.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use tally_schema::legacy::glob_match;
+use tally_tfevents::{is_event_file_name, open_event_file, ScalarReader};
+
+use crate::errors::{class, Kind};
+
+/// One immutable column owned by Rust. `frozen`, so the memory never moves or changes while
+/// a pyarrow buffer points into it (the buffer holds this object as its base).
+#[pyclass(frozen, module = "tally._tally", name = "ColumnBuffer")]
+pub struct ColumnBuffer {
+    data: Data,
+}
+
+enum Data {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    F64(Vec<f64>),
+    Bytes(Vec<u8>),
+}
+
+#[pymethods]
+impl ColumnBuffer {
+    /// Address of the first byte (for `pyarrow.foreign_buffer`).
+    #[getter]
+    fn address(&self) -> usize {
+        match &self.data {
+            Data::I32(v) => v.as_ptr() as usize,
+            Data::I64(v) => v.as_ptr() as usize,
+            Data::F64(v) => v.as_ptr() as usize,
+            Data::Bytes(v) => v.as_ptr() as usize,
+        }
+    }
+
+    /// Length in bytes.
+    #[getter]
+    fn size(&self) -> usize {
+        match &self.data {
+            Data::I32(v) => std::mem::size_of_val(v.as_slice()),
+            Data::I64(v) => std::mem::size_of_val(v.as_slice()),
+            Data::F64(v) => std::mem::size_of_val(v.as_slice()),
+            Data::Bytes(v) => v.len(),
+        }
+    }
+}
+
+/// Distinct strings in first-seen order, laid out as an Arrow `string` array.
+struct Dictionary {
+    offsets: Vec<i32>,
+    bytes: Vec<u8>,
+}
+
+impl Dictionary {
+    fn new() -> Self {
+        Dictionary {
+            offsets: vec![0],
+            bytes: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Appends `s` and returns its code.
+    fn push(&mut self, s: &str, what: &str) -> Result<i32, String> {
+        self.bytes.extend_from_slice(s.as_bytes());
+        let end = i32::try_from(self.bytes.len())
+            .map_err(|_| format!("more than 2 GiB of distinct {what} names"))?;
+        self.offsets.push(end);
+        Ok((self.len() - 1) as i32)
+    }
+}
+
+/// Everything read, before it is handed to Python.
+struct Columns {
+    root: PathBuf,
+    runs: Dictionary,
+    run_dirs: Vec<PathBuf>,
+    tags: Dictionary,
+    run_codes: Vec<i32>,
+    tag_codes: Vec<i32>,
+    step: Vec<i64>,
+    wall_time: Vec<f64>,
+    value: Vec<f64>,
+}
+
+/// Which tags to keep: each distinct tag is matched against the globs once.
+struct TagCodes<'a> {
+    globs: Option<&'a [String]>,
+    /// Tag → its code, or `None` when the globs drop it.
+    seen: HashMap<String, Option<i32>>,
+}
+
+impl TagCodes<'_> {
+    fn code(&mut self, tag: String, dict: &mut Dictionary) -> Result<Option<i32>, String> {
+        if let Some(&code) = self.seen.get(&tag) {
+            return Ok(code);
+        }
+        let keep = self
+            .globs
+            .is_none_or(|globs| globs.iter().any(|g| glob_match(g, &tag)));
+        let code = if keep {
+            Some(dict.push(&tag, "tag")?)
+        } else {
+            None
+        };
+        self.seen.insert(tag, code);
+        Ok(code)
+    }
+}
+
+fn io_message(path: &Path, e: &std::io::Error) -> String {
+    format!("{}: {e}", path.display())
+}
+
+/// Every event file at or below `dir`, each directory's files in name order (TensorBoard reads
+/// a directory's files in that order as one stream), directories in path order.
+fn event_files_in(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).map_err(|e| io_message(&d, &e))? {
+            let entry = entry.map_err(|e| io_message(&d, &e))?;
+            let path = entry.path();
+            let ty = entry.file_type().map_err(|e| io_message(&path, &e))?;
+            if ty.is_dir() {
+                stack.push(path);
+            } else if entry.file_name().to_str().is_some_and(is_event_file_name) {
+                found.push(path);
+            }
+        }
+    }
+    // Sorting by (directory, name) rather than by whole path keeps each directory's files
+    // together whatever characters its subdirectories' names hold.
+    found.sort_by(|a, b| (a.parent(), a.file_name()).cmp(&(b.parent(), b.file_name())));
+    Ok(found)
+}
+
+/// The deepest directory holding every one of `dirs` (all absolute).
+fn common_root(dirs: &[PathBuf]) -> PathBuf {
+    let mut root = dirs[0].clone();
+    for d in &dirs[1..] {
+        while !d.starts_with(&root) {
+            if !root.pop() {
+                break;
+            }
+        }
+    }
+    root
+}
+
+/// `dir` relative to `root` with `/` separators; `.` for the root itself.
+fn run_name(root: &Path, dir: &Path) -> String {
+    let rel = dir.strip_prefix(root).unwrap_or(dir);
+    let parts: Vec<_> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect();
+    if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    }
+}
+
+/// The event files named by `inputs` (files as given, directories searched), without
+/// repeats, and the common root their runs are named against.
+fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<PathBuf>), String> {
+    if inputs.is_empty() {
+        return Err("no path given".to_owned());
+    }
+    let mut bases = Vec::new();
+    let mut files = Vec::new();
+    for input in inputs {
+        let path = input.canonicalize().map_err(|e| io_message(input, &e))?;
+        if path.is_dir() {
+            let found = event_files_in(&path)?;
+            if found.is_empty() {
+                return Err(format!(
+                    "{}: no events.out.tfevents.* file at or below this directory",
+                    input.display()
+                ));
+            }
+            files.extend(found);
+            bases.push(path);
+        } else {
+            bases.push(path.parent().map(Path::to_owned).unwrap_or_default());
+            files.push(path);
+        }
+    }
+    let mut seen = HashSet::new();
+    files.retain(|f| seen.insert(f.clone()));
+    Ok((common_root(&bases), files))
+}
+
+/// Reads every kept scalar of `inputs` (runs without the GIL).
+fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns, String> {
+    let (root, files) = resolve_inputs(inputs)?;
+    let mut c = Columns {
+        root,
+        runs: Dictionary::new(),
+        run_dirs: Vec::new(),
+        tags: Dictionary::new(),
+        run_codes: Vec::new(),
+        tag_codes: Vec::new(),
+        step: Vec::new(),
+        wall_time: Vec::new(),
+        value: Vec::new(),
+    };
+    let mut tag_codes = TagCodes {
+        globs,
+        seen: HashMap::new(),
+    };
+    let mut run_of_dir: HashMap<PathBuf, i32> = HashMap::new();
+    for file in &files {
+        let dir = file.parent().unwrap_or(Path::new("")).to_owned();
+        // A run enters the dictionary with its first kept row, so a run the tag globs empty
+        // leaves no unused category behind.
+        let mut run = run_of_dir.get(&dir).copied();
+        let mut scalars: ScalarReader<BufReader<File>> = open_event_file(file)
+            .map_err(|e| e.to_string())?
+            .into_scalars();
+        while let Some(s) = scalars.read_scalar().map_err(|e| e.to_string())? {
+            let Some(tag) = tag_codes.code(s.tag, &mut c.tags)? else {
+                continue;
+            };
+            let run_code = match run {
+                Some(code) => code,
+                None => {
+                    let code = c.runs.push(&run_name(&c.root, &dir), "run")?;
+                    c.run_dirs.push(dir.clone());
+                    run_of_dir.insert(dir.clone(), code);
+                    *run.insert(code)
+                }
+            };
+            c.run_codes.push(run_code);
+            c.tag_codes.push(tag);
+            c.step.push(s.step);
+            c.wall_time.push(s.wall_time);
+            c.value.push(s.value);
+        }
+    }
+    Ok(c)
+}
+
+fn buffer(py: Python<'_>, data: Data) -> PyResult<Py<ColumnBuffer>> {
+    Py::new(py, ColumnBuffer { data })
+}
+
+/// Every scalar of the event files or directories `paths` (directories searched recursively),
+/// optionally only tags matching one of the `*` globs `tags`, as a dict of column buffers:
+/// `rows`, `step` (int64), `wall_time`, `value` (float64), `run_codes`/`tag_codes` (int32
+/// indices into the dictionaries), `runs`/`tags` (`(offsets int32, utf8 bytes, count)`) and
+/// `run_dirs` (each run's absolute directory, by code).
+/// Raises `StorageError` naming the file (and byte offset) that could not be read.
+#[pyfunction]
+#[pyo3(signature = (paths, tags=None))]
+fn read_columns<'py>(
+    py: Python<'py>,
+    paths: Vec<PathBuf>,
+    tags: Option<Vec<String>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let c = match py.detach(|| read_all(&paths, tags.as_deref())) {
+        Ok(c) => c,
+        Err(message) => return Err(PyErr::from_type(class(py, Kind::Storage)?, message)),
+    };
+    let out = PyDict::new(py);
+    out.set_item("rows", c.step.len())?;
+    let dirs: Vec<_> = c.run_dirs.iter().map(|d| d.to_string_lossy()).collect();
+    out.set_item("run_dirs", dirs)?;
+    for (key, dict) in [("runs", c.runs), ("tags", c.tags)] {
+        let count = dict.len();
+        let offsets = buffer(py, Data::I32(dict.offsets))?;
+        let bytes = buffer(py, Data::Bytes(dict.bytes))?;
+        out.set_item(key, (offsets, bytes, count))?;
+    }
+    out.set_item("run_codes", buffer(py, Data::I32(c.run_codes))?)?;
+    out.set_item("tag_codes", buffer(py, Data::I32(c.tag_codes))?)?;
+    out.set_item("step", buffer(py, Data::I64(c.step))?)?;
+    out.set_item("wall_time", buffer(py, Data::F64(c.wall_time))?)?;
+    out.set_item("value", buffer(py, Data::F64(c.value))?)?;
+    Ok(out)
+}
+
+/// Adds `read_columns` and `ColumnBuffer` to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<ColumnBuffer>()?;
+    m.add_function(wrap_pyfunction!(read_columns, m)?)
+}

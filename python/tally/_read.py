@@ -1,0 +1,166 @@
+"""Reading runs back as Arrow tables: :func:`read` and :func:`read_runs`.
+
+The event files are read in Rust (``tally._tally.read_columns``: CRC-checked, a truncated final
+record is the end of data, a corrupt record raises :class:`tally.StorageError` naming the file
+and byte offset) with the GIL released. The columns come back as Rust-owned buffers that
+pyarrow wraps in place; ``run`` and ``tag`` are dictionary-encoded. pyarrow is imported only
+here, when a table is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from tally._tally import ColumnBuffer, StorageError, read_columns
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _pyarrow() -> ModuleType:
+    try:
+        return importlib.import_module("pyarrow")
+    except ImportError as e:
+        raise ImportError(
+            "tally.read and tally.read_runs return pyarrow Tables: install pyarrow (pip install pyarrow)"
+        ) from e
+
+
+def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[PathLike]:
+    if isinstance(paths, (str, os.PathLike)):
+        return [paths]
+    if isinstance(paths, bytes):
+        raise TypeError(f"tally.read: paths must be str or os.PathLike, got bytes {paths!r}")
+    out = list(paths)
+    if not out:
+        raise ValueError("tally.read: no path given (pass an event file, a directory, or a list of them)")
+    for i, p in enumerate(out):
+        if not isinstance(p, (str, os.PathLike)):
+            raise TypeError(f"tally.read: paths[{i}] must be str or os.PathLike, got {type(p).__name__} {p!r}")
+    return out
+
+
+def _tags(tags: Union[str, Iterable[str], None]) -> Optional[List[str]]:
+    if tags is None:
+        return None
+    if isinstance(tags, str):
+        return [tags]
+    out = list(tags)
+    for i, t in enumerate(out):
+        if not isinstance(t, str):
+            raise TypeError(f"tally.read: tags[{i}] must be a str glob, got {type(t).__name__} {t!r}")
+    return out
+
+
+def _buffer(pa: ModuleType, column: ColumnBuffer) -> Any:
+    # The pyarrow buffer keeps `column` alive; `column` is immutable, so the memory is stable.
+    return pa.foreign_buffer(column.address, column.size, base=column)
+
+
+def _dictionary_column(pa: ModuleType, rows: int, codes: ColumnBuffer, strings: Tuple[ColumnBuffer, ColumnBuffer, int]) -> Any:
+    offsets, data, count = strings
+    dictionary = pa.Array.from_buffers(pa.string(), count, [None, _buffer(pa, offsets), _buffer(pa, data)])
+    indices = pa.Array.from_buffers(pa.int32(), rows, [None, _buffer(pa, codes)])
+    return pa.DictionaryArray.from_arrays(indices, dictionary)
+
+
+def _table(pa: ModuleType, cols: Dict[str, Any]) -> Tuple[Any, Any]:
+    """The five-column table, and the run codes (for per-run columns)."""
+    rows = cols["rows"]
+    run = _dictionary_column(pa, rows, cols["run_codes"], cols["runs"])
+    tag = _dictionary_column(pa, rows, cols["tag_codes"], cols["tags"])
+    step = pa.Array.from_buffers(pa.int64(), rows, [None, _buffer(pa, cols["step"])])
+    wall_time = pa.Array.from_buffers(pa.float64(), rows, [None, _buffer(pa, cols["wall_time"])])
+    value = pa.Array.from_buffers(pa.float64(), rows, [None, _buffer(pa, cols["value"])])
+    table = pa.table({"run": run, "tag": tag, "step": step, "wall_time": wall_time, "value": value})
+    return table, run.indices
+
+
+def read(paths: Union[PathLike, Iterable[PathLike]], tags: Union[str, Sequence[str], None] = None) -> Any:
+    """Every scalar of event files as a ``pyarrow.Table``, one row per scalar, in file order.
+
+    ``paths``: an event file, a directory (searched recursively for ``events.out.tfevents.*``;
+    each directory's files are read in name order, as TensorBoard does), or a list of them.
+    ``tags``: ``*`` globs (e.g. ``"Loss/*"``); a row is kept when its tag matches one of them
+    (``None`` keeps every tag, ``[]`` none).
+
+    Columns: ``run`` (the event file's directory relative to the common root of ``paths``,
+    ``"."`` for the root itself; dictionary-encoded), ``tag`` (dictionary-encoded), ``step``
+    (int64), ``wall_time`` and ``value`` (float64). Scalars are ``simple_value`` summaries and
+    one-element float tensors of the scalars plugin (``docs/contract/consumers.md`` "Scalars
+    tally reads"). ``.to_pandas()`` and ``polars.from_arrow(table)`` convert it.
+
+    A truncated final record is the end of a file's data; a corrupt record raises
+    :class:`tally.StorageError` naming the file and byte offset.
+    """
+    pa = _pyarrow()
+    table, _ = _table(pa, read_columns(_paths(paths), _tags(tags)))
+    return table
+
+
+def read_runs(root: PathLike, config: bool = False, tags: Union[str, Sequence[str], None] = None) -> Any:
+    """:func:`read` over every run below the directory ``root`` (runs named relative to it).
+
+    With ``config=True``, each run's ``run_config.json`` is flattened into extra columns
+    ``config.<dotted.key>`` (e.g. ``config.run.algo``, ``config.config.training.lr``), the
+    run's value repeated on each of its rows; a key a run lacks, or a run without the file,
+    is null. A key whose values across runs have no common Arrow type holds their JSON text.
+    """
+    if not isinstance(root, (str, os.PathLike)):
+        raise TypeError(f"tally.read_runs: root must be str or os.PathLike, got {type(root).__name__} {root!r}")
+    if not Path(root).is_dir():
+        raise StorageError(f"{os.fspath(root)}: not a directory (tally.read_runs reads the runs below a directory)")
+    pa = _pyarrow()
+    cols = read_columns([root], _tags(tags))
+    table, run_codes = _table(pa, cols)
+    if not config:
+        return table
+    per_run = [_flat_config(Path(d) / "run_config.json") for d in cols["run_dirs"]]
+    keys = sorted({k for flat in per_run for k in flat})
+    for key in keys:
+        values = _per_run_array(pa, [flat.get(key) for flat in per_run])
+        table = table.append_column(f"config.{key}", values.take(run_codes))
+    return table
+
+
+def _flat_config(path: Path) -> Dict[str, Any]:
+    """``run_config.json`` flattened to dotted keys; empty when the run has none."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise StorageError(f"{path}: cannot read: {e}") from e
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise StorageError(f"{path}: not valid JSON: {e}") from e
+    if not isinstance(doc, dict):
+        raise StorageError(f"{path}: expected a JSON object, found {type(doc).__name__}")
+    flat: Dict[str, Any] = {}
+    _flatten(doc, "", flat, path)
+    return flat
+
+
+def _flatten(node: Dict[str, Any], prefix: str, out: Dict[str, Any], path: Path) -> None:
+    for k, v in node.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v:
+            _flatten(v, f"{key}.", out, path)
+        elif key in out:
+            # A literal dotted key and a nested one collide; keeping either would hide the other.
+            raise StorageError(f"{path}: key {key!r} appears both nested and as a dotted name")
+        else:
+            out[key] = v
+
+
+def _per_run_array(pa: ModuleType, values: List[Any]) -> Any:
+    """One value per run as an Arrow array of the type pyarrow infers; JSON text when none fits."""
+    try:
+        return pa.array(values)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return pa.array([None if v is None else json.dumps(v) for v in values], pa.string())
