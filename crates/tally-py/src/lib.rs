@@ -11,6 +11,7 @@ mod errors;
 mod events;
 mod logger;
 mod sink;
+mod summaries;
 
 use pyo3::prelude::*;
 
@@ -48,5 +49,6 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .import("atexit")?
         .call_method1("register", (close,))?;
     aggregate::register(m)?;
+    summaries::register(m)?;
     Ok(())
 }
