@@ -18,7 +18,10 @@ __all__ = ["to_numpy", "image_hwc", "to_uint8", "video_thwc", "figure_chw", "aud
 def to_numpy(x: Any, name: str) -> np.ndarray:
     """``x`` as a numpy array: torch tensors via ``.detach().cpu().numpy()`` (torch never imported)."""
     if hasattr(x, "detach") and hasattr(x, "cpu"):
-        x = x.detach().cpu().numpy()
+        x = x.detach().cpu()
+        if str(getattr(x, "dtype", "")) == "torch.bfloat16":  # numpy has no bfloat16
+            x = x.float()
+        x = x.numpy()
     elif hasattr(x, "numpy") and not isinstance(x, np.ndarray) and callable(x.numpy):
         x = x.numpy()
     try:

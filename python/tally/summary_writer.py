@@ -29,15 +29,15 @@ from tally._wandb import DEFAULT_PROJECT, import_wandb
 __all__ = ["SummaryWriter", "FileWriter"]
 
 
-def _number(tag: str, v: Any) -> float:
+def _number(tag: str, v: Any, where: str = "add_scalar") -> float:
     if isinstance(v, float):
         return v
     if v is None or isinstance(v, (str, bytes)):
-        raise ValueTypeError(f"add_scalar('{tag}'): expected a number, got {type(v).__name__} {v!r}")
+        raise ValueTypeError(f"{where}('{tag}'): expected a number, got {type(v).__name__} {v!r}")
     try:
         return float(v)  # ints, numpy scalars, 0-d tensors
     except (TypeError, ValueError) as e:
-        raise ValueTypeError(f"add_scalar('{tag}'): expected a number, got {type(v).__name__}: {e}") from e
+        raise ValueTypeError(f"{where}('{tag}'): expected a number, got {type(v).__name__}: {e}") from e
 
 
 class _Batch:
@@ -411,7 +411,7 @@ class SummaryWriter:
                 raise TypeError(f"add_hparams: hparam_domain_discrete[{k!r}] must be a list of the values of hparam_dict[{k!r}]")
         values = [(str(k), _media.hparam_value(str(k), v)) for k, v in hparam_dict.items() if v is not None]
         doms = {str(k): [_media.hparam_value(str(k), x) for x in d] for k, d in domains.items()}
-        metrics = {str(k): _number(str(k), v) for k, v in metric_dict.items()}
+        metrics = {str(k): _number(str(k), v, "add_hparams: metric_dict") for k, v in metric_dict.items()}
         exp, start, end = _summaries.hparams(values, doms, list(metrics))
         self._check_open()
         run = run_name or name or str(time.time())

@@ -239,6 +239,16 @@ def test_video_is_an_animated_gif_tiled_as_tensorboardx_tiles_it(tmp_path):
     assert durations8 == [250] * 4  # torch's default 4 fps
 
 
+def test_a_video_with_more_than_256_colours_is_quantized_not_refused(tmp_path):
+    vid = RNG.integers(0, 256, (1, 3, 3, 24, 24), dtype=np.uint8)
+    with tally.SummaryWriter(tmp_path) as w:
+        w.add_video("noise", vid, 0)
+    frames, _, _ = gif_frames(load(tmp_path).Images("noise")[0].encoded_image_string)
+    assert frames.shape == (3, 24, 24, 3)
+    # NeuQuant keeps each pixel near its colour on average.
+    assert np.abs(frames.astype(int) - vid[0].transpose(0, 2, 3, 1)).mean() < 40
+
+
 def wav_samples(encoded):
     with wave.open(io.BytesIO(encoded)) as f:
         raw = f.readframes(f.getnframes())
@@ -457,6 +467,7 @@ def test_unsupported_methods_name_themselves(tmp_path, method):
         (lambda w: w.add_custom_scalars({"c": {"x": ["Pie", ["a"]]}}), ValueError, "layout"),
         (lambda w: w.add_custom_scalars({"c": {"x": ["Margin", ["a"]]}}), ValueError, "Margin"),
         (lambda w: w.add_hparams([("lr", 1)], {}), TypeError, "hparam_dict"),
+        (lambda w: w.add_hparams({"lr": 1}, {"acc": "high"}), TypeError, "metric_dict"),
         (lambda w: w.add_hparams({"lr": 1}, {}, hparam_domain_discrete={"bs": [1]}), TypeError, "hparam_domain_discrete"),
         (lambda w: w.file_writer.add_summary(123), TypeError, "summary"),
         (lambda w: w.file_writer.add_event("x"), TypeError, "event"),
