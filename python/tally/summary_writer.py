@@ -391,6 +391,14 @@ class SummaryWriter:
         or ["Margin", [value, lower, upper]]}}``."""
         self._write_summary(_summaries.custom_scalars(_media.layout_spec(layout)), None, None)
 
+    def add_custom_scalars_multilinechart(self, tags: Any, category: str = "default", title: str = "untitled") -> None:
+        """tensorboardX's shortcut: one multiline chart of ``tags``."""
+        self.add_custom_scalars({category: {title: ["Multiline", list(tags)]}})
+
+    def add_custom_scalars_marginchart(self, tags: Any, category: str = "default", title: str = "untitled") -> None:
+        """tensorboardX's shortcut: one margin chart of ``[value, lower, upper]``."""
+        self.add_custom_scalars({category: {title: ["Margin", list(tags)]}})
+
     def add_hparams(
         self,
         hparam_dict: Mapping[str, Any],

@@ -318,6 +318,18 @@ def test_custom_scalars_layout_matches(tmp_path):
     assert lb.category[1].chart[0].margin.series[0].upper == "dow/ccc"
 
 
+def test_tensorboardx_custom_scalar_shortcuts_match(tmp_path):
+    def calls(w):
+        w.add_custom_scalars_multilinechart(["loss/a", "loss/b"], category="losses", title="both")
+        w.add_custom_scalars_marginchart(["v", "lo", "hi"])
+
+    ref, ours = write_both(tmp_path, calls)
+    tag = "custom_scalars__config__"
+    layouts = lambda d: [layout_pb2.Layout.FromString(tensor_util.make_ndarray(e.tensor_proto).item()) for e in load(d).Tensors(tag)]
+    assert layouts(ref) == layouts(ours)
+    assert [c.title for la in layouts(ours) for c in la.category] == ["losses", "default"]
+
+
 def hparams_by_run(d):
     """{run: {tag: parsed HParamsPluginData}} via the plugin event multiplexer."""
     mux = plugin_event_multiplexer.EventMultiplexer()
