@@ -28,6 +28,7 @@ __all__ = [
     "cli_main",
     "_close_open_loggers",
     "aggregate",
+    "summaries",
 ]
 __version__: str
 METRIC_SCHEMA_VERSION: int
@@ -35,6 +36,9 @@ STEP_FIELDS: list[tuple[str, str]]
 
 # Trinity-style aggregation (docs/contract/rft.md), wrapped by tally.metrics.
 aggregate: types.ModuleType
+# Serialized Summary protos for tally.SummaryWriter (histogram, image, video, audio, text,
+# pr_curve, pr_curve_raw, custom_scalars, hparams), each returning bytes.
+summaries: types.ModuleType
 
 _Number = Union[SupportsFloat, SupportsIndex]
 _Values = Mapping[str, _Number]
@@ -176,8 +180,11 @@ class Phase:
 class EventWriter:
     """An ``events.out.tfevents.*`` file written one step (event) at a time."""
 
-    def __new__(cls, log_dir: _PathLike) -> EventWriter: ...
+    def __new__(cls, log_dir: _PathLike, filename_suffix: str = "") -> EventWriter: ...
     def write_scalars(self, step: int, wall_time: float, scalars: Dict[str, float]) -> None: ...
+    def write_summary(self, step: Optional[int], wall_time: float, summary: bytes) -> None: ...
+    def write_event(self, event: bytes, step: Optional[int] = None, wall_time: Optional[float] = None) -> None: ...
+    def write_session_start(self, step: int, wall_time: float) -> None: ...
     def flush(self) -> None: ...
     def close(self) -> None: ...
     @property

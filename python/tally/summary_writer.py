@@ -1,10 +1,13 @@
-"""``tally.SummaryWriter``: a drop-in for the scalar API of torch's ``SummaryWriter``.
+"""``tally.SummaryWriter``: a drop-in for torch's (and tensorboardX's) ``SummaryWriter``.
 
-Libraries that take a writer (rsl_rl, stable-baselines3, custom loops) log through tally's
-event writer: consecutive ``add_scalar`` calls at the same step become **one** event (the
-step's batch is written when the step changes, when a tag repeats or a call brings its own
-``walltime``, on ``flush``/``close``, or after ``flush_secs``), which TensorBoard, tbparse and
-``tally export`` read like torch's files.
+Libraries that take a writer (rsl_rl, stable-baselines3, CleanRL, custom loops) log through
+tally's event writer: consecutive ``add_scalar`` calls at the same step become **one** event
+(the step's batch is written when the step changes, when a tag repeats or a call brings its
+own ``walltime``, on ``flush``/``close``, after ``flush_secs``, or before any other summary),
+which TensorBoard, tbparse and ``tally export`` read like torch's files. Text, histograms,
+images, figures, videos (GIF), audio (WAV), hparams, PR curves and custom-scalar layouts are
+written as torch writes them, encoded in Rust; ``file_writer.add_summary``/``add_event`` take
+protobuf objects built by other libraries (stable-baselines3's hparams) as they are.
 With W&B configured (``wandb=``), each step's batch is mirrored to W&B as one ``log`` call,
 so a library that only knows torch's writer (rsl_rl) logs to both backends; an existing
 ``wandb.run`` is reused and never finished (docs/contract/run-artifacts.md "W&B").
@@ -18,21 +21,23 @@ import time
 from datetime import datetime
 from typing import Any, Dict, Mapping, Optional, Union
 
+from tally import _media
 from tally._tally import EventWriter, ValueTypeError
+from tally._tally import summaries as _summaries
 from tally._wandb import DEFAULT_PROJECT, import_wandb
 
-__all__ = ["SummaryWriter"]
+__all__ = ["SummaryWriter", "FileWriter"]
 
 
-def _number(tag: str, v: Any) -> float:
+def _number(tag: str, v: Any, where: str = "add_scalar") -> float:
     if isinstance(v, float):
         return v
     if v is None or isinstance(v, (str, bytes)):
-        raise ValueTypeError(f"add_scalar('{tag}'): expected a number, got {type(v).__name__} {v!r}")
+        raise ValueTypeError(f"{where}('{tag}'): expected a number, got {type(v).__name__} {v!r}")
     try:
         return float(v)  # ints, numpy scalars, 0-d tensors
     except (TypeError, ValueError) as e:
-        raise ValueTypeError(f"add_scalar('{tag}'): expected a number, got {type(v).__name__}: {e}") from e
+        raise ValueTypeError(f"{where}('{tag}'): expected a number, got {type(v).__name__}: {e}") from e
 
 
 class _Batch:
@@ -65,12 +70,51 @@ class _Batch:
             self.values = {}
 
 
-class SummaryWriter:
-    """Writes scalars to ``log_dir`` through tally's event writer (torch-compatible signature).
+def _step(global_step: Any) -> Optional[int]:
+    return None if global_step is None else int(global_step)
 
-    ``max_queue`` and ``filename_suffix`` are accepted for compatibility; records are never
-    queued in-process (each written event reaches the OS at once, so a crash loses at most the
-    step still being batched). ``purge_step`` is not supported and raises.
+
+def _serialized(obj: Any, name: str) -> bytes:
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return bytes(obj)
+    if hasattr(obj, "SerializeToString"):
+        return bytes(obj.SerializeToString())
+    raise TypeError(f"{name}: expected a protobuf message or its serialized bytes, got {type(obj).__name__}")
+
+
+class FileWriter:
+    """torch's ``FileWriter`` surface over one event file: ``add_summary``, ``add_event``."""
+
+    def __init__(self, owner: "SummaryWriter") -> None:
+        self._owner = owner
+
+    def get_logdir(self) -> str:
+        return self._owner.log_dir
+
+    def add_summary(self, summary: Any, global_step: Optional[int] = None, walltime: Optional[float] = None) -> None:
+        """Write a ``Summary`` protobuf (or its bytes) in one event at ``global_step``."""
+        self._owner._write_summary(_serialized(summary, "summary"), global_step, walltime)
+
+    def add_event(self, event: Any, step: Optional[int] = None, walltime: Optional[float] = None) -> None:
+        """Write an ``Event`` protobuf (or its bytes); ``walltime`` (default now) and ``step`` override its own."""
+        data = _serialized(event, "event")
+        w = self._owner._events_writer()
+        w.write_event(data, _step(step), time.time() if walltime is None else float(walltime))
+
+    def flush(self) -> None:
+        self._owner.flush()
+
+    def close(self) -> None:
+        self._owner.close()
+
+
+class SummaryWriter:
+    """Writes TensorBoard summaries to ``log_dir`` (torch-compatible signature).
+
+    ``max_queue`` is accepted for compatibility: records are never queued in-process (each
+    written event reaches the OS at once, so a crash loses at most the step still being
+    batched). ``purge_step`` writes a session start at that step, so TensorBoard drops what
+    earlier files logged from that step on (a resumed run).
     """
 
     def __init__(
@@ -84,14 +128,16 @@ class SummaryWriter:
         *,
         wandb: Union[None, bool, Mapping[str, Any]] = None,
     ) -> None:
-        if purge_step is not None:
-            raise NotImplementedError("tally.SummaryWriter does not support purge_step")
         if log_dir is None:
             stamp = datetime.now().strftime("%b%d_%H-%M-%S")
             log_dir = os.path.join("runs", f"{stamp}_{socket.gethostname()}{comment}")
         self.log_dir = os.fspath(log_dir)
         self.flush_secs = float(flush_secs)
-        self._main = _Batch(EventWriter(self.log_dir))
+        self.filename_suffix = str(filename_suffix)
+        self.max_queue = max_queue
+        self._main = _Batch(EventWriter(self.log_dir, self.filename_suffix))
+        if purge_step is not None:
+            self._main.writer.write_session_start(int(purge_step), time.time())
         self._subs: Dict[str, _Batch] = {}
         self._closed = False
         self._wandb_run: Any = None
@@ -167,9 +213,236 @@ class SummaryWriter:
             sub = os.path.join(self.log_dir, main_tag.replace("/", "_") + "_" + tag)
             batch = self._subs.get(sub)
             if batch is None:
-                batch = self._subs[sub] = _Batch(EventWriter(sub))
+                batch = self._subs[sub] = _Batch(EventWriter(sub, self.filename_suffix))
             batch.add(main_tag, value, step, walltime, self.flush_secs)
             self._mirror(f"{main_tag}/{tag}", value, step)
+
+    # -- everything else torch's writer adds ------------------------------------------------------
+    @property
+    def file_writer(self) -> FileWriter:
+        """torch's ``writer.file_writer``: ``add_summary``/``add_event`` for prebuilt protos."""
+        return FileWriter(self)
+
+    def _get_file_writer(self) -> FileWriter:
+        return self.file_writer
+
+    def _events_writer(self) -> EventWriter:
+        self._check_open()
+        self._main.write()  # keep the file in call order
+        return self._main.writer
+
+    def _write_summary(self, summary: bytes, global_step: Any, walltime: Optional[float]) -> None:
+        w = self._events_writer()
+        w.write_summary(_step(global_step), time.time() if walltime is None else float(walltime), summary)
+
+    def add_text(self, tag: str, text_string: str, global_step: Optional[int] = None, walltime: Optional[float] = None) -> None:
+        """Markdown text, shown by TensorBoard's Text tab under ``<tag>/text_summary``."""
+        if not isinstance(text_string, str):
+            raise ValueTypeError(f"add_text('{tag}'): text_string must be str, got {type(text_string).__name__}")
+        self._write_summary(_summaries.text(tag, text_string), global_step, walltime)
+
+    def add_histogram(
+        self,
+        tag: str,
+        values: Any,
+        global_step: Optional[int] = None,
+        bins: Any = "tensorflow",
+        walltime: Optional[float] = None,
+        max_bins: Optional[int] = None,
+    ) -> None:
+        """Histogram of ``values``; ``bins`` is ``"tensorflow"`` (default exponential buckets), a
+        count, a numpy estimator name (``"auto"``, ``"fd"``...) or explicit edges."""
+        import numpy as np
+
+        arr = _media.to_numpy(values, "values").astype(np.float64).reshape(-1)
+        if arr.size == 0:
+            raise ValueError(f"add_histogram('{tag}'): values is empty")
+        count, edges = None, None
+        if isinstance(bins, str) and bins == "tensorflow":
+            pass
+        elif isinstance(bins, str):
+            try:
+                edges = np.histogram_bin_edges(arr, bins=bins).tolist()
+            except ValueError as e:
+                raise ValueError(f"add_histogram('{tag}'): bins={bins!r}: {e}") from e
+        elif isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
+            count = int(bins)
+        else:
+            edges = _media.to_numpy(bins, "bins").astype(np.float64).reshape(-1).tolist()
+        try:
+            summary = _summaries.histogram(tag, _media.float_buffer(arr), count, edges, max_bins)
+        except ValueError as e:
+            raise ValueError(f"add_histogram('{tag}'): {e}") from None
+        self._write_summary(summary, global_step, walltime)
+
+    def add_histogram_raw(
+        self,
+        tag: str,
+        min: float,  # noqa: A002 - torch's names
+        max: float,  # noqa: A002
+        num: int,
+        sum: float,  # noqa: A002
+        sum_squares: float,
+        bucket_limits: Any,
+        bucket_counts: Any,
+        global_step: Optional[int] = None,
+        walltime: Optional[float] = None,
+    ) -> None:
+        """A histogram from precomputed buckets (right edges ``bucket_limits``)."""
+        limits = _media.to_numpy(bucket_limits, "bucket_limits").reshape(-1).tolist()
+        counts = _media.to_numpy(bucket_counts, "bucket_counts").reshape(-1).tolist()
+        if len(limits) != len(counts):
+            raise ValueError(f"add_histogram_raw('{tag}'): bucket_limits has {len(limits)} entries, bucket_counts {len(counts)}")
+        summary = _summaries.histogram_raw(tag, float(min), float(max), float(num), float(sum), float(sum_squares), limits, counts)
+        self._write_summary(summary, global_step, walltime)
+
+    def _image(self, tag: str, hwc: Any, global_step: Any, walltime: Optional[float]) -> None:
+        px = _media.to_uint8(hwc)
+        h, w, c = px.shape
+        self._write_summary(_summaries.image(tag, px.tobytes(), h, w, c), global_step, walltime)
+
+    def add_image(
+        self, tag: str, img_tensor: Any, global_step: Optional[int] = None, walltime: Optional[float] = None, dataformats: str = "CHW"
+    ) -> None:
+        """One image (PNG); floats are taken in [0, 1], uint8 in [0, 255]; PIL images as they are."""
+        self._image(tag, _media.image_hwc(img_tensor, dataformats), global_step, walltime)
+
+    def add_images(
+        self, tag: str, img_tensor: Any, global_step: Optional[int] = None, walltime: Optional[float] = None, dataformats: str = "NCHW"
+    ) -> None:
+        """A batch of images tiled into one grid (8 per row), as torch does."""
+        self._image(tag, _media.image_hwc(img_tensor, dataformats), global_step, walltime)
+
+    def add_figure(
+        self, tag: str, figure: Any, global_step: Optional[int] = None, close: bool = True, walltime: Optional[float] = None
+    ) -> None:
+        """A matplotlib figure (or list of figures, tiled) rendered to an image."""
+        chw = _media.figure_chw(figure, close)
+        self.add_image(tag, chw, global_step, walltime, dataformats="NCHW" if chw.ndim == 4 else "CHW")
+
+    def add_video(
+        self, tag: str, vid_tensor: Any, global_step: Optional[int] = None, fps: float = 4, walltime: Optional[float] = None, dataformats: str = "NTCHW"
+    ) -> None:
+        """Videos (N, T, C, H, W) tiled into one animated GIF at ``fps``."""
+        v = _media.video_thwc(vid_tensor, dataformats)
+        self._write_summary(_summaries.video(tag, v.tobytes(), v.shape, float(fps)), global_step, walltime)
+
+    def add_audio(
+        self, tag: str, snd_tensor: Any, global_step: Optional[int] = None, sample_rate: float = 44100, walltime: Optional[float] = None
+    ) -> None:
+        """A clip of samples in [-1, 1] (clipped) as a 16-bit WAV."""
+        frames = _media.audio_frames(snd_tensor)
+        summary = _summaries.audio(tag, _media.float_buffer(frames), frames.shape[1], float(sample_rate))
+        self._write_summary(summary, global_step, walltime)
+
+    def add_pr_curve(
+        self,
+        tag: str,
+        labels: Any,
+        predictions: Any,
+        global_step: Optional[int] = None,
+        num_thresholds: int = 127,
+        weights: Any = None,
+        walltime: Optional[float] = None,
+    ) -> None:
+        """Precision-recall curve of binary ``labels`` against ``predictions`` in [0, 1]."""
+        import numpy as np
+
+        lab = _media.to_numpy(labels, "labels").reshape(-1)
+        pred = _media.to_numpy(predictions, "predictions").reshape(-1)
+        if lab.shape != pred.shape:
+            raise ValueError(f"add_pr_curve('{tag}'): labels has {lab.size} elements, predictions {pred.size}")
+        w = None
+        if weights is not None:
+            w = _media.float_buffer(np.broadcast_to(_media.to_numpy(weights, "weights").astype(np.float64), lab.shape))
+        try:
+            summary = _summaries.pr_curve(tag, _media.float_buffer(lab), _media.float_buffer(pred), int(num_thresholds), w)
+        except ValueError as e:
+            raise ValueError(f"add_pr_curve('{tag}'): {e}") from None
+        self._write_summary(summary, global_step, walltime)
+
+    def add_pr_curve_raw(
+        self,
+        tag: str,
+        true_positive_counts: Any,
+        false_positive_counts: Any,
+        true_negative_counts: Any,
+        false_negative_counts: Any,
+        precision: Any,
+        recall: Any,
+        global_step: Optional[int] = None,
+        num_thresholds: int = 127,
+        weights: Any = None,
+        walltime: Optional[float] = None,
+    ) -> None:
+        """A precision-recall curve from precomputed rows (one entry per threshold)."""
+        import numpy as np
+
+        names = ("true_positive_counts", "false_positive_counts", "true_negative_counts", "false_negative_counts", "precision", "recall")
+        rows = [_media.to_numpy(r, n).astype(np.float64).reshape(-1) for r, n in zip(
+            (true_positive_counts, false_positive_counts, true_negative_counts, false_negative_counts, precision, recall), names)]
+        for r, n in zip(rows, names):
+            if r.shape != rows[0].shape:
+                raise ValueError(f"add_pr_curve_raw('{tag}'): {n} has {r.size} entries, true_positive_counts {rows[0].size}")
+        self._write_summary(_summaries.pr_curve_raw(tag, _media.float_buffer(np.stack(rows))), global_step, walltime)
+
+    def add_custom_scalars(self, layout: Mapping[str, Mapping[str, Any]]) -> None:
+        """Charts for TensorBoard's Custom Scalars tab: ``{category: {title: ["Multiline", [tags]]
+        or ["Margin", [value, lower, upper]]}}``."""
+        self._write_summary(_summaries.custom_scalars(_media.layout_spec(layout)), None, None)
+
+    def add_custom_scalars_multilinechart(self, tags: Any, category: str = "default", title: str = "untitled") -> None:
+        """tensorboardX's shortcut: one multiline chart of ``tags``."""
+        self.add_custom_scalars({category: {title: ["Multiline", list(tags)]}})
+
+    def add_custom_scalars_marginchart(self, tags: Any, category: str = "default", title: str = "untitled") -> None:
+        """tensorboardX's shortcut: one margin chart of ``[value, lower, upper]``."""
+        self.add_custom_scalars({category: {title: ["Margin", list(tags)]}})
+
+    def add_hparams(
+        self,
+        hparam_dict: Mapping[str, Any],
+        metric_dict: Mapping[str, Any],
+        hparam_domain_discrete: Optional[Mapping[str, Any]] = None,
+        run_name: Optional[str] = None,
+        global_step: Optional[int] = None,
+        *,
+        name: Optional[str] = None,
+    ) -> None:
+        """One HParams session in the run ``log_dir/<run_name>`` (default: the time), with
+        ``metric_dict`` logged there as scalars, as torch does (tensorboardX calls it ``name``)."""
+        if not isinstance(hparam_dict, Mapping) or not isinstance(metric_dict, Mapping):
+            raise TypeError("add_hparams: hparam_dict and metric_dict must be dicts")
+        domains = dict(hparam_domain_discrete or {})
+        for k, d in domains.items():
+            if k not in hparam_dict or not isinstance(d, (list, tuple)):
+                raise TypeError(f"add_hparams: hparam_domain_discrete[{k!r}] must be a list of the values of hparam_dict[{k!r}]")
+        values = [(str(k), _media.hparam_value(str(k), v)) for k, v in hparam_dict.items() if v is not None]
+        doms = {str(k): [_media.hparam_value(str(k), x) for x in d] for k, d in domains.items()}
+        metrics = {str(k): _number(str(k), v, "add_hparams: metric_dict") for k, v in metric_dict.items()}
+        exp, start, end = _summaries.hparams(values, doms, list(metrics))
+        self._check_open()
+        run = run_name or name or str(time.time())
+        with SummaryWriter(os.path.join(self.log_dir, run), filename_suffix=self.filename_suffix) as hp:
+            for s in (exp, start, end):
+                hp._write_summary(s, global_step, None)
+            for k, v in metrics.items():
+                hp.add_scalar(k, v, global_step)
+
+    def add_graph(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError("tally.SummaryWriter.add_graph is not supported (it needs torch.jit tracing); log the graph with torch's writer")
+
+    def add_onnx_graph(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError("tally.SummaryWriter.add_onnx_graph is not supported")
+
+    def add_embedding(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError("tally.SummaryWriter.add_embedding is not supported (TensorBoard's projector files are not written)")
+
+    def add_mesh(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError("tally.SummaryWriter.add_mesh is not supported (TensorBoard's mesh plugin is not written)")
+
+    def add_image_with_boxes(self, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError("tally.SummaryWriter.add_image_with_boxes is not supported; draw the boxes and call add_image")
 
     def flush(self) -> None:
         """Write every pending step's event (and its W&B mirror)."""

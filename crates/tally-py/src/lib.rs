@@ -12,6 +12,7 @@ mod events;
 mod logger;
 mod read;
 mod sink;
+mod summaries;
 
 use pyo3::prelude::*;
 
@@ -50,5 +51,6 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .call_method1("register", (close,))?;
     aggregate::register(m)?;
     read::register(m)?;
+    summaries::register(m)?;
     Ok(())
 }

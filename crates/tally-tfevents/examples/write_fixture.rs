@@ -49,6 +49,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         pid: 1,
         created_at: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
         fsync: FsyncPolicy::Never,
+        suffix: String::new(),
     };
     let mut writer = EventFileWriter::open(&outdir, options)?;
     let mut printed = Vec::new();

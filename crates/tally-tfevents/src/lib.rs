@@ -1,19 +1,36 @@
 //! TensorBoard event files: masked CRC-32C, TFRecord framing, Event/Summary protobuf, writer and reader.
 //!
+//! Summaries beyond scalars (histograms, PNG images, GIF videos, WAV audio, text, PR curves,
+//! custom-scalar layouts, hparams) are built by [`histogram`], [`media`], [`plugin_summaries`]
+//! and [`hparams`].
 //! Writing: [`EventFileWriter`] creates `events.out.tfevents.*` files and writes one
 //! `Event` per step; [`RecordWriter`] is the framing layer over any `Write`.
 //! Reading: [`TfRecordReader`], [`EventReader`] and [`ScalarReader`] stream over any
 //! `Read`, tolerate a truncated tail (so they can tail a live file) and follow the
 //! corruption policy documented in [`tf_record`].
 
+pub mod histogram;
+pub mod hparams;
 pub mod masked_crc;
+pub mod media;
+pub mod plugin_summaries;
 pub mod proto;
 pub mod reader;
 pub mod scalar;
+pub mod summary_event;
 pub mod tf_record;
 pub mod writer;
 
+pub use histogram::{default_edges, histogram, histogram_value, Bins, HistogramError};
+pub use hparams::{hparams_values, HParam};
 pub use masked_crc::{mask_crc, masked_crc32c, unmask_crc};
+pub use media::{
+    audio_value, encode_gif, encode_png, encode_wav, image_value, video_value, MediaError,
+};
+pub use plugin_summaries::{
+    compute_pr_curve, custom_scalars_value, pr_curve_value, text_value, PrCurveError,
+    MAX_PR_THRESHOLDS,
+};
 pub use proto::Event;
 pub use reader::{
     is_event_file_name, open_event_file, read_scalars_from_file, EventReader, ScalarReader,
@@ -21,6 +38,7 @@ pub use reader::{
 pub use scalar::{
     encode_scalar_event, into_scalars, scalar_value, scalars_of, tensor_scalar, ScalarEvent,
 };
+pub use summary_event::{encode_summary, encode_summary_event, override_event};
 pub use tf_record::{
     CorruptionKind, OnCorruption, ReadError, Record, RecordWriter, TfRecordReader,
     WriteRecordError, MAX_RECORD_LEN,

@@ -252,3 +252,67 @@ pub enum DataType {
 
 /// The `file_version` the first event of every file carries.
 pub const FILE_VERSION: &str = "brain.Event:2";
+
+/// A histogram summary (`tensorflow.HistogramProto`): bucket `i` counts values up to
+/// `bucket_limit[i]` (and above the previous limit).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct HistogramProto {
+    /// Smallest value.
+    #[prost(double, tag = "1")]
+    pub min: f64,
+    /// Largest value.
+    #[prost(double, tag = "2")]
+    pub max: f64,
+    /// Number of values.
+    #[prost(double, tag = "3")]
+    pub num: f64,
+    /// Sum of the values.
+    #[prost(double, tag = "4")]
+    pub sum: f64,
+    /// Sum of the squared values.
+    #[prost(double, tag = "5")]
+    pub sum_squares: f64,
+    /// Right edge of each bucket.
+    #[prost(double, repeated, tag = "6")]
+    pub bucket_limit: Vec<f64>,
+    /// Count (or weight) of each bucket.
+    #[prost(double, repeated, tag = "7")]
+    pub bucket: Vec<f64>,
+}
+
+/// An encoded image (`tensorflow.Summary.Image`): PNG, or an animated GIF for videos.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SummaryImage {
+    /// Height in pixels.
+    #[prost(int32, tag = "1")]
+    pub height: i32,
+    /// Width in pixels.
+    #[prost(int32, tag = "2")]
+    pub width: i32,
+    /// Channels: 1 grayscale, 2 grayscale + alpha, 3 RGB, 4 RGBA.
+    #[prost(int32, tag = "3")]
+    pub colorspace: i32,
+    /// The encoded file.
+    #[prost(bytes = "vec", tag = "4")]
+    pub encoded_image_string: Vec<u8>,
+}
+
+/// An encoded audio clip (`tensorflow.Summary.Audio`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SummaryAudio {
+    /// Samples per second.
+    #[prost(float, tag = "1")]
+    pub sample_rate: f32,
+    /// Number of channels.
+    #[prost(int64, tag = "2")]
+    pub num_channels: i64,
+    /// Frames (samples per channel).
+    #[prost(int64, tag = "3")]
+    pub length_frames: i64,
+    /// The encoded file.
+    #[prost(bytes = "vec", tag = "4")]
+    pub encoded_audio_string: Vec<u8>,
+    /// MIME type of the encoded file, e.g. `audio/wav`.
+    #[prost(string, tag = "5")]
+    pub content_type: String,
+}

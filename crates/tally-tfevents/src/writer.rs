@@ -71,6 +71,8 @@ pub struct WriterOptions {
     pub created_at: SystemTime,
     /// When to fsync.
     pub fsync: FsyncPolicy,
+    /// Appended to the file name (torch's `filename_suffix`); empty by default.
+    pub suffix: String,
 }
 
 impl WriterOptions {
@@ -82,6 +84,7 @@ impl WriterOptions {
             pid: std::process::id(),
             created_at: SystemTime::now(),
             fsync: FsyncPolicy::default(),
+            suffix: String::new(),
         }
     }
 
@@ -227,8 +230,13 @@ impl<C: Clock> EventFileWriter<C> {
                 created_at: options.created_at,
             }
         })?;
-        let (file, path) =
-            create_unique(dir, since_epoch.as_secs(), &options.hostname, options.pid)?;
+        let (file, path) = create_unique(
+            dir,
+            since_epoch.as_secs(),
+            &options.hostname,
+            options.pid,
+            &options.suffix,
+        )?;
         let mut records = RecordWriter::new(file);
         let header = Event {
             wall_time: since_epoch.as_secs_f64(),
@@ -310,6 +318,12 @@ impl<C: Clock> EventFileWriter<C> {
     /// Writes an arbitrary event (e.g. a tensor or histogram summary built with prost).
     pub fn write_event(&mut self, event: &Event) -> Result<(), WriteError> {
         let result = self.records.write_message(event);
+        self.after_write(result)
+    }
+
+    /// Writes an already-serialized `Event` as one record.
+    pub fn write_event_bytes(&mut self, event: &[u8]) -> Result<(), WriteError> {
+        let result = self.records.write_record(event);
         self.after_write(result)
     }
 
@@ -423,11 +437,12 @@ fn create_unique(
     secs: u64,
     hostname: &str,
     pid: u32,
+    suffix: &str,
 ) -> Result<(File, PathBuf), OpenError> {
     let mut attempts = 0;
     loop {
         let n = NEXT_FILE_INDEX.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(event_file_name(secs, hostname, pid, n));
+        let path = dir.join(event_file_name(secs, hostname, pid, n) + suffix);
         // create_new: never clobber a file, even one another process just created.
         match OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(file) => return Ok((file, path)),
@@ -451,6 +466,7 @@ mod tests {
             pid: 4242,
             created_at: UNIX_EPOCH + Duration::from_millis(1_700_000_000_250),
             fsync,
+            suffix: String::new(),
         }
     }
 

@@ -21,6 +21,7 @@ fn options() -> WriterOptions {
         pid: 1,
         created_at: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
         fsync: FsyncPolicy::Never,
+        suffix: String::new(),
     }
 }
 
