@@ -3,11 +3,14 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 CARGO ?= cargo
+DIST ?= dist
+# Interpreters `wheel-check` installs the wheel into, each in a fresh virtualenv.
+WHEEL_PYTHONS ?= python3
 
-.PHONY: test lint rust-test py-test py-install venv docs clean-venv
+.PHONY: test lint rust-test py-test py-install venv wheel wheel-check docs clean-venv
 
-## Everything CI checks: formatting, clippy, Rust tests, Python client tests.
-test: lint rust-test py-test
+## Everything CI checks: formatting, clippy, Rust tests, Python client tests, the wheel to publish.
+test: lint rust-test py-test wheel-check
 
 lint:
 	$(CARGO) fmt --all --check
@@ -36,7 +39,21 @@ py-install: venv
 
 py-test: venv py-install
 	$(CARGO) build -p tally-cli -p tally-tfevents --examples --bins
-	$(PY) -m pytest tests/python -q
+	$(PY) -m pytest tests/python -q --ignore=tests/python/test_wheel.py
+
+## What to publish, into $(DIST)/: the wheel, abi3 (CPython >= 3.9) and manylinux2014 (glibc >=
+## 2.17) so pip installs it without Rust, and the sdist for platforms without a wheel. maturin
+## links through zig (ziglang, from requirements-test.txt, found as `python3 -m ziglang` on
+## PATH) against glibc 2.17 whatever this machine's glibc is.
+wheel: venv
+	rm -f $(DIST)/tally_rl-*.whl $(DIST)/tally_rl-*.tar.gz
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/maturin build --release --compatibility manylinux2014 --zig --sdist --out $(DIST)
+
+## That wheel's tags (file name, WHEEL, `auditwheel show`), then a fresh virtualenv per
+## WHEEL_PYTHONS with no Rust on PATH: offline install, `import tally`, `tally --version`;
+## and the sdist's Cargo workspace.
+wheel-check: wheel
+	TALLY_WHEEL_DIR="$(DIST)" TALLY_WHEEL_PYTHONS="$(WHEEL_PYTHONS)" $(PY) -m pytest tests/python/test_wheel.py -q
 
 ## Regenerate committed generated files (docs/metrics.md, schemas/*.json).
 docs:

@@ -29,7 +29,7 @@ def import_wandb() -> Any:
     except ImportError as e:  # pragma: no cover - exercised only without wandb installed
         raise ImportError(
             "logger='wandb' needs the W&B SDK, which is not installed: "
-            "pip install wandb (or pip install 'tally[wandb]')"
+            "pip install wandb (or pip install 'tally-rl[wandb]')"
         ) from e
     return wandb
 

@@ -67,4 +67,4 @@ def test_every_error_is_a_tally_error_and_its_natural_builtin(cls, builtin):
 def test_the_version_matches_the_installed_distribution():
     from importlib.metadata import version
 
-    assert version("tally") == tally.__version__
+    assert version("tally-rl") == tally.__version__  # the PyPI distribution name (pyproject.toml)
