@@ -21,12 +21,25 @@ import time
 from datetime import datetime
 from typing import Any, Dict, Mapping, Optional, Union
 
-from tally import _media
+from types import ModuleType
+
 from tally._tally import EventWriter, ValueTypeError
 from tally._tally import summaries as _summaries
 from tally._wandb import DEFAULT_PROJECT, import_wandb
 
 __all__ = ["SummaryWriter", "FileWriter"]
+
+
+def _media() -> ModuleType:
+    """The array conversions of the non-scalar methods, which need numpy; scalars never do,
+    so ``import tally`` works without it."""
+    try:
+        from tally import _media as media
+    except ModuleNotFoundError as e:
+        raise ImportError(
+            f"tally.SummaryWriter's histogram, image, audio, video and PR-curve methods need numpy ({e}): pip install numpy"
+        ) from e
+    return media
 
 
 def _number(tag: str, v: Any, where: str = "add_scalar") -> float:
@@ -254,7 +267,7 @@ class SummaryWriter:
         count, a numpy estimator name (``"auto"``, ``"fd"``...) or explicit edges."""
         import numpy as np
 
-        arr = _media.to_numpy(values, "values").astype(np.float64).reshape(-1)
+        arr = _media().to_numpy(values, "values").astype(np.float64).reshape(-1)
         if arr.size == 0:
             raise ValueError(f"add_histogram('{tag}'): values is empty")
         count, edges = None, None
@@ -268,9 +281,9 @@ class SummaryWriter:
         elif isinstance(bins, (int, np.integer)) and not isinstance(bins, bool):
             count = int(bins)
         else:
-            edges = _media.to_numpy(bins, "bins").astype(np.float64).reshape(-1).tolist()
+            edges = _media().to_numpy(bins, "bins").astype(np.float64).reshape(-1).tolist()
         try:
-            summary = _summaries.histogram(tag, _media.float_buffer(arr), count, edges, max_bins)
+            summary = _summaries.histogram(tag, _media().float_buffer(arr), count, edges, max_bins)
         except ValueError as e:
             raise ValueError(f"add_histogram('{tag}'): {e}") from None
         self._write_summary(summary, global_step, walltime)
@@ -289,15 +302,15 @@ class SummaryWriter:
         walltime: Optional[float] = None,
     ) -> None:
         """A histogram from precomputed buckets (right edges ``bucket_limits``)."""
-        limits = _media.to_numpy(bucket_limits, "bucket_limits").reshape(-1).tolist()
-        counts = _media.to_numpy(bucket_counts, "bucket_counts").reshape(-1).tolist()
+        limits = _media().to_numpy(bucket_limits, "bucket_limits").reshape(-1).tolist()
+        counts = _media().to_numpy(bucket_counts, "bucket_counts").reshape(-1).tolist()
         if len(limits) != len(counts):
             raise ValueError(f"add_histogram_raw('{tag}'): bucket_limits has {len(limits)} entries, bucket_counts {len(counts)}")
         summary = _summaries.histogram_raw(tag, float(min), float(max), float(num), float(sum), float(sum_squares), limits, counts)
         self._write_summary(summary, global_step, walltime)
 
     def _image(self, tag: str, hwc: Any, global_step: Any, walltime: Optional[float]) -> None:
-        px = _media.to_uint8(hwc)
+        px = _media().to_uint8(hwc)
         h, w, c = px.shape
         self._write_summary(_summaries.image(tag, px.tobytes(), h, w, c), global_step, walltime)
 
@@ -305,34 +318,34 @@ class SummaryWriter:
         self, tag: str, img_tensor: Any, global_step: Optional[int] = None, walltime: Optional[float] = None, dataformats: str = "CHW"
     ) -> None:
         """One image (PNG); floats are taken in [0, 1], uint8 in [0, 255]; PIL images as they are."""
-        self._image(tag, _media.image_hwc(img_tensor, dataformats), global_step, walltime)
+        self._image(tag, _media().image_hwc(img_tensor, dataformats), global_step, walltime)
 
     def add_images(
         self, tag: str, img_tensor: Any, global_step: Optional[int] = None, walltime: Optional[float] = None, dataformats: str = "NCHW"
     ) -> None:
         """A batch of images tiled into one grid (8 per row), as torch does."""
-        self._image(tag, _media.image_hwc(img_tensor, dataformats), global_step, walltime)
+        self._image(tag, _media().image_hwc(img_tensor, dataformats), global_step, walltime)
 
     def add_figure(
         self, tag: str, figure: Any, global_step: Optional[int] = None, close: bool = True, walltime: Optional[float] = None
     ) -> None:
         """A matplotlib figure (or list of figures, tiled) rendered to an image."""
-        chw = _media.figure_chw(figure, close)
+        chw = _media().figure_chw(figure, close)
         self.add_image(tag, chw, global_step, walltime, dataformats="NCHW" if chw.ndim == 4 else "CHW")
 
     def add_video(
         self, tag: str, vid_tensor: Any, global_step: Optional[int] = None, fps: float = 4, walltime: Optional[float] = None, dataformats: str = "NTCHW"
     ) -> None:
         """Videos (N, T, C, H, W) tiled into one animated GIF at ``fps``."""
-        v = _media.video_thwc(vid_tensor, dataformats)
+        v = _media().video_thwc(vid_tensor, dataformats)
         self._write_summary(_summaries.video(tag, v.tobytes(), v.shape, float(fps)), global_step, walltime)
 
     def add_audio(
         self, tag: str, snd_tensor: Any, global_step: Optional[int] = None, sample_rate: float = 44100, walltime: Optional[float] = None
     ) -> None:
         """A clip of samples in [-1, 1] (clipped) as a 16-bit WAV."""
-        frames = _media.audio_frames(snd_tensor)
-        summary = _summaries.audio(tag, _media.float_buffer(frames), frames.shape[1], float(sample_rate))
+        frames = _media().audio_frames(snd_tensor)
+        summary = _summaries.audio(tag, _media().float_buffer(frames), frames.shape[1], float(sample_rate))
         self._write_summary(summary, global_step, walltime)
 
     def add_pr_curve(
@@ -348,15 +361,15 @@ class SummaryWriter:
         """Precision-recall curve of binary ``labels`` against ``predictions`` in [0, 1]."""
         import numpy as np
 
-        lab = _media.to_numpy(labels, "labels").reshape(-1)
-        pred = _media.to_numpy(predictions, "predictions").reshape(-1)
+        lab = _media().to_numpy(labels, "labels").reshape(-1)
+        pred = _media().to_numpy(predictions, "predictions").reshape(-1)
         if lab.shape != pred.shape:
             raise ValueError(f"add_pr_curve('{tag}'): labels has {lab.size} elements, predictions {pred.size}")
         w = None
         if weights is not None:
-            w = _media.float_buffer(np.broadcast_to(_media.to_numpy(weights, "weights").astype(np.float64), lab.shape))
+            w = _media().float_buffer(np.broadcast_to(_media().to_numpy(weights, "weights").astype(np.float64), lab.shape))
         try:
-            summary = _summaries.pr_curve(tag, _media.float_buffer(lab), _media.float_buffer(pred), int(num_thresholds), w)
+            summary = _summaries.pr_curve(tag, _media().float_buffer(lab), _media().float_buffer(pred), int(num_thresholds), w)
         except ValueError as e:
             raise ValueError(f"add_pr_curve('{tag}'): {e}") from None
         self._write_summary(summary, global_step, walltime)
@@ -379,17 +392,17 @@ class SummaryWriter:
         import numpy as np
 
         names = ("true_positive_counts", "false_positive_counts", "true_negative_counts", "false_negative_counts", "precision", "recall")
-        rows = [_media.to_numpy(r, n).astype(np.float64).reshape(-1) for r, n in zip(
+        rows = [_media().to_numpy(r, n).astype(np.float64).reshape(-1) for r, n in zip(
             (true_positive_counts, false_positive_counts, true_negative_counts, false_negative_counts, precision, recall), names)]
         for r, n in zip(rows, names):
             if r.shape != rows[0].shape:
                 raise ValueError(f"add_pr_curve_raw('{tag}'): {n} has {r.size} entries, true_positive_counts {rows[0].size}")
-        self._write_summary(_summaries.pr_curve_raw(tag, _media.float_buffer(np.stack(rows))), global_step, walltime)
+        self._write_summary(_summaries.pr_curve_raw(tag, _media().float_buffer(np.stack(rows))), global_step, walltime)
 
     def add_custom_scalars(self, layout: Mapping[str, Mapping[str, Any]]) -> None:
         """Charts for TensorBoard's Custom Scalars tab: ``{category: {title: ["Multiline", [tags]]
         or ["Margin", [value, lower, upper]]}}``."""
-        self._write_summary(_summaries.custom_scalars(_media.layout_spec(layout)), None, None)
+        self._write_summary(_summaries.custom_scalars(_media().layout_spec(layout)), None, None)
 
     def add_custom_scalars_multilinechart(self, tags: Any, category: str = "default", title: str = "untitled") -> None:
         """tensorboardX's shortcut: one multiline chart of ``tags``."""
@@ -417,8 +430,8 @@ class SummaryWriter:
         for k, d in domains.items():
             if k not in hparam_dict or not isinstance(d, (list, tuple)):
                 raise TypeError(f"add_hparams: hparam_domain_discrete[{k!r}] must be a list of the values of hparam_dict[{k!r}]")
-        values = [(str(k), _media.hparam_value(str(k), v)) for k, v in hparam_dict.items() if v is not None]
-        doms = {str(k): [_media.hparam_value(str(k), x) for x in d] for k, d in domains.items()}
+        values = [(str(k), _media().hparam_value(str(k), v)) for k, v in hparam_dict.items() if v is not None]
+        doms = {str(k): [_media().hparam_value(str(k), x) for x in d] for k, d in domains.items()}
         metrics = {str(k): _number(str(k), v, "add_hparams: metric_dict") for k, v in metric_dict.items()}
         exp, start, end = _summaries.hparams(values, doms, list(metrics))
         self._check_open()
