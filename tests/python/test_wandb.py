@@ -10,6 +10,7 @@ import json
 import struct
 import subprocess
 import sys
+import time
 import zlib
 from pathlib import Path
 
@@ -72,9 +73,17 @@ def summary_items(path):
     return out
 
 
-def wandb_file(root):
+def wandb_file(root, timeout=20.0):
+    """The run's offline `.wandb` file, once W&B has written it through its `exit` record.
+
+    `run.finish()` can return before W&B's service process has flushed the file (seen as a
+    file still holding only its 7-byte header), so wait, bounded, for the closing record."""
     files = sorted(Path(root).rglob("run-*.wandb"))
     assert len(files) == 1, files
+    deadline = time.monotonic() + timeout
+    while not any(r.WhichOneof("record_type") == "exit" for r in wandb_records(files[0])):
+        assert time.monotonic() < deadline, f"{files[0]}: no exit record after {timeout} s"
+        time.sleep(0.05)
     return files[0]
 
 
