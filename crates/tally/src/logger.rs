@@ -311,9 +311,11 @@ impl Logger {
             });
         }
         self.state.update(&record.figures);
-        for (tag, v) in &record.terminal {
-            if let Tag::User(t) = tag {
-                self.user.observe(t, *v);
+        if record.user_metrics > 0 {
+            for (tag, v) in &record.terminal {
+                if let Tag::User(t) = tag {
+                    self.user.observe(t, *v);
+                }
             }
         }
         let warning = record

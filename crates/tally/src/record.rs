@@ -80,6 +80,8 @@ pub struct StepRecord {
     pub figures: StepFigures,
     /// System facts for the panel.
     pub system: SystemInfo,
+    /// How many `terminal` entries are user metrics.
+    pub user_metrics: usize,
 }
 
 impl StepRecord {
@@ -125,6 +127,7 @@ impl StepRecord {
             out
         });
         let wall_given = r.values.get(s.iteration_time).is_some();
+        let user_metrics = r.values.user_count();
         let mut terminal = r.values.into_entries();
         if let Some(t) = r.iteration_time.filter(|_| !wall_given) {
             terminal.push((Tag::Spec(s.iteration_time), t));
@@ -144,6 +147,7 @@ impl StepRecord {
             timeline,
             figures,
             system: r.system,
+            user_metrics,
         }
     }
 }

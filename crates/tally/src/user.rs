@@ -108,23 +108,24 @@ impl UserMetrics {
         Ok(())
     }
 
-    /// The spec of `tag`: the last definition matching it, else the defaults.
-    pub fn spec(&self, tag: &str) -> UserMetricSpec {
+    /// The last definition matching `tag`, if any.
+    fn definition(&self, tag: &str) -> Option<&UserMetricSpec> {
         self.defs
             .iter()
             .rev()
             .find(|(p, _)| glob_match(p, tag))
-            .map(|(_, s)| s.clone())
-            .unwrap_or_default()
+            .map(|(_, s)| s)
+    }
+
+    /// The spec of `tag`: the last definition matching it, else the defaults.
+    pub fn spec(&self, tag: &str) -> UserMetricSpec {
+        self.definition(tag).cloned().unwrap_or_default()
     }
 
     /// How ranks combine `tag`.
     pub fn reduction(&self, tag: &str) -> Reduction {
-        self.defs
-            .iter()
-            .rev()
-            .find(|(p, _)| glob_match(p, tag))
-            .map_or(Reduction::Mean, |(_, s)| s.reduction)
+        self.definition(tag)
+            .map_or(Reduction::Mean, |s| s.reduction)
     }
 
     /// Fold one logged value of `tag` into its summary.

@@ -17,6 +17,8 @@ pub struct StepValues {
     entries: Vec<(Tag, f64)>,
     /// Registry values by spec index.
     by_spec: [Option<f64>; METRIC_COUNT],
+    /// How many entries are user metrics (most steps have none, and skip looking for them).
+    user: usize,
 }
 
 impl Default for StepValues {
@@ -31,6 +33,7 @@ impl StepValues {
         StepValues {
             entries: Vec::with_capacity(n),
             by_spec: [None; METRIC_COUNT],
+            user: 0,
         }
     }
 
@@ -55,8 +58,14 @@ impl StepValues {
         {
             return Err(Duplicate);
         }
+        self.user += usize::from(matches!(tag, Tag::User(_)));
         self.entries.push((tag, v));
         Ok(())
+    }
+
+    /// How many of the values are user metrics.
+    pub fn user_count(&self) -> usize {
+        self.user
     }
 
     /// The value of a registry spec, if given.
