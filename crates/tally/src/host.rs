@@ -1,6 +1,5 @@
 //! Facts about the host and the source tree a run starts from, for `run_config.json`.
 
-use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 use tally_schema::artifacts::{GitInfo, Hardware};
@@ -91,45 +90,5 @@ pub fn hardware() -> Hardware {
         cpu_total_cores: cores.to_string(),
         gpu_name,
         memory,
-    }
-}
-
-/// The placeholder that replaces a secret-looking value.
-pub const REDACTED: &str = "<redacted>";
-
-/// Whether a configuration key names a credential.
-pub fn is_secret_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase().replace('-', "_");
-    const NEEDLES: [&str; 9] = [
-        "api_key",
-        "apikey",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "credential",
-        "private_key",
-        "access_key",
-    ];
-    NEEDLES.iter().any(|n| k.contains(n)) || k == "auth" || k.ends_with("_auth")
-}
-
-/// A copy of `config` with the value of every secret-looking key replaced by [`REDACTED`].
-pub fn redact_secrets(config: &Value) -> Value {
-    match config {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| {
-                    let v = if is_secret_key(k) && !v.is_null() {
-                        Value::String(REDACTED.into())
-                    } else {
-                        redact_secrets(v)
-                    };
-                    (k.clone(), v)
-                })
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(redact_secrets).collect()),
-        other => other.clone(),
     }
 }

@@ -12,6 +12,7 @@ pub mod host;
 pub mod input;
 pub mod logger;
 pub mod record;
+pub mod redact;
 pub mod reduce;
 pub mod replay;
 pub mod resolve;

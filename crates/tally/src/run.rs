@@ -1,9 +1,11 @@
 //! Building the run's JSON artefacts: `run_config.json` at start, `run_summary.json` during and at close.
 
 use crate::atomic::write_json_atomic;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::host;
+use crate::redact::redact_value;
 use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{de::DeserializeOwned, Serialize};
 use serde_json::{Map, Value};
 use std::path::Path;
 use tally_schema::artifacts::{RunConfig, RunIdentity, RunStatus, RunSummary, WandbSettings};
@@ -49,15 +51,36 @@ pub fn run_identity(
     }
 }
 
-/// Write `run_config.json` into `dir`: the identity and the resolved config with secrets redacted.
+/// Atomically write `doc` to `path` with every secret redacted, whatever field holds it
+/// (docs/contract/run-artifacts.md "Secrets"); returns the document as written.
+pub fn write_redacted<T: Serialize + DeserializeOwned>(path: &Path, doc: &T) -> Result<T> {
+    let clean = write_clean(path, doc)?;
+    // Redaction only swaps strings for strings, so the typed document always reads back.
+    serde_json::from_value(clean).map_err(|source| Error::Json {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+fn write_clean<T: Serialize>(path: &Path, doc: &T) -> Result<Value> {
+    let json = serde_json::to_value(doc).map_err(|source| Error::Json {
+        path: path.to_owned(),
+        source,
+    })?;
+    let clean = redact_value(&json);
+    write_json_atomic(path, &clean)?;
+    Ok(clean)
+}
+
+/// Write `run_config.json` into `dir`: the identity and the resolved config, secrets redacted.
+/// The returned document is the redacted one, so later rewrites stay clean.
 pub fn write_run_config(dir: &Path, run: RunIdentity, config: &Value) -> Result<RunConfig> {
     let doc = RunConfig {
         run,
-        config: host::redact_secrets(config),
+        config: config.clone(),
         user_metrics: Vec::new(),
     };
-    write_json_atomic(&dir.join(RUN_CONFIG_FILE), &doc)?;
-    Ok(doc)
+    write_redacted(&dir.join(RUN_CONFIG_FILE), &doc)
 }
 
 /// A fresh `running` summary for the run described by `run`.
@@ -101,7 +124,8 @@ pub fn initial_summary(run: &RunIdentity) -> RunSummary {
     }
 }
 
-/// Atomically write `summary` as `dir/run_summary.json`.
+/// Atomically write `summary` as `dir/run_summary.json`, secrets redacted (the runtime
+/// manifest and sink error texts included).
 pub fn write_run_summary(dir: &Path, summary: &RunSummary) -> Result<()> {
-    write_json_atomic(&dir.join(RUN_SUMMARY_FILE), summary)
+    write_clean(&dir.join(RUN_SUMMARY_FILE), summary).map(drop)
 }

@@ -3,8 +3,10 @@
 //! docs/contract/trace.md: `{"traceEvents": [...]}`, `X` slices with µs `ts`/`dur`, `C`
 //! counters, and `M` metadata naming the process and each thread. Times are seconds on the
 //! run's clock. Cheap when off: a disabled run holds no `Tracer` at all, so every hook is one
-//! `Option` check.
+//! `Option` check. The free-form names in event args (process, threads) are redacted
+//! (docs/contract/run-artifacts.md "Secrets").
 
+use crate::redact::redact_text;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -35,7 +37,7 @@ impl Tracer {
         let pid = std::process::id();
         let buf = Buf {
             events: vec![
-                json!({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": process_name}}),
+                json!({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": redact_text(process_name)}}),
             ],
             threads: Vec::new(),
         };
@@ -60,7 +62,7 @@ impl Tracer {
         b.threads.push(name.to_owned());
         let tid = b.threads.len() as u64;
         let pid = self.pid;
-        b.events.push(json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}}));
+        b.events.push(json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": redact_text(name)}}));
         tid
     }
 

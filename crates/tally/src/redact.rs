@@ -1,0 +1,439 @@
+//! Secrets kept out of every artefact a run writes (docs/contract/run-artifacts.md "Secrets").
+//!
+//! Pure: a JSON document or a string in, the same shape out with each secret replaced by
+//! [`REDACTED`]. Two rules combine: a value under a secret-looking key name is text to hide;
+//! any string anywhere is scanned for secrets carried by their shape (URL passwords, `Bearer`
+//! tokens, `--api-key X` argv pairs, `KEY=VALUE`, known token formats).
+
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// The placeholder that replaces a secret.
+pub const REDACTED: &str = "<redacted>";
+
+/// Key-name parts that mark a secret. A part is a word of the name split at non-alphanumerics
+/// and camelCase humps, so `wandb_key` and `X-Api-Key` match while `keyboard`, `monkey` and
+/// `num_keys` do not (`keys`/`tokens` are counts far more often than credentials).
+const SECRET_PARTS: [&str; 26] = [
+    "key",
+    "token",
+    "secret",
+    "secrets",
+    "password",
+    "passwords",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "auth",
+    "oauth",
+    "authorization",
+    "cookie",
+    "cookies",
+    "credential",
+    "credentials",
+    "private",
+    "session",
+    "signature",
+    "apikey",
+    "accesskey",
+    "secretkey",
+    "privatekey",
+    "sessionid",
+    "authtoken",
+    "accesstoken",
+];
+
+/// Words that mark a secret even glued to a prefix (`PGPASSWORD`, `dbpasswd`, `clientsecret`).
+const SECRET_SUFFIXES: [&str; 5] = ["password", "passwd", "secret", "apikey", "credentials"];
+
+/// Key-name parts under which a 40-hex string is a content hash, not a W&B key.
+const HASH_PARTS: [&str; 10] = [
+    "commit", "commits", "sha", "sha1", "git", "revision", "rev", "hash", "checksum", "digest",
+];
+
+/// The lowercase words of a key name: split at non-alphanumerics and camelCase humps
+/// (`XApiKey` → `x`, `api`, `key`; `HTTPAuthorization` → `http`, `authorization`).
+fn parts(name: &str) -> Vec<String> {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        if c.is_uppercase() && !cur.is_empty() {
+            let prev = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Whether a key name (a JSON key, a flag without its dashes, the name of `NAME=VALUE`) names
+/// a secret.
+pub fn is_secret_key(name: &str) -> bool {
+    parts(name).iter().any(|p| {
+        SECRET_PARTS.contains(&p.as_str()) || SECRET_SUFFIXES.iter().any(|s| p.ends_with(s))
+    })
+}
+
+/// Whether a 40-hex string under this key is a content hash (`commit`, `git_sha`, ...).
+fn names_a_hash(name: &str) -> bool {
+    parts(name).iter().any(|p| HASH_PARTS.contains(&p.as_str()))
+}
+
+/// A copy of `doc` with every secret replaced by [`REDACTED`]; same keys, same list lengths,
+/// numbers, booleans and null untouched.
+pub fn redact_value(doc: &Value) -> Value {
+    walk(doc, "", false)
+}
+
+fn walk(v: &Value, key: &str, secret: bool) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, child)| (k.clone(), walk(child, k, secret || is_secret_key(k))))
+                .collect(),
+        ),
+        Value::Array(items) => {
+            let hidden = hidden_items(items);
+            Value::Array(
+                items
+                    .iter()
+                    .zip(hidden)
+                    .map(|(item, h)| walk(item, key, secret || h))
+                    .collect(),
+            )
+        }
+        Value::String(s) if secret && !s.is_empty() => Value::String(REDACTED.into()),
+        Value::String(s) => match redact_string(s, names_a_hash(key)) {
+            Cow::Borrowed(_) => v.clone(),
+            Cow::Owned(r) => Value::String(r),
+        },
+        other => other.clone(),
+    }
+}
+
+/// Which items of a list are secrets because of the item before them: the value after a
+/// secret flag (`["--api-key", "X"]`), and the second item of a `[name, value]` pair whose
+/// name is secret-looking (`[["api_key", x]]`).
+fn hidden_items(items: &[Value]) -> Vec<bool> {
+    let mut hidden = vec![false; items.len()];
+    if let [Value::String(name), _] = items {
+        if !name.starts_with('-') && is_secret_key(name) {
+            hidden[1] = true;
+        }
+    }
+    for i in 1..items.len() {
+        if let (Value::String(prev), Value::String(cur)) = (&items[i - 1], &items[i]) {
+            if secret_flag(prev) && !cur.starts_with('-') {
+                hidden[i] = true;
+            }
+        }
+    }
+    hidden
+}
+
+/// `--api-key`, `-token`: a flag (no `=VALUE`) whose name is secret-looking.
+fn secret_flag(tok: &str) -> bool {
+    let name = tok.trim_start_matches('-');
+    tok.starts_with('-') && name.len() < tok.len() && !name.contains('=') && is_secret_key(name)
+}
+
+/// `s` with every secret found by its shape replaced; `hash_ok` keeps 40-hex strings (the key
+/// names a commit or hash). Borrowed when nothing was found.
+pub fn redact_text(s: &str) -> Cow<'_, str> {
+    redact_string(s, false)
+}
+
+fn redact_string(s: &str, hash_ok: bool) -> Cow<'_, str> {
+    let out = header_lines(s);
+    let out = url_passwords(&out);
+    let out = schemes(&out);
+    let out = tokens(&out, hash_ok);
+    if out == s {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(out)
+    }
+}
+
+/// `Authorization: Bearer x`, `Cookie: a=b` at the start of a line: the rest of the line.
+fn header_lines(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for line in s.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let indent = body.len() - body.trim_start().len();
+        let hidden = body[indent..].split_once(": ").filter(|(name, value)| {
+            !name.is_empty()
+                && !value.trim().is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+                && is_secret_key(name)
+        });
+        match hidden {
+            Some((name, _)) => {
+                out.push_str(&body[..indent]);
+                out.push_str(name);
+                out.push_str(": ");
+                out.push_str(REDACTED);
+                out.push_str(&line[body.len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// `scheme://user:password@host` → `scheme://user:<redacted>@host`.
+fn url_passwords(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| c == '/' || c == '?' || c == '#' || c.is_whitespace())
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority.rfind('@').and_then(|at| {
+            let colon = authority[..at].find(':')?;
+            (colon + 1 < at).then_some((colon, at))
+        }) {
+            Some((colon, at)) => {
+                out.push_str(&authority[..=colon]);
+                out.push_str(REDACTED);
+                out.push_str(&authority[at..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `Bearer <token>` (8+ token characters) and `Basic <base64>` (so `Basic settings` stays).
+fn schemes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut hide_next: Option<&str> = None;
+    for piece in split_keep_ws(s) {
+        if piece.trim().is_empty() {
+            out.push_str(piece);
+            continue;
+        }
+        let core = piece.trim_end_matches(['\'', '"', '`', ',', ';', ')', ']', '}']);
+        match hide_next.take() {
+            Some("bearer") if core.len() >= 8 && core.chars().all(bearer_char) => {
+                out.push_str(&replace_core(piece));
+                continue;
+            }
+            Some("basic") if looks_base64(core) => {
+                out.push_str(&replace_core(piece));
+                continue;
+            }
+            _ => {}
+        }
+        let word = piece
+            .rsplit(|c: char| !c.is_alphanumeric())
+            .next()
+            .unwrap_or("");
+        hide_next = if word.eq_ignore_ascii_case("bearer") {
+            Some("bearer")
+        } else if word.eq_ignore_ascii_case("basic") {
+            Some("basic")
+        } else {
+            None
+        };
+        out.push_str(piece);
+    }
+    out
+}
+
+/// `Bearer`/`Basic`: the word after it is the secret, not the scheme itself.
+fn is_scheme(word: &str) -> bool {
+    word.eq_ignore_ascii_case("bearer") || word.eq_ignore_ascii_case("basic")
+}
+
+fn bearer_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "-._~+/=".contains(c)
+}
+
+fn looks_base64(t: &str) -> bool {
+    let body = t.trim_end_matches('=');
+    t.len() >= 8
+        && t.len() % 4 == 0
+        && body
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '/')
+        && body
+            .chars()
+            .skip(1)
+            .any(|c| c.is_ascii_digit() || c.is_ascii_uppercase() || c == '+' || c == '/')
+}
+
+/// Whitespace runs and non-whitespace runs, in order.
+fn split_keep_ws(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut ws = None;
+    for (i, c) in s.char_indices() {
+        let is_ws = c.is_whitespace();
+        if ws.is_some_and(|w| w != is_ws) {
+            out.push(&s[start..i]);
+            start = i;
+        }
+        ws = Some(is_ws);
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
+/// Word-level rules: the value after a secret flag or a `name:` token, `NAME=VALUE` pairs
+/// (also inside `?a=b&c=d` and `a=b; c=d`), and known token shapes.
+fn tokens(s: &str, hash_ok: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut hide_next = false;
+    for piece in split_keep_ws(s) {
+        if piece.trim().is_empty() {
+            out.push_str(piece);
+            continue;
+        }
+        let core = piece.trim_matches(|c: char| "'\"`,;()[]{}".contains(c));
+        if std::mem::take(&mut hide_next) && !core.starts_with('-') && !core.is_empty() {
+            // `Authorization: Bearer x`: the scheme stays, the word after it is the secret.
+            hide_next = is_scheme(core);
+            out.push_str(&if hide_next {
+                piece.to_owned()
+            } else {
+                replace_core(piece)
+            });
+            continue;
+        }
+        let named = core.strip_suffix(':').map(|n| n.trim_matches(['\'', '"']));
+        hide_next =
+            secret_flag(core) || named.is_some_and(|n| !n.contains(':') && is_secret_key(n));
+        out.push_str(&shapes(&pairs(piece), hash_ok));
+    }
+    out
+}
+
+/// `piece` with its inner text replaced, keeping the quotes and punctuation around it.
+fn replace_core(piece: &str) -> String {
+    let lead = piece.len()
+        - piece
+            .trim_start_matches(['\'', '"', '`', '(', '[', '{'])
+            .len();
+    let trail = piece.len()
+        - piece
+            .trim_end_matches(['\'', '"', '`', ',', ';', ')', ']', '}'])
+            .len();
+    if lead + trail >= piece.len() {
+        return REDACTED.to_owned();
+    }
+    format!(
+        "{}{REDACTED}{}",
+        &piece[..lead],
+        &piece[piece.len() - trail..]
+    )
+}
+
+/// Each `name=value` segment of a word (segments split at `? & ; ,`) with a secret name gets
+/// its value replaced.
+fn pairs(word: &str) -> Cow<'_, str> {
+    if !word.contains('=') {
+        return Cow::Borrowed(word);
+    }
+    let mut out = String::with_capacity(word.len());
+    for seg in word.split_inclusive(['?', '&', ';', ',']) {
+        let body = seg.trim_end_matches(['?', '&', ';', ',']);
+        let hidden = body.split_once('=').filter(|(name, value)| {
+            let name = name
+                .trim_start_matches('-')
+                .trim_matches(['\'', '"', '(', '[', '{']);
+            !value.is_empty()
+                && !value.starts_with(REDACTED)
+                && !is_scheme(value)
+                && is_secret_key(name)
+        });
+        match hidden {
+            Some((name, value)) => {
+                out.push_str(name);
+                out.push('=');
+                out.push_str(&replace_core(value));
+                out.push_str(&seg[body.len()..]);
+            }
+            None => out.push_str(seg),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Known token shapes, each a maximal run of `[A-Za-z0-9_-]` inside the word.
+fn shapes(word: &str, hash_ok: bool) -> String {
+    let mut out = String::with_capacity(word.len());
+    let mut start = None;
+    let is_tok = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    for (i, c) in word.char_indices().chain([(word.len(), ' ')]) {
+        match (start, is_tok(c)) {
+            (None, true) => start = Some(i),
+            (Some(s), false) => {
+                let run = &word[s..i];
+                out.push_str(if known_token(run, hash_ok) {
+                    REDACTED
+                } else {
+                    run
+                });
+                start = None;
+                if i < word.len() {
+                    out.push(c);
+                }
+            }
+            (None, false) if i < word.len() => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// W&B API keys (40 lowercase hex), OpenAI/Anthropic `sk-…`, GitHub `ghp_…`/`gho_…`/
+/// `ghu_…`/`ghs_…`/`ghr_…`/`github_pat_…`, AWS access key ids `AKIA…`/`ASIA…`, Hugging Face
+/// `hf_…`.
+fn known_token(run: &str, hash_ok: bool) -> bool {
+    let alnum = |t: &str| t.chars().all(|c| c.is_ascii_alphanumeric());
+    let wandb = run.len() == 40 && run.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'));
+    let github = ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"].iter().any(|p| {
+        run.strip_prefix(p)
+            .is_some_and(|t| t.len() >= 30 && alnum(t))
+    }) || run
+        .strip_prefix("github_pat_")
+        .is_some_and(|t| t.len() >= 22);
+    let aws = ["AKIA", "ASIA"].iter().any(|p| {
+        run.strip_prefix(p).is_some_and(|t| {
+            t.len() == 16
+                && t.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        })
+    });
+    let sk = run.strip_prefix("sk-").is_some_and(|t| t.len() >= 20);
+    let hf = run
+        .strip_prefix("hf_")
+        .is_some_and(|t| t.len() >= 30 && alnum(t));
+    (wandb && !hash_ok) || github || aws || sk || hf
+}
+
+#[cfg(test)]
+mod tests;
