@@ -22,12 +22,23 @@ pub fn wandb_sink<'py>(
     py: Python<'py>,
     settings: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let settings = settings
-        .cloned()
-        .unwrap_or_else(|| py.None().into_bound(py));
+    let settings = match settings {
+        Some(s) if !s.is_none() => redacted(py, s)?,
+        _ => py.None().into_bound(py),
+    };
     py.import("tally._wandb")?
         .getattr("WandbSink")?
         .call1((settings,))
+}
+
+/// `settings` with every secret redacted: names and notes are free text that W&B stores
+/// (docs/contract/run-artifacts.md "Secrets").
+fn redacted<'py>(py: Python<'py>, settings: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let json = py.import("json")?;
+    let text: String = json.call_method1("dumps", (settings,))?.extract()?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| crate::errors::Failure::Config(format!("wandb settings: {e}")))?;
+    json.call_method1("loads", (tally::redact::redact_value(&value).to_string(),))
 }
 
 /// A Python sink object driven from the writer thread.
