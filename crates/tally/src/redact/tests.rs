@@ -207,3 +207,40 @@ fn a_secret_key_name_wins_over_a_hash_key_name() {
         json!({"git_token": REDACTED, "commit": REDACTED})
     );
 }
+
+#[test]
+fn odd_text_never_panics_and_redacting_twice_changes_nothing() {
+    for input in [
+        "://",
+        "a@b",
+        "x://:@",
+        "s3://u:@h",
+        "=",
+        "==",
+        "token=",
+        "--",
+        "--api-key",
+        "--api-key=",
+        "Bearer",
+        "Bearer ",
+        "basic",
+        "Authorization:",
+        "Authorization: ",
+        ": value",
+        "\n\n",
+        "clé: valeur",
+        "mot_de_passe=é",
+        "token=日本語 🙂",
+        "--api-key 🙂🙂",
+        "Bearer 🙂🙂🙂🙂🙂🙂🙂🙂",
+        "ü://ü:ü@ü",
+        "\"'`,;()[]{}",
+        "password: \r\nnext",
+        "a=b&&c=d;;token=e,,",
+    ] {
+        let once = redact_text(input).into_owned();
+        assert_eq!(redact_text(&once), once, "second pass over {input:?}");
+    }
+    assert_eq!(redact_text("token=日本語 🙂"), "token=<redacted> 🙂");
+    assert_eq!(redact_text("clé: valeur"), "clé: valeur");
+}
