@@ -222,7 +222,7 @@ impl Logger {
     /// Show a status line (warm-up, buffer fill, checkpoint saved) without waiting for a step.
     pub fn status(&self, level: Level, text: impl Into<String>) {
         let t = self.clock.monotonic();
-        let text = crate::redact::redact_text(&text.into()).into_owned();
+        let text = text.into();
         self.with_terminal(|s| s.message(t, level, text));
     }
 

@@ -149,6 +149,12 @@ impl TerminalState {
 
     /// Record a status line; it becomes the status unless it is a warning.
     pub fn message(&mut self, t: f64, level: Level, text: String) {
+        // Every line the terminal shows passes here: status text and SDK errors alike
+        // (docs/contract/run-artifacts.md "Secrets").
+        let text = match crate::redact::redact_text(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(clean) => clean,
+        };
         if level == Level::Info {
             self.status = text.clone();
         }

@@ -5,8 +5,9 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use tally::run::{initial_summary, run_identity, write_run_config, write_run_summary};
 use tally::schema::artifacts::{RunStatus, RuntimeManifest, WandbSettings};
+use tally::sink::BackendStep;
 use tally::trace::Tracer;
-use tally::{Backend, Level, Logger, LoggerConfig, ManualClock};
+use tally::{Backend, Level, Logger, LoggerConfig, ManualClock, Sink, SinkError, StepInput};
 
 const SECRETS: [&str; 9] = [
     "abcdefgh1234bearer",
@@ -182,4 +183,45 @@ fn trace_process_and_thread_names_are_redacted() {
         names,
         ["train --api-key <redacted>", "worker token=<redacted>"]
     );
+}
+
+/// A sink whose SDK reports the endpoint, credentials and all, when it fails.
+struct LeakySink;
+
+impl Sink for LeakySink {
+    fn name(&self) -> &str {
+        "leaky"
+    }
+    fn write(&mut self, _step: &BackendStep) -> Result<(), SinkError> {
+        Err("401 from https://trainer:dbpass-1@api.example.com (Authorization: Bearer abcdefgh1234bearer)".into())
+    }
+}
+
+#[test]
+fn a_sink_failure_text_is_redacted_on_the_terminal_and_in_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.trace = false;
+    let clock = Arc::new(ManualClock::at(10.0));
+    let mut log = Logger::with_sinks(c, vec![Box::new(LeakySink)], clock).unwrap();
+    let step = StepInput::new(1)
+        .env_steps(64)
+        .metric("Loss/critic", 1.0)
+        .iteration_time(0.01)
+        .steps_this_iter(64.0);
+    log.step(&step).unwrap();
+    assert!(log.flush().is_err(), "the sink failure is reported");
+    let messages = log.terminal().lock().unwrap().snapshot().messages;
+    let shown: Vec<&str> = messages.iter().map(|m| m.text.as_str()).collect();
+    assert!(
+        shown
+            .iter()
+            .any(|m| m.contains("https://trainer:<redacted>@api.example.com")),
+        "{shown:?}"
+    );
+    assert_clean("the terminal", &shown.join("\n"));
+    let _ = log.close(RunStatus::Failed);
+    let text = std::fs::read_to_string(log.run_dir().join("run_summary.json")).unwrap();
+    assert!(text.contains("leaky sink failed"), "{text}");
+    assert_clean("run_summary.json", &text);
 }
