@@ -150,12 +150,13 @@ fn secret_flag(tok: &str) -> bool {
     tok.starts_with('-') && name.len() < tok.len() && !name.contains('=') && is_secret_key(name)
 }
 
-/// `s` with every secret found by its shape replaced; `hash_ok` keeps 40-hex strings (the key
-/// names a commit or hash). Borrowed when nothing was found.
+/// Free text (a status line, a name) with every secret found by its shape replaced; borrowed
+/// when nothing was found.
 pub fn redact_text(s: &str) -> Cow<'_, str> {
     redact_string(s, false)
 }
 
+/// The value rules in order; `hash_ok` keeps 40-hex words (the key names a commit or hash).
 fn redact_string(s: &str, hash_ok: bool) -> Cow<'_, str> {
     let out = header_lines(s);
     let out = url_passwords(&out);
