@@ -207,10 +207,15 @@ fn run(
                 for slot in &mut slots {
                     slot.flush(&mut out);
                 }
-                config.write(None, 0, &run_dir, &failures);
-                summary.write(None, 0, &run_dir, &failures);
                 counts.update(&slots);
                 out.drain(..).for_each(|f| record(&failures, f));
+                config.write(None, 0, &run_dir, &failures);
+                if let Some(s) = summary.pending.as_deref_mut() {
+                    // A kept summary goes out with today's counts, not those of its failure.
+                    counts.tally().fill(s);
+                    s.sink_errors = texts(&failures);
+                }
+                summary.write(None, 0, &run_dir, &failures);
                 let _ = done.send(());
                 continue;
             }
