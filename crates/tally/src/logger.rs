@@ -402,7 +402,8 @@ impl Logger {
         s
     }
 
-    /// Wait until every step so far is written and flushed to its sinks.
+    /// Wait until every step so far is written and flushed to its sinks (steps kept after a
+    /// storage fault are retried first; those the disk still refuses stay kept).
     pub fn flush(&mut self) -> Result<()> {
         self.writer.flush();
         self.take_failure()
