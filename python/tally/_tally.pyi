@@ -99,6 +99,7 @@ class Logger:
         config: Optional[Any] = None,
         wandb: Optional[Dict[str, Any]] = None,
         sinks: Optional[List[Any]] = None,
+        on_storage_error: Literal["raise", "warn"] = "raise",
     ) -> Logger: ...
     def step(
         self,

@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
 use tally::schema::artifacts::{RuntimeManifest, WandbSettings};
 use tally::{
-    Backend, Key, Level, LoggerConfig, Profile, Rates, RunStatus, Sink, StepInput, SystemClock,
+    Backend, Key, Level, LoggerConfig, OnStorageError, Profile, Rates, RunStatus, Sink, StepInput,
+    SystemClock,
 };
 
 /// The shared part: the Rust logger (which owns its panel) and the Python sinks to finish
@@ -255,7 +256,8 @@ impl PyLogger {
     #[pyo3(signature = (
         *, algo, task, sim, max_iterations, num_envs, num_gpus = 1, profile = "sac_family",
         logger = "tensorboard", log_root = PathBuf::from("logs"), log_dir = None, log_interval = 1,
-        panel = "auto", trace = false, config = None, wandb = None, sinks = None
+        panel = "auto", trace = false, config = None, wandb = None, sinks = None,
+        on_storage_error = "raise"
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -276,8 +278,10 @@ impl PyLogger {
         config: Option<&Bound<'_, PyAny>>,
         wandb: Option<&Bound<'_, PyDict>>,
         sinks: Option<Vec<Bound<'_, PyAny>>>,
+        on_storage_error: &str,
     ) -> PyResult<Self> {
         let profile: Profile = profile.parse().map_err(Failure::Config)?;
+        let on_storage_error: OnStorageError = on_storage_error.parse().map_err(Failure::Config)?;
         let backend: Backend = logger.parse().map_err(Failure::Config)?;
         let panel_mode: tally_tui::Mode = panel
             .parse()
@@ -292,6 +296,7 @@ impl PyLogger {
         lc.log_dir = log_dir;
         lc.log_interval = log_interval;
         lc.trace = trace;
+        lc.on_storage_error = on_storage_error;
         if let Some(c) = config.filter(|c| !c.is_none()) {
             lc.run_config = json_text(py, c, "config")?;
         }

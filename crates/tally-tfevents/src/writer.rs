@@ -2,9 +2,12 @@
 //!
 //! One event per step keeps an iteration's scalars together on disk, so a killed writer loses
 //! whole iterations, never half of one (`docs/contract/step.md` "The backend payload").
+//! A record whose write fails (disk full, file size limit) is cut back off the file before the
+//! next write, so the file only ever grows by whole records and stays readable
+//! (`docs/contract/run-artifacts.md` "Storage faults").
 
 use std::fs::{File, OpenOptions};
-use std::io;
+use std::io::{self, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -173,6 +176,17 @@ pub enum WriteError {
         /// The underlying error, with the record's offset.
         source: WriteRecordError,
     },
+    /// A failed write left part of a record at the end of the file, and cutting the file back
+    /// to the last whole record failed; nothing more is written until that succeeds.
+    #[error("{}: cannot cut a partly written record back to byte {offset}: {source}", .path.display())]
+    Repair {
+        /// The event file.
+        path: PathBuf,
+        /// The last record boundary.
+        offset: u64,
+        /// The underlying error.
+        source: io::Error,
+    },
     /// fsync failed.
     #[error("{}: fsync after byte {offset} failed: {source}", .path.display())]
     Sync {
@@ -202,6 +216,8 @@ pub struct EventFileWriter<C: Clock = SystemClock> {
     /// Scratch for the duplicate-tag check, reused across steps.
     order: Vec<usize>,
     closed: bool,
+    /// The last record boundary, while a failed write may have left part of a record after it.
+    torn_at: Option<u64>,
 }
 
 impl EventFileWriter<SystemClock> {
@@ -273,6 +289,7 @@ impl<C: Clock> EventFileWriter<C> {
             syncs,
             order: Vec::new(),
             closed: false,
+            torn_at: None,
         })
     }
 
@@ -309,6 +326,7 @@ impl<C: Clock> EventFileWriter<C> {
         wall_time: f64,
         scalars: &[(&str, f64)],
     ) -> Result<(), WriteError> {
+        self.repair()?;
         let result = self
             .records
             .write_record_with(|buf| encode_scalar_event(step, wall_time, scalars, buf));
@@ -317,12 +335,14 @@ impl<C: Clock> EventFileWriter<C> {
 
     /// Writes an arbitrary event (e.g. a tensor or histogram summary built with prost).
     pub fn write_event(&mut self, event: &Event) -> Result<(), WriteError> {
+        self.repair()?;
         let result = self.records.write_message(event);
         self.after_write(result)
     }
 
     /// Writes an already-serialized `Event` as one record.
     pub fn write_event_bytes(&mut self, event: &[u8]) -> Result<(), WriteError> {
+        self.repair()?;
         let result = self.records.write_record(event);
         self.after_write(result)
     }
@@ -355,10 +375,18 @@ impl<C: Clock> EventFileWriter<C> {
 
     /// Maps a record write result and applies the fsync policy.
     fn after_write(&mut self, result: Result<u64, WriteRecordError>) -> Result<(), WriteError> {
-        result.map_err(|source| WriteError::Record {
-            path: self.path.clone(),
-            source,
-        })?;
+        if let Err(source) = result {
+            if let WriteRecordError::Io { offset, .. } = source {
+                // Part of the record may be in the file: cut it off now (or before the next
+                // write, if cutting fails too), so readers never meet a torn record mid-file.
+                self.torn_at = Some(offset);
+                let _ = self.repair();
+            }
+            return Err(WriteError::Record {
+                path: self.path.clone(),
+                source,
+            });
+        }
         match self.fsync {
             FsyncPolicy::Never => Ok(()),
             FsyncPolicy::EveryWrite => self.sync(),
@@ -369,6 +397,38 @@ impl<C: Clock> EventFileWriter<C> {
                 Ok(())
             }
         }
+    }
+
+    /// Cuts the file back to the last record boundary after a failed write, and writes on from
+    /// there (the failed write poisoned the old record writer).
+    fn repair(&mut self) -> Result<(), WriteError> {
+        let Some(offset) = self.torn_at else {
+            return Ok(());
+        };
+        let cut = || -> io::Result<File> {
+            // A second handle on the same open file: the record writer is replaced below.
+            let mut file = self.records.get_ref().try_clone()?;
+            file.set_len(offset)?;
+            file.seek(SeekFrom::Start(offset))?;
+            Ok(file)
+        };
+        match cut() {
+            Ok(file) => {
+                self.records = RecordWriter::with_offset(file, offset);
+                self.torn_at = None;
+                Ok(())
+            }
+            Err(source) => Err(WriteError::Repair {
+                path: self.path.clone(),
+                offset,
+                source,
+            }),
+        }
+    }
+
+    /// Whether the file may end in part of a record that is not cut off yet.
+    pub fn is_torn(&self) -> bool {
+        self.torn_at.is_some()
     }
 
     /// Records are never buffered in-process, so this only flushes the `File` (a no-op);
@@ -399,6 +459,7 @@ impl<C: Clock> EventFileWriter<C> {
     /// Closes the file, fsyncing first unless the policy is [`FsyncPolicy::Never`].
     pub fn close(mut self) -> Result<(), WriteError> {
         self.closed = true;
+        self.repair()?;
         if self.fsync != FsyncPolicy::Never {
             self.sync()?;
         }

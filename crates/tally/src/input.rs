@@ -265,6 +265,38 @@ impl std::str::FromStr for Backend {
     }
 }
 
+/// What a failed local write does to the caller (docs/contract/run-artifacts.md "Storage
+/// faults"); either way the unwritten steps are kept and retried, and counted in the summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnStorageError {
+    /// Raise the failure once, through the next `step`/`flush`/`close` (the default).
+    #[default]
+    Raise,
+    /// Report it once on the terminal and stderr; never raise.
+    Warn,
+}
+
+impl OnStorageError {
+    /// The configuration name (`raise`, `warn`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnStorageError::Raise => "raise",
+            OnStorageError::Warn => "warn",
+        }
+    }
+}
+
+impl std::str::FromStr for OnStorageError {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [OnStorageError::Raise, OnStorageError::Warn]
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| format!("on_storage_error='{s}': expected 'raise' or 'warn'"))
+    }
+}
+
 /// Everything a `Logger` is built from.
 #[derive(Debug, Clone)]
 pub struct LoggerConfig {
@@ -302,6 +334,8 @@ pub struct LoggerConfig {
     pub queue_capacity: usize,
     /// Minimum seconds between periodic run_summary.json rewrites.
     pub summary_interval_secs: f64,
+    /// Whether a storage fault raises to the caller or only warns.
+    pub on_storage_error: OnStorageError,
 }
 
 impl LoggerConfig {
@@ -359,6 +393,7 @@ impl LoggerConfig {
             fsync: FsyncPolicy::Never,
             queue_capacity: 1024,
             summary_interval_secs: 10.0,
+            on_storage_error: OnStorageError::Raise,
         }
     }
 }

@@ -7,6 +7,7 @@
 //! is written down in `docs/contract/`.
 
 pub mod atomic;
+pub mod backlog;
 pub mod error;
 pub mod host;
 pub mod input;
@@ -31,12 +32,13 @@ pub mod writer;
 
 pub use error::{Error, Result};
 pub use input::{
-    Backend, FieldKind, Key, LoggerConfig, MpsState, StepInput, SystemInfo, STEP_FIELDS,
+    Backend, FieldKind, Key, LoggerConfig, MpsState, OnStorageError, StepInput, SystemInfo,
+    STEP_FIELDS,
 };
 pub use logger::Logger;
 pub use reduce::{reduce_ranks, reduction, Rates};
 pub use rundir::{create_run_dir, RunDirSpec};
-pub use sink::{BackendStep, MemorySink, Sink, SinkError, TensorBoardSink};
+pub use sink::{BackendStep, MemorySink, Sink, SinkError, StorageFault, TensorBoardSink};
 pub use tag::Tag;
 pub use tally_clock::{Clock, ManualClock, SystemClock};
 pub use tally_schema as schema;

@@ -5,7 +5,7 @@
 //! thread and the sample to the terminal state.
 
 use crate::error::{Error, Result};
-use crate::input::{Backend, LoggerConfig, StepInput};
+use crate::input::{Backend, LoggerConfig, OnStorageError, StepInput};
 use crate::record::StepRecord;
 use crate::reduce::{reduce_ranks, Rates};
 use crate::resolve::{Axis, Resolver};
@@ -352,22 +352,35 @@ impl Logger {
         self.take_failure()
     }
 
-    /// Report the first sink failure not reported yet (one atomic read when there is none).
+    /// Report the sink failures not reported yet (one atomic read when there is none): each is
+    /// shown on the terminal; the first is raised, or with `on_storage_error="warn"` every one
+    /// goes to stderr and nothing is raised.
     fn take_failure(&mut self) -> Result<()> {
-        if self.writer.failure_count() <= self.reported_failures {
+        let count = self.writer.failure_count();
+        if count <= self.reported_failures {
             return Ok(());
         }
-        let Some(f) = self.writer.failure(self.reported_failures) else {
-            return Ok(());
-        };
-        self.reported_failures = self.writer.failure_count();
+        let new: Vec<_> = (self.reported_failures..count)
+            .filter_map(|i| self.writer.failure(i))
+            .collect();
+        self.reported_failures = count;
         let t = self.clock.monotonic();
-        self.with_terminal(|s| s.message(t, Level::Error, f.to_string()));
-        Err(Error::Sink {
-            sink: f.sink,
-            iteration: f.iteration,
-            message: f.message,
-        })
+        let warn = self.config.on_storage_error == OnStorageError::Warn;
+        for f in &new {
+            if warn {
+                eprintln!("tally: warning: {f}");
+            }
+            let level = if warn { Level::Warning } else { Level::Error };
+            self.with_terminal(|s| s.message(t, level, f.to_string()));
+        }
+        match new.into_iter().next() {
+            Some(f) if !warn => Err(Error::Sink {
+                sink: f.sink,
+                iteration: f.iteration,
+                message: f.message,
+            }),
+            _ => Ok(()),
+        }
     }
 
     fn current_summary(&self, status: RunStatus, closing: bool) -> RunSummary {
@@ -381,6 +394,7 @@ impl Logger {
         s.backpressure_waits = self.writer.waits;
         s.backpressure_wait_sec = self.writer.wait_secs;
         s.sink_errors = self.writer.failure_texts();
+        self.writer.storage().fill(&mut s);
         s.user_metrics = self.user.summary_values();
         if closing {
             s.end_time_utc = Some(iso_utc(&utc(self.clock.wall())));
@@ -388,13 +402,19 @@ impl Logger {
         s
     }
 
-    /// Wait until every step so far is written and flushed to its sinks.
+    /// Wait until every step so far is written and flushed to its sinks (steps kept after a
+    /// storage fault are retried first; those the disk still refuses stay kept).
     pub fn flush(&mut self) -> Result<()> {
         self.writer.flush();
         self.take_failure()
     }
 
     /// Write the final `run_summary.json` and close every sink. Closing twice is harmless.
+    ///
+    /// The writer retries what storage faults kept before it stops; the final summary is
+    /// written last, with the counts that leaves: a run that would end `completed` or
+    /// `interrupted` but lost steps ends `degraded` (docs/contract/run-artifacts.md "Storage
+    /// faults").
     pub fn close(&mut self, status: RunStatus) -> Result<()> {
         if self.closed {
             return Ok(());
@@ -415,17 +435,40 @@ impl Logger {
             let path = self.run_dir.join(RUN_CONFIG_FILE);
             config_error = crate::atomic::write_json_atomic(&path, &self.run_config).err();
         }
+        let storage = self.writer.storage();
+        let status = match status {
+            RunStatus::Completed | RunStatus::Interrupted
+                if storage.lost > 0 || storage.pending > 0 =>
+            {
+                RunStatus::Degraded
+            }
+            s => s,
+        };
         let summary = self.current_summary(status, true);
         let t = self.clock.monotonic();
-        self.with_terminal(|s| s.message(t, Level::Info, format!("Run {}", status.as_str())));
+        let mut text = format!("Run {}", status.as_str());
+        if storage.lost > 0 {
+            text += &format!(
+                ": {} logged iterations are not in the event file",
+                storage.lost
+            );
+        }
+        self.with_terminal(|s| s.message(t, Level::Info, text));
         let written = write_run_summary(&self.run_dir, &summary);
+        let failure = self.take_failure();
         // The view's last frame shows the closed run; it stops even when the summary failed.
         let shown = self.view.take().map_or(Ok(()), |mut v| v.stop());
-        written?;
-        if let Some(e) = config_error.or(trace_error) {
+        let storage_error = written.and(config_error.map_or(Ok(()), Err));
+        match storage_error {
+            Err(e) if self.config.on_storage_error == OnStorageError::Warn => {
+                eprintln!("tally: warning: {e}");
+            }
+            other => other?,
+        }
+        if let Some(e) = trace_error {
             return Err(e);
         }
-        self.take_failure()?;
+        failure?;
         shown.map_err(Error::View)
     }
 

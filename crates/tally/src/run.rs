@@ -88,6 +88,9 @@ pub fn initial_summary(run: &RunIdentity) -> RunSummary {
     RunSummary {
         status: RunStatus::Running,
         completed_iterations: 0,
+        persisted_iterations: None,
+        lost_iterations: 0,
+        pending_iterations: 0,
         total_env_steps: 0,
         final_mean_reward: None,
         best_mean_reward: None,

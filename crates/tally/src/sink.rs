@@ -1,12 +1,14 @@
 //! Sinks: where the backend payload of each logged step goes.
 //!
 //! A small trait whose optional hooks default to no-ops. The writer thread owns the sinks
-//! and calls them in order; a failing sink is reported and set aside while the others go on.
+//! and calls them in order. A failing local-storage sink keeps its unwritten steps and retries
+//! them; any other failing sink is reported and set aside while the others go on
+//! (docs/contract/run-artifacts.md "Storage faults").
 
 use crate::tag::Tag;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tally_tfevents::{EventFileWriter, OpenError, WriterOptions};
+use tally_tfevents::{EventFileWriter, OpenError, WriteError, WriteRecordError, WriterOptions};
 
 /// One logged iteration's backend payload.
 #[derive(Debug, Clone)]
@@ -24,12 +26,32 @@ pub struct BackendStep {
 /// Why a sink failed: its own error, kept typed (an event-file error, a Python exception's text).
 pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
 
+/// A local-storage sink's failed write that is not "nothing written, try again later" (the
+/// default reading of any other error from such a sink). Return it boxed as the [`SinkError`].
+#[derive(Debug, thiserror::Error)]
+pub enum StorageFault {
+    /// The step can never be written (a record over the size cap): it is counted lost.
+    #[error("{0}")]
+    Unwritable(SinkError),
+    /// The step reached the file, but pushing it to stable storage failed: it counts as
+    /// persisted (a process crash no longer loses it) and the failure is reported.
+    #[error("{0}")]
+    NotSynced(SinkError),
+}
+
 /// A destination for backend payloads.
 pub trait Sink: Send {
     /// A short name for messages (`tensorboard`, `wandb`, `memory`).
     fn name(&self) -> &str;
-    /// Persist one step. An error sets this sink aside for the rest of the run.
+    /// Persist one step. An error sets this sink aside for the rest of the run, unless the sink
+    /// is local storage (see [`Sink::is_local_storage`]).
     fn write(&mut self, step: &BackendStep) -> Result<(), SinkError>;
+    /// Whether this sink is the run's local storage (the event file). A failed write of such a
+    /// sink must leave nothing of the step behind; the step is kept and written again later
+    /// (bounded), and the sink's counts fill `persisted_iterations` / `lost_iterations`.
+    fn is_local_storage(&self) -> bool {
+        false
+    }
     /// Push buffered data towards durable storage.
     fn flush(&mut self) -> Result<(), SinkError> {
         Ok(())
@@ -78,12 +100,17 @@ impl Sink for TensorBoardSink {
         "tensorboard"
     }
 
+    fn is_local_storage(&self) -> bool {
+        true
+    }
+
     fn write(&mut self, step: &BackendStep) -> Result<(), SinkError> {
         let w = self.writer.as_mut().ok_or("event file already closed")?;
         let scalars: Vec<(&str, f64)> =
             step.scalars.iter().map(|(t, v)| (t.as_str(), *v)).collect();
         // Tags were resolved against the schema: unique and non-empty already.
-        Ok(w.write_resolved_scalars(step.step, step.wall_time, &scalars)?)
+        w.write_resolved_scalars(step.step, step.wall_time, &scalars)
+            .map_err(classify)
     }
 
     fn flush(&mut self) -> Result<(), SinkError> {
@@ -98,6 +125,20 @@ impl Sink for TensorBoardSink {
             Some(w) => Ok(w.close()?),
             None => Ok(()),
         }
+    }
+}
+
+/// How an event-file error leaves the step: an I/O failure wrote nothing that stays in the file
+/// (the writer cuts a partial record back), so the step is retried; the rest are final.
+fn classify(e: WriteError) -> SinkError {
+    match e {
+        WriteError::Record {
+            source: WriteRecordError::Io { .. },
+            ..
+        }
+        | WriteError::Repair { .. } => Box::new(e),
+        WriteError::Sync { .. } => Box::new(StorageFault::NotSynced(Box::new(e))),
+        _ => Box::new(StorageFault::Unwritable(Box::new(e))),
     }
 }
 

@@ -1,13 +1,16 @@
 //! The writer thread: the only place backend I/O happens.
 //!
 //! The hot path validates and enqueues; this thread writes. The queue is bounded and
-//! lossless: when it is full, `step` waits (and the wait is counted), it never drops.
+//! lossless: when it is full, `step` waits (and the wait is counted), it never drops. A failed
+//! write of the event file keeps the step for a retry (`backlog.rs`); a failed rewrite of a JSON
+//! artefact is retried on the next rewrite.
 
 use crate::atomic::write_json_atomic;
+use crate::backlog::Slot;
 use crate::run::{RUN_CONFIG_FILE, RUN_SUMMARY_FILE};
 use crate::sink::{BackendStep, Sink};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -47,6 +50,7 @@ pub struct WriterThread {
     tx: Option<SyncSender<Msg>>,
     handle: Option<JoinHandle<()>>,
     failures: Arc<Failures>,
+    counts: Arc<StorageCounts>,
     /// Times the back-pressure waits.
     clock: Arc<dyn Clock>,
     /// Steps that found the queue full.
@@ -69,90 +73,164 @@ fn record(failures: &Failures, f: SinkFailure) {
     failures.count.store(list.len(), Ordering::Release);
 }
 
+fn texts(failures: &Failures) -> Vec<String> {
+    let list = failures.list.lock().unwrap_or_else(|e| e.into_inner());
+    list.iter().map(ToString::to_string).collect()
+}
+
+/// The run's local-storage counts, as the writer thread last left them.
+#[derive(Debug, Default)]
+struct StorageCounts {
+    /// Whether the run has a local-storage sink at all.
+    any: bool,
+    persisted: AtomicU64,
+    lost: AtomicU64,
+    pending: AtomicU64,
+}
+
+/// Where the run's steps stand in its local storage (docs/contract/run-artifacts.md
+/// "Storage faults").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StorageTally {
+    /// Steps in the file; `None` when the run has no local storage.
+    pub persisted: Option<u64>,
+    /// Steps that will never reach it.
+    pub lost: u64,
+    /// Steps kept for a retry.
+    pub pending: u64,
+}
+
+impl StorageTally {
+    /// Fill the summary's storage fields.
+    pub fn fill(&self, s: &mut RunSummary) {
+        s.persisted_iterations = self.persisted;
+        s.lost_iterations = self.lost;
+        s.pending_iterations = self.pending;
+    }
+}
+
+impl StorageCounts {
+    /// With several local sinks a step counts as persisted only if all hold it (the fewest
+    /// persisted), and as lost or pending if any lost it or keeps it.
+    fn update(&self, slots: &[Slot]) {
+        let local = || slots.iter().filter(|s| s.is_storage());
+        let persisted = local().map(|s| s.persisted).min().unwrap_or(0);
+        self.persisted.store(persisted, Ordering::Release);
+        let lost = local().map(|s| s.lost).max().unwrap_or(0);
+        self.lost.store(lost, Ordering::Release);
+        let pending = local().map(Slot::pending).max().unwrap_or(0);
+        self.pending.store(pending, Ordering::Release);
+    }
+
+    fn tally(&self) -> StorageTally {
+        StorageTally {
+            persisted: self.any.then(|| self.persisted.load(Ordering::Acquire)),
+            lost: self.lost.load(Ordering::Acquire),
+            pending: self.pending.load(Ordering::Acquire),
+        }
+    }
+}
+
+/// A JSON artefact rewrite that failed, kept until a later rewrite (or a flush) succeeds.
+struct Artefact<T> {
+    file: &'static str,
+    pending: Option<Box<T>>,
+    /// Its failure was reported; reported again only after a success.
+    failing: bool,
+}
+
+impl<T: serde::Serialize> Artefact<T> {
+    fn new(file: &'static str) -> Self {
+        Artefact {
+            file,
+            pending: None,
+            failing: false,
+        }
+    }
+
+    /// Write `doc` (or retry the kept one when `doc` is `None`); a failure keeps it.
+    fn write(&mut self, doc: Option<Box<T>>, iteration: u64, run_dir: &Path, failures: &Failures) {
+        let Some(doc) = doc.or_else(|| self.pending.take()) else {
+            return;
+        };
+        match write_json_atomic(&run_dir.join(self.file), &*doc) {
+            Ok(()) => {
+                // A newer document replaces a kept one: the kept one is never written after it.
+                self.pending = None;
+                self.failing = false;
+            }
+            Err(e) => {
+                if !self.failing {
+                    self.failing = true;
+                    record(
+                        failures,
+                        SinkFailure {
+                            sink: self.file.trim_end_matches(".json").into(),
+                            iteration,
+                            message: format!("{e}; retried on the next rewrite"),
+                        },
+                    );
+                }
+                self.pending = Some(doc);
+            }
+        }
+    }
+}
+
 fn run(
     rx: Receiver<Msg>,
-    mut sinks: Vec<Box<dyn Sink>>,
+    sinks: Vec<Box<dyn Sink>>,
     run_dir: PathBuf,
     failures: Arc<Failures>,
+    counts: Arc<StorageCounts>,
 ) {
-    let mut failed = vec![false; sinks.len()];
+    let mut slots: Vec<Slot> = sinks.into_iter().map(Slot::new).collect();
+    let mut summary = Artefact::<RunSummary>::new(RUN_SUMMARY_FILE);
+    let mut config = Artefact::<RunConfig>::new(RUN_CONFIG_FILE);
+    let mut out = Vec::new();
     for msg in rx {
         match msg {
             Msg::Step(step) => {
-                for (sink, dead) in sinks.iter_mut().zip(failed.iter_mut()) {
-                    if *dead {
-                        continue;
-                    }
-                    if let Err(e) = sink.write(&step) {
-                        *dead = true;
-                        record(
-                            &failures,
-                            SinkFailure {
-                                sink: sink.name().to_owned(),
-                                iteration: step.iteration,
-                                message: e.to_string(),
-                            },
-                        );
-                    }
+                for slot in &mut slots {
+                    slot.write(&step, &mut out);
                 }
             }
-            Msg::Summary(summary) => {
-                if let Err(e) = write_json_atomic(&run_dir.join(RUN_SUMMARY_FILE), &*summary) {
-                    record(
-                        &failures,
-                        SinkFailure {
-                            sink: "run_summary".into(),
-                            iteration: summary.completed_iterations,
-                            message: e.to_string(),
-                        },
-                    );
-                }
+            Msg::Summary(mut s) => {
+                // The counts as of this point in the queue: never ahead of the file.
+                counts.tally().fill(&mut s);
+                s.sink_errors = texts(&failures);
+                let it = s.completed_iterations;
+                summary.write(Some(s), it, &run_dir, &failures);
             }
-            Msg::Config(config) => {
-                if let Err(e) = write_json_atomic(&run_dir.join(RUN_CONFIG_FILE), &*config) {
-                    record(
-                        &failures,
-                        SinkFailure {
-                            sink: "run_config".into(),
-                            iteration: 0,
-                            message: e.to_string(),
-                        },
-                    );
-                }
-            }
+            Msg::Config(c) => config.write(Some(c), 0, &run_dir, &failures),
             Msg::Flush(done) => {
-                for (sink, dead) in sinks.iter_mut().zip(failed.iter_mut()) {
-                    if !*dead {
-                        if let Err(e) = sink.flush() {
-                            *dead = true;
-                            record(
-                                &failures,
-                                SinkFailure {
-                                    sink: sink.name().to_owned(),
-                                    iteration: 0,
-                                    message: e.to_string(),
-                                },
-                            );
-                        }
-                    }
+                for slot in &mut slots {
+                    slot.flush(&mut out);
                 }
+                counts.update(&slots);
+                out.drain(..).for_each(|f| record(&failures, f));
+                config.write(None, 0, &run_dir, &failures);
+                if let Some(s) = summary.pending.as_deref_mut() {
+                    // A kept summary goes out with today's counts, not those of its failure.
+                    counts.tally().fill(s);
+                    s.sink_errors = texts(&failures);
+                }
+                summary.write(None, 0, &run_dir, &failures);
                 let _ = done.send(());
+                continue;
             }
         }
+        counts.update(&slots);
+        out.drain(..).for_each(|f| record(&failures, f));
     }
-    // The channel closed: close every sink, even the failed ones (they may hold files).
-    for sink in &mut sinks {
-        if let Err(e) = sink.close() {
-            record(
-                &failures,
-                SinkFailure {
-                    sink: sink.name().to_owned(),
-                    iteration: 0,
-                    message: e.to_string(),
-                },
-            );
-        }
+    // The channel closed: a last retry, then close every sink, even the set-aside ones. A
+    // kept summary is not retried: the logger writes the final one after this.
+    for slot in &mut slots {
+        slot.close(&mut out);
     }
+    config.write(None, 0, &run_dir, &failures);
+    counts.update(&slots);
+    out.drain(..).for_each(|f| record(&failures, f));
 }
 
 impl WriterThread {
@@ -165,14 +243,19 @@ impl WriterThread {
     ) -> std::io::Result<Self> {
         let (tx, rx) = sync_channel(capacity.max(1));
         let failures = Arc::new(Failures::default());
-        let f = failures.clone();
+        let counts = Arc::new(StorageCounts {
+            any: sinks.iter().any(|s| s.is_local_storage()),
+            ..Default::default()
+        });
+        let (f, c) = (failures.clone(), counts.clone());
         let handle = std::thread::Builder::new()
             .name("tally-writer".into())
-            .spawn(move || run(rx, sinks, run_dir, f))?;
+            .spawn(move || run(rx, sinks, run_dir, f, c))?;
         Ok(WriterThread {
             tx: Some(tx),
             handle: Some(handle),
             failures,
+            counts,
             clock,
             waits: 0,
             wait_secs: 0.0,
@@ -238,8 +321,12 @@ impl WriterThread {
 
     /// Every failure recorded so far, as text (for `run_summary.json`).
     pub fn failure_texts(&self) -> Vec<String> {
-        let list = self.failures.list.lock().unwrap_or_else(|e| e.into_inner());
-        list.iter().map(ToString::to_string).collect()
+        texts(&self.failures)
+    }
+
+    /// Where the run's steps stand in its local storage (exact once [`Self::finish`] ran).
+    pub fn storage(&self) -> StorageTally {
+        self.counts.tally()
     }
 
     /// Close the queue, let the thread write everything and close the sinks, and join it.

@@ -47,6 +47,9 @@ pub enum RunStatus {
     CollectorDied,
     /// Stopped by the user (Ctrl-C) or a signal.
     Interrupted,
+    /// Ended normally (completed or interrupted), but storage faults lost steps: the event file
+    /// lacks `lost_iterations` records (docs/contract/run-artifacts.md "Storage faults").
+    Degraded,
 }
 
 impl RunStatus {
@@ -58,6 +61,7 @@ impl RunStatus {
             RunStatus::Failed => "failed",
             RunStatus::CollectorDied => "collector_died",
             RunStatus::Interrupted => "interrupted",
+            RunStatus::Degraded => "degraded",
         }
     }
 }
@@ -72,10 +76,11 @@ impl std::str::FromStr for RunStatus {
             RunStatus::Failed,
             RunStatus::CollectorDied,
             RunStatus::Interrupted,
+            RunStatus::Degraded,
         ]
         .into_iter()
         .find(|v| v.as_str() == s)
-        .ok_or_else(|| format!("unknown run status '{s}': expected running, completed, failed, collector_died or interrupted"))
+        .ok_or_else(|| format!("unknown run status '{s}': expected running, completed, failed, collector_died, interrupted or degraded"))
     }
 }
 

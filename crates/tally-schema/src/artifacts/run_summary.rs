@@ -13,6 +13,19 @@ pub struct RunSummary {
     /// Iterations completed.
     #[schemars(extend("x-unit" = "iterations"))]
     pub completed_iterations: u64,
+    /// Iterations whose record is in the run's event file; null when the run has no local event
+    /// file (docs/contract/run-artifacts.md "Storage faults").
+    #[serde(default)]
+    #[schemars(extend("x-unit" = "iterations"))]
+    pub persisted_iterations: Option<u64>,
+    /// Iterations whose record was due but never reached the event file (storage faults).
+    #[serde(default)]
+    #[schemars(extend("x-unit" = "iterations"))]
+    pub lost_iterations: u64,
+    /// Iterations held in memory awaiting a retry of a failed write (0 once the run is closed).
+    #[serde(default)]
+    #[schemars(extend("x-unit" = "iterations"))]
+    pub pending_iterations: u64,
     /// Cumulative env steps (the step axis).
     #[schemars(extend("x-unit" = "env_steps"))]
     pub total_env_steps: u64,

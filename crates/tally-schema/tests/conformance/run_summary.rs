@@ -8,6 +8,32 @@ use tally_schema::conformance::validate_run_summary;
 
 /// Invalid run-summary fixtures → the rule each breaks (comment) and its violations.
 pub(crate) const INVALID: &[(&str, &[(&str, &str)])] = &[
+    // a closed run keeps no step pending (docs/contract/run-artifacts.md "Storage faults")
+    (
+        "run_summary.closed_with_pending_steps",
+        &[(
+            "$.pending_iterations",
+            "0 once the run is closed (kept steps are written or counted lost at close)",
+        )],
+    ),
+    // a completed run lost no step: one that did is degraded
+    (
+        "run_summary.completed_with_lost_steps",
+        &[(
+            "$.lost_iterations",
+            "0 in a completed run (a run that lost steps is degraded)",
+        )],
+    ),
+    // a degraded run lost at least one step
+    (
+        "run_summary.degraded_without_lost_steps",
+        &[("$.lost_iterations", "at least 1 in a degraded run")],
+    ),
+    // the event file never holds more iterations than were completed
+    (
+        "run_summary.persisted_past_completed",
+        &[("$.persisted_iterations", "at most completed_iterations (20)")],
+    ),
     // a top-level backend_diagnostics (PPO path) is checked for shape: each optimisation says whether it is enabled
     (
         "run_summary.backend_diagnostics_enabled_missing",
@@ -81,7 +107,7 @@ pub(crate) const INVALID: &[(&str, &[(&str, &str)])] = &[
         "run_summary.status_unknown",
         &[(
             "$.status",
-            "one of \"running\", \"completed\", \"failed\", \"collector_died\", \"interrupted\"",
+            "one of \"running\", \"completed\", \"failed\", \"collector_died\", \"interrupted\", \"degraded\"",
         )],
     ),
 ];

@@ -1,0 +1,239 @@
+//! One sink as the writer thread drives it (docs/contract/run-artifacts.md "Storage faults").
+//!
+//! A local-storage sink (the event file) that fails keeps the steps it could not write in a
+//! bounded backlog and writes them again, oldest first, before any newer step: on the next
+//! steps, at flush and at close. Steps past the cap, and steps still kept at close, are counted
+//! lost. Any other sink (a remote one) is set aside at its first failure so it cannot hold the
+//! others back.
+
+use crate::sink::{BackendStep, Sink, SinkError, StorageFault};
+use crate::writer::SinkFailure;
+use std::collections::VecDeque;
+
+/// Most steps a failing local sink keeps for a retry.
+pub const BACKLOG_MAX_STEPS: usize = 10_000;
+/// Most bytes (estimated in memory) a failing local sink keeps for a retry.
+pub const BACKLOG_MAX_BYTES: usize = 64 << 20;
+
+/// A sink with its failure state and, for local storage, its backlog and counts.
+pub(crate) struct Slot {
+    sink: Box<dyn Sink>,
+    storage: bool,
+    /// A remote sink that failed: no more writes go to it.
+    set_aside: bool,
+    backlog: VecDeque<BackendStep>,
+    backlog_bytes: usize,
+    /// An outage is under way and was reported: later failures of it are not reported again.
+    failing: bool,
+    /// The backlog overflowed during this outage and that was reported.
+    overflowing: bool,
+    /// Steps the sink holds.
+    pub persisted: u64,
+    /// Steps that will never reach the sink.
+    pub lost: u64,
+}
+
+/// Memory one kept step holds (tags are shared pointers, so the pairs dominate).
+fn step_bytes(step: &BackendStep) -> usize {
+    std::mem::size_of::<BackendStep>()
+        + step.scalars.len() * std::mem::size_of::<(crate::tag::Tag, f64)>()
+}
+
+/// What a failed write of a local sink did to its step.
+enum Outcome {
+    /// Nothing of the step stayed: keep it and try again later.
+    Retry,
+    /// The step can never be written.
+    Lost,
+    /// The step is in the file; only pushing it to stable storage failed.
+    Written,
+}
+
+fn outcome(e: SinkError) -> (Outcome, String) {
+    match e.downcast::<StorageFault>() {
+        Ok(fault) => match *fault {
+            StorageFault::Unwritable(e) => (Outcome::Lost, e.to_string()),
+            StorageFault::NotSynced(e) => (Outcome::Written, e.to_string()),
+        },
+        Err(e) => (Outcome::Retry, e.to_string()),
+    }
+}
+
+impl Slot {
+    pub(crate) fn new(sink: Box<dyn Sink>) -> Self {
+        Slot {
+            storage: sink.is_local_storage(),
+            sink,
+            set_aside: false,
+            backlog: VecDeque::new(),
+            backlog_bytes: 0,
+            failing: false,
+            overflowing: false,
+            persisted: 0,
+            lost: 0,
+        }
+    }
+
+    /// Whether this is the run's local storage.
+    pub(crate) fn is_storage(&self) -> bool {
+        self.storage
+    }
+
+    /// Steps kept for a retry.
+    pub(crate) fn pending(&self) -> u64 {
+        self.backlog.len() as u64
+    }
+
+    fn failure(&self, iteration: u64, message: String) -> SinkFailure {
+        SinkFailure {
+            sink: self.sink.name().to_owned(),
+            iteration,
+            message,
+        }
+    }
+
+    /// Write `step` after whatever the backlog holds. Returns what to report: each outage once
+    /// (at its first failed write), a lost step, and the first overflow of the backlog.
+    pub(crate) fn write(&mut self, step: &BackendStep, out: &mut Vec<SinkFailure>) {
+        if self.set_aside {
+            return;
+        }
+        if !self.storage {
+            if let Err(e) = self.sink.write(step) {
+                self.set_aside = true;
+                out.push(self.failure(step.iteration, e.to_string()));
+            }
+            return;
+        }
+        self.retry(out);
+        if !self.backlog.is_empty() {
+            self.keep(step.clone(), out);
+            return;
+        }
+        match self.sink.write(step) {
+            Ok(()) => self.written(),
+            Err(e) => match self.fault(step.iteration, e, out) {
+                Outcome::Retry => self.keep(step.clone(), out),
+                Outcome::Lost => self.lost += 1,
+                Outcome::Written => self.persisted += 1,
+            },
+        }
+    }
+
+    fn written(&mut self) {
+        self.persisted += 1;
+        self.failing = false;
+    }
+
+    /// Classify a failed write and report it if it starts an outage (or loses the step).
+    fn fault(&mut self, iteration: u64, e: SinkError, out: &mut Vec<SinkFailure>) -> Outcome {
+        let (what, text) = outcome(e);
+        match what {
+            Outcome::Retry if !self.failing => {
+                self.failing = true;
+                out.push(self.failure(
+                    iteration,
+                    format!(
+                        "{text}; this step and the next ones are kept (up to {BACKLOG_MAX_STEPS} \
+                         steps or {} MiB) and written again once the disk takes them",
+                        BACKLOG_MAX_BYTES >> 20
+                    ),
+                ));
+            }
+            Outcome::Written if !self.failing => {
+                self.failing = true;
+                out.push(self.failure(iteration, format!("{text}; the step is in the file")));
+            }
+            Outcome::Lost => {
+                out.push(self.failure(iteration, format!("{text}; the step is lost")));
+            }
+            Outcome::Retry | Outcome::Written => {}
+        }
+        what
+    }
+
+    /// Keep a step the sink could not take, or count it lost when the backlog is full.
+    fn keep(&mut self, step: BackendStep, out: &mut Vec<SinkFailure>) {
+        let bytes = step_bytes(&step);
+        if self.backlog.len() >= BACKLOG_MAX_STEPS || self.backlog_bytes + bytes > BACKLOG_MAX_BYTES
+        {
+            self.lost += 1;
+            if !self.overflowing {
+                self.overflowing = true;
+                out.push(self.failure(
+                    step.iteration,
+                    format!(
+                        "{} steps are waiting for the disk (the cap is {BACKLOG_MAX_STEPS} steps \
+                         or {} MiB): this step and later ones are lost until it takes writes again",
+                        self.backlog.len(),
+                        BACKLOG_MAX_BYTES >> 20
+                    ),
+                ));
+            }
+            return;
+        }
+        self.backlog_bytes += bytes;
+        self.backlog.push_back(step);
+    }
+
+    /// Write the backlog, oldest first, until a write fails again.
+    pub(crate) fn retry(&mut self, out: &mut Vec<SinkFailure>) {
+        while let Some(step) = self.backlog.front() {
+            let (iteration, bytes) = (step.iteration, step_bytes(step));
+            match self.sink.write(step) {
+                Ok(()) => self.written(),
+                Err(e) => match self.fault(iteration, e, out) {
+                    Outcome::Retry => return,
+                    Outcome::Lost => self.lost += 1,
+                    Outcome::Written => self.persisted += 1,
+                },
+            }
+            self.backlog.pop_front();
+            self.backlog_bytes -= bytes;
+        }
+        self.overflowing = false;
+    }
+
+    /// Retry the backlog, then push buffered data towards stable storage.
+    pub(crate) fn flush(&mut self, out: &mut Vec<SinkFailure>) {
+        if self.set_aside {
+            return;
+        }
+        if self.storage {
+            self.retry(out);
+        }
+        if let Err(e) = self.sink.flush() {
+            if self.storage {
+                if !self.failing {
+                    self.failing = true;
+                    out.push(self.failure(0, e.to_string()));
+                }
+            } else {
+                self.set_aside = true;
+                out.push(self.failure(0, e.to_string()));
+            }
+        }
+    }
+
+    /// Last retry of the backlog (what is still kept is lost), then close the sink.
+    pub(crate) fn close(&mut self, out: &mut Vec<SinkFailure>) {
+        if self.storage {
+            self.retry(out);
+            if !self.backlog.is_empty() {
+                let first = self.backlog.front().map_or(0, |s| s.iteration);
+                let n = self.backlog.len() as u64;
+                self.lost += n;
+                self.backlog.clear();
+                self.backlog_bytes = 0;
+                out.push(self.failure(
+                    first,
+                    format!("the disk still refused writes at close: {n} kept steps are lost"),
+                ));
+            }
+        }
+        // Close even a set-aside sink: it may hold files or a remote run.
+        if let Err(e) = self.sink.close() {
+            out.push(self.failure(0, e.to_string()));
+        }
+    }
+}
