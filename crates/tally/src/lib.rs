@@ -15,6 +15,7 @@ pub mod record;
 pub mod reduce;
 pub mod replay;
 pub mod resolve;
+pub mod resume;
 pub mod run;
 pub mod rundir;
 pub mod sink;

@@ -6,7 +6,9 @@ use crate::host;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value};
 use std::path::Path;
-use tally_schema::artifacts::{RunConfig, RunIdentity, RunStatus, RunSummary, WandbSettings};
+use tally_schema::artifacts::{
+    RunConfig, RunIdentity, RunStatus, RunSummary, UserMetric, WandbSettings,
+};
 
 /// File name of the run configuration snapshot.
 pub const RUN_CONFIG_FILE: &str = "run_config.json";
@@ -37,6 +39,8 @@ pub fn run_identity(
         algo: algo.to_owned(),
         task: task.to_owned(),
         sim_backend: sim_backend.to_owned(),
+        name: None,
+        seed: None,
         log_dir: log_dir.display().to_string(),
         start_time_utc: iso_utc(start),
         hostname: host::hostname(),
@@ -49,12 +53,18 @@ pub fn run_identity(
     }
 }
 
-/// Write `run_config.json` into `dir`: the identity and the resolved config with secrets redacted.
-pub fn write_run_config(dir: &Path, run: RunIdentity, config: &Value) -> Result<RunConfig> {
+/// Write `run_config.json` into `dir`: the identity, the resolved config with secrets
+/// redacted, and the user metrics known so far (a resumed run's earlier ones).
+pub fn write_run_config(
+    dir: &Path,
+    run: RunIdentity,
+    config: &Value,
+    user_metrics: Vec<UserMetric>,
+) -> Result<RunConfig> {
     let doc = RunConfig {
         run,
         config: host::redact_secrets(config),
-        user_metrics: Vec::new(),
+        user_metrics,
     };
     write_json_atomic(&dir.join(RUN_CONFIG_FILE), &doc)?;
     Ok(doc)
@@ -97,6 +107,7 @@ pub fn initial_summary(run: &RunIdentity) -> RunSummary {
         wall_time_sec: 0.0,
         wandb_run_url: None,
         play_video_path: None,
+        resumed: Vec::new(),
         extra: Map::new(),
     }
 }

@@ -1,0 +1,211 @@
+//! Resuming a run: which directory, whether the new logger fits it, and where its step axis
+//! stopped (docs/contract/run-artifacts.md "Resume").
+//!
+//! A resumed run keeps its directory, `run_config.json` identity and `run_summary.json`
+//! counters; the new logger writes a new event file beside the old ones (TensorBoard merges a
+//! directory's files) and accepts only steps after the last persisted one.
+
+use crate::error::{Error, Result};
+use crate::input::LoggerConfig;
+use crate::resolve::Axis;
+use crate::run::{RUN_CONFIG_FILE, RUN_SUMMARY_FILE};
+use crate::rundir::{runs_parent, RunDirSpec};
+use serde::de::DeserializeOwned;
+use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use tally_schema::artifacts::{RunConfig, RunSummary, UserMetric};
+use tally_tfevents::reader::{is_event_file_name, open_event_file};
+use tally_tfevents::scalar::scalars_of;
+
+/// The tag an env-step-axis run writes its iteration under (absent on an iteration axis).
+const ITERATION_TAG: &str = "Train/iteration";
+
+/// An existing run the logger appends to.
+#[derive(Debug, Clone)]
+pub struct PriorRun {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// Its `run_config.json`.
+    pub config: RunConfig,
+    /// Its `run_summary.json`.
+    pub summary: RunSummary,
+    /// Where its persisted step axis stopped.
+    pub axis: Axis,
+    /// The last persisted step, if any.
+    pub last_step: Option<i64>,
+}
+
+/// The run `config` resumes, if there is one: `log_dir` when it holds a run, else (no
+/// `log_dir`) the most recently started run of this algo and task under `log_root`.
+pub fn find(config: &LoggerConfig, spec: &RunDirSpec) -> Result<Option<PathBuf>> {
+    if let Some(dir) = &config.log_dir {
+        return Ok(dir.join(RUN_CONFIG_FILE).is_file().then(|| dir.clone()));
+    }
+    latest_run(&runs_parent(spec)?)
+}
+
+/// The run under `parent` with the latest `run.start_time_utc` (ties: the later directory
+/// name); directories without a readable `run_config.json` are not runs.
+pub fn latest_run(parent: &Path) -> Result<Option<PathBuf>> {
+    let entries = match std::fs::read_dir(parent) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("list runs in", parent)(e)),
+    };
+    let mut best: Option<(String, PathBuf)> = None;
+    for entry in entries {
+        let dir = entry.map_err(Error::io("list runs in", parent))?.path();
+        let Ok(config) = read_json::<RunConfig>(&dir.join(RUN_CONFIG_FILE)) else {
+            continue;
+        };
+        let key = config.run.start_time_utc;
+        let later = best
+            .as_ref()
+            .is_none_or(|(k, d)| (&key, &dir) > (k, d));
+        if later {
+            best = Some((key, dir));
+        }
+    }
+    Ok(best.map(|(_, d)| d))
+}
+
+fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path).map_err(Error::io("read", path))?;
+    serde_json::from_str(&text).map_err(|source| Error::Json {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Read the run in `dir` and check that `config` may continue it.
+pub fn load(dir: &Path, config: &LoggerConfig) -> Result<PriorRun> {
+    let run_config: RunConfig = read_json(&dir.join(RUN_CONFIG_FILE))?;
+    let summary: RunSummary = read_json(&dir.join(RUN_SUMMARY_FILE))?;
+    check_compatible(dir, &run_config, config)?;
+    let (axis, last_step) = persisted_axis(dir)?;
+    Ok(PriorRun {
+        dir: dir.to_owned(),
+        config: run_config,
+        summary,
+        axis,
+        last_step,
+    })
+}
+
+/// Refuse a logger whose algo, task, profile or simulator differ from the run's: its tags,
+/// step axis and run directory would no longer describe one run.
+fn check_compatible(dir: &Path, prior: &RunConfig, config: &LoggerConfig) -> Result<()> {
+    let run = &prior.run;
+    let mismatch = |field: &str, was: &str, now: &str| {
+        Err(Error::Config(format!(
+            "resume: {field} '{now}' differs from the run in {} ({field} '{was}'); \
+             resume with the same {field}, or start a new run",
+            dir.display()
+        )))
+    };
+    if !run.algo.eq_ignore_ascii_case(&config.algo) {
+        return mismatch("algo", &run.algo, &config.algo);
+    }
+    if run.task != config.task {
+        return mismatch("task", &run.task, &config.task);
+    }
+    if !config.sim_backend.is_empty() && run.sim_backend != config.sim_backend {
+        return mismatch("sim", &run.sim_backend, &config.sim_backend);
+    }
+    if let Some(facts) = &run.logger {
+        if facts.profile != config.profile {
+            return mismatch(
+                "profile",
+                facts.profile.as_str(),
+                config.profile.as_str(),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Where the step axis of the event files directly in `dir` stopped: the largest step, and
+/// on an env-step axis the iteration written with it.
+pub fn persisted_axis(dir: &Path) -> Result<(Axis, Option<i64>)> {
+    let mut last: Option<(i64, Option<f64>)> = None;
+    for entry in std::fs::read_dir(dir).map_err(Error::io("list event files in", dir))? {
+        let entry = entry.map_err(Error::io("list event files in", dir))?;
+        let name = entry.file_name();
+        if !entry.path().is_file() || !is_event_file_name(&name.to_string_lossy()) {
+            continue;
+        }
+        let path = entry.path();
+        let mut reader = open_event_file(&path).map_err(|e| resume_read_error(&path, e))?;
+        while let Some(event) = reader
+            .read_event()
+            .map_err(|e| resume_read_error(&path, e))?
+        {
+            let mut scalars = scalars_of(&event).peekable();
+            if scalars.peek().is_none() {
+                continue;
+            }
+            let iteration = scalars.find(|s| s.tag == ITERATION_TAG).map(|s| s.value);
+            if last.is_none_or(|(s, _)| event.step >= s) {
+                last = Some((event.step, iteration));
+            }
+        }
+    }
+    let Some((step, iteration)) = last else {
+        return Ok((Axis::default(), None));
+    };
+    let step_u = u64::try_from(step).unwrap_or(0);
+    let axis = match iteration {
+        // Env steps were the axis: the step is the env-step count.
+        Some(it) => Axis {
+            last_iteration: Some(it as u64),
+            last_env_steps: step_u,
+        },
+        None => Axis {
+            last_iteration: Some(step_u),
+            last_env_steps: 0,
+        },
+    };
+    Ok((axis, Some(step)))
+}
+
+fn resume_read_error(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Config(format!(
+        "resume: cannot read the run's event file {} ({e}); its last step is unknown",
+        path.display()
+    ))
+}
+
+/// What a resumed run's earlier segments add to the figures the new logger reports.
+#[derive(Debug, Clone, Default)]
+pub struct Carried {
+    /// Logger wall time of the earlier segments.
+    pub wall_time_sec: f64,
+    /// Training wall time of the earlier segments.
+    pub training_wall_time_sec: f64,
+    /// Back-pressure waits so far.
+    pub backpressure_waits: u64,
+    /// Back-pressure seconds so far.
+    pub backpressure_wait_sec: f64,
+    /// Sink failures so far.
+    pub sink_errors: Vec<String>,
+    /// User metric summary values so far (a tag logged again takes the new segment's value).
+    pub user_metrics: BTreeMap<String, Option<f64>>,
+    /// User metrics documented so far.
+    pub user_metric_specs: Vec<UserMetric>,
+}
+
+impl Carried {
+    /// The figures of `p`'s summary and config.
+    pub fn of(p: &PriorRun) -> Self {
+        let s = &p.summary;
+        Carried {
+            wall_time_sec: s.wall_time_sec,
+            training_wall_time_sec: s.training_wall_time_sec,
+            backpressure_waits: s.backpressure_waits,
+            backpressure_wait_sec: s.backpressure_wait_sec,
+            sink_errors: s.sink_errors.clone(),
+            user_metrics: s.user_metrics.clone(),
+            user_metric_specs: p.config.user_metrics.clone(),
+        }
+    }
+}
