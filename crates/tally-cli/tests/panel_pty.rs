@@ -345,7 +345,10 @@ fn watch_shows_a_finished_run_and_q_quits_leaving_raw_mode() {
         "GPUs 2",
         "Run completed",
     ]);
-    assert!(screen.contains("| SAC | go2_joystick_flat |"), "{screen}");
+    assert!(
+        screen.contains("🚀 SAC · go2_joystick_flat | GPUs 2"),
+        "{screen}"
+    );
     assert!(
         pty.child.try_wait().unwrap().is_none(),
         "watch waits for q on a finished run"

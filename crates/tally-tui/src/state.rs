@@ -97,10 +97,14 @@ pub fn run_title(facts: &tally::terminal::RunFacts) -> Vec<String> {
     if let Some(n) = &facts.name {
         return vec![n.clone()];
     }
-    [algo_display(&facts.algo), facts.task.clone(), facts.sim.clone()]
-        .into_iter()
-        .filter(|p| !p.is_empty())
-        .collect()
+    [
+        algo_display(&facts.algo),
+        facts.task.clone(),
+        facts.sim.clone(),
+    ]
+    .into_iter()
+    .filter(|p| !p.is_empty())
+    .collect()
 }
 
 /// Everything the panel shows, derived from one snapshot at one instant.

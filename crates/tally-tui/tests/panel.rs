@@ -248,7 +248,11 @@ fn title_names_the_run_gpus_and_iteration() {
     let first = text(&sac_state(), 50).lines().next().unwrap().to_owned();
     assert!(first.contains(" SAC · go2"), "{first}");
     // ASCII terminals get an ASCII separator.
-    let ascii = buffer_text(&render_to_buffer(&view(&sac_state(), Glyphs::ASCII), 140, None));
+    let ascii = buffer_text(&render_to_buffer(
+        &view(&sac_state(), Glyphs::ASCII),
+        140,
+        None,
+    ));
     assert!(
         ascii.contains(" SAC - go2_joystick_flat - mujoco | GPUs 2 | iter 4030/5000 "),
         "{ascii}"
@@ -263,7 +267,10 @@ fn a_named_run_without_max_iterations_shows_its_name_and_the_count_alone() {
     s.facts.max_iterations = None;
     let t = text(&s, 140);
     let first = t.lines().next().unwrap();
-    assert!(first.contains(" 🚀 ablation-7 | GPUs 2 | iter 4030 "), "{first}");
+    assert!(
+        first.contains(" 🚀 ablation-7 | GPUs 2 | iter 4030 "),
+        "{first}"
+    );
     assert!(!first.contains("SAC"), "{first}");
     // No last iteration: no ETA to count down to.
     assert!(!t.contains("ETA"), "{t}");

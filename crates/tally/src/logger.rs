@@ -9,11 +9,11 @@ use crate::input::{Backend, LoggerConfig, StepInput};
 use crate::record::StepRecord;
 use crate::reduce::{reduce_ranks, Rates};
 use crate::resolve::{Axis, Resolver};
+use crate::resume::{Carried, PriorRun};
 use crate::run::{
     initial_summary, iso_utc, run_identity, utc, write_run_config, write_run_summary,
     RUN_CONFIG_FILE,
 };
-use crate::resume::{Carried, PriorRun};
 use crate::rundir::{create_run_dir, RunDirSpec};
 use crate::sink::{BackendStep, Sink, TensorBoardSink};
 use crate::summary::{contract_warning, SummaryState};
@@ -136,7 +136,11 @@ impl Logger {
         });
         let (mut summary, carried, axis) = match &prior {
             Some(p) => resumed_summary(p, &start),
-            None => (initial_summary(&identity), Carried::default(), Axis::default()),
+            None => (
+                initial_summary(&identity),
+                Carried::default(),
+                Axis::default(),
+            ),
         };
         let earlier_metrics = prior
             .as_ref()
@@ -474,7 +478,9 @@ impl Logger {
         self.writer.finish();
         let mut trace_error = None;
         if let Some((tracer, _)) = &self.tracer {
-            let path = self.run_dir.join(trace_file_name(self.summary.resumed.len()));
+            let path = self
+                .run_dir
+                .join(trace_file_name(self.summary.resumed.len()));
             match tracer.write(&path) {
                 Ok(()) => self.summary.trace_path = Some(path.display().to_string()),
                 Err(e) => trace_error = Some(e),

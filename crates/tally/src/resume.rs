@@ -11,8 +11,8 @@ use crate::resolve::Axis;
 use crate::run::{RUN_CONFIG_FILE, RUN_SUMMARY_FILE};
 use crate::rundir::{runs_parent, RunDirSpec};
 use serde::de::DeserializeOwned;
-use std::path::{Path, PathBuf};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use tally_schema::artifacts::{RunConfig, RunSummary, UserMetric};
 use tally_tfevents::reader::{is_event_file_name, open_event_file};
 use tally_tfevents::scalar::scalars_of;
@@ -59,9 +59,7 @@ pub fn latest_run(parent: &Path) -> Result<Option<PathBuf>> {
             continue;
         };
         let key = config.run.start_time_utc;
-        let later = best
-            .as_ref()
-            .is_none_or(|(k, d)| (&key, &dir) > (k, d));
+        let later = best.as_ref().is_none_or(|(k, d)| (&key, &dir) > (k, d));
         if later {
             best = Some((key, dir));
         }
@@ -82,7 +80,10 @@ pub fn load(dir: &Path, config: &LoggerConfig) -> Result<PriorRun> {
     let run_config: RunConfig = read_json(&dir.join(RUN_CONFIG_FILE))?;
     let summary: RunSummary = read_json(&dir.join(RUN_SUMMARY_FILE))?;
     check_compatible(dir, &run_config, config)?;
-    let (axis, last_step) = persisted_axis(dir)?;
+    let (axis, last_step) = match persisted_axis(dir)? {
+        (_, None) => summary_axis(&summary, config),
+        found => found,
+    };
     Ok(PriorRun {
         dir: dir.to_owned(),
         config: run_config,
@@ -114,11 +115,7 @@ fn check_compatible(dir: &Path, prior: &RunConfig, config: &LoggerConfig) -> Res
     }
     if let Some(facts) = &run.logger {
         if facts.profile != config.profile {
-            return mismatch(
-                "profile",
-                facts.profile.as_str(),
-                config.profile.as_str(),
-            );
+            return mismatch("profile", facts.profile.as_str(), config.profile.as_str());
         }
     }
     Ok(())
@@ -166,6 +163,26 @@ pub fn persisted_axis(dir: &Path) -> Result<(Axis, Option<i64>)> {
         },
     };
     Ok((axis, Some(step)))
+}
+
+/// The axis a run without event files (W&B or no backend) reached, as its last
+/// `run_summary.json` recorded it: the step axis is the env-step count when the profile and
+/// the run used one, else the iteration.
+fn summary_axis(s: &RunSummary, config: &LoggerConfig) -> (Axis, Option<i64>) {
+    if s.completed_iterations == 0 && s.total_env_steps == 0 {
+        return (Axis::default(), None);
+    }
+    let env_axis = s.total_env_steps > 0 && !config.profile.iteration_axis();
+    let axis = Axis {
+        last_iteration: Some(s.completed_iterations),
+        last_env_steps: if env_axis { s.total_env_steps } else { 0 },
+    };
+    let step = if env_axis {
+        s.total_env_steps
+    } else {
+        s.completed_iterations
+    };
+    (axis, i64::try_from(step).ok())
 }
 
 fn resume_read_error(path: &Path, e: impl std::fmt::Display) -> Error {
