@@ -72,7 +72,7 @@ pub struct RewardSummary {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Title {
     /// The run: its `name`, else `ALGO`, task and sim, shown joined by ` · `
-    /// (docs/contract/panel.md "Title").
+    /// (docs/contract/panel.md "Title and header").
     pub run: Vec<String>,
     /// World size.
     pub gpus: u32,

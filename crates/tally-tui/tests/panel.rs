@@ -236,7 +236,7 @@ fn no_core_label_is_cut_at_any_width_from_60_columns() {
 #[test]
 fn title_names_the_run_gpus_and_iteration() {
     // The title names the run, not a lab: " 🚀 SAC · go2_joystick_flat · mujoco | GPUs 2 |
-    // iter 4030/5000 " (docs/contract/panel.md "Title").
+    // iter 4030/5000 " (docs/contract/panel.md "Title and header").
     let t = text(&sac_state(), 140);
     let first = t.lines().next().unwrap();
     assert!(
@@ -275,6 +275,11 @@ fn a_named_run_without_max_iterations_shows_its_name_and_the_count_alone() {
     // No last iteration: no ETA to count down to.
     assert!(!t.contains("ETA"), "{t}");
     assert!(text(&sac_state(), 140).contains("ETA"));
+    // The plain line counts iterations alone.
+    let (snap, now) = snapshot_at_end(&s);
+    let line = tally_tui::summary_line(&PanelState::new(snap, now, Glyphs::ASCII, false).model);
+    assert!(line.starts_with("iter 4030 |"), "{line}");
+    assert!(!line.contains("ETA"), "{line}");
 }
 
 #[test]

@@ -148,7 +148,7 @@ fn title_spans(m: &Model, max: u16, g: &Glyphs, pal: Pal) -> Spans {
         s
     };
     // The full title names the run, e.g. " 🚀 SAC · G1WalkFlat · mjlab | GPUs 1 |
-    // iter 5000/5000 " (docs/contract/panel.md "Title").
+    // iter 5000/5000 " (docs/contract/panel.md "Title and header").
     let mut full: Spans = Vec::new();
     if !g.rocket.is_empty() {
         full.push((g.rocket.to_owned(), pal.plain()));
