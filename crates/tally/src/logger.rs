@@ -180,8 +180,15 @@ impl Logger {
         if config.backend == Backend::TensorBoard {
             let mut options = WriterOptions::from_env();
             options.fsync = config.fsync;
-            options.created_at =
-                std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(clock.wall().max(0.0));
+            let wall = clock.wall().max(0.0);
+            options.created_at = match &prior {
+                Some(p) => {
+                    let secs = p.event_file_secs(wall as u64);
+                    std::time::UNIX_EPOCH
+                        + std::time::Duration::from_secs_f64(wall.max(secs as f64))
+                }
+                None => std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(wall),
+            };
             let tb = TensorBoardSink::create(&run_dir, options)?;
             event_file = Some(tb.path().to_owned());
             sinks.push(Box::new(tb));

@@ -33,6 +33,21 @@ pub struct PriorRun {
     pub axis: Axis,
     /// The last persisted step, if any.
     pub last_step: Option<i64>,
+    /// The largest creation second in the names of its event files, if it has any.
+    pub latest_event_file_secs: Option<u64>,
+}
+
+impl PriorRun {
+    /// The creation second to name the resumed segment's event file by: `wall_secs`, or one
+    /// past the latest earlier file's, so the new file sorts after every earlier one
+    /// (TensorBoard reads a directory's event files in name order, and a resumed job may run on
+    /// a host whose clock is behind).
+    pub fn event_file_secs(&self, wall_secs: u64) -> u64 {
+        match self.latest_event_file_secs {
+            Some(latest) if latest >= wall_secs => latest + 1,
+            _ => wall_secs,
+        }
+    }
 }
 
 /// The run `config` resumes, if there is one: `log_dir` when it holds a run, else (no
@@ -90,6 +105,7 @@ pub fn load(dir: &Path, config: &LoggerConfig) -> Result<PriorRun> {
         summary,
         axis,
         last_step,
+        latest_event_file_secs: latest_event_file_secs(dir)?,
     })
 }
 
@@ -183,6 +199,23 @@ fn summary_axis(s: &RunSummary, config: &LoggerConfig) -> (Axis, Option<i64>) {
         s.completed_iterations
     };
     (axis, i64::try_from(step).ok())
+}
+
+/// The largest `<secs>` of the `events.out.tfevents.<secs>.…` files directly in `dir`.
+fn latest_event_file_secs(dir: &Path) -> Result<Option<u64>> {
+    let mut latest = None;
+    for entry in std::fs::read_dir(dir).map_err(Error::io("list event files in", dir))? {
+        let name = entry
+            .map_err(Error::io("list event files in", dir))?
+            .file_name();
+        let secs = name
+            .to_string_lossy()
+            .strip_prefix("events.out.tfevents.")
+            .and_then(|rest| rest.split('.').next())
+            .and_then(|s| s.parse::<u64>().ok());
+        latest = latest.max(secs);
+    }
+    Ok(latest)
 }
 
 fn resume_read_error(path: &Path, e: impl std::fmt::Display) -> Error {

@@ -362,3 +362,26 @@ fn a_run_without_event_files_resumes_after_the_step_its_summary_recorded() {
     assert_eq!(s["resumed"][0]["after_step"], 1024);
     assert_eq!(s["resumed"][0]["first_step"], 1280);
 }
+
+#[test]
+fn the_new_event_file_sorts_after_the_earlier_ones_even_when_the_clock_is_behind() {
+    // TensorBoard reads a directory's event files in name order: a resumed segment on a host
+    // whose clock is behind must still come last, or its steps would read as out of order.
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let mut log = logger_at(config(&run, "sac", Profile::SacFamily), 5_000.0);
+    log.step(&sac_step(1)).unwrap();
+    log.close(RunStatus::Interrupted).unwrap();
+    let mut c = config(&run, "sac", Profile::SacFamily);
+    c.resume = true;
+    let mut log = logger_at(c, 1_000.0);
+    log.step(&sac_step(2)).unwrap();
+    log.close(RunStatus::Completed).unwrap();
+    let files = event_files(&run);
+    assert_eq!(files.len(), 2);
+    assert_eq!(
+        files.last().unwrap(),
+        log.event_file().unwrap(),
+        "{files:?}"
+    );
+}
