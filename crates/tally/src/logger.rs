@@ -9,7 +9,7 @@ use crate::input::{Backend, LoggerConfig, StepInput};
 use crate::record::StepRecord;
 use crate::reduce::{reduce_ranks, Rates};
 use crate::resolve::{Axis, Resolver};
-use crate::resume::{Carried, PriorRun};
+use crate::resume::Carried;
 use crate::run::{
     initial_summary, iso_utc, run_identity, utc, write_run_config, write_run_summary,
     RUN_CONFIG_FILE,
@@ -26,9 +26,7 @@ use crate::writer::WriterThread;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tally_clock::{Clock, SystemClock};
-use tally_schema::artifacts::{
-    LoggerFacts, ResumeSegment, RunConfig, RunStatus, RunSummary, RuntimeManifest,
-};
+use tally_schema::artifacts::{LoggerFacts, RunConfig, RunStatus, RunSummary, RuntimeManifest};
 use tally_tfevents::WriterOptions;
 
 /// The training logger. Build one per run on rank 0; call [`Logger::step`] once per iteration.
@@ -102,14 +100,7 @@ impl Logger {
             None => create_run_dir(&spec, &start.with_timezone(&chrono::Local))?,
         };
         let mut identity = match &prior {
-            // The run keeps its identity (start time, host, git at its start); what this
-            // logger was told about name, seed and W&B replaces the old values.
-            Some(p) => {
-                let mut id = p.config.run.clone();
-                id.log_dir = run_dir.display().to_string();
-                id.wandb = config.wandb.clone();
-                id
-            }
+            Some(p) => p.identity(config.wandb.clone()),
             None => run_identity(
                 &config.algo,
                 &config.task,
@@ -135,7 +126,7 @@ impl Logger {
             trace_enabled: config.trace,
         });
         let (mut summary, carried, axis) = match &prior {
-            Some(p) => resumed_summary(p, &start),
+            Some(p) => p.continued_summary(&iso_utc(&start)),
             None => (
                 initial_summary(&identity),
                 Carried::default(),
@@ -548,23 +539,4 @@ fn trace_file_name(segment: usize) -> String {
             format!("{stem}.resume{n}.json")
         }
     }
-}
-
-/// The summary a resumed run continues from: the earlier document, running again, with one
-/// more `resumed` segment; the figures earlier segments add; and where the step axis stopped.
-fn resumed_summary(
-    p: &PriorRun,
-    start: &chrono::DateTime<chrono::Utc>,
-) -> (RunSummary, Carried, Axis) {
-    let mut s = p.summary.clone();
-    s.resumed.push(ResumeSegment {
-        start_time_utc: iso_utc(start),
-        previous_status: s.status,
-        after_step: p.last_step,
-        first_step: None,
-    });
-    s.status = RunStatus::Running;
-    s.end_time_utc = None;
-    s.log_dir = p.dir.display().to_string();
-    (s, Carried::of(p), p.axis)
 }

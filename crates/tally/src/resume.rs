@@ -13,7 +13,9 @@ use crate::rundir::{runs_parent, RunDirSpec};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use tally_schema::artifacts::{RunConfig, RunSummary, UserMetric};
+use tally_schema::artifacts::{
+    ResumeSegment, RunConfig, RunIdentity, RunStatus, RunSummary, UserMetric, WandbSettings,
+};
 use tally_tfevents::reader::{is_event_file_name, open_event_file};
 use tally_tfevents::scalar::scalars_of;
 
@@ -38,6 +40,33 @@ pub struct PriorRun {
 }
 
 impl PriorRun {
+    /// The run's identity for the resumed segment: its start time, host and git at the first
+    /// start stay; the W&B settings are this logger's (name, seed and logger facts are set by
+    /// the caller the same way for a new run).
+    pub fn identity(&self, wandb: WandbSettings) -> RunIdentity {
+        let mut id = self.config.run.clone();
+        id.log_dir = self.dir.display().to_string();
+        id.wandb = wandb;
+        id
+    }
+
+    /// The summary the resumed segment continues from (the earlier document, running again,
+    /// with one more `resumed` entry started at `start_time_utc`), the figures the earlier
+    /// segments add, and where the step axis stopped.
+    pub fn continued_summary(&self, start_time_utc: &str) -> (RunSummary, Carried, Axis) {
+        let mut s = self.summary.clone();
+        s.resumed.push(ResumeSegment {
+            start_time_utc: start_time_utc.to_owned(),
+            previous_status: s.status,
+            after_step: self.last_step,
+            first_step: None,
+        });
+        s.status = RunStatus::Running;
+        s.end_time_utc = None;
+        s.log_dir = self.dir.display().to_string();
+        (s, Carried::of(self), self.axis)
+    }
+
     /// The creation second to name the resumed segment's event file by: `wall_secs`, or one
     /// past the latest earlier file's, so the new file sorts after every earlier one
     /// (TensorBoard reads a directory's event files in name order, and a resumed job may run on

@@ -385,3 +385,27 @@ fn the_new_event_file_sorts_after_the_earlier_ones_even_when_the_clock_is_behind
         "{files:?}"
     );
 }
+
+#[test]
+fn a_resumed_trace_keeps_the_earlier_segments_trace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let mut c = config(&run, "sac", Profile::SacFamily);
+    c.trace = true;
+    let mut log = logger_at(c.clone(), 1_000.0);
+    log.step(&sac_step(1)).unwrap();
+    log.close(RunStatus::Interrupted).unwrap();
+    let first = std::fs::read(run.join("perfetto_offpolicy_timeline.json")).unwrap();
+    c.resume = true;
+    let mut log = logger_at(c, 2_000.0);
+    log.step(&sac_step(2)).unwrap();
+    log.close(RunStatus::Completed).unwrap();
+    assert_eq!(
+        std::fs::read(run.join("perfetto_offpolicy_timeline.json")).unwrap(),
+        first
+    );
+    let second = run.join("perfetto_offpolicy_timeline.resume1.json");
+    assert!(json(&second)["traceEvents"].is_array());
+    let s = json(&run.join("run_summary.json"));
+    assert_eq!(s["trace_path"], second.display().to_string());
+}
