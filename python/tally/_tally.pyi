@@ -85,9 +85,9 @@ class Logger:
         *,
         algo: str,
         task: str,
-        sim: str,
-        max_iterations: int,
-        num_envs: int,
+        sim: Optional[str] = None,
+        max_iterations: Optional[int] = None,
+        num_envs: Optional[int] = None,
         num_gpus: int = 1,
         profile: Literal["sac_family", "appo", "onpolicy"] = "sac_family",
         logger: Literal["tensorboard", "wandb", "none"] = "tensorboard",
@@ -100,6 +100,9 @@ class Logger:
         wandb: Optional[Dict[str, Any]] = None,
         sinks: Optional[List[Any]] = None,
         on_storage_error: Literal["raise", "warn"] = "raise",
+        name: Optional[str] = None,
+        seed: Optional[int] = None,
+        resume: bool = False,
     ) -> Logger: ...
     def step(
         self,

@@ -7,7 +7,8 @@ file never disagree. ``start``, ``log_video`` and ``finish`` run on the caller's
 An existing ``wandb.run`` is reused (its config updated) and never finished by tally, so a
 launcher that opened it keeps owning it; otherwise tally calls ``wandb.init`` with the run
 config and the run directory and finishes the run it owns at close
-(docs/contract/run-artifacts.md "W&B").
+(docs/contract/run-artifacts.md "W&B"). The W&B run id is kept in the run directory, so a
+resumed tally run continues the same W&B run (docs/contract/run-artifacts.md "Resume").
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from typing import Any, Dict, List, Mapping, Optional
 
 DEFAULT_PROJECT = "tally"
 VIDEO_KEY = "media/play_video"
+# The W&B run id of the tally run, one line, in its run directory.
+RUN_ID_FILE = "wandb_run_id"
+# The W&B config key holding tally's record of the run (identity, host, logger facts).
+TALLY_CONFIG_KEY = "tally"
 
 
 def import_wandb() -> Any:
@@ -49,12 +54,45 @@ def _dedup(items: List[str]) -> List[str]:
     return list(seen)
 
 
+def wandb_config(run_doc: Mapping[str, Any]) -> Dict[str, Any]:
+    """The W&B config of a run: the user's ``config=`` at the top level (a value that is not a
+    mapping under ``config``), and tally's record of the run under ``tally`` unless the user's
+    config has that key."""
+    user = run_doc.get("config")
+    if isinstance(user, Mapping):
+        cfg: Dict[str, Any] = dict(user)
+    elif user in (None, {}):
+        cfg = {}
+    else:
+        cfg = {"config": user}
+    cfg.setdefault(TALLY_CONFIG_KEY, dict(run_doc.get("run", {})))
+    return cfg
+
+
+def read_run_id(run_dir: Path) -> Optional[str]:
+    """The W&B run id recorded in ``run_dir`` by an earlier logger of the run, if any."""
+    try:
+        text = (run_dir / RUN_ID_FILE).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    return text or None
+
+
+def write_run_id(run_dir: Path, run_id: str) -> None:
+    """Record ``run_id`` in ``run_dir`` (atomically: a reader sees the old id or the new)."""
+    tmp = run_dir / f".{RUN_ID_FILE}.tmp"
+    tmp.write_text(run_id + "\n", encoding="utf-8")
+    os.replace(tmp, run_dir / RUN_ID_FILE)
+
+
 def init_kwargs(settings: Mapping[str, Any], run_doc: Mapping[str, Any], run_dir: Path) -> Dict[str, Any]:
     """The ``wandb.init`` keywords for a run: the user's settings over tally's defaults.
 
-    Defaults (docs/contract/run-artifacts.md "W&B"): name ``{algo}__{task}__{run_dir.name}``,
-    group = task, job_type = algo, tags = user tags + [algo, task, sim_backend, user-<os user>]
-    (deduplicated).
+    Defaults (docs/contract/run-artifacts.md "W&B"): name = the run's ``name``, else
+    ``{algo}__{task}__{run_dir.name}``; group = task, job_type = algo, tags = user tags +
+    [algo, task, sim_backend, user-<os user>] (deduplicated); config = :func:`wandb_config`.
+    A run directory that records a W&B run id (a resumed run) continues that run
+    (``id=``, ``resume="allow"``).
     Empty values are left out so the SDK's own defaults and ``WANDB_*`` variables apply.
     """
     run = run_doc.get("run", {})
@@ -64,14 +102,18 @@ def init_kwargs(settings: Mapping[str, Any], run_doc: Mapping[str, Any], run_dir
         "entity": settings.get("entity"),
         "group": settings.get("group") or task,
         "job_type": settings.get("job_type") or algo,
-        "name": settings.get("name") or f"{algo}__{task}__{run_dir.name}",
+        "name": settings.get("name") or run.get("name") or f"{algo}__{task}__{run_dir.name}",
         "tags": _dedup(list(settings.get("tags") or []) + [algo, task, sim, f"user-{_user()}"]),
         "notes": settings.get("notes"),
         "mode": settings.get("mode"),
-        "config": dict(run_doc),
+        "config": wandb_config(run_doc),
         # Absolute: the SDK's service process may have another working directory.
         "dir": str(run_dir.resolve()),
     }
+    run_id = read_run_id(run_dir)
+    if run_id is not None:
+        kw["id"] = run_id
+        kw["resume"] = "allow"
     return {k: v for k, v in kw.items() if v not in (None, "", [])}
 
 
@@ -96,10 +138,11 @@ class WandbSink:
         wandb = self._wandb
         if wandb.run is not None:
             self.run, self.owned = wandb.run, False
-            self.run.config.update(doc, allow_val_change=True)
+            self.run.config.update(wandb_config(doc), allow_val_change=True)
         else:
             self.run = wandb.init(**init_kwargs(self.settings, doc, self.run_dir))
             self.owned = True
+        write_run_id(self.run_dir, str(self.run.id))
         run = doc.get("run", {})
         self.run.summary.update(
             {

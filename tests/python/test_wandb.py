@@ -143,8 +143,9 @@ def test_logger_wandb_initialises_with_run_config_and_run_dir_and_writes_no_even
         assert run.name == f"sac__go2__{log.run_dir.name}"
         assert run.group == "go2" and run.job_type == "sac"
         assert {"nightly", "sac", "go2", "mujoco"} <= set(run.tags)
-        assert run.config["config"]["lr"] == 0.001
-        assert run.config["run"]["log_dir"] == str(log.run_dir)
+        # The user's config at the top level; tally's record of the run under "tally".
+        assert run.config["lr"] == 0.001 and "config" not in run.config
+        assert run.config["tally"]["log_dir"] == str(log.run_dir)
         assert Path(run.dir).is_relative_to(log.run_dir)
         train(log)
     assert log.event_file is None and not list(log.run_dir.glob("events.out.tfevents.*"))
@@ -161,7 +162,7 @@ def test_an_existing_wandb_run_is_reused_and_never_finished(tmp_path):
     with tally.Logger(algo="sac", task="go2", sim="mujoco", max_iterations=3, num_envs=8, log_root=tmp_path / "logs", logger="wandb") as log:
         train(log, 3)
     assert wandb.run is mine  # still open
-    assert mine.config["run"]["task"] == "go2"
+    assert mine.config["tally"]["task"] == "go2"
     mine.log({"after": 1.0}, step=10_000)
     mine.finish()
     rows = history_rows(wandb_file(tmp_path / "wandb"))
@@ -218,3 +219,31 @@ def test_the_rust_binary_still_refuses_training_logger_wandb(tmp_path):
         cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode != 0 and "python -m tally demo" in proc.stderr
+
+
+def run_ids(path):
+    return {r.run.run_id for r in wandb_records(path) if r.WhichOneof("record_type") == "run"}
+
+
+def test_a_resumed_run_continues_the_same_wandb_run_with_its_name(tmp_path):
+    run_dir = tmp_path / "run"
+    kw = dict(algo="sac", task="go2", log_dir=run_dir, logger="wandb", name="ablation-7", seed=5, panel="off",
+              config={"lr": 0.001}, wandb={"project": "tally-test"})
+    with tally.Logger(**kw) as log:
+        assert wandb.run.name == "ablation-7"
+        first_id = wandb.run.id
+        train(log, 3)
+    assert (run_dir / "wandb_run_id").read_text().strip() == first_id
+    first = wandb_file(run_dir / "wandb")
+    with tally.Logger(**kw, resume=True) as log:
+        assert wandb.run.id == first_id
+        for i in range(4, 6):
+            log.step(i, env_steps=512 * i, metrics={"Loss/critic": 1.0 / i})
+    files = sorted((run_dir / "wandb").rglob("run-*.wandb"))
+    assert len(files) == 2, files
+    second = next(f for f in files if f != first)
+    wandb_file(second.parent)  # waits for the second file's exit record
+    assert run_ids(first) == run_ids(second) == {first_id}
+    assert [r["_step"] for r in history_rows(first)] == [512, 1024, 1536]
+    assert [r["_step"] for r in history_rows(second)] == [2048, 2560]
+    assert summary_items(second)["completed_iterations"] == 5

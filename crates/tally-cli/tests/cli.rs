@@ -53,7 +53,7 @@ fn schema_table_and_markdown_render() {
 fn run_with_user_metrics(root: &std::path::Path) -> std::path::PathBuf {
     let mut c = tally::LoggerConfig::new("sac", "task", "mujoco");
     c.log_dir = Some(root.join("run"));
-    c.max_iterations = 2;
+    c.max_iterations = Some(2);
     c.backend = tally::Backend::None;
     let mut log = tally::Logger::new(c).unwrap();
     let spec = tally::UserMetricSpec {

@@ -269,7 +269,7 @@ fn demo_at_140_columns_shows_three_timing_columns_and_follows_a_resize() {
         "{screen}"
     );
     assert!(
-        screen.contains("UniLab Off-Policy Training | APPO"),
+        screen.contains("🚀 APPO · go2_joystick_flat · mujoco | GPUs 1 | iter "),
         "{screen}"
     );
     assert!(
@@ -345,7 +345,10 @@ fn watch_shows_a_finished_run_and_q_quits_leaving_raw_mode() {
         "GPUs 2",
         "Run completed",
     ]);
-    assert!(screen.contains("| SAC | go2_joystick_flat |"), "{screen}");
+    assert!(
+        screen.contains("🚀 SAC · go2_joystick_flat | GPUs 2"),
+        "{screen}"
+    );
     assert!(
         pty.child.try_wait().unwrap().is_none(),
         "watch waits for q on a finished run"
@@ -371,7 +374,7 @@ fn no_color_and_a_c_locale_draw_the_panel_plainly_in_ascii() {
     assert!(!pty.coloured(), "colour despite NO_COLOR:\n{screen}");
     assert!(screen.is_ascii(), "non-ASCII under LANG=C:\n{screen}");
     assert!(
-        screen.contains("+ UniLab Off-Policy Training | SAC"),
+        screen.contains("+ SAC - go2_joystick_flat - mujoco | GPUs 1 | iter "),
         "{screen}"
     );
     pty.send(b"\x03");

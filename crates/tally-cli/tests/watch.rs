@@ -28,9 +28,11 @@ fn state() -> Mutex<TerminalState> {
     Mutex::new(TerminalState::new(RunFacts {
         algo: "sac".into(),
         task: "t".into(),
+        sim: String::new(),
+        name: None,
         num_gpus: 1,
-        num_envs: 1,
-        max_iterations: 100,
+        num_envs: Some(1),
+        max_iterations: Some(100),
         profile: Profile::SacFamily,
     }))
 }
@@ -183,7 +185,10 @@ fn watch_reads_algo_task_gpus_and_profile_from_run_config() {
         (f.algo.as_str(), f.task.as_str()),
         ("appo", "go2_joystick_flat")
     );
-    assert_eq!((f.num_gpus, f.num_envs, f.max_iterations), (2, 4096, 20));
+    assert_eq!(
+        (f.num_gpus, f.num_envs, f.max_iterations),
+        (2, Some(4096), Some(20))
+    );
     assert_eq!(f.profile, Profile::Appo);
     // Without run_config.json: defaults, never a failure.
     let f = read_facts(tmp.path());

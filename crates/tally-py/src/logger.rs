@@ -252,11 +252,15 @@ impl Drop for PyLogger {
 #[pymethods]
 impl PyLogger {
     /// Create the run directory, `run_config.json`, the first `run_summary.json` and the backend.
+    /// `sim`, `max_iterations` and `num_envs` are optional (progress and ETA need
+    /// `max_iterations`); `name` titles the run; `seed` is recorded; `resume=True` appends to
+    /// the run in `log_dir` (else the latest of this algo and task) or starts one.
     #[new]
     #[pyo3(signature = (
-        *, algo, task, sim, max_iterations, num_envs, num_gpus = 1, profile = "sac_family",
-        logger = "tensorboard", log_root = PathBuf::from("logs"), log_dir = None, log_interval = 1,
-        panel = "auto", trace = false, config = None, wandb = None, sinks = None,
+        *, algo, task, sim = None, max_iterations = None, num_envs = None, num_gpus = 1,
+        profile = "sac_family", logger = "tensorboard", log_root = PathBuf::from("logs"),
+        log_dir = None, log_interval = 1, panel = "auto", trace = false, config = None,
+        wandb = None, sinks = None, name = None, seed = None, resume = false,
         on_storage_error = "raise"
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -264,9 +268,9 @@ impl PyLogger {
         py: Python<'_>,
         algo: String,
         task: String,
-        sim: String,
-        max_iterations: u64,
-        num_envs: u64,
+        sim: Option<String>,
+        max_iterations: Option<u64>,
+        num_envs: Option<u64>,
         num_gpus: u32,
         profile: &str,
         logger: &str,
@@ -278,6 +282,9 @@ impl PyLogger {
         config: Option<&Bound<'_, PyAny>>,
         wandb: Option<&Bound<'_, PyDict>>,
         sinks: Option<Vec<Bound<'_, PyAny>>>,
+        name: Option<String>,
+        seed: Option<u64>,
+        resume: bool,
         on_storage_error: &str,
     ) -> PyResult<Self> {
         let profile: Profile = profile.parse().map_err(Failure::Config)?;
@@ -286,9 +293,18 @@ impl PyLogger {
         let panel_mode: tally_tui::Mode = panel
             .parse()
             .map_err(|e| Failure::Config(format!("panel='{panel}': {e}")))?;
-        let mut lc = LoggerConfig::new(algo, task, sim);
+        if sim.as_deref() == Some("") {
+            return Err(Failure::Config(
+                "sim='' is not a simulator name: leave sim unset when there is none".into(),
+            )
+            .into());
+        }
+        let mut lc = LoggerConfig::new(algo, task, sim.unwrap_or_default());
         lc.max_iterations = max_iterations;
         lc.num_envs = num_envs;
+        lc.name = name;
+        lc.seed = seed;
+        lc.resume = resume;
         lc.num_gpus = num_gpus;
         lc.profile = profile;
         lc.backend = backend;

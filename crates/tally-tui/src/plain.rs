@@ -20,7 +20,7 @@ pub const TOP_TIMES: usize = 2;
 /// Only printable ASCII (non-ASCII characters of a task name or status become `?`).
 pub fn summary_line(model: &Model) -> String {
     let t = &model.title;
-    let mut parts = vec![format!("iter {}/{}", t.iteration, t.max_iterations)];
+    let mut parts = vec![t.progress()];
     if let Some(e) = model.elapsed {
         parts.push(format!("time {}", format::time(e)));
     }

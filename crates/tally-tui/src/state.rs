@@ -71,18 +71,40 @@ pub struct RewardSummary {
 /// What the border title shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Title {
-    /// Off-policy or on-policy training.
-    pub on_policy: bool,
-    /// Display name of the algorithm (`SAC`, `FlashSAC`, `APPO`, ...).
-    pub algo: String,
-    /// The task.
-    pub task: String,
+    /// The run: its `name`, else `ALGO`, task and sim, shown joined by ` · `
+    /// (docs/contract/panel.md "Title and header").
+    pub run: Vec<String>,
     /// World size.
     pub gpus: u32,
     /// Latest iteration.
     pub iteration: u64,
-    /// Last iteration.
-    pub max_iterations: u64,
+    /// Last iteration, when the run said.
+    pub max_iterations: Option<u64>,
+}
+
+impl Title {
+    /// `iter i/max`, or `iter i` when the last iteration is unknown.
+    pub fn progress(&self) -> String {
+        match self.max_iterations {
+            Some(max) => format!("iter {}/{max}", self.iteration),
+            None => format!("iter {}", self.iteration),
+        }
+    }
+}
+
+/// The run a panel names: `name` when given, else `ALGO`, task and sim (empty parts left out).
+pub fn run_title(facts: &tally::terminal::RunFacts) -> Vec<String> {
+    if let Some(n) = &facts.name {
+        return vec![n.clone()];
+    }
+    [
+        algo_display(&facts.algo),
+        facts.task.clone(),
+        facts.sim.clone(),
+    ]
+    .into_iter()
+    .filter(|p| !p.is_empty())
+    .collect()
 }
 
 /// Everything the panel shows, derived from one snapshot at one instant.
@@ -309,11 +331,10 @@ fn system_rows(snap: &PanelSnapshot) -> Vec<(&'static str, String)> {
     }
     let timeout = snap.window.get("Episode/timeout_rate").unwrap_or(0.0);
     rows.push(("Timeout Rate", format!("{:.1}%", timeout * 100.0)));
-    let envs = snap
-        .facts
-        .num_envs
-        .saturating_mul(u64::from(snap.facts.num_gpus));
-    rows.push(("Envs", crate::format::grouped(envs as f64)));
+    if let Some(per_rank) = snap.facts.num_envs {
+        let envs = per_rank.saturating_mul(u64::from(snap.facts.num_gpus));
+        rows.push(("Envs", crate::format::grouped(envs as f64)));
+    }
     if let Some(b) = sys.batch_size_per_rank.filter(|b| *b > 0) {
         rows.push(("Batch/Rank", crate::format::grouped(b as f64)));
     }
@@ -334,9 +355,11 @@ impl Model {
         let end = snap.finished_at.unwrap_or(now);
         let elapsed = snap.training_started_at.map(|t0| (end - t0).max(0.0));
         let max = snap.facts.max_iterations;
+        // No ETA without a last iteration to count down to.
         let eta = elapsed
             .filter(|_| iteration > 0)
-            .map(|e| max.saturating_sub(iteration) as f64 * e / iteration as f64);
+            .zip(max)
+            .map(|(e, max)| max.saturating_sub(iteration) as f64 * e / iteration as f64);
         let hist = &snap.reward_history;
         let reward = if hist.is_empty() {
             None
@@ -364,9 +387,7 @@ impl Model {
         Model {
             profile,
             title: Title {
-                on_policy: profile == Profile::OnPolicy,
-                algo: algo_display(&snap.facts.algo),
-                task: snap.facts.task.clone(),
+                run: run_title(&snap.facts),
                 gpus: snap.facts.num_gpus,
                 iteration,
                 max_iterations: max,

@@ -234,23 +234,52 @@ fn no_core_label_is_cut_at_any_width_from_60_columns() {
 }
 
 #[test]
-fn title_carries_algo_task_gpus_and_iteration() {
-    // The title reads " 🚀 UniLab Off-Policy Training | SAC | G1WalkFlat | GPUs 1 |
-    // iter 5000/5000 " (docs/contract/panel.md).
+fn title_names_the_run_gpus_and_iteration() {
+    // The title names the run, not a lab: " 🚀 SAC · go2_joystick_flat · mujoco | GPUs 2 |
+    // iter 4030/5000 " (docs/contract/panel.md "Title and header").
     let t = text(&sac_state(), 140);
     let first = t.lines().next().unwrap();
     assert!(
-        first.contains(
-            " 🚀 UniLab Off-Policy Training | SAC | go2_joystick_flat | GPUs 2 | iter 4030/5000 "
-        ),
+        first.contains(" 🚀 SAC · go2_joystick_flat · mujoco | GPUs 2 | iter 4030/5000 "),
         "{first}"
     );
-    // Narrower: the brand goes first; algorithm, GPUs and iteration stay.
-    let first = text(&sac_state(), 60).lines().next().unwrap().to_owned();
+    assert!(!t.contains("UniLab"), "{t}");
+    // Narrower: the run's name is shortened with an ellipsis; GPUs and iteration stay.
+    let first = text(&sac_state(), 50).lines().next().unwrap().to_owned();
+    assert!(first.contains(" SAC · go2"), "{first}");
+    // ASCII terminals get an ASCII separator.
+    let ascii = buffer_text(&render_to_buffer(
+        &view(&sac_state(), Glyphs::ASCII),
+        140,
+        None,
+    ));
     assert!(
-        first.contains(" SAC | go2_joystick_flat | GPUs 2 | iter 4030/5000 "),
+        ascii.contains(" SAC - go2_joystick_flat - mujoco | GPUs 2 | iter 4030/5000 "),
+        "{ascii}"
+    );
+    assert!(first.contains("… | GPUs 2 | iter 4030/5000 "), "{first}");
+}
+
+#[test]
+fn a_named_run_without_max_iterations_shows_its_name_and_the_count_alone() {
+    let mut s = sac_state();
+    s.facts.name = Some("ablation-7".into());
+    s.facts.max_iterations = None;
+    let t = text(&s, 140);
+    let first = t.lines().next().unwrap();
+    assert!(
+        first.contains(" 🚀 ablation-7 | GPUs 2 | iter 4030 "),
         "{first}"
     );
+    assert!(!first.contains("SAC"), "{first}");
+    // No last iteration: no ETA to count down to.
+    assert!(!t.contains("ETA"), "{t}");
+    assert!(text(&sac_state(), 140).contains("ETA"));
+    // The plain line counts iterations alone.
+    let (snap, now) = snapshot_at_end(&s);
+    let line = tally_tui::summary_line(&PanelState::new(snap, now, Glyphs::ASCII, false).model);
+    assert!(line.starts_with("iter 4030 |"), "{line}");
+    assert!(!line.contains("ETA"), "{line}");
 }
 
 #[test]
@@ -276,9 +305,11 @@ fn elapsed_excludes_warm_up_and_eta_follows_the_iteration_rate() {
     let mut s = TerminalState::new(RunFacts {
         algo: "sac".into(),
         task: "t".into(),
+        sim: String::new(),
+        name: None,
         num_gpus: 1,
-        num_envs: 1,
-        max_iterations: 4,
+        num_envs: Some(1),
+        max_iterations: Some(4),
         profile: Profile::SacFamily,
     });
     s.message(100.0, Level::Info, "Warming up...".into());

@@ -98,7 +98,7 @@ fn bench(c: &mut Criterion) {
         let dir = tempfile::tempdir().unwrap();
         let mut cfg = LoggerConfig::new("sac", "bench", "mujoco");
         cfg.log_dir = Some(dir.path().join("run"));
-        cfg.max_iterations = u64::MAX;
+        cfg.max_iterations = Some(u64::MAX);
         cfg.backend = backend;
         cfg.summary_interval_secs = 1e9;
         let mut log = Logger::new(cfg).unwrap();

@@ -29,8 +29,8 @@ pub enum Error {
         /// What is wrong with it.
         reason: &'static str,
     },
-    /// An explicit `log_dir` already holds another run.
-    #[error("log_dir {} already holds a run ({} exists): choose another directory", .0.display(), .1)]
+    /// An explicit `log_dir` already holds another run (and `resume` was not asked for).
+    #[error("log_dir {} already holds a run ({} exists): pass resume=True (Rust: LoggerConfig::resume) to append to it, or choose another directory", .0.display(), .1)]
     RunDirTaken(PathBuf, &'static str),
     /// A step submission broke the schema or the step-axis contract; nothing was logged for it.
     #[error("invalid step at iteration {iteration}: {field}['{key}']: {reason}")]

@@ -304,12 +304,17 @@ pub struct LoggerConfig {
     pub algo: String,
     /// Task name.
     pub task: String,
-    /// Simulation backend.
+    /// Simulation backend; empty when the run has none to name (the run directory then has
+    /// no `_<sim>` suffix).
     pub sim_backend: String,
-    /// Last iteration (always written to the backend).
-    pub max_iterations: u64,
-    /// Environments per rank.
-    pub num_envs: u64,
+    /// The run's display name (panel title, W&B run name); `algo · task · sim` when `None`.
+    pub name: Option<String>,
+    /// The run's seed, recorded in `run_config.json`.
+    pub seed: Option<u64>,
+    /// Last iteration (always written to the backend); progress and ETA need it.
+    pub max_iterations: Option<u64>,
+    /// Environments per rank, when the runner has a fixed number.
+    pub num_envs: Option<u64>,
     /// World size (GPUs / ranks).
     pub num_gpus: u32,
     /// Timing profile.
@@ -320,6 +325,10 @@ pub struct LoggerConfig {
     pub log_root: PathBuf,
     /// `training.log_dir` (exact run directory).
     pub log_dir: Option<PathBuf>,
+    /// Append to an existing run (`log_dir`, else the latest run of this algo and task under
+    /// `log_root`) instead of refusing it; start a new run when there is none
+    /// (docs/contract/run-artifacts.md "Resume").
+    pub resume: bool,
     /// Write the backend every N iterations (the final iteration always).
     pub log_interval: u64,
     /// Record a Perfetto trace of the logger's phases.
@@ -342,14 +351,22 @@ impl LoggerConfig {
     /// Refuse a configuration the logger cannot honour, naming the setting.
     pub fn check(&self) -> Result<(), crate::Error> {
         let bad = |m: String| Err(crate::Error::Config(m));
-        if self.max_iterations == 0 {
-            return bad("max_iterations must be at least 1".into());
+        if self.max_iterations == Some(0) {
+            return bad("max_iterations must be at least 1 (or unset when unknown)".into());
         }
         if self.num_gpus == 0 {
             return bad("num_gpus must be at least 1".into());
         }
-        if self.num_envs == 0 {
-            return bad("num_envs must be at least 1".into());
+        if self.num_envs == Some(0) {
+            return bad("num_envs must be at least 1 (or unset when unknown)".into());
+        }
+        if let Some(name) = &self.name {
+            if name.trim().is_empty() || name.chars().any(char::is_control) {
+                return bad(format!(
+                    "name {:?} must be non-empty text without control characters",
+                    name
+                ));
+            }
         }
         if self.log_interval == 0 {
             return bad("log_interval must be at least 1 (1 writes every iteration)".into());
@@ -366,10 +383,13 @@ impl LoggerConfig {
     /// Whether the backend writes iteration `it`: every `log_interval`-th, and always the last
     /// (docs/contract/step.md "Log interval"); the terminal sees every iteration.
     pub fn persists(&self, it: u64) -> bool {
-        self.log_interval <= 1 || it % self.log_interval == 0 || it >= self.max_iterations
+        self.log_interval <= 1
+            || it % self.log_interval == 0
+            || self.max_iterations.is_some_and(|m| it >= m)
     }
 
-    /// A config with the defaults: 1 GPU, sac_family, TensorBoard, `logs/`, interval 1.
+    /// A config with the defaults: 1 GPU, sac_family, TensorBoard, `logs/`, interval 1, no
+    /// iteration limit, env count, name or seed; `sim_backend` may be empty.
     pub fn new(
         algo: impl Into<String>,
         task: impl Into<String>,
@@ -379,13 +399,16 @@ impl LoggerConfig {
             algo: algo.into(),
             task: task.into(),
             sim_backend: sim_backend.into(),
-            max_iterations: 0,
-            num_envs: 1,
+            name: None,
+            seed: None,
+            max_iterations: None,
+            num_envs: None,
             num_gpus: 1,
             profile: Profile::SacFamily,
             backend: Backend::TensorBoard,
             log_root: PathBuf::from("logs"),
             log_dir: None,
+            resume: false,
             log_interval: 1,
             trace: false,
             run_config: serde_json::Value::Object(Default::default()),

@@ -17,6 +17,7 @@ pub mod redact;
 pub mod reduce;
 pub mod replay;
 pub mod resolve;
+pub mod resume;
 pub mod run;
 pub mod rundir;
 pub mod sink;

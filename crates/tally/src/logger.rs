@@ -9,6 +9,7 @@ use crate::input::{Backend, LoggerConfig, OnStorageError, StepInput};
 use crate::record::StepRecord;
 use crate::reduce::{reduce_ranks, Rates};
 use crate::resolve::{Axis, Resolver};
+use crate::resume::Carried;
 use crate::run::{
     initial_summary, iso_utc, run_identity, utc, write_run_config, write_run_summary,
     RUN_CONFIG_FILE,
@@ -52,6 +53,10 @@ pub struct Logger {
     run_config: RunConfig,
     /// The run's user metrics.
     user: UserMetrics,
+    /// What earlier segments of a resumed run add to this one's figures (zero for a new run).
+    carried: Carried,
+    /// A resumed run's first persisted step is still to be recorded in `run_summary.json`.
+    awaiting_first_step: bool,
 }
 
 impl Logger {
@@ -84,15 +89,33 @@ impl Logger {
             log_dir: config.log_dir.clone(),
         };
         let start = utc(clock.wall());
-        let run_dir = create_run_dir(&spec, &start.with_timezone(&chrono::Local))?;
-        let mut identity = run_identity(
-            &config.algo,
-            &config.task,
-            &config.sim_backend,
-            &run_dir,
-            &start,
-            config.wandb.clone(),
-        );
+        let prior = match config.resume {
+            true => crate::resume::find(&config, &spec)?
+                .map(|dir| crate::resume::load(&dir, &config))
+                .transpose()?,
+            false => None,
+        };
+        let run_dir = match &prior {
+            Some(p) => p.dir.clone(),
+            None => create_run_dir(&spec, &start.with_timezone(&chrono::Local))?,
+        };
+        let mut identity = match &prior {
+            Some(p) => p.identity(config.wandb.clone()),
+            None => run_identity(
+                &config.algo,
+                &config.task,
+                &config.sim_backend,
+                &run_dir,
+                &start,
+                config.wandb.clone(),
+            ),
+        };
+        if config.name.is_some() {
+            identity.name = config.name.clone();
+        }
+        if config.seed.is_some() {
+            identity.seed = config.seed;
+        }
         identity.logger = Some(LoggerFacts {
             profile: config.profile,
             backend: config.backend.as_str().to_owned(),
@@ -102,8 +125,19 @@ impl Logger {
             log_interval: config.log_interval,
             trace_enabled: config.trace,
         });
-        let mut summary = initial_summary(&identity);
-        let run_config = write_run_config(&run_dir, identity, &config.run_config)?;
+        let (mut summary, carried, axis) = match &prior {
+            Some(p) => p.continued_summary(&iso_utc(&start)),
+            None => (
+                initial_summary(&identity),
+                Carried::default(),
+                Axis::default(),
+            ),
+        };
+        let earlier_metrics = prior
+            .as_ref()
+            .map(|p| p.config.user_metrics.clone())
+            .unwrap_or_default();
+        let run_config = write_run_config(&run_dir, identity, &config.run_config, earlier_metrics)?;
         write_run_summary(&run_dir, &summary)?;
         // Extra sinks (W&B) open now: they need the run directory and run_config.json.
         for i in 0..extra.len() {
@@ -137,8 +171,15 @@ impl Logger {
         if config.backend == Backend::TensorBoard {
             let mut options = WriterOptions::from_env();
             options.fsync = config.fsync;
-            options.created_at =
-                std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(clock.wall().max(0.0));
+            let wall = clock.wall().max(0.0);
+            options.created_at = match &prior {
+                Some(p) => {
+                    let secs = p.event_file_secs(wall as u64);
+                    std::time::UNIX_EPOCH
+                        + std::time::Duration::from_secs_f64(wall.max(secs as f64))
+                }
+                None => std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(wall),
+            };
             let tb = TensorBoardSink::create(&run_dir, options)?;
             event_file = Some(tb.path().to_owned());
             sinks.push(Box::new(tb));
@@ -150,6 +191,8 @@ impl Logger {
         let facts = RunFacts {
             algo: config.algo.clone(),
             task: config.task.clone(),
+            sim: run_config.run.sim_backend.clone(),
+            name: run_config.run.name.clone(),
             num_gpus: config.num_gpus,
             num_envs: config.num_envs,
             max_iterations: config.max_iterations,
@@ -162,16 +205,20 @@ impl Logger {
             let tid = t.thread("logger");
             (t, tid)
         });
+        let state = match &prior {
+            Some(p) => SummaryState::resumed_from(&p.summary),
+            None => SummaryState::default(),
+        };
         Ok(Logger {
             resolver: Resolver::new(config.profile),
             config,
             run_dir,
             event_file,
-            axis: Axis::default(),
+            axis,
             clock,
             started_at,
             terminal: Arc::new(Mutex::new(TerminalState::new(facts))),
-            state: SummaryState::default(),
+            state,
             summary,
             last_summary_at: started_at,
             writer,
@@ -179,8 +226,10 @@ impl Logger {
             closed: false,
             tracer,
             view: None,
+            awaiting_first_step: prior.is_some(),
             run_config,
             user: UserMetrics::default(),
+            carried,
         })
     }
 
@@ -303,6 +352,12 @@ impl Logger {
         let record = StepRecord::derive(self.config.profile, resolved, rates, persist);
         let now = self.clock.monotonic();
         if let Some(scalars) = record.payload {
+            if self.awaiting_first_step {
+                self.awaiting_first_step = false;
+                if let Some(seg) = self.summary.resumed.last_mut() {
+                    seg.first_step = Some(record.step);
+                }
+            }
             self.writer.step(BackendStep {
                 iteration: record.iteration,
                 step: record.step,
@@ -343,13 +398,28 @@ impl Logger {
         if now - self.last_summary_at >= self.config.summary_interval_secs {
             self.last_summary_at = now;
             if self.user.take_changed() {
-                self.run_config.user_metrics = self.user.documented();
+                self.run_config.user_metrics = self.user_metrics_documented();
                 self.writer.config(self.run_config.clone());
             }
             let s = self.current_summary(RunStatus::Running, false);
             self.writer.summary(s);
         }
         self.take_failure()
+    }
+
+    /// The user metrics `run_config.json` lists: an earlier segment's that this one has not
+    /// logged, then this one's.
+    fn user_metrics_documented(&self) -> Vec<tally_schema::artifacts::UserMetric> {
+        let now = self.user.documented();
+        let mut all: Vec<_> = self
+            .carried
+            .user_metric_specs
+            .iter()
+            .filter(|m| !now.iter().any(|n| n.tag == m.tag))
+            .cloned()
+            .collect();
+        all.extend(now);
+        all
     }
 
     /// Report the sink failures not reported yet (one atomic read when there is none): each is
@@ -388,14 +458,17 @@ impl Logger {
         self.state.fill(&mut s, closing);
         s.status = status;
         let now = self.clock.monotonic();
-        s.wall_time_sec = now - self.started_at;
+        let c = &self.carried;
+        s.wall_time_sec = c.wall_time_sec + (now - self.started_at);
         let first = self.with_terminal(|t| t.training_started_at);
-        s.training_wall_time_sec = first.map_or(0.0, |f| now - f);
-        s.backpressure_waits = self.writer.waits;
-        s.backpressure_wait_sec = self.writer.wait_secs;
-        s.sink_errors = self.writer.failure_texts();
+        s.training_wall_time_sec = c.training_wall_time_sec + first.map_or(0.0, |f| now - f);
+        s.backpressure_waits = c.backpressure_waits + self.writer.waits;
+        s.backpressure_wait_sec = c.backpressure_wait_sec + self.writer.wait_secs;
+        s.sink_errors = c.sink_errors.clone();
+        s.sink_errors.extend(self.writer.failure_texts());
         self.writer.storage().fill(&mut s);
-        s.user_metrics = self.user.summary_values();
+        s.user_metrics = c.user_metrics.clone();
+        s.user_metrics.extend(self.user.summary_values());
         if closing {
             s.end_time_utc = Some(iso_utc(&utc(self.clock.wall())));
         }
@@ -423,7 +496,9 @@ impl Logger {
         self.writer.finish();
         let mut trace_error = None;
         if let Some((tracer, _)) = &self.tracer {
-            let path = self.run_dir.join(crate::trace::TRACE_FILE);
+            let path = self
+                .run_dir
+                .join(trace_file_name(self.summary.resumed.len()));
             match tracer.write(&path) {
                 Ok(()) => self.summary.trace_path = Some(path.display().to_string()),
                 Err(e) => trace_error = Some(e),
@@ -431,7 +506,7 @@ impl Logger {
         }
         let mut config_error = None;
         if self.user.take_changed() {
-            self.run_config.user_metrics = self.user.documented();
+            self.run_config.user_metrics = self.user_metrics_documented();
             let path = self.run_dir.join(RUN_CONFIG_FILE);
             config_error = crate::atomic::write_json_atomic(&path, &self.run_config).err();
         }
@@ -483,12 +558,28 @@ impl Drop for Logger {
         if !self.closed {
             let status = if std::thread::panicking() {
                 RunStatus::Failed
-            } else if self.state.completed_iterations >= self.config.max_iterations {
+            } else if self
+                .config
+                .max_iterations
+                .is_none_or(|m| self.state.completed_iterations >= m)
+            {
                 RunStatus::Completed
             } else {
                 RunStatus::Interrupted
             };
             let _ = self.close(status);
+        }
+    }
+}
+
+/// The trace file of the run's `segment`-th resume (0: the first logger): a resumed run keeps
+/// the earlier segments' traces.
+fn trace_file_name(segment: usize) -> String {
+    match segment {
+        0 => crate::trace::TRACE_FILE.to_owned(),
+        n => {
+            let stem = crate::trace::TRACE_FILE.trim_end_matches(".json");
+            format!("{stem}.resume{n}.json")
         }
     }
 }

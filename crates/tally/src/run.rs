@@ -8,7 +8,9 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{de::DeserializeOwned, Serialize};
 use serde_json::{Map, Value};
 use std::path::Path;
-use tally_schema::artifacts::{RunConfig, RunIdentity, RunStatus, RunSummary, WandbSettings};
+use tally_schema::artifacts::{
+    RunConfig, RunIdentity, RunStatus, RunSummary, UserMetric, WandbSettings,
+};
 
 /// File name of the run configuration snapshot.
 pub const RUN_CONFIG_FILE: &str = "run_config.json";
@@ -39,6 +41,8 @@ pub fn run_identity(
         algo: algo.to_owned(),
         task: task.to_owned(),
         sim_backend: sim_backend.to_owned(),
+        name: None,
+        seed: None,
         log_dir: log_dir.display().to_string(),
         start_time_utc: iso_utc(start),
         hostname: host::hostname(),
@@ -72,13 +76,19 @@ fn write_clean<T: Serialize>(path: &Path, doc: &T) -> Result<Value> {
     Ok(clean)
 }
 
-/// Write `run_config.json` into `dir`: the identity and the resolved config, secrets redacted.
-/// The returned document is the redacted one, so later rewrites stay clean.
-pub fn write_run_config(dir: &Path, run: RunIdentity, config: &Value) -> Result<RunConfig> {
+/// Write `run_config.json` into `dir`: the identity, the resolved config and the user metrics
+/// known so far (a resumed run's earlier ones), secrets redacted. The returned document is the
+/// redacted one, so later rewrites stay clean.
+pub fn write_run_config(
+    dir: &Path,
+    run: RunIdentity,
+    config: &Value,
+    user_metrics: Vec<UserMetric>,
+) -> Result<RunConfig> {
     let doc = RunConfig {
         run,
         config: config.clone(),
-        user_metrics: Vec::new(),
+        user_metrics,
     };
     write_redacted(&dir.join(RUN_CONFIG_FILE), &doc)
 }
@@ -123,6 +133,7 @@ pub fn initial_summary(run: &RunIdentity) -> RunSummary {
         wall_time_sec: 0.0,
         wandb_run_url: None,
         play_video_path: None,
+        resumed: Vec::new(),
         extra: Map::new(),
     }
 }

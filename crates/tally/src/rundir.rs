@@ -1,8 +1,8 @@
 //! The run directory: `<log_root>/<algo_log_name>/<task>/<YYYY-MM-DD_HH-MM-SS>_<sim_backend>`.
 //!
 //! Runs live under `logs/<algo.algo_log_name>/<task>/`, one directory per run named by its
-//! local start time and simulation backend, unless `training.log_root` or `training.log_dir`
-//! overrides it (docs/contract/run-artifacts.md).
+//! local start time and simulation backend (no suffix when the run names no simulator), unless
+//! `training.log_root` or `training.log_dir` overrides it (docs/contract/run-artifacts.md).
 
 use crate::error::{Error, Result};
 use chrono::{DateTime, TimeZone};
@@ -15,7 +15,7 @@ pub struct RunDirSpec {
     pub algo: String,
     /// Task name; one path component.
     pub task: String,
-    /// Simulation backend; suffix of the directory name.
+    /// Simulation backend; suffix of the directory name (none when empty).
     pub sim_backend: String,
     /// `training.log_root`: the root of all runs (default `logs`).
     pub log_root: PathBuf,
@@ -71,12 +71,25 @@ pub fn validate_component(kind: &'static str, value: &str) -> Result<()> {
     }
 }
 
-/// The directory name of a run started at `start`: `YYYY-MM-DD_HH-MM-SS_<sim_backend>`.
+/// The directory name of a run started at `start`: `YYYY-MM-DD_HH-MM-SS_<sim_backend>`, or
+/// `YYYY-MM-DD_HH-MM-SS` when the run names no simulator.
 pub fn run_dir_name<Tz: TimeZone>(start: &DateTime<Tz>, sim_backend: &str) -> String
 where
     Tz::Offset: std::fmt::Display,
 {
-    format!("{}_{}", start.format("%Y-%m-%d_%H-%M-%S"), sim_backend)
+    let stamp = start.format("%Y-%m-%d_%H-%M-%S");
+    if sim_backend.is_empty() {
+        stamp.to_string()
+    } else {
+        format!("{stamp}_{sim_backend}")
+    }
+}
+
+/// The directory that holds every run of `spec`'s algo and task: `<log_root>/<algo_log_name>/<task>`.
+pub fn runs_parent(spec: &RunDirSpec) -> Result<PathBuf> {
+    let log_name = algo_log_name(&spec.algo)?;
+    validate_component("task", &spec.task)?;
+    Ok(spec.log_root.join(log_name).join(&spec.task))
 }
 
 /// Create the run directory for `spec` started at `start` and return its path.
@@ -88,9 +101,10 @@ pub fn create_run_dir<Tz: TimeZone>(spec: &RunDirSpec, start: &DateTime<Tz>) -> 
 where
     Tz::Offset: std::fmt::Display,
 {
-    let log_name = algo_log_name(&spec.algo)?;
-    validate_component("task", &spec.task)?;
-    validate_component("sim backend", &spec.sim_backend)?;
+    let parent = runs_parent(spec)?;
+    if !spec.sim_backend.is_empty() {
+        validate_component("sim backend", &spec.sim_backend)?;
+    }
     if let Some(dir) = &spec.log_dir {
         if dir.as_os_str().is_empty() {
             return Err(Error::InvalidName {
@@ -107,7 +121,6 @@ where
         }
         return Ok(dir.clone());
     }
-    let parent = spec.log_root.join(log_name).join(&spec.task);
     std::fs::create_dir_all(&parent).map_err(Error::io("create run directory", &parent))?;
     let base = run_dir_name(start, &spec.sim_backend);
     for n in 0..10_000u32 {

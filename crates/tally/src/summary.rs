@@ -34,6 +34,19 @@ pub struct SummaryState {
 }
 
 impl SummaryState {
+    /// The state a resumed run continues from: its counters, last and best reward and episode
+    /// length (the smoothing window and tail start empty: their reports are not persisted).
+    pub fn resumed_from(s: &RunSummary) -> Self {
+        SummaryState {
+            completed_iterations: s.completed_iterations,
+            total_env_steps: s.total_env_steps,
+            last_return: s.final_mean_reward,
+            best: s.best_mean_reward,
+            mean_episode_length: s.mean_episode_length,
+            ..Default::default()
+        }
+    }
+
     /// Fold in one accepted step's figures.
     pub fn update(&mut self, f: &StepFigures) {
         self.completed_iterations = f.iteration;
@@ -84,7 +97,7 @@ impl SummaryState {
                 (b, f) => b.or(f),
             };
         } else {
-            s.final_mean_reward = self.smoothed_reward();
+            s.final_mean_reward = self.smoothed_reward().or(self.last_return);
             s.best_mean_reward = self.best;
         }
         s.mean_episode_length = self.mean_episode_length;

@@ -49,12 +49,16 @@ pub struct RunFacts {
     pub algo: String,
     /// Task.
     pub task: String,
+    /// Simulation backend (empty when the run names none).
+    pub sim: String,
+    /// The run's display name, when given (the panel title shows it instead of algo · task · sim).
+    pub name: Option<String>,
     /// World size.
     pub num_gpus: u32,
-    /// Environments per rank.
-    pub num_envs: u64,
-    /// Last iteration.
-    pub max_iterations: u64,
+    /// Environments per rank, when known.
+    pub num_envs: Option<u64>,
+    /// Last iteration, when known (progress and ETA need it).
+    pub max_iterations: Option<u64>,
     /// Timing profile.
     pub profile: Profile,
 }

@@ -25,7 +25,7 @@ fn run_config_has_identity_host_and_resolved_config_without_secrets() {
     let dir = tempfile::tempdir().unwrap();
     let config = json!({"algo": {"lr": 3e-4}, "wandb": {"api_key": "sk-live-123", "project": "unilab"},
                         "list": [{"HF_TOKEN": "hf_abc"}], "db_password": "hunter2"});
-    write_run_config(dir.path(), identity(dir.path()), &config).unwrap();
+    write_run_config(dir.path(), identity(dir.path()), &config, Vec::new()).unwrap();
     let text = std::fs::read_to_string(dir.path().join(RUN_CONFIG_FILE)).unwrap();
     for secret in ["sk-live-123", "hf_abc", "hunter2"] {
         assert!(

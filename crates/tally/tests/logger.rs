@@ -21,7 +21,7 @@ fn config(dir: &std::path::Path, profile: Profile, max: u64) -> LoggerConfig {
     );
     c.log_dir = Some(dir.join("run"));
     c.profile = profile;
-    c.max_iterations = max;
+    c.max_iterations = Some(max);
     c.backend = Backend::None;
     c
 }

@@ -115,7 +115,7 @@ fn a_multi_rank_logger_persists_the_summed_total_fps() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = tally::LoggerConfig::new("sac", "t", "m");
     c.log_dir = Some(dir.path().join("run"));
-    c.max_iterations = 7;
+    c.max_iterations = Some(7);
     c.num_gpus = 2;
     c.backend = tally::Backend::None;
     let mem = tally::MemorySink::new();

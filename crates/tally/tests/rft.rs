@@ -11,7 +11,7 @@ fn logger() -> (tempfile::TempDir, Logger, MemorySink) {
     let mut c = LoggerConfig::new("grpo", "gsm8k", "none");
     c.log_dir = Some(dir.path().join("run"));
     c.profile = Profile::Rft;
-    c.max_iterations = 10;
+    c.max_iterations = Some(10);
     c.backend = Backend::None;
     let mem = MemorySink::new();
     let log = Logger::with_sinks(

@@ -10,7 +10,7 @@ fn run(trace: bool) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let mut c = LoggerConfig::new("sac", "t", "m");
     c.log_dir = Some(dir.path().join("run"));
-    c.max_iterations = 5;
+    c.max_iterations = Some(5);
     c.backend = Backend::None;
     c.trace = trace;
     let mut log = Logger::new(c).unwrap();

@@ -16,7 +16,7 @@ fn logger(dir: &std::path::Path, profile: Profile) -> (Logger, MemorySink) {
     let mut c = LoggerConfig::new(algo, "task", "mujoco");
     c.log_dir = Some(dir.join("run"));
     c.profile = profile;
-    c.max_iterations = 10;
+    c.max_iterations = Some(10);
     c.backend = Backend::None;
     let mem = MemorySink::new();
     let log = Logger::with_sinks(

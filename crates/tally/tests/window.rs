@@ -62,7 +62,7 @@ fn terminal_averages_two_seconds_while_the_backend_gets_the_latest_value() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = LoggerConfig::new("sac", "t", "mujoco");
     c.log_dir = Some(dir.path().join("run"));
-    c.max_iterations = 10;
+    c.max_iterations = Some(10);
     c.backend = Backend::None;
     let mem = MemorySink::new();
     let clock = Arc::new(ManualClock::at(100.0));

@@ -60,8 +60,14 @@ pub struct RunIdentity {
     pub algo: String,
     /// Task name.
     pub task: String,
-    /// Simulation backend.
+    /// Simulation backend; empty when the run names none.
     pub sim_backend: String,
+    /// The run's display name (`name=`), when given: the panel title and the W&B run name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The run's seed, when given (recorded, never used by the logger).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// The run directory.
     pub log_dir: String,
     /// Start time, ISO-8601 UTC.
@@ -92,10 +98,10 @@ pub struct LoggerFacts {
     pub profile: crate::Profile,
     /// Persistent backend (`tensorboard`, `wandb`, `none`).
     pub backend: String,
-    /// Last iteration.
-    pub max_iterations: u64,
-    /// Environments per rank.
-    pub num_envs: u64,
+    /// Last iteration; null when the run did not say (no progress or ETA then).
+    pub max_iterations: Option<u64>,
+    /// Environments per rank; null when the run did not say.
+    pub num_envs: Option<u64>,
     /// World size.
     pub num_gpus: u32,
     /// The backend is written every this many iterations.

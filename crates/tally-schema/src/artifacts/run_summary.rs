@@ -116,7 +116,26 @@ pub struct RunSummary {
     /// Uploaded playback video, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub play_video_path: Option<String>,
+    /// One entry per resume of this run, oldest first; empty for a run never resumed
+    /// (docs/contract/run-artifacts.md "Resume").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed: Vec<ResumeSegment>,
     /// Producer additions.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// A resume of a run: when the logger came back, what it continued after, where it began.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ResumeSegment {
+    /// When the resuming logger started, ISO-8601 UTC.
+    pub start_time_utc: String,
+    /// The run's status before the resume (`interrupted`, `failed`, ... or `running` when the
+    /// earlier logger was killed before it could close).
+    pub previous_status: RunStatus,
+    /// The last step persisted before the resume (null when none was): every later step
+    /// exceeds it.
+    pub after_step: Option<i64>,
+    /// The first step the resumed logger persisted (null until it persists one).
+    pub first_step: Option<i64>,
 }

@@ -135,60 +135,47 @@ fn wrap_fields(fields: Vec<Spans>, width: u16, pal: Pal) -> Vec<Spans> {
 fn title_spans(m: &Model, max: u16, g: &Glyphs, pal: Pal) -> Spans {
     let t = &m.title;
     let bar = ("|".to_owned(), pal.dim());
-    let brand = if m.profile == tally_schema::Profile::Rft {
-        " UniLab RFT Training "
-    } else if t.on_policy {
-        " UniLab On-Policy Training "
-    } else {
-        " UniLab Off-Policy Training "
+    let run_name = t.run.join(if g.unicode { " · " } else { " - " });
+    let tail = |run: String| -> Spans {
+        let mut s: Spans = Vec::new();
+        if !run.is_empty() {
+            s.push((format!(" {run} "), pal.bold(Color::Cyan)));
+            s.push(bar.clone());
+        }
+        s.push((format!(" GPUs {} ", t.gpus), pal.bold(Color::Magenta)));
+        s.push(bar.clone());
+        s.push((format!(" {} ", t.progress()), pal.fg(Color::Yellow)));
+        s
     };
-    let tail = |task: String| -> Spans {
-        vec![
-            (format!(" {} ", t.algo), pal.bold(Color::Cyan)),
-            bar.clone(),
-            (format!(" {task} "), pal.bold(Color::White)),
-            bar.clone(),
-            (format!(" GPUs {} ", t.gpus), pal.bold(Color::Magenta)),
-            bar.clone(),
-            (
-                format!(" iter {}/{} ", t.iteration, t.max_iterations),
-                pal.fg(Color::Yellow),
-            ),
-        ]
-    };
-    // The full title, e.g. " 🚀 UniLab Off-Policy Training | SAC | G1WalkFlat | GPUs 1 |
-    // iter 5000/5000 " (docs/contract/panel.md).
+    // The full title names the run, e.g. " 🚀 SAC · G1WalkFlat · mjlab | GPUs 1 |
+    // iter 5000/5000 " (docs/contract/panel.md "Title and header").
     let mut full: Spans = Vec::new();
     if !g.rocket.is_empty() {
         full.push((g.rocket.to_owned(), pal.plain()));
     }
-    full.push((brand.to_owned(), pal.bold(Color::Reset)));
-    full.push(bar.clone());
-    full.extend(tail(t.task.clone()));
+    full.extend(tail(run_name.clone()));
     if width_of(&full) <= max {
         return full;
     }
-    // Narrower: drop the brand, then shorten the task (not a core label), then drop it.
-    let short = tail(t.task.clone());
+    // Narrower: drop the rocket, then shorten the run's name, then drop it.
+    let short = tail(run_name.clone());
     if width_of(&short) <= max {
         return short;
     }
-    let without_task = width_of(&tail(String::new()));
-    let room = max.saturating_sub(without_task + g.ellipsis.width() as u16) as usize;
+    let without_run = width_of(&tail(String::new())) + 1;
+    let room = max.saturating_sub(without_run + 2 + g.ellipsis.width() as u16) as usize;
     if room >= 4 {
-        let mut task = String::new();
-        for ch in t.task.chars() {
-            if task.width() + ch.to_string().width() > room {
+        let mut run = String::new();
+        for ch in run_name.chars() {
+            if run.width() + ch.to_string().width() > room {
                 break;
             }
-            task.push(ch);
+            run.push(ch);
         }
-        task.push_str(g.ellipsis);
-        return tail(task);
+        run.push_str(g.ellipsis);
+        return tail(run);
     }
-    let mut s = tail(String::new());
-    s.drain(1..3);
-    s
+    tail(String::new())
 }
 
 /// Draw the border and the title around `inner_height` rows (clipped to `area`); the inner

@@ -156,9 +156,11 @@ pub fn sac_state() -> TerminalState {
         RunFacts {
             algo: "sac".into(),
             task: "go2_joystick_flat".into(),
+            sim: "mujoco".into(),
+            name: None,
             num_gpus: 2,
-            num_envs: 4096,
-            max_iterations: 5000,
+            num_envs: Some(4096),
+            max_iterations: Some(5000),
             profile: Profile::SacFamily,
         },
         sac_values,
@@ -176,9 +178,11 @@ pub fn appo_state() -> TerminalState {
         RunFacts {
             algo: "appo".into(),
             task: "g1_walk_flat".into(),
+            sim: String::new(),
+            name: None,
             num_gpus: 1,
-            num_envs: 2048,
-            max_iterations: 5000,
+            num_envs: Some(2048),
+            max_iterations: Some(5000),
             profile: Profile::Appo,
         },
         appo_values,
@@ -279,9 +283,11 @@ pub fn rft_state() -> TerminalState {
     let mut s = TerminalState::new(RunFacts {
         algo: "grpo".into(),
         task: "gsm8k".into(),
+        sim: String::new(),
+        name: None,
         num_gpus: 8,
-        num_envs: 0,
-        max_iterations: 5000,
+        num_envs: None,
+        max_iterations: Some(5000),
         profile: Profile::Rft,
     });
     s.message(100.0, Level::Info, "Warming up...".into());

@@ -57,8 +57,8 @@ pub fn run(
 ) -> Result<Outcome, CliError> {
     let profile = profile_of(&c.algo)?;
     let mut lc = LoggerConfig::new(c.algo.clone(), c.task.clone(), c.sim.clone());
-    lc.max_iterations = c.iterations;
-    lc.num_envs = c.num_envs;
+    lc.max_iterations = Some(c.iterations);
+    lc.num_envs = Some(c.num_envs);
     lc.num_gpus = c.gpus;
     lc.profile = profile;
     lc.backend = c.backend;

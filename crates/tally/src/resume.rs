@@ -1,0 +1,290 @@
+//! Resuming a run: which directory, whether the new logger fits it, and where its step axis
+//! stopped (docs/contract/run-artifacts.md "Resume").
+//!
+//! A resumed run keeps its directory, `run_config.json` identity and `run_summary.json`
+//! counters; the new logger writes a new event file beside the old ones (TensorBoard merges a
+//! directory's files) and accepts only steps after the last persisted one.
+
+use crate::error::{Error, Result};
+use crate::input::LoggerConfig;
+use crate::resolve::Axis;
+use crate::run::{RUN_CONFIG_FILE, RUN_SUMMARY_FILE};
+use crate::rundir::{runs_parent, RunDirSpec};
+use serde::de::DeserializeOwned;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use tally_schema::artifacts::{
+    ResumeSegment, RunConfig, RunIdentity, RunStatus, RunSummary, UserMetric, WandbSettings,
+};
+use tally_tfevents::reader::{is_event_file_name, open_event_file};
+use tally_tfevents::scalar::scalars_of;
+
+/// The tag an env-step-axis run writes its iteration under (absent on an iteration axis).
+const ITERATION_TAG: &str = "Train/iteration";
+
+/// An existing run the logger appends to.
+#[derive(Debug, Clone)]
+pub struct PriorRun {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// Its `run_config.json`.
+    pub config: RunConfig,
+    /// Its `run_summary.json`.
+    pub summary: RunSummary,
+    /// Where its persisted step axis stopped.
+    pub axis: Axis,
+    /// The last persisted step, if any.
+    pub last_step: Option<i64>,
+    /// The largest creation second in the names of its event files, if it has any.
+    pub latest_event_file_secs: Option<u64>,
+}
+
+impl PriorRun {
+    /// The run's identity for the resumed segment: its start time, host and git at the first
+    /// start stay; the W&B settings are this logger's (name, seed and logger facts are set by
+    /// the caller the same way for a new run).
+    pub fn identity(&self, wandb: WandbSettings) -> RunIdentity {
+        let mut id = self.config.run.clone();
+        id.log_dir = self.dir.display().to_string();
+        id.wandb = wandb;
+        id
+    }
+
+    /// The summary the resumed segment continues from (the earlier document, running again,
+    /// with one more `resumed` entry started at `start_time_utc`), the figures the earlier
+    /// segments add, and where the step axis stopped.
+    pub fn continued_summary(&self, start_time_utc: &str) -> (RunSummary, Carried, Axis) {
+        let mut s = self.summary.clone();
+        s.resumed.push(ResumeSegment {
+            start_time_utc: start_time_utc.to_owned(),
+            previous_status: s.status,
+            after_step: self.last_step,
+            first_step: None,
+        });
+        s.status = RunStatus::Running;
+        s.end_time_utc = None;
+        s.log_dir = self.dir.display().to_string();
+        (s, Carried::of(self), self.axis)
+    }
+
+    /// The creation second to name the resumed segment's event file by: `wall_secs`, or one
+    /// past the latest earlier file's, so the new file sorts after every earlier one
+    /// (TensorBoard reads a directory's event files in name order, and a resumed job may run on
+    /// a host whose clock is behind).
+    pub fn event_file_secs(&self, wall_secs: u64) -> u64 {
+        match self.latest_event_file_secs {
+            Some(latest) if latest >= wall_secs => latest + 1,
+            _ => wall_secs,
+        }
+    }
+}
+
+/// The run `config` resumes, if there is one: `log_dir` when it holds a run, else (no
+/// `log_dir`) the most recently started run of this algo and task under `log_root`.
+pub fn find(config: &LoggerConfig, spec: &RunDirSpec) -> Result<Option<PathBuf>> {
+    if let Some(dir) = &config.log_dir {
+        return Ok(dir.join(RUN_CONFIG_FILE).is_file().then(|| dir.clone()));
+    }
+    latest_run(&runs_parent(spec)?)
+}
+
+/// The run under `parent` with the latest `run.start_time_utc` (ties: the later directory
+/// name); directories without a readable `run_config.json` are not runs.
+pub fn latest_run(parent: &Path) -> Result<Option<PathBuf>> {
+    let entries = match std::fs::read_dir(parent) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("list runs in", parent)(e)),
+    };
+    let mut best: Option<(String, PathBuf)> = None;
+    for entry in entries {
+        let dir = entry.map_err(Error::io("list runs in", parent))?.path();
+        let Ok(config) = read_json::<RunConfig>(&dir.join(RUN_CONFIG_FILE)) else {
+            continue;
+        };
+        let key = config.run.start_time_utc;
+        let later = best.as_ref().is_none_or(|(k, d)| (&key, &dir) > (k, d));
+        if later {
+            best = Some((key, dir));
+        }
+    }
+    Ok(best.map(|(_, d)| d))
+}
+
+fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path).map_err(Error::io("read", path))?;
+    serde_json::from_str(&text).map_err(|source| Error::Json {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Read the run in `dir` and check that `config` may continue it.
+pub fn load(dir: &Path, config: &LoggerConfig) -> Result<PriorRun> {
+    let run_config: RunConfig = read_json(&dir.join(RUN_CONFIG_FILE))?;
+    let summary: RunSummary = read_json(&dir.join(RUN_SUMMARY_FILE))?;
+    check_compatible(dir, &run_config, config)?;
+    let (axis, last_step) = match persisted_axis(dir)? {
+        (_, None) => summary_axis(&summary, config),
+        found => found,
+    };
+    Ok(PriorRun {
+        dir: dir.to_owned(),
+        config: run_config,
+        summary,
+        axis,
+        last_step,
+        latest_event_file_secs: latest_event_file_secs(dir)?,
+    })
+}
+
+/// Refuse a logger whose algo, task, profile or simulator differ from the run's: its tags,
+/// step axis and run directory would no longer describe one run.
+fn check_compatible(dir: &Path, prior: &RunConfig, config: &LoggerConfig) -> Result<()> {
+    let run = &prior.run;
+    let mismatch = |field: &str, was: &str, now: &str| {
+        Err(Error::Config(format!(
+            "resume: {field} '{now}' differs from the run in {} ({field} '{was}'); \
+             resume with the same {field}, or start a new run",
+            dir.display()
+        )))
+    };
+    if !run.algo.eq_ignore_ascii_case(&config.algo) {
+        return mismatch("algo", &run.algo, &config.algo);
+    }
+    if run.task != config.task {
+        return mismatch("task", &run.task, &config.task);
+    }
+    if !config.sim_backend.is_empty() && run.sim_backend != config.sim_backend {
+        return mismatch("sim", &run.sim_backend, &config.sim_backend);
+    }
+    if let Some(facts) = &run.logger {
+        if facts.profile != config.profile {
+            return mismatch("profile", facts.profile.as_str(), config.profile.as_str());
+        }
+    }
+    Ok(())
+}
+
+/// Where the step axis of the event files directly in `dir` stopped: the largest step, and
+/// on an env-step axis the iteration written with it.
+pub fn persisted_axis(dir: &Path) -> Result<(Axis, Option<i64>)> {
+    let mut last: Option<(i64, Option<f64>)> = None;
+    for entry in std::fs::read_dir(dir).map_err(Error::io("list event files in", dir))? {
+        let entry = entry.map_err(Error::io("list event files in", dir))?;
+        let name = entry.file_name();
+        if !entry.path().is_file() || !is_event_file_name(&name.to_string_lossy()) {
+            continue;
+        }
+        let path = entry.path();
+        let mut reader = open_event_file(&path).map_err(|e| resume_read_error(&path, e))?;
+        while let Some(event) = reader
+            .read_event()
+            .map_err(|e| resume_read_error(&path, e))?
+        {
+            let mut scalars = scalars_of(&event).peekable();
+            if scalars.peek().is_none() {
+                continue;
+            }
+            let iteration = scalars.find(|s| s.tag == ITERATION_TAG).map(|s| s.value);
+            if last.is_none_or(|(s, _)| event.step >= s) {
+                last = Some((event.step, iteration));
+            }
+        }
+    }
+    let Some((step, iteration)) = last else {
+        return Ok((Axis::default(), None));
+    };
+    let step_u = u64::try_from(step).unwrap_or(0);
+    let axis = match iteration {
+        // Env steps were the axis: the step is the env-step count.
+        Some(it) => Axis {
+            last_iteration: Some(it as u64),
+            last_env_steps: step_u,
+        },
+        None => Axis {
+            last_iteration: Some(step_u),
+            last_env_steps: 0,
+        },
+    };
+    Ok((axis, Some(step)))
+}
+
+/// The axis a run without event files (W&B or no backend) reached, as its last
+/// `run_summary.json` recorded it: the step axis is the env-step count when the profile and
+/// the run used one, else the iteration.
+fn summary_axis(s: &RunSummary, config: &LoggerConfig) -> (Axis, Option<i64>) {
+    if s.completed_iterations == 0 && s.total_env_steps == 0 {
+        return (Axis::default(), None);
+    }
+    let env_axis = s.total_env_steps > 0 && !config.profile.iteration_axis();
+    let axis = Axis {
+        last_iteration: Some(s.completed_iterations),
+        last_env_steps: if env_axis { s.total_env_steps } else { 0 },
+    };
+    let step = if env_axis {
+        s.total_env_steps
+    } else {
+        s.completed_iterations
+    };
+    (axis, i64::try_from(step).ok())
+}
+
+/// The largest `<secs>` of the `events.out.tfevents.<secs>.…` files directly in `dir`.
+fn latest_event_file_secs(dir: &Path) -> Result<Option<u64>> {
+    let mut latest = None;
+    for entry in std::fs::read_dir(dir).map_err(Error::io("list event files in", dir))? {
+        let name = entry
+            .map_err(Error::io("list event files in", dir))?
+            .file_name();
+        let secs = name
+            .to_string_lossy()
+            .strip_prefix("events.out.tfevents.")
+            .and_then(|rest| rest.split('.').next())
+            .and_then(|s| s.parse::<u64>().ok());
+        latest = latest.max(secs);
+    }
+    Ok(latest)
+}
+
+fn resume_read_error(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Config(format!(
+        "resume: cannot read the run's event file {} ({e}); its last step is unknown",
+        path.display()
+    ))
+}
+
+/// What a resumed run's earlier segments add to the figures the new logger reports.
+#[derive(Debug, Clone, Default)]
+pub struct Carried {
+    /// Logger wall time of the earlier segments.
+    pub wall_time_sec: f64,
+    /// Training wall time of the earlier segments.
+    pub training_wall_time_sec: f64,
+    /// Back-pressure waits so far.
+    pub backpressure_waits: u64,
+    /// Back-pressure seconds so far.
+    pub backpressure_wait_sec: f64,
+    /// Sink failures so far.
+    pub sink_errors: Vec<String>,
+    /// User metric summary values so far (a tag logged again takes the new segment's value).
+    pub user_metrics: BTreeMap<String, Option<f64>>,
+    /// User metrics documented so far.
+    pub user_metric_specs: Vec<UserMetric>,
+}
+
+impl Carried {
+    /// The figures of `p`'s summary and config.
+    pub fn of(p: &PriorRun) -> Self {
+        let s = &p.summary;
+        Carried {
+            wall_time_sec: s.wall_time_sec,
+            training_wall_time_sec: s.training_wall_time_sec,
+            backpressure_waits: s.backpressure_waits,
+            backpressure_wait_sec: s.backpressure_wait_sec,
+            sink_errors: s.sink_errors.clone(),
+            user_metrics: s.user_metrics.clone(),
+            user_metric_specs: p.config.user_metrics.clone(),
+        }
+    }
+}
