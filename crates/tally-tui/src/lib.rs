@@ -28,7 +28,9 @@ pub mod rft;
 pub mod state;
 pub mod view;
 
-pub use app::{restore_terminal, Panel, PanelHandle, PanelOptions, PLAIN_INTERVAL, REFRESH};
+pub use app::{
+    restore_terminal, Console, Panel, PanelHandle, PanelOptions, Stream, PLAIN_INTERVAL, REFRESH,
+};
 pub use glyphs::Glyphs;
 pub use mode::{Mode, Output, TermEnv};
 pub use plain::summary_line;

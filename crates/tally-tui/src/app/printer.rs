@@ -26,6 +26,8 @@ pub(super) fn plain_loop(
     while !stop {
         match rx.recv_timeout(opts.refresh) {
             Ok(Command::Log(line)) => writeln!(out, "{}", ascii(&line))?,
+            // The user's own output, unchanged.
+            Ok(Command::User { line, .. }) => writeln!(out, "{line}")?,
             Ok(Command::Refresh) | Err(RecvTimeoutError::Timeout) => {}
             Ok(Command::Stop) | Err(RecvTimeoutError::Disconnected) => stop = true,
         }
@@ -40,7 +42,7 @@ pub(super) fn plain_loop(
             });
         }
         for m in new_messages(&snap, seen) {
-            if is_warmup(m, &snap) {
+            if is_warmup(m, snap.training_started_at) {
                 // Warm-up progress: only the latest, at most once per interval.
                 pending_info = Some(message_line(m));
             } else {
