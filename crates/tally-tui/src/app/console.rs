@@ -6,8 +6,8 @@ use super::Command;
 use crate::mode::Output;
 use std::io::{self, Write};
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex};
-use tally::terminal::TerminalState;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tally::terminal::{PanelSnapshot, TerminalState};
 
 /// Which of the process's streams a line was written to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,28 +24,50 @@ struct Link {
     state: Arc<Mutex<TerminalState>>,
 }
 
-/// Open while the live viewport runs. A line is sent under this lock, and the panel closes it
-/// before its final frame, so every line sent is drawn and every later one is written
+#[derive(Default)]
+struct Inner {
+    /// `Some` while the live viewport runs.
+    link: Option<Link>,
+    /// Lines not drawn yet, each with the number of status lines recorded before it.
+    lines: Vec<(u64, String)>,
+}
+
+/// The user's lines on their way to the live panel.
+///
+/// A line is queued, with the state's status-line count read, under this lock; the panel takes
+/// its snapshot and the queued lines under it too. So every line it takes was printed after
+/// exactly the status lines its count says, and every later line after all the status lines in
+/// that snapshot: the two kinds are drawn in the order they happened. The panel closes the gate
+/// before its final frame, so every line queued is drawn and every later one is written
 /// straight to its stream: none is lost at the switch.
 #[derive(Default)]
-pub(super) struct Gate(Mutex<Option<Link>>);
+pub(super) struct Gate(Mutex<Inner>);
 
 impl std::fmt::Debug for Gate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Gate").field(&self.lock().is_some()).finish()
+        f.debug_tuple("Gate")
+            .field(&self.lock().link.is_some())
+            .finish()
     }
 }
 
 impl Gate {
     pub(super) fn open(&self, tx: Sender<Command>, state: Arc<Mutex<TerminalState>>) {
-        *self.lock() = Some(Link { tx, state });
+        self.lock().link = Some(Link { tx, state });
     }
 
     pub(super) fn close(&self) {
-        *self.lock() = None;
+        self.lock().link = None;
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Link>> {
+    /// A snapshot of `state` and the lines queued so far, taken together.
+    pub(super) fn take(&self, state: &Mutex<TerminalState>) -> (PanelSnapshot, Vec<(u64, String)>) {
+        let mut inner = self.lock();
+        let snap = super::snapshot(state);
+        (snap, std::mem::take(&mut inner.lines))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -83,7 +105,7 @@ impl Console {
 
     /// Whether lines go above the live viewport right now.
     pub fn is_live(&self) -> bool {
-        self.gate.lock().is_some()
+        self.gate.lock().link.is_some()
     }
 
     /// Print `text` (one or more lines; a final newline is implied) meant for `stream`.
@@ -103,23 +125,22 @@ impl Console {
     /// Hand one line (no newline) to the live panel; gives it back when no live panel runs,
     /// for the caller to write to its own stream.
     pub fn above(&self, line: String) -> Result<(), String> {
-        let gate = self.gate.lock();
-        let Some(link) = gate.as_ref() else {
+        let mut inner = self.gate.lock();
+        let Some(link) = inner.link.as_ref() else {
             return Err(line);
         };
-        // Status lines recorded before this one are drawn before it.
+        // Wake the panel for the next frame; if its thread is gone (it panicked), the caller
+        // writes the line itself.
+        if link.tx.send(Command::Refresh).is_err() {
+            return Err(line);
+        }
         let after = link
             .state
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .messages_total;
-        // The panel thread is gone (it panicked): the caller writes the line itself.
-        link.tx
-            .send(Command::User { line, after })
-            .map_err(|e| match e.0 {
-                Command::User { line, .. } => line,
-                _ => unreachable!("only a user line was sent"),
-            })
+        inner.lines.push((after, line));
+        Ok(())
     }
 }
 

@@ -3,9 +3,7 @@
 
 use super::console::{printable, Gate};
 use super::restore::{BOTTOM, DRAW, RAW, RESTORED};
-use super::{
-    is_warmup, message_line, messages_upto, new_messages, snapshot, Command, PanelOptions,
-};
+use super::{is_warmup, message_line, messages_between, snapshot, Command, PanelOptions};
 use crate::glyphs::Glyphs;
 use crate::state::PanelState;
 use crossterm::cursor::{MoveTo, Show};
@@ -21,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tally::terminal::{Level, Message, TerminalState};
+use tally::terminal::{Level, PanelSnapshot, TerminalState};
 use tally::Clock;
 use unicode_width::UnicodeWidthChar;
 
@@ -115,22 +113,14 @@ impl Live {
             }
             cmds.extend(rx.try_iter());
             if cmds.iter().any(|c| matches!(c, Command::Stop)) {
-                // Lines printed from now on go straight to their stream; those already sent
-                // are drawn before the final frame.
+                // Lines printed from now on go straight to their stream; those already queued
+                // are drawn in the final frame.
                 gate.close();
-                cmds.extend(rx.try_iter());
             }
             for cmd in cmds {
                 match cmd {
                     Command::Log(l) => {
                         self.lines.push((l, Style::new()));
-                        force = true;
-                    }
-                    Command::User { line, after } => {
-                        let (before, started) = messages_upto(state, self.seen, after);
-                        self.push_messages(&before, started);
-                        self.seen = self.seen.max(after);
-                        self.lines.push((printable(&line), Style::new()));
                         force = true;
                     }
                     Command::Refresh => force = true,
@@ -155,24 +145,27 @@ impl Live {
             }
             if stop {
                 // The final frame shows the state at close (status, last iteration).
-                return self.frame(state);
+                return self.frame(state, gate);
             }
             if force || Instant::now() >= next {
-                self.frame(state)?;
+                self.frame(state, gate)?;
                 next = (next + opts.refresh).max(Instant::now());
             }
         }
     }
 
     /// One frame: snapshot, lines above the panel, viewport size, draw.
-    fn frame(&mut self, state: &Mutex<TerminalState>) -> io::Result<()> {
+    fn frame(&mut self, state: &Mutex<TerminalState>, gate: &Gate) -> io::Result<()> {
+        let (snap, user) = gate.take(state);
+        // Each user line after the status lines recorded before it was printed.
+        for (after, line) in user {
+            self.push_messages(&snap, after);
+            self.lines.push((printable(&line), Style::new()));
+        }
+        self.push_messages(&snap, snap.messages_total);
         if RESTORED.load(Ordering::SeqCst) {
             return self.write_lines_plainly();
         }
-        let snap = snapshot(state);
-        let fresh = new_messages(&snap, self.seen).to_vec();
-        self.push_messages(&fresh, snap.training_started_at);
-        self.seen = self.seen.max(snap.messages_total);
         self.view.update(snap, self.clock.monotonic());
         let _guard = DRAW.lock().unwrap_or_else(|e| e.into_inner());
         if RESTORED.load(Ordering::SeqCst) {
@@ -218,11 +211,11 @@ impl Live {
         out.flush()
     }
 
-    /// Queue status lines to print above the panel, skipping warm-up progress (the header
-    /// shows it).
-    fn push_messages(&mut self, messages: &[Message], training_started_at: Option<f64>) {
-        for m in messages {
-            if is_warmup(m, training_started_at) {
+    /// Queue the status lines of `snap` not printed yet, up to number `to`, skipping warm-up
+    /// progress (the header shows it).
+    fn push_messages(&mut self, snap: &PanelSnapshot, to: u64) {
+        for m in messages_between(snap, self.seen, to) {
+            if is_warmup(m, snap.training_started_at) {
                 continue;
             }
             let style = match m.level {
@@ -233,6 +226,7 @@ impl Live {
             let style = if self.view.color { style } else { Style::new() };
             self.lines.push((message_line(m), style));
         }
+        self.seen = self.seen.max(to);
     }
 
     /// Replace the viewport: clear it and open a new one of `height` rows.

@@ -91,11 +91,6 @@ impl std::fmt::Debug for PanelOptions {
 
 enum Command {
     Log(String),
-    /// A line of the user's output, printed after the first `after` status lines.
-    User {
-        line: String,
-        after: u64,
-    },
     Refresh,
     Stop,
 }
@@ -243,28 +238,15 @@ fn snapshot(state: &Mutex<TerminalState>) -> PanelSnapshot {
 
 /// Messages recorded since `seen` (a count of all messages ever recorded).
 fn new_messages(snap: &PanelSnapshot, seen: u64) -> &[Message] {
-    let fresh = snap.messages_total.saturating_sub(seen) as usize;
-    let n = snap.messages.len();
-    &snap.messages[n - fresh.min(n)..]
+    messages_between(snap, seen, snap.messages_total)
 }
 
-/// The messages numbered `seen..upto` still kept in `state`, and the training start.
-fn messages_upto(
-    state: &Mutex<TerminalState>,
-    seen: u64,
-    upto: u64,
-) -> (Vec<Message>, Option<f64>) {
-    let st = state.lock().unwrap_or_else(|e| e.into_inner());
-    let first = st.messages_total - st.messages.len() as u64;
-    let from = seen.max(first);
-    let picked = st
-        .messages
-        .iter()
-        .skip((from - first) as usize)
-        .take(upto.saturating_sub(from) as usize)
-        .cloned()
-        .collect();
-    (picked, st.training_started_at)
+/// The messages numbered `from..to` (counting every message ever recorded) still in `snap`.
+fn messages_between(snap: &PanelSnapshot, from: u64, to: u64) -> &[Message] {
+    let first = snap.messages_total - snap.messages.len() as u64;
+    let lo = from.clamp(first, snap.messages_total) - first;
+    let hi = to.clamp(first, snap.messages_total) - first;
+    &snap.messages[lo as usize..hi.max(lo) as usize]
 }
 
 /// Whether `m` is warm-up progress: an info line from before training started

@@ -26,8 +26,6 @@ pub(super) fn plain_loop(
     while !stop {
         match rx.recv_timeout(opts.refresh) {
             Ok(Command::Log(line)) => writeln!(out, "{}", ascii(&line))?,
-            // The user's own output, unchanged.
-            Ok(Command::User { line, .. }) => writeln!(out, "{line}")?,
             Ok(Command::Refresh) | Err(RecvTimeoutError::Timeout) => {}
             Ok(Command::Stop) | Err(RecvTimeoutError::Disconnected) => stop = true,
         }
