@@ -155,6 +155,31 @@ def test_prints_logging_and_warnings_land_whole_and_in_order_above_the_live_pane
     assert position(rows, "restored True True True") == after + 1
 
 
+def test_streams_come_back_after_an_exception_and_at_exit(tmp_path):
+    script = f"""
+        import atexit, sys, tally
+        real = sys.stdout
+        try:
+            with tally.Logger({ARGS}, log_root="logs", panel="on") as log:
+                print("inside with")
+                raise RuntimeError("boom")
+        except RuntimeError:
+            pass
+        print("after with", sys.stdout is real)
+        # atexit runs last-registered first: this runs after the Logger's close hook.
+        atexit.register(lambda: print("at exit", sys.stdout is real))
+        forgotten = tally.Logger({ARGS}, log_root="logs2", panel="on")
+        print("inside forgotten", sys.stdout is real)
+    """
+    screen, raw, code = run_on_pty(script, tmp_path)
+    rows = history(screen)
+    assert code == 0, "\n".join(rows)
+    inside = position(rows, "inside with")
+    after = position(rows, "after with True")
+    forgotten = position(rows, "inside forgotten False")
+    assert inside < after < forgotten < position(rows, "at exit True")
+
+
 def test_panel_off_prints_exactly_the_users_lines(tmp_path):
     script = f"""
         import logging, tally
