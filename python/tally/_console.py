@@ -32,8 +32,9 @@ def _writes_to_terminal(stream: Any) -> bool:
 class LineProxy(io.TextIOBase):
     """A text stream that hands complete lines to the panel.
 
-    A partial line waits for its newline, or for `flush()` (as `print(..., flush=True)` and
-    progress output call it). Partial lines are kept per thread: `print()` writes its text and
+    A partial line waits for its newline, or for `flush()` (as `print(..., flush=True)` calls
+    it), except one with a carriage return: a progress bar redrawn in place would otherwise
+    leave one line per redraw, so it waits for its newline and shows its final state. Partial lines are kept per thread: `print()` writes its text and
     its newline in separate calls, so threads printing at once would otherwise splice their
     lines. Once the panel has stopped, lines go to the original stream.
     Anything else (`fileno()`, `encoding`, `buffer`) is the original stream's, so binary
@@ -73,10 +74,12 @@ class LineProxy(io.TextIOBase):
 
     def flush(self) -> None:
         """Hand over this thread's partial line."""
+        thread = threading.get_ident()
         with self._lock:
-            partial = self._partial.pop(threading.get_ident(), None)
-            if partial:
-                self._emit("".join(partial))
+            partial = "".join(self._partial.get(thread, ()))
+            if partial and "\r" not in partial:
+                del self._partial[thread]
+                self._emit(partial)
 
     def flush_all(self) -> None:
         """Hand over every thread's partial line (the panel is about to stop)."""

@@ -12,6 +12,7 @@ import fcntl
 import io
 import logging
 import os
+import re
 import select
 import struct
 import subprocess
@@ -155,6 +156,22 @@ def test_prints_logging_and_warnings_land_whole_and_in_order_above_the_live_pane
     assert position(rows, "restored True True True") == after + 1
 
 
+def test_a_burst_of_prints_reaches_the_terminal_complete_and_in_order(tmp_path):
+    # Far more lines than a frame draws: the panel inserts them in batches, none dropped.
+    script = f"""
+        import tally
+        log = tally.Logger({ARGS}, log_root="logs", panel="on")
+        for i in range(1500):
+            print("burst", i)
+            if i % 150 == 0:
+                log.step(i // 150 + 1, env_steps=i + 1, metrics={{"Loss/critic": 0.5}}, iteration_time=0.01)
+        log.close()
+    """
+    screen, raw, code = run_on_pty(script, tmp_path)
+    assert code == 0, raw[-2000:]
+    assert [int(n) for n in re.findall(rb"burst (\d+)", raw)] == list(range(1500))
+
+
 def test_streams_come_back_after_an_exception_and_at_exit(tmp_path):
     script = f"""
         import atexit, sys, tally
@@ -293,6 +310,22 @@ def test_lines_written_after_the_panel_stopped_reach_the_original_stream(termina
     redirect.restore()
     assert fake.lines == ["while live"]
     assert written() == "after the panel\n"
+
+
+def test_flush_hands_over_a_partial_line_but_a_bar_redrawn_in_place_waits_for_its_end(terminal_streams):
+    terminal_streams()
+    fake = _FakeConsole()
+    redirect = console_mod.Redirect(fake)
+    print("no newline", end="", flush=True)
+    for pct in (10, 50, 100):
+        sys.stderr.write(f"\r{pct:3d}%")
+        sys.stderr.flush()
+    assert fake.lines == ["no newline"]
+    sys.stderr.write("\n")
+    print("unfinished", end="")
+    redirect.restore()
+    # The panel draws what a terminal would show of the bar: its last state (the Rust side).
+    assert fake.lines == ["no newline", "\r 10%\r 50%\r100%", "unfinished"]
 
 
 def test_concurrent_prints_arrive_as_whole_lines(terminal_streams):
