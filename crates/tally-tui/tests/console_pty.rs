@@ -3,6 +3,9 @@
 //! threads, interleaved with the panel's status lines, land whole and in order above the
 //! panel, stay in the scrollback, and leave the panel's frame intact.
 //!
+//! Without a live panel (`plain`, `off`, not a terminal) the lines reach their own stream
+//! byte for byte.
+//!
 //! The test binary re-runs itself as the child on the pty (`TALLY_CONSOLE_CHILD`); the pty is
 //! emulated with vt100, answering the cursor-position queries ratatui's inline viewport asks.
 
@@ -224,4 +227,76 @@ fn user_lines_land_whole_and_in_order_above_the_panel() {
             rows[top..=bottom].join("\n")
         );
     }
+}
+
+/// Off a terminal: a panel in `mode` with a status line, and two user lines.
+fn child_without_a_terminal(mode: Mode) {
+    let state = Arc::new(Mutex::new(fixtures::sac_state()));
+    let mut panel = Panel::start(
+        state.clone(),
+        Arc::new(SystemClock::default()),
+        PanelOptions {
+            mode,
+            ..PanelOptions::default()
+        },
+    );
+    let console = panel.console();
+    assert!(!console.is_live());
+    state
+        .lock()
+        .unwrap()
+        .message(3740.0, Level::Warning, "a status line".into());
+    console
+        .print(Stream::Stdout, "out \x1b[1mbold\x1b[0m\ttab\r")
+        .unwrap();
+    console.print(Stream::Stderr, "err line").unwrap();
+    panel.stop().unwrap();
+}
+
+/// The child's stdout and stderr, off a terminal, with the test harness's own lines removed.
+fn run_without_a_terminal(mode: &str) -> (String, String) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "without_a_live_panel_lines_reach_their_stream_unchanged",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+            "-q",
+        ])
+        .env(CHILD, mode)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // Whole lines, `\r` included: the user's bytes are compared exactly.
+    let harness = |l: &&str| {
+        let l = l.trim_end_matches('\n');
+        l.is_empty() || l.starts_with("running ") || l.starts_with("test result") || l == "."
+    };
+    let text = |b: &[u8]| {
+        String::from_utf8(b.to_vec())
+            .unwrap()
+            .split_inclusive('\n')
+            .filter(|l| !harness(l))
+            .collect::<String>()
+    };
+    (text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn without_a_live_panel_lines_reach_their_stream_unchanged() {
+    match std::env::var(CHILD).as_deref() {
+        Ok("off") => return child_without_a_terminal(Mode::Off),
+        Ok("plain") => return child_without_a_terminal(Mode::Plain),
+        _ => {}
+    }
+    let user = "out \x1b[1mbold\x1b[0m\ttab\r\n";
+    // `off`: nothing of the panel's, the user's bytes as written.
+    let (out, err) = run_without_a_terminal("off");
+    assert_eq!(out, user);
+    assert_eq!(err, "err line\n");
+    // `plain`: the user's line unchanged among the panel's plain lines.
+    let (out, err) = run_without_a_terminal("plain");
+    assert!(out.contains(user), "{out:?}");
+    assert!(out.contains("WARN a status line\n"), "{out:?}");
+    assert_eq!(err, "err line\n");
 }
