@@ -60,6 +60,13 @@ impl Gate {
         self.lock().link = None;
     }
 
+    /// Close, and the lines queued but never drawn (the panel stopped on an error).
+    pub(super) fn close_and_drain(&self) -> Vec<String> {
+        let mut inner = self.lock();
+        inner.link = None;
+        inner.lines.drain(..).map(|(_, line)| line).collect()
+    }
+
     /// A snapshot of `state` and the lines queued so far, taken together.
     pub(super) fn take(&self, state: &Mutex<TerminalState>) -> (PanelSnapshot, Vec<(u64, String)>) {
         let mut inner = self.lock();

@@ -291,9 +291,14 @@ fn run(
                 gate.open(tx, state.clone());
                 let _ = ready.send(Output::Live);
                 let result = live.run(&state, &opts, &rx, &gate, &quit);
-                // A panic in the loop leaves the gate open; lines then fail to send and are
-                // written by the caller.
-                gate.close();
+                // After a terminal error, lines not drawn still reach the terminal. (A panic
+                // here drops the panel's receiver instead: later lines then fail to wake it
+                // and are written by their caller.)
+                let mut out = io::stdout().lock();
+                for line in gate.close_and_drain() {
+                    let _ = writeln!(out, "{line}");
+                }
+                drop(out);
                 let finished = live.close();
                 ACTIVE.store(false, Ordering::SeqCst);
                 return result.and(finished);
