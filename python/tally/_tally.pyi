@@ -94,7 +94,7 @@ class Logger:
         log_root: _PathLike = ...,
         log_dir: Optional[_PathLike] = None,
         log_interval: int = 1,
-        panel: Literal["auto", "on", "off"] = "auto",
+        panel: Literal["auto", "on", "plain", "off"] = "auto",
         trace: bool = False,
         config: Optional[Any] = None,
         wandb: Optional[Dict[str, Any]] = None,

@@ -160,7 +160,7 @@ enum PanelMode {
     Auto,
     /// Always the panel.
     On,
-    /// Plain progress lines.
+    /// Plain progress lines (the command's output is its progress, so `off` is not silent).
     Off,
 }
 
@@ -169,7 +169,7 @@ impl From<PanelMode> for tally_tui::Mode {
         match m {
             PanelMode::Auto => tally_tui::Mode::Auto,
             PanelMode::On => tally_tui::Mode::On,
-            PanelMode::Off => tally_tui::Mode::Off,
+            PanelMode::Off => tally_tui::Mode::Plain,
         }
     }
 }

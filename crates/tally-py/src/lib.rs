@@ -6,6 +6,7 @@
 
 mod aggregate;
 mod cli;
+mod console;
 mod convert;
 mod errors;
 mod events;

@@ -29,6 +29,8 @@ struct Core {
     log: Option<tally::Logger>,
     py_sinks: Vec<Py<PyAny>>,
     run_dir: PathBuf,
+    /// `sys.stdout`/`sys.stderr` redirected above the live panel, undone at close.
+    console: Option<Py<PyAny>>,
 }
 
 /// Loggers not yet dropped, for the `atexit` hook.
@@ -126,9 +128,14 @@ fn each_sink<'py>(
 /// Close `log` (GIL released: the writer thread may need it for a Python sink), then
 /// `finish` the Python sinks on this thread.
 fn close_core(py: Python<'_>, core: &Mutex<Core>, status: Option<RunStatus>) -> PyResult<()> {
+    // Python runs outside the lock: partial lines reach the panel before its last frame.
+    let console = lock(core).console.take();
+    crate::console::flush(py, console.as_ref());
     let mut guard = lock(core);
     let c: &mut Core = &mut guard;
     if c.log.as_ref().is_none_or(|l| l.is_closed()) {
+        drop(guard);
+        crate::console::restore(py, console);
         return Ok(());
     }
     let closed = match (status, c.log.as_mut()) {
@@ -143,6 +150,8 @@ fn close_core(py: Python<'_>, core: &Mutex<Core>, status: Option<RunStatus>) -> 
     let run_dir = guard.run_dir.to_string_lossy().into_owned();
     let sinks: Vec<Py<PyAny>> = guard.py_sinks.iter().map(|s| s.clone_ref(py)).collect();
     drop(guard);
+    // The panel has stopped: the original streams come back.
+    crate::console::restore(py, console);
     let finished = each_sink(py, &sinks, "finish", || {
         pyo3::types::PyTuple::new(py, [run_dir.clone()])
     });
@@ -343,7 +352,7 @@ impl PyLogger {
             mode: panel_mode,
             ..Default::default()
         };
-        tally_tui::Panel::attach(&mut log, options);
+        let console = crate::console::attach(py, &mut log, options)?;
         let event_file = match log.event_file() {
             Some(p) => Some(path_object(py, p)?),
             None => None,
@@ -352,6 +361,7 @@ impl PyLogger {
             log: Some(log),
             py_sinks: objs.into_iter().map(Bound::unbind).collect(),
             run_dir: run_dir.clone(),
+            console,
         }));
         {
             let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());

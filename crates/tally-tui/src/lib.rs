@@ -8,12 +8,15 @@
 //!   (`docs/contract/rft.md`),
 //!   which the view draws instead of the RL tables.
 //! - [`app`]: [`Panel::attach`] / [`Panel::start`], the 2 Hz render thread with a ratatui
-//!   inline viewport, and terminal restoration on stop, drop, panic and interrupt (the only
-//!   terminal I/O).
+//!   inline viewport, the [`Console`] that prints the caller's own lines above it from any
+//!   thread, and terminal restoration on stop, drop, panic and interrupt (the only terminal
+//!   I/O).
 //!
 //! ```no_run
 //! # fn demo(logger: &mut tally::Logger) {
-//! tally_tui::Panel::attach(logger, tally_tui::PanelOptions::default());
+//! let console = tally_tui::Panel::attach(logger, tally_tui::PanelOptions::default());
+//! // Lines above the panel (or on stdout when no live panel runs), from any thread.
+//! console.print(tally_tui::Stream::Stdout, "checkpoint saved").ok();
 //! // ... logger.step(...) once per iteration; the panel renders on the run's clock ...
 //! logger.close(tally::RunStatus::Completed).ok(); // the last frame, then the terminal back
 //! # }
@@ -28,7 +31,9 @@ pub mod rft;
 pub mod state;
 pub mod view;
 
-pub use app::{restore_terminal, Panel, PanelHandle, PanelOptions, PLAIN_INTERVAL, REFRESH};
+pub use app::{
+    restore_terminal, Console, Panel, PanelHandle, PanelOptions, Stream, PLAIN_INTERVAL, REFRESH,
+};
 pub use glyphs::Glyphs;
 pub use mode::{Mode, Output, TermEnv};
 pub use plain::summary_line;

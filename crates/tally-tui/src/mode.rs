@@ -1,14 +1,14 @@
 //! Choosing between the live panel and plain text, and whether to use colour.
 //!
 //! `auto` shows the panel when stdout is a terminal and `TERM` is not `dumb`, plain
-//! lines otherwise (a cluster job's log file, CI); `off` is always plain; `on` asks for the
-//! panel even when detection says no (it still falls back to plain text if the terminal
-//! cannot be driven). `NO_COLOR` (any non-empty value, <https://no-color.org>) removes colour.
+//! lines otherwise (a cluster job's log file, CI); `plain` is always plain; `off` prints
+//! nothing; `on` asks for the panel even when detection says no (it still falls back to plain
+//! text if the terminal cannot be driven). `NO_COLOR` (any non-empty value, <https://no-color.org>) removes colour.
 //! See `docs/contract/panel.md` ("Plain output").
 
 use std::io::IsTerminal;
 
-/// What the caller asked for (`--panel auto|on|off`).
+/// What the caller asked for (`panel="auto"|"on"|"plain"|"off"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// The panel on a capable terminal, plain lines otherwise.
@@ -17,6 +17,8 @@ pub enum Mode {
     /// The panel.
     On,
     /// Plain lines only: no escape codes at all.
+    Plain,
+    /// Nothing at all: the process's output is only its own.
     Off,
 }
 
@@ -27,9 +29,10 @@ impl std::str::FromStr for Mode {
         match s {
             "auto" => Ok(Mode::Auto),
             "on" => Ok(Mode::On),
+            "plain" => Ok(Mode::Plain),
             "off" => Ok(Mode::Off),
             _ => Err(format!(
-                "unknown panel mode '{s}': expected auto, on or off"
+                "unknown panel mode '{s}': expected auto, on, plain or off"
             )),
         }
     }
@@ -42,6 +45,8 @@ pub enum Output {
     Live,
     /// A compact one-line summary every few seconds, no escape codes.
     Plain,
+    /// Nothing printed.
+    Off,
 }
 
 /// The facts about the process's terminal that the choice depends on.
@@ -75,7 +80,8 @@ impl TermEnv {
     /// The output for `mode` in this environment.
     pub fn output(&self, mode: Mode) -> Output {
         match mode {
-            Mode::Off => Output::Plain,
+            Mode::Off => Output::Off,
+            Mode::Plain => Output::Plain,
             Mode::On => Output::Live,
             Mode::Auto if self.stdout_is_tty && self.capable_term() => Output::Live,
             Mode::Auto => Output::Plain,
@@ -120,10 +126,14 @@ mod tests {
     }
 
     #[test]
-    fn off_is_always_plain_and_on_always_asks_for_the_panel() {
+    fn plain_is_always_plain_off_is_nothing_and_on_always_asks_for_the_panel() {
+        assert_eq!(
+            env(true, Some("xterm"), false).output(Mode::Plain),
+            Output::Plain
+        );
         assert_eq!(
             env(true, Some("xterm"), false).output(Mode::Off),
-            Output::Plain
+            Output::Off
         );
         assert_eq!(env(false, None, false).output(Mode::On), Output::Live);
     }
@@ -139,6 +149,7 @@ mod tests {
     fn mode_parses_the_flag_values() {
         assert_eq!("auto".parse::<Mode>(), Ok(Mode::Auto));
         assert_eq!("off".parse::<Mode>(), Ok(Mode::Off));
+        assert_eq!("plain".parse::<Mode>(), Ok(Mode::Plain));
         assert!("maybe".parse::<Mode>().is_err());
     }
 }

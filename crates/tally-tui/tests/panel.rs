@@ -667,7 +667,7 @@ impl Write for Capture {
 
 fn plain_options(cap: &Capture) -> PanelOptions {
     PanelOptions {
-        mode: Mode::Off,
+        mode: Mode::Plain,
         refresh: Duration::from_millis(20),
         plain_interval: Duration::from_millis(50),
         plain_writer: Some(Box::new(cap.clone())),

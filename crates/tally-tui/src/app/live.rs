@@ -1,8 +1,9 @@
 //! The live panel: a ratatui inline viewport redrawn on the 2 Hz clock, lines printed above
 //! it, keys, resizes, and the final frame on close.
 
+use super::console::{printable, Gate};
 use super::restore::{BOTTOM, DRAW, RAW, RESTORED};
-use super::{is_warmup, message_line, new_messages, snapshot, Command, PanelOptions};
+use super::{is_warmup, message_line, messages_between, snapshot, Command, PanelOptions};
 use crate::glyphs::Glyphs;
 use crate::state::PanelState;
 use crossterm::cursor::{MoveTo, Show};
@@ -18,12 +19,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tally::terminal::{Level, TerminalState};
+use tally::terminal::{Level, PanelSnapshot, TerminalState};
 use tally::Clock;
 use unicode_width::UnicodeWidthChar;
 
 /// How often keys are polled in key mode.
 const KEY_POLL: Duration = Duration::from_millis(50);
+/// Lines inserted above the viewport per call (bounds the buffer ratatui allocates).
+const INSERT_CHUNK: usize = 512;
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
 
@@ -91,6 +94,7 @@ impl Live {
         state: &Mutex<TerminalState>,
         opts: &PanelOptions,
         rx: &Receiver<Command>,
+        gate: &Gate,
         quit: &AtomicBool,
     ) -> io::Result<()> {
         let mut next = Instant::now();
@@ -108,6 +112,11 @@ impl Live {
                 Err(RecvTimeoutError::Timeout) => {}
             }
             cmds.extend(rx.try_iter());
+            if cmds.iter().any(|c| matches!(c, Command::Stop)) {
+                // Lines printed from now on go straight to their stream; those already queued
+                // are drawn in the final frame.
+                gate.close();
+            }
             for cmd in cmds {
                 match cmd {
                     Command::Log(l) => {
@@ -136,38 +145,31 @@ impl Live {
             }
             if stop {
                 // The final frame shows the state at close (status, last iteration).
-                return self.frame(state);
+                return self.frame(state, gate);
             }
             if force || Instant::now() >= next {
-                self.frame(state)?;
+                self.frame(state, gate)?;
                 next = (next + opts.refresh).max(Instant::now());
             }
         }
     }
 
     /// One frame: snapshot, lines above the panel, viewport size, draw.
-    fn frame(&mut self, state: &Mutex<TerminalState>) -> io::Result<()> {
+    fn frame(&mut self, state: &Mutex<TerminalState>, gate: &Gate) -> io::Result<()> {
+        let (snap, user) = gate.take(state);
+        // Each user line after the status lines recorded before it was printed.
+        for (after, line) in user {
+            self.push_messages(&snap, after);
+            self.lines.push((printable(&line), Style::new()));
+        }
+        self.push_messages(&snap, snap.messages_total);
         if RESTORED.load(Ordering::SeqCst) {
-            return Ok(());
+            return self.write_lines_plainly();
         }
-        let snap = snapshot(state);
-        for m in new_messages(&snap, self.seen) {
-            // Warm-up progress shows in the header; everything else also scrolls above.
-            if !is_warmup(m, &snap) {
-                let style = match m.level {
-                    Level::Error => Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
-                    Level::Warning => Style::new().fg(Color::Yellow),
-                    Level::Info => Style::new(),
-                };
-                let style = if self.view.color { style } else { Style::new() };
-                self.lines.push((message_line(m), style));
-            }
-        }
-        self.seen = snap.messages_total;
         self.view.update(snap, self.clock.monotonic());
         let _guard = DRAW.lock().unwrap_or_else(|e| e.into_inner());
         if RESTORED.load(Ordering::SeqCst) {
-            return Ok(());
+            return self.write_lines_plainly();
         }
         let size = ct::size()?;
         let want = desired_height(&self.view, size);
@@ -185,16 +187,46 @@ impl Live {
                 .drain(..)
                 .flat_map(|(l, st)| wrap(&l, width).into_iter().map(move |w| (w, st)))
                 .collect();
-            term.insert_before(wrapped.len() as u16, |buf| {
-                for (i, (l, st)) in wrapped.iter().enumerate() {
-                    buf.set_stringn(0, i as u16, l, width as usize, *st);
-                }
-            })?;
+            for chunk in wrapped.chunks(INSERT_CHUNK) {
+                term.insert_before(chunk.len() as u16, |buf| {
+                    for (i, (l, st)) in chunk.iter().enumerate() {
+                        buf.set_stringn(0, i as u16, l, width as usize, *st);
+                    }
+                })?;
+            }
         }
         let view = &self.view;
         let frame = term.draw(|f| f.render_widget(view, f.area()))?;
         BOTTOM.store(frame.area.bottom(), Ordering::SeqCst);
         Ok(())
+    }
+
+    /// After the terminal was restored (interrupt, panic) nothing is drawn, but the lines
+    /// already printed still reach the terminal, as plain lines.
+    fn write_lines_plainly(&mut self) -> io::Result<()> {
+        let mut out = io::stdout().lock();
+        for (line, _) in self.lines.drain(..) {
+            writeln!(out, "{line}")?;
+        }
+        out.flush()
+    }
+
+    /// Queue the status lines of `snap` not printed yet, up to number `to`, skipping warm-up
+    /// progress (the header shows it).
+    fn push_messages(&mut self, snap: &PanelSnapshot, to: u64) {
+        for m in messages_between(snap, self.seen, to) {
+            if is_warmup(m, snap.training_started_at) {
+                continue;
+            }
+            let style = match m.level {
+                Level::Error => Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+                Level::Warning => Style::new().fg(Color::Yellow),
+                Level::Info => Style::new(),
+            };
+            let style = if self.view.color { style } else { Style::new() };
+            self.lines.push((message_line(m), style));
+        }
+        self.seen = self.seen.max(to);
     }
 
     /// Replace the viewport: clear it and open a new one of `height` rows.

@@ -3,6 +3,7 @@
 //! panic and interrupt.
 //!
 //! - `live`: the inline viewport, redrawn on the panel's clock, with lines printed above it.
+//! - `console`: the user's own lines, printed above the live viewport from any thread.
 //! - `printer`: plain lines when the live panel does not run.
 //! - `restore`: one live panel per process; the terminal restored exactly once.
 //!
@@ -11,15 +12,18 @@
 //! short mutex hold) and never renders or waits on the terminal. The panel thread takes a snapshot under the lock,
 //! releases it, and only then draws.
 
+mod console;
 mod live;
 mod printer;
 mod restore;
 
+pub use console::{Console, Stream};
 pub use restore::restore_terminal;
 
 use crate::glyphs::Glyphs;
 use crate::mode::{Mode, Output, TermEnv};
 use crate::view::strip_markup;
+use console::Gate;
 use crossterm::terminal as ct;
 use live::Live;
 use printer::plain_loop;
@@ -100,6 +104,7 @@ pub struct Panel;
 #[derive(Debug)]
 pub struct PanelHandle {
     output: Output,
+    gate: Arc<Gate>,
     tx: Sender<Command>,
     thread: Option<JoinHandle<io::Result<()>>>,
     quit: Arc<AtomicBool>,
@@ -107,12 +112,13 @@ pub struct PanelHandle {
 
 impl Panel {
     /// Start rendering a logger's terminal state on its own thread and hand the logger the
-    /// handle: the logger stops the panel right after it closes. Returns what is running.
-    pub fn attach(log: &mut tally::Logger, options: PanelOptions) -> Output {
+    /// handle: the logger stops the panel right after it closes. Returns the [`Console`] that
+    /// prints the caller's lines above the panel (its `output()` says what is running).
+    pub fn attach(log: &mut tally::Logger, options: PanelOptions) -> Console {
         let handle = Panel::start(log.terminal(), log.clock(), options);
-        let output = handle.output();
+        let console = handle.console();
         log.attach_view(Box::new(handle));
-        output
+        console
     }
 
     /// Start rendering `terminal` on its own thread; its times are readings of `clock`.
@@ -129,17 +135,34 @@ impl Panel {
         let wanted = env.output(options.mode);
         options.color = Some(options.color.unwrap_or_else(|| env.color()));
         let (tx, rx) = mpsc::channel();
-        let (ready_tx, ready_rx) = mpsc::channel();
+        let gate = Arc::new(Gate::default());
         let quit = Arc::new(AtomicBool::new(false));
+        if wanted == Output::Off {
+            // Nothing to print: no thread, and the user's lines go straight to their stream.
+            return PanelHandle {
+                output: Output::Off,
+                gate,
+                tx,
+                thread: None,
+                quit,
+            };
+        }
+        let (ready_tx, ready_rx) = mpsc::channel();
         let q = quit.clone();
+        let link = Link {
+            gate: gate.clone(),
+            tx: tx.clone(),
+            rx,
+        };
         let spawned = std::thread::Builder::new()
             .name("tally-panel".into())
-            .spawn(move || run(terminal, clock, options, wanted, rx, ready_tx, q));
+            .spawn(move || run(terminal, clock, options, wanted, link, ready_tx, q));
         match spawned {
             Ok(thread) => {
                 let output = ready_rx.recv().unwrap_or(Output::Plain);
                 PanelHandle {
                     output,
+                    gate,
                     tx,
                     thread: Some(thread),
                     quit,
@@ -149,6 +172,7 @@ impl Panel {
                 eprintln!("tally: cannot start the panel thread: {e}");
                 PanelHandle {
                     output: Output::Plain,
+                    gate,
                     tx,
                     thread: None,
                     quit,
@@ -162,6 +186,11 @@ impl PanelHandle {
     /// What is running: the live panel or plain lines.
     pub fn output(&self) -> Output {
         self.output
+    }
+
+    /// The console that prints the user's lines above this panel, from any thread.
+    pub fn console(&self) -> Console {
+        Console::new(self.gate.clone(), self.output)
     }
 
     /// Print a line above the panel (it scrolls up with the terminal), or as a plain line.
@@ -209,16 +238,22 @@ fn snapshot(state: &Mutex<TerminalState>) -> PanelSnapshot {
 
 /// Messages recorded since `seen` (a count of all messages ever recorded).
 fn new_messages(snap: &PanelSnapshot, seen: u64) -> &[Message] {
-    let fresh = snap.messages_total.saturating_sub(seen) as usize;
-    let n = snap.messages.len();
-    &snap.messages[n - fresh.min(n)..]
+    messages_between(snap, seen, snap.messages_total)
 }
 
-/// Whether `m` is warm-up progress: an info line from before training started. Those show in
-/// the panel header (or, in plain mode, only the latest one per interval); everything else
-/// is also printed as a line.
-fn is_warmup(m: &Message, snap: &PanelSnapshot) -> bool {
-    m.level == Level::Info && snap.training_started_at.is_none_or(|t0| m.t < t0)
+/// The messages numbered `from..to` (counting every message ever recorded) still in `snap`.
+fn messages_between(snap: &PanelSnapshot, from: u64, to: u64) -> &[Message] {
+    let first = snap.messages_total - snap.messages.len() as u64;
+    let lo = from.clamp(first, snap.messages_total) - first;
+    let hi = to.clamp(first, snap.messages_total) - first;
+    &snap.messages[lo as usize..hi.max(lo) as usize]
+}
+
+/// Whether `m` is warm-up progress: an info line from before training started
+/// (`training_started_at`). Those show in the panel header (or, in plain mode, only the latest
+/// one per interval); everything else is also printed as a line.
+fn is_warmup(m: &Message, training_started_at: Option<f64>) -> bool {
+    m.level == Level::Info && training_started_at.is_none_or(|t0| m.t < t0)
 }
 
 fn message_line(m: &Message) -> String {
@@ -230,23 +265,40 @@ fn message_line(m: &Message) -> String {
     }
 }
 
+/// What the panel thread is handed: its commands, and the gate it opens while live.
+struct Link {
+    gate: Arc<Gate>,
+    tx: Sender<Command>,
+    rx: Receiver<Command>,
+}
+
 fn run(
     state: Arc<Mutex<TerminalState>>,
     clock: Arc<dyn Clock>,
     mut opts: PanelOptions,
     wanted: Output,
-    rx: Receiver<Command>,
+    link: Link,
     ready: Sender<Output>,
     quit: Arc<AtomicBool>,
 ) -> io::Result<()> {
+    let Link { gate, tx, rx } = link;
     if wanted == Output::Live && !ACTIVE.swap(true, Ordering::SeqCst) {
         RESTORED.store(false, Ordering::SeqCst);
         install_panic_hook();
         let setup = Live::open(&state, &opts, clock.clone());
         match setup {
             Ok(mut live) => {
+                gate.open(tx, state.clone());
                 let _ = ready.send(Output::Live);
-                let result = live.run(&state, &opts, &rx, &quit);
+                let result = live.run(&state, &opts, &rx, &gate, &quit);
+                // After a terminal error, lines not drawn still reach the terminal. (A panic
+                // here drops the panel's receiver instead: later lines then fail to wake it
+                // and are written by their caller.)
+                let mut out = io::stdout().lock();
+                for line in gate.close_and_drain() {
+                    let _ = writeln!(out, "{line}");
+                }
+                drop(out);
                 let finished = live.close();
                 ACTIVE.store(false, Ordering::SeqCst);
                 return result.and(finished);

@@ -40,7 +40,7 @@ pub(super) fn plain_loop(
             });
         }
         for m in new_messages(&snap, seen) {
-            if is_warmup(m, &snap) {
+            if is_warmup(m, snap.training_started_at) {
                 // Warm-up progress: only the latest, at most once per interval.
                 pending_info = Some(message_line(m));
             } else {
