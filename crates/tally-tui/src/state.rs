@@ -2,6 +2,7 @@
 //! shows. Pure: no I/O and no clock reads (the caller passes `now`), so every frame is a
 //! function of its inputs and tests are exact.
 
+use crate::generic::GenericModel;
 use crate::glyphs::Glyphs;
 use crate::rft::RftModel;
 use tally::terminal::{Level, Message, PanelSnapshot};
@@ -127,6 +128,9 @@ pub struct Model {
     pub user: Vec<(String, f64)>,
     /// The category groups of an `rft` run (`docs/contract/rft.md`), which replace the RL tables.
     pub rft: Option<RftModel>,
+    /// The tags of a run shown without a schema (docs/contract/panel.md "The generic
+    /// dashboard"), which replace the RL tables.
+    pub generic: Option<GenericModel>,
 }
 
 /// The panel's state: what was last observed, and the derived [`Model`].
@@ -361,7 +365,7 @@ impl Model {
         reward_terms.sort_by(|a, b| a.0.cmp(&b.0));
         let learner = LearnerTimeline::from_values(profile, |t| w.get(t));
         let has_learner = learner.iter_wall_ms > 0.0;
-        Model {
+        let mut m = Model {
             profile,
             title: Title {
                 on_policy: profile == Profile::OnPolicy,
@@ -388,7 +392,18 @@ impl Model {
             system: system_rows(snap),
             user: user_rows(snap),
             rft: (profile == Profile::Rft).then(|| RftModel::build(snap)),
+            generic: None,
+        };
+        if let Some(board) = &snap.board {
+            // No schema: no iteration limit to estimate an end from; the rate is the step
+            // axis's.
+            let g = GenericModel::build(board, w, &snap.facts.task);
+            m.eta = None;
+            m.steps_per_sec = g.steps_per_sec;
+            m.rft = None;
+            m.generic = Some(g);
         }
+        m
     }
 
     /// [`Model::build`], keeping the `eval/` and `bench/` tasksets of `prev` that the window

@@ -7,6 +7,7 @@
 //! is written down in `docs/contract/`.
 
 pub mod atomic;
+pub mod board;
 pub mod error;
 pub mod host;
 pub mod input;
