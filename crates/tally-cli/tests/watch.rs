@@ -306,3 +306,49 @@ fn watch_rejects_a_missing_run_directory() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a run directory"));
 }
+
+#[test]
+fn a_quiet_writer_is_reported_once_after_the_idle_time_and_again_after_it_resumes() {
+    // No producer pid is recorded, so "no new record for N s" is all watch can say.
+    use tally_cli::cmd::watch::IDLE_SECS;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.out.tfevents.1.h.1.0");
+    std::fs::write(&path, record(1, 1000.0, &[("charts/return", 1.0)])).unwrap();
+    let clock = std::sync::Arc::new(tally::ManualClock::at(0.0));
+    let s = state();
+    let mut tail = Tailer::generic(dir.path(), clock.clone());
+    assert_eq!(tail.poll(&s).unwrap(), 1);
+    clock.advance(IDLE_SECS - 1.0);
+    assert!(!tail.check_idle(&s));
+    clock.advance(1.0);
+    assert!(tail.check_idle(&s));
+    let said = |s: &Mutex<TerminalState>| {
+        let st = s.lock().unwrap();
+        st.messages
+            .iter()
+            .filter(|m| m.text == "No new record for 30s: the writer may have stopped")
+            .count()
+    };
+    assert_eq!(said(&s), 1);
+    assert_eq!(
+        s.lock().unwrap().status,
+        "No new record for 30s: the writer may have stopped"
+    );
+    clock.advance(100.0);
+    assert!(!tail.check_idle(&s), "said once");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(&record(2, 1001.0, &[("charts/return", 2.0)]))
+        .unwrap();
+    assert_eq!(tail.poll(&s).unwrap(), 1);
+    assert_eq!(
+        s.lock().unwrap().status,
+        "Training",
+        "records again: the status clears"
+    );
+    clock.advance(IDLE_SECS);
+    assert!(tail.check_idle(&s));
+    assert_eq!(said(&s), 2);
+}

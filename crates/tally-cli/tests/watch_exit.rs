@@ -66,3 +66,66 @@ fn a_corrupt_record_ends_watch_non_zero_naming_the_file_and_offset() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!stdout.contains("Run completed"), "{stdout}");
 }
+
+#[test]
+fn a_run_stamped_with_another_schema_version_is_refused_as_extract_refuses_it() {
+    for (file, stamp, says) in [
+        (
+            "run_summary.json",
+            "2",
+            "unsupported metric_schema_version 2: this tally reads version 1; upgrade tally",
+        ),
+        (
+            "run_config.json",
+            "\"1\"",
+            "metric_schema_version must be the integer 1, found the string \"1\"",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("events.out.tfevents.1.h.1.0"),
+            record(1, 10.0, &[("Loss/critic", 1.0)]),
+        )
+        .unwrap();
+        let doc = format!(r#"{{"status": "running", "metric_schema_version": {stamp}}}"#);
+        std::fs::write(dir.path().join(file), doc).unwrap();
+        let out = watch(dir.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(file) && stderr.contains(says), "{stderr}");
+    }
+}
+
+#[test]
+fn watch_ends_with_0_saying_so_when_its_output_goes_away() {
+    // Plain lines into a pipe whose reader has gone: the write fails, watch stops.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("events.out.tfevents.1.h.1.0"),
+        record(1, 10.0, &[("charts/return", 1.0)]),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["watch", "--panel", "off", "--every", "0.2"])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("watch kept running with nobody reading");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("tally watch: writing to the terminal failed (Broken pipe"),
+        "{stderr}"
+    );
+}
