@@ -12,12 +12,12 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 use tally_tfevents::{EventFileWriter, WriterOptions};
 
-/// Steps 0, 256, ..., `last`, 1024 steps per second of wall time from 1000 s; each step one
-/// event per tag, as tensorboardX's `add_scalar` writes them. Values: the return is the step,
-/// the value loss 1 / (1 + step / 256).
+/// Steps 0, 256, ..., `last`, 1000 steps per second of wall time from 1000 s (no step on the
+/// 2 s window's edge); each step one event per tag, as tensorboardX's `add_scalar` writes
+/// them. Values: the return is the step, the value loss 1 / (1 + step / 256).
 fn write_steps(w: &mut EventFileWriter, from: i64, last: i64) {
     for step in (from..=last).step_by(256) {
-        let wall = 1000.0 + step as f64 / 1024.0;
+        let wall = 1000.0 + step as f64 / 1000.0;
         let loss = 1.0 / (1.0 + step as f64 / 256.0);
         w.write_scalars(step, wall, &[("charts/episodic_return", step as f64)])
             .unwrap();
@@ -58,16 +58,17 @@ fn plain_lines_show_the_step_axis_and_every_tags_window_mean() {
     };
     child.kill().unwrap();
     child.wait().unwrap();
-    // The window is the last 2 s of wall time (steps 6144..=8192): the return's mean is
-    // 7168, 2048 steps in 2 s; the loss's mean is that of 1/25 .. 1/33.
-    let loss: f64 = (24..=32).map(|k| 1.0 / (1.0 + f64::from(k))).sum::<f64>() / 9.0;
+    // The window is the last 2 s of wall time (steps 6400..=8192, from 1006.4 s to 1008.192
+    // s): the return's mean is 7296, 1792 steps in 1.792 s; the loss's mean is that of 1/26 ..
+    // 1/33. The time is the 8.192 s the records span.
+    let loss: f64 = (25..=32).map(|k| 1.0 / (1.0 + f64::from(k))).sum::<f64>() / 8.0;
     for part in [
-        "step 8,192 | ".to_owned(),
-        "Steps/s 1,024 | ".to_owned(),
-        "charts/episodic_return 7168.0".to_owned(),
+        "step 8,192 | time 8s | ".to_owned(),
+        "Steps/s 1,000 | ".to_owned(),
+        "charts/episodic_return 7296.0".to_owned(),
         format!("losses/value_loss {loss:.4}"),
         "time/fps 1024.0".to_owned(),
-        "Avg 2s (n=9)".to_owned(),
+        "Avg 2s (n=8)".to_owned(),
     ] {
         assert!(line.contains(&part), "{part:?} not in {line:?}");
     }
@@ -86,7 +87,7 @@ fn the_live_dashboard_follows_a_growing_run_and_a_hang_up_ends_watch_with_0() {
     // Two columns from 96: the groups sit side by side.
     let heading = screen.lines().find(|l| l.contains("charts")).unwrap();
     assert!(heading.contains("losses"), "{screen}");
-    assert!(screen.contains("Steps/s 1,024"), "{screen}");
+    assert!(screen.contains("Steps/s 1,000"), "{screen}");
     assert!(
         !screen.contains("UNKNOWN") && !screen.contains("Waiting"),
         "{screen}"

@@ -38,6 +38,8 @@ pub struct GenericModel {
     pub step: Option<i64>,
     /// Steps per second on the step axis.
     pub steps_per_sec: Option<f64>,
+    /// When the newest value arrived.
+    pub last: Option<f64>,
     /// Every tag, by group then label.
     pub rows: Vec<TagRow>,
 }
@@ -66,10 +68,12 @@ impl GenericModel {
                 }
             })
             .collect();
+        let last = board.tags.values().map(|l| l.t).reduce(f64::max);
         GenericModel {
             name: name.to_owned(),
             step: board.step(),
             steps_per_sec: board.steps_per_sec(),
+            last,
             rows,
         }
     }

@@ -396,8 +396,13 @@ impl Model {
         };
         if let Some(board) = &snap.board {
             // No schema: no iteration limit to estimate an end from; the rate is the step
-            // axis's.
+            // axis's; the time is what the records span (a run written days ago does not
+            // count the days since).
             let g = GenericModel::build(board, w, &snap.facts.task);
+            m.elapsed = snap
+                .training_started_at
+                .zip(g.last)
+                .map(|(t0, t1)| (t1 - t0).max(0.0));
             m.eta = None;
             m.steps_per_sec = g.steps_per_sec;
             m.rft = None;

@@ -7,8 +7,8 @@
 //! - `rft`: the `rft` panel (category groups instead of the RL tables).
 //! - `generic`: the dashboard of a run without a schema (tag groups instead of the RL tables).
 //!
-//! Dependencies point one way: this module → `rl` / `rft` / `generic` → `frame` → `draw`, and each of
-//! them may use `layout`, which uses nothing else here.
+//! Dependencies point one way: this module → `rl` / `rft` / `generic` → `frame` → `draw`, and
+//! each of them may use `layout`, which uses nothing else here.
 
 mod draw;
 mod frame;
