@@ -104,3 +104,17 @@ fn the_live_dashboard_follows_a_growing_run_and_a_hang_up_ends_watch_with_0() {
     assert_eq!(pty.wait_exit(), 0, "{}", pty.screen());
     pty.wait_for(&["the terminal hung up (SIGHUP)"]);
 }
+
+#[test]
+fn below_96_columns_groups_stack_and_q_quits_with_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("sb3_run");
+    std::fs::create_dir(&run).unwrap();
+    write_steps(&mut writer(&run), 0, 2048);
+    let mut pty = Pty::spawn(&["watch", run.to_str().unwrap()], 80, 40, tmp.path());
+    let screen = pty.wait_for(&["sb3_run", "step 2,048", "value_loss", "fps"]);
+    let heading = screen.lines().find(|l| l.contains("charts")).unwrap();
+    assert!(!heading.contains("losses"), "one column:\n{screen}");
+    pty.send(b"q");
+    assert_eq!(pty.wait_exit(), 0, "{}", pty.screen());
+}
