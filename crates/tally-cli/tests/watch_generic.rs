@@ -33,16 +33,11 @@ fn writer(dir: &Path) -> EventFileWriter {
     EventFileWriter::open(dir, WriterOptions::default()).unwrap()
 }
 
-#[test]
-fn plain_lines_show_the_step_axis_and_every_tags_window_mean() {
-    let tmp = tempfile::tempdir().unwrap();
-    let run = tmp.path().join("PPO_1");
-    std::fs::create_dir(&run).unwrap();
-    let mut w = writer(&run);
-    write_steps(&mut w, 0, 8192);
+/// The first plain summary line of `tally watch TARGET` (a run without a summary never ends).
+fn first_summary(target: &Path) -> String {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tally"))
         .args(["watch", "--panel", "off", "--every", "0.2"])
-        .arg(&run)
+        .arg(target)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -58,21 +53,35 @@ fn plain_lines_show_the_step_axis_and_every_tags_window_mean() {
     };
     child.kill().unwrap();
     child.wait().unwrap();
-    // The window is the last 2 s of wall time (steps 6400..=8192, from 1006.4 s to 1008.192
-    // s): the return's mean is 7296, 1792 steps in 1.792 s; the loss's mean is that of 1/26 ..
-    // 1/33. The time is the 8.192 s the records span.
-    let loss: f64 = (25..=32).map(|k| 1.0 / (1.0 + f64::from(k))).sum::<f64>() / 8.0;
-    for part in [
-        "step 8,192 | time 8s | ".to_owned(),
-        "Steps/s 1,000 | ".to_owned(),
-        "charts/episodic_return 7296.0".to_owned(),
-        format!("losses/value_loss {loss:.4}"),
-        "time/fps 1024.0".to_owned(),
-        "Avg 2s (n=8)".to_owned(),
-    ] {
-        assert!(line.contains(&part), "{part:?} not in {line:?}");
+    line
+}
+
+#[test]
+fn plain_lines_show_the_step_axis_and_every_tags_window_mean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("PPO_1");
+    std::fs::create_dir(&run).unwrap();
+    let mut w = writer(&run);
+    write_steps(&mut w, 0, 8192);
+    // A run directory, or the event file itself.
+    for target in [run.clone(), w.path().to_owned()] {
+        let line = first_summary(&target);
+        // The window is the last 2 s of wall time (steps 6400..=8192, from 1006.4 s to
+        // 1008.192 s): the return's mean is 7296, 1792 steps in 1.792 s; the loss's mean is
+        // that of 1/26 .. 1/33. The time is the 8.192 s the records span.
+        let loss: f64 = (25..=32).map(|k| 1.0 / (1.0 + f64::from(k))).sum::<f64>() / 8.0;
+        for part in [
+            "step 8,192 | time 8s | ".to_owned(),
+            "Steps/s 1,000 | ".to_owned(),
+            "charts/episodic_return 7296.0".to_owned(),
+            format!("losses/value_loss {loss:.4}"),
+            "time/fps 1024.0".to_owned(),
+            "Avg 2s (n=8)".to_owned(),
+        ] {
+            assert!(line.contains(&part), "{part:?} not in {line:?}");
+        }
+        assert!(!line.contains("iter "), "{line}");
     }
-    assert!(!line.contains("iter "), "{line}");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! `tally watch RUN_DIR`: the live panel of any run directory, rebuilt from its event files and
+//! `tally watch RUN_DIR|EVENT_FILE`: the live panel of any run, rebuilt from its event files and
 //! following them as they grow (`docs/contract/panel.md` "tally watch").
 //!
 //! A run written by `tally.Logger` (its `run_config.json` has the logger block) is replayed
@@ -25,7 +25,7 @@ use tally::replay::Replay;
 use tally::terminal::{Level, RunFacts, TerminalState};
 use tally::window::Sample;
 use tally::{Clock, Profile, SystemClock, SystemInfo, Tag};
-use tally_tfevents::{into_scalars, open_event_file, EventReader, ScalarEvent};
+use tally_tfevents::{into_scalars, is_event_file_name, open_event_file, EventReader, ScalarEvent};
 use tally_tui::{Output, Panel, PanelOptions};
 
 /// How often the event files and the run summary are polled.
@@ -37,7 +37,7 @@ pub const IDLE_SECS: f64 = 30.0;
 /// Validated `tally watch` settings.
 #[derive(Debug, Clone)]
 pub struct WatchConfig {
-    /// The run directory.
+    /// The run directory, or one event file.
     pub run_dir: PathBuf,
     /// `--panel auto|on|off`.
     pub panel: tally_tui::Mode,
@@ -156,7 +156,10 @@ struct Pending {
 /// Follows a run directory's event files into a [`TerminalState`].
 #[derive(Debug)]
 pub struct Tailer {
+    /// Where the run's JSON artefacts are.
     dir: PathBuf,
+    /// The one event file to read, when an event file rather than a directory was given.
+    only: Option<PathBuf>,
     /// `None` until the first event file shows which kind of run this is.
     kind: Option<Kind>,
     /// The file being read, and the reader at its position.
@@ -186,9 +189,11 @@ impl Tailer {
         Tailer::with_kind(dir.into(), clock, None)
     }
 
-    fn with_kind(dir: PathBuf, clock: Arc<dyn Clock>, kind: Option<Kind>) -> Tailer {
+    fn with_kind(path: PathBuf, clock: Arc<dyn Clock>, kind: Option<Kind>) -> Tailer {
+        let (dir, only) = split_target(path);
         Tailer {
             dir,
+            only,
             kind,
             current: None,
             replay: Replay::new(clock.clone()),
@@ -243,7 +248,7 @@ impl Tailer {
         let mut added = 0;
         loop {
             if self.current.is_none() {
-                let files = run_event_files(&self.dir)?;
+                let files = target_files(&self.dir, self.only.as_deref())?;
                 let Some(first) = files.first() else {
                     return Ok(added);
                 };
@@ -264,7 +269,7 @@ impl Tailer {
                 // The end of this file, or a partial record: a newer file means the writer
                 // moved on (a resumed run); otherwise it is still writing.
                 None => {
-                    let files = run_event_files(&self.dir)?;
+                    let files = target_files(&self.dir, self.only.as_deref())?;
                     let Some(next) = files.iter().find(|f| f.file_name() > path.file_name()) else {
                         return Ok(added);
                     };
@@ -358,6 +363,35 @@ impl Tailer {
     }
 }
 
+/// What `watch` was given, as (the directory of the run's JSON artefacts, the one event file
+/// to read): an event file is read alone, its directory holding its artefacts.
+fn split_target(path: PathBuf) -> (PathBuf, Option<PathBuf>) {
+    let is_event_file = path.is_file()
+        && path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(is_event_file_name);
+    match path.parent().filter(|_| is_event_file) {
+        Some(parent) => {
+            let dir = if parent.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                parent.to_owned()
+            };
+            (dir, Some(path))
+        }
+        None => (path, None),
+    }
+}
+
+/// The event files to read: the one given, else the run's ([`run_event_files`]).
+fn target_files(dir: &Path, only: Option<&Path>) -> Result<Vec<PathBuf>, CliError> {
+    match only {
+        Some(file) => Ok(vec![file.to_owned()]),
+        None => run_event_files(dir),
+    }
+}
+
 fn lock(state: &Mutex<TerminalState>) -> std::sync::MutexGuard<'_, TerminalState> {
     state.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -388,14 +422,15 @@ enum End {
 
 /// `tally watch`: render the run until `q` (live), or until it ends (plain).
 pub fn main(c: &WatchConfig) -> Result<Exit, CliError> {
-    if !c.run_dir.is_dir() {
+    let (dir, only) = split_target(c.run_dir.clone());
+    if only.is_none() && !dir.is_dir() {
         return Err(CliError::Refused(format!(
-            "{} is not a run directory",
+            "{} is not a run directory or an event file",
             c.run_dir.display()
         )));
     }
-    check_schema(&c.run_dir)?;
-    let dir = &c.run_dir;
+    let dir = &dir;
+    check_schema(dir)?;
     let mut initial = TerminalState::new(read_facts(dir));
     if !is_logger_run(dir) {
         // Until the first event file says otherwise, the run is shown generically.
@@ -404,7 +439,7 @@ pub fn main(c: &WatchConfig) -> Result<Exit, CliError> {
     }
     let state = Arc::new(Mutex::new(initial));
     let clock: Arc<dyn Clock> = Arc::new(SystemClock::default());
-    let mut tailer = Tailer::detect(dir, clock.clone());
+    let mut tailer = Tailer::detect(&c.run_dir, clock.clone());
     // Catch up before the first frame: a finished run shows its final state at once.
     if tailer.poll(&state)? == 0 {
         let waiting = format!("Waiting for events in {}", dir.display());
