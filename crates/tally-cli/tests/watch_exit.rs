@@ -129,3 +129,31 @@ fn watch_ends_with_0_saying_so_when_its_output_goes_away() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_run_that_ended_mid_record_is_shown_with_its_truncated_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = record(1, 10.0, &[("charts/return", 1.0)]);
+    let torn = record(2, 11.0, &[("charts/return", 2.0)]);
+    let name = "events.out.tfevents.1.h.1.0";
+    let bytes = [first.clone(), torn[..torn.len() - 3].to_vec()].concat();
+    std::fs::write(dir.path().join(name), bytes).unwrap();
+    std::fs::write(
+        dir.path().join("run_summary.json"),
+        r#"{"status": "completed"}"#,
+    )
+    .unwrap();
+    let out = watch(dir.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let warn = stdout
+        .lines()
+        .find(|l| l.starts_with("WARN "))
+        .unwrap_or_else(|| panic!("no warning:\n{stdout}"));
+    assert!(
+        warn.contains(name)
+            && warn.contains(&format!("truncated final record at byte {}", first.len())),
+        "{warn}"
+    );
+    assert!(stdout.contains("Run completed"), "{stdout}");
+}

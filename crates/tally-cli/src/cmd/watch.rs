@@ -337,14 +337,29 @@ impl Tailer {
         self.replay.message(&mut lock(state), level, text);
     }
 
-    /// Mark the run ended in `state` when its summary says so (after the files were read
-    /// through); returns whether it has ended.
-    pub fn update_status(&self, state: &Mutex<TerminalState>) -> bool {
+    /// Mark the run ended in `state` when its summary says so; returns whether it has ended.
+    /// The files are read once more first (the writer closes them before its last summary), and
+    /// a record the run ended in the middle of is reported as a truncated tail.
+    pub fn check_end(&mut self, state: &Mutex<TerminalState>) -> Result<bool, CliError> {
         let Some(status) = read_status(&self.dir).filter(|s| s != "running") else {
-            return false;
+            return Ok(false);
         };
+        self.poll(state)?;
+        if let Some((path, reader)) = &self.current {
+            let records = reader.records();
+            if records.pending_bytes() > 0 {
+                let text = format!(
+                    "{}: truncated final record at byte {} ({} bytes): the run ended before it \
+                     was written whole",
+                    path.display(),
+                    records.position(),
+                    records.pending_bytes()
+                );
+                self.message(state, Level::Warning, text);
+            }
+        }
         self.replay.finish(&mut lock(state), &status);
-        true
+        Ok(true)
     }
 
     /// Say once, on the panel, that no record has come for [`IDLE_SECS`] (counted from the
@@ -445,7 +460,7 @@ pub fn main(c: &WatchConfig) -> Result<Exit, CliError> {
         let waiting = format!("Waiting for events in {}", dir.display());
         tailer.message(&state, Level::Info, waiting);
     }
-    let mut finished = tailer.update_status(&state);
+    let mut finished = tailer.check_end(&state)?;
     let stop = crate::interrupt::interrupt_flag();
     let hup = hangup_flag();
     let mut panel = Panel::start(
@@ -480,7 +495,12 @@ pub fn main(c: &WatchConfig) -> Result<Exit, CliError> {
             Ok(_) => {}
             Err(e) => break End::Failed(e),
         }
-        finished = finished || tailer.update_status(&state);
+        if !finished {
+            match tailer.check_end(&state) {
+                Ok(ended) => finished = ended,
+                Err(e) => break End::Failed(e),
+            }
+        }
         if !finished && tailer.check_idle(&state) {
             panel.refresh();
         }
