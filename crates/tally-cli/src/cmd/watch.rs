@@ -153,7 +153,7 @@ struct Pending {
     values: Vec<(Tag, f64)>,
 }
 
-/// Follows a run directory's event files into a [`TerminalState`].
+/// Follows a run's event files into a [`TerminalState`].
 #[derive(Debug)]
 pub struct Tailer {
     /// Where the run's JSON artefacts are.
@@ -172,21 +172,21 @@ pub struct Tailer {
 }
 
 impl Tailer {
-    /// A tailer of a logger's run in `dir` (the event files may not exist yet) whose events
-    /// are placed on `clock`.
-    pub fn new(dir: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Tailer {
-        Tailer::with_kind(dir.into(), clock, Some(Kind::Logger))
+    /// A tailer of a logger's run at `path` (a run directory, whose event files may not exist
+    /// yet, or one event file) whose events are placed on `clock`.
+    pub fn new(path: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Tailer {
+        Tailer::with_kind(path.into(), clock, Some(Kind::Logger))
     }
 
-    /// A tailer of another tool's run in `dir`: the generic dashboard.
-    pub fn generic(dir: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Tailer {
-        Tailer::with_kind(dir.into(), clock, Some(Kind::Generic))
+    /// A tailer of another tool's run at `path`: the generic dashboard.
+    pub fn generic(path: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Tailer {
+        Tailer::with_kind(path.into(), clock, Some(Kind::Generic))
     }
 
-    /// A tailer that tells the kind of run from its `run_config.json` when the first event
-    /// file appears (a logger writes the config first), and sets `state` up for it.
-    pub fn detect(dir: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Tailer {
-        Tailer::with_kind(dir.into(), clock, None)
+    /// A tailer that tells the kind of run at `path` from its `run_config.json` when the first
+    /// event file appears (a logger writes the config first), and sets `state` up for it.
+    pub fn detect(path: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Tailer {
+        Tailer::with_kind(path.into(), clock, None)
     }
 
     fn with_kind(path: PathBuf, clock: Arc<dyn Clock>, kind: Option<Kind>) -> Tailer {
@@ -230,7 +230,7 @@ impl Tailer {
 
     /// Read every complete event appended since the last call into `state`; returns how many
     /// events with scalars were added. A corrupt record is an error naming the file and byte
-    /// offset (also shown in the panel); tailing stops there.
+    /// offset, also shown in the panel (`watch` stops there).
     pub fn poll(&mut self, state: &Mutex<TerminalState>) -> Result<usize, CliError> {
         let result = self.read(state);
         self.flush(state);
