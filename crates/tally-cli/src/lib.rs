@@ -58,10 +58,11 @@ enum Command {
         #[arg(value_name = "training.KEY=VALUE")]
         overrides: Vec<String>,
     },
-    /// Render the live panel of a run directory from its event file, following it as it grows
-    /// (`q` quits); a finished run shows its final state.
+    /// Render the live panel of any run from its event files, following them as they grow
+    /// (`q` quits); a finished run shows its final state; another tool's run a generic dashboard.
     Watch {
-        /// The run directory (holds run_config.json and events.out.tfevents.*).
+        /// A run directory (holds events.out.tfevents.*, and run_config.json for a tally run),
+        /// or one event file.
         run_dir: PathBuf,
         /// Live panel: auto (on a terminal), on, or off (plain summary lines until the run ends).
         #[arg(long, value_enum, default_value_t = PanelMode::Auto)]

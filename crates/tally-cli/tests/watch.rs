@@ -58,12 +58,16 @@ fn tailer_follows_a_growing_event_file_across_a_partial_record() {
     f.write_all(&r1).unwrap();
     f.write_all(&r2[..r2.len() / 2]).unwrap();
     f.flush().unwrap();
-    assert_eq!(tail.poll(&s), 1, "the complete record only");
+    assert_eq!(tail.poll(&s).unwrap(), 1, "the complete record only");
     assert_eq!(s.lock().unwrap().iteration, 1);
-    assert_eq!(tail.poll(&s), 0, "still partial: not yet, and not an error");
+    assert_eq!(
+        tail.poll(&s).unwrap(),
+        0,
+        "still partial: not yet, and not an error"
+    );
     f.write_all(&r2[r2.len() / 2..]).unwrap();
     f.flush().unwrap();
-    assert_eq!(tail.poll(&s), 1);
+    assert_eq!(tail.poll(&s).unwrap(), 1);
     let snap = s.lock().unwrap().snapshot();
     assert_eq!(snap.iteration, 2);
     assert_eq!(snap.window.n, 2);
@@ -72,26 +76,90 @@ fn tailer_follows_a_growing_event_file_across_a_partial_record() {
 }
 
 #[test]
-fn tailer_refuses_a_run_directory_with_two_event_files() {
-    // One rule for every one-run reader: several event files are an error naming them
-    // (docs/contract/consumers.md), never "the newest".
+fn tailer_reads_a_resumed_runs_event_files_in_name_order() {
+    // A resumed run writes a new file beside the old one: the older is read to its end,
+    // then the newer is followed (docs/contract/panel.md "tally watch").
     let dir = tempfile::tempdir().unwrap();
-    for name in ["events.out.tfevents.1.h.1.0", "events.out.tfevents.2.h.1.0"] {
+    let old = [
+        record(1, 1000.0, &[("Loss/critic", 1.0)]),
+        record(2, 1000.5, &[("Loss/critic", 2.0)]),
+    ]
+    .concat();
+    std::fs::write(dir.path().join("events.out.tfevents.1.h.1.0"), old).unwrap();
+    let newer = dir.path().join("events.out.tfevents.2.h.1.0");
+    std::fs::write(&newer, record(3, 1001.0, &[("Loss/critic", 3.0)])).unwrap();
+    let s = state();
+    let mut tail = Tailer::new(dir.path(), wall_clock());
+    assert_eq!(tail.poll(&s).unwrap(), 3);
+    assert_eq!(s.lock().unwrap().iteration, 3, "the newer file's step last");
+    // The newest file is followed as it grows.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&newer)
+        .unwrap();
+    f.write_all(&record(4, 1001.5, &[("Loss/critic", 4.0)]))
+        .unwrap();
+    assert_eq!(tail.poll(&s).unwrap(), 1);
+    let snap = s.lock().unwrap().snapshot();
+    assert_eq!(snap.iteration, 4);
+    assert_eq!(snap.window.get("Loss/critic"), Some(2.5));
+    assert!(snap.messages.is_empty(), "{:?}", snap.messages);
+}
+
+#[test]
+fn a_truncated_tail_of_an_older_file_is_a_warning_naming_its_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = record(1, 1000.0, &[("Loss/critic", 1.0)]);
+    let torn = record(2, 1000.5, &[("Loss/critic", 2.0)]);
+    let old = [first.clone(), torn[..torn.len() / 2].to_vec()].concat();
+    std::fs::write(dir.path().join("events.out.tfevents.1.h.1.0"), old).unwrap();
+    std::fs::write(
+        dir.path().join("events.out.tfevents.2.h.1.0"),
+        record(3, 1001.0, &[("Loss/critic", 3.0)]),
+    )
+    .unwrap();
+    let s = state();
+    assert_eq!(Tailer::new(dir.path(), wall_clock()).poll(&s).unwrap(), 2);
+    let snap = s.lock().unwrap().snapshot();
+    let m = snap.messages.last().expect("a warning");
+    assert_eq!(m.level, tally::terminal::Level::Warning);
+    let at = format!("truncated final record at byte {}", first.len());
+    assert!(
+        m.text.contains(&at) && m.text.contains("events.out.tfevents.1.h.1.0"),
+        "{}",
+        m.text
+    );
+}
+
+#[test]
+fn event_files_in_two_directories_below_the_run_are_refused_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["PPO_1", "PPO_2"] {
+        std::fs::create_dir(dir.path().join(sub)).unwrap();
         std::fs::write(
-            dir.path().join(name),
+            dir.path().join(sub).join("events.out.tfevents.1.h.1.0"),
             record(1, 1000.0, &[("Loss/critic", 1.0)]),
         )
         .unwrap();
     }
     let s = state();
-    let mut tail = Tailer::new(dir.path(), wall_clock());
-    assert_eq!(tail.poll(&s), 0);
-    let snap = s.lock().unwrap().snapshot();
-    let text = &snap.messages.last().unwrap().text;
+    let err = Tailer::new(dir.path(), wall_clock())
+        .poll(&s)
+        .unwrap_err()
+        .to_string();
     assert!(
-        text.contains("2 event files found") && text.contains("events.out.tfevents.2.h.1.0"),
-        "{text}"
+        err.contains("2 directories") && err.contains("PPO_2"),
+        "{err}"
     );
+    // One run directory below the one given is that run.
+    let one = tempfile::tempdir().unwrap();
+    std::fs::create_dir(one.path().join("PPO_1")).unwrap();
+    std::fs::write(
+        one.path().join("PPO_1").join("events.out.tfevents.1.h.1.0"),
+        record(1, 1000.0, &[("Loss/critic", 1.0)]),
+    )
+    .unwrap();
+    assert_eq!(Tailer::new(one.path(), wall_clock()).poll(&s).unwrap(), 1);
 }
 
 #[test]
@@ -105,7 +173,7 @@ fn the_window_is_rebuilt_from_event_wall_times() {
     }
     std::fs::write(dir.path().join("events.out.tfevents.1.h.1.0"), bytes).unwrap();
     let s = state();
-    assert_eq!(Tailer::new(dir.path(), wall_clock()).poll(&s), 4);
+    assert_eq!(Tailer::new(dir.path(), wall_clock()).poll(&s).unwrap(), 4);
     let snap = s.lock().unwrap().snapshot();
     // 1003 − 2 = 1001: iterations 2, 3, 4 remain.
     assert_eq!(snap.window.n, 3);
@@ -123,7 +191,7 @@ fn env_step_axis_events_use_train_iteration_as_the_iteration() {
     );
     std::fs::write(dir.path().join("events.out.tfevents.1.h.1.0"), bytes).unwrap();
     let s = state();
-    Tailer::new(dir.path(), wall_clock()).poll(&s);
+    Tailer::new(dir.path(), wall_clock()).poll(&s).unwrap();
     let st = s.lock().unwrap();
     assert_eq!(st.iteration, 1);
     assert_eq!(st.env_steps, 4096);
@@ -131,18 +199,22 @@ fn env_step_axis_events_use_train_iteration_as_the_iteration() {
 }
 
 #[test]
-fn a_corrupt_event_file_shows_an_error_line_instead_of_failing() {
+fn a_corrupt_event_file_is_an_error_also_shown_as_an_error_line() {
     let dir = tempfile::tempdir().unwrap();
     let mut bytes = record(1, 10.0, &[("Loss/critic", 1.0)]);
     let n = bytes.len();
     bytes[n - 6] ^= 0xff; // inside the data: data crc mismatch
     std::fs::write(dir.path().join("events.out.tfevents.1.h.1.0"), bytes).unwrap();
     let s = state();
-    assert_eq!(Tailer::new(dir.path(), wall_clock()).poll(&s), 0);
+    let err = Tailer::new(dir.path(), wall_clock())
+        .poll(&s)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("corrupt record at byte 0"), "{err}");
     let st = s.lock().unwrap();
     let m = st.messages.back().expect("an error line");
     assert_eq!(m.level, tally::terminal::Level::Error);
-    assert!(m.text.contains("corrupt"), "{}", m.text);
+    assert_eq!(m.text, err);
 }
 
 fn demo_run(root: &Path, algo: &str, iterations: &str) -> std::path::PathBuf {
@@ -238,4 +310,50 @@ fn watch_rejects_a_missing_run_directory() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a run directory"));
+}
+
+#[test]
+fn a_quiet_writer_is_reported_once_after_the_idle_time_and_again_after_it_resumes() {
+    // No producer pid is recorded, so "no new record for N s" is all watch can say.
+    use tally_cli::cmd::watch::IDLE_SECS;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.out.tfevents.1.h.1.0");
+    std::fs::write(&path, record(1, 1000.0, &[("charts/return", 1.0)])).unwrap();
+    let clock = std::sync::Arc::new(tally::ManualClock::at(0.0));
+    let s = state();
+    let mut tail = Tailer::generic(dir.path(), clock.clone());
+    assert_eq!(tail.poll(&s).unwrap(), 1);
+    clock.advance(IDLE_SECS - 1.0);
+    assert!(!tail.check_idle(&s));
+    clock.advance(1.0);
+    assert!(tail.check_idle(&s));
+    let said = |s: &Mutex<TerminalState>| {
+        let st = s.lock().unwrap();
+        st.messages
+            .iter()
+            .filter(|m| m.text == "No new record for 30s: the writer may have stopped")
+            .count()
+    };
+    assert_eq!(said(&s), 1);
+    assert_eq!(
+        s.lock().unwrap().status,
+        "No new record for 30s: the writer may have stopped"
+    );
+    clock.advance(100.0);
+    assert!(!tail.check_idle(&s), "said once");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(&record(2, 1001.0, &[("charts/return", 2.0)]))
+        .unwrap();
+    assert_eq!(tail.poll(&s).unwrap(), 1);
+    assert_eq!(
+        s.lock().unwrap().status,
+        "Training",
+        "records again: the status clears"
+    );
+    clock.advance(IDLE_SECS);
+    assert!(tail.check_idle(&s));
+    assert_eq!(said(&s), 2);
 }

@@ -4,6 +4,7 @@
 //!   into what the panel shows (pure).
 //! - [`view`]: `impl Widget for &PanelState`, the width tiers and tables (pure).
 //! - [`plain`]: the one-line ASCII summary for log files, CI and `--panel off`.
+//! - [`generic`]: the model of a run shown without a schema (another tool's event files).
 //! - [`rft`]: the `rft` profile's model, Trinity-RFT keys grouped by category
 //!   (`docs/contract/rft.md`),
 //!   which the view draws instead of the RL tables.
@@ -24,6 +25,7 @@
 
 pub mod app;
 pub mod format;
+pub mod generic;
 pub mod glyphs;
 pub mod mode;
 pub mod plain;

@@ -19,6 +19,9 @@ pub const TOP_TIMES: usize = 2;
 ///
 /// Only printable ASCII (non-ASCII characters of a task name or status become `?`).
 pub fn summary_line(model: &Model) -> String {
+    if let Some(g) = &model.generic {
+        return crate::generic::summary_line(model, g);
+    }
     let t = &model.title;
     let mut parts = vec![t.progress()];
     if let Some(e) = model.elapsed {

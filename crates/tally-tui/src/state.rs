@@ -2,6 +2,7 @@
 //! shows. Pure: no I/O and no clock reads (the caller passes `now`), so every frame is a
 //! function of its inputs and tests are exact.
 
+use crate::generic::GenericModel;
 use crate::glyphs::Glyphs;
 use crate::rft::RftModel;
 use tally::terminal::{Level, Message, PanelSnapshot};
@@ -149,6 +150,9 @@ pub struct Model {
     pub user: Vec<(String, f64)>,
     /// The category groups of an `rft` run (`docs/contract/rft.md`), which replace the RL tables.
     pub rft: Option<RftModel>,
+    /// The tags of a run shown without a schema (docs/contract/panel.md "The generic
+    /// dashboard"), which replace the RL tables.
+    pub generic: Option<GenericModel>,
 }
 
 /// The panel's state: what was last observed, and the derived [`Model`].
@@ -384,7 +388,7 @@ impl Model {
         reward_terms.sort_by(|a, b| a.0.cmp(&b.0));
         let learner = LearnerTimeline::from_values(profile, |t| w.get(t));
         let has_learner = learner.iter_wall_ms > 0.0;
-        Model {
+        let mut m = Model {
             profile,
             title: Title {
                 run: run_title(&snap.facts),
@@ -409,7 +413,23 @@ impl Model {
             system: system_rows(snap),
             user: user_rows(snap),
             rft: (profile == Profile::Rft).then(|| RftModel::build(snap)),
+            generic: None,
+        };
+        if let Some(board) = &snap.board {
+            // No schema: no iteration limit to estimate an end from; the rate is the step
+            // axis's; the time is what the records span (a run written days ago does not
+            // count the days since).
+            let g = GenericModel::build(board, w, &snap.facts.task);
+            m.elapsed = snap
+                .training_started_at
+                .zip(g.last)
+                .map(|(t0, t1)| (t1 - t0).max(0.0));
+            m.eta = None;
+            m.steps_per_sec = g.steps_per_sec;
+            m.rft = None;
+            m.generic = Some(g);
         }
+        m
     }
 
     /// [`Model::build`], keeping the `eval/` and `bench/` tasksets of `prev` that the window

@@ -8,6 +8,7 @@
 
 pub mod atomic;
 pub mod backlog;
+pub mod board;
 pub mod error;
 pub mod host;
 pub mod input;

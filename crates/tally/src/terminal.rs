@@ -3,6 +3,7 @@
 //! The logger updates it on every step (never rendering); the panel thread takes a
 //! [`PanelSnapshot`] at its own 2 Hz clock. Rendering never does I/O; I/O never renders.
 
+use crate::board::TagBoard;
 use crate::input::SystemInfo;
 use crate::window::{Sample, TimeWindow, WindowSnapshot};
 use std::collections::VecDeque;
@@ -95,6 +96,9 @@ pub struct TerminalState {
     pub finished_at: Option<f64>,
     /// Messages recorded so far, including those evicted from `messages`.
     pub messages_total: u64,
+    /// Every tag's newest value, for a run shown without a schema (`tally watch` of another
+    /// tool's run: the generic dashboard); `None` for a logger's run.
+    pub board: Option<TagBoard>,
 }
 
 /// A copy of the terminal state taken by the panel thread.
@@ -128,6 +132,8 @@ pub struct PanelSnapshot {
     pub messages_total: u64,
     /// The state's change counter when the snapshot was taken.
     pub version: u64,
+    /// Every tag's newest value (the generic dashboard), if the state keeps them.
+    pub board: Option<TagBoard>,
 }
 
 impl TerminalState {
@@ -148,6 +154,7 @@ impl TerminalState {
             updated_at: None,
             finished_at: None,
             messages_total: 0,
+            board: None,
         }
     }
 
@@ -227,6 +234,7 @@ impl TerminalState {
             finished_at: self.finished_at,
             messages_total: self.messages_total,
             version: self.version,
+            board: self.board.clone(),
         }
     }
 }

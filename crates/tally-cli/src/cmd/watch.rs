@@ -1,32 +1,43 @@
-//! `tally watch RUN_DIR`: the live panel of a run directory, rebuilt from its event file and
-//! following it as it grows.
+//! `tally watch RUN_DIR|EVENT_FILE`: the live panel of any run, rebuilt from its event files and
+//! following them as they grow (`docs/contract/panel.md` "tally watch").
 //!
-//! The run's event file ([`run_event_file`]) is tailed with the resumable reader (`Ok(None)`
-//! at a partial record means "not yet", and the next poll picks up the appended bytes); every
-//! event goes into the terminal state through [`tally::replay::Replay`], the same calls a live
-//! logger makes (`docs/contract/panel.md` "tally watch"). Run facts come from
-//! `run_config.json` when present; the run's end from `run_summary.json`.
+//! A run written by `tally.Logger` (its `run_config.json` has the logger block) is replayed
+//! through [`tally::replay::Replay`], the same calls a live logger makes, into the RL panel. Any
+//! other run (tensorboardX, torch, stable-baselines3, `tally.SummaryWriter`) gets the generic
+//! dashboard: every scalar tag on the state's [`TagBoard`] and in the 2 s window.
+//!
+//! The run's event files ([`run_event_files`]) are read in name order with the resumable reader:
+//! older files to their end, then the newest is followed (`Ok(None)` at a partial record means
+//! "not yet"). A corrupt record ends `watch` with an error naming the file and byte offset; the
+//! terminal going away (SIGHUP, a failed write) ends it with exit 0 and a line saying so.
 
 use crate::error::{CliError, Exit};
-use crate::run_reader::{run_event_file, RunConfigFacts};
+use crate::run_reader::{event_files_under, read_json, require_schema_v1, RunConfigFacts};
+use std::collections::BTreeSet;
 use std::fs::File;
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tally::board::TagBoard;
 use tally::replay::Replay;
 use tally::terminal::{Level, RunFacts, TerminalState};
-use tally::{Clock, Profile, SystemClock};
-use tally_tfevents::{into_scalars, EventReader, ScalarEvent};
+use tally::window::Sample;
+use tally::{Clock, Profile, SystemClock, SystemInfo, Tag};
+use tally_tfevents::{into_scalars, is_event_file_name, open_event_file, EventReader, ScalarEvent};
 use tally_tui::{Output, Panel, PanelOptions};
 
-/// How often the event file and the run summary are polled.
+/// How often the event files and the run summary are polled.
 pub const POLL: Duration = Duration::from_millis(200);
+/// After this long without a new record, a running writer is said to have gone quiet: the run
+/// artefacts record no producer pid, so whether its process is gone cannot be told.
+pub const IDLE_SECS: f64 = 30.0;
 
 /// Validated `tally watch` settings.
 #[derive(Debug, Clone)]
 pub struct WatchConfig {
-    /// The run directory.
+    /// The run directory, or one event file.
     pub run_dir: PathBuf,
     /// `--panel auto|on|off`.
     pub panel: tally_tui::Mode,
@@ -53,6 +64,28 @@ pub fn read_facts(dir: &Path) -> RunFacts {
     }
 }
 
+/// Whether `dir` holds a run written by the tally `Logger`: its `run_config.json` carries the
+/// logger block the RL panel is laid out by.
+pub fn is_logger_run(dir: &Path) -> bool {
+    RunConfigFacts::read_or_default(dir).logger.is_some()
+}
+
+/// The facts of a run shown without a schema: only its name (the directory's).
+fn generic_facts(dir: &Path) -> RunFacts {
+    let name = std::fs::canonicalize(dir)
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| dir.display().to_string());
+    RunFacts {
+        algo: String::new(),
+        task: name,
+        num_gpus: 1,
+        num_envs: 1,
+        max_iterations: 0,
+        profile: Profile::SacFamily,
+    }
+}
+
 /// The run's status from `dir/run_summary.json` (`running`, `completed`, ...), if readable.
 pub fn read_status(dir: &Path) -> Option<String> {
     let doc: serde_json::Value =
@@ -60,125 +93,378 @@ pub fn read_status(dir: &Path) -> Option<String> {
     doc["status"].as_str().map(str::to_owned)
 }
 
-/// Follows a run directory's event file into a [`TerminalState`].
+/// Refuse a run stamped with a schema version other than 1 in `run_config.json` or
+/// `run_summary.json`, as `extract` does (`docs/contract/consumers.md` "The schema-v1 gate");
+/// an unstamped run (another tool's) is shown generically, so a missing stamp passes.
+pub fn check_schema(dir: &Path) -> Result<(), CliError> {
+    for name in ["run_config.json", "run_summary.json"] {
+        let path = dir.join(name);
+        // A file still being written is read again on a later poll, never guessed at.
+        let Ok(Some(doc)) = read_json(&path) else {
+            continue;
+        };
+        if doc.get("metric_schema_version").is_some() {
+            require_schema_v1(&path, Some(&doc))?;
+        }
+    }
+    Ok(())
+}
+
+/// The event files of the run in `dir`, oldest first: those in `dir` itself, else those of the
+/// one directory below it that holds any, in file-name order (a resumed run writes a new file
+/// beside the old one, and names sort by creation time). Files in several directories below
+/// `dir` are several runs: refused, naming the directories.
+pub fn run_event_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
+    let files = event_files_under(dir)?;
+    let own: Vec<PathBuf> = files
+        .iter()
+        .filter(|f| f.parent() == Some(dir))
+        .cloned()
+        .collect();
+    if !own.is_empty() {
+        return Ok(own);
+    }
+    let dirs: BTreeSet<&Path> = files.iter().filter_map(|f| f.parent()).collect();
+    if dirs.len() > 1 {
+        let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        return Err(CliError::Refused(format!(
+            "{}: event files in {} directories ({}): pass one run directory",
+            dir.display(),
+            dirs.len(),
+            names.join(", ")
+        )));
+    }
+    Ok(files)
+}
+
+/// How a run's events reach the terminal state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A logger's run: replayed into the RL panel.
+    Logger,
+    /// Any other run: the generic dashboard.
+    Generic,
+}
+
+/// One step's values of a generic run, gathered across its events (writers such as
+/// tensorboardX put one scalar in each event) into one window sample.
+#[derive(Debug)]
+struct Pending {
+    step: i64,
+    t: f64,
+    values: Vec<(Tag, f64)>,
+}
+
+/// Follows a run's event files into a [`TerminalState`].
 #[derive(Debug)]
 pub struct Tailer {
+    /// Where the run's JSON artefacts are.
     dir: PathBuf,
-    reader: Option<EventReader<File>>,
-    failed: bool,
+    /// The one event file to read, when an event file rather than a directory was given.
+    only: Option<PathBuf>,
+    /// `None` until the first event file shows which kind of run this is.
+    kind: Option<Kind>,
+    /// The file being read, and the reader at its position.
+    current: Option<(PathBuf, EventReader<BufReader<File>>)>,
+    clock: Arc<dyn Clock>,
     replay: Replay,
+    pending: Option<Pending>,
+    last_record: Option<f64>,
+    idle_said: bool,
 }
 
 impl Tailer {
-    /// A tailer of `dir` (the event file may not exist yet) whose events are placed on `clock`.
-    pub fn new(dir: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Tailer {
+    /// A tailer of a logger's run at `path` (a run directory, whose event files may not exist
+    /// yet, or one event file) whose events are placed on `clock`.
+    pub fn new(path: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Tailer {
+        Tailer::with_kind(path.into(), clock, Some(Kind::Logger))
+    }
+
+    /// A tailer of another tool's run at `path`: the generic dashboard.
+    pub fn generic(path: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Tailer {
+        Tailer::with_kind(path.into(), clock, Some(Kind::Generic))
+    }
+
+    /// A tailer that tells the kind of run at `path` from its `run_config.json` when the first
+    /// event file appears (a logger writes the config first), and sets `state` up for it.
+    pub fn detect(path: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Tailer {
+        Tailer::with_kind(path.into(), clock, None)
+    }
+
+    fn with_kind(path: PathBuf, clock: Arc<dyn Clock>, kind: Option<Kind>) -> Tailer {
+        let (dir, only) = split_target(path);
         Tailer {
-            dir: dir.into(),
-            reader: None,
-            failed: false,
-            replay: Replay::new(clock),
+            dir,
+            only,
+            kind,
+            current: None,
+            replay: Replay::new(clock.clone()),
+            clock,
+            pending: None,
+            last_record: None,
+            idle_said: false,
         }
+    }
+
+    /// Set `state` up for the kind of run found, once: a logger's run gets its facts, any
+    /// other run the generic dashboard.
+    fn decide(&mut self, state: &Mutex<TerminalState>) -> Result<(), CliError> {
+        if self.kind.is_some() {
+            return Ok(());
+        }
+        check_schema(&self.dir)?;
+        let kind = if is_logger_run(&self.dir) {
+            Kind::Logger
+        } else {
+            Kind::Generic
+        };
+        let mut s = lock(state);
+        if kind == Kind::Logger {
+            s.facts = read_facts(&self.dir);
+            s.board = None;
+        } else {
+            s.facts = generic_facts(&self.dir);
+            s.board.get_or_insert_with(TagBoard::default);
+        }
+        self.kind = Some(kind);
+        Ok(())
     }
 
     /// Read every complete event appended since the last call into `state`; returns how many
-    /// samples were added. A corrupt file becomes an error line in the panel and stops tailing.
-    pub fn poll(&mut self, state: &Mutex<TerminalState>) -> usize {
-        if self.failed {
-            return 0;
+    /// events with scalars were added. A corrupt record is an error naming the file and byte
+    /// offset, also shown in the panel (`watch` stops there).
+    pub fn poll(&mut self, state: &Mutex<TerminalState>) -> Result<usize, CliError> {
+        let result = self.read(state);
+        self.flush(state);
+        if let Err(e) = &result {
+            self.message(state, Level::Error, e.to_string());
         }
-        if self.reader.is_none() {
-            let path = match run_event_file(&self.dir) {
-                Ok(Some(path)) => path,
-                Ok(None) => return 0,
-                Err(e) => {
-                    self.fail(state, e.to_string());
-                    return 0;
-                }
-            };
-            match File::open(&path) {
-                Ok(f) => self.reader = Some(EventReader::new(f)),
-                Err(e) => {
-                    self.fail(state, format!("{}: {e}", path.display()));
-                    return 0;
-                }
-            }
+        if matches!(result, Ok(n) if n > 0) {
+            self.last_record = Some(self.clock.monotonic());
+            self.idle_said = false;
         }
+        result
+    }
+
+    fn read(&mut self, state: &Mutex<TerminalState>) -> Result<usize, CliError> {
         let mut added = 0;
         loop {
-            let Some(reader) = self.reader.as_mut() else {
-                return added;
+            if self.current.is_none() {
+                let files = target_files(&self.dir, self.only.as_deref())?;
+                let Some(first) = files.first() else {
+                    return Ok(added);
+                };
+                self.decide(state)?;
+                self.current = Some((first.clone(), open_event_file(first)?));
+            }
+            let Some((path, reader)) = self.current.as_mut() else {
+                return Ok(added);
             };
-            match reader.read_event() {
-                Ok(Some(event)) => {
+            match reader.read_event()? {
+                Some(event) => {
                     let scalars: Vec<ScalarEvent> = into_scalars(event).collect();
-                    if let Some(first) = scalars.first() {
-                        let (step, wall) = (first.step, first.wall_time);
-                        self.push(state, step, wall, &scalars);
+                    if !scalars.is_empty() {
+                        self.push(state, &scalars);
                         added += 1;
                     }
                 }
-                // A partial record at the end: the writer is still writing; try again later.
-                Ok(None) => return added,
-                Err(e) => {
-                    self.fail(state, e.to_string());
-                    return added;
+                // The end of this file, or a partial record: a newer file means the writer
+                // moved on (a resumed run); otherwise it is still writing.
+                None => {
+                    let files = target_files(&self.dir, self.only.as_deref())?;
+                    let Some(next) = files.iter().find(|f| f.file_name() > path.file_name()) else {
+                        return Ok(added);
+                    };
+                    let records = reader.records();
+                    if records.pending_bytes() > 0 {
+                        let text = format!(
+                            "{}: truncated final record at byte {} ({} bytes), continuing with {}",
+                            path.display(),
+                            records.position(),
+                            records.pending_bytes(),
+                            next.display()
+                        );
+                        self.message(state, Level::Warning, text);
+                    }
+                    let next = next.clone();
+                    let reader = open_event_file(&next)?;
+                    self.current = Some((next, reader));
                 }
             }
         }
     }
 
-    fn push(
-        &mut self,
-        state: &Mutex<TerminalState>,
-        step: i64,
-        wall: f64,
-        scalars: &[ScalarEvent],
-    ) {
-        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
-        self.replay.event(&mut s, step, wall, scalars);
+    fn push(&mut self, state: &Mutex<TerminalState>, scalars: &[ScalarEvent]) {
+        let (step, wall) = (scalars[0].step, scalars[0].wall_time);
+        if self.kind == Some(Kind::Logger) {
+            self.replay.event(&mut lock(state), step, wall, scalars);
+            return;
+        }
+        let t = self.clock.monotonic_at(wall);
+        if self.pending.as_ref().is_some_and(|p| p.step != step) {
+            self.flush(state);
+        }
+        let mut s = lock(state);
+        let board = s.board.get_or_insert_with(TagBoard::default);
+        for sc in scalars {
+            board.record(&sc.tag, sc.value, sc.step, t);
+        }
+        let p = self.pending.get_or_insert_with(|| Pending {
+            step,
+            t,
+            values: Vec::new(),
+        });
+        p.values.extend(
+            scalars
+                .iter()
+                .map(|sc| (Tag::User(Arc::from(sc.tag.as_str())), sc.value)),
+        );
     }
 
-    fn fail(&mut self, state: &Mutex<TerminalState>, text: String) {
-        self.failed = true;
-        self.message(state, Level::Error, text);
+    /// Put the gathered step of a generic run into the window.
+    fn flush(&mut self, state: &Mutex<TerminalState>) {
+        let Some(p) = self.pending.take() else {
+            return;
+        };
+        let sample = Sample {
+            t: p.t,
+            iteration: p.step.max(0) as u64,
+            values: p.values,
+        };
+        lock(state).push(sample, None, SystemInfo::default(), 0);
     }
 
     /// Show a status line now.
     pub fn message(&self, state: &Mutex<TerminalState>, level: Level, text: String) {
-        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
-        self.replay.message(&mut s, level, text);
+        self.replay.message(&mut lock(state), level, text);
     }
 
-    /// Mark the run ended in `state` when its summary says so (after the file was read
-    /// through); returns whether it has ended.
-    pub fn update_status(&self, state: &Mutex<TerminalState>) -> bool {
+    /// Mark the run ended in `state` when its summary says so; returns whether it has ended.
+    /// The files are read once more first (the writer closes them before its last summary), and
+    /// a record the run ended in the middle of is reported as a truncated tail.
+    pub fn check_end(&mut self, state: &Mutex<TerminalState>) -> Result<bool, CliError> {
         let Some(status) = read_status(&self.dir).filter(|s| s != "running") else {
-            return false;
+            return Ok(false);
         };
-        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
-        self.replay.finish(&mut s, &status);
+        self.poll(state)?;
+        if let Some((path, reader)) = &self.current {
+            let records = reader.records();
+            if records.pending_bytes() > 0 {
+                let text = format!(
+                    "{}: truncated final record at byte {} ({} bytes): the run ended before it \
+                     was written whole",
+                    path.display(),
+                    records.position(),
+                    records.pending_bytes()
+                );
+                self.message(state, Level::Warning, text);
+            }
+        }
+        self.replay.finish(&mut lock(state), &status);
+        Ok(true)
+    }
+
+    /// Say once, on the panel, that no record has come for [`IDLE_SECS`] (counted from the
+    /// last record, or from the first call); said again after records resume and stop again.
+    /// Returns whether it was said now.
+    pub fn check_idle(&mut self, state: &Mutex<TerminalState>) -> bool {
+        let now = self.clock.monotonic();
+        let since = *self.last_record.get_or_insert(now);
+        if self.idle_said || now - since < IDLE_SECS {
+            return false;
+        }
+        self.idle_said = true;
+        let text = format!("No new record for {IDLE_SECS:.0}s: the writer may have stopped");
+        self.message(state, Level::Info, text);
         true
     }
 }
 
+/// What `watch` was given, as (the directory of the run's JSON artefacts, the one event file
+/// to read): an event file is read alone, its directory holding its artefacts.
+fn split_target(path: PathBuf) -> (PathBuf, Option<PathBuf>) {
+    let is_event_file = path.is_file()
+        && path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(is_event_file_name);
+    match path.parent().filter(|_| is_event_file) {
+        Some(parent) => {
+            let dir = if parent.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                parent.to_owned()
+            };
+            (dir, Some(path))
+        }
+        None => (path, None),
+    }
+}
+
+/// The event files to read: the one given, else the run's ([`run_event_files`]).
+fn target_files(dir: &Path, only: Option<&Path>) -> Result<Vec<PathBuf>, CliError> {
+    match only {
+        Some(file) => Ok(vec![file.to_owned()]),
+        None => run_event_files(dir),
+    }
+}
+
+fn lock(state: &Mutex<TerminalState>) -> std::sync::MutexGuard<'_, TerminalState> {
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// SIGHUP seen: the terminal hung up. Registered beside the Ctrl-C handler (which also counts
+/// it as an interrupt), so `watch` can tell a hang-up from Ctrl-C.
+fn hangup_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGHUP, flag.clone()) {
+        let _ = writeln!(std::io::stderr(), "tally: cannot watch for SIGHUP: {e}");
+    }
+    flag
+}
+
+/// Why the watch loop ended.
+enum End {
+    /// `q`, or the run ended (plain mode).
+    Done,
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+    /// SIGHUP.
+    HungUp,
+    /// The panel stopped on its own: a write to the terminal failed.
+    TerminalGone,
+    /// A corrupt record, or the run refused.
+    Failed(CliError),
+}
+
 /// `tally watch`: render the run until `q` (live), or until it ends (plain).
 pub fn main(c: &WatchConfig) -> Result<Exit, CliError> {
-    if !c.run_dir.is_dir() {
+    let (dir, only) = split_target(c.run_dir.clone());
+    if only.is_none() && !dir.is_dir() {
         return Err(CliError::Refused(format!(
-            "{} is not a run directory",
+            "{} is not a run directory or an event file",
             c.run_dir.display()
         )));
     }
-    let state = Arc::new(Mutex::new(TerminalState::new(read_facts(&c.run_dir))));
+    let dir = &dir;
+    check_schema(dir)?;
+    let mut initial = TerminalState::new(read_facts(dir));
+    if !is_logger_run(dir) {
+        // Until the first event file says otherwise, the run is shown generically.
+        initial.facts = generic_facts(dir);
+        initial.board = Some(TagBoard::default());
+    }
+    let state = Arc::new(Mutex::new(initial));
     let clock: Arc<dyn Clock> = Arc::new(SystemClock::default());
-    let mut tailer = Tailer::new(&c.run_dir, clock.clone());
+    let mut tailer = Tailer::detect(&c.run_dir, clock.clone());
     // Catch up before the first frame: a finished run shows its final state at once.
-    if tailer.poll(&state) == 0 {
-        let waiting = format!("Waiting for events in {}", c.run_dir.display());
+    if tailer.poll(&state)? == 0 {
+        let waiting = format!("Waiting for events in {}", dir.display());
         tailer.message(&state, Level::Info, waiting);
     }
-    let mut finished = tailer.update_status(&state);
+    let mut finished = tailer.check_end(&state)?;
     let stop = crate::interrupt::interrupt_flag();
+    let hup = hangup_flag();
     let mut panel = Panel::start(
         state.clone(),
         clock,
@@ -190,25 +476,66 @@ pub fn main(c: &WatchConfig) -> Result<Exit, CliError> {
         },
     );
     let live = panel.output() == Output::Live;
-    loop {
-        if panel.quit_requested() || stop.load(Ordering::SeqCst) {
-            break;
+    let end = loop {
+        // A hang-up also sets the interrupt flag: look at it first.
+        if hup.load(Ordering::SeqCst) {
+            break End::HungUp;
+        }
+        if !panel.is_running() {
+            break End::TerminalGone;
+        }
+        if stop.load(Ordering::SeqCst) {
+            break End::Interrupted;
         }
         // Plain lines end with the run; the live panel stays until `q`.
-        if finished && !live {
-            break;
+        if panel.quit_requested() || (finished && !live) {
+            break End::Done;
         }
         std::thread::sleep(POLL);
-        if tailer.poll(&state) > 0 {
+        match tailer.poll(&state) {
+            Ok(n) if n > 0 => panel.refresh(),
+            Ok(_) => {}
+            Err(e) => break End::Failed(e),
+        }
+        if !finished {
+            match tailer.check_end(&state) {
+                Ok(ended) => finished = ended,
+                Err(e) => break End::Failed(e),
+            }
+        }
+        if !finished && tailer.check_idle(&state) {
             panel.refresh();
         }
-        finished = finished || tailer.update_status(&state);
+    };
+    let stopped = panel.stop();
+    let mut stderr = std::io::stderr();
+    // stderr may be the terminal that went away: these lines are best effort.
+    match end {
+        End::Failed(e) => return Err(e),
+        End::HungUp => {
+            let _ = writeln!(
+                stderr,
+                "tally watch: the terminal hung up (SIGHUP); stopped"
+            );
+            return Ok(Exit::Success);
+        }
+        End::TerminalGone => {
+            let why = stopped
+                .err()
+                .map_or_else(String::new, |e| format!(" ({e})"));
+            let _ = writeln!(
+                stderr,
+                "tally watch: writing to the terminal failed{why}; stopped"
+            );
+            return Ok(Exit::Success);
+        }
+        End::Interrupted | End::Done => {}
     }
     // The run was shown; a panel that fails to restore is reported but is not the run's failure.
-    if let Err(e) = panel.stop() {
-        eprintln!("tally: panel: {e}");
+    if let Err(e) = stopped {
+        let _ = writeln!(stderr, "tally: panel: {e}");
     }
-    Ok(if stop.load(Ordering::SeqCst) {
+    Ok(if matches!(end, End::Interrupted) {
         Exit::Interrupted
     } else {
         Exit::Success

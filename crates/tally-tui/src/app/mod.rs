@@ -203,6 +203,12 @@ impl PanelHandle {
         let _ = self.tx.send(Command::Refresh);
     }
 
+    /// Whether the panel thread still runs: it ends early when writing to the terminal fails
+    /// (the terminal went away); [`PanelHandle::stop`] then returns that error.
+    pub fn is_running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+
     /// Whether the user pressed `q`, `Esc` or Ctrl-C (key mode only).
     pub fn quit_requested(&self) -> bool {
         self.quit.load(Ordering::SeqCst)

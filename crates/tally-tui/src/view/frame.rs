@@ -189,6 +189,19 @@ pub(super) fn draw_frame(
     title_max: u16,
     buf: &mut Buffer,
 ) -> Rect {
+    let title = title_spans(m, title_max, g, pal);
+    draw_border(title, g, pal, area, inner_height, buf)
+}
+
+/// [`draw_frame`] with a title of the caller's (a view whose title is not the RL one).
+pub(super) fn draw_border(
+    title: Spans,
+    g: &Glyphs,
+    pal: Pal,
+    area: Rect,
+    inner_height: u16,
+    buf: &mut Buffer,
+) -> Rect {
     let inner_w = area.width.saturating_sub(4);
     let height = (inner_height + 2).min(area.height);
     let outer = Rect::new(area.x, area.y, area.width, height);
@@ -206,7 +219,6 @@ pub(super) fn draw_frame(
             horizontal_bottom: "-",
         }
     };
-    let title = title_spans(m, title_max, g, pal);
     let title = Line::from(
         title
             .into_iter()

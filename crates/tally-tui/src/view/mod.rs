@@ -5,12 +5,14 @@
 //! - `frame`: the border with the title, and the header lines every panel has.
 //! - `rl`: the RL panel (metrics, rewards, learner and collector timelines, system).
 //! - `rft`: the `rft` panel (category groups instead of the RL tables).
+//! - `generic`: the dashboard of a run without a schema (tag groups instead of the RL tables).
 //!
-//! Dependencies point one way: this module → `rl` / `rft` → `frame` → `draw`, and each of
-//! them may use `layout`, which uses nothing else here.
+//! Dependencies point one way: this module → `rl` / `rft` / `generic` → `frame` → `draw`, and
+//! each of them may use `layout`, which uses nothing else here.
 
 mod draw;
 mod frame;
+mod generic;
 mod layout;
 mod rft;
 mod rl;
@@ -27,6 +29,9 @@ use unicode_width::UnicodeWidthStr;
 impl PanelState {
     /// The panel's full height at `width` columns (every row shown, borders included).
     pub fn height(&self, width: u16) -> u16 {
+        if let Some(g) = &self.model.generic {
+            return generic::height(self, g, width);
+        }
         if let Some(rft) = &self.model.rft {
             return rft::height(self, rft, width);
         }
@@ -43,6 +48,9 @@ impl Widget for &PanelState {
     fn render(self, area: Rect, buf: &mut Buffer) {
         if area.width < 8 || area.height < 3 {
             return;
+        }
+        if let Some(g) = &self.model.generic {
+            return generic::render(self, g, area, buf);
         }
         if let Some(rft) = &self.model.rft {
             return rft::render(self, rft, area, buf);
