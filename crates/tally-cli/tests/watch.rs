@@ -70,13 +70,14 @@ fn tailer_follows_a_growing_event_file_across_a_partial_record() {
 }
 
 #[test]
-fn tailer_refuses_a_run_directory_with_two_event_files() {
-    // One rule for every one-run reader: several event files are an error naming them
-    // (docs/contract/consumers.md), never "the newest".
+fn tailer_refuses_a_directory_holding_two_runs() {
+    // One rule for every one-run reader: event files in several directories are several runs,
+    // an error naming them (docs/contract/consumers.md), never "the newest".
     let dir = tempfile::tempdir().unwrap();
-    for name in ["events.out.tfevents.1.h.1.0", "events.out.tfevents.2.h.1.0"] {
+    for run in ["r1", "r2"] {
+        std::fs::create_dir(dir.path().join(run)).unwrap();
         std::fs::write(
-            dir.path().join(name),
+            dir.path().join(run).join("events.out.tfevents.1.h.1.0"),
             record(1, 1000.0, &[("Loss/critic", 1.0)]),
         )
         .unwrap();
@@ -87,7 +88,7 @@ fn tailer_refuses_a_run_directory_with_two_event_files() {
     let snap = s.lock().unwrap().snapshot();
     let text = &snap.messages.last().unwrap().text;
     assert!(
-        text.contains("2 event files found") && text.contains("events.out.tfevents.2.h.1.0"),
+        text.contains("event files of 2 runs found") && text.contains("r2"),
         "{text}"
     );
 }

@@ -1,14 +1,15 @@
 //! `tally watch RUN_DIR`: the live panel of a run directory, rebuilt from its event file and
 //! following it as it grows.
 //!
-//! The run's event file ([`run_event_file`]) is tailed with the resumable reader (`Ok(None)`
+//! The run's newest event file ([`run_event_files`]) is tailed with the resumable reader (`Ok(None)`
 //! at a partial record means "not yet", and the next poll picks up the appended bytes); every
 //! event goes into the terminal state through [`tally::replay::Replay`], the same calls a live
 //! logger makes (`docs/contract/panel.md` "tally watch"). Run facts come from
 //! `run_config.json` when present; the run's end from `run_summary.json`.
 
 use crate::error::{CliError, Exit};
-use crate::run_reader::{run_event_file, RunConfigFacts};
+use crate::run_files::run_event_files;
+use crate::run_reader::RunConfigFacts;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -85,9 +86,12 @@ impl Tailer {
             return 0;
         }
         if self.reader.is_none() {
-            let path = match run_event_file(&self.dir) {
-                Ok(Some(path)) => path,
-                Ok(None) => return 0,
+            // The newest of a resumed run's files is the one a live writer appends to.
+            let path = match run_event_files(&self.dir) {
+                Ok(mut files) => match files.pop() {
+                    Some(path) => path,
+                    None => return 0,
+                },
                 Err(e) => {
                     self.fail(state, e.to_string());
                     return 0;
