@@ -12,9 +12,12 @@ use tally_tfevents::{
     is_event_file_name, open_event_file, Damage, OnCorruption, ScalarEvent, ScalarReader,
 };
 
+/// One run: its directory and its event files in reading order.
+pub type RunDir = (PathBuf, Vec<PathBuf>);
+
 /// Every directory at or below `dir` that holds event files, in path order, each with its
 /// files in run order ([`order_run_files`]). A directory's event files are one run.
-pub fn runs_under(dir: &Path) -> Result<Vec<(PathBuf, Vec<PathBuf>)>, CliError> {
+pub fn runs_under(dir: &Path) -> Result<Vec<RunDir>, CliError> {
     let mut by_dir: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use tally_cli::run_files::{runs_under, RunScalars};
+use tally_cli::run_files::{runs_under, RunDir, RunScalars};
 use tally_schema::legacy::glob_match;
 use tally_tfevents::{Damage, OnCorruption};
 
@@ -162,7 +162,7 @@ fn run_name(root: &Path, dir: &Path) -> String {
 /// The runs named by `inputs`, each a directory and its event files in reading order (a file
 /// given is read alone; a directory holds one run per directory with event files), no file
 /// twice, and the common root their runs are named against.
-fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<(PathBuf, Vec<PathBuf>)>), String> {
+fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<RunDir>), String> {
     if inputs.is_empty() {
         return Err("no path given".to_owned());
     }

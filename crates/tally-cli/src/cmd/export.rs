@@ -2,7 +2,7 @@
 //! constant memory, with tag filters, optional legacy→canonical migration, and a progress bar.
 
 use crate::error::CliError;
-use crate::run_files::{runs_under, warn, RunScalars};
+use crate::run_files::{runs_under, warn, RunDir, RunScalars};
 use crate::run_reader::{read_json, RunConfigFacts};
 use clap::ValueEnum;
 use std::io::Write;
@@ -45,7 +45,7 @@ pub struct Options {
 /// The runs `path` stands for, each a directory and its event files in reading order: a
 /// file is read alone, as given; a directory holds one run per directory at or below it that
 /// has event files (a resumed run's files read as one, [`crate::run_files`]).
-pub fn runs_of(path: &Path) -> Result<Vec<(PathBuf, Vec<PathBuf>)>, CliError> {
+pub fn runs_of(path: &Path) -> Result<Vec<RunDir>, CliError> {
     let meta = std::fs::metadata(path).map_err(|source| CliError::Io {
         path: path.to_owned(),
         source,
