@@ -346,6 +346,40 @@ def test_a_step_going_back_across_a_runs_files_is_a_storage_error_naming_both(tm
     assert tally.read([first, second]).num_rows == 20 * 5
 
 
+def test_two_rust_written_files_read_as_tensorboard_reads_them_and_a_purge_is_refused(tmp_path, tally_bin):
+    # The Rust writer (tally.EventWriter) makes both files; the second continues the steps.
+    first = tally.EventWriter(tmp_path)
+    for step in range(1, 6):
+        first.write_scalars(step, WALL0 + step, {"Loss/a": step * 0.5, "Loss/b": -step})
+    first.close()
+    time.sleep(1.1)
+    second = tally.EventWriter(tmp_path)
+    for step in range(6, 11):
+        second.write_scalars(step, WALL0 + step, {"Loss/a": step * 0.5, "Loss/b": -step})
+    second.close()
+    expected = event_accumulator_scalars(tmp_path)
+    assert len(expected) == 20
+    d = tally.read(tmp_path).to_pydict()
+    got = list(zip(d["tag"], d["step"], d["wall_time"], d["value"]))
+    assert sorted(got) == sorted(expected)
+    assert [r[1] for r in got if r[0] == "Loss/a"] == list(range(1, 11))
+    out = subprocess.run([tally_bin, "export", tmp_path, "--progress", "never"], capture_output=True, text=True, check=True)
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert sorted((r["tag"], r["step"], r["wall_time"], r["value"]) for r in rows) == sorted(expected)
+
+    # A third file with TensorBoard's purge marker at step 8 (SummaryWriter(purge_step=8)):
+    # TensorBoard drops the earlier points from step 8 on; tally refuses and says why.
+    time.sleep(1.1)
+    third = tally.EventWriter(tmp_path)
+    third.write_session_start(8, WALL0 + 20)
+    third.write_scalars(8, WALL0 + 21, {"Loss/a": 100.0, "Loss/b": 100.0})
+    third.close()
+    assert [r[1] for r in event_accumulator_scalars(tmp_path) if r[0] == "Loss/a"] == list(range(1, 9))
+    with pytest.raises(tally.StorageError, match="purge marker at step 8") as e:
+        tally.read(tmp_path)
+    assert str(third.path) in str(e.value) and str(second.path) in str(e.value)
+
+
 # --- conversions --------------------------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use tally_tfevents::proto::event::What;
 use tally_tfevents::{
     is_event_file_name, open_event_file, Damage, OnCorruption, ScalarEvent, ScalarReader,
 };
@@ -109,6 +110,23 @@ fn first_wall_time(file: &Path) -> Option<f64> {
         .filter(|w| w.is_finite())
 }
 
+/// The step of the `SessionLog.START` event in `file`, if any: TensorBoard's purge marker
+/// (what `SummaryWriter(purge_step=...)` writes). Only read to explain a refusal.
+fn purge_marker(file: &Path) -> Option<i64> {
+    const START: i32 = 1;
+    let mut reader = open_event_file(file)
+        .ok()?
+        .with_on_corruption(OnCorruption::Skip);
+    while let Ok(Some(event)) = reader.read_event() {
+        if let Some(What::SessionLog(log)) = &event.what {
+            if log.status == START {
+                return Some(event.step);
+            }
+        }
+    }
+    None
+}
+
 /// Streams the scalars of one run's files (in the order given) as one series.
 ///
 /// Each scalar's step must be greater than every step of the files before its own: a step
@@ -174,8 +192,15 @@ impl RunScalars {
             };
             if let Some((max, file)) = self.before {
                 if scalar.step <= max {
+                    let purge = purge_marker(&self.files[index]).map_or(String::new(), |at| {
+                        format!(
+                            " (it starts with TensorBoard's purge marker at step {at}, which tells \
+                             TensorBoard to drop the earlier files' points from that step on; tally \
+                             does not drop data)"
+                        )
+                    });
                     return Err(CliError::Refused(format!(
-                        "{}: step {} of tag '{}' does not continue the run: {} already reached step {max}; \
+                        "{}: step {} of tag '{}' does not continue the run: {} already reached step {max}{purge}; \
                          a run's event files must have increasing steps across files (read them one by one by passing the files)",
                         self.files[index].display(),
                         scalar.step,

@@ -152,3 +152,45 @@ fn several_run_directories_below_one_directory_are_refused_by_one_run_readers() 
     let (code, _, err) = tally(&["extract", only.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
 }
+
+#[test]
+fn a_purge_marker_is_named_in_the_refusal_not_applied() {
+    use tally_tfevents::proto::{event::What, SessionLog};
+    let tmp = tempfile::tempdir().unwrap();
+    let first = segment(tmp.path(), "a", 1_700_000_000.0, 1..=8);
+    let options = WriterOptions {
+        hostname: "b".into(),
+        pid: 7,
+        created_at: UNIX_EPOCH + Duration::from_secs(1_700_000_100),
+        fsync: FsyncPolicy::Never,
+        suffix: String::new(),
+    };
+    let mut w = EventFileWriter::open(tmp.path(), options).unwrap();
+    // What torch's SummaryWriter(purge_step=5) writes first: SessionLog START at step 5.
+    w.write_event(&tally_tfevents::Event {
+        wall_time: 1_700_000_100.0,
+        step: 5,
+        what: Some(What::SessionLog(SessionLog {
+            status: 1,
+            ..Default::default()
+        })),
+    })
+    .unwrap();
+    w.write_scalars(5, 1_700_000_101.0, &[("Perf/total_fps", 5.0)])
+        .unwrap();
+    let second = w.path().to_owned();
+    w.close().unwrap();
+    let (code, _, err) = tally(&[
+        "export",
+        tmp.path().to_str().unwrap(),
+        "--progress",
+        "never",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("purge marker at step 5")
+            && err.contains(&first.display().to_string())
+            && err.contains(&second.display().to_string()),
+        "{err}"
+    );
+}
