@@ -356,6 +356,7 @@ def test_two_rust_written_files_read_as_tensorboard_reads_them_and_a_purge_is_re
     second = tally.EventWriter(tmp_path)
     for step in range(6, 11):
         second.write_scalars(step, WALL0 + step, {"Loss/a": step * 0.5, "Loss/b": -step})
+    second_path = second.path
     second.close()
     expected = event_accumulator_scalars(tmp_path)
     assert len(expected) == 20
@@ -373,11 +374,12 @@ def test_two_rust_written_files_read_as_tensorboard_reads_them_and_a_purge_is_re
     third = tally.EventWriter(tmp_path)
     third.write_session_start(8, WALL0 + 20)
     third.write_scalars(8, WALL0 + 21, {"Loss/a": 100.0, "Loss/b": 100.0})
+    third_path = third.path
     third.close()
     assert [r[1] for r in event_accumulator_scalars(tmp_path) if r[0] == "Loss/a"] == list(range(1, 9))
     with pytest.raises(tally.StorageError, match="purge marker at step 8") as e:
         tally.read(tmp_path)
-    assert str(third.path) in str(e.value) and str(second.path) in str(e.value)
+    assert str(third_path) in str(e.value) and str(second_path) in str(e.value)
 
 
 # --- conversions --------------------------------------------------------------------------------
