@@ -209,3 +209,76 @@ fn scaling_reports_a_truncated_tail_per_run() {
     assert_eq!(v["damage"][0]["file"], file.display().to_string());
     assert_eq!(v["damage"][0]["offset"], offsets[20]);
 }
+
+/// A finished demo run (env steps are its axis, `Train/iteration` its iteration) with
+/// `log_interval`; returns its directory, event file, and each persisted iteration with the
+/// offset its record starts at.
+fn demo_run(root: &Path, log_interval: u64) -> (PathBuf, PathBuf, Vec<(i64, u64)>) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["demo", "--iterations", "30", "--panel", "off"])
+        .arg(format!("training.log_root={}", root.display()))
+        .arg(format!("training.log_interval={log_interval}"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let dir = PathBuf::from(
+        stdout
+            .lines()
+            .last()
+            .unwrap()
+            .strip_prefix("run: ")
+            .unwrap(),
+    );
+    let files = tally_cli::run_files::run_event_files(&dir).unwrap();
+    let file = files[0].clone();
+    let mut reader = tally_tfevents::open_event_file(&file).unwrap();
+    let mut iterations = Vec::new();
+    loop {
+        let start = reader.records().position();
+        let Some(event) = reader.read_event().unwrap() else {
+            break;
+        };
+        if let Some(it) = tally_tfevents::into_scalars(event).find(|s| s.tag == "Train/iteration") {
+            iterations.push((it.value as i64, start));
+        }
+    }
+    (dir, file, iterations)
+}
+
+#[test]
+fn a_completed_demo_run_missing_its_last_iterations_fails_on_its_train_iteration() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, file, iterations) = demo_run(tmp.path(), 1);
+    assert_eq!(iterations.last().unwrap().0, 30);
+    // Cut at the record of iteration 30: iteration 29 is the last on disk, one interval short.
+    cut(&file, iterations.last().unwrap().1);
+    let (code, _, err) = tally(&["extract", s(&dir)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("completed 30 iterations") && err.contains("end at iteration 29"),
+        "{err}"
+    );
+}
+
+#[test]
+fn with_a_log_interval_the_count_check_allows_less_than_one_interval() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, file, iterations) = demo_run(tmp.path(), 10);
+    let persisted: Vec<i64> = iterations.iter().map(|(it, _)| *it).collect();
+    assert_eq!(persisted, [10, 20, 30]);
+    let (code, _, err) = tally(&["extract", s(&dir)]);
+    assert_eq!(code, 0, "{err}");
+    // Without iteration 30, the run ends at 20: a whole interval short of the 30 claimed.
+    cut(&file, iterations[2].1);
+    let (code, _, err) = tally(&["extract", s(&dir)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("log interval 10") && err.contains("end at iteration 20"),
+        "{err}"
+    );
+}
