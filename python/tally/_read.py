@@ -1,8 +1,11 @@
 """Reading runs back as Arrow tables: :func:`read` and :func:`read_runs`.
 
-The event files are read in Rust (``tally._tally.read_columns``: CRC-checked, a truncated final
-record is the end of data, a corrupt record raises :class:`tally.StorageError` naming the file
-and byte offset) with the GIL released. The columns come back as Rust-owned buffers that
+The event files are read in Rust (``tally._tally.read_columns``) with the GIL released: a
+directory's event files are one run (a resumed run's files, ordered by first wall time, steps
+continuing across them), CRC-checked; a truncated final record ends a file's data and is
+reported as a :class:`TruncatedEventFileWarning` naming the file and byte offset; a corrupt
+record, or a step going back across a run's files, raises :class:`tally.StorageError` naming
+the file(s) and byte offset. The columns come back as Rust-owned buffers that
 pyarrow wraps in place; ``run`` and ``tag`` are dictionary-encoded. pyarrow is imported only
 here, when a table is asked for.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -19,6 +23,21 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 from tally._tally import ColumnBuffer, StorageError, read_columns
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+
+class TruncatedEventFileWarning(RuntimeWarning):
+    """An event file ends inside a record (a writer killed mid-record, a live writer, or a
+    file cut short): its rows up to the last complete record were read. The message names the
+    file and the byte offset of the incomplete record. Make it an error with
+    ``warnings.simplefilter("error", TruncatedEventFileWarning)``."""
+
+
+def _read_columns(paths: List[PathLike], tags: Optional[List[str]]) -> Dict[str, Any]:
+    cols = read_columns(paths, tags)
+    for file, offset, _kind, detail in cols["damage"]:
+        # stacklevel 3: the warning points at the caller of tally.read / read_runs.
+        warnings.warn(f"{file}: truncated tail at byte {offset}: {detail}", TruncatedEventFileWarning, stacklevel=3)
+    return cols
 
 
 def _pyarrow() -> ModuleType:
@@ -83,8 +102,9 @@ def _table(pa: ModuleType, cols: Dict[str, Any]) -> Tuple[Any, Any]:
 def read(paths: Union[PathLike, Iterable[PathLike]], tags: Union[str, Sequence[str], None] = None) -> Any:
     """Every scalar of event files as a ``pyarrow.Table``, one row per scalar, in file order.
 
-    ``paths``: an event file, a directory (searched recursively for ``events.out.tfevents.*``;
-    each directory's files are read in name order, as TensorBoard does), or a list of them.
+    ``paths``: an event file (read alone), a directory (searched recursively for
+    ``events.out.tfevents.*``; each directory's files are one run, read in order of their first
+    event's wall time, then name, and their steps must increase across files), or a list of them.
     ``tags``: ``*`` globs (e.g. ``"Loss/*"``); a row is kept when its tag matches one of them
     (``None`` keeps every tag, ``[]`` none).
 
@@ -94,11 +114,13 @@ def read(paths: Union[PathLike, Iterable[PathLike]], tags: Union[str, Sequence[s
     one-element float tensors of the scalars plugin (``docs/contract/consumers.md`` "Scalars
     tally reads"). ``.to_pandas()`` and ``polars.from_arrow(table)`` convert it.
 
-    A truncated final record is the end of a file's data; a corrupt record raises
-    :class:`tally.StorageError` naming the file and byte offset.
+    A truncated final record is the end of a file's data and warns
+    (:class:`TruncatedEventFileWarning`, naming the file and byte offset); a corrupt record, or
+    a step going back across one directory's files, raises :class:`tally.StorageError` naming
+    the file(s) (and byte offset); pass the files themselves to read them one by one.
     """
     pa = _pyarrow()
-    table, _ = _table(pa, read_columns(_paths(paths), _tags(tags)))
+    table, _ = _table(pa, _read_columns(_paths(paths), _tags(tags)))
     return table
 
 
@@ -115,7 +137,7 @@ def read_runs(root: PathLike, config: bool = False, tags: Union[str, Sequence[st
     if not Path(root).is_dir():
         raise StorageError(f"{os.fspath(root)}: not a directory (tally.read_runs reads the runs below a directory)")
     pa = _pyarrow()
-    cols = read_columns([root], _tags(tags))
+    cols = _read_columns([root], _tags(tags))
     table, run_codes = _table(pa, cols)
     if not config:
         return table

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ import pytest
 from tbparse import SummaryReader
 
 import tally
+from tally._read import TruncatedEventFileWarning
 
 WALL0 = 1_700_000_000.0
 
@@ -132,7 +134,7 @@ def test_a_tally_logger_run_reads_as_tbparse_reads_it(tmp_path):
 def test_a_directory_of_runs_reads_as_tbparse_reads_it(tmp_path):
     root = tmp_path / "runs"
     write_tbx_run(root / "ppo_seed1")
-    # One run written in two sessions: two event files in one directory, read in name order.
+    # One run written in two sessions: two event files in one directory, read as one run.
     write_tbx_run(root / "sac" / "seed2", steps=range(0, 10), suffix=".a")
     write_tbx_run(root / "sac" / "seed2", steps=range(10, 20), suffix=".b", offset=100.0)
     assert len(list((root / "sac" / "seed2").iterdir())) == 2
@@ -142,7 +144,7 @@ def test_a_directory_of_runs_reads_as_tbparse_reads_it(tmp_path):
     runs = table.column("run").to_pylist()
     assert set(runs) == {"ppo_seed1", "sac/seed2"}
     steps = [s for r, s, t in zip(runs, table.column("step").to_pylist(), table.column("tag").to_pylist()) if r == "sac/seed2" and t == "loss"]
-    assert steps == list(range(20)), "the directory's files are read in name order, one after the other"
+    assert steps == list(range(20)), "the directory's files are read in run order, one after the other"
     assert tally_rows(tally.read_runs(root)) == tally_rows(table)
 
 
@@ -258,10 +260,27 @@ def test_a_truncated_file_reads_up_to_its_last_complete_record(tmp_path):
     start, length = records[-3]
     data = path.read_bytes()
     path.write_bytes(data[: start + length - 5])
-    table = tally.read(path)
+    with pytest.warns(TruncatedEventFileWarning) as caught:
+        table = tally.read(path)
     got = tally_rows(table)
     lost = {("reward/max", 4), ("tensor/double", 4)}
     assert got == [r for r in full if (r[1], r[2]) not in lost]
+    (warning,) = caught
+    assert str(warning.message).startswith(f"{path}: truncated tail at byte {start}: ")
+    assert warning.filename == __file__, "the warning points at the caller of tally.read"
+    with pytest.warns(TruncatedEventFileWarning, match="truncated tail at byte"):
+        tally.read_runs(tmp_path)
+
+
+def test_a_file_cut_at_a_record_boundary_reads_without_a_warning(tmp_path):
+    write_tbx_run(tmp_path, steps=range(5))
+    path = event_file(tmp_path)
+    start, _ = record_offsets(path)[-3]
+    path.write_bytes(path.read_bytes()[:start])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = tally.read(path)
+    assert table.num_rows == 4 * 5 + 3
 
 
 @pytest.mark.parametrize("where", ["data", "length"])
@@ -277,6 +296,90 @@ def test_a_corrupted_byte_is_a_storage_error_naming_the_file_and_offset(tmp_path
     assert str(path) in str(e.value)
     assert f"byte {start}" in str(e.value)
     assert isinstance(e.value, OSError)
+
+
+# --- a run's several event files ---------------------------------------------------------------
+
+
+def event_accumulator_scalars(run_dir):
+    """(tag, step, wall_time, value) of every scalar TensorBoard shows for `run_dir`, in the
+    order its EventAccumulator holds them (files in name order, no purge for file_version 2)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0, "tensors": 0})
+    acc.Reload()
+    rows = []
+    for tag in acc.Tags()["scalars"]:
+        rows += [(tag, e.step, e.wall_time, f32(e.value)) for e in acc.Scalars(tag)]
+    for tag in acc.Tags()["tensors"]:
+        rows += [(tag, e.step, e.wall_time, float(e.tensor_proto.double_val[0])) for e in acc.Tensors(tag)]
+    return rows
+
+
+def test_a_resumed_run_reads_as_one_run_as_tensorboard_shows_it(tmp_path):
+    # Two sessions in one directory, the second continuing the steps (a resumed run).
+    write_tbx_run(tmp_path, steps=range(0, 10), suffix=".1")
+    time.sleep(1.1)  # the second file's name and first wall time both come later
+    write_tbx_run(tmp_path, steps=range(10, 20), suffix=".2", offset=100.0)
+    assert len(list(tmp_path.glob("events.out.tfevents.*"))) == 2
+    d = tally.read(tmp_path).to_pydict()
+    got = list(zip(d["tag"], d["step"], d["wall_time"], d["value"]))
+    expected = event_accumulator_scalars(tmp_path)
+    assert len(expected) == 20 * 5
+    for tag in {r[0] for r in expected}:
+        assert [r for r in got if r[0] == tag] == [r for r in expected if r[0] == tag], tag
+    assert set(d["run"]) == {"."}
+
+
+def test_a_step_going_back_across_a_runs_files_is_a_storage_error_naming_both(tmp_path):
+    write_tbx_run(tmp_path, steps=range(0, 10), suffix=".1")
+    time.sleep(1.1)
+    write_tbx_run(tmp_path, steps=range(5, 15), suffix=".2", offset=100.0)
+    first, second = sorted(tmp_path.glob("events.out.tfevents.*"))
+    # TensorBoard shows both sessions' points for steps 5..9 (no purge for file_version 2);
+    # tally refuses rather than return a series whose steps go back.
+    assert [e[1] for e in event_accumulator_scalars(tmp_path) if e[0] == "loss"] == list(range(10)) + list(range(5, 15))
+    with pytest.raises(tally.StorageError) as e:
+        tally.read(tmp_path)
+    assert str(first) in str(e.value) and str(second) in str(e.value) and "step 5" in str(e.value)
+    # Passing the files themselves reads each alone.
+    assert tally.read([first, second]).num_rows == 20 * 5
+
+
+def test_two_rust_written_files_read_as_tensorboard_reads_them_and_a_purge_is_refused(tmp_path, tally_bin):
+    # The Rust writer (tally.EventWriter) makes both files; the second continues the steps.
+    first = tally.EventWriter(tmp_path)
+    for step in range(1, 6):
+        first.write_scalars(step, WALL0 + step, {"Loss/a": step * 0.5, "Loss/b": -step})
+    first.close()
+    time.sleep(1.1)
+    second = tally.EventWriter(tmp_path)
+    for step in range(6, 11):
+        second.write_scalars(step, WALL0 + step, {"Loss/a": step * 0.5, "Loss/b": -step})
+    second_path = second.path
+    second.close()
+    expected = event_accumulator_scalars(tmp_path)
+    assert len(expected) == 20
+    d = tally.read(tmp_path).to_pydict()
+    got = list(zip(d["tag"], d["step"], d["wall_time"], d["value"]))
+    assert sorted(got) == sorted(expected)
+    assert [r[1] for r in got if r[0] == "Loss/a"] == list(range(1, 11))
+    out = subprocess.run([tally_bin, "export", tmp_path, "--progress", "never"], capture_output=True, text=True, check=True)
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert sorted((r["tag"], r["step"], r["wall_time"], r["value"]) for r in rows) == sorted(expected)
+
+    # A third file with TensorBoard's purge marker at step 8 (SummaryWriter(purge_step=8)):
+    # TensorBoard drops the earlier points from step 8 on; tally refuses and says why.
+    time.sleep(1.1)
+    third = tally.EventWriter(tmp_path)
+    third.write_session_start(8, WALL0 + 20)
+    third.write_scalars(8, WALL0 + 21, {"Loss/a": 100.0, "Loss/b": 100.0})
+    third_path = third.path
+    third.close()
+    assert [r[1] for r in event_accumulator_scalars(tmp_path) if r[0] == "Loss/a"] == list(range(1, 9))
+    with pytest.raises(tally.StorageError, match="purge marker at step 8") as e:
+        tally.read(tmp_path)
+    assert str(third_path) in str(e.value) and str(second_path) in str(e.value)
 
 
 # --- conversions --------------------------------------------------------------------------------

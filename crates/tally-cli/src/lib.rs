@@ -6,6 +6,7 @@
 pub mod cmd;
 pub mod error;
 mod interrupt;
+pub mod run_files;
 pub mod run_reader;
 
 pub use error::{CliError, Exit};
@@ -84,7 +85,7 @@ enum Command {
     },
     /// The off-policy summary of a run: the mean of the last N values of each figure, fail-closed on the schema.
     Extract {
-        /// The run directory (exactly one event file and its run_summary.json).
+        /// The run directory (its event files and run_summary.json).
         dir: PathBuf,
         /// How many trailing values each figure averages.
         #[arg(long, default_value_t = 20)]
@@ -95,6 +96,10 @@ enum Command {
         /// Read a pre-schema run through the legacy map (never a fallback for modern runs).
         #[arg(long)]
         legacy_unversioned: bool,
+        /// Extract a run whose summary says completed although its event files end early
+        /// (the damage is still reported).
+        #[arg(long)]
+        allow_truncated: bool,
     },
     /// The DP scaling report: throughput, speed-up and efficiency of one task at several GPU counts.
     Scaling {
@@ -269,18 +274,21 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             last,
             json,
             legacy_unversioned,
+            allow_truncated,
         } => {
             let mode = if legacy_unversioned {
                 extract::Mode::LegacyUnversioned
             } else {
                 extract::Mode::Versioned
             };
-            let figures = extract::extract(&dir, last, mode)?;
-            to_stdout(|out| Ok(extract::print(&figures, json, out)?))
+            let extraction = extract::extract(&dir, last, mode, allow_truncated)?;
+            run_files::warn(&extraction.damage);
+            to_stdout(|out| Ok(extract::print(&extraction, json, out)?))
         }
         Command::Scaling { dirs, last, json } => {
-            let (task, rows) = scaling::report(&dirs, last)?;
-            to_stdout(|out| Ok(scaling::print(&task, &rows, json, out)?))
+            let report = scaling::report(&dirs, last)?;
+            run_files::warn(&report.damage);
+            to_stdout(|out| Ok(scaling::print(&report, json, out)?))
         }
         Command::Schema {
             run_dir,

@@ -1,8 +1,9 @@
-//! Reading a run directory back, for the commands that consume runs: which event files make
-//! up a run ([`run_event_file`]), its JSON artefacts (the `run_config.json` facts, the schema-v1
-//! gate on `run_summary.json`), and the tail of every scalar series (constant memory, streamed).
+//! Reading a run directory back, for the commands that consume runs: its JSON artefacts (the
+//! `run_config.json` facts, the schema-v1 gate on `run_summary.json`), and the tail of every
+//! scalar series (constant memory, streamed across the run's files, [`crate::run_files`]).
 
 use crate::error::CliError;
+use crate::run_files::RunScalars;
 use serde::Deserialize as _;
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
@@ -10,84 +11,7 @@ use std::path::{Path, PathBuf};
 use tally_schema::artifacts::LoggerFacts;
 use tally_schema::legacy::{legacy_rows, retired_match};
 use tally_schema::{Profile, SchemaError, TagRef, METRIC_SCHEMA_VERSION};
-use tally_tfevents::{is_event_file_name, open_event_file};
-
-/// Every event file under `dir`, recursively, sorted.
-pub fn event_files_under(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        let io = |source| CliError::Io {
-            path: d.clone(),
-            source,
-        };
-        let entries = std::fs::read_dir(&d).map_err(io)?;
-        for entry in entries {
-            let entry = entry.map_err(io)?;
-            let p = entry.path();
-            let ty = entry.file_type().map_err(|source| CliError::Io {
-                path: p.clone(),
-                source,
-            })?;
-            if ty.is_dir() {
-                stack.push(p);
-            } else if p
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(is_event_file_name)
-            {
-                found.push(p);
-            }
-        }
-    }
-    found.sort();
-    Ok(found)
-}
-
-/// The event file of the run in `dir`; `Ok(None)` when it has none yet. Every command that
-/// reads one run (`extract`, `scaling`, `watch`) finds its events here.
-///
-/// The rule: a run's events are the `events.out.tfevents.*` files at or below its directory,
-/// and there must be exactly one. The `Logger` writes one file per run; where there are
-/// several (a restarted run, or a directory holding several runs), picking the newest or
-/// concatenating them would silently mix runs, so the reader refuses and names them all.
-/// TensorBoard's own rule (a directory's files read in name order as one stream) is not used
-/// because these commands summarise a single run and must not guess which one was meant
-/// (`docs/contract/consumers.md`). `export` is not a one-run reader: it streams every event
-/// file it is given or finds ([`event_files_under`]) and labels each row with the file's
-/// directory, as TensorBoard names its runs.
-pub fn run_event_file(dir: &Path) -> Result<Option<PathBuf>, CliError> {
-    if !dir.is_dir() {
-        return Err(CliError::Refused(format!(
-            "{}: not a run directory",
-            dir.display()
-        )));
-    }
-    let mut files = event_files_under(dir)?;
-    match files.len() {
-        0 => Ok(None),
-        1 => Ok(files.pop()),
-        n => Err(CliError::Refused(format!(
-            "{}: {n} event files found ({}): pass one run directory",
-            dir.display(),
-            files
-                .iter()
-                .map(|f| f.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
-    }
-}
-
-/// The event file of the run in `dir` ([`run_event_file`]), which must exist by now.
-pub fn require_run_event_file(dir: &Path) -> Result<PathBuf, CliError> {
-    run_event_file(dir)?.ok_or_else(|| {
-        CliError::Refused(format!(
-            "{}: no events.out.tfevents.* file: pass one run directory",
-            dir.display()
-        ))
-    })
-}
+use tally_tfevents::{Damage, OnCorruption};
 
 /// Read a JSON file beside the event file, if it exists.
 pub fn read_json(path: &Path) -> Result<Option<Value>, CliError> {
@@ -106,13 +30,18 @@ pub fn read_json(path: &Path) -> Result<Option<Value>, CliError> {
     }
 }
 
-/// The last `n` values of every tag, in file order, and how many values each tag had.
+/// The last `n` values of every tag, in file order, how many values each tag had, and what
+/// the reader found damaged.
 #[derive(Debug, Default)]
 pub struct Tails {
     /// tag → last n values.
     pub last: BTreeMap<String, VecDeque<f64>>,
     /// tag → number of values seen.
     pub counts: BTreeMap<String, u64>,
+    /// The largest step of any scalar.
+    pub max_step: Option<i64>,
+    /// Truncated tails found, in reading order (a corrupt record is an error instead).
+    pub damage: Vec<Damage>,
 }
 
 impl Tails {
@@ -123,11 +52,12 @@ impl Tails {
     }
 }
 
-/// Stream `file` keeping the last `n` values per tag.
-pub fn read_tails(file: &Path, n: usize) -> Result<Tails, CliError> {
+/// Stream a run's `files` (in run order) keeping the last `n` values per tag.
+pub fn read_tails(files: &[PathBuf], n: usize) -> Result<Tails, CliError> {
     let mut tails = Tails::default();
-    let mut reader = open_event_file(file)?.into_scalars();
-    while let Some(s) = reader.read_scalar()? {
+    let mut reader = RunScalars::new(files.to_vec(), OnCorruption::Error);
+    while let Some((_, s)) = reader.next_scalar()? {
+        tails.max_step = Some(tails.max_step.map_or(s.step, |m| m.max(s.step)));
         *tails.counts.entry(s.tag.clone()).or_default() += 1;
         let q = tails.last.entry(s.tag).or_default();
         if q.len() == n {
@@ -135,6 +65,7 @@ pub fn read_tails(file: &Path, n: usize) -> Result<Tails, CliError> {
         }
         q.push_back(s.value);
     }
+    tails.damage = reader.take_damage();
     Ok(tails)
 }
 

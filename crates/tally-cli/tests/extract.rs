@@ -253,14 +253,15 @@ fn legacy_mode_needs_a_recognised_legacy_tag() {
 }
 
 #[test]
-fn two_event_files_are_refused() {
+fn a_second_event_file_that_goes_back_in_steps_is_refused() {
+    // Two files in one directory are one (resumed) run; steps 1..3 then 1 do not continue it.
     let tmp = tempfile::tempdir().unwrap();
     modern(tmp.path(), Some(json!({"metric_schema_version": 1})));
     write_events(tmp.path(), &[(1, vec![("Perf/total_fps", 1.0)])]);
     let (code, _, err) = extract(tmp.path(), &[]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("2 event files found") && err.contains("pass one run directory"),
+        err.contains("does not continue the run") && err.contains("step 1"),
         "{err}"
     );
 }

@@ -248,3 +248,86 @@ fn validate_without_a_path_is_a_usage_error() {
     let out = tally(&["validate"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Runs `tally validate` under a 1 GiB address-space limit, killed after 60 s, so a reader
+/// that hangs or slurps its input fails the test instead of the machine.
+fn validate_bounded(path: &Path) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1048576; exec timeout -s KILL 60 \"$0\" validate \"$1\"")
+        .arg(env!("CARGO_BIN_EXE_tally"))
+        .arg(path)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn non_regular_files_are_refused_before_reading() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("pipe.json");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let dir_summary = tmp.path().join("run");
+    std::fs::create_dir_all(dir_summary.join("run_summary.json")).unwrap();
+    for (path, what) in [
+        (fifo.clone(), "a FIFO"),
+        (PathBuf::from("/dev/zero"), "a character device"),
+        // A run directory whose run_summary.json is a directory.
+        (dir_summary.clone(), "a directory"),
+    ] {
+        let out = validate_bounded(&path);
+        assert_eq!(out.status.code(), Some(1), "{}", path.display());
+        let text = stdout(&out);
+        assert!(
+            text.contains("expected a regular file") && text.contains(what),
+            "{}: {text}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn a_file_over_the_size_cap_is_refused_before_parsing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let big = tmp.path().join("big.json");
+    // 20 MB of a JSON array (a 100 MB one took 3.8 GB to parse whole).
+    let mut text = String::with_capacity(20_000_010);
+    text.push('[');
+    while text.len() < 20_000_000 {
+        text.push_str("0,");
+    }
+    text.push_str("0]");
+    std::fs::write(&big, &text).unwrap();
+    let out = validate_bounded(&big);
+    assert_eq!(out.status.code(), Some(1));
+    let found = format!("found {} bytes", text.len());
+    let text = stdout(&out);
+    assert!(
+        text.contains("at most 16777216 bytes") && text.contains(&found),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_hostile_file_just_under_the_cap_parses_in_bounded_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("nested.json");
+    // The densest Value per byte: empty arrays, 3 bytes each.
+    let mut text = String::from("[");
+    while text.len() < 16 * 1024 * 1024 - 8 {
+        text.push_str("[],");
+    }
+    text.push_str("[]]");
+    std::fs::write(&path, &text).unwrap();
+    let out = validate_bounded(&path);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout(&out).contains("nested.json: $"), "{}", stdout(&out));
+}

@@ -1,22 +1,24 @@
 //! `read_columns`: every scalar of event files as Arrow-ready columns, behind `tally.read`.
 //!
-//! Files are read by tally-tfevents' `ScalarReader` (CRC-checked; a truncated final record is
-//! the end of data; a corrupt record is an error naming the file and byte offset,
-//! `docs/contract/consumers.md` "Corrupt and truncated event files") with the GIL released.
+//! A directory's event files are one run, read as `tally extract` reads a run
+//! (`tally_cli::run_files`: ordered by first wall time then name, steps continuing across
+//! files), with the GIL released. Files are CRC-checked; a truncated final record is the end
+//! of data and is reported back (`damage`) for the Python layer to warn about; a corrupt record
+//! is an error naming the file and byte offset (`docs/contract/consumers.md` "What readers
+//! report").
 //! The result is contiguous columns (`step`, `wall_time`, `value`, and the int32 codes of
 //! `run` and `tag`) plus the run and tag dictionaries in Arrow's string layout (int32 offsets
 //! and UTF-8 bytes). Each is a [`ColumnBuffer`] that pyarrow wraps in place
 //! (`pyarrow.foreign_buffer`), so no Python object is made per scalar and nothing is copied.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use tally_cli::run_files::{runs_under, RunDir, RunScalars};
 use tally_schema::legacy::glob_match;
-use tally_tfevents::{is_event_file_name, open_event_file, ScalarReader};
+use tally_tfevents::{Damage, OnCorruption};
 
 use crate::errors::{class, Kind};
 
@@ -98,6 +100,7 @@ struct Columns {
     step: Vec<i64>,
     wall_time: Vec<f64>,
     value: Vec<f64>,
+    damage: Vec<Damage>,
 }
 
 /// Which tags to keep: each distinct tag is matched against the globs once.
@@ -129,29 +132,6 @@ fn io_message(path: &Path, e: &std::io::Error) -> String {
     format!("{}: {e}", path.display())
 }
 
-/// Every event file at or below `dir`, each directory's files in name order (TensorBoard reads
-/// a directory's files in that order as one stream), directories in path order.
-fn event_files_in(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).map_err(|e| io_message(&d, &e))? {
-            let entry = entry.map_err(|e| io_message(&d, &e))?;
-            let path = entry.path();
-            let ty = entry.file_type().map_err(|e| io_message(&path, &e))?;
-            if ty.is_dir() {
-                stack.push(path);
-            } else if entry.file_name().to_str().is_some_and(is_event_file_name) {
-                found.push(path);
-            }
-        }
-    }
-    // Sorting by (directory, name) rather than by whole path keeps each directory's files
-    // together whatever characters its subdirectories' names hold.
-    found.sort_by(|a, b| (a.parent(), a.file_name()).cmp(&(b.parent(), b.file_name())));
-    Ok(found)
-}
-
 /// The deepest directory holding every one of `dirs` (all absolute).
 fn common_root(dirs: &[PathBuf]) -> PathBuf {
     let mut root = dirs[0].clone();
@@ -179,39 +159,44 @@ fn run_name(root: &Path, dir: &Path) -> String {
     }
 }
 
-/// The event files named by `inputs` (files as given, directories searched), without
-/// repeats, and the common root their runs are named against.
-fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<PathBuf>), String> {
+/// The runs named by `inputs`, each a directory and its event files in reading order (a file
+/// given is read alone; a directory holds one run per directory with event files), no file
+/// twice, and the common root their runs are named against.
+fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<RunDir>), String> {
     if inputs.is_empty() {
         return Err("no path given".to_owned());
     }
     let mut bases = Vec::new();
-    let mut files = Vec::new();
+    let mut runs = Vec::new();
     for input in inputs {
         let path = input.canonicalize().map_err(|e| io_message(input, &e))?;
         if path.is_dir() {
-            let found = event_files_in(&path)?;
+            let found = runs_under(&path).map_err(|e| e.to_string())?;
             if found.is_empty() {
                 return Err(format!(
                     "{}: no events.out.tfevents.* file at or below this directory",
                     input.display()
                 ));
             }
-            files.extend(found);
+            runs.extend(found);
             bases.push(path);
         } else {
-            bases.push(path.parent().map(Path::to_owned).unwrap_or_default());
-            files.push(path);
+            let dir = path.parent().map(Path::to_owned).unwrap_or_default();
+            bases.push(dir.clone());
+            runs.push((dir, vec![path]));
         }
     }
     let mut seen = HashSet::new();
-    files.retain(|f| seen.insert(f.clone()));
-    Ok((common_root(&bases), files))
+    for (_, files) in &mut runs {
+        files.retain(|f| seen.insert(f.clone()));
+    }
+    runs.retain(|(_, files)| !files.is_empty());
+    Ok((common_root(&bases), runs))
 }
 
 /// Reads every kept scalar of `inputs` (runs without the GIL).
 fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns, String> {
-    let (root, files) = resolve_inputs(inputs)?;
+    let (root, runs) = resolve_inputs(inputs)?;
     let mut c = Columns {
         root,
         runs: Dictionary::new(),
@@ -222,21 +207,19 @@ fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns, Str
         step: Vec::new(),
         wall_time: Vec::new(),
         value: Vec::new(),
+        damage: Vec::new(),
     };
     let mut tag_codes = TagCodes {
         globs,
         seen: HashMap::new(),
     };
     let mut run_of_dir: HashMap<PathBuf, i32> = HashMap::new();
-    for file in &files {
-        let dir = file.parent().unwrap_or(Path::new("")).to_owned();
+    for (dir, files) in runs {
         // A run enters the dictionary with its first kept row, so a run the tag globs empty
         // leaves no unused category behind.
         let mut run = run_of_dir.get(&dir).copied();
-        let mut scalars: ScalarReader<BufReader<File>> = open_event_file(file)
-            .map_err(|e| e.to_string())?
-            .into_scalars();
-        while let Some(s) = scalars.read_scalar().map_err(|e| e.to_string())? {
+        let mut scalars = RunScalars::new(files, OnCorruption::Error);
+        while let Some((_, s)) = scalars.next_scalar().map_err(|e| e.to_string())? {
             let Some(tag) = tag_codes.code(s.tag, &mut c.tags)? else {
                 continue;
             };
@@ -255,6 +238,7 @@ fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns, Str
             c.wall_time.push(s.wall_time);
             c.value.push(s.value);
         }
+        c.damage.extend(scalars.take_damage());
     }
     Ok(c)
 }
@@ -267,7 +251,8 @@ fn buffer(py: Python<'_>, data: Data) -> PyResult<Py<ColumnBuffer>> {
 /// optionally only tags matching one of the `*` globs `tags`, as a dict of column buffers:
 /// `rows`, `step` (int64), `wall_time`, `value` (float64), `run_codes`/`tag_codes` (int32
 /// indices into the dictionaries), `runs`/`tags` (`(offsets int32, utf8 bytes, count)`) and
-/// `run_dirs` (each run's absolute directory, by code).
+/// `run_dirs` (each run's absolute directory, by code) and `damage` (one `(file, offset, kind,
+/// detail)` per truncated tail found, `kind` being `truncated_tail`).
 /// Raises `StorageError` naming the file (and byte offset) that could not be read.
 #[pyfunction]
 #[pyo3(signature = (paths, tags=None))]
@@ -284,6 +269,15 @@ fn read_columns<'py>(
     out.set_item("rows", c.step.len())?;
     let dirs: Vec<_> = c.run_dirs.iter().map(|d| d.to_string_lossy()).collect();
     out.set_item("run_dirs", dirs)?;
+    let damage: Vec<_> = c
+        .damage
+        .iter()
+        .map(|d| {
+            let file = d.path().map(|p| p.to_string_lossy().into_owned());
+            (file, d.offset(), d.kind_name(), d.detail())
+        })
+        .collect();
+    out.set_item("damage", damage)?;
     for (key, dict) in [("runs", c.runs), ("tags", c.tags)] {
         let count = dict.len();
         let offsets = buffer(py, Data::I32(dict.offsets))?;

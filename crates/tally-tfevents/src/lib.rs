@@ -33,14 +33,14 @@ pub use plugin_summaries::{
 };
 pub use proto::Event;
 pub use reader::{
-    is_event_file_name, open_event_file, read_scalars_from_file, EventReader, ScalarReader,
+    is_event_file_name, open_event_file, read_scalars_from_file, Damage, EventReader, ScalarReader,
 };
 pub use scalar::{
     encode_scalar_event, into_scalars, scalar_value, scalars_of, tensor_scalar, ScalarEvent,
 };
 pub use summary_event::{encode_summary, encode_summary_event, override_event};
 pub use tf_record::{
-    CorruptionKind, OnCorruption, ReadError, Record, RecordWriter, TfRecordReader,
+    CorruptionKind, OnCorruption, ReadError, Record, RecordWriter, SkippedRecord, TfRecordReader,
     WriteRecordError, MAX_RECORD_LEN,
 };
 pub use writer::{

@@ -6,15 +6,88 @@
 //! [`OnCorruption::Error`], or skipped and counted under [`OnCorruption::Skip`].
 
 use std::collections::VecDeque;
+use std::fmt;
 use std::fs::File;
 use std::io::{BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use prost::Message;
 
 use crate::proto::Event;
 use crate::scalar::{into_scalars, ScalarEvent};
 use crate::tf_record::{CorruptionKind, OnCorruption, ReadError, TfRecordReader};
+
+/// What a reader found wrong in a file without stopping: what readers report to the user
+/// (`docs/contract/consumers.md` "What readers report").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Damage {
+    /// The input ends inside a record: the `bytes` bytes from `offset` on are no complete
+    /// record (a writer killed mid-record, or a file cut short).
+    TruncatedTail {
+        /// The file, when the reader knows it.
+        path: Option<PathBuf>,
+        /// Offset of the incomplete record's first byte.
+        offset: u64,
+        /// How many bytes of it are present.
+        bytes: u64,
+    },
+    /// A corrupt record skipped under [`OnCorruption::Skip`].
+    Skipped {
+        /// The file, when the reader knows it.
+        path: Option<PathBuf>,
+        /// Offset of the record's length field.
+        offset: u64,
+        /// What was wrong with it.
+        kind: CorruptionKind,
+    },
+}
+
+impl Damage {
+    /// The damaged file, when known.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Damage::TruncatedTail { path, .. } | Damage::Skipped { path, .. } => path.as_deref(),
+        }
+    }
+
+    /// The byte offset of the damaged record.
+    pub fn offset(&self) -> u64 {
+        match self {
+            Damage::TruncatedTail { offset, .. } | Damage::Skipped { offset, .. } => *offset,
+        }
+    }
+
+    /// A stable name of the kind of damage: `truncated_tail` or `corrupt_record`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Damage::TruncatedTail { .. } => "truncated_tail",
+            Damage::Skipped { .. } => "corrupt_record",
+        }
+    }
+
+    /// What is wrong, without the path and offset.
+    pub fn detail(&self) -> String {
+        match self {
+            Damage::TruncatedTail { bytes, .. } => {
+                format!("the file ends inside a record ({bytes} bytes of an incomplete record)")
+            }
+            Damage::Skipped { kind, .. } => format!("skipped: {kind}"),
+        }
+    }
+}
+
+impl fmt::Display for Damage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(path) = self.path() {
+            write!(f, "{}: ", path.display())?;
+        }
+        let what = match self {
+            Damage::TruncatedTail { .. } => "truncated tail",
+            Damage::Skipped { .. } => "corrupt record",
+        };
+        write!(f, "{what} at byte {}: {}", self.offset(), self.detail())
+    }
+}
 
 /// Streaming reader of decoded [`Event`]s over any `Read`.
 ///
@@ -58,7 +131,9 @@ impl<R: Read> EventReader<R> {
                             .records
                             .corrupt(offset, CorruptionKind::UndecodableEvent(e)))
                     }
-                    OnCorruption::Skip => self.records.count_skipped(),
+                    OnCorruption::Skip => self
+                        .records
+                        .count_skipped(offset, CorruptionKind::UndecodableEvent(e)),
                 },
             }
         }
@@ -76,6 +151,31 @@ impl<R: Read> EventReader<R> {
     /// Records skipped under [`OnCorruption::Skip`] (bad data crc or undecodable payload).
     pub fn skipped_records(&self) -> u64 {
         self.records.skipped_records()
+    }
+
+    /// The records skipped under [`OnCorruption::Skip`] since the last call, as [`Damage`].
+    pub fn take_skipped(&mut self) -> Vec<Damage> {
+        let path = self.records.path().map(Path::to_owned);
+        self.records
+            .take_skipped()
+            .into_iter()
+            .map(|s| Damage::Skipped {
+                path: path.clone(),
+                offset: s.offset,
+                kind: s.kind,
+            })
+            .collect()
+    }
+
+    /// After `Ok(None)` at the end of a finished input: the incomplete record it ends in, if
+    /// any (`None` when the input ends on a record boundary).
+    pub fn truncated_tail(&self) -> Option<Damage> {
+        let bytes = self.records.pending_bytes() as u64;
+        (bytes > 0).then(|| Damage::TruncatedTail {
+            path: self.records.path().map(Path::to_owned),
+            offset: self.records.position(),
+            bytes,
+        })
     }
 
     /// The underlying record reader (position, pending bytes, path).
@@ -137,6 +237,16 @@ impl<R: Read> ScalarReader<R> {
     /// Records skipped under [`OnCorruption::Skip`].
     pub fn skipped_records(&self) -> u64 {
         self.events.skipped_records()
+    }
+
+    /// See [`EventReader::take_skipped`].
+    pub fn take_skipped(&mut self) -> Vec<Damage> {
+        self.events.take_skipped()
+    }
+
+    /// See [`EventReader::truncated_tail`].
+    pub fn truncated_tail(&self) -> Option<Damage> {
+        self.events.truncated_tail()
     }
 }
 

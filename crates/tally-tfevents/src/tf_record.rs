@@ -20,7 +20,8 @@
 //!   [`OnCorruption::Error`] (the default) the call returns [`ReadError::Corrupt`] naming
 //!   the record's offset, and the bad record is consumed, so a further call continues with
 //!   the next record; under [`OnCorruption::Skip`] the record is skipped, counted in
-//!   [`TfRecordReader::skipped_records`], and reading continues within the same call.
+//!   [`TfRecordReader::skipped_records`] (offsets kept for [`TfRecordReader::take_skipped`]),
+//!   and reading continues within the same call.
 //! * Layers above apply the same policy to a record whose payload fails to decode (see
 //!   [`crate::EventReader`]).
 
@@ -287,6 +288,15 @@ impl<W: Write> RecordWriter<W> {
     }
 }
 
+/// A record skipped under [`OnCorruption::Skip`]: where it starts and what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedRecord {
+    /// Offset of the record's length field.
+    pub offset: u64,
+    /// Why it was skipped.
+    pub kind: CorruptionKind,
+}
+
 /// One record returned by [`TfRecordReader::read_record`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Record<'a> {
@@ -312,6 +322,8 @@ pub struct TfRecordReader<R> {
     offset: u64,
     on_corruption: OnCorruption,
     skipped: u64,
+    /// Records skipped since the last [`TfRecordReader::take_skipped`].
+    recent_skips: Vec<SkippedRecord>,
     /// Set once framing is lost; every later call reports it again.
     framing_lost: Option<(u64, CorruptionKind)>,
     path: Option<PathBuf>,
@@ -340,6 +352,7 @@ impl<R: Read> TfRecordReader<R> {
             offset: 0,
             on_corruption: OnCorruption::default(),
             skipped: 0,
+            recent_skips: Vec::new(),
             framing_lost: None,
             path: None,
         }
@@ -370,6 +383,12 @@ impl<R: Read> TfRecordReader<R> {
     /// Records skipped under [`OnCorruption::Skip`] so far.
     pub fn skipped_records(&self) -> u64 {
         self.skipped
+    }
+
+    /// The records skipped under [`OnCorruption::Skip`] since the last call, in file order;
+    /// callers that report damage drain this after each read, so it stays small.
+    pub fn take_skipped(&mut self) -> Vec<SkippedRecord> {
+        std::mem::take(&mut self.recent_skips)
     }
 
     /// Stream offset of the next record to be returned.
@@ -480,7 +499,9 @@ impl<R: Read> TfRecordReader<R> {
                         self.corrupt(offset, CorruptionKind::DataCrcMismatch { stored, computed })
                     )
                 }
-                OnCorruption::Skip => self.skipped += 1,
+                OnCorruption::Skip => {
+                    self.count_skipped(offset, CorruptionKind::DataCrcMismatch { stored, computed })
+                }
             }
         }
     }
@@ -491,9 +512,11 @@ impl<R: Read> TfRecordReader<R> {
         self.corrupt(self.offset, kind)
     }
 
-    /// Counts a record skipped by a layer above (e.g. an undecodable payload under Skip).
-    pub(crate) fn count_skipped(&mut self) {
+    /// Counts and remembers a skipped record (here, or in a layer above for an undecodable
+    /// payload under Skip).
+    pub(crate) fn count_skipped(&mut self, offset: u64, kind: CorruptionKind) {
         self.skipped += 1;
+        self.recent_skips.push(SkippedRecord { offset, kind });
     }
 
     /// Reads once from the underlying reader, making room for at least `needed` more bytes.

@@ -1,7 +1,7 @@
-//! Property tests: no input bytes, random or a damaged valid file, make the readers panic, loop forever or misreport an intact prefix.
+//! Property tests: no input bytes, random or a damaged valid file, make the readers panic, loop forever, misreport an intact prefix or its truncated tail.
 
 use proptest::prelude::*;
-use tally_tfevents::{EventReader, OnCorruption, RecordWriter, ScalarReader};
+use tally_tfevents::{Damage, EventReader, OnCorruption, RecordWriter, ScalarReader};
 
 /// Drains a reader; returns how many events it yielded and whether it ended in an error.
 /// Bounded so a reader that kept returning events without consuming input would fail.
@@ -77,6 +77,16 @@ proptest! {
         let (events, framing_lost) = drain(&valid[..cut_at], OnCorruption::Error);
         prop_assert!(!framing_lost);
         prop_assert_eq!(events, ends.iter().filter(|&&end| end <= cut_at).count());
+        // ...and the reader reports the incomplete record exactly: none at a record boundary.
+        let mut r = EventReader::new(&valid[..cut_at]);
+        while r.read_event().unwrap().is_some() {}
+        let boundary = ends.iter().rev().find(|&&end| end <= cut_at).copied().unwrap_or(0);
+        let expected = (boundary < cut_at).then(|| Damage::TruncatedTail {
+            path: None,
+            offset: boundary as u64,
+            bytes: (cut_at - boundary) as u64,
+        });
+        prop_assert_eq!(r.truncated_tail(), expected);
 
         // Flipped bits plus truncation: anything may be reported, nothing may panic.
         let mut damaged = valid.clone();

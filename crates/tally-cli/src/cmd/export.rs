@@ -2,6 +2,7 @@
 //! constant memory, with tag filters, optional legacy→canonical migration, and a progress bar.
 
 use crate::error::CliError;
+use crate::run_files::{runs_under, warn, RunDir, RunScalars};
 use crate::run_reader::{read_json, RunConfigFacts};
 use clap::ValueEnum;
 use std::io::Write;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tally_schema::legacy::glob_match;
 use tally_schema::{legacy_mapping, Profile};
-use tally_tfevents::{open_event_file, OnCorruption, ScalarEvent};
+use tally_tfevents::{Damage, OnCorruption, ScalarEvent};
 
 /// Output format of `tally export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -41,16 +42,19 @@ pub struct Options {
     pub progress: bool,
 }
 
-/// Every event file under `path` (itself, if it is a file), sorted for a stable order.
-pub fn event_files(path: &Path) -> Result<Vec<PathBuf>, CliError> {
+/// The runs `path` stands for, each a directory and its event files in reading order: a
+/// file is read alone, as given; a directory holds one run per directory at or below it that
+/// has event files (a resumed run's files read as one, [`crate::run_files`]).
+pub fn runs_of(path: &Path) -> Result<Vec<RunDir>, CliError> {
     let meta = std::fs::metadata(path).map_err(|source| CliError::Io {
         path: path.to_owned(),
         source,
     })?;
     if meta.is_file() {
-        return Ok(vec![path.to_owned()]);
+        let dir = path.parent().unwrap_or(Path::new(".")).to_owned();
+        return Ok(vec![(dir, vec![path.to_owned()])]);
     }
-    let found = crate::run_reader::event_files_under(path)?;
+    let found = runs_under(path)?;
     if found.is_empty() {
         return Err(CliError::Refused(format!(
             "{}: no events.out.tfevents.* file found",
@@ -299,17 +303,15 @@ fn migrate(s: &mut ScalarEvent, profile: Profile) {
 }
 
 /// Export every scalar of `paths`. Rows already written stay written when a later file fails;
-/// the error names the file and byte offset.
+/// the error names the file and byte offset. Truncated tails and skipped records are reported
+/// on stderr as they are found.
 pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<(), CliError> {
-    let mut files = Vec::new();
+    let mut runs = Vec::new();
     for p in paths {
-        files.extend(event_files(p)?);
+        runs.extend(runs_of(p)?);
     }
-    let total = files
-        .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
-        .sum();
+    let size = |f: &PathBuf| std::fs::metadata(f).map_or(0, |m| m.len());
+    let total = runs.iter().flat_map(|(_, files)| files).map(size).sum();
     let mut file_out;
     let mut sink: Box<dyn RowSink + '_> = match (opts.format, &opts.output) {
         (Format::Parquet, Some(path)) => Box::new(ParquetSink::create(path)?),
@@ -344,8 +346,14 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
         on: opts.progress,
     };
     let mut skipped = 0;
-    for file in &files {
-        let dir = file.parent().unwrap_or(Path::new("."));
+    let mut report = |damage: Vec<Damage>| {
+        skipped += damage
+            .iter()
+            .filter(|d| matches!(d, Damage::Skipped { .. }))
+            .count();
+        warn(&damage);
+    };
+    for (dir, files) in runs {
         let run = dir.display().to_string();
         let profile = if opts.migrate_legacy {
             RunConfigFacts::from_config(read_json(&dir.join("run_config.json"))?.as_ref())
@@ -354,10 +362,14 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
         } else {
             Profile::SacFamily
         };
-        let mut scalars = open_event_file(file)?
-            .with_on_corruption(opts.policy)
-            .into_scalars();
-        while let Some(mut s) = scalars.read_scalar()? {
+        let mut scalars = RunScalars::new(files, opts.policy);
+        let mut file_index = 0;
+        while let Some((index, mut s)) = scalars.next_scalar()? {
+            report(scalars.take_damage());
+            while file_index < index {
+                progress.done_before += size(&scalars.files()[file_index]);
+                file_index += 1;
+            }
             if opts.migrate_legacy {
                 migrate(&mut s, profile);
             }
@@ -367,11 +379,11 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
             sink.row(&run, &s)?;
             progress.rows += 1;
             if progress.rows % 4096 == 0 {
-                progress.tick(scalars.events().records().position(), false);
+                progress.tick(scalars.position(), false);
             }
         }
-        skipped += scalars.skipped_records();
-        progress.done_before += std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+        report(scalars.take_damage());
+        progress.done_before += scalars.files()[file_index..].iter().map(size).sum::<u64>();
     }
     sink.finish()?;
     progress.end();

@@ -3,17 +3,21 @@
 //! By default it reads only schema-v1 canonical tags and fails when `metric_schema_version` is
 //! missing or unsupported; `--legacy-unversioned` is the one path for pre-schema runs (no
 //! stamp, no canonical tag, recognised legacy tags), never a fallback for an unversioned
-//! modern run; a canonical/legacy mix fails closed (`docs/contract/consumers.md`).
+//! modern run; a canonical/legacy mix fails closed (`docs/contract/consumers.md`). A run whose
+//! summary says `completed` but whose event files end early fails too, unless
+//! `--allow-truncated` (`docs/contract/consumers.md` "What readers report").
 
 use crate::error::CliError;
+use crate::run_files::{damage_json, require_run_event_files};
 use crate::run_reader::{
-    is_canonical, is_legacy, is_unknown_canonical, read_json, read_tails, require_run_event_file,
-    require_schema_v1, RunConfigFacts,
+    is_canonical, is_legacy, is_unknown_canonical, read_json, read_tails, require_schema_v1,
+    RunConfigFacts, Tails,
 };
 use serde_json::{Map, Value};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tally_schema::{legacy::LEGACY, legacy_mapping, Profile};
+use tally_tfevents::Damage;
 
 /// One figure: a canonical source with its scale to the row's unit, or legacy-only sources.
 struct Row {
@@ -144,17 +148,40 @@ pub enum Mode {
 /// The extracted figures: label → mean of the last N values in the row's unit (None = missing).
 pub type Figures = Vec<(&'static str, Option<f64>)>;
 
-/// Check the run against the mode's rules and compute every figure.
-pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, CliError> {
+/// What `extract` found: the figures, and the damage the reader reported on the way.
+#[derive(Debug)]
+pub struct Extraction {
+    /// The figures, in output order.
+    pub figures: Figures,
+    /// Truncated tails found in the run's files.
+    pub damage: Vec<Damage>,
+}
+
+/// Check the run against the mode's rules and compute every figure; `allow_truncated`
+/// accepts a `completed` run whose files end early.
+pub fn extract(
+    dir: &Path,
+    last: usize,
+    mode: Mode,
+    allow_truncated: bool,
+) -> Result<Extraction, CliError> {
     if last == 0 {
         return Err(CliError::Setting("--last must be at least 1".into()));
     }
-    let file = require_run_event_file(dir)?;
-    let run_dir = file.parent().unwrap_or(dir);
+    let files = require_run_event_files(dir)?;
+    let run_dir = files[0].parent().unwrap_or(dir);
+    // Messages about the run as a whole name its newest file.
+    let file = files[files.len() - 1].clone();
     let summary_path = run_dir.join("run_summary.json");
     let summary = read_json(&summary_path)?;
     let config = read_json(&run_dir.join("run_config.json"))?;
-    let tails = read_tails(&file, last)?;
+    let facts = RunConfigFacts::from_config(config.as_ref());
+    let tails = read_tails(&files, last)?;
+    if !allow_truncated {
+        let log_interval = facts.logger.as_ref().map_or(1, |l| l.log_interval.max(1));
+        let count_check = (mode == Mode::Versioned).then_some(log_interval);
+        require_complete(&summary_path, summary.as_ref(), &files, &tails, count_check)?;
+    }
     let canonical = tails.last.keys().find(|t| is_canonical(t));
     let legacy = tails.last.keys().find(|t| is_legacy(t));
     match mode {
@@ -209,16 +236,14 @@ pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, CliError>
             }
         }
     }
-    let profile = RunConfigFacts::from_config(config.as_ref())
-        .profile()
-        .unwrap_or_else(|| {
-            // Pre-schema runs may lack a config; APPO's rollout timing names the profile.
-            if tails.last.contains_key("timing/collector_rollout_ms") {
-                Profile::Appo
-            } else {
-                Profile::SacFamily
-            }
-        });
+    let profile = facts.profile().unwrap_or_else(|| {
+        // Pre-schema runs may lack a config; APPO's rollout timing names the profile.
+        if tails.last.contains_key("timing/collector_rollout_ms") {
+            Profile::Appo
+        } else {
+            Profile::SacFamily
+        }
+    });
     let mut out = Vec::with_capacity(ROWS.len());
     for row in ROWS {
         let value = match mode {
@@ -230,12 +255,69 @@ pub fn extract(dir: &Path, last: usize, mode: Mode) -> Result<Figures, CliError>
         };
         out.push((row.label, value));
     }
-    Ok(out)
+    Ok(Extraction {
+        figures: out,
+        damage: tails.damage,
+    })
+}
+
+/// Fails a run whose summary says `completed` while its event files end early: the newest
+/// file ends inside a record, or (with `count_check`'s log interval) the last persisted
+/// iteration is a whole log interval or more behind `completed_iterations`.
+fn require_complete(
+    summary_path: &Path,
+    summary: Option<&Value>,
+    files: &[PathBuf],
+    tails: &Tails,
+    count_check: Option<u64>,
+) -> Result<(), CliError> {
+    let Some(summary) = summary else {
+        return Ok(());
+    };
+    if summary.get("status").and_then(Value::as_str) != Some("completed") {
+        return Ok(());
+    }
+    let allow = "pass --allow-truncated to extract what is on disk";
+    let newest = files.last().map(PathBuf::as_path);
+    // A torn tail in an earlier file is a killed segment the run resumed after: only warned.
+    if let Some(tail) = tails
+        .damage
+        .iter()
+        .find(|d| matches!(d, Damage::TruncatedTail { .. }) && d.path() == newest)
+    {
+        return Err(CliError::Refused(format!(
+            "{tail}; {} says the run completed, so its event file was cut short: {allow}",
+            summary_path.display()
+        )));
+    }
+    let (Some(interval), Some(claimed)) = (
+        count_check,
+        summary.get("completed_iterations").and_then(Value::as_u64),
+    ) else {
+        return Ok(());
+    };
+    // The iteration is the step, or `Train/iteration` where env steps are the axis.
+    let persisted = match tails.last.get("Train/iteration") {
+        Some(values) => values.back().map(|v| *v as i64),
+        None => tails.max_step,
+    };
+    let behind = match persisted {
+        Some(it) => claimed.saturating_sub(u64::try_from(it).unwrap_or(0)) >= interval,
+        None => true,
+    };
+    if behind {
+        let found = persisted.map_or("no iteration".to_owned(), |it| format!("iteration {it}"));
+        return Err(CliError::Refused(format!(
+            "{}: says the run completed {claimed} iterations (log interval {interval}), but its event              files end at {found}: {allow}",
+            summary_path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// A row's figure from legacy tags: legacy-only sources first, then every old name the legacy
 /// map sends to the row's canonical tag (for this profile), scaled old → canonical → row unit.
-fn legacy_value(row: &Row, tails: &crate::run_reader::Tails, profile: Profile) -> Option<f64> {
+fn legacy_value(row: &Row, tails: &Tails, profile: Profile) -> Option<f64> {
     for (tag, scale) in row.legacy_only {
         if let Some(v) = tails.mean(tag) {
             return Some(v * scale);
@@ -249,10 +331,11 @@ fn legacy_value(row: &Row, tails: &crate::run_reader::Tails, profile: Profile) -
         .find_map(|r| tails.mean(r.old).map(|v| v * r.scale * row_scale))
 }
 
-/// Print figures as aligned text or JSON.
-pub fn print(figures: &Figures, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
+/// Print figures as aligned text or JSON (with a `damage` list: file, offset, kind, detail).
+pub fn print(extraction: &Extraction, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    let figures = &extraction.figures;
     if json {
-        let map: Map<String, Value> = figures
+        let mut map: Map<String, Value> = figures
             .iter()
             .map(|(k, v)| {
                 (
@@ -262,6 +345,7 @@ pub fn print(figures: &Figures, json: bool, out: &mut dyn Write) -> std::io::Res
                 )
             })
             .collect();
+        map.insert("damage".into(), damage_json(&extraction.damage));
         writeln!(
             out,
             "{}",

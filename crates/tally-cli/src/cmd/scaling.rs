@@ -4,12 +4,12 @@
 //! efficiency are against the run with the fewest GPUs.
 
 use crate::error::CliError;
-use crate::run_reader::{
-    is_legacy, read_json, read_tails, require_run_event_file, require_schema_v1,
-};
+use crate::run_files::{damage_json, require_run_event_files};
+use crate::run_reader::{is_legacy, read_json, read_tails, require_schema_v1};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use tally_tfevents::Damage;
 
 /// One run's row of the report.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,15 +55,28 @@ fn gpus_and_task(dir: &Path) -> Result<(u64, String), CliError> {
     Ok((gpus, task))
 }
 
+/// The scaling report: the task, one row per run, and the damage the reader found.
+#[derive(Debug)]
+pub struct Report {
+    /// The task every run shares.
+    pub task: String,
+    /// One row per run, by GPU count.
+    pub rows: Vec<ScalingRow>,
+    /// Truncated tails found in the runs' files.
+    pub damage: Vec<Damage>,
+}
+
 /// Build the report for `dirs` (at least one), averaging the last `last` values.
-pub fn report(dirs: &[PathBuf], last: usize) -> Result<(String, Vec<ScalingRow>), CliError> {
+pub fn report(dirs: &[PathBuf], last: usize) -> Result<Report, CliError> {
     if last == 0 {
         return Err(CliError::Setting("--last must be at least 1".into()));
     }
     let mut rows = Vec::new();
+    let mut damage = Vec::new();
     let mut task: Option<(String, PathBuf)> = None;
     for dir in dirs {
-        let file = require_run_event_file(dir)?;
+        let files = require_run_event_files(dir)?;
+        let file = &files[files.len() - 1];
         let run_dir = file.parent().unwrap_or(dir);
         let summary_path = run_dir.join("run_summary.json");
         require_schema_v1(&summary_path, read_json(&summary_path)?.as_ref())?;
@@ -79,7 +92,8 @@ pub fn report(dirs: &[PathBuf], last: usize) -> Result<(String, Vec<ScalingRow>)
             None => task = Some((t, dir.clone())),
             _ => {}
         }
-        let tails = read_tails(&file, last)?;
+        let mut tails = read_tails(&files, last)?;
+        damage.append(&mut tails.damage);
         if let Some(tag) = tails.last.keys().find(|t| is_legacy(t)) {
             return Err(CliError::Refused(format!(
                 "{}: legacy tag '{tag}': the scaling report reads schema-v1 runs only",
@@ -114,16 +128,17 @@ pub fn report(dirs: &[PathBuf], last: usize) -> Result<(String, Vec<ScalingRow>)
         };
         r.efficiency = r.speedup / (r.gpus as f64 / base_gpus as f64);
     }
-    Ok((task.map(|(t, _)| t).unwrap_or_default(), rows))
+    Ok(Report {
+        task: task.map(|(t, _)| t).unwrap_or_default(),
+        rows,
+        damage,
+    })
 }
 
-/// Print the report as an aligned table or JSON.
-pub fn print(
-    task: &str,
-    rows: &[ScalingRow],
-    json_out: bool,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
+/// Print the report as an aligned table or JSON (with a `damage` list: file, offset, kind,
+/// detail).
+pub fn print(report: &Report, json_out: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    let (task, rows) = (report.task.as_str(), report.rows.as_slice());
     let base = rows.first().map_or(1, |r| r.gpus);
     if json_out {
         let runs: Vec<Value> = rows
@@ -133,7 +148,8 @@ pub fn print(
                        "speedup": r.speedup, "efficiency": r.efficiency, "dp_gradient_sync_ms_per_rank": r.dp_sync_ms_per_rank})
             })
             .collect();
-        let doc = json!({"task": task, "base_gpus": base, "runs": runs});
+        let doc = json!({"task": task, "base_gpus": base, "runs": runs,
+                         "damage": damage_json(&report.damage)});
         return writeln!(
             out,
             "{}",

@@ -4,16 +4,25 @@
 //! a run summary whatever it holds; anything else is recognised by its members
 //! ([`tally_schema::conformance::detect_kind`]). Every violation is printed as
 //! `<file>: <json path>: expected <x>, found <y>`, a passing file as one `<file>: OK (...)` line.
+//!
+//! Only regular files of at most [`MAX_ARTIFACT_BYTES`] are read, checked before anything is
+//! read, so a FIFO or a device never blocks and parsing memory stays bounded
+//! (`docs/contract/consumers.md` "validate reads bounded input").
 
 use crate::error::CliError;
 use serde_json::Value;
-use std::io::Write;
+use std::fs::{File, Metadata};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use tally_schema::artifacts::ArtifactKind;
 use tally_schema::conformance::{self, Violation};
 
 /// The file a directory argument stands for.
 pub const RUN_SUMMARY_FILE: &str = "run_summary.json";
+
+/// The largest file `validate` reads: 16 MiB. Artefacts are kilobytes; parsing a JSON document
+/// takes many times its size in memory, so the cap is what bounds it.
+pub const MAX_ARTIFACT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Validate every path and print the outcome; `Err` (exit 1) when any file failed.
 ///
@@ -49,9 +58,9 @@ pub fn run(paths: &[PathBuf], completed: bool, out: &mut dyn Write) -> Result<()
 
 /// Validate one file: whether it passed, and the lines to print after `<file>: `.
 fn check_file(file: &Path, completed: bool) -> (bool, Vec<String>) {
-    let text = match std::fs::read_to_string(file) {
+    let text = match read_bounded(file) {
         Ok(t) => t,
-        Err(e) => {
+        Err(found) => {
             let what = if file.file_name() == Some(RUN_SUMMARY_FILE.as_ref())
                 && file.parent().is_some_and(Path::is_dir)
                 && !file.exists()
@@ -60,7 +69,7 @@ fn check_file(file: &Path, completed: bool) -> (bool, Vec<String>) {
             } else {
                 "a readable JSON file"
             };
-            return (false, vec![format!("$: expected {what}, found {e}")]);
+            return (false, vec![format!("$: expected {what}, found {found}")]);
         }
     };
     let v: Value = match serde_json::from_str(&text) {
@@ -129,4 +138,61 @@ fn ok_note(kind: ArtifactKind, v: &Value, completed: bool) -> String {
             None => format!("soak artifact 0.3.0, status {}", s("status")),
         },
     }
+}
+
+/// The text of `file` if it is a regular file of at most [`MAX_ARTIFACT_BYTES`]; otherwise
+/// what was found instead. The kind and size are checked before opening (opening a FIFO
+/// blocks), again on the opened handle, and the read stops one byte past the cap in case the
+/// file grew in between.
+fn read_bounded(file: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(file).map_err(|e| e.to_string())?;
+    check_kind_and_size(&meta)?;
+    let f = File::open(file).map_err(|e| e.to_string())?;
+    check_kind_and_size(&f.metadata().map_err(|e| e.to_string())?)?;
+    let mut bytes = Vec::new();
+    f.take(MAX_ARTIFACT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_ARTIFACT_BYTES {
+        return Err(over_cap(bytes.len() as u64, "and still growing"));
+    }
+    String::from_utf8(bytes).map_err(|e| format!("bytes that are not UTF-8 ({e})"))
+}
+
+fn check_kind_and_size(meta: &Metadata) -> Result<(), String> {
+    use std::os::unix::fs::FileTypeExt;
+    let ty = meta.file_type();
+    let kind = if ty.is_file() {
+        None
+    } else if ty.is_dir() {
+        Some("a directory")
+    } else if ty.is_fifo() {
+        Some("a FIFO")
+    } else if ty.is_char_device() {
+        Some("a character device")
+    } else if ty.is_block_device() {
+        Some("a block device")
+    } else if ty.is_socket() {
+        Some("a socket")
+    } else {
+        Some("not a regular file")
+    };
+    if let Some(kind) = kind {
+        return Err(format!("{kind} (expected a regular file)"));
+    }
+    if meta.len() > MAX_ARTIFACT_BYTES {
+        return Err(over_cap(meta.len(), ""));
+    }
+    Ok(())
+}
+
+fn over_cap(len: u64, note: &str) -> String {
+    let note = if note.is_empty() {
+        String::new()
+    } else {
+        format!(", {note}")
+    };
+    format!(
+        "{len} bytes{note} (expected at most {MAX_ARTIFACT_BYTES} bytes: artefacts are small, and the cap bounds the memory parsing takes)"
+    )
 }

@@ -12,8 +12,8 @@
 //! terminal going away (SIGHUP, a failed write) ends it with exit 0 and a line saying so.
 
 use crate::error::{CliError, Exit};
-use crate::run_reader::{event_files_under, read_json, require_schema_v1, RunConfigFacts};
-use std::collections::BTreeSet;
+use crate::run_files::run_event_files;
+use crate::run_reader::{read_json, require_schema_v1, RunConfigFacts};
 use std::fs::File;
 use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -79,9 +79,11 @@ fn generic_facts(dir: &Path) -> RunFacts {
     RunFacts {
         algo: String::new(),
         task: name,
+        sim: String::new(),
+        name: None,
         num_gpus: 1,
-        num_envs: 1,
-        max_iterations: 0,
+        num_envs: None,
+        max_iterations: None,
         profile: Profile::SacFamily,
     }
 }
@@ -108,33 +110,6 @@ pub fn check_schema(dir: &Path) -> Result<(), CliError> {
         }
     }
     Ok(())
-}
-
-/// The event files of the run in `dir`, oldest first: those in `dir` itself, else those of the
-/// one directory below it that holds any, in file-name order (a resumed run writes a new file
-/// beside the old one, and names sort by creation time). Files in several directories below
-/// `dir` are several runs: refused, naming the directories.
-pub fn run_event_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
-    let files = event_files_under(dir)?;
-    let own: Vec<PathBuf> = files
-        .iter()
-        .filter(|f| f.parent() == Some(dir))
-        .cloned()
-        .collect();
-    if !own.is_empty() {
-        return Ok(own);
-    }
-    let dirs: BTreeSet<&Path> = files.iter().filter_map(|f| f.parent()).collect();
-    if dirs.len() > 1 {
-        let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        return Err(CliError::Refused(format!(
-            "{}: event files in {} directories ({}): pass one run directory",
-            dir.display(),
-            dirs.len(),
-            names.join(", ")
-        )));
-    }
-    Ok(files)
 }
 
 /// How a run's events reach the terminal state.

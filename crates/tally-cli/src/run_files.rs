@@ -1,0 +1,255 @@
+//! A run's event files: which files make up a run ([`run_event_files`], [`runs_under`]), the
+//! order they are read in, and [`RunScalars`], which streams their scalars as one series,
+//! checks that steps continue across files, and collects what the reader found damaged
+//! (`docs/contract/consumers.md` "A run's event files", "What readers report").
+
+use crate::error::CliError;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use tally_tfevents::proto::event::What;
+use tally_tfevents::{
+    is_event_file_name, open_event_file, Damage, OnCorruption, ScalarEvent, ScalarReader,
+};
+
+/// One run: its directory and its event files in reading order.
+pub type RunDir = (PathBuf, Vec<PathBuf>);
+
+/// Every directory at or below `dir` that holds event files, in path order, each with its
+/// files in run order ([`order_run_files`]). A directory's event files are one run.
+pub fn runs_under(dir: &Path) -> Result<Vec<RunDir>, CliError> {
+    let mut by_dir: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        let io = |source| CliError::Io {
+            path: d.clone(),
+            source,
+        };
+        for entry in std::fs::read_dir(&d).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            let p = entry.path();
+            let ty = entry.file_type().map_err(|source| CliError::Io {
+                path: p.clone(),
+                source,
+            })?;
+            if ty.is_dir() {
+                stack.push(p);
+            } else if entry.file_name().to_str().is_some_and(is_event_file_name) {
+                by_dir.entry(d.clone()).or_default().push(p);
+            }
+        }
+    }
+    Ok(by_dir
+        .into_iter()
+        .map(|(d, files)| (d, order_run_files(files)))
+        .collect())
+}
+
+/// The event files of the run in `dir`, in run order; empty when it has none yet. Every
+/// command that reads one run (`extract`, `scaling`, `watch`) finds its events here.
+///
+/// The rule: a run is one directory's `events.out.tfevents.*` files (a resumed run adds a
+/// file beside the first). `dir` is that directory, or a directory with exactly one such
+/// directory at or below it; several are several runs, and a one-run reader refuses to pick.
+pub fn run_event_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
+    if !dir.is_dir() {
+        return Err(CliError::Refused(format!(
+            "{}: not a run directory",
+            dir.display()
+        )));
+    }
+    let mut runs = runs_under(dir)?;
+    match runs.len() {
+        0 => Ok(Vec::new()),
+        1 => Ok(runs.pop().map(|(_, files)| files).unwrap_or_default()),
+        n => Err(CliError::Refused(format!(
+            "{}: event files of {n} runs found ({}): pass one run directory",
+            dir.display(),
+            runs.iter()
+                .map(|(d, _)| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// The event files of the run in `dir` ([`run_event_files`]), which must exist by now.
+pub fn require_run_event_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
+    let files = run_event_files(dir)?;
+    if files.is_empty() {
+        return Err(CliError::Refused(format!(
+            "{}: no events.out.tfevents.* file: pass one run directory",
+            dir.display()
+        )));
+    }
+    Ok(files)
+}
+
+/// Sorts one run's files by their first event's wall time (the `file_version` event a
+/// writer puts first), then by name. A file whose first event cannot be read yet (empty, or
+/// damaged at its start) sorts after every dated file; reading it reports the problem.
+pub fn order_run_files(files: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut keyed: Vec<(f64, PathBuf)> = files
+        .into_iter()
+        .map(|f| (first_wall_time(&f).unwrap_or(f64::INFINITY), f))
+        .collect();
+    keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    keyed.into_iter().map(|(_, f)| f).collect()
+}
+
+fn first_wall_time(file: &Path) -> Option<f64> {
+    let mut reader = open_event_file(file)
+        .ok()?
+        .with_on_corruption(OnCorruption::Skip);
+    reader
+        .read_event()
+        .ok()
+        .flatten()
+        .map(|e| e.wall_time)
+        .filter(|w| w.is_finite())
+}
+
+/// The step of the `SessionLog.START` event in `file`, if any: TensorBoard's purge marker
+/// (what `SummaryWriter(purge_step=...)` writes). Only read to explain a refusal.
+fn purge_marker(file: &Path) -> Option<i64> {
+    const START: i32 = 1;
+    let mut reader = open_event_file(file)
+        .ok()?
+        .with_on_corruption(OnCorruption::Skip);
+    while let Ok(Some(event)) = reader.read_event() {
+        if let Some(What::SessionLog(log)) = &event.what {
+            if log.status == START {
+                return Some(event.step);
+            }
+        }
+    }
+    None
+}
+
+/// Streams the scalars of one run's files (in the order given) as one series.
+///
+/// Each scalar's step must be greater than every step of the files before its own: a step
+/// that goes back across files is an error naming both files. Within a file steps are not
+/// checked (TensorBoard draws them as written). Truncated tails and, under
+/// [`OnCorruption::Skip`], skipped records are kept for [`RunScalars::take_damage`]; a
+/// corrupt record under [`OnCorruption::Error`] is the error, naming file and byte offset.
+pub struct RunScalars {
+    files: Vec<PathBuf>,
+    policy: OnCorruption,
+    /// Index of the next file to open.
+    next: usize,
+    current: Option<ScalarReader<BufReader<File>>>,
+    /// Largest step of the files before the current one, and the file that holds it.
+    before: Option<(i64, usize)>,
+    /// Largest step of the current file so far.
+    current_max: Option<i64>,
+    damage: Vec<Damage>,
+}
+
+impl RunScalars {
+    /// Reads `files` (one run, in run order) with `policy`.
+    pub fn new(files: Vec<PathBuf>, policy: OnCorruption) -> Self {
+        RunScalars {
+            files,
+            policy,
+            next: 0,
+            current: None,
+            before: None,
+            current_max: None,
+            damage: Vec::new(),
+        }
+    }
+
+    /// The next scalar and the index of its file, or `None` once every file is read.
+    pub fn next_scalar(&mut self) -> Result<Option<(usize, ScalarEvent)>, CliError> {
+        loop {
+            let Some(reader) = self.current.as_mut() else {
+                let Some(file) = self.files.get(self.next) else {
+                    return Ok(None);
+                };
+                self.current = Some(
+                    open_event_file(file)?
+                        .with_on_corruption(self.policy)
+                        .into_scalars(),
+                );
+                self.next += 1;
+                continue;
+            };
+            let index = self.next - 1;
+            let scalar = reader.read_scalar()?;
+            self.damage.extend(reader.take_skipped());
+            let Some(scalar) = scalar else {
+                self.damage.extend(reader.truncated_tail());
+                self.current = None;
+                if let Some(max) = self.current_max.take() {
+                    self.before = Some(match self.before {
+                        Some((b, f)) if b >= max => (b, f),
+                        _ => (max, index),
+                    });
+                }
+                continue;
+            };
+            if let Some((max, file)) = self.before {
+                if scalar.step <= max {
+                    let purge = purge_marker(&self.files[index]).map_or(String::new(), |at| {
+                        format!(
+                            " (it starts with TensorBoard's purge marker at step {at}, which tells \
+                             TensorBoard to drop the earlier files' points from that step on; tally \
+                             does not drop data)"
+                        )
+                    });
+                    return Err(CliError::Refused(format!(
+                        "{}: step {} of tag '{}' does not continue the run: {} already reached step {max}{purge}; \
+                         a run's event files must have increasing steps across files (read them one by one by passing the files)",
+                        self.files[index].display(),
+                        scalar.step,
+                        scalar.tag,
+                        self.files[file].display(),
+                    )));
+                }
+            }
+            self.current_max = Some(self.current_max.map_or(scalar.step, |m| m.max(scalar.step)));
+            return Ok(Some((index, scalar)));
+        }
+    }
+
+    /// Byte position in the file being read (for progress).
+    pub fn position(&self) -> u64 {
+        self.current
+            .as_ref()
+            .map_or(0, |r| r.events().records().position())
+    }
+
+    /// The run's files, in the order read.
+    pub fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// The damage found since the last call, in reading order.
+    pub fn take_damage(&mut self) -> Vec<Damage> {
+        std::mem::take(&mut self.damage)
+    }
+}
+
+/// One line per damage found, for stderr: `tally: warning: <file>: truncated tail at byte N: ...`.
+pub fn warn(damage: &[Damage]) {
+    for d in damage {
+        eprintln!("tally: warning: {d}");
+    }
+}
+
+/// The JSON form of damage found: `[{"file", "offset", "kind", "detail"}]`.
+pub fn damage_json(damage: &[Damage]) -> serde_json::Value {
+    damage
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "file": d.path().map(|p| p.display().to_string()),
+                "offset": d.offset(),
+                "kind": d.kind_name(),
+                "detail": d.detail(),
+            })
+        })
+        .collect()
+}
