@@ -1,7 +1,7 @@
 """`import tally` and the framework integrations never import a framework or torch, and using
-the stable-baselines3 format without SB3 fails with an ImportError naming the package.
+an integration without its framework fails with an ImportError naming the package.
 
-Each check runs in a fresh interpreter with stable-baselines3 and torch made unimportable
+Each check runs in a fresh interpreter with the frameworks and torch made unimportable
 (`sys.modules[name] = None`), so the result is the same whether or not they are installed."""
 
 import subprocess
@@ -10,7 +10,7 @@ import textwrap
 
 BLOCK = """
 import sys
-for name in ("stable_baselines3", "torch", "gymnasium"):
+for name in ("stable_baselines3", "torch", "gymnasium", "rsl_rl", "skrl", "torchrl"):
     sys.modules[name] = None  # import of it now raises ModuleNotFoundError
 """
 
@@ -23,10 +23,12 @@ def test_importing_tally_and_its_integrations_imports_no_framework():
     r = run(
         """
         import sys
-        sys.modules.pop("torch"); sys.modules.pop("stable_baselines3"); sys.modules.pop("gymnasium")
-        import tally, tally.integrations, tally.integrations.sb3
-        from tally.integrations import sb3
-        heavy = sorted(m for m in ("torch", "stable_baselines3", "gymnasium", "tensorboard") if m in sys.modules)
+        for name in ("stable_baselines3", "torch", "gymnasium", "rsl_rl", "skrl", "torchrl"):
+            sys.modules.pop(name)  # importable again (if installed): nothing may import them
+        import tally, tally.integrations
+        from tally.integrations import *
+        from tally.integrations import rsl_rl, sb3, skrl, torchrl
+        heavy = sorted(m for m in ("torch", "stable_baselines3", "gymnasium", "tensorboard", "rsl_rl", "skrl", "torchrl") if m in sys.modules)
         print("heavy:", heavy)
         print("format:", sb3.FORMAT)
         """
@@ -75,3 +77,21 @@ def test_an_unknown_attribute_is_an_attribute_error():
     )
     assert r.returncode == 0, r.stderr
     assert "has no attribute 'TensorBoardOutputFormat'" in r.stdout
+
+
+def test_the_other_integrations_without_their_framework_name_the_package():
+    for use, package in (
+        ("from tally.integrations.rsl_rl import LogWriter", "rsl-rl-lib"),
+        ("from tally.integrations.torchrl import TensorboardLogger", "torchrl"),
+        ("import tally.integrations.skrl as m; m.install()", "skrl"),
+    ):
+        r = run(
+            f"""
+            try:
+                {use}
+            except ImportError as e:
+                print("ImportError:", e)
+            """
+        )
+        assert r.returncode == 0, (use, r.stderr)
+        assert f"needs {package} and its dependencies" in r.stdout and f"pip install {package}" in r.stdout, (use, r.stdout)

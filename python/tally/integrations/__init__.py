@@ -2,12 +2,16 @@
 
 - stable-baselines3: :mod:`tally.integrations.sb3` (an output format, ``"tally"``, beside
   SB3's ``stdout``/``csv``/``json``; it writes what SB3's ``tensorboard`` format writes).
-- CleanRL, rsl_rl, skrl, TorchRL and anything else built on torch's ``SummaryWriter``: hand
-  them :class:`tally.SummaryWriter` (see ``examples/`` for each).
+- rsl_rl: :mod:`tally.integrations.rsl_rl` (``{"class_name": "tally.integrations.rsl_rl:LogWriter"}``
+  as the runner configuration's ``logger``).
+- skrl: :mod:`tally.integrations.skrl` (``install()`` before the trainer is built).
+- TorchRL: :mod:`tally.integrations.torchrl` (its ``TensorboardLogger``, imported from here).
+- CleanRL and any script that creates torch's ``SummaryWriter`` itself: ``from tally import
+  SummaryWriter``.
 
 Importing this package (or any module in it) never imports a framework or torch: each
 integration imports its framework when first used and raises an ``ImportError`` naming the
-missing package.
+missing package (docs/contract/integrations.md "Importing").
 """
 
-__all__ = ["sb3"]
+__all__ = ["rsl_rl", "sb3", "skrl", "torchrl"]

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import datetime
 import os
+import sys
 import tempfile
 from types import ModuleType
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from tally._tally import ClosedError, TallyError, ValueTypeError
+from tally.integrations._require import require
 from tally.summary_writer import SummaryWriter, _media
 
 __all__ = ["TallyOutputFormat", "configure", "FORMAT"]
@@ -35,13 +37,7 @@ _EXCLUDED_BY = (FORMAT, "tensorboard")
 
 
 def _sb3_logger() -> ModuleType:
-    try:
-        from stable_baselines3.common import logger
-    except ModuleNotFoundError as e:
-        raise ImportError(
-            f"tally.integrations.sb3 needs stable-baselines3 and its dependencies ({e}): pip install stable-baselines3"
-        ) from e
-    return logger
+    return require("stable_baselines3.common.logger", "tally.integrations.sb3", "stable-baselines3")
 
 
 def _write_value(writer: SummaryWriter, sb3: ModuleType, key: str, value: Any, step: int) -> None:
@@ -77,8 +73,6 @@ def _scalar(key: str, value: Any) -> Any:
 
 def _is_tensor(value: Any) -> bool:
     # torch is imported by SB3 already whenever this runs; look it up, never import it here.
-    import sys
-
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(value, torch.Tensor)
 

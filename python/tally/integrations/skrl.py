@@ -37,10 +37,9 @@ class SummaryWriter(_TallyWriter):
         **kwargs: Any,
     ) -> None:
         super().__init__(log_dir=log_dir, max_queue=queue_size, flush_secs=flush_seconds, **kwargs)
-        ref = weakref.ref(self)
-        atexit.register(lambda: (w := ref()) is not None and w.close())
+        atexit.register(_close_at_exit, weakref.ref(self))
 
-    def add_scalar(  # type: ignore[override]
+    def add_scalar(
         self,
         tag: str,
         scalar_value: Any = None,
@@ -67,14 +66,20 @@ class SummaryWriter(_TallyWriter):
         )
 
 
+def _close_at_exit(ref: "weakref.ReferenceType[SummaryWriter]") -> None:
+    writer = ref()
+    if writer is not None:
+        writer.close()
+
+
 def install() -> None:
     """Make every skrl agent built from now on write through :class:`SummaryWriter`."""
     tb = require("skrl.utils.tensorboard", "tally.integrations.skrl", "skrl")
-    original = tb.SummaryWriter
+    original = getattr(tb, "SummaryWriter")
     if original is SummaryWriter:
         return
-    tb.SummaryWriter = SummaryWriter
+    setattr(tb, "SummaryWriter", SummaryWriter)
     # Agent base modules imported before this call hold skrl's class under the same name.
     for name, module in list(sys.modules.items()):
         if name.startswith("skrl.") and getattr(module, "SummaryWriter", None) is original:
-            module.SummaryWriter = SummaryWriter
+            setattr(module, "SummaryWriter", SummaryWriter)
