@@ -70,7 +70,9 @@ def main(argv: list[str] | None = None) -> PPO:
     )
     memory = RandomMemory(memory_size=cfg.rollouts, num_envs=env.num_envs, device=device)
     agent = PPO(models=models, memory=memory, observation_space=env.observation_space, action_space=env.action_space, device=device, cfg=cfg)
-    SequentialTrainer(env=env, agents=agent, cfg={"timesteps": args.timesteps, "headless": True, "disable_progressbar": True}).train()
+    trainer_cfg = {"timesteps": args.timesteps, "headless": True, "disable_progressbar": True, "close_environment_at_exit": False}
+    SequentialTrainer(env=env, agents=agent, cfg=trainer_cfg).train()
+    env.close()
     return agent
 
 

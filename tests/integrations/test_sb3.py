@@ -203,10 +203,12 @@ def test_excluded_keys_and_a_value_tensorboard_cannot_show(tmp_path):
     # A dict has no TensorBoard form: the error names the key, the keys around it are written.
     with pytest.raises(tally.ValueTypeError, match=r"'b/cfg': a dict value"):
         fmt.write({"b/a": 1.0, "b/cfg": {"lr": 1}, "b/z": 2.0}, {"b/a": None, "b/cfg": None, "b/z": None}, step=8)
+    with pytest.raises(tally.ValueTypeError, match=r"'c/b': a bytes .* not a real number; 'c/z': a complex128"):
+        fmt.write({"c/b": b"1", "c/ok": 4.0, "c/z": np.complex128(1j)}, {"c/b": None, "c/ok": None, "c/z": None}, step=9)
     fmt.close()
     with pytest.raises(tally.ClosedError):
         fmt.write({"a/x": 1.0}, {"a/x": None}, step=9)
-    assert scalars(tmp_path) == {"a/x": [(7, 1.0)], "b/a": [(8, 1.0)], "b/z": [(8, 2.0)]}
+    assert scalars(tmp_path) == {"a/x": [(7, 1.0)], "b/a": [(8, 1.0)], "b/z": [(8, 2.0)], "c/ok": [(9, 4.0)]}
 
 
 def test_configure_builds_sb3s_logger_with_the_tally_format(tmp_path, capsys):

@@ -46,8 +46,10 @@ def _write_value(writer: SummaryWriter, sb3: ModuleType, key: str, value: Any, s
 
     if isinstance(value, str):  # SB3 counts str among numpy's scalar types and writes it as text
         writer.add_text(key, value, step)
+    elif isinstance(value, (bytes, memoryview, complex, np.complexfloating)):
+        raise ValueTypeError(f"a {type(value).__name__} ({value!r:.80}) is not a real number")
     elif isinstance(value, np.ScalarType):
-        writer.add_scalar(key, _scalar(key, value), step)
+        writer.add_scalar(key, value, step)
     elif isinstance(value, np.ndarray) or _is_tensor(value):
         writer.add_histogram(key, value, step)
     elif isinstance(value, sb3.Video):
@@ -57,18 +59,12 @@ def _write_value(writer: SummaryWriter, sb3: ModuleType, key: str, value: Any, s
     elif isinstance(value, sb3.Image):
         writer.add_image(key, value.image, step, dataformats=value.dataformats)
     elif isinstance(value, sb3.HParam):
-        _write_hparams(writer, key, value)
+        _write_hparams(writer, value)
     else:
         raise ValueTypeError(
             f"a {type(value).__name__} value ({value!r:.80}) has no TensorBoard form; record a number, str, "
             f"array, tensor, Video, Figure, Image or HParam, or exclude \"{FORMAT}\" for this key"
         )
-
-
-def _scalar(key: str, value: Any) -> Any:
-    if isinstance(value, (bytes, memoryview, complex)):
-        raise ValueTypeError(f"a {type(value).__name__} ({value!r:.80}) is not a real number")
-    return value
 
 
 def _is_tensor(value: Any) -> bool:
@@ -77,7 +73,7 @@ def _is_tensor(value: Any) -> bool:
     return torch is not None and isinstance(value, torch.Tensor)
 
 
-def _write_hparams(writer: SummaryWriter, key: str, value: Any) -> None:
+def _write_hparams(writer: SummaryWriter, value: Any) -> None:
     """SB3 writes the three hparams summaries into the run itself (not a sub-run as
     ``add_hparams`` does), with no step; its ``metric_dict`` names the metrics only."""
     from tally._tally import summaries
