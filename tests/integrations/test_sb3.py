@@ -224,5 +224,7 @@ def test_configure_builds_sb3s_logger_with_the_tally_format(tmp_path, capsys):
     assert scalars(tmp_path) == {"train/x": [(3, 0.25)]}
     with pytest.raises(ValueError, match="Unknown format specified: tensorbored"):
         configure(str(tmp_path / "b"), ["tensorbored"])
+    with pytest.raises(ValueError, match='"tally" writes what "tensorboard" writes, into the same folder'):
+        configure(str(tmp_path / "d"), ["tensorboard", "tally"])
     with pytest.raises(TypeError, match="format_strings must be a list"):
         configure(str(tmp_path / "c"), "stdout,tally")

@@ -162,10 +162,13 @@ def configure(folder: Optional[str] = None, format_strings: Optional[Sequence[st
         folder = os.path.join(tempfile.gettempdir(), datetime.datetime.now().strftime("SB3-%Y-%m-%d-%H-%M-%S-%f"))
     if isinstance(format_strings, str):
         raise TypeError(f"configure: format_strings must be a list of format names, got the string {format_strings!r}")
-    os.makedirs(folder, exist_ok=True)
     if format_strings is None:
         format_strings = os.getenv("SB3_LOG_FORMAT", "stdout,log,csv").split(",")
     names: List[str] = [f for f in format_strings if f]
+    if FORMAT in names and "tensorboard" in names:
+        # Both write the same records as event files in one folder, which TensorBoard merges.
+        raise ValueError(f"configure: {names}: \"{FORMAT}\" writes what \"tensorboard\" writes, into the same folder; keep one of them")
+    os.makedirs(folder, exist_ok=True)
     logger = sb3.Logger(folder=folder, output_formats=[make_output_format(f, folder) for f in names])
     if len(names) > 0 and names != ["stdout"]:
         logger.log(f"Logging to {folder}")
