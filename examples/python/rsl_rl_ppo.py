@@ -9,6 +9,8 @@ The one line is the runner configuration's ``logger`` entry: rsl_rl builds its w
 in ``learn()``; ``tally.integrations.rsl_rl:LogWriter`` is a ``tally.SummaryWriter`` that is also
 an rsl_rl ``LogWriter`` (so it gets the configs, and ``stop()`` when training ends). Other
 keys of that dict are its keywords, e.g. ``"wandb": {"project": "go2"}`` to mirror to W&B.
+``tally.integrations.rsl_rl.take_over(runner)`` before ``learn()`` does the same, and also works
+on rsl-rl-lib 2.x (Isaac Lab's).
 """
 
 from __future__ import annotations

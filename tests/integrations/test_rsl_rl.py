@@ -10,7 +10,7 @@ pytest.importorskip("rsl_rl", reason="rsl-rl-lib is not installed (make test-int
 from conftest import import_example, scalars  # noqa: E402
 
 import tally  # noqa: E402
-from tally.integrations.rsl_rl import LogWriter  # noqa: E402
+from tally.integrations.rsl_rl import LogWriter, take_over  # noqa: E402
 
 # Wall-clock rates and durations differ between two runs (their steps do not); the "/time"
 # curves are stepped by elapsed seconds (their values do not differ).
@@ -52,3 +52,15 @@ def test_writer_keywords_come_from_the_logger_entry(tmp_path):
     (event_file,) = tmp_path.glob("events.out.tfevents.*")
     assert event_file.name.endswith(".rsl")
     assert scalars(tmp_path)["Loss/value"][0][0] == 0
+
+
+def test_take_over_sets_the_logger_entry(tmp_path):
+    example = import_example("rsl_rl_ppo")
+    cfg = example.train_cfg()
+    cfg["logger"] = "tensorboard"
+    runner = example.OnPolicyRunner(example.PointMass(), cfg, log_dir=str(tmp_path), device="cpu")
+    take_over(runner, flush_secs=5)
+    assert runner.cfg["logger"] == {"class_name": "tally.integrations.rsl_rl:LogWriter", "flush_secs": 5}
+    runner.learn(2)
+    assert isinstance(runner.logger.writer, LogWriter) and runner.logger.writer.flush_secs == 5
+    assert [s for s, _ in scalars(tmp_path)["Loss/value"]] == [0, 1]

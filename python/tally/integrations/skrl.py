@@ -12,12 +12,11 @@ written then). skrl is imported by ``install`` only, so importing this module wo
 
 from __future__ import annotations
 
-import atexit
 import os
 import sys
-import weakref
 from typing import Any, Optional, Union
 
+from tally.integrations._atexit import close_at_exit
 from tally.integrations._require import require
 from tally.summary_writer import SummaryWriter as _TallyWriter
 
@@ -37,7 +36,7 @@ class SummaryWriter(_TallyWriter):
         **kwargs: Any,
     ) -> None:
         super().__init__(log_dir=log_dir, max_queue=queue_size, flush_secs=flush_seconds, **kwargs)
-        atexit.register(_close_at_exit, weakref.ref(self))
+        close_at_exit(self)
 
     def add_scalar(
         self,
@@ -64,12 +63,6 @@ class SummaryWriter(_TallyWriter):
             new_style,
             double_precision,
         )
-
-
-def _close_at_exit(ref: "weakref.ReferenceType[SummaryWriter]") -> None:
-    writer = ref()
-    if writer is not None:
-        writer.close()
 
 
 def install() -> None:
