@@ -82,6 +82,7 @@ def test_an_unknown_attribute_is_an_attribute_error():
 def test_the_other_integrations_without_their_framework_name_the_package():
     for use, package in (
         ("from tally.integrations.rsl_rl import LogWriter", "rsl-rl-lib"),
+        ("from tally.integrations.rsl_rl import take_over; take_over(object())", "rsl-rl-lib"),
         ("from tally.integrations.torchrl import TensorboardLogger", "torchrl"),
         ("import tally.integrations.skrl as m; m.install()", "skrl"),
     ):
