@@ -61,3 +61,27 @@ docs:
 
 clean-venv:
 	rm -rf $(VENV)
+
+## The framework integrations against the real stable-baselines3, CleanRL-style torch, rsl_rl,
+## skrl and TorchRL (tests/integrations). Not part of `make test`: torch is large, so these run
+## in their own virtualenv, built here from tests/integrations/requirements.txt.
+INTEG_VENV ?= .venv-integrations
+INTEG_PY := $(INTEG_VENV)/bin/python
+.PHONY: test-integrations integrations-venv
+
+integrations-venv: $(INTEG_VENV)/.installed $(INTEG_VENV)/rsl_rl_2/.installed
+
+$(INTEG_VENV)/.installed: tests/integrations/requirements.txt
+	python3 -m venv $(INTEG_VENV)
+	$(INTEG_PY) -m pip install --quiet --upgrade pip
+	$(INTEG_PY) -m pip install --quiet -r tests/integrations/requirements.txt
+	touch $@
+
+# rsl-rl-lib 2.x (the line Isaac Lab pins) beside the venv's 5.x, for tests/integrations/test_rsl_rl_2.py.
+$(INTEG_VENV)/rsl_rl_2/.installed: $(INTEG_VENV)/.installed
+	$(INTEG_PY) -m pip install --quiet --no-deps --target $(INTEG_VENV)/rsl_rl_2 rsl-rl-lib==2.3.3
+	touch $@
+
+test-integrations: integrations-venv
+	$(INTEG_PY) -m pip install --quiet --no-build-isolation --no-deps --force-reinstall .
+	$(INTEG_PY) -m pytest tests/integrations -q
