@@ -39,6 +39,7 @@ pub fn read(input: &[u8]) {
     };
     let dir = tempfile::tempdir().unwrap();
     let mut expected_rows = Some(0usize);
+    let mut written = 0;
     for (i, file) in split(files, FILE_SEPARATOR).into_iter().enumerate() {
         let Some((&flags, bytes)) = file.split_first() else {
             continue;
@@ -54,6 +55,7 @@ pub fn read(input: &[u8]) {
         };
         std::fs::create_dir_all(&run).unwrap();
         std::fs::write(run.join(format!("events.out.tfevents.{i}.host")), &bytes).unwrap();
+        written += 1;
         // What the reader under `tally.read` gives for this file alone.
         expected_rows = match (
             expected_rows,
@@ -74,7 +76,18 @@ pub fn read(input: &[u8]) {
     }
 
     let inputs = [dir.path().to_owned()];
-    match read_all(&inputs, globs.as_deref()) {
+    let result = read_all(&inputs, globs.as_deref());
+    if written == 0 {
+        let message = result
+            .err()
+            .expect("a directory without event files is an error");
+        assert!(
+            message.contains("no events.out.tfevents.* file"),
+            "{message}"
+        );
+        return;
+    }
+    match result {
         Ok(c) => {
             assert_eq!(
                 Some(c.step.len()),

@@ -11,7 +11,7 @@ fn inputs(root: &Path, target: &str) -> Vec<PathBuf> {
         let Ok(entries) = std::fs::read_dir(root.join(folder).join(target)) else {
             continue;
         };
-        files.extend(entries.map(|e| e.unwrap().path()).filter(|p| p.is_file()));
+        files.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_file()));
     }
     files.sort();
     files
@@ -20,7 +20,6 @@ fn inputs(root: &Path, target: &str) -> Vec<PathBuf> {
 fn main() -> ExitCode {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let (mut passed, mut failed) = (0usize, 0usize);
-    std::panic::set_hook(Box::new(|_| {}));
     for (name, body) in tally_fuzz::TARGETS {
         let files = inputs(root, name);
         if files.is_empty() {
@@ -29,8 +28,20 @@ fn main() -> ExitCode {
             continue;
         }
         for file in &files {
-            let data = std::fs::read(file).unwrap();
-            match std::panic::catch_unwind(|| body(&data)) {
+            let data = match std::fs::read(file) {
+                Ok(data) => data,
+                Err(e) => {
+                    eprintln!("FAILED {}: {e}", file.display());
+                    failed += 1;
+                    continue;
+                }
+            };
+            // Silent while the body runs: the failure is reported below, cut to one line.
+            let hook = std::panic::take_hook();
+            std::panic::set_hook(Box::new(|_| {}));
+            let outcome = std::panic::catch_unwind(|| body(&data));
+            std::panic::set_hook(hook);
+            match outcome {
                 Ok(()) => passed += 1,
                 Err(panic) => {
                     let why = panic
