@@ -7,10 +7,10 @@ DIST ?= dist
 # Interpreters `wheel-check` installs the wheel into, each in a fresh virtualenv.
 WHEEL_PYTHONS ?= python3
 
-.PHONY: test lint rust-test py-test py-install venv wheel wheel-check docs clean-venv
+.PHONY: test lint rust-test py-test py-install venv wheel wheel-check docs clean-venv fuzz fuzz-replay
 
 ## Everything CI checks: formatting, clippy, Rust tests, Python client tests, the wheel to publish.
-test: lint rust-test py-test wheel-check
+test: lint rust-test fuzz-replay py-test wheel-check
 
 lint:
 	$(CARGO) fmt --all --check
@@ -18,6 +18,22 @@ lint:
 
 rust-test:
 	$(CARGO) test --workspace
+
+## Every committed fuzz input (fuzz/corpus, fuzz/regressions) through its target, on stable and
+## in the workspace's target dir: seconds, no nightly.
+fuzz-replay:
+	CARGO_TARGET_DIR="$(CURDIR)/target" $(CARGO) run -q --manifest-path fuzz/Cargo.toml --no-default-features --bin replay
+
+## The fuzz campaigns (nightly and cargo-fuzz): each of FUZZ_TARGETS for FUZZ_SECONDS, one at a
+## time, memory capped and slow inputs reported as hangs; new corpus inputs land in fuzz/corpus,
+## crashes in fuzz/artifacts (see RELIABILITY.md "Fuzzing").
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?= tfrecord event scalar run_summary runtime_manifest soak run_config metric_key read
+fuzz:
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+	  cargo +nightly fuzz run --debug-assertions $$t -- -max_total_time=$(FUZZ_SECONDS) \
+	    -jobs=1 -rss_limit_mb=2048 -timeout=10 || exit 1; \
+	done
 
 ## A virtualenv with the real Python clients (tensorboard, tbparse, tensorboardX, wandb,
 ## mpi4py) and the build/check tools (maturin, mypy).

@@ -11,7 +11,7 @@ mod convert;
 mod errors;
 mod events;
 mod logger;
-mod read;
+pub mod read;
 mod sink;
 mod summaries;
 

@@ -62,9 +62,11 @@ impl ColumnBuffer {
 }
 
 /// Distinct strings in first-seen order, laid out as an Arrow `string` array.
-struct Dictionary {
-    offsets: Vec<i32>,
-    bytes: Vec<u8>,
+pub struct Dictionary {
+    /// Start of each string in `bytes`, then the end of the last: `len() + 1` entries.
+    pub offsets: Vec<i32>,
+    /// The strings' UTF-8 bytes, back to back.
+    pub bytes: Vec<u8>,
 }
 
 impl Dictionary {
@@ -75,8 +77,14 @@ impl Dictionary {
         }
     }
 
-    fn len(&self) -> usize {
+    /// How many strings.
+    pub fn len(&self) -> usize {
         self.offsets.len() - 1
+    }
+
+    /// Whether there is no string.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Appends `s` and returns its code.
@@ -89,18 +97,28 @@ impl Dictionary {
     }
 }
 
-/// Everything read, before it is handed to Python.
-struct Columns {
-    root: PathBuf,
-    runs: Dictionary,
-    run_dirs: Vec<PathBuf>,
-    tags: Dictionary,
-    run_codes: Vec<i32>,
-    tag_codes: Vec<i32>,
-    step: Vec<i64>,
-    wall_time: Vec<f64>,
-    value: Vec<f64>,
-    damage: Vec<Damage>,
+/// Everything read, before it is handed to Python: one row per kept scalar.
+pub struct Columns {
+    /// The directory run names are relative to.
+    pub root: PathBuf,
+    /// Run names, by code.
+    pub runs: Dictionary,
+    /// Each run's absolute directory, by code.
+    pub run_dirs: Vec<PathBuf>,
+    /// Tag names, by code.
+    pub tags: Dictionary,
+    /// Each row's run code.
+    pub run_codes: Vec<i32>,
+    /// Each row's tag code.
+    pub tag_codes: Vec<i32>,
+    /// Each row's step.
+    pub step: Vec<i64>,
+    /// Each row's wall time.
+    pub wall_time: Vec<f64>,
+    /// Each row's value.
+    pub value: Vec<f64>,
+    /// What the reader read past: truncated tails, skipped records.
+    pub damage: Vec<Damage>,
 }
 
 /// Which tags to keep: each distinct tag is matched against the globs once.
@@ -194,8 +212,9 @@ fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<RunDir>), String> 
     Ok((common_root(&bases), runs))
 }
 
-/// Reads every kept scalar of `inputs` (runs without the GIL).
-fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns, String> {
+/// Reads every kept scalar of `inputs` (runs without the GIL): the Rust core of `tally.read`,
+/// public so the fuzz targets drive it without Python.
+pub fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns, String> {
     let (root, runs) = resolve_inputs(inputs)?;
     let mut c = Columns {
         root,

@@ -151,7 +151,16 @@ const KEY_VALUE_SIMPLE_VALUE: u8 = (2 << 3) | 5; // fixed32
 
 /// Encoded length of a `Summary.Value { tag, simple_value }`.
 fn value_len(tag: &str) -> usize {
-    1 + encoded_len_varint(tag.len() as u64) + tag.len() + 1 + 4
+    tag_len(tag) + 1 + 4
+}
+
+/// Encoded length of the tag field: none for an empty tag, which proto3 (and prost) leaves out.
+fn tag_len(tag: &str) -> usize {
+    if tag.is_empty() {
+        0
+    } else {
+        1 + encoded_len_varint(tag.len() as u64) + tag.len()
+    }
 }
 
 /// Appends the protobuf encoding of
@@ -183,9 +192,11 @@ pub fn encode_scalar_event(step: i64, wall_time: f64, scalars: &[(&str, f64)], o
     for (tag, value) in scalars {
         out.push(KEY_SUMMARY_VALUE);
         encode_varint(value_len(tag) as u64, out);
-        out.push(KEY_VALUE_TAG);
-        encode_varint(tag.len() as u64, out);
-        out.extend_from_slice(tag.as_bytes());
+        if !tag.is_empty() {
+            out.push(KEY_VALUE_TAG);
+            encode_varint(tag.len() as u64, out);
+            out.extend_from_slice(tag.as_bytes());
+        }
         // A oneof member is always written, even when zero: its presence is the information.
         out.push(KEY_VALUE_SIMPLE_VALUE);
         out.extend_from_slice(&(*value as f32).to_le_bytes());
