@@ -15,9 +15,11 @@ fn state() -> TerminalState {
     let mut s = TerminalState::new(RunFacts {
         algo: String::new(),
         task: "PPO_1".into(),
+        sim: String::new(),
+        name: None,
         num_gpus: 1,
-        num_envs: 1,
-        max_iterations: 0,
+        num_envs: None,
+        max_iterations: None,
         profile: Profile::SacFamily,
     });
     s.board = Some(TagBoard::default());

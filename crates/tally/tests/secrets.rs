@@ -56,7 +56,13 @@ fn identity(dir: &std::path::Path) -> tally::schema::artifacts::RunIdentity {
 #[test]
 fn run_config_keeps_its_shape_and_loses_every_reported_leak() {
     let dir = tempfile::tempdir().unwrap();
-    let doc = write_run_config(dir.path(), identity(dir.path()), &leaky_config()).unwrap();
+    let doc = write_run_config(
+        dir.path(),
+        identity(dir.path()),
+        &leaky_config(),
+        Vec::new(),
+    )
+    .unwrap();
     let text = std::fs::read_to_string(dir.path().join("run_config.json")).unwrap();
     assert_clean("run_config.json", &text);
     let v: Value = serde_json::from_str(&text).unwrap();
@@ -118,7 +124,7 @@ fn config(dir: &std::path::Path) -> LoggerConfig {
     let mut c = LoggerConfig::new("sac", "go2", "mujoco");
     c.log_dir = Some(dir.join("run"));
     c.backend = Backend::None;
-    c.max_iterations = 10;
+    c.max_iterations = Some(10);
     c.trace = true;
     c.run_config = leaky_config();
     c

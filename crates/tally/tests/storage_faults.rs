@@ -51,7 +51,7 @@ impl Sink for DeadRemote {
 fn config(dir: &Path, max: u64) -> LoggerConfig {
     let mut c = LoggerConfig::new("sac", "task", "mujoco");
     c.log_dir = Some(dir.join("run"));
-    c.max_iterations = max;
+    c.max_iterations = Some(max);
     c.backend = Backend::None;
     c
 }
@@ -327,7 +327,7 @@ fn child_fsize_writer() {
     let space_returns = std::env::var("TALLY_FSIZE_RETURNS").as_deref() == Ok("1");
     let mut c = LoggerConfig::new("sac", "task", "mujoco");
     c.log_dir = Some(Path::new(&dir).join("run"));
-    c.max_iterations = CHILD_STEPS;
+    c.max_iterations = Some(CHILD_STEPS);
     c.summary_interval_secs = 0.0;
     let mut log = Logger::new(c).unwrap();
     set_file_size_limit("12288");
