@@ -148,7 +148,7 @@ fn event_files_in_two_directories_below_the_run_are_refused_naming_them() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("2 directories") && err.contains("PPO_2"),
+        err.contains("2 runs") && err.contains("PPO_2"),
         "{err}"
     );
     // One run directory below the one given is that run.
