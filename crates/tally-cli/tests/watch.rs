@@ -147,10 +147,7 @@ fn event_files_in_two_directories_below_the_run_are_refused_naming_them() {
         .poll(&s)
         .unwrap_err()
         .to_string();
-    assert!(
-        err.contains("2 runs") && err.contains("PPO_2"),
-        "{err}"
-    );
+    assert!(err.contains("2 runs") && err.contains("PPO_2"), "{err}");
     // One run directory below the one given is that run.
     let one = tempfile::tempdir().unwrap();
     std::fs::create_dir(one.path().join("PPO_1")).unwrap();
