@@ -50,7 +50,7 @@ def step(log, i):
 def test_run_config_summary_and_terminal_hold_no_secret(tmp_path, capfd):
     with tally.Logger(
         algo="sac", task="go2", sim="mujoco", max_iterations=2, num_envs=8, log_root=tmp_path,
-        logger="none", panel="off", config=leaky_config(),
+        logger="none", panel="plain", config=leaky_config(),
     ) as log:
         log.status("connecting with WANDB_API_KEY=wk-123")
         log.set_runtime_manifest({"schema_version": 1, "shutdown": {"cmd": "train --api-key cmd-key-3"}})
@@ -99,8 +99,9 @@ def test_the_wandb_offline_run_holds_no_secret(tmp_path, monkeypatch):
         if kind in ("run", "config"):
             for it in (r.run.config if kind == "run" else r.config).update:
                 config[it.key or "/".join(it.nested_key)] = json.loads(it.value_json)
-    assert config["config"]["wandb_key"] == "<redacted>"
-    assert config["config"]["argv"] == ["train.py", "--api-key", "<redacted>", "--lr", "3e-4"]
+    # The user's config sits at the top level of W&B's config.
+    assert config["wandb_key"] == "<redacted>"
+    assert config["argv"] == ["train.py", "--api-key", "<redacted>", "--lr", "3e-4"]
     assert_clean("the W&B config", json.dumps(config))
     assert run.notes == "resumed with --api-key <redacted>"
     # Not only the decoded config: no record of the offline file carries a secret.

@@ -89,7 +89,8 @@ pub fn is_legacy(tag: &str) -> bool {
     legacy_rows(tag).next().is_some() || retired_match(tag).is_some()
 }
 
-/// What the consumer tools take from `run_config.json`: `run.algo`, `run.task` and the typed
+/// What the consumer tools take from `run_config.json`: `run.algo`, `run.task`, `run.sim_backend`,
+/// `run.name` and the typed
 /// `run.logger` block (`docs/contract/run-artifacts.md`). Each part is optional: a run written
 /// by another tool may lack any of them, or the whole file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -98,6 +99,10 @@ pub struct RunConfigFacts {
     pub algo: Option<String>,
     /// `run.task`.
     pub task: Option<String>,
+    /// `run.sim_backend` (empty when the run named none).
+    pub sim: Option<String>,
+    /// `run.name`, the run's title when the user gave one.
+    pub name: Option<String>,
     /// `run.logger`, when present and complete.
     pub logger: Option<LoggerFacts>,
 }
@@ -112,6 +117,8 @@ impl RunConfigFacts {
         RunConfigFacts {
             algo: text("algo"),
             task: text("task"),
+            sim: text("sim_backend"),
+            name: text("name"),
             // A block that is not a whole `LoggerFacts` (another tool's) counts as absent.
             logger: run
                 .get("logger")

@@ -259,6 +259,13 @@ fn watch_reads_algo_task_gpus_and_profile_from_run_config() {
         (2, Some(4096), Some(20))
     );
     assert_eq!(f.profile, Profile::Appo);
+    // The title's sim and name come from the same file.
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("run_config.json")).unwrap())
+            .unwrap();
+    let sim = config["run"]["sim_backend"].as_str().unwrap();
+    assert!(!sim.is_empty());
+    assert_eq!((f.sim.as_str(), f.name.as_deref()), (sim, None));
     // Without run_config.json: defaults, never a failure.
     let f = read_facts(tmp.path());
     assert_eq!(

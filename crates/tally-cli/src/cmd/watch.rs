@@ -55,8 +55,8 @@ pub fn read_facts(dir: &Path) -> RunFacts {
     RunFacts {
         algo: facts.algo.clone().unwrap_or_else(|| "unknown".into()),
         task: facts.task.clone().unwrap_or_else(|| "unknown".into()),
-        sim: String::new(),
-        name: None,
+        sim: facts.sim.clone().unwrap_or_default(),
+        name: facts.name.clone(),
         num_gpus: logger.map_or(1, |l| l.num_gpus).max(1),
         num_envs: logger.and_then(|l| l.num_envs),
         max_iterations: logger.and_then(|l| l.max_iterations),
