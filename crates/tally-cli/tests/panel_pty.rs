@@ -346,7 +346,7 @@ fn watch_shows_a_finished_run_and_q_quits_leaving_raw_mode() {
         "Run completed",
     ]);
     assert!(
-        screen.contains("🚀 SAC · go2_joystick_flat | GPUs 2"),
+        screen.contains("🚀 SAC · go2_joystick_flat · mujoco | GPUs 2"),
         "{screen}"
     );
     assert!(
