@@ -57,7 +57,7 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=300)
     ap.add_argument("--num-envs", type=int, default=256)
     ap.add_argument("--log-root", default="logs")
-    ap.add_argument("--panel", default="auto", choices=["auto", "on", "off"])
+    ap.add_argument("--panel", default="auto", choices=["auto", "on", "plain", "off"])
     ap.add_argument("--lr", type=float, default=1.0)
     args = ap.parse_args()
 

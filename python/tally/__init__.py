@@ -34,7 +34,7 @@ from tally._tally import (
     ValueTypeError,
     __version__,
 )
-from tally._read import read, read_runs
+from tally._read import TruncatedEventFileWarning, read, read_runs
 from tally._wandb import WandbSink
 from tally.summary_writer import SummaryWriter
 
@@ -47,6 +47,7 @@ __all__ = [
     "distributed",
     "read",
     "read_runs",
+    "TruncatedEventFileWarning",
     "TallyError",
     "SchemaError",
     "ConfigError",

@@ -22,7 +22,7 @@ import pytest
 from tbparse import SummaryReader
 
 import tally
-from tally._read import TruncatedEventFileWarning
+from tally import TruncatedEventFileWarning
 
 WALL0 = 1_700_000_000.0
 
