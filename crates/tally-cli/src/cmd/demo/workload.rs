@@ -24,11 +24,6 @@ pub(super) fn timed(d: Duration) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
-/// `n` microseconds.
-pub(super) fn us(n: u64) -> Duration {
-    Duration::from_micros(n)
-}
-
 /// A tiny deterministic noise source (xorshift), so runs are reproducible.
 pub(super) struct Noise(pub(super) u64);
 
