@@ -20,7 +20,8 @@ use std::process::ExitCode;
 
 /// tally: one honest source of telemetry for RL training runs.
 #[derive(Debug, Parser)]
-#[command(name = "tally", version, about, propagate_version = true)]
+// The about text is the doc comment above (not the package description).
+#[command(name = "tally", version, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -30,7 +31,7 @@ struct Cli {
 enum Command {
     /// Run a synthetic training job (real learner and collector threads) through the logger.
     Demo {
-        /// Algorithm: sac, flashsac, warpsac, appo or ppo.
+        /// Algorithm: sac, flashsac, warpsac, appo, ppo or grpo.
         #[arg(long, default_value = "sac")]
         algo: String,
         /// Task name (a run-directory component).

@@ -36,7 +36,7 @@ pub fn profile_of(algo: &str) -> Result<Profile, CliError> {
 /// Validated demo settings.
 #[derive(Debug, Clone)]
 pub struct DemoConfig {
-    /// Algorithm: sac, flashsac, warpsac, appo, ppo.
+    /// Algorithm: sac, flashsac, warpsac, appo, ppo or grpo.
     pub algo: String,
     /// Task name.
     pub task: String,
