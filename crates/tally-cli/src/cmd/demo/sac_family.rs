@@ -30,8 +30,9 @@ fn collector(req: SyncSender<()>, act: Receiver<()>, report: Sender<Phases>, slo
         let env = |part: &str, micros: f64| timed(slow.part_us("env_step", part, micros));
         let validate = env("env_step_action_validate", 20.0);
         let apply = env("env_step_apply_action", 40.0);
-        // The default env step about matches the learner's update: a balanced pipeline.
-        let backend = env("env_step_backend", 4300.0 * noise.jitter(0.2));
+        // The default collector work is about 0.9 of the learner's update: a balanced
+        // pipeline with margin both ways (each side's wait well under the bottleneck table's).
+        let backend = env("env_step_backend", 3800.0 * noise.jitter(0.2));
         let update = env("env_step_update_state", 250.0);
         let reset_us = if noise.next() < 0.1 { 400.0 } else { 30.0 };
         let reset = env("env_step_reset_done", reset_us);

@@ -9,11 +9,13 @@ use tally::Profile;
 /// The largest factor accepted: a demo iteration stays bounded.
 const MAX_FACTOR: f64 = 1000.0;
 
-/// The phases each profile's demo simulates, by their timeline key. A parent (`inference`,
-/// `env_step`) scales all its parts; a part scales itself alone.
+/// The phases each profile's demo simulates, by their timeline key. `all` scales every phase
+/// (a heavier task at the same balance); a parent (`inference`, `env_step`) scales all its
+/// parts; a part scales itself alone.
 pub fn slow_phases(profile: Profile) -> &'static [&'static str] {
     match profile {
         Profile::SacFamily => &[
+            "all",
             "inference",
             "inference_h2d",
             "inference_forward",
@@ -33,6 +35,7 @@ pub fn slow_phases(profile: Profile) -> &'static [&'static str] {
             "metrics_publish",
         ],
         Profile::Appo => &[
+            "all",
             "replay_stage",
             "replay_sample",
             "learning",
@@ -40,7 +43,7 @@ pub fn slow_phases(profile: Profile) -> &'static [&'static str] {
             "mlp_infer",
             "env_step",
         ],
-        Profile::OnPolicy => &["learning", "env_step"],
+        Profile::OnPolicy => &["all", "learning", "env_step"],
         Profile::Rft => &[],
     }
 }
@@ -87,17 +90,23 @@ impl Slowdown {
         Ok(Slowdown(out))
     }
 
-    /// The factor of `phase` (1 when not slowed).
-    pub fn factor(&self, phase: &str) -> f64 {
+    /// The factor given for `name` alone (1 when not given).
+    fn given(&self, name: &str) -> f64 {
         self.0
             .iter()
-            .find(|(p, _)| *p == phase)
+            .find(|(p, _)| *p == name)
             .map_or(1.0, |(_, f)| *f)
     }
 
-    /// `micros` of a part of `parent`, scaled by both their factors.
+    /// The factor of `phase`, `all` included (1 when not slowed).
+    pub fn factor(&self, phase: &str) -> f64 {
+        self.given(phase) * self.given("all")
+    }
+
+    /// `micros` of a part of `parent`, scaled by both their factors and `all`.
     pub fn part_us(&self, parent: &str, part: &str, micros: f64) -> Duration {
-        Duration::from_secs_f64(micros * 1e-6 * self.factor(parent) * self.factor(part))
+        let f = self.given(parent) * self.given(part) * self.given("all");
+        Duration::from_secs_f64(micros * 1e-6 * f)
     }
 
     /// `micros` of `phase`, scaled by its factor.

@@ -31,7 +31,7 @@ impl Default for Thresholds {
         Thresholds {
             wait_high_pct: 25.0,
             wait_low_pct: 10.0,
-            action_wait_high_pct: 40.0,
+            action_wait_high_pct: 50.0,
             inference_high_pct: 25.0,
             batch_wait_high_pct: 10.0,
             replay_write_high_pct: 25.0,
