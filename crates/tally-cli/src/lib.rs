@@ -55,8 +55,8 @@ enum Command {
         /// Panic inside the training loop at this iteration (tests terminal restoration).
         #[arg(long, hide = true)]
         panic_at_iteration: Option<u64>,
-        /// Multiply a simulated phase's duration (repeatable), e.g. `--slow learning=6` makes
-        /// the learner the bottleneck, `--slow env_step=6` the collector.
+        /// Multiply a simulated phase's duration (repeatable): `--slow learning=6` makes the
+        /// learner the bottleneck, `--slow env_step=6` the collector, `--slow all=4` every phase.
         #[arg(long, value_name = "PHASE=FACTOR")]
         slow: Vec<String>,
         /// Overrides: training.logger=tensorboard|none, training.log_root=DIR, training.log_dir=DIR,

@@ -12,7 +12,7 @@ mod training;
 mod workload;
 
 pub use config::{profile_of, DemoConfig, KNOWN_OVERRIDES};
-pub use slow::{slow_phases, Slowdown};
+pub use slow::Slowdown;
 
 use crate::error::{CliError, Exit};
 use std::io::Write as _;
