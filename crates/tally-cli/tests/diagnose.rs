@@ -310,3 +310,65 @@ fn an_onpolicy_run_is_refused_and_a_torn_tail_is_reported_not_fatal() {
     assert_eq!(report["damage"][0]["kind"], "truncated_tail", "{report:#}");
     assert_eq!(report["healthy"], true, "{report:#}");
 }
+
+/// A run a user's own runner wrote through the Logger (not the demo), with known phase times.
+fn user_run(root: &Path, profile: tally::Profile, algo: &str) -> PathBuf {
+    let mut lc = tally::LoggerConfig::new(algo, "my_task", "isaac");
+    lc.profile = profile;
+    lc.log_root = root.to_owned();
+    lc.max_iterations = Some(40);
+    let mut log = tally::Logger::new(lc).unwrap();
+    for i in 1..=40u64 {
+        let mut s = tally::StepInput::new(i)
+            .env_steps(i * 1000)
+            .steps_this_iter(1000.0)
+            .iteration_time(0.010)
+            .learner("collector_wait", 0.004)
+            .learner("learning", 0.005);
+        s = match profile {
+            tally::Profile::Appo => s
+                .collector("mlp_infer", 0.0001)
+                .collector("env_step", 0.0005)
+                .collector("rollout", 0.010),
+            _ => s
+                .collector("inference_request", 0.0001)
+                .collector("learner_action_wait", 0.0002)
+                .collector("env_step", 0.0080)
+                .collector("transition_extract", 0.0001)
+                .collector("replay_write", 0.0015)
+                .collector("metrics_publish", 0.0001),
+        };
+        log.step(&s).unwrap();
+    }
+    log.close(tally::RunStatus::Completed).unwrap();
+    log.run_dir().to_owned()
+}
+
+#[test]
+fn a_users_own_runs_are_read_through_the_same_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (profile, algo) in [
+        (tally::Profile::SacFamily, "my_sac"),
+        (tally::Profile::Appo, "appo"),
+    ] {
+        let dir = user_run(tmp.path(), profile, algo);
+        let report = diagnose_json(&dir, &["--last", "10"]);
+        assert_eq!(symptoms(&report), vec![COLLECTOR_BOUND], "{report:#}");
+        let f = finding(&report, COLLECTOR_BOUND);
+        let wait = evidence(f, "learner Collector Wait");
+        // 4 ms of a 10 ms iteration.
+        assert!((wait["ms"].as_f64().unwrap() - 4.0).abs() < 1e-3, "{wait}");
+        assert!(
+            (wait["share_pct"].as_f64().unwrap() - 40.0).abs() < 1e-2,
+            "{wait}"
+        );
+        if profile == tally::Profile::SacFamily {
+            // 8 ms of a 10 ms cycle (0.1 + 0.2 + 8 + 0.1 + 1.5 + 0.1).
+            let env = evidence(f, "collector Env Step");
+            assert!(
+                (env["share_pct"].as_f64().unwrap() - 80.0).abs() < 1e-2,
+                "{env}"
+            );
+        }
+    }
+}
