@@ -11,7 +11,7 @@ pub mod run_reader;
 
 pub use error::{CliError, Exit};
 
-use cmd::{demo, export, extract, scaling, schema, validate, watch};
+use cmd::{demo, diagnose, export, extract, scaling, schema, validate, watch};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
@@ -20,7 +20,8 @@ use std::process::ExitCode;
 
 /// tally: one honest source of telemetry for RL training runs.
 #[derive(Debug, Parser)]
-#[command(name = "tally", version, about, propagate_version = true)]
+// The about text is the doc comment above (not the package description).
+#[command(name = "tally", version, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -30,7 +31,7 @@ struct Cli {
 enum Command {
     /// Run a synthetic training job (real learner and collector threads) through the logger.
     Demo {
-        /// Algorithm: sac, flashsac, warpsac, appo or ppo.
+        /// Algorithm: sac, flashsac, warpsac, appo, ppo or grpo.
         #[arg(long, default_value = "sac")]
         algo: String,
         /// Task name (a run-directory component).
@@ -54,6 +55,10 @@ enum Command {
         /// Panic inside the training loop at this iteration (tests terminal restoration).
         #[arg(long, hide = true)]
         panic_at_iteration: Option<u64>,
+        /// Multiply a simulated phase's duration (repeatable): `--slow learning=6` makes the
+        /// learner the bottleneck, `--slow env_step=6` the collector, `--slow all=4` every phase.
+        #[arg(long, value_name = "PHASE=FACTOR")]
+        slow: Vec<String>,
         /// Overrides: training.logger=tensorboard|none, training.log_root=DIR, training.log_dir=DIR,
         /// training.log_interval=N, training.trace_enabled=true|false.
         #[arg(value_name = "training.KEY=VALUE")]
@@ -100,6 +105,39 @@ enum Command {
         /// (the damage is still reported).
         #[arg(long)]
         allow_truncated: bool,
+    },
+    /// Name a run's bottleneck: the bottleneck table applied to its learner and collector
+    /// timelines (sac_family, appo), each finding with evidence, meaning and what to check first.
+    Diagnose {
+        /// The run directory (a schema-v1 run, as for extract).
+        run_dir: PathBuf,
+        /// How many trailing values each figure averages.
+        #[arg(long, default_value_t = 100)]
+        last: usize,
+        /// Print JSON: {"healthy", "findings": [{"symptom", "meaning", "check_first", "evidence"}]}.
+        #[arg(long)]
+        json: bool,
+        /// learner Collector Wait, % of Iter Wall, at or above which it is high.
+        #[arg(long, value_name = "PCT", default_value_t = diagnose::Thresholds::default().wait_high_pct)]
+        wait_high: f64,
+        /// learner Collector Wait, % of Iter Wall, below which it is low.
+        #[arg(long, value_name = "PCT", default_value_t = diagnose::Thresholds::default().wait_low_pct)]
+        wait_low: f64,
+        /// collector Learner Action Wait, % of the collector cycle, that is high.
+        #[arg(long, value_name = "PCT", default_value_t = diagnose::Thresholds::default().action_wait_high_pct)]
+        action_wait_high: f64,
+        /// learner Inference, % of Iter Wall, that is high.
+        #[arg(long, value_name = "PCT", default_value_t = diagnose::Thresholds::default().inference_high_pct)]
+        inference_high: f64,
+        /// learner Replay Batch Wait, % of Iter Wall, that is high.
+        #[arg(long, value_name = "PCT", default_value_t = diagnose::Thresholds::default().batch_wait_high_pct)]
+        batch_wait_high: f64,
+        /// collector Replay Write, % of the collector cycle, that is high.
+        #[arg(long, value_name = "PCT", default_value_t = diagnose::Thresholds::default().replay_write_high_pct)]
+        replay_write_high: f64,
+        /// Replay H2D Submit, % of Iter Wall, that is high.
+        #[arg(long, value_name = "PCT", default_value_t = diagnose::Thresholds::default().submit_high_pct)]
+        submit_high: f64,
     },
     /// The DP scaling report: throughput, speed-up and efficiency of one task at several GPU counts.
     Scaling {
@@ -236,6 +274,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             num_envs,
             panel,
             panic_at_iteration,
+            slow,
             overrides,
         } => {
             let mut c = demo::DemoConfig::from_flags(
@@ -250,6 +289,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             )?;
             c.panel = panel.into();
             c.panic_at = panic_at_iteration;
+            c.slow = demo::Slowdown::parse(&slow, &c.algo, demo::profile_of(&c.algo)?)?;
             demo::main(&c, extensions.demo_sinks)
         }
         Command::Watch {
@@ -284,6 +324,40 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             let extraction = extract::extract(&dir, last, mode, allow_truncated)?;
             run_files::warn(&extraction.damage);
             to_stdout(|out| Ok(extract::print(&extraction, json, out)?))
+        }
+        Command::Diagnose {
+            run_dir,
+            last,
+            json,
+            wait_high,
+            wait_low,
+            action_wait_high,
+            inference_high,
+            batch_wait_high,
+            replay_write_high,
+            submit_high,
+        } => {
+            let thresholds = diagnose::Thresholds {
+                wait_high_pct: wait_high,
+                wait_low_pct: wait_low,
+                action_wait_high_pct: action_wait_high,
+                inference_high_pct: inference_high,
+                batch_wait_high_pct: batch_wait_high,
+                replay_write_high_pct: replay_write_high,
+                submit_high_pct: submit_high,
+            };
+            thresholds.check([
+                "--wait-high",
+                "--wait-low",
+                "--action-wait-high",
+                "--inference-high",
+                "--batch-wait-high",
+                "--replay-write-high",
+                "--submit-high",
+            ])?;
+            let diagnosis = diagnose::diagnose(&run_dir, last, thresholds)?;
+            run_files::warn(&diagnosis.damage);
+            to_stdout(|out| Ok(diagnose::print(&diagnosis, json, out)?))
         }
         Command::Scaling { dirs, last, json } => {
             let report = scaling::report(&dirs, last)?;

@@ -185,32 +185,7 @@ pub fn extract(
     let canonical = tails.last.keys().find(|t| is_canonical(t));
     let legacy = tails.last.keys().find(|t| is_legacy(t));
     match mode {
-        Mode::Versioned => {
-            require_schema_v1(&summary_path, summary.as_ref())?;
-            if let Some(t) = legacy {
-                return Err(CliError::Refused(format!(
-                    "{}: legacy tag '{t}' in a schema-v1 run: canonical/legacy mixes fail closed (the producer must emit canonical tags only)",
-                    file.display()
-                )));
-            }
-            if let Some(t) = tails.last.keys().find(|t| is_unknown_canonical(t)) {
-                return Err(CliError::Refused(format!(
-                    "{}: unknown tag '{t}' in a canonical group of a schema-v1 run: not a schema-v1 \
-                     tag (a typo, or a newer schema); extract refuses rather than guess",
-                    file.display()
-                )));
-            }
-            if !tails
-                .last
-                .keys()
-                .any(|t| (t.starts_with("Perf/") || t.starts_with("Train/")) && is_canonical(t))
-            {
-                return Err(CliError::Refused(format!(
-                    "{}: no canonical Perf/ or Train/ tag: nothing to extract",
-                    file.display()
-                )));
-            }
-        }
+        Mode::Versioned => require_canonical(&file, &summary_path, summary.as_ref(), &tails)?,
         Mode::LegacyUnversioned => {
             if let Some(v) = summary
                 .as_ref()
@@ -259,6 +234,42 @@ pub fn extract(
         figures: out,
         damage: tails.damage,
     })
+}
+
+/// The schema-v1 gate of a run read for its canonical tags (`docs/contract/consumers.md`
+/// "The schema-v1 gate"): the summary's stamp, no legacy tag, no unknown tag in a canonical
+/// group, at least one canonical `Perf/` or `Train/` tag. `file` is the run's newest file.
+pub fn require_canonical(
+    file: &Path,
+    summary_path: &Path,
+    summary: Option<&Value>,
+    tails: &Tails,
+) -> Result<(), CliError> {
+    require_schema_v1(summary_path, summary)?;
+    if let Some(t) = tails.last.keys().find(|t| is_legacy(t)) {
+        return Err(CliError::Refused(format!(
+            "{}: legacy tag '{t}' in a schema-v1 run: canonical/legacy mixes fail closed (the producer must emit canonical tags only)",
+            file.display()
+        )));
+    }
+    if let Some(t) = tails.last.keys().find(|t| is_unknown_canonical(t)) {
+        return Err(CliError::Refused(format!(
+            "{}: unknown tag '{t}' in a canonical group of a schema-v1 run: not a schema-v1 \
+             tag (a typo, or a newer schema); extract refuses rather than guess",
+            file.display()
+        )));
+    }
+    if !tails
+        .last
+        .keys()
+        .any(|t| (t.starts_with("Perf/") || t.starts_with("Train/")) && is_canonical(t))
+    {
+        return Err(CliError::Refused(format!(
+            "{}: no canonical Perf/ or Train/ tag: nothing to extract",
+            file.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Fails a run whose summary says `completed` while its event files end early: the newest

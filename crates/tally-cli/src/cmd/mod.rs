@@ -1,6 +1,7 @@
 //! One module per `tally` subcommand; `lib.rs` parses the flags and calls into these.
 
 pub mod demo;
+pub mod diagnose;
 pub mod export;
 pub mod extract;
 pub mod scaling;

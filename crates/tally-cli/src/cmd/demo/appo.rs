@@ -1,8 +1,9 @@
 //! The APPO demo loop: the collector fills a ring of rollouts on its own clock; the learner
 //! consumes ready slots and publishes weights.
 
+use super::slow::Slowdown;
 use super::training::ProfileLoop;
-use super::workload::{timed, us, Noise, Phases};
+use super::workload::{timed, Noise, Phases};
 use crate::error::CliError;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::{self, JoinHandle};
@@ -10,14 +11,14 @@ use std::time::Instant;
 use tally::{Profile, StepInput};
 
 /// The collector: roll out `steps_per_env` steps, report EMA phase times and the rollout.
-fn collector(ring: SyncSender<Phases>, steps_per_env: u32) {
+fn collector(ring: SyncSender<Phases>, steps_per_env: u32, slow: Slowdown) {
     let (mut mlp_ema, mut env_ema) = (None::<f64>, None::<f64>);
     let ema = |e: &mut Option<f64>, v: f64| *e = Some(e.map_or(v, |x| 0.9 * x + 0.1 * v));
     loop {
         let t = Instant::now();
         for _ in 0..steps_per_env {
-            ema(&mut mlp_ema, timed(us(60)));
-            ema(&mut env_ema, timed(us(180)));
+            ema(&mut mlp_ema, timed(slow.us("mlp_infer", 60.0)));
+            ema(&mut env_ema, timed(slow.us("env_step", 180.0)));
         }
         let rollout = t.elapsed().as_secs_f64();
         let phases = vec![
@@ -35,19 +36,25 @@ fn collector(ring: SyncSender<Phases>, steps_per_env: u32) {
 pub(super) struct Appo {
     ring: Receiver<Phases>,
     collector: JoinHandle<()>,
+    slow: Slowdown,
 }
 
 impl ProfileLoop for Appo {
     const PROFILE: Profile = Profile::Appo;
     const STEPS_PER_ENV: u32 = 16;
 
-    fn start() -> Result<Self, CliError> {
+    fn start(slow: &Slowdown) -> Result<Self, CliError> {
         let (ring_tx, ring) = sync_channel::<Phases>(2);
+        let collector_slow = slow.clone();
         let collector = thread::Builder::new()
             .name("collector".into())
-            .spawn(move || collector(ring_tx, Self::STEPS_PER_ENV))
+            .spawn(move || collector(ring_tx, Self::STEPS_PER_ENV, collector_slow))
             .map_err(|e| CliError::Run(format!("spawn collector thread: {e}")))?;
-        Ok(Appo { ring, collector })
+        Ok(Appo {
+            ring,
+            collector,
+            slow: slow.clone(),
+        })
     }
 
     fn learner_phases(
@@ -61,11 +68,13 @@ impl ProfileLoop for Appo {
             .recv()
             .map_err(|_| CliError::Run("collector thread stopped".into()))?;
         let mut input = input.learner("collector_wait", t.elapsed().as_secs_f64());
+        let slow = &self.slow;
         input = input
-            .learner("replay_stage", timed(us(250)))
-            .learner("replay_sample", timed(us(80)));
-        input = input.learner("learning", timed(us((3000.0 * noise.jitter(0.1)) as u64)));
-        input = input.learner("weight_publish", timed(us(150)));
+            .learner("replay_stage", timed(slow.us("replay_stage", 250.0)))
+            .learner("replay_sample", timed(slow.us("replay_sample", 80.0)));
+        let learning = slow.us("learning", 3000.0 * noise.jitter(0.1));
+        input = input.learner("learning", timed(learning));
+        input = input.learner("weight_publish", timed(slow.us("weight_publish", 150.0)));
         for (k, v) in rollout {
             input = input.collector(k, v);
         }

@@ -1,6 +1,7 @@
 //! The demo's settings: its flags and `training.KEY=VALUE` overrides, checked into a
 //! [`DemoConfig`].
 
+use super::slow::Slowdown;
 use crate::error::CliError;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -35,7 +36,7 @@ pub fn profile_of(algo: &str) -> Result<Profile, CliError> {
 /// Validated demo settings.
 #[derive(Debug, Clone)]
 pub struct DemoConfig {
-    /// Algorithm: sac, flashsac, warpsac, appo, ppo.
+    /// Algorithm: sac, flashsac, warpsac, appo, ppo or grpo.
     pub algo: String,
     /// Task name.
     pub task: String,
@@ -63,6 +64,8 @@ pub struct DemoConfig {
     pub log_interval: u64,
     /// `training.trace_enabled`.
     pub trace: bool,
+    /// `--slow PHASE=FACTOR` factors on simulated phase durations.
+    pub slow: Slowdown,
 }
 
 impl DemoConfig {
@@ -105,6 +108,7 @@ impl DemoConfig {
             log_dir: None,
             log_interval: 1,
             trace: false,
+            slow: Slowdown::default(),
         };
         for o in overrides {
             let Some((key, value)) = o.split_once('=') else {

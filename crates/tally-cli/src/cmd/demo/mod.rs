@@ -7,10 +7,12 @@ mod config;
 mod onpolicy;
 mod rft;
 mod sac_family;
+mod slow;
 mod training;
 mod workload;
 
 pub use config::{profile_of, DemoConfig, KNOWN_OVERRIDES};
+pub use slow::Slowdown;
 
 use crate::error::{CliError, Exit};
 use std::io::Write as _;

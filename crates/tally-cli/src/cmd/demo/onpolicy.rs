@@ -1,7 +1,8 @@
 //! The on-policy (PPO) demo loop: the learner asks for a rollout, waits for it, then updates.
 
+use super::slow::Slowdown;
 use super::training::ProfileLoop;
-use super::workload::{timed, us, work, Noise, Phases};
+use super::workload::{timed, work, Noise, Phases};
 use crate::error::CliError;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::{self, JoinHandle};
@@ -9,11 +10,11 @@ use std::time::Instant;
 use tally::{Profile, StepInput};
 
 /// The collector: on each request, roll out `steps_per_env` steps and report the rollout time.
-fn collector(go: Receiver<()>, done: SyncSender<Phases>, steps_per_env: u32) {
+fn collector(go: Receiver<()>, done: SyncSender<Phases>, steps_per_env: u32, slow: Slowdown) {
     while go.recv().is_ok() {
         let t = Instant::now();
         for _ in 0..steps_per_env {
-            work(us(120));
+            work(slow.us("env_step", 120.0));
         }
         if done
             .send(vec![("rollout", t.elapsed().as_secs_f64())])
@@ -29,6 +30,7 @@ pub(super) struct OnPolicy {
     go: SyncSender<()>,
     rollouts: Receiver<Phases>,
     collector: JoinHandle<()>,
+    slow: Slowdown,
 }
 
 impl ProfileLoop for OnPolicy {
@@ -36,17 +38,19 @@ impl ProfileLoop for OnPolicy {
     const STEPS_PER_ENV: u32 = 24;
     const FIRST_ITERATION: u64 = 0;
 
-    fn start() -> Result<Self, CliError> {
+    fn start(slow: &Slowdown) -> Result<Self, CliError> {
         let (go, go_rx) = sync_channel::<()>(1);
         let (done_tx, rollouts) = sync_channel::<Phases>(2);
+        let collector_slow = slow.clone();
         let collector = thread::Builder::new()
             .name("collector".into())
-            .spawn(move || collector(go_rx, done_tx, Self::STEPS_PER_ENV))
+            .spawn(move || collector(go_rx, done_tx, Self::STEPS_PER_ENV, collector_slow))
             .map_err(|e| CliError::Run(format!("spawn collector thread: {e}")))?;
         Ok(OnPolicy {
             go,
             rollouts,
             collector,
+            slow: slow.clone(),
         })
     }
 
@@ -62,7 +66,8 @@ impl ProfileLoop for OnPolicy {
             .rollouts
             .recv()
             .map_err(|_| CliError::Run("collector thread stopped".into()))?;
-        let mut input = input.learner("learning", timed(us((2000.0 * noise.jitter(0.1)) as u64)));
+        let learning = self.slow.us("learning", 2000.0 * noise.jitter(0.1));
+        let mut input = input.learner("learning", timed(learning));
         for (k, v) in rollout {
             input = input.collector(k, v);
         }

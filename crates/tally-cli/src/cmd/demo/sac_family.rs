@@ -2,8 +2,9 @@
 //! learner-owned inference, and the replay buffer fills before the first update.
 
 use super::config::DemoConfig;
+use super::slow::Slowdown;
 use super::training::ProfileLoop;
-use super::workload::{mean_phases, timed, us, Noise, Phases};
+use super::workload::{mean_phases, timed, Noise, Phases};
 use crate::error::CliError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
@@ -12,7 +13,7 @@ use std::time::Instant;
 use tally::{Logger, Profile, StepInput};
 
 /// The collector: ask for an action, wait for it, step, write replay, report its phases.
-fn collector(req: SyncSender<()>, act: Receiver<()>, report: Sender<Phases>) {
+fn collector(req: SyncSender<()>, act: Receiver<()>, report: Sender<Phases>, slow: Slowdown) {
     let mut noise = Noise(0x5ac);
     loop {
         let t = Instant::now();
@@ -26,15 +27,19 @@ fn collector(req: SyncSender<()>, act: Receiver<()>, report: Sender<Phases>) {
         }
         let learner_action_wait = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let validate = timed(us(20));
-        let apply = timed(us(40));
-        let backend = timed(us((1200.0 * noise.jitter(0.2)) as u64));
-        let update = timed(us(250));
-        let reset = timed(us(if noise.next() < 0.1 { 400 } else { 30 }));
+        let env = |part: &str, micros: f64| timed(slow.part_us("env_step", part, micros));
+        let validate = env("env_step_action_validate", 20.0);
+        let apply = env("env_step_apply_action", 40.0);
+        // The default collector work is about 0.9 of the learner's update: a balanced
+        // pipeline with margin both ways (each side's wait well under the bottleneck table's).
+        let backend = env("env_step_backend", 3800.0 * noise.jitter(0.2));
+        let update = env("env_step_update_state", 250.0);
+        let reset_us = if noise.next() < 0.1 { 400.0 } else { 30.0 };
+        let reset = env("env_step_reset_done", reset_us);
         let env_step = t.elapsed().as_secs_f64();
-        let extract = timed(us(15));
-        let write = timed(us(350));
-        let publish = timed(us(40));
+        let extract = timed(slow.us("transition_extract", 15.0));
+        let write = timed(slow.us("replay_write", 350.0));
+        let publish = timed(slow.us("metrics_publish", 40.0));
         let phases = vec![
             ("inference_request", inference_request),
             ("learner_action_wait", learner_action_wait),
@@ -60,25 +65,28 @@ pub(super) struct SacFamily {
     actions: SyncSender<()>,
     reports: Receiver<Phases>,
     collector: JoinHandle<()>,
+    slow: Slowdown,
 }
 
 impl ProfileLoop for SacFamily {
     const PROFILE: Profile = Profile::SacFamily;
     const STEPS_PER_ENV: u32 = 1;
 
-    fn start() -> Result<Self, CliError> {
+    fn start(slow: &Slowdown) -> Result<Self, CliError> {
         let (req_tx, requests) = sync_channel::<()>(1);
         let (actions, act_rx) = sync_channel::<()>(1);
         let (rep_tx, reports) = channel::<Phases>();
+        let collector_slow = slow.clone();
         let collector = thread::Builder::new()
             .name("collector".into())
-            .spawn(move || collector(req_tx, act_rx, rep_tx))
+            .spawn(move || collector(req_tx, act_rx, rep_tx, collector_slow))
             .map_err(|e| CliError::Run(format!("spawn collector thread: {e}")))?;
         Ok(SacFamily {
             requests,
             actions,
             reports,
             collector,
+            slow: slow.clone(),
         })
     }
 
@@ -124,9 +132,10 @@ impl ProfileLoop for SacFamily {
             .map_err(|_| CliError::Run("collector thread stopped".into()))?;
         let mut input = input.learner("collector_wait", t.elapsed().as_secs_f64());
         let t = Instant::now();
-        let h2d = timed(us(60));
-        let fwd = timed(us(350));
-        let d2h = timed(us(40));
+        let slow = &self.slow;
+        let h2d = timed(slow.part_us("inference", "inference_h2d", 60.0));
+        let fwd = timed(slow.part_us("inference", "inference_forward", 350.0));
+        let d2h = timed(slow.part_us("inference", "inference_d2h", 40.0));
         input = input
             .learner("inference", t.elapsed().as_secs_f64())
             .learner("inference_h2d", h2d)
@@ -138,10 +147,16 @@ impl ProfileLoop for SacFamily {
             .map_err(|_| CliError::Run("collector thread stopped".into()))?;
         input = input.learner("collector_release", t.elapsed().as_secs_f64());
         input = input
-            .learner("replay_batch_wait", timed(us(40)))
-            .learner("replay_sample", timed(us(120)));
-        input = input.learner("learning", timed(us((5000.0 * noise.jitter(0.1)) as u64)));
-        input = input.learner("replay_ingress_h2d_submit", 0.00008 * noise.jitter(0.2));
+            .learner(
+                "replay_batch_wait",
+                timed(slow.us("replay_batch_wait", 40.0)),
+            )
+            .learner("replay_sample", timed(slow.us("replay_sample", 120.0)));
+        let learning = slow.us("learning", 5000.0 * noise.jitter(0.1));
+        input = input.learner("learning", timed(learning));
+        // A background submit: reported, not spent on this thread.
+        let submit = 0.00008 * noise.jitter(0.2) * slow.factor("replay_ingress_h2d_submit");
+        input = input.learner("replay_ingress_h2d_submit", submit);
         let reports: Vec<Phases> = self.reports.try_iter().collect();
         for (k, v) in mean_phases(&reports) {
             input = input.collector(k, v);

@@ -3,6 +3,7 @@
 //! statistics, rewards and rates, and submits the iteration (per rank when `--gpus` > 1).
 
 use super::config::DemoConfig;
+use super::slow::Slowdown;
 use super::workload::{jitter_rank, rewards, training_metrics, Noise};
 use crate::error::CliError;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,8 +19,8 @@ pub(super) trait ProfileLoop: Sized {
     /// The first iteration number (on-policy runners count from 0).
     const FIRST_ITERATION: u64 = 1;
 
-    /// Spawn the collector thread.
-    fn start() -> Result<Self, CliError>;
+    /// Spawn the collector thread; `slow` scales the simulated phases.
+    fn start(slow: &Slowdown) -> Result<Self, CliError>;
 
     /// Work before the first iteration; `Ok(false)` when `stop` ended it.
     fn warm_up(
@@ -50,7 +51,7 @@ pub(super) fn train<L: ProfileLoop>(
 ) -> Result<bool, CliError> {
     let mut noise = Noise(0x7a11_u64 ^ c.iterations);
     log.status(tally::Level::Info, "Warming up...");
-    let mut profile = L::start()?;
+    let mut profile = L::start(&c.slow)?;
     if !profile.warm_up(c, log, stop)? {
         return Ok(false);
     }

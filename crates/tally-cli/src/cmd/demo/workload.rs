@@ -24,11 +24,6 @@ pub(super) fn timed(d: Duration) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
-/// `n` microseconds.
-pub(super) fn us(n: u64) -> Duration {
-    Duration::from_micros(n)
-}
-
 /// A tiny deterministic noise source (xorshift), so runs are reproducible.
 pub(super) struct Noise(pub(super) u64);
 
@@ -150,19 +145,40 @@ pub(super) fn rewards(p: f64, noise: &mut Noise) -> Vec<(&'static str, f64)> {
     ]
 }
 
-/// A simulated rank's view of the measured iteration: small per-rank differences.
+/// A simulated rank's view of the measured iteration: small per-rank differences in what is
+/// measured, none in what is configured or counted.
 pub(super) fn jitter_rank(base: &StepInput, rank: usize, noise: &mut Noise) -> StepInput {
     let mut r = base.clone();
     let f = |noise: &mut Noise| noise.jitter(0.05);
+    // Sizes and counts (the schema's summed tags) are exact on every rank.
+    let measured = |k: &str| {
+        tally::schema::metric(k).is_some_and(|m| m.reduction != tally::schema::Reduction::Sum)
+    };
     r.metrics
         .iter_mut()
-        .filter(|(k, _)| !k.starts_with("Episode_Termination/"))
+        .filter(|(k, _)| measured(k))
         .for_each(|e| e.1 *= f(noise));
-    r.learner.iter_mut().for_each(|e| e.1 *= f(noise));
-    r.collector.iter_mut().for_each(|e| e.1 *= f(noise));
-    r.rewards.iter_mut().for_each(|e| e.1 *= f(noise));
+    // Each rank runs a little slower than the one before; its phases vary on their own, and
+    // its Iter Wall keeps the base's unnamed rest, so the phases never exceed it
+    // (docs/contract/timelines.md "The contract warning").
+    let speed = 1.0 + 0.01 * rank as f64;
+    let base_accounted = accounted(&r);
+    r.learner.iter_mut().for_each(|e| e.1 *= speed * f(noise));
+    let rank_accounted = accounted(&r);
     if let Some(t) = r.iteration_time.as_mut() {
-        *t *= 1.0 + 0.01 * rank as f64;
+        *t = (*t - base_accounted).max(0.0) * speed + rank_accounted;
     }
+    r.collector.iter_mut().for_each(|e| e.1 *= speed * f(noise));
+    r.rewards.iter_mut().for_each(|e| e.1 *= f(noise));
     r
+}
+
+/// The sum of the exclusive learner phases of a step (nested diagnostics excluded).
+fn accounted(input: &StepInput) -> f64 {
+    input
+        .learner
+        .iter()
+        .filter(|(k, _)| tally::timeline::LEARNER_ORDER.contains(&k.as_ref()))
+        .map(|(_, v)| v)
+        .sum()
 }
