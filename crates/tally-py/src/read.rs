@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tally_cli::run_files::{runs_under, RunDir, RunScalars};
 use tally_schema::legacy::glob_match;
-use tally_tfevents::{Damage, OnCorruption};
+use tally_tfevents::{Damage, Interner, OnCorruption};
 
 use crate::errors::{class, Kind};
 
@@ -124,66 +124,35 @@ pub struct Columns {
 }
 
 /// Which tags to keep, and each kept tag's code: each distinct tag is matched against the globs
-/// once. Writers repeat their tags in a fixed order (tally: one event's tags; torch and
-/// tensorboardX: one event per tag, cycling), so the tag that followed the previous one last
-/// time is tried first, with one byte comparison; the hash map is for the rest.
+/// once, and found again by [`Interner`] (one string comparison for a writer's usual tag order).
 struct TagCodes<'a> {
     globs: Option<&'a [String]>,
-    /// Distinct tags seen, by id.
-    names: Vec<Box<str>>,
+    ids: Interner,
     /// Each id's code in the dictionary, or `None` when the globs drop it.
     codes: Vec<Option<i32>>,
-    /// Each id's successor the last time it was followed, or `NO_ID`.
-    next: Vec<usize>,
-    ids: HashMap<Box<str>, usize>,
-    prev: Option<usize>,
 }
-
-const NO_ID: usize = usize::MAX;
 
 impl<'a> TagCodes<'a> {
     fn new(globs: Option<&'a [String]>) -> Self {
         TagCodes {
             globs,
-            names: Vec::new(),
+            ids: Interner::new(),
             codes: Vec::new(),
-            next: Vec::new(),
-            ids: HashMap::new(),
-            prev: None,
         }
     }
 
     fn code(&mut self, tag: &str, dict: &mut Dictionary) -> Result<Option<i32>, String> {
-        if let Some(prev) = self.prev {
-            let guess = self.next[prev];
-            if guess != NO_ID && *self.names[guess] == *tag {
-                self.prev = Some(guess);
-                return Ok(self.codes[guess]);
-            }
+        let id = self.ids.id(tag);
+        if id == self.codes.len() {
+            let keep = self
+                .globs
+                .is_none_or(|globs| globs.iter().any(|g| glob_match(g, tag)));
+            self.codes.push(if keep {
+                Some(dict.push(tag, "tag")?)
+            } else {
+                None
+            });
         }
-        let id = match self.ids.get(tag) {
-            Some(&id) => id,
-            None => {
-                let keep = self
-                    .globs
-                    .is_none_or(|globs| globs.iter().any(|g| glob_match(g, tag)));
-                let code = if keep {
-                    Some(dict.push(tag, "tag")?)
-                } else {
-                    None
-                };
-                let id = self.names.len();
-                self.names.push(tag.into());
-                self.codes.push(code);
-                self.next.push(NO_ID);
-                self.ids.insert(tag.into(), id);
-                id
-            }
-        };
-        if let Some(prev) = self.prev {
-            self.next[prev] = id;
-        }
-        self.prev = Some(id);
         Ok(self.codes[id])
     }
 }

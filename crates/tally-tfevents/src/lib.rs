@@ -11,6 +11,7 @@
 
 pub mod histogram;
 pub mod hparams;
+pub mod intern;
 pub mod masked_crc;
 pub mod media;
 pub mod plugin_summaries;
@@ -24,6 +25,7 @@ pub mod writer;
 
 pub use histogram::{default_edges, histogram, histogram_value, Bins, HistogramError};
 pub use hparams::{hparams_values, HParam};
+pub use intern::Interner;
 pub use masked_crc::{mask_crc, masked_crc32c, unmask_crc};
 pub use media::{
     audio_value, encode_gif, encode_png, encode_wav, image_value, video_value, MediaError,

@@ -175,9 +175,13 @@ impl<R: Read> EventReader<R> {
 
     /// The records skipped under [`OnCorruption::Skip`] since the last call, as [`Damage`].
     pub fn take_skipped(&mut self) -> Vec<Damage> {
+        let skipped = self.records.take_skipped();
+        // Called after every scalar by run readers: nothing to report must cost nothing.
+        if skipped.is_empty() {
+            return Vec::new();
+        }
         let path = self.records.path().map(Path::to_owned);
-        self.records
-            .take_skipped()
+        skipped
             .into_iter()
             .map(|s| Damage::Skipped {
                 path: path.clone(),

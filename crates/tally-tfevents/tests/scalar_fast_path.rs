@@ -243,7 +243,7 @@ fn arb_event_bytes() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(4000))]
+    #![proptest_config(ProptestConfig::with_cases(1000))]
 
     #[test]
     fn whatever_the_fast_path_accepts_prost_decodes_to_the_same_scalars(data in arb_event_bytes()) {

@@ -6,14 +6,13 @@ use crate::run_files::{runs_under, warn, RunDir, RunScalars};
 use crate::run_reader::{read_json, RunConfigFacts};
 use clap::ValueEnum;
 use parquet::data_type::ByteArray;
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tally_schema::legacy::glob_match;
 use tally_schema::{legacy_mapping, Profile};
-use tally_tfevents::{Damage, OnCorruption, ScalarRef};
+use tally_tfevents::{Damage, Interner, OnCorruption, ScalarRef};
 
 /// Output format of `tally export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -86,25 +85,28 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// Each distinct string's encoded form, made once: rows repeat a few tags millions of times.
+/// Each distinct tag's encoded form, made once: rows repeat a few tags millions of times.
 struct Encoded<T> {
-    cache: HashMap<Box<str>, T>,
+    ids: Interner,
+    encoded: Vec<T>,
     encode: fn(&str) -> T,
 }
 
 impl<T> Encoded<T> {
     fn new(encode: fn(&str) -> T) -> Self {
         Encoded {
-            cache: HashMap::new(),
+            ids: Interner::new(),
+            encoded: Vec::new(),
             encode,
         }
     }
 
     fn get(&mut self, s: &str) -> &T {
-        if !self.cache.contains_key(s) {
-            self.cache.insert(s.into(), (self.encode)(s));
+        let id = self.ids.id(s);
+        if id == self.encoded.len() {
+            self.encoded.push((self.encode)(s));
         }
-        &self.cache[s]
+        &self.encoded[id]
     }
 }
 
@@ -122,28 +124,30 @@ trait RowSink {
     fn header(&mut self) -> Result<(), CliError> {
         Ok(())
     }
-    fn row(&mut self, run: &str, s: ScalarRef<'_>) -> Result<(), CliError>;
+    /// The rows that follow are of `run`.
+    fn start_run(&mut self, run: &str);
+    fn row(&mut self, s: ScalarRef<'_>) -> Result<(), CliError>;
     fn finish(&mut self) -> Result<(), CliError>;
 }
 
 struct TextSink<'a> {
     out: &'a mut dyn Write,
     format: Format,
-    /// Each run's row start and each tag's field, encoded once.
-    runs: Encoded<String>,
+    /// The current run's row start, and each tag's field, encoded once.
+    run: String,
     tags: Encoded<String>,
 }
 
 impl<'a> TextSink<'a> {
     fn new(out: &'a mut dyn Write, format: Format) -> Self {
-        let (runs, tags) = match format {
-            Format::Csv => (Encoded::new(csv_field), Encoded::new(csv_field)),
-            _ => (Encoded::new(json_run), Encoded::new(json_string)),
+        let tags = match format {
+            Format::Csv => Encoded::new(csv_field),
+            _ => Encoded::new(json_string),
         };
         TextSink {
             out,
             format,
-            runs,
+            run: String::new(),
             tags,
         }
     }
@@ -157,9 +161,16 @@ impl RowSink for TextSink<'_> {
         Ok(())
     }
 
-    fn row(&mut self, run: &str, s: ScalarRef<'_>) -> Result<(), CliError> {
+    fn start_run(&mut self, run: &str) {
+        self.run = match self.format {
+            Format::Csv => csv_field(run),
+            _ => json_run(run),
+        };
+    }
+
+    fn row(&mut self, s: ScalarRef<'_>) -> Result<(), CliError> {
         let out = &mut *self.out;
-        out.write_all(self.runs.get(run).as_bytes())?;
+        out.write_all(self.run.as_bytes())?;
         match self.format {
             Format::Csv => {
                 out.write_all(b",")?;
@@ -195,8 +206,9 @@ struct ParquetSink {
     wall: Vec<f64>,
     value: Vec<f64>,
     path: PathBuf,
-    /// Each run's and tag's bytes, made once (a `ByteArray` clone shares them).
-    names: Encoded<ByteArray>,
+    /// The current run's and each tag's bytes, made once (a `ByteArray` clone shares them).
+    current_run: ByteArray,
+    tags: Encoded<ByteArray>,
 }
 
 impl ParquetSink {
@@ -233,7 +245,8 @@ impl ParquetSink {
             wall: Vec::new(),
             value: Vec::new(),
             path: path.to_owned(),
-            names: Encoded::new(|s| ByteArray::from(s)),
+            current_run: ByteArray::new(),
+            tags: Encoded::new(|s| ByteArray::from(s)),
         })
     }
 
@@ -284,9 +297,13 @@ impl ParquetSink {
 }
 
 impl RowSink for ParquetSink {
-    fn row(&mut self, run: &str, s: ScalarRef<'_>) -> Result<(), CliError> {
-        self.run.push(self.names.get(run).clone());
-        self.tag.push(self.names.get(s.tag).clone());
+    fn start_run(&mut self, run: &str) {
+        self.current_run = ByteArray::from(run);
+    }
+
+    fn row(&mut self, s: ScalarRef<'_>) -> Result<(), CliError> {
+        self.run.push(self.current_run.clone());
+        self.tag.push(self.tags.get(s.tag).clone());
         self.step.push(s.step);
         self.wall.push(s.wall_time);
         self.value.push(s.value);
@@ -403,7 +420,7 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
         warn(&damage);
     };
     for (dir, files) in runs {
-        let run = dir.display().to_string();
+        sink.start_run(&dir.display().to_string());
         let profile = if opts.migrate_legacy {
             RunConfigFacts::from_config(read_json(&dir.join("run_config.json"))?.as_ref())
                 .profile()
@@ -428,7 +445,7 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
             if !opts.tags.is_empty() && !opts.tags.iter().any(|g| glob_match(g, s.tag)) {
                 continue;
             }
-            sink.row(&run, s)?;
+            sink.row(s)?;
             progress.rows += 1;
             if progress.rows % 4096 == 0 {
                 progress.tick(scalars.position(), false);
