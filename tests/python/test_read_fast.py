@@ -183,3 +183,53 @@ def test_several_damaged_runs_warn_in_run_order_and_the_first_corrupt_run_is_the
     assert str(files[2]) in str(err.value)
     assert f"byte {records(files[2])[3]}" in str(err.value)
     assert str(files[5]) not in str(err.value)
+
+
+def protobuf_rows(path):
+    """(tag, step, wall_time, value) of every simple value, parsed by tensorboard's protobuf."""
+    from tensorboard.compat.proto.event_pb2 import Event
+
+    data, at, out = Path(path).read_bytes(), 0, []
+    while at + 12 <= len(data):
+        (length,) = struct.unpack_from("<Q", data, at)
+        event = Event.FromString(data[at + 12 : at + 12 + length])
+        for v in event.summary.value:
+            if v.WhichOneof("value") == "simple_value":
+                out.append((v.tag, event.step, event.wall_time, float(np.float32(v.simple_value))))
+        at += 12 + length + 4
+    return out
+
+
+def write_big_run(logdir, steps=40_000):
+    """A single event file above the size read on several threads (8 MiB)."""
+    writer = tally.EventWriter(logdir)
+    for step in range(steps):
+        writer.write_scalars(step, WALL0 + step, {f"grp{i % 3}/m{i}": step * 0.25 - i for i in range(10)})
+    writer.close()
+    (path,) = Path(logdir).glob("events.out.tfevents.*")
+    assert path.stat().st_size > 8 << 20
+    return path
+
+
+def test_one_large_file_read_on_several_threads_is_the_file_in_order(tmp_path):
+    path = write_big_run(tmp_path)
+    d = tally.read(tmp_path).to_pydict()
+    got = list(zip(d["tag"], d["step"], d["wall_time"], d["value"]))
+    assert got == protobuf_rows(path)
+    assert tally.read(tmp_path).column("tag").combine_chunks().dictionary.to_pylist() == [f"grp{i % 3}/m{i}" for i in range(10)]
+
+
+def test_a_damaged_large_file_is_reported_as_the_sequential_reader_reports_it(tmp_path):
+    path = write_big_run(tmp_path)
+    data = path.read_bytes()
+    offsets = records(path)
+    path.write_bytes(data[:-7])
+    with pytest.warns(TruncatedEventFileWarning, match=f"truncated tail at byte {offsets[-1]}"):
+        table = tally.read(tmp_path)
+    assert table.num_rows == (len(offsets) - 2) * 10  # the file-version record has no scalar
+    middle = offsets[len(offsets) // 2]
+    bad = bytearray(data)
+    bad[middle + 20] ^= 0x01
+    path.write_bytes(bytes(bad))
+    with pytest.raises(tally.StorageError, match=f"corrupt record at byte {middle}"):
+        tally.read(tmp_path)

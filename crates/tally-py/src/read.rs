@@ -20,7 +20,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tally_cli::run_files::{runs_under, RunDir, RunScalars};
 use tally_schema::legacy::glob_match;
-use tally_tfevents::{Damage, Interner, OnCorruption};
+use tally_tfevents::{scalars_in_parallel, Damage, Interner, OnCorruption};
 
 use crate::errors::{class, Kind};
 
@@ -234,15 +234,28 @@ struct RunPart {
     damage: Vec<Damage>,
 }
 
+impl RunPart {
+    fn new() -> Self {
+        RunPart {
+            tags: Dictionary::new(),
+            tag_codes: Vec::new(),
+            step: Vec::new(),
+            wall_time: Vec::new(),
+            value: Vec::new(),
+            damage: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, tag: i32, step: i64, wall_time: f64, value: f64) {
+        self.tag_codes.push(tag);
+        self.step.push(step);
+        self.wall_time.push(wall_time);
+        self.value.push(value);
+    }
+}
+
 fn read_run(files: Vec<PathBuf>, globs: Option<&[String]>) -> Result<RunPart, String> {
-    let mut part = RunPart {
-        tags: Dictionary::new(),
-        tag_codes: Vec::new(),
-        step: Vec::new(),
-        wall_time: Vec::new(),
-        value: Vec::new(),
-        damage: Vec::new(),
-    };
+    let mut part = RunPart::new();
     let mut tag_codes = TagCodes::new(globs);
     let mut scalars = RunScalars::new(files, OnCorruption::Error);
     while scalars.advance().map_err(|e| e.to_string())?.is_some() {
@@ -252,13 +265,52 @@ fn read_run(files: Vec<PathBuf>, globs: Option<&[String]>) -> Result<RunPart, St
         let Some(tag) = tag_codes.code(s.tag, &mut part.tags)? else {
             continue;
         };
-        part.tag_codes.push(tag);
-        part.step.push(s.step);
-        part.wall_time.push(s.wall_time);
-        part.value.push(s.value);
+        part.push(tag, s.step, s.wall_time, s.value);
     }
     part.damage = scalars.take_damage();
     Ok(part)
+}
+
+/// Below this, one file is read by one thread: starting threads would cost more than they save.
+const PARALLEL_FILE_BYTES: u64 = 8 << 20;
+
+/// A run of one large file, read by one thread per core (`scalars_in_parallel`), as parts of
+/// the run in file order; `None` when it is small or reading it needs the sequential reader
+/// (damage to report, or any doubt about the record boundaries).
+fn one_file_in_parallel(
+    files: &[PathBuf],
+    globs: Option<&[String]>,
+    cores: usize,
+) -> Option<Vec<Result<RunPart, String>>> {
+    let [file] = files else { return None };
+    let size = std::fs::metadata(file).ok()?.len();
+    if cores < 2 || size < PARALLEL_FILE_BYTES {
+        return None;
+    }
+    let parts = scalars_in_parallel(
+        file,
+        cores,
+        || (TagCodes::new(globs), RunPart::new(), None::<String>),
+        |(codes, part, error), s| {
+            if error.is_some() {
+                return;
+            }
+            match codes.code(s.tag, &mut part.tags) {
+                Ok(Some(tag)) => part.push(tag, s.step, s.wall_time, s.value),
+                Ok(None) => {}
+                Err(e) => *error = Some(e),
+            }
+        },
+    )?;
+    Some(
+        parts
+            .into_iter()
+            .map(|(_, part, error)| match error {
+                Some(e) => Err(e),
+                None => Ok(part),
+            })
+            .collect(),
+    )
 }
 
 /// A run's directory and what reading it gave.
@@ -266,9 +318,13 @@ type RunResult = (PathBuf, Result<RunPart, String>);
 
 /// Reads each run on its own thread, up to one per core; results in run order.
 fn read_runs_parallel(runs: Vec<RunDir>, globs: Option<&[String]>) -> Vec<RunResult> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(runs.len());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let [(dir, files)] = runs.as_slice() {
+        if let Some(parts) = one_file_in_parallel(files, globs, cores) {
+            return parts.into_iter().map(|p| (dir.clone(), p)).collect();
+        }
+    }
+    let threads = cores.min(runs.len());
     if threads <= 1 {
         return runs
             .into_iter()
