@@ -200,7 +200,7 @@ def protobuf_rows(path):
     return out
 
 
-def write_big_run(logdir, steps=40_000):
+def write_big_run(logdir, steps=50_000):
     """A single event file above the size read on several threads (8 MiB)."""
     writer = tally.EventWriter(logdir)
     for step in range(steps):
