@@ -11,7 +11,7 @@ const NO_ID: usize = usize::MAX;
 /// one event per tag, cycling), so the string that followed the previous one last time is tried
 /// first, with one comparison; the hash map is only for the rest. Readers that turn tags into
 /// columns, codes or encoded text keep their per-tag data in a `Vec` indexed by the id.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Interner {
     names: Vec<Box<str>>,
     /// Each id's successor the last time it was followed, or `NO_ID`.
@@ -53,6 +53,19 @@ impl Interner {
         id
     }
 
+    /// The id of the UTF-8 string `bytes`, or `None` when they are not UTF-8. When they equal
+    /// the expected successor's bytes no validation is needed (that string was checked once).
+    pub fn id_of_bytes(&mut self, bytes: &[u8]) -> Option<usize> {
+        if let Some(prev) = self.prev {
+            let guess = self.next[prev];
+            if guess != NO_ID && self.names[guess].as_bytes() == bytes {
+                self.prev = Some(guess);
+                return Some(guess);
+            }
+        }
+        Some(self.id(std::str::from_utf8(bytes).ok()?))
+    }
+
     /// How many distinct strings.
     pub fn len(&self) -> usize {
         self.names.len()
@@ -87,5 +100,11 @@ mod tests {
         assert_eq!(i.id(""), 4);
         assert_eq!(i.id("ab"), 5);
         assert_eq!(i.id("a"), 0);
+        // Bytes: the same ids, and no id for bytes that are not UTF-8, guessed or not.
+        assert_eq!(i.id_of_bytes(b"b"), Some(1));
+        assert_eq!(i.id_of_bytes(b"c"), Some(2));
+        assert_eq!(i.id_of_bytes(b"b"), Some(1));
+        assert_eq!(i.id_of_bytes(b"\xff"), None);
+        assert_eq!(i.id_of_bytes(b"e"), Some(6));
     }
 }

@@ -101,8 +101,7 @@ fn read_range<T>(
         };
         if wire.decode(record.data) {
             for i in 0..wire.len() {
-                let (tag, value) = wire.get(record.data, i)?;
-                let tag = std::str::from_utf8(tag).ok()?;
+                let (tag, value) = wire.get(i)?;
                 visit(
                     &mut part,
                     ScalarRef {

@@ -334,10 +334,9 @@ impl<R: Read> ScalarReader<R> {
                 value: s.value,
             }),
             Cursor::Wire(i) => {
-                let (tag, value) = self.wire.get(self.events.records.last_record(), *i)?;
+                let (tag, value) = self.wire.get(*i)?;
                 Some(ScalarRef {
-                    // The fast path checked the tag's UTF-8 already.
-                    tag: std::str::from_utf8(tag).ok()?,
+                    tag,
                     step: self.wire.step,
                     wall_time: self.wire.wall_time,
                     value,

@@ -11,6 +11,7 @@
 //! stays the authority on what a record means and on what is corrupt. So the fast path never
 //! changes a result, only its cost (a test compares both paths on random events).
 
+use crate::intern::Interner;
 use crate::proto::{DataClass, DataType, SCALARS_PLUGIN_NAME};
 
 /// The scalars of one event decoded by [`WireScalars::decode`]: step, wall time and, for each
@@ -21,8 +22,11 @@ pub struct WireScalars {
     pub step: i64,
     /// The event's wall time.
     pub wall_time: f64,
-    /// `(tag start, tag end, value)`; the tag bytes are valid UTF-8 (checked by `decode`).
-    spans: Vec<(usize, usize, f64)>,
+    /// `(tag id, value)` per scalar.
+    spans: Vec<(usize, f64)>,
+    /// Every tag seen, checked as UTF-8 once: a writer's tags recur, so a tag costs one byte
+    /// comparison with the tag that followed the previous one last time.
+    tags: Interner,
 }
 
 impl WireScalars {
@@ -47,10 +51,10 @@ impl WireScalars {
         self.spans.is_empty()
     }
 
-    /// The `i`-th scalar's tag bytes (valid UTF-8) and value; `data` is the payload decoded.
-    pub fn get<'a>(&self, data: &'a [u8], i: usize) -> Option<(&'a [u8], f64)> {
-        let &(start, end, value) = self.spans.get(i)?;
-        Some((data.get(start..end)?, value))
+    /// The `i`-th scalar's tag and value.
+    pub fn get(&self, i: usize) -> Option<(&str, f64)> {
+        let &(id, value) = self.spans.get(i)?;
+        Some((self.tags.name(id)?, value))
     }
 
     fn decode_event(&mut self, data: &[u8]) -> Option<()> {
@@ -77,8 +81,9 @@ impl WireScalars {
                     return None;
                 }
                 let (vs, ve) = s.len_delimited()?;
-                let span = value(data, vs, ve)?;
-                self.spans.push(span);
+                let (ts, te, v) = value(data, vs, ve)?;
+                let id = self.tags.id_of_bytes(&data[ts..te])?;
+                self.spans.push((id, v));
             }
         }
         Some(())
@@ -91,7 +96,8 @@ fn value(data: &[u8], start: usize, end: usize) -> Option<(usize, usize, f64)> {
     let (mut tag, mut metadata, mut payload) = (None, None, None);
     while !r.done() {
         match r.key()? {
-            0x0a => once(&mut tag, r.utf8()?)?,
+            // tag: checked as UTF-8 when interned.
+            0x0a => once(&mut tag, r.len_delimited()?)?,
             // simple_value: float
             0x15 => once(
                 &mut payload,

@@ -21,9 +21,9 @@ fn fast(data: &[u8]) -> Option<Vec<ScalarEvent>> {
     Some(
         (0..w.len())
             .map(|i| {
-                let (tag, value) = w.get(data, i).unwrap();
+                let (tag, value) = w.get(i).unwrap();
                 ScalarEvent {
-                    tag: String::from_utf8(tag.to_vec()).unwrap(),
+                    tag: tag.to_owned(),
                     step: w.step,
                     wall_time: w.wall_time,
                     value,
