@@ -7,7 +7,7 @@ DIST ?= dist
 # Interpreters `wheel-check` installs the wheel into, each in a fresh virtualenv.
 WHEEL_PYTHONS ?= python3
 
-.PHONY: test lint rust-test py-test py-install venv wheel wheel-check docs clean-venv fuzz fuzz-replay
+.PHONY: test lint rust-test py-test py-install venv wheel wheel-check docs clean-venv fuzz fuzz-replay bench
 
 ## Everything CI checks: formatting, clippy, Rust tests, Python client tests, the wheel to publish.
 test: lint rust-test fuzz-replay py-test wheel-check
@@ -70,6 +70,16 @@ wheel: venv
 ## and the sdist's Cargo workspace.
 wheel-check: wheel
 	TALLY_WHEEL_DIR="$(DIST)" TALLY_WHEEL_PYTHONS="$(WHEEL_PYTHONS)" $(PY) -m pytest tests/python/test_wheel.py -q
+
+## Reading event files side by side (bench/read_bench.py): tally.read, tally export and the Rust
+## reader against EventAccumulator, tbparse, tensorboard-data-server, a Python TFRecord loop and
+## the read + CRC-32C floor, on the same generated files; prints min/median/max and the ratios
+## (BENCHMARKS.md "Reading event files"). Minutes of CPU and ~2 GB of temporary disk with
+## --scaling: not part of `make test`.
+BENCH_ARGS ?= --scaling --plot docs/read_scaling.png
+bench: venv py-install
+	$(CARGO) build --release -p tally-cli -p tally-tfevents --examples --bins
+	$(PY) bench/read_bench.py $(BENCH_ARGS)
 
 ## Regenerate committed generated files (docs/metrics.md, schemas/*.json).
 docs:

@@ -10,7 +10,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use tally_tfevents::proto::event::What;
 use tally_tfevents::{
-    is_event_file_name, open_event_file, Damage, OnCorruption, ScalarEvent, ScalarReader,
+    is_event_file_name, open_event_file, Damage, OnCorruption, ScalarEvent, ScalarReader, ScalarRef,
 };
 
 /// One run: its directory and its event files in reading order.
@@ -163,6 +163,15 @@ impl RunScalars {
 
     /// The next scalar and the index of its file, or `None` once every file is read.
     pub fn next_scalar(&mut self) -> Result<Option<(usize, ScalarEvent)>, CliError> {
+        let Some(index) = self.advance()? else {
+            return Ok(None);
+        };
+        Ok(self.current().map(|s| (index, s.to_scalar_event())))
+    }
+
+    /// Moves to the next scalar, which [`current`](Self::current) then borrows (no allocation
+    /// per scalar): the index of its file, or `None` once every file is read.
+    pub fn advance(&mut self) -> Result<Option<usize>, CliError> {
         loop {
             let Some(reader) = self.current.as_mut() else {
                 let Some(file) = self.files.get(self.next) else {
@@ -177,9 +186,9 @@ impl RunScalars {
                 continue;
             };
             let index = self.next - 1;
-            let scalar = reader.read_scalar()?;
+            let more = reader.advance()?;
             self.damage.extend(reader.take_skipped());
-            let Some(scalar) = scalar else {
+            let Some(scalar) = reader.current().filter(|_| more) else {
                 self.damage.extend(reader.truncated_tail());
                 self.current = None;
                 if let Some(max) = self.current_max.take() {
@@ -209,9 +218,15 @@ impl RunScalars {
                     )));
                 }
             }
-            self.current_max = Some(self.current_max.map_or(scalar.step, |m| m.max(scalar.step)));
-            return Ok(Some((index, scalar)));
+            let step = scalar.step;
+            self.current_max = Some(self.current_max.map_or(step, |m| m.max(step)));
+            return Ok(Some(index));
         }
+    }
+
+    /// The scalar [`advance`](Self::advance) moved to.
+    pub fn current(&self) -> Option<ScalarRef<'_>> {
+        self.current.as_ref()?.current()
     }
 
     /// Byte position in the file being read (for progress).

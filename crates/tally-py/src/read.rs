@@ -13,12 +13,14 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tally_cli::run_files::{runs_under, RunDir, RunScalars};
 use tally_schema::legacy::glob_match;
-use tally_tfevents::{Damage, OnCorruption};
+use tally_tfevents::{scalars_in_parallel, Damage, Interner, OnCorruption};
 
 use crate::errors::{class, Kind};
 
@@ -121,28 +123,37 @@ pub struct Columns {
     pub damage: Vec<Damage>,
 }
 
-/// Which tags to keep: each distinct tag is matched against the globs once.
+/// Which tags to keep, and each kept tag's code: each distinct tag is matched against the globs
+/// once, and found again by [`Interner`] (one string comparison for a writer's usual tag order).
 struct TagCodes<'a> {
     globs: Option<&'a [String]>,
-    /// Tag → its code, or `None` when the globs drop it.
-    seen: HashMap<String, Option<i32>>,
+    ids: Interner,
+    /// Each id's code in the dictionary, or `None` when the globs drop it.
+    codes: Vec<Option<i32>>,
 }
 
-impl TagCodes<'_> {
-    fn code(&mut self, tag: String, dict: &mut Dictionary) -> Result<Option<i32>, String> {
-        if let Some(&code) = self.seen.get(&tag) {
-            return Ok(code);
+impl<'a> TagCodes<'a> {
+    fn new(globs: Option<&'a [String]>) -> Self {
+        TagCodes {
+            globs,
+            ids: Interner::new(),
+            codes: Vec::new(),
         }
-        let keep = self
-            .globs
-            .is_none_or(|globs| globs.iter().any(|g| glob_match(g, &tag)));
-        let code = if keep {
-            Some(dict.push(&tag, "tag")?)
-        } else {
-            None
-        };
-        self.seen.insert(tag, code);
-        Ok(code)
+    }
+
+    fn code(&mut self, tag: &str, dict: &mut Dictionary) -> Result<Option<i32>, String> {
+        let id = self.ids.id(tag);
+        if id == self.codes.len() {
+            let keep = self
+                .globs
+                .is_none_or(|globs| globs.iter().any(|g| glob_match(g, tag)));
+            self.codes.push(if keep {
+                Some(dict.push(tag, "tag")?)
+            } else {
+                None
+            });
+        }
+        Ok(self.codes[id])
     }
 }
 
@@ -212,8 +223,146 @@ fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<RunDir>), String> 
     Ok((common_root(&bases), runs))
 }
 
-/// Reads every kept scalar of `inputs` (runs without the GIL): the Rust core of `tally.read`,
-/// public so the fuzz targets drive it without Python.
+/// One run's kept rows, with tag codes into its own dictionary (runs are read in parallel,
+/// then merged in run order).
+struct RunPart {
+    tags: Dictionary,
+    tag_codes: Vec<i32>,
+    step: Vec<i64>,
+    wall_time: Vec<f64>,
+    value: Vec<f64>,
+    damage: Vec<Damage>,
+}
+
+impl RunPart {
+    fn new() -> Self {
+        RunPart {
+            tags: Dictionary::new(),
+            tag_codes: Vec::new(),
+            step: Vec::new(),
+            wall_time: Vec::new(),
+            value: Vec::new(),
+            damage: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, tag: i32, step: i64, wall_time: f64, value: f64) {
+        self.tag_codes.push(tag);
+        self.step.push(step);
+        self.wall_time.push(wall_time);
+        self.value.push(value);
+    }
+}
+
+fn read_run(files: Vec<PathBuf>, globs: Option<&[String]>) -> Result<RunPart, String> {
+    let mut part = RunPart::new();
+    let mut tag_codes = TagCodes::new(globs);
+    let mut scalars = RunScalars::new(files, OnCorruption::Error);
+    while scalars.advance().map_err(|e| e.to_string())?.is_some() {
+        let Some(s) = scalars.current() else {
+            continue;
+        };
+        let Some(tag) = tag_codes.code(s.tag, &mut part.tags)? else {
+            continue;
+        };
+        part.push(tag, s.step, s.wall_time, s.value);
+    }
+    part.damage = scalars.take_damage();
+    Ok(part)
+}
+
+/// Below this, one file is read by one thread: starting threads would cost more than they save.
+const PARALLEL_FILE_BYTES: u64 = 8 << 20;
+
+/// A run of one large file, read by one thread per core (`scalars_in_parallel`), as parts of
+/// the run in file order; `None` when it is small or reading it needs the sequential reader
+/// (damage to report, or any doubt about the record boundaries).
+fn one_file_in_parallel(
+    files: &[PathBuf],
+    globs: Option<&[String]>,
+    cores: usize,
+) -> Option<Vec<Result<RunPart, String>>> {
+    let [file] = files else { return None };
+    let size = std::fs::metadata(file).ok()?.len();
+    if cores < 2 || size < PARALLEL_FILE_BYTES {
+        return None;
+    }
+    let parts = scalars_in_parallel(
+        file,
+        cores,
+        || (TagCodes::new(globs), RunPart::new(), None::<String>),
+        |(codes, part, error), s| {
+            if error.is_some() {
+                return;
+            }
+            match codes.code(s.tag, &mut part.tags) {
+                Ok(Some(tag)) => part.push(tag, s.step, s.wall_time, s.value),
+                Ok(None) => {}
+                Err(e) => *error = Some(e),
+            }
+        },
+    )?;
+    Some(
+        parts
+            .into_iter()
+            .map(|(_, part, error)| match error {
+                Some(e) => Err(e),
+                None => Ok(part),
+            })
+            .collect(),
+    )
+}
+
+/// A run's directory and what reading it gave.
+type RunResult = (PathBuf, Result<RunPart, String>);
+
+/// Reads each run on its own thread, up to one per core; results in run order.
+fn read_runs_parallel(runs: Vec<RunDir>, globs: Option<&[String]>) -> Vec<RunResult> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let [(dir, files)] = runs.as_slice() {
+        if let Some(parts) = one_file_in_parallel(files, globs, cores) {
+            return parts.into_iter().map(|p| (dir.clone(), p)).collect();
+        }
+    }
+    let threads = cores.min(runs.len());
+    if threads <= 1 {
+        return runs
+            .into_iter()
+            .map(|(dir, files)| (dir, read_run(files, globs)))
+            .collect();
+    }
+    let next = AtomicUsize::new(0);
+    let jobs: Vec<Mutex<Option<RunDir>>> = runs.into_iter().map(|r| Mutex::new(Some(r))).collect();
+    let done: Vec<Mutex<Option<RunResult>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                let Some((dir, files)) = job.lock().ok().and_then(|mut j| j.take()) else {
+                    continue;
+                };
+                let part = read_run(files, globs);
+                if let Ok(mut slot) = done[i].lock() {
+                    *slot = Some((dir, part));
+                }
+            });
+        }
+    });
+    done.into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| (PathBuf::new(), Err("a reading thread failed".to_owned())))
+        })
+        .collect()
+}
+
+/// Reads every kept scalar of `inputs` (runs without the GIL, in parallel across runs): the
+/// Rust core of `tally.read`, public so the fuzz targets drive it without Python. The result is
+/// the same as reading the runs one after the other: the first failing run's error, rows and
+/// dictionaries in run order.
 pub fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns, String> {
     let (root, runs) = resolve_inputs(inputs)?;
     let mut c = Columns {
@@ -228,38 +377,58 @@ pub fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns,
         value: Vec::new(),
         damage: Vec::new(),
     };
-    let mut tag_codes = TagCodes {
-        globs,
-        seen: HashMap::new(),
-    };
+    let mut global_tags: HashMap<Vec<u8>, i32> = HashMap::new();
     let mut run_of_dir: HashMap<PathBuf, i32> = HashMap::new();
-    for (dir, files) in runs {
+    for (dir, part) in read_runs_parallel(runs, globs) {
+        let mut part = part?;
         // A run enters the dictionary with its first kept row, so a run the tag globs empty
         // leaves no unused category behind.
-        let mut run = run_of_dir.get(&dir).copied();
-        let mut scalars = RunScalars::new(files, OnCorruption::Error);
-        while let Some((_, s)) = scalars.next_scalar().map_err(|e| e.to_string())? {
-            let Some(tag) = tag_codes.code(s.tag, &mut c.tags)? else {
-                continue;
-            };
-            let run_code = match run {
-                Some(code) => code,
+        if !part.step.is_empty() {
+            let run_code = match run_of_dir.get(&dir) {
+                Some(&code) => code,
                 None => {
                     let code = c.runs.push(&run_name(&c.root, &dir), "run")?;
                     c.run_dirs.push(dir.clone());
-                    run_of_dir.insert(dir.clone(), code);
-                    *run.insert(code)
+                    run_of_dir.insert(dir, code);
+                    code
                 }
             };
-            c.run_codes.push(run_code);
-            c.tag_codes.push(tag);
-            c.step.push(s.step);
-            c.wall_time.push(s.wall_time);
-            c.value.push(s.value);
+            let mut remap = Vec::with_capacity(part.tags.len());
+            for w in part.tags.offsets.windows(2) {
+                let name = &part.tags.bytes[w[0] as usize..w[1] as usize];
+                let code = match global_tags.get(name) {
+                    Some(&code) => code,
+                    None => {
+                        let name = std::str::from_utf8(name).map_err(|e| e.to_string())?;
+                        let code = c.tags.push(name, "tag")?;
+                        global_tags.insert(name.as_bytes().to_vec(), code);
+                        code
+                    }
+                };
+                remap.push(code);
+            }
+            for code in &mut part.tag_codes {
+                *code = remap[*code as usize];
+            }
+            c.run_codes
+                .resize(c.run_codes.len() + part.step.len(), run_code);
+            append(&mut c.tag_codes, part.tag_codes);
+            append(&mut c.step, part.step);
+            append(&mut c.wall_time, part.wall_time);
+            append(&mut c.value, part.value);
         }
-        c.damage.extend(scalars.take_damage());
+        c.damage.extend(part.damage);
     }
     Ok(c)
+}
+
+/// Appends `more` to `to`, moving it when `to` is empty (one run: no copy).
+fn append<T>(to: &mut Vec<T>, mut more: Vec<T>) {
+    if to.is_empty() {
+        *to = more;
+    } else {
+        to.append(&mut more);
+    }
 }
 
 fn buffer(py: Python<'_>, data: Data) -> PyResult<Py<ColumnBuffer>> {

@@ -11,22 +11,27 @@
 
 pub mod histogram;
 pub mod hparams;
+pub mod intern;
 pub mod masked_crc;
 pub mod media;
+pub mod parallel;
 pub mod plugin_summaries;
 pub mod proto;
 pub mod reader;
 pub mod scalar;
+pub mod scalar_fast;
 pub mod summary_event;
 pub mod tf_record;
 pub mod writer;
 
 pub use histogram::{default_edges, histogram, histogram_value, Bins, HistogramError};
 pub use hparams::{hparams_values, HParam};
+pub use intern::Interner;
 pub use masked_crc::{mask_crc, masked_crc32c, unmask_crc};
 pub use media::{
     audio_value, encode_gif, encode_png, encode_wav, image_value, video_value, MediaError,
 };
+pub use parallel::scalars_in_parallel;
 pub use plugin_summaries::{
     compute_pr_curve, custom_scalars_value, pr_curve_value, text_value, PrCurveError,
     MAX_PR_THRESHOLDS,
@@ -34,10 +39,12 @@ pub use plugin_summaries::{
 pub use proto::Event;
 pub use reader::{
     is_event_file_name, open_event_file, read_scalars_from_file, Damage, EventReader, ScalarReader,
+    ScalarRef,
 };
 pub use scalar::{
     encode_scalar_event, into_scalars, scalar_value, scalars_of, tensor_scalar, ScalarEvent,
 };
+pub use scalar_fast::WireScalars;
 pub use summary_event::{encode_summary, encode_summary_event, override_event};
 pub use tf_record::{
     CorruptionKind, OnCorruption, ReadError, Record, RecordWriter, SkippedRecord, TfRecordReader,

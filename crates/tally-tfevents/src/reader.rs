@@ -15,6 +15,7 @@ use prost::Message;
 
 use crate::proto::Event;
 use crate::scalar::{into_scalars, ScalarEvent};
+use crate::scalar_fast::WireScalars;
 use crate::tf_record::{CorruptionKind, OnCorruption, ReadError, TfRecordReader};
 
 /// What a reader found wrong in a file without stopping: what readers report to the user
@@ -118,13 +119,32 @@ impl<R: Read> EventReader<R> {
     /// Returns the next event, `Ok(None)` if no complete event is available yet, or an
     /// error per the corruption policy.
     pub fn read_event(&mut self) -> Result<Option<Event>, ReadError> {
+        match self.next_payload(None)? {
+            Some(Payload::Event(event)) => Ok(Some(event)),
+            // Without a fast decoder every record is decoded by prost.
+            Some(Payload::Wire) | None => Ok(None),
+        }
+    }
+
+    /// The next record, decoded by `fast` when it is a plain scalar event (its scalars are then
+    /// in `fast`, their tags in [`TfRecordReader::last_record`]), else by prost under the
+    /// corruption policy.
+    fn next_payload(
+        &mut self,
+        mut fast: Option<&mut WireScalars>,
+    ) -> Result<Option<Payload>, ReadError> {
         loop {
             let Some(record) = self.records.read_record()? else {
                 return Ok(None);
             };
+            if let Some(fast) = fast.as_deref_mut() {
+                if fast.decode(record.data) {
+                    return Ok(Some(Payload::Wire));
+                }
+            }
             let offset = record.offset;
             match Event::decode(record.data) {
-                Ok(event) => return Ok(Some(event)),
+                Ok(event) => return Ok(Some(Payload::Event(event))),
                 Err(e) => match self.records.on_corruption() {
                     OnCorruption::Error => {
                         return Err(self
@@ -155,9 +175,13 @@ impl<R: Read> EventReader<R> {
 
     /// The records skipped under [`OnCorruption::Skip`] since the last call, as [`Damage`].
     pub fn take_skipped(&mut self) -> Vec<Damage> {
+        let skipped = self.records.take_skipped();
+        // Called after every scalar by run readers: nothing to report must cost nothing.
+        if skipped.is_empty() {
+            return Vec::new();
+        }
         let path = self.records.path().map(Path::to_owned);
-        self.records
-            .take_skipped()
+        skipped
             .into_iter()
             .map(|s| Damage::Skipped {
                 path: path.clone(),
@@ -188,8 +212,55 @@ impl<R: Read> EventReader<R> {
         ScalarReader {
             events: self,
             pending: VecDeque::new(),
+            wire: WireScalars::default(),
+            at: Cursor::None,
         }
     }
+}
+
+/// How [`EventReader::next_payload`] decoded a record.
+enum Payload {
+    /// By the scalar fast path, into the caller's [`WireScalars`].
+    Wire,
+    /// By prost.
+    Event(Event),
+}
+
+/// One scalar borrowed from the reader: valid until the reader moves on. Reading through
+/// [`ScalarReader::advance`] and [`ScalarReader::current`] costs no allocation per scalar for
+/// the events the scalar fast path decodes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScalarRef<'a> {
+    /// The series name.
+    pub tag: &'a str,
+    /// The step of the event holding the value.
+    pub step: i64,
+    /// The wall time of the event holding the value.
+    pub wall_time: f64,
+    /// The value, widened to f64.
+    pub value: f64,
+}
+
+impl ScalarRef<'_> {
+    /// An owned copy.
+    pub fn to_scalar_event(&self) -> ScalarEvent {
+        ScalarEvent {
+            tag: self.tag.to_owned(),
+            step: self.step,
+            wall_time: self.wall_time,
+            value: self.value,
+        }
+    }
+}
+
+/// Where [`ScalarReader::current`] finds the scalar it stands on.
+#[derive(Debug)]
+enum Cursor {
+    None,
+    /// The `i`-th scalar of the fast-decoded record.
+    Wire(usize),
+    /// A scalar of a prost-decoded event.
+    Owned(ScalarEvent),
 }
 
 /// Streaming reader of every [`ScalarEvent`] in an event stream (non-scalar values are
@@ -197,8 +268,11 @@ impl<R: Read> EventReader<R> {
 #[derive(Debug)]
 pub struct ScalarReader<R> {
     events: EventReader<R>,
-    /// Scalars of the last decoded event not yet returned.
+    /// Scalars of the last prost-decoded event not yet returned.
     pending: VecDeque<ScalarEvent>,
+    /// The last record's scalars, when the fast path decoded it.
+    wire: WireScalars,
+    at: Cursor,
 }
 
 impl<R: Read> ScalarReader<R> {
@@ -209,14 +283,65 @@ impl<R: Read> ScalarReader<R> {
 
     /// Returns the next scalar, or `Ok(None)` if none is available yet.
     pub fn read_scalar(&mut self) -> Result<Option<ScalarEvent>, ReadError> {
-        loop {
-            if let Some(scalar) = self.pending.pop_front() {
-                return Ok(Some(scalar));
+        if !self.advance()? {
+            return Ok(None);
+        }
+        Ok(match std::mem::replace(&mut self.at, Cursor::None) {
+            Cursor::Owned(scalar) => Some(scalar),
+            at => {
+                self.at = at;
+                self.current().map(|s| s.to_scalar_event())
             }
-            let Some(event) = self.events.read_event()? else {
-                return Ok(None);
-            };
-            self.pending.extend(into_scalars(event));
+        })
+    }
+
+    /// Moves to the next scalar: `Ok(true)` when [`current`](Self::current) now holds it,
+    /// `Ok(false)` when none is available yet (same semantics as [`read_scalar`](Self::read_scalar)).
+    pub fn advance(&mut self) -> Result<bool, ReadError> {
+        loop {
+            if let Cursor::Wire(i) = &mut self.at {
+                if *i + 1 < self.wire.len() {
+                    *i += 1;
+                    return Ok(true);
+                }
+            }
+            if let Some(scalar) = self.pending.pop_front() {
+                self.at = Cursor::Owned(scalar);
+                return Ok(true);
+            }
+            self.at = Cursor::None;
+            match self.events.next_payload(Some(&mut self.wire))? {
+                None => return Ok(false),
+                Some(Payload::Wire) => {
+                    if !self.wire.is_empty() {
+                        self.at = Cursor::Wire(0);
+                        return Ok(true);
+                    }
+                }
+                Some(Payload::Event(event)) => self.pending.extend(into_scalars(event)),
+            }
+        }
+    }
+
+    /// The scalar [`advance`](Self::advance) moved to, borrowed from the reader.
+    pub fn current(&self) -> Option<ScalarRef<'_>> {
+        match &self.at {
+            Cursor::None => None,
+            Cursor::Owned(s) => Some(ScalarRef {
+                tag: &s.tag,
+                step: s.step,
+                wall_time: s.wall_time,
+                value: s.value,
+            }),
+            Cursor::Wire(i) => {
+                let (tag, value) = self.wire.get(*i)?;
+                Some(ScalarRef {
+                    tag,
+                    step: self.wire.step,
+                    wall_time: self.wire.wall_time,
+                    value,
+                })
+            }
         }
     }
 

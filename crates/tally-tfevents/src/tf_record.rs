@@ -327,6 +327,8 @@ pub struct TfRecordReader<R> {
     /// Set once framing is lost; every later call reports it again.
     framing_lost: Option<(u64, CorruptionKind)>,
     path: Option<PathBuf>,
+    /// `buf` range of the payload last returned: the bytes stay put until the next read.
+    last: (usize, usize),
 }
 
 /// Outcome of looking at the buffered bytes.
@@ -355,6 +357,7 @@ impl<R: Read> TfRecordReader<R> {
             recent_skips: Vec::new(),
             framing_lost: None,
             path: None,
+            last: (0, 0),
         }
     }
 
@@ -412,6 +415,12 @@ impl<R: Read> TfRecordReader<R> {
         self.inner
     }
 
+    /// The payload of the record last returned by [`read_record`](Self::read_record) (empty
+    /// before the first); valid until the next call reads again.
+    pub fn last_record(&self) -> &[u8] {
+        &self.buf[self.last.0..self.last.1]
+    }
+
     /// Builds a corruption error for `offset`.
     pub(crate) fn corrupt(&self, offset: u64, kind: CorruptionKind) -> ReadError {
         ReadError::Corrupt {
@@ -424,6 +433,7 @@ impl<R: Read> TfRecordReader<R> {
     /// Returns the next verified record, `Ok(None)` if no complete record is available yet,
     /// or an error according to the corruption policy (see the module docs).
     pub fn read_record(&mut self) -> Result<Option<Record<'_>>, ReadError> {
+        self.last = (0, 0);
         if let Some((offset, kind)) = &self.framing_lost {
             return Err(self.corrupt(*offset, kind.clone()));
         }
@@ -434,10 +444,11 @@ impl<R: Read> TfRecordReader<R> {
                     data_start,
                     data_end,
                 } => {
+                    self.last = (data_start, data_end);
                     return Ok(Some(Record {
                         offset,
                         data: &self.buf[data_start..data_end],
-                    }))
+                    }));
                 }
                 Step::NeedMore(needed) => {
                     if !self.fill(needed)? {

@@ -5,13 +5,14 @@ use crate::error::CliError;
 use crate::run_files::{runs_under, warn, RunDir, RunScalars};
 use crate::run_reader::{read_json, RunConfigFacts};
 use clap::ValueEnum;
+use parquet::data_type::ByteArray;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tally_schema::legacy::glob_match;
 use tally_schema::{legacy_mapping, Profile};
-use tally_tfevents::{Damage, OnCorruption, ScalarEvent};
+use tally_tfevents::{Damage, Interner, OnCorruption, ScalarRef};
 
 /// Output format of `tally export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -64,16 +65,15 @@ pub fn runs_of(path: &Path) -> Result<Vec<RunDir>, CliError> {
     Ok(found)
 }
 
-fn json_number(v: f64) -> String {
+/// Writes `v` as a JSON number (the shortest representation that round-trips, as serde_json
+/// prints it), or one of the Python-compatible tokens for non-finite values.
+fn write_json_number(out: &mut dyn Write, v: f64) -> std::io::Result<()> {
     if v.is_nan() {
-        "NaN".into()
+        out.write_all(b"NaN")
     } else if v.is_infinite() {
-        if v > 0.0 { "Infinity" } else { "-Infinity" }.into()
+        out.write_all(if v > 0.0 { b"Infinity" } else { b"-Infinity" })
     } else {
-        // serde_json prints the shortest representation that round-trips.
-        serde_json::Number::from_f64(v)
-            .map(|n| n.to_string())
-            .unwrap_or_else(|| "null".into())
+        serde_json::to_writer(out, &v).map_err(std::io::Error::other)
     }
 }
 
@@ -85,18 +85,72 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// Each distinct tag's encoded form, made once: rows repeat a few tags millions of times.
+struct Encoded<T> {
+    ids: Interner,
+    encoded: Vec<T>,
+    encode: fn(&str) -> T,
+}
+
+impl<T> Encoded<T> {
+    fn new(encode: fn(&str) -> T) -> Self {
+        Encoded {
+            ids: Interner::new(),
+            encoded: Vec::new(),
+            encode,
+        }
+    }
+
+    fn get(&mut self, s: &str) -> &T {
+        let id = self.ids.id(s);
+        if id == self.encoded.len() {
+            self.encoded.push((self.encode)(s));
+        }
+        &self.encoded[id]
+    }
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::Value::from(s).to_string()
+}
+
+/// A JSON line's start up to its run.
+fn json_run(run: &str) -> String {
+    format!("{{\"run\":{}", json_string(run))
+}
+
 /// Where rows go.
 trait RowSink {
     fn header(&mut self) -> Result<(), CliError> {
         Ok(())
     }
-    fn row(&mut self, run: &str, s: &ScalarEvent) -> Result<(), CliError>;
+    /// The rows that follow are of `run`.
+    fn start_run(&mut self, run: &str);
+    fn row(&mut self, s: ScalarRef<'_>) -> Result<(), CliError>;
     fn finish(&mut self) -> Result<(), CliError>;
 }
 
 struct TextSink<'a> {
     out: &'a mut dyn Write,
     format: Format,
+    /// The current run's row start, and each tag's field, encoded once.
+    run: String,
+    tags: Encoded<String>,
+}
+
+impl<'a> TextSink<'a> {
+    fn new(out: &'a mut dyn Write, format: Format) -> Self {
+        let tags = match format {
+            Format::Csv => Encoded::new(csv_field),
+            _ => Encoded::new(json_string),
+        };
+        TextSink {
+            out,
+            format,
+            run: String::new(),
+            tags,
+        }
+    }
 }
 
 impl RowSink for TextSink<'_> {
@@ -107,28 +161,33 @@ impl RowSink for TextSink<'_> {
         Ok(())
     }
 
-    fn row(&mut self, run: &str, s: &ScalarEvent) -> Result<(), CliError> {
-        let r = match self.format {
-            Format::Csv => writeln!(
-                self.out,
-                "{},{},{},{},{}",
-                csv_field(run),
-                csv_field(&s.tag),
-                s.step,
-                s.wall_time,
-                s.value
-            ),
-            _ => writeln!(
-                self.out,
-                "{{\"run\":{},\"tag\":{},\"step\":{},\"wall_time\":{},\"value\":{}}}",
-                serde_json::Value::from(run),
-                serde_json::Value::from(s.tag.as_str()),
-                s.step,
-                json_number(s.wall_time),
-                json_number(s.value)
-            ),
+    fn start_run(&mut self, run: &str) {
+        self.run = match self.format {
+            Format::Csv => csv_field(run),
+            _ => json_run(run),
         };
-        Ok(r?)
+    }
+
+    fn row(&mut self, s: ScalarRef<'_>) -> Result<(), CliError> {
+        let out = &mut *self.out;
+        out.write_all(self.run.as_bytes())?;
+        match self.format {
+            Format::Csv => {
+                out.write_all(b",")?;
+                out.write_all(self.tags.get(s.tag).as_bytes())?;
+                writeln!(out, ",{},{},{}", s.step, s.wall_time, s.value)?;
+            }
+            _ => {
+                out.write_all(b",\"tag\":")?;
+                out.write_all(self.tags.get(s.tag).as_bytes())?;
+                write!(out, ",\"step\":{},\"wall_time\":", s.step)?;
+                write_json_number(out, s.wall_time)?;
+                out.write_all(b",\"value\":")?;
+                write_json_number(out, s.value)?;
+                out.write_all(b"}\n")?;
+            }
+        }
+        Ok(())
     }
 
     fn finish(&mut self) -> Result<(), CliError> {
@@ -147,6 +206,9 @@ struct ParquetSink {
     wall: Vec<f64>,
     value: Vec<f64>,
     path: PathBuf,
+    /// The current run's and each tag's bytes, made once (a `ByteArray` clone shares them).
+    current_run: ByteArray,
+    tags: Encoded<ByteArray>,
 }
 
 impl ParquetSink {
@@ -183,6 +245,8 @@ impl ParquetSink {
             wall: Vec::new(),
             value: Vec::new(),
             path: path.to_owned(),
+            current_run: ByteArray::new(),
+            tags: Encoded::new(|s| ByteArray::from(s)),
         })
     }
 
@@ -233,9 +297,13 @@ impl ParquetSink {
 }
 
 impl RowSink for ParquetSink {
-    fn row(&mut self, run: &str, s: &ScalarEvent) -> Result<(), CliError> {
-        self.run.push(run.into());
-        self.tag.push(s.tag.as_str().into());
+    fn start_run(&mut self, run: &str) {
+        self.current_run = ByteArray::from(run);
+    }
+
+    fn row(&mut self, s: ScalarRef<'_>) -> Result<(), CliError> {
+        self.run.push(self.current_run.clone());
+        self.tag.push(self.tags.get(s.tag).clone());
         self.step.push(s.step);
         self.wall.push(s.wall_time);
         self.value.push(s.value);
@@ -294,11 +362,15 @@ impl Progress {
     }
 }
 
-/// Migrate one scalar's tag through the legacy map (scaling its unit), if it is a legacy tag.
-fn migrate(s: &mut ScalarEvent, profile: Profile) {
-    if let Some(row) = legacy_mapping(&s.tag, Some(profile)) {
-        s.tag = row.new.to_owned();
-        s.value *= row.scale;
+/// One scalar's tag and value through the legacy map (scaling its unit), if it is a legacy tag.
+fn migrate(s: ScalarRef<'_>, profile: Profile) -> ScalarRef<'_> {
+    match legacy_mapping(s.tag, Some(profile)) {
+        Some(row) => ScalarRef {
+            tag: row.new,
+            value: s.value * row.scale,
+            ..s
+        },
+        None => s,
     }
 }
 
@@ -327,15 +399,9 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
                     source,
                 }
             })?);
-            Box::new(TextSink {
-                out: &mut file_out,
-                format,
-            })
+            Box::new(TextSink::new(&mut file_out, format))
         }
-        (format, None) => Box::new(TextSink {
-            out: stdout,
-            format,
-        }),
+        (format, None) => Box::new(TextSink::new(stdout, format)),
     };
     sink.header()?;
     let mut progress = Progress {
@@ -354,7 +420,7 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
         warn(&damage);
     };
     for (dir, files) in runs {
-        let run = dir.display().to_string();
+        sink.start_run(&dir.display().to_string());
         let profile = if opts.migrate_legacy {
             RunConfigFacts::from_config(read_json(&dir.join("run_config.json"))?.as_ref())
                 .profile()
@@ -364,19 +430,22 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
         };
         let mut scalars = RunScalars::new(files, opts.policy);
         let mut file_index = 0;
-        while let Some((index, mut s)) = scalars.next_scalar()? {
+        while let Some(index) = scalars.advance()? {
             report(scalars.take_damage());
             while file_index < index {
                 progress.done_before += size(&scalars.files()[file_index]);
                 file_index += 1;
             }
+            let Some(mut s) = scalars.current() else {
+                continue;
+            };
             if opts.migrate_legacy {
-                migrate(&mut s, profile);
+                s = migrate(s, profile);
             }
-            if !opts.tags.is_empty() && !opts.tags.iter().any(|g| glob_match(g, &s.tag)) {
+            if !opts.tags.is_empty() && !opts.tags.iter().any(|g| glob_match(g, s.tag)) {
                 continue;
             }
-            sink.row(&run, &s)?;
+            sink.row(s)?;
             progress.rows += 1;
             if progress.rows % 4096 == 0 {
                 progress.tick(scalars.position(), false);

@@ -1,0 +1,110 @@
+//! [`Interner`]: a small id per distinct tag, looked up once per scalar at the cost of one
+//! string comparison in the common case.
+
+use std::collections::HashMap;
+
+const NO_ID: usize = usize::MAX;
+
+/// Distinct strings numbered in first-seen order (0, 1, 2, ...).
+///
+/// Writers repeat their tags in a fixed order (tally: one event's tags; torch and tensorboardX:
+/// one event per tag, cycling), so the string that followed the previous one last time is tried
+/// first, with one comparison; the hash map is only for the rest. Readers that turn tags into
+/// columns, codes or encoded text keep their per-tag data in a `Vec` indexed by the id.
+#[derive(Debug, Default, Clone)]
+pub struct Interner {
+    names: Vec<Box<str>>,
+    /// Each id's successor the last time it was followed, or `NO_ID`.
+    next: Vec<usize>,
+    ids: HashMap<Box<str>, usize>,
+    prev: Option<usize>,
+}
+
+impl Interner {
+    /// An empty interner.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The id of `s`; a string not seen before gets the next id, [`len`](Self::len) − 1 after
+    /// the call.
+    pub fn id(&mut self, s: &str) -> usize {
+        if let Some(prev) = self.prev {
+            let guess = self.next[prev];
+            if guess != NO_ID && *self.names[guess] == *s {
+                self.prev = Some(guess);
+                return guess;
+            }
+        }
+        let id = match self.ids.get(s) {
+            Some(&id) => id,
+            None => {
+                let id = self.names.len();
+                self.names.push(s.into());
+                self.next.push(NO_ID);
+                self.ids.insert(s.into(), id);
+                id
+            }
+        };
+        if let Some(prev) = self.prev {
+            self.next[prev] = id;
+        }
+        self.prev = Some(id);
+        id
+    }
+
+    /// The id of the UTF-8 string `bytes`, or `None` when they are not UTF-8. When they equal
+    /// the expected successor's bytes no validation is needed (that string was checked once).
+    pub fn id_of_bytes(&mut self, bytes: &[u8]) -> Option<usize> {
+        if let Some(prev) = self.prev {
+            let guess = self.next[prev];
+            if guess != NO_ID && self.names[guess].as_bytes() == bytes {
+                self.prev = Some(guess);
+                return Some(guess);
+            }
+        }
+        Some(self.id(std::str::from_utf8(bytes).ok()?))
+    }
+
+    /// How many distinct strings.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether no string was interned.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The string of `id`.
+    pub fn name(&self, id: usize) -> Option<&str> {
+        self.names.get(id).map(|s| &**s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_first_seen_order_whatever_the_guess() {
+        let mut i = Interner::new();
+        // A cycle (guessed after the first round), then a break in it, then a new tag.
+        let seq = ["a", "b", "c", "a", "b", "c", "a", "c", "b", "d", "a"];
+        let ids: Vec<usize> = seq.iter().map(|s| i.id(s)).collect();
+        assert_eq!(ids, [0, 1, 2, 0, 1, 2, 0, 2, 1, 3, 0]);
+        assert_eq!(i.len(), 4);
+        assert_eq!(i.name(3), Some("d"));
+        assert_eq!(i.name(4), None);
+        // The empty string and a prefix of another are distinct.
+        assert_eq!(i.id(""), 4);
+        assert_eq!(i.id("ab"), 5);
+        assert_eq!(i.id("a"), 0);
+        // Bytes: the same ids, and no id for bytes that are not UTF-8, guessed or not.
+        assert_eq!(i.id_of_bytes(b"b"), Some(1));
+        assert_eq!(i.id_of_bytes(b"c"), Some(2));
+        assert_eq!(i.id_of_bytes(b"b"), Some(1));
+        assert_eq!(i.id_of_bytes(b"\xff"), None);
+        assert_eq!(i.id_of_bytes(b"e"), Some(6));
+    }
+}

@@ -1,0 +1,175 @@
+//! [`scalars_in_parallel`]: one undamaged event file's scalars read by several threads, each from
+//! its own byte range, with an exact check that the ranges meet on record boundaries.
+//!
+//! TFRecord framing has no sync marker, so a thread starting mid-file guesses the first record
+//! boundary after its range's start (a length whose masked CRC matches, then the record's data
+//! CRC). The guess is only used if the thread before it, which reads from a known boundary,
+//! ends exactly there: the framing it walked is the file's framing, so a false guess can never
+//! be used. Anything unusual — a mismatch, a corrupt, undecodable or truncated record, an I/O
+//! error — returns `None`, and the caller reads the file sequentially, which reports it exactly
+//! (`docs/contract/consumers.md` "Reading scalars fast").
+
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use prost::Message;
+
+use crate::masked_crc::masked_crc32c;
+use crate::proto::Event;
+use crate::reader::ScalarRef;
+use crate::scalar::into_scalars;
+use crate::scalar_fast::WireScalars;
+use crate::tf_record::{TfRecordReader, FOOTER_LEN, HEADER_LEN};
+
+/// How far past its range's start a thread looks for the first record boundary.
+const SYNC_WINDOW: u64 = 1 << 20;
+/// The smallest range a thread is given (so no range is empty).
+const MIN_RANGE: u64 = 64 << 10;
+
+/// Reads every scalar of the file at `path` on `threads` threads, each calling `visit` on its
+/// own `T` (from `init`) for its range's scalars in file order; the `T`s come back in file
+/// order. `None`: the file is damaged, a record is not readable as it stands, or the ranges did
+/// not meet — read it sequentially instead.
+pub fn scalars_in_parallel<T: Send>(
+    path: &Path,
+    threads: usize,
+    init: impl Fn() -> T + Sync,
+    visit: impl Fn(&mut T, ScalarRef<'_>) + Sync,
+) -> Option<Vec<T>> {
+    let len = std::fs::metadata(path).ok()?.len();
+    let threads = (threads as u64).min(len / MIN_RANGE).max(1);
+    let bounds: Vec<(u64, u64)> = (0..threads)
+        .map(|i| (len * i / threads, len * (i + 1) / threads))
+        .collect();
+    let results: Vec<Option<(u64, u64, T)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = bounds
+            .iter()
+            .enumerate()
+            .map(|(i, &(from, to))| {
+                let (init, visit) = (&init, &visit);
+                scope.spawn(move || read_range(path, i == 0, from, to, to == len, init, visit))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().ok().flatten())
+            .collect()
+    });
+    let mut out = Vec::with_capacity(results.len());
+    let mut expected_start = 0;
+    for r in results {
+        let (start, end, part) = r?;
+        if start != expected_start {
+            return None;
+        }
+        expected_start = end;
+        out.push(part);
+    }
+    (expected_start == len).then_some(out)
+}
+
+/// One thread's range: the records that start in `[from, to)`. Returns where its first record
+/// starts, where the record after its last one starts, and its part.
+fn read_range<T>(
+    path: &Path,
+    first: bool,
+    from: u64,
+    to: u64,
+    last: bool,
+    init: &impl Fn() -> T,
+    visit: &impl Fn(&mut T, ScalarRef<'_>),
+) -> Option<(u64, u64, T)> {
+    let mut file = File::open(path).ok()?;
+    let start = if first { 0 } else { sync(&file, from)? };
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut records = TfRecordReader::new(file);
+    let mut wire = WireScalars::default();
+    let mut part = init();
+    loop {
+        if !last && start + records.position() >= to {
+            break;
+        }
+        let record = records.read_record().ok()?;
+        let Some(record) = record else {
+            // End of file: fine only on a record boundary (a truncated tail is damage to report).
+            if records.pending_bytes() > 0 {
+                return None;
+            }
+            break;
+        };
+        if wire.decode(record.data) {
+            for i in 0..wire.len() {
+                let (tag, value) = wire.get(i)?;
+                visit(
+                    &mut part,
+                    ScalarRef {
+                        tag,
+                        step: wire.step,
+                        wall_time: wire.wall_time,
+                        value,
+                    },
+                );
+            }
+        } else {
+            let event = Event::decode(record.data).ok()?;
+            for s in into_scalars(event) {
+                visit(
+                    &mut part,
+                    ScalarRef {
+                        tag: &s.tag,
+                        step: s.step,
+                        wall_time: s.wall_time,
+                        value: s.value,
+                    },
+                );
+            }
+        }
+    }
+    Some((start, start + records.position(), part))
+}
+
+/// The first offset at or after `from` where a whole record with both CRCs right starts, looking
+/// only at the `SYNC_WINDOW` bytes from there (bounded work and memory, whatever the file holds;
+/// a record larger than that makes the caller read sequentially).
+fn sync(file: &File, from: u64) -> Option<u64> {
+    let mut window = vec![0u8; SYNC_WINDOW as usize];
+    let n = read_full_at(file, &mut window, from)?;
+    let window = &window[..n];
+    for p in 0..n.saturating_sub(HEADER_LEN + FOOTER_LEN - 1) {
+        let len_bytes: [u8; 8] = window[p..p + 8].try_into().ok()?;
+        let stored = u32::from_le_bytes(window[p + 8..p + HEADER_LEN].try_into().ok()?);
+        if masked_crc32c(&len_bytes) != stored {
+            continue;
+        }
+        let len = u64::from_le_bytes(len_bytes);
+        let data = p + HEADER_LEN;
+        let Some(end) = usize::try_from(len)
+            .ok()
+            .and_then(|l| data.checked_add(l))
+            .filter(|&e| e + FOOTER_LEN <= n)
+        else {
+            continue;
+        };
+        let crc = u32::from_le_bytes(window[end..end + FOOTER_LEN].try_into().ok()?);
+        if masked_crc32c(&window[data..end]) == crc {
+            return Some(from + p as u64);
+        }
+    }
+    None
+}
+
+/// Reads as much of `buf` as the file holds from `offset`.
+fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> Option<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read_at(&mut buf[n..], offset + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(n)
+}
