@@ -210,7 +210,7 @@ impl Logger {
             None => SummaryState::default(),
         };
         Ok(Logger {
-            resolver: Resolver::new(config.profile),
+            resolver: Resolver::new(config.profile, config.max_iterations),
             config,
             run_dir,
             event_file,
