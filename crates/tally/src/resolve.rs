@@ -255,6 +255,40 @@ fn phase_spec(field: &str, key: &str) -> Option<&'static MetricSpec> {
     maps[slot].get(key).copied()
 }
 
+/// The registry's key for learner phase `name` of `profile`, or why it is not one, listing the
+/// profile's phases (a phase timer is checked when made: docs/contract/step.md "Input bounds").
+pub fn learner_phase(profile: Profile, name: &str) -> Result<&'static str, String> {
+    let known = || {
+        keys_for(profile, |i| match i {
+            Input::Learner(k) => Some(*k),
+            _ => None,
+        })
+    };
+    let spec = phase_spec("learner", name);
+    if let Some(Input::Learner(k)) = spec
+        .filter(|m| m.profiles.contains(profile))
+        .map(|m| m.input)
+    {
+        return Ok(k);
+    }
+    match spec {
+        _ if known().is_empty() => Err(format!(
+            "'{name}': the {profile} profile has no learner phases"
+        )),
+        Some(m) => Err(format!(
+            "learner phase '{name}' ({}) is not emitted by the {profile} profile (only {}); \
+             its learner phases: {}",
+            m.tag,
+            profiles_text(m),
+            known()
+        )),
+        None => Err(format!(
+            "unknown learner phase '{name}' for the {profile} profile (known: {})",
+            known()
+        )),
+    }
+}
+
 fn family_index(f: &FamilySpec) -> usize {
     FAMILIES
         .iter()

@@ -234,3 +234,28 @@ fn a_run_without_odd_values_counts_none() {
     assert_eq!(s["underflow_values"], 0, "{s}");
     assert_eq!(s["final_mean_reward"], 1.0, "{s}");
 }
+
+#[test]
+fn a_learner_phase_name_is_checked_against_the_profile() {
+    use tally::resolve::learner_phase;
+    assert_eq!(
+        learner_phase(Profile::SacFamily, "learning"),
+        Ok("learning")
+    );
+    let e = learner_phase(Profile::SacFamily, "bogus").unwrap_err();
+    assert!(e.contains("'bogus'") && e.contains("collector_wait"), "{e}");
+    let e = learner_phase(Profile::SacFamily, "replay_stage").unwrap_err();
+    assert!(e.contains("sac_family") && e.contains("appo"), "{e}");
+    let e = learner_phase(Profile::Rft, "learning").unwrap_err();
+    assert!(e.contains("no learner phases"), "{e}");
+}
+
+#[test]
+fn max_iterations_beyond_the_largest_iteration_is_a_config_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(dir.path(), Profile::SacFamily, Some(1 << 53));
+    let e = Logger::new(c).err().expect("refused");
+    assert!(matches!(e, Error::Config(_)), "{e:?}");
+    assert!(e.to_string().contains("max_iterations 9007199254740992"), "{e}");
+    assert!(!dir.path().join("run").exists());
+}
