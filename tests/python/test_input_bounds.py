@@ -111,7 +111,8 @@ def test_an_integer_argument_out_of_range_is_a_config_error_naming_it(tmp_path, 
 def test_an_integer_argument_of_the_wrong_type_is_a_type_error_naming_it(tmp_path, arg, value):
     with pytest.raises(TypeError) as e:
         new_logger(tmp_path, **{arg: value})
-    assert arg in str(e.value), str(e.value)
+    assert f"{arg}={value!r}" in str(e.value), str(e.value)
+    assert not (tmp_path / "logs").exists()
 
 
 def test_numpy_integers_are_integer_arguments(tmp_path):

@@ -168,12 +168,32 @@ fn is_index(v: &Bound<'_, PyAny>) -> bool {
     v.is_instance_of::<PyInt>() || v.hasattr("__index__").unwrap_or(false)
 }
 
-/// A required integer argument `name` in `lo..=hi` (PyO3 has checked it is an int).
-pub fn int_in(name: &str, v: i128, lo: u64, hi: u64) -> Result<u64> {
-    u64::try_from(v)
-        .ok()
-        .filter(|n| (lo..=hi).contains(n))
-        .ok_or_else(|| out_of_range(name, &v.to_string(), lo, hi))
+/// An integer argument with a default, taken as given so that [`IntArg::get`] can name the
+/// argument in any error (PyO3's own conversion could not).
+pub enum IntArg<'py> {
+    /// Not passed: the default.
+    Default(u64),
+    /// What the caller passed.
+    Given(Bound<'py, PyAny>),
+}
+
+impl<'py> FromPyObject<'_, 'py> for IntArg<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: pyo3::Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
+        Ok(IntArg::Given(obj.to_owned()))
+    }
+}
+
+impl IntArg<'_> {
+    /// The value of argument `name`, in `lo..=hi`.
+    pub fn get(&self, name: &str, lo: u64, hi: u64) -> Result<u64> {
+        match self {
+            IntArg::Default(n) => Ok(*n),
+            IntArg::Given(v) => int_arg(name, Some(v), lo, hi)?
+                .ok_or_else(|| Failure::ValueType(format!("{name}=None: expected an int"))),
+        }
+    }
 }
 
 fn out_of_range(name: &str, shown: &str, lo: u64, hi: u64) -> Failure {

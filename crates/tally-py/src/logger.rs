@@ -7,7 +7,7 @@
 //! can close loggers a script forgot (before interpreter teardown, when releasing the GIL is
 //! still safe). Every call that can wait on the writer thread releases the GIL.
 
-use crate::convert::{int_arg, int_in, KeyCache, StepArgs};
+use crate::convert::{int_arg, IntArg, KeyCache, StepArgs};
 use crate::errors::{Failure, Result};
 use crate::sink::{wandb_sink, PySink};
 use pyo3::exceptions::PyKeyboardInterrupt;
@@ -266,12 +266,19 @@ impl PyLogger {
     /// the run in `log_dir` (else the latest of this algo and task) or starts one.
     #[new]
     #[pyo3(signature = (
-        *, algo, task, sim = None, max_iterations = None, num_envs = None, num_gpus = 1,
-        profile = "sac_family", logger = "tensorboard", log_root = PathBuf::from("logs"),
-        log_dir = None, log_interval = 1, panel = "auto", trace = false, config = None,
-        wandb = None, sinks = None, name = None, seed = None, resume = false,
-        on_storage_error = "raise"
+        *, algo, task, sim = None, max_iterations = None, num_envs = None,
+        num_gpus = IntArg::Default(1), profile = "sac_family", logger = "tensorboard",
+        log_root = PathBuf::from("logs"), log_dir = None, log_interval = IntArg::Default(1),
+        panel = "auto", trace = false, config = None, wandb = None, sinks = None, name = None,
+        seed = None, resume = false, on_storage_error = "raise"
     ))]
+    // The integer defaults are spelled out here: PyO3 shows only literal defaults.
+    #[pyo3(
+        text_signature = "(*, algo, task, sim=None, max_iterations=None, num_envs=None, \
+        num_gpus=1, profile=\"sac_family\", logger=\"tensorboard\", log_root=..., log_dir=None, \
+        log_interval=1, panel=\"auto\", trace=False, config=None, wandb=None, sinks=None, \
+        name=None, seed=None, resume=False, on_storage_error=\"raise\")"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -280,12 +287,12 @@ impl PyLogger {
         sim: Option<String>,
         max_iterations: Option<&Bound<'_, PyAny>>,
         num_envs: Option<&Bound<'_, PyAny>>,
-        num_gpus: i128,
+        num_gpus: IntArg<'_>,
         profile: &str,
         logger: &str,
         log_root: PathBuf,
         log_dir: Option<PathBuf>,
-        log_interval: i128,
+        log_interval: IntArg<'_>,
         panel: &str,
         trace: bool,
         config: Option<&Bound<'_, PyAny>>,
@@ -305,8 +312,8 @@ impl PyLogger {
         )?;
         let num_envs = int_arg("num_envs", num_envs, 1, u64::MAX)?;
         let seed = int_arg("seed", seed, 0, u64::MAX)?;
-        let num_gpus = int_in("num_gpus", num_gpus, 1, u32::MAX.into())? as u32;
-        let log_interval = int_in("log_interval", log_interval, 1, u64::MAX)?;
+        let num_gpus = num_gpus.get("num_gpus", 1, u32::MAX.into())? as u32;
+        let log_interval = log_interval.get("log_interval", 1, u64::MAX)?;
         let profile: Profile = profile.parse().map_err(Failure::Config)?;
         let on_storage_error: OnStorageError = on_storage_error.parse().map_err(Failure::Config)?;
         let backend: Backend = logger.parse().map_err(Failure::Config)?;

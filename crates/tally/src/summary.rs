@@ -6,6 +6,7 @@
 //! Σsteps/Σtime over the last ≤ 20 measured iterations.
 
 use crate::record::StepFigures;
+use crate::tag::Tag;
 use crate::timeline::LearnerTimeline;
 use crate::values::{OddValues, Stored};
 use std::collections::VecDeque;
@@ -33,6 +34,8 @@ pub struct SummaryState {
     final_wall_ms: Option<f64>,
     final_inference: [Option<f64>; 4],
     odd: OddValues,
+    /// Tags already flagged on the panel for a non-finite value (each once a run).
+    flagged: Vec<String>,
 }
 
 /// A figure given this step replaces the last one, as null when the file holds it non-finite.
@@ -95,6 +98,31 @@ impl SummaryState {
         for (slot, v) in self.final_inference.iter_mut().zip(f.inference_ms) {
             *slot = latest(v, *slot);
         }
+    }
+
+    /// The panel's warning for the tags of `values` that the file holds as NaN or ±inf for the
+    /// first time this run; `None` when every one was flagged before.
+    pub fn flag_nonfinite(&mut self, iteration: u64, values: &[(Tag, f64)]) -> Option<String> {
+        let mut new = Vec::new();
+        for (tag, v) in values {
+            if Stored::of(*v) == Stored::NonFinite
+                && !self.flagged.iter().any(|t| t == tag.as_str())
+            {
+                self.flagged.push(tag.as_str().to_owned());
+                new.push(if v.is_finite() {
+                    format!("{} = {v:e} (beyond float32: stored as inf)", tag.as_str())
+                } else {
+                    format!("{} = {v}", tag.as_str())
+                });
+            }
+        }
+        (!new.is_empty()).then(|| {
+            format!(
+                "non-finite value at iteration {iteration}: {}; persisted as is and counted in \
+                 run_summary.json nonfinite_values",
+                new.join(", ")
+            )
+        })
     }
 
     /// The smoothed (in-loop) final reward: the mean of the last 10 reports.

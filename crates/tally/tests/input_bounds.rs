@@ -256,6 +256,62 @@ fn max_iterations_beyond_the_largest_iteration_is_a_config_error() {
     let c = config(dir.path(), Profile::SacFamily, Some(1 << 53));
     let e = Logger::new(c).err().expect("refused");
     assert!(matches!(e, Error::Config(_)), "{e:?}");
-    assert!(e.to_string().contains("max_iterations 9007199254740992"), "{e}");
+    assert!(
+        e.to_string().contains("max_iterations 9007199254740992"),
+        "{e}"
+    );
     assert!(!dir.path().join("run").exists());
+}
+
+#[test]
+fn the_panel_flags_each_tag_once_when_it_first_holds_a_nonfinite_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _) = logger(config(dir.path(), Profile::SacFamily, None));
+    log.step(&StepInput::new(1).metric("Loss/critic", 1.0))
+        .unwrap();
+    log.step(&StepInput::new(2).metric("Loss/critic", f64::NAN))
+        .unwrap();
+    log.step(&StepInput::new(3).metric("Loss/critic", f64::NAN))
+        .unwrap();
+    log.step(
+        &StepInput::new(4)
+            .metric("Loss/critic", f64::INFINITY)
+            .metric("Loss/actor", -1e300),
+    )
+    .unwrap();
+    let term = log.terminal();
+    let term = term.lock().unwrap();
+    let flags: Vec<(tally::Level, &str)> = term
+        .messages
+        .iter()
+        .filter(|m| m.text.contains("non-finite"))
+        .map(|m| (m.level, m.text.as_str()))
+        .collect();
+    assert_eq!(flags.len(), 2, "{flags:?}");
+    assert_eq!(flags[0].0, tally::Level::Warning);
+    assert!(
+        flags[0].1.contains("iteration 2") && flags[0].1.contains("Loss/critic = NaN"),
+        "{flags:?}"
+    );
+    assert!(
+        flags[1].1.contains("iteration 4")
+            && flags[1].1.contains("Loss/actor = -1e300")
+            && !flags[1].1.contains("Loss/critic"),
+        "{flags:?}"
+    );
+}
+
+#[test]
+fn env_steps_summed_over_ranks_past_u64_are_refused_not_wrapped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, mem) = logger(config(dir.path(), Profile::SacFamily, None));
+    let rank = |steps| StepInput::new(1).env_steps(steps);
+    // Wrapped, 2^63 + 2^63 + 5 would be 5: a plausible count.
+    let e = log
+        .step_ranks(&[rank(1 << 63), rank(1 << 63), rank(5)])
+        .expect_err("refused");
+    assert!(e.to_string().contains("env_steps"), "{e}");
+    log.step_ranks(&[rank(10), rank(10)]).unwrap();
+    log.flush().unwrap();
+    assert_eq!(steps_of(&mem), vec![(1, 20)]);
 }
