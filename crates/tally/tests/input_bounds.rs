@@ -315,3 +315,41 @@ fn env_steps_summed_over_ranks_past_u64_are_refused_not_wrapped() {
     log.flush().unwrap();
     assert_eq!(steps_of(&mem), vec![(1, 20)]);
 }
+
+#[test]
+fn a_user_metric_the_file_holds_as_inf_is_null_in_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _) = logger(config(dir.path(), Profile::SacFamily, Some(2)));
+    log.step(&StepInput::new(1).metric("charts/score", 1.0))
+        .unwrap();
+    log.step(&StepInput::new(2).metric("charts/score", 1e300))
+        .unwrap();
+    log.close(RunStatus::Completed).unwrap();
+    let s = summary(&log);
+    assert_eq!(s["user_metrics"]["charts/score"], Value::Null, "{s}");
+    assert_eq!(s["nonfinite_values"], 1, "{s}");
+}
+
+#[test]
+fn a_resumed_run_keeps_counting_from_the_earlier_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(dir.path(), Profile::SacFamily, Some(4));
+    let (mut log, _) = logger(c.clone());
+    log.step(&StepInput::new(1).env_steps(10).metric("Loss/critic", f64::NAN))
+        .unwrap();
+    log.close(RunStatus::Interrupted).unwrap();
+    drop(log);
+    let mut c = c;
+    c.resume = true;
+    let (mut log, _) = logger(c);
+    log.step(
+        &StepInput::new(2)
+            .env_steps(20)
+            .metric("Loss/critic", 1e-45),
+    )
+    .unwrap();
+    log.close(RunStatus::Completed).unwrap();
+    let s = summary(&log);
+    assert_eq!(s["nonfinite_values"], 1, "{s}");
+    assert_eq!(s["underflow_values"], 1, "{s}");
+}
