@@ -55,6 +55,16 @@ def test_a_step_out_of_bounds_is_refused_and_the_next_normal_step_works(tmp_path
     assert summary(log.run_dir)["completed_iterations"] == 2
 
 
+@pytest.mark.parametrize("iteration, error", [(-1, tally.SchemaError), (2**64, tally.SchemaError), (1.5, TypeError), ("1", TypeError), (None, TypeError)])
+def test_a_bad_iteration_is_refused_naming_it_and_the_next_step_works(tmp_path, iteration, error):
+    with new_logger(tmp_path) as log:
+        with pytest.raises(error) as e:
+            log.step(iteration)
+        assert f"iteration={iteration!r}" in str(e.value), str(e.value)
+        log.step(1)
+    assert summary(log.run_dir)["completed_iterations"] == 1
+
+
 def test_an_unknown_phase_is_refused_when_the_timer_is_made_and_steps_go_on(tmp_path):
     with new_logger(tmp_path) as log:
         with pytest.raises(tally.SchemaError) as e:

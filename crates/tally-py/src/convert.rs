@@ -219,6 +219,25 @@ pub fn event_step(name: &str, v: &Bound<'_, PyAny>) -> Result<i64> {
     })
 }
 
+/// The `iteration` of a step: an int that is not a count is refused as a schema error (the
+/// Rust logger bounds it further), anything else as a type error; both name it.
+pub fn step_iteration(v: &Bound<'_, PyAny>) -> Result<u64> {
+    if v.is_instance_of::<PyBool>() || !is_index(v) {
+        return Err(Failure::ValueType(format!(
+            "iteration={}: expected a non-negative int, got {}",
+            repr(v),
+            type_name(v)
+        )));
+    }
+    v.extract::<u64>().map_err(|_| {
+        Failure::Schema(format!(
+            "iteration={}: expected a non-negative int of at most {}",
+            repr(v),
+            tally::resolve::MAX_COUNT
+        ))
+    })
+}
+
 /// Append every `(key, value)` of the mapping `m` (a dict, or anything with `.items()`) to `out`.
 pub fn fill_map(
     keys: &mut KeyCache,

@@ -7,7 +7,7 @@
 //! can close loggers a script forgot (before interpreter teardown, when releasing the GIL is
 //! still safe). Every call that can wait on the writer thread releases the GIL.
 
-use crate::convert::{int_arg, IntArg, KeyCache, StepArgs};
+use crate::convert::{int_arg, step_iteration, IntArg, KeyCache, StepArgs};
 use crate::errors::{Failure, Result};
 use crate::sink::{wandb_sink, PySink};
 use pyo3::exceptions::PyKeyboardInterrupt;
@@ -203,15 +203,7 @@ impl PyLogger {
         args: StepArgs<'_, '_>,
         rates: Option<Rates>,
     ) -> PyResult<()> {
-        let it = iteration.extract::<u64>().map_err(|e| {
-            Failure::ValueType(format!(
-                "iteration: expected a non-negative int, got {} ({e})",
-                iteration
-                    .repr()
-                    .map(|r| r.to_string())
-                    .unwrap_or_else(|_| "?".into())
-            ))
-        })?;
+        let it = step_iteration(iteration)?;
         args.fill(&mut self.keys, it, &mut self.scratch)?;
         for (k, secs) in &self.pending {
             match self.scratch.learner.iter_mut().find(|(p, _)| p == k) {

@@ -335,19 +335,19 @@ fn a_resumed_run_keeps_counting_from_the_earlier_segments() {
     let dir = tempfile::tempdir().unwrap();
     let c = config(dir.path(), Profile::SacFamily, Some(4));
     let (mut log, _) = logger(c.clone());
-    log.step(&StepInput::new(1).env_steps(10).metric("Loss/critic", f64::NAN))
-        .unwrap();
+    log.step(
+        &StepInput::new(1)
+            .env_steps(10)
+            .metric("Loss/critic", f64::NAN),
+    )
+    .unwrap();
     log.close(RunStatus::Interrupted).unwrap();
     drop(log);
     let mut c = c;
     c.resume = true;
     let (mut log, _) = logger(c);
-    log.step(
-        &StepInput::new(2)
-            .env_steps(20)
-            .metric("Loss/critic", 1e-45),
-    )
-    .unwrap();
+    log.step(&StepInput::new(2).env_steps(20).metric("Loss/critic", 1e-45))
+        .unwrap();
     log.close(RunStatus::Completed).unwrap();
     let s = summary(&log);
     assert_eq!(s["nonfinite_values"], 1, "{s}");
