@@ -23,7 +23,7 @@ from typing import Any, Dict, Mapping, Optional, Union
 
 from types import ModuleType
 
-from tally._tally import EventWriter, ValueTypeError
+from tally._tally import EventWriter, SchemaError, ValueTypeError
 from tally._tally import summaries as _summaries
 from tally._wandb import DEFAULT_PROJECT, import_wandb
 
@@ -83,8 +83,23 @@ class _Batch:
             self.values = {}
 
 
-def _step(global_step: Any) -> Optional[int]:
-    return None if global_step is None else int(global_step)
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _step(global_step: Any, name: str = "global_step") -> Optional[int]:
+    """The event step, refused on this call (nothing batched or written) beyond TensorBoard's
+    int64, which would otherwise fail a later, unrelated write."""
+    if global_step is None:
+        return None
+    step = int(global_step)
+    if not _INT64_MIN <= step <= _INT64_MAX:
+        raise SchemaError(f"{name}={global_step!r}: beyond TensorBoard's int64 step range [{_INT64_MIN}, {_INT64_MAX}]")
+    return step
+
+
+def _scalar_step(global_step: Any) -> int:
+    step = _step(global_step)
+    return 0 if step is None else step
 
 
 def _serialized(obj: Any, name: str) -> bytes:
@@ -141,6 +156,7 @@ class SummaryWriter:
         *,
         wandb: Union[None, bool, Mapping[str, Any]] = None,
     ) -> None:
+        purge = _step(purge_step, "purge_step")  # before any file is made
         if log_dir is None:
             stamp = datetime.now().strftime("%b%d_%H-%M-%S")
             log_dir = os.path.join("runs", f"{stamp}_{socket.gethostname()}{comment}")
@@ -149,8 +165,8 @@ class SummaryWriter:
         self.filename_suffix = str(filename_suffix)
         self.max_queue = max_queue
         self._main = _Batch(EventWriter(self.log_dir, self.filename_suffix))
-        if purge_step is not None:
-            self._main.writer.write_session_start(int(purge_step), time.time())
+        if purge is not None:
+            self._main.writer.write_session_start(purge, time.time())
         self._subs: Dict[str, _Batch] = {}
         self._closed = False
         self._wandb_run: Any = None
@@ -207,7 +223,7 @@ class SummaryWriter:
         """Add one scalar; same-step calls are batched into one event."""
         self._check_open()
         value = _number(tag, scalar_value)
-        step = 0 if global_step is None else int(global_step)
+        step = _scalar_step(global_step)
         self._main.add(tag, value, step, walltime, self.flush_secs)
         self._mirror(tag, value, step)
 
@@ -220,7 +236,7 @@ class SummaryWriter:
     ) -> None:
         """As torch: each ``tag`` goes to ``log_dir/<main_tag>_<tag>/`` under the tag ``main_tag``."""
         self._check_open()
-        step = 0 if global_step is None else int(global_step)
+        step = _scalar_step(global_step)
         for tag, v in tag_scalar_dict.items():
             value = _number(f"{main_tag}/{tag}", v)
             sub = os.path.join(self.log_dir, main_tag.replace("/", "_") + "_" + tag)

@@ -8,7 +8,7 @@
 
 use crate::errors::{Failure, Result};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -139,6 +139,101 @@ pub fn count(it: u64, what: &str, v: &Bound<'_, PyAny>) -> Result<u64> {
         Failure::Schema(format!(
             "invalid step at iteration {it}: {what}: expected a non-negative int, got {} ({e})",
             repr(v)
+        ))
+    })
+}
+
+/// An optional integer argument `name` in `lo..=hi` (None stays None): a wrong type is a
+/// `ValueTypeError`, a value out of range a `ConfigError`, each naming `name=<value>`.
+pub fn int_arg(name: &str, v: Option<&Bound<'_, PyAny>>, lo: u64, hi: u64) -> Result<Option<u64>> {
+    let Some(v) = v.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    // Ints and numpy integers (anything with `__index__`); a bool is a mistake, not a count.
+    if v.is_instance_of::<PyBool>() || !is_index(v) {
+        return Err(Failure::ValueType(format!(
+            "{name}={}: expected an int (or None), got {}",
+            repr(v),
+            type_name(v)
+        )));
+    }
+    match v.extract::<u64>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(Some(n)),
+        _ => Err(out_of_range(name, &repr(v), lo, hi)),
+    }
+}
+
+/// Whether `v` is an integer to Python (`operator.index` accepts it).
+fn is_index(v: &Bound<'_, PyAny>) -> bool {
+    v.is_instance_of::<PyInt>() || v.hasattr("__index__").unwrap_or(false)
+}
+
+/// An integer argument with a default, taken as given so that [`IntArg::get`] can name the
+/// argument in any error (PyO3's own conversion could not).
+pub enum IntArg<'py> {
+    /// Not passed: the default.
+    Default(u64),
+    /// What the caller passed.
+    Given(Bound<'py, PyAny>),
+}
+
+impl<'py> FromPyObject<'_, 'py> for IntArg<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: pyo3::Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
+        Ok(IntArg::Given(obj.to_owned()))
+    }
+}
+
+impl IntArg<'_> {
+    /// The value of argument `name`, in `lo..=hi`.
+    pub fn get(&self, name: &str, lo: u64, hi: u64) -> Result<u64> {
+        match self {
+            IntArg::Default(n) => Ok(*n),
+            IntArg::Given(v) => int_arg(name, Some(v), lo, hi)?
+                .ok_or_else(|| Failure::ValueType(format!("{name}=None: expected an int"))),
+        }
+    }
+}
+
+fn out_of_range(name: &str, shown: &str, lo: u64, hi: u64) -> Failure {
+    Failure::Config(format!("{name}={shown}: expected an int from {lo} to {hi}"))
+}
+
+/// A step argument `name` of an event-file writer: TensorBoard's step is an int64.
+pub fn event_step(name: &str, v: &Bound<'_, PyAny>) -> Result<i64> {
+    if !is_index(v) {
+        return Err(Failure::ValueType(format!(
+            "{name}={}: expected an int, got {}",
+            repr(v),
+            type_name(v)
+        )));
+    }
+    v.extract::<i64>().map_err(|_| {
+        Failure::Schema(format!(
+            "{name}={}: beyond TensorBoard's int64 step range [{}, {}]",
+            repr(v),
+            i64::MIN,
+            i64::MAX
+        ))
+    })
+}
+
+/// The `iteration` of a step: an int that is not a count is refused as a schema error (the
+/// Rust logger bounds it further), anything else as a type error; both name it.
+pub fn step_iteration(v: &Bound<'_, PyAny>) -> Result<u64> {
+    if v.is_instance_of::<PyBool>() || !is_index(v) {
+        return Err(Failure::ValueType(format!(
+            "iteration={}: expected a non-negative int, got {}",
+            repr(v),
+            type_name(v)
+        )));
+    }
+    v.extract::<u64>().map_err(|_| {
+        Failure::Schema(format!(
+            "iteration={}: expected a non-negative int of at most {}",
+            repr(v),
+            tally::resolve::MAX_COUNT
         ))
     })
 }

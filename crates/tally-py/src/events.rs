@@ -1,7 +1,7 @@
 //! `EventWriter`: tally's event-file writer for `tally.SummaryWriter` (one event per step
 //! of scalars; summaries and events built elsewhere written as they come).
 
-use crate::convert::{number, KeyCache};
+use crate::convert::{event_step, number, KeyCache};
 use crate::errors::Failure;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -26,6 +26,14 @@ impl EventWriter {
             .as_mut()
             .ok_or_else(|| Failure::Closed(format!("event file {} is closed", path.display())))?)
     }
+}
+
+/// An optional event step, refused (on this call only) beyond int64.
+fn opt_step(step: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
+    Ok(match step.filter(|s| !s.is_none()) {
+        Some(s) => Some(event_step("step", s)?),
+        None => None,
+    })
 }
 
 #[pymethods]
@@ -65,10 +73,11 @@ impl EventWriter {
     /// Write one event at `step` holding every `tag: value` of `scalars` (f32 simple values).
     fn write_scalars(
         &mut self,
-        step: i64,
+        step: &Bound<'_, PyAny>,
         wall_time: f64,
         scalars: &Bound<'_, PyDict>,
     ) -> PyResult<()> {
+        let step = event_step("step", step)?;
         let w = self.writer.as_mut().ok_or_else(|| {
             Failure::Closed(format!("event file {} is closed", self.path.display()))
         })?;
@@ -86,7 +95,13 @@ impl EventWriter {
 
     /// Write one event holding the serialized `Summary` `summary` (no step field when `step` is None).
     #[pyo3(signature = (step, wall_time, summary))]
-    fn write_summary(&mut self, step: Option<i64>, wall_time: f64, summary: &[u8]) -> PyResult<()> {
+    fn write_summary(
+        &mut self,
+        step: Option<&Bound<'_, PyAny>>,
+        wall_time: f64,
+        summary: &[u8],
+    ) -> PyResult<()> {
+        let step = opt_step(step)?;
         let event = encode_summary_event(step, wall_time, summary);
         self.open_writer()?
             .write_event_bytes(&event)
@@ -99,9 +114,10 @@ impl EventWriter {
     fn write_event(
         &mut self,
         event: &[u8],
-        step: Option<i64>,
+        step: Option<&Bound<'_, PyAny>>,
         wall_time: Option<f64>,
     ) -> PyResult<()> {
+        let step = opt_step(step)?;
         let event = override_event(event, step, wall_time);
         self.open_writer()?
             .write_event_bytes(&event)
@@ -111,7 +127,8 @@ impl EventWriter {
 
     /// Write a session-start event at `step`: TensorBoard then drops the events of earlier
     /// files at `step` and later (torch's `purge_step`).
-    fn write_session_start(&mut self, step: i64, wall_time: f64) -> PyResult<()> {
+    fn write_session_start(&mut self, step: &Bound<'_, PyAny>, wall_time: f64) -> PyResult<()> {
+        let step = event_step("step", step)?;
         let event = Event {
             wall_time,
             step,

@@ -7,7 +7,7 @@
 //! can close loggers a script forgot (before interpreter teardown, when releasing the GIL is
 //! still safe). Every call that can wait on the writer thread releases the GIL.
 
-use crate::convert::{KeyCache, StepArgs};
+use crate::convert::{int_arg, step_iteration, IntArg, KeyCache, StepArgs};
 use crate::errors::{Failure, Result};
 use crate::sink::{wandb_sink, PySink};
 use pyo3::exceptions::PyKeyboardInterrupt;
@@ -203,15 +203,7 @@ impl PyLogger {
         args: StepArgs<'_, '_>,
         rates: Option<Rates>,
     ) -> PyResult<()> {
-        let it = iteration.extract::<u64>().map_err(|e| {
-            Failure::ValueType(format!(
-                "iteration: expected a non-negative int, got {} ({e})",
-                iteration
-                    .repr()
-                    .map(|r| r.to_string())
-                    .unwrap_or_else(|_| "?".into())
-            ))
-        })?;
+        let it = step_iteration(iteration)?;
         args.fill(&mut self.keys, it, &mut self.scratch)?;
         for (k, secs) in &self.pending {
             match self.scratch.learner.iter_mut().find(|(p, _)| p == k) {
@@ -266,36 +258,54 @@ impl PyLogger {
     /// the run in `log_dir` (else the latest of this algo and task) or starts one.
     #[new]
     #[pyo3(signature = (
-        *, algo, task, sim = None, max_iterations = None, num_envs = None, num_gpus = 1,
-        profile = "sac_family", logger = "tensorboard", log_root = PathBuf::from("logs"),
-        log_dir = None, log_interval = 1, panel = "auto", trace = false, config = None,
-        wandb = None, sinks = None, name = None, seed = None, resume = false,
-        on_storage_error = "raise"
+        *, algo, task, sim = None, max_iterations = None, num_envs = None,
+        num_gpus = IntArg::Default(1), profile = "sac_family", logger = "tensorboard",
+        log_root = PathBuf::from("logs"), log_dir = None, log_interval = IntArg::Default(1),
+        panel = "auto", trace = false, config = None, wandb = None, sinks = None, name = None,
+        seed = None, resume = false, on_storage_error = "raise"
     ))]
+    // The integer defaults are spelled out here: PyO3 shows only literal defaults.
+    #[pyo3(
+        text_signature = "(*, algo, task, sim=None, max_iterations=None, num_envs=None, \
+        num_gpus=1, profile=\"sac_family\", logger=\"tensorboard\", log_root=..., log_dir=None, \
+        log_interval=1, panel=\"auto\", trace=False, config=None, wandb=None, sinks=None, \
+        name=None, seed=None, resume=False, on_storage_error=\"raise\")"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         algo: String,
         task: String,
         sim: Option<String>,
-        max_iterations: Option<u64>,
-        num_envs: Option<u64>,
-        num_gpus: u32,
+        max_iterations: Option<&Bound<'_, PyAny>>,
+        num_envs: Option<&Bound<'_, PyAny>>,
+        num_gpus: IntArg<'_>,
         profile: &str,
         logger: &str,
         log_root: PathBuf,
         log_dir: Option<PathBuf>,
-        log_interval: u64,
+        log_interval: IntArg<'_>,
         panel: &str,
         trace: bool,
         config: Option<&Bound<'_, PyAny>>,
         wandb: Option<&Bound<'_, PyDict>>,
         sinks: Option<Vec<Bound<'_, PyAny>>>,
         name: Option<String>,
-        seed: Option<u64>,
+        seed: Option<&Bound<'_, PyAny>>,
         resume: bool,
         on_storage_error: &str,
     ) -> PyResult<Self> {
+        // Integers are checked here, not by PyO3, so each error names its argument.
+        let max_iterations = int_arg(
+            "max_iterations",
+            max_iterations,
+            1,
+            tally::resolve::MAX_COUNT,
+        )?;
+        let num_envs = int_arg("num_envs", num_envs, 1, u64::MAX)?;
+        let seed = int_arg("seed", seed, 0, u64::MAX)?;
+        let num_gpus = num_gpus.get("num_gpus", 1, u32::MAX.into())? as u32;
+        let log_interval = log_interval.get("log_interval", 1, u64::MAX)?;
         let profile: Profile = profile.parse().map_err(Failure::Config)?;
         let on_storage_error: OnStorageError = on_storage_error.parse().map_err(Failure::Config)?;
         let backend: Backend = logger.parse().map_err(Failure::Config)?;
@@ -492,18 +502,16 @@ impl PyLogger {
 
     /// A timer: `with log.phase("learning"): ...` adds the elapsed seconds to that learner
     /// phase of the next `step()` (repeated uses accumulate).
+    /// The name is checked now, against the run's profile: a bad one would refuse every later
+    /// step (docs/contract/step.md "Input bounds").
     fn phase(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<Phase> {
         let text = name.to_cow()?;
-        let key: Key = match tally::schema::METRICS.iter().find_map(|m| match m.input {
-            tally::schema::Input::Learner(k) if k == text => Some(k),
-            _ => None,
-        }) {
-            Some(k) => Cow::Borrowed(k),
-            None => Cow::Owned(text.into_owned()),
-        };
+        let profile = slf.borrow().with_log(|l| l.config().profile)?;
+        let key = tally::resolve::learner_phase(profile, &text)
+            .map_err(|e| Failure::Schema(format!("phase({text:?}): {e}")))?;
         Ok(Phase {
             logger: slf.clone().unbind(),
-            name: key,
+            name: Cow::Borrowed(key),
             started: None,
         })
     }

@@ -354,6 +354,16 @@ impl LoggerConfig {
         if self.max_iterations == Some(0) {
             return bad("max_iterations must be at least 1 (or unset when unknown)".into());
         }
+        if let Some(m) = self
+            .max_iterations
+            .filter(|&m| m > crate::resolve::MAX_COUNT)
+        {
+            // No iteration beyond MAX_COUNT is accepted (docs/contract/step.md "Input bounds").
+            return bad(format!(
+                "max_iterations {m} exceeds {}, the largest iteration accepted",
+                crate::resolve::MAX_COUNT
+            ));
+        }
         if self.num_gpus == 0 {
             return bad("num_gpus must be at least 1".into());
         }

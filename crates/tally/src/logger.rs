@@ -210,7 +210,7 @@ impl Logger {
             None => SummaryState::default(),
         };
         Ok(Logger {
-            resolver: Resolver::new(config.profile),
+            resolver: Resolver::new(config.profile, config.max_iterations),
             config,
             run_dir,
             event_file,
@@ -366,6 +366,12 @@ impl Logger {
             });
         }
         self.state.update(&record.figures);
+        let nonfinite = (record.figures.odd.nonfinite > 0)
+            .then(|| {
+                self.state
+                    .flag_nonfinite(record.iteration, &record.terminal)
+            })
+            .flatten();
         if record.user_metrics > 0 {
             for (tag, v) in &record.terminal {
                 if let Tag::User(t) = tag {
@@ -389,6 +395,9 @@ impl Logger {
                 record.system,
                 record.env_steps,
             );
+            if let Some(w) = nonfinite {
+                term.message(now, Level::Warning, w);
+            }
             if let Some(w) = warning {
                 term.contract_warnings += 1;
                 self.summary.contract_warnings += 1;

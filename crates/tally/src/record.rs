@@ -7,6 +7,7 @@ use crate::reduce::Rates;
 use crate::resolve::Resolved;
 use crate::tag::Tag;
 use crate::timeline::LearnerTimeline;
+use crate::values::OddValues;
 use std::sync::OnceLock;
 use tally_schema::{metric, MetricSpec, Profile};
 
@@ -59,6 +60,9 @@ pub struct StepFigures {
     pub rows_per_sec: Option<f64>,
     /// Learner inference, H2D, forward, D2H in ms, when given.
     pub inference_ms: [Option<f64>; 4],
+    /// This step's values the event file holds as non-finite or underflowed, whether or not
+    /// `log_interval` writes the step (docs/contract/step.md "Input bounds").
+    pub odd: OddValues,
 }
 
 /// One accepted step, derived once.
@@ -100,6 +104,12 @@ impl StepRecord {
                 r.values.get(m)
             }
         });
+        let fps = rates.env_steps_per_sec;
+        let fps_stored = fps.filter(|_| s.total_fps.profiles.contains(profile));
+        let mut odd = OddValues::default();
+        for v in r.values.entries().iter().map(|(_, v)| *v).chain(fps_stored) {
+            odd.count(v);
+        }
         let figures = StepFigures {
             iteration: r.iteration,
             env_steps: r.env_steps,
@@ -110,8 +120,8 @@ impl StepRecord {
             env_steps_per_sec: rates.env_steps_per_sec,
             rows_per_sec: rates.rows_per_sec,
             inference_ms: s.inference.map(|m| r.values.get(m)),
+            odd,
         };
-        let fps = rates.env_steps_per_sec;
         let payload = persist.then(|| {
             let mut out: Vec<(Tag, f64)> = Vec::with_capacity(r.values.len() + 1);
             out.extend(
@@ -121,7 +131,7 @@ impl StepRecord {
                     .filter(|(t, _)| t.persisted())
                     .cloned(),
             );
-            if let Some(fps) = fps.filter(|_| s.total_fps.profiles.contains(profile)) {
+            if let Some(fps) = fps_stored {
                 out.push((Tag::Spec(s.total_fps), fps));
             }
             out

@@ -190,7 +190,10 @@ pub fn reduce_ranks(ranks: &[StepInput], user: &UserMetrics) -> Result<(StepInpu
     let it = ranks.iter();
     let reduced = StepInput {
         iteration: first.iteration,
-        env_steps: ranks.iter().map(|r| r.env_steps).sum(),
+        // Saturating: a sum past u64 must be refused by the step bounds, not wrap to a small count.
+        env_steps: ranks
+            .iter()
+            .fold(0u64, |a, r| a.saturating_add(r.env_steps)),
         metrics: metrics.finish(),
         learner: learner.finish(),
         iteration_time: mean_of(it.clone().map(|r| r.iteration_time)),

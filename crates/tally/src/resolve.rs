@@ -9,7 +9,7 @@
 use crate::error::Error;
 use crate::input::{Key, StepInput, SystemInfo};
 use crate::tag::{FamilyInterner, Tag};
-use crate::values::StepValues;
+use crate::values::{StepValues, Stored};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 use tally_schema::{
@@ -87,6 +87,49 @@ fn check_duration(iteration: u64, field: &'static str, key: &str, v: f64) -> Res
             format!("duration {v} s is negative"),
         ));
     }
+    check_range(iteration, field, key, v, "s")
+}
+
+/// A value that must be finite is refused when float32, its stored type, cannot hold it.
+fn check_range(
+    iteration: u64,
+    field: &'static str,
+    key: &str,
+    v: f64,
+    unit: &str,
+) -> Result<(), Error> {
+    if Stored::of(v) == Stored::NonFinite {
+        let unit = if unit.is_empty() {
+            String::new()
+        } else {
+            format!(" {unit}")
+        };
+        return Err(err(
+            iteration,
+            field,
+            key,
+            format!(
+                "{v:e}{unit} is beyond float32 range (±{:e}), the type it is stored in",
+                f32::MAX
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The largest iteration or env-step count accepted: 2^53 - 1, the largest integer a float64
+/// holds exactly (JSON readers of run_summary.json, W&B and pandas read counts as float64).
+pub const MAX_COUNT: u64 = (1 << 53) - 1;
+
+fn check_count(iteration: u64, field: &'static str, n: u64) -> Result<(), Error> {
+    if n > MAX_COUNT {
+        return Err(err(
+            iteration,
+            field,
+            field,
+            format!("{n} exceeds {MAX_COUNT} (2^53 - 1), the largest count kept exact"),
+        ));
+    }
     Ok(())
 }
 
@@ -99,7 +142,7 @@ fn check_nonneg(iteration: u64, field: &'static str, key: &str, v: f64) -> Resul
             format!("{v} must be a finite number >= 0"),
         ));
     }
-    Ok(())
+    check_range(iteration, field, key, v, "")
 }
 
 /// Add a registry value given through `field['key']`; a second value for its spec is refused.
@@ -212,6 +255,40 @@ fn phase_spec(field: &str, key: &str) -> Option<&'static MetricSpec> {
     maps[slot].get(key).copied()
 }
 
+/// The registry's key for learner phase `name` of `profile`, or why it is not one, listing the
+/// profile's phases (a phase timer is checked when made: docs/contract/step.md "Input bounds").
+pub fn learner_phase(profile: Profile, name: &str) -> Result<&'static str, String> {
+    let known = || {
+        keys_for(profile, |i| match i {
+            Input::Learner(k) => Some(*k),
+            _ => None,
+        })
+    };
+    let spec = phase_spec("learner", name);
+    if let Some(Input::Learner(k)) = spec
+        .filter(|m| m.profiles.contains(profile))
+        .map(|m| m.input)
+    {
+        return Ok(k);
+    }
+    match spec {
+        _ if known().is_empty() => Err(format!(
+            "'{name}': the {profile} profile has no learner phases"
+        )),
+        Some(m) => Err(format!(
+            "learner phase '{name}' ({}) is not emitted by the {profile} profile (only {}); \
+             its learner phases: {}",
+            m.tag,
+            profiles_text(m),
+            known()
+        )),
+        None => Err(format!(
+            "unknown learner phase '{name}' for the {profile} profile (known: {})",
+            known()
+        )),
+    }
+}
+
 fn family_index(f: &FamilySpec) -> usize {
     FAMILIES
         .iter()
@@ -223,14 +300,16 @@ fn family_index(f: &FamilySpec) -> usize {
 #[derive(Debug)]
 pub struct Resolver {
     profile: Profile,
+    max_iterations: Option<u64>,
     families: FamilyInterner,
 }
 
 impl Resolver {
-    /// A resolver for `profile`.
-    pub fn new(profile: Profile) -> Self {
+    /// A resolver for `profile`; a known `max_iterations` is the last iteration accepted.
+    pub fn new(profile: Profile, max_iterations: Option<u64>) -> Self {
         Resolver {
             profile,
+            max_iterations,
             families: FamilyInterner::default(),
         }
     }
@@ -267,6 +346,20 @@ impl Resolver {
     /// Validate `input` against the profile and the step `axis`; nothing is mutated on error.
     pub fn resolve(&mut self, input: &StepInput, axis: Axis) -> Result<Resolved, Error> {
         let it = input.iteration;
+        // Bounds first: an accepted step past them could never be advanced past again.
+        check_count(it, "iteration", it)?;
+        check_count(it, "env_steps", input.env_steps)?;
+        if let Some(max) = self.max_iterations.filter(|&m| it > m) {
+            return Err(err(
+                it,
+                "iteration",
+                "iteration",
+                format!(
+                    "iteration {it} is past max_iterations {max}, the run's last iteration \
+                     (raise max_iterations, or leave it unset when unknown)"
+                ),
+            ));
+        }
         if let Some(last) = axis.last_iteration {
             if it <= last {
                 return Err(err(
@@ -303,8 +396,8 @@ impl Resolver {
             ));
         }
         let step = if env_axis { input.env_steps } else { it };
-        let step = i64::try_from(step)
-            .map_err(|_| err(it, "env_steps", "env_steps", "step exceeds i64"))?;
+        // Below MAX_COUNT (checked above), so within TensorBoard's int64 step.
+        let step = step as i64;
 
         let mut values = StepValues::with_capacity(
             input.metrics.len()
@@ -581,7 +674,9 @@ impl Resolver {
                 *v
             } else {
                 check_duration(it, field, key, *v)?;
-                v * m.unit.per_second().expect("phase specs are time units")
+                let stored = v * m.unit.per_second().expect("phase specs are time units");
+                check_range(it, field, key, stored, m.unit.as_str())?;
+                stored
             };
             push_spec(out, it, field, key, m, value)?;
         }

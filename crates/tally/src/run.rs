@@ -120,6 +120,8 @@ pub fn initial_summary(run: &RunIdentity) -> RunSummary {
         final_inference_forward_ms: None,
         final_inference_d2h_ms: None,
         contract_warnings: 0,
+        nonfinite_values: 0,
+        underflow_values: 0,
         backpressure_waits: 0,
         backpressure_wait_sec: 0.0,
         sink_errors: Vec::new(),

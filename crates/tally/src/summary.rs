@@ -6,7 +6,9 @@
 //! Σsteps/Σtime over the last ≤ 20 measured iterations.
 
 use crate::record::StepFigures;
+use crate::tag::Tag;
 use crate::timeline::LearnerTimeline;
+use crate::values::{OddValues, Stored};
 use std::collections::VecDeque;
 use tally_schema::artifacts::RunSummary;
 
@@ -31,6 +33,17 @@ pub struct SummaryState {
     final_rows: Option<f64>,
     final_wall_ms: Option<f64>,
     final_inference: [Option<f64>; 4],
+    odd: OddValues,
+    /// Tags already flagged on the panel for a non-finite value (each once a run).
+    flagged: Vec<String>,
+}
+
+/// A figure given this step replaces the last one, as null when the file holds it non-finite.
+fn latest(given: Option<f64>, last: Option<f64>) -> Option<f64> {
+    match given {
+        Some(v) => Stored::finite(v),
+        None => last,
+    }
 }
 
 impl SummaryState {
@@ -43,6 +56,10 @@ impl SummaryState {
             last_return: s.final_mean_reward,
             best: s.best_mean_reward,
             mean_episode_length: s.mean_episode_length,
+            odd: OddValues {
+                nonfinite: s.nonfinite_values,
+                underflow: s.underflow_values,
+            },
             ..Default::default()
         }
     }
@@ -51,12 +68,17 @@ impl SummaryState {
     pub fn update(&mut self, f: &StepFigures) {
         self.completed_iterations = f.iteration;
         self.total_env_steps = f.env_steps;
-        if let Some(ret) = f.episode_return.filter(|v| v.is_finite()) {
+        self.odd.nonfinite += f.odd.nonfinite;
+        self.odd.underflow += f.odd.underflow;
+        if let Some(ret) = f.episode_return {
+            // The last report is what the file's last point holds, NaN included.
+            self.last_return = Some(ret);
+        }
+        if let Some(ret) = f.episode_return.and_then(Stored::finite) {
             if self.recent_returns.len() == REWARD_REPORTS {
                 self.recent_returns.pop_front();
             }
             self.recent_returns.push_back(ret);
-            self.last_return = Some(ret);
             let smoothed =
                 self.recent_returns.iter().sum::<f64>() / self.recent_returns.len() as f64;
             self.best = Some(self.best.map_or(smoothed, |b| b.max(smoothed)));
@@ -70,14 +92,37 @@ impl SummaryState {
             }
             self.tail.push_back((steps, t));
         }
-        self.final_fps = f.env_steps_per_sec.or(self.final_fps);
-        self.final_rows = f.rows_per_sec.or(self.final_rows);
-        self.final_wall_ms = f.iteration_time.map(|t| t * 1000.0).or(self.final_wall_ms);
+        self.final_fps = latest(f.env_steps_per_sec, self.final_fps);
+        self.final_rows = latest(f.rows_per_sec, self.final_rows);
+        self.final_wall_ms = latest(f.iteration_time.map(|t| t * 1000.0), self.final_wall_ms);
         for (slot, v) in self.final_inference.iter_mut().zip(f.inference_ms) {
-            if v.is_some() {
-                *slot = v;
+            *slot = latest(v, *slot);
+        }
+    }
+
+    /// The panel's warning for the tags of `values` that the file holds as NaN or ±inf for the
+    /// first time this run; `None` when every one was flagged before.
+    pub fn flag_nonfinite(&mut self, iteration: u64, values: &[(Tag, f64)]) -> Option<String> {
+        let mut new = Vec::new();
+        for (tag, v) in values {
+            if Stored::of(*v) == Stored::NonFinite
+                && !self.flagged.iter().any(|t| t == tag.as_str())
+            {
+                self.flagged.push(tag.as_str().to_owned());
+                new.push(if v.is_finite() {
+                    format!("{} = {v:e} (beyond float32: stored as inf)", tag.as_str())
+                } else {
+                    format!("{} = {v}", tag.as_str())
+                });
             }
         }
+        (!new.is_empty()).then(|| {
+            format!(
+                "non-finite value at iteration {iteration}: {}; persisted as is and counted in \
+                 run_summary.json nonfinite_values",
+                new.join(", ")
+            )
+        })
     }
 
     /// The smoothed (in-loop) final reward: the mean of the last 10 reports.
@@ -90,14 +135,23 @@ impl SummaryState {
     pub fn fill(&self, s: &mut RunSummary, closing: bool) {
         s.completed_iterations = self.completed_iterations;
         s.total_env_steps = self.total_env_steps;
+        s.nonfinite_values = self.odd.nonfinite;
+        s.underflow_values = self.odd.underflow;
+        // A last report the file holds as NaN/inf is null here, never the report before it.
+        let last = self.last_return.and_then(Stored::finite);
+        let last_odd = self.last_return.is_some() && last.is_none();
         if closing {
-            s.final_mean_reward = self.last_return;
-            s.best_mean_reward = match (self.best, self.last_return) {
+            s.final_mean_reward = last;
+            s.best_mean_reward = match (self.best, last) {
                 (Some(b), Some(f)) => Some(b.max(f)),
                 (b, f) => b.or(f),
             };
         } else {
-            s.final_mean_reward = self.smoothed_reward().or(self.last_return);
+            s.final_mean_reward = if last_odd {
+                None
+            } else {
+                self.smoothed_reward().or(last)
+            };
             s.best_mean_reward = self.best;
         }
         s.mean_episode_length = self.mean_episode_length;

@@ -162,13 +162,14 @@ impl UserMetrics {
             .collect()
     }
 
-    /// Each logged tag's summary value per its spec (non-finite values are `None`).
+    /// Each logged tag's summary value per its spec (`None` when the event file would hold it
+    /// as NaN or ±inf: docs/contract/step.md "Input bounds").
     pub fn summary_values(&self) -> BTreeMap<String, Option<f64>> {
         self.seen
             .iter()
             .map(|(tag, fold)| {
                 let v = fold.value(self.spec(tag).summary);
-                (tag.to_string(), v.is_finite().then_some(v))
+                (tag.to_string(), crate::values::Stored::finite(v))
             })
             .collect()
     }

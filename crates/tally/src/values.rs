@@ -6,6 +6,58 @@
 use crate::tag::Tag;
 use tally_schema::{spec_index, MetricSpec, METRIC_COUNT};
 
+/// How the event file holds a value: TensorBoard scalars are float32 (`simple_value`)
+/// (docs/contract/step.md "Input bounds").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stored {
+    /// A finite float32 (zero included), normal or exactly zero.
+    Finite,
+    /// NaN or ±inf once stored: a NaN or infinite value, or a finite one beyond float32's range.
+    NonFinite,
+    /// A non-zero value stored as a float32 subnormal or as zero (precision lost or all of it).
+    Underflow,
+}
+
+impl Stored {
+    /// How float32 holds `v`.
+    pub fn of(v: f64) -> Stored {
+        // The cast is exactly what the writer stores: out of range rounds to ±inf.
+        let f = v as f32;
+        if !f.is_finite() {
+            Stored::NonFinite
+        } else if v != 0.0 && f.abs() < f32::MIN_POSITIVE {
+            Stored::Underflow
+        } else {
+            Stored::Finite
+        }
+    }
+
+    /// `v` when the file holds it as a finite number, else `None` (what the summary shows).
+    pub fn finite(v: f64) -> Option<f64> {
+        (Stored::of(v) != Stored::NonFinite).then_some(v)
+    }
+}
+
+/// How many of a step's values the event file holds as non-finite, and as underflowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OddValues {
+    /// Values stored as NaN or ±inf.
+    pub nonfinite: u64,
+    /// Non-zero values stored as a subnormal or zero.
+    pub underflow: u64,
+}
+
+impl OddValues {
+    /// Count `v`.
+    pub fn count(&mut self, v: f64) {
+        match Stored::of(v) {
+            Stored::Finite => {}
+            Stored::NonFinite => self.nonfinite += 1,
+            Stored::Underflow => self.underflow += 1,
+        }
+    }
+}
+
 /// A registry spec was already given in this step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Duplicate;

@@ -81,6 +81,16 @@ pub struct RunSummary {
     #[serde(default)]
     #[schemars(extend("x-unit" = "count"))]
     pub contract_warnings: u64,
+    /// Values of accepted steps that the event file holds as NaN or ±inf (given so, or finite
+    /// beyond float32's range), counted whether or not the step was written
+    /// (docs/contract/step.md "Input bounds").
+    #[serde(default)]
+    #[schemars(extend("x-unit" = "count"))]
+    pub nonfinite_values: u64,
+    /// Non-zero values of accepted steps that float32 holds only as a subnormal or as zero.
+    #[serde(default)]
+    #[schemars(extend("x-unit" = "count"))]
+    pub underflow_values: u64,
     /// Steps that waited for room in the logger's bounded queue (lossless back-pressure).
     #[serde(default)]
     #[schemars(extend("x-unit" = "count"))]
