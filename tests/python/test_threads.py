@@ -156,6 +156,52 @@ def test_a_sink_calling_back_into_the_logger_gets_a_clear_error_and_the_run_goes
     assert steps_in_file(out["run_dir"]) == [1, 2, 3]
 
 
+SLOW_SINK_UNDER_BACKPRESSURE = textwrap.dedent(
+    """
+    import sys, threading, time
+    import tally
+
+    class Slow:
+        name = "slow"
+
+        def write(self, step, wall_time, iteration, scalars):
+            time.sleep(0.0005)
+
+    log = tally.Logger(algo="sac", task="t", sim="s", log_root=sys.argv[1], panel="off", sinks=[Slow()])
+    done = threading.Event()
+    calls = [0]
+
+    def other():
+        while not done.is_set():
+            log.status("still here")
+            log.checkpoint_saved("ckpt.pt")
+            calls[0] += 1
+
+    t = threading.Thread(target=other)
+    t.start()
+    for i in range(1, 3001):
+        log.step(i, metrics={"Loss/critic": 1.0})
+    done.set()
+    t.join()
+    log.close()
+    print("ok", calls[0] > 0)
+    print(log.run_dir)
+    """
+)
+
+
+def test_a_thread_waiting_for_the_logger_never_holds_the_gil_a_python_sink_needs(tmp_path):
+    # The queue (1024 steps) fills behind a slow Python sink, so step() waits on the writer
+    # thread, which needs the GIL; another thread keeps calling the logger meanwhile. A
+    # subprocess: the failure being fixed is a frozen interpreter.
+    p = subprocess.run([sys.executable, "-c", SLOW_SINK_UNDER_BACKPRESSURE, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    verdict, run_dir = p.stdout.strip().split("\n")
+    assert verdict == "ok True"
+    assert summary(run_dir)["backpressure_waits"] > 0, "the queue never filled: the test proves nothing"
+    assert steps_in_file(run_dir) == list(range(1, 3001))
+
+
 STRESS_ITERATIONS = int(os.environ.get("TALLY_STRESS_ITERATIONS", "20000"))
 
 
