@@ -225,7 +225,11 @@ def test_eight_threads_calling_every_method_lose_and_duplicate_no_record(tmp_pat
                 if i % 97 == k:
                     log.status(f"worker {k} at {i}")
                     log.checkpoint_saved(f"ckpt_{i}.pt")
+                    log.define_metric("charts/*", unit="1")
                     log.run_dir
+                    log.event_file
+                    log.sinks
+                    log.panel
                     log.closed
                     repr(log)
                     with log.phase("learning"):
@@ -326,3 +330,38 @@ def test_an_event_writer_closed_from_another_thread_while_eight_write(tmp_path):
     for k in range(8):
         steps = [s for s, _ in got[f"e{k}"]]
         assert steps == list(range(len(steps))) and len(steps) >= 200
+
+
+def test_steps_from_threads_that_do_not_order_them_are_kept_or_refused_whole(tmp_path, frequent_thread_switches):
+    """Without the caller's lock, a step overtaken by a later one is refused (the step axis must
+    increase) and nothing of it is logged; every accepted step is in the file once, in order."""
+    log = new_logger(tmp_path)
+    counter = iter(range(1, 4001))
+    take = threading.Lock()
+    accepted, refused, other = [], [], []
+
+    def worker():
+        while True:
+            with take:
+                i = next(counter, None)
+            if i is None:
+                return
+            try:
+                log.step(i, env_steps=i, metrics={"Loss/critic": float(i)}, iteration_time=0.001, steps_this_iter=1)
+                accepted.append(i)
+            except tally.SchemaError as e:
+                refused.append((i, str(e)))
+            except Exception as e:  # noqa: BLE001 - the test reports it
+                other.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    log.close()
+    assert other == []
+    assert len(accepted) + len(refused) == 4000
+    assert all("iteration" in msg for _, msg in refused), refused[:3]
+    assert steps_in_file(log.run_dir) == sorted(accepted)
+    assert summary(log.run_dir)["completed_iterations"] == max(accepted)
