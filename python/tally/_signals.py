@@ -25,11 +25,9 @@ import signal
 import sys
 import threading
 from types import FrameType
-from typing import Any, Callable, List, Optional, Set
+from typing import Any, List, Optional, Set
 
 from tally import _tally
-
-_Handler = Callable[[int, Optional[FrameType]], Any]
 
 # The signals that end a run; SIGHUP does not exist on Windows.
 _SIGNALS: List[signal.Signals] = [signal.SIGINT, signal.SIGTERM]
@@ -89,4 +87,7 @@ def install() -> None:
         current = signal.getsignal(sig)
         if current is None or current == signal.SIG_IGN:
             continue  # handled outside Python, or deliberately ignored (nohup)
-        signal.signal(sig, _CloseRun(sig, current))
+        try:
+            signal.signal(sig, _CloseRun(sig, current))
+        except (OSError, ValueError, RuntimeError):
+            continue  # an embedding interpreter that keeps signals to itself: runs go on unhandled
