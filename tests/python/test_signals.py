@@ -250,3 +250,26 @@ def test_sigterm_under_the_live_panel_restores_the_terminal(tmp_path):
     s = json.loads(summary_file.read_text())
     assert s["status"] == "interrupted"
     assert s["completed_iterations"] == len(file_steps(summary_file.parent)) >= 30
+
+
+def test_handlers_are_installed_only_by_a_logger_built_on_the_main_thread(tmp_path):
+    script = textwrap.dedent(
+        """
+        import signal, sys, threading, tally
+
+        def build():
+            tally.Logger(algo="sac", task="t", sim="s", log_root=sys.argv[1], panel="off").close()
+
+        t = threading.Thread(target=build)
+        t.start()
+        t.join()
+        print(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL, flush=True)
+        build()
+        print(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL, repr(signal.getsignal(signal.SIGTERM)), flush=True)
+        """
+    )
+    p = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    first, second = p.stdout.splitlines()
+    assert first == "True"
+    assert second.startswith("False <tally signal handler for SIGTERM"), second
