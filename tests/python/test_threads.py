@@ -202,6 +202,39 @@ def test_a_thread_waiting_for_the_logger_never_holds_the_gil_a_python_sink_needs
     assert steps_in_file(run_dir) == list(range(1, 3001))
 
 
+STEP_FROM_ITS_OWN_CONVERSION = textwrap.dedent(
+    """
+    import json, sys
+    import tally
+
+    log = tally.Logger(algo="sac", task="t", sim="s", log_root=sys.argv[1], panel="off")
+
+    class Sneaky:
+        def __float__(self):
+            log.step(99, metrics={"Loss/critic": 1.0})
+            return 1.0
+
+    try:
+        log.step(1, metrics={"Loss/critic": Sneaky()})
+        outcome = None
+    except tally.TallyError as e:
+        outcome = str(e)
+    log.step(1, metrics={"Loss/critic": 2.0})
+    log.close()
+    print(json.dumps({"outcome": outcome, "run_dir": str(log.run_dir)}))
+    """
+)
+
+
+def test_a_step_started_by_code_its_own_step_runs_gets_a_clear_error(tmp_path):
+    # A subprocess: the failure being fixed is a thread waiting on a lock it holds.
+    p = subprocess.run([sys.executable, "-c", STEP_FROM_ITS_OWN_CONVERSION, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["outcome"] is not None and "was called from code a step() on this thread is running" in out["outcome"], out
+    assert steps_in_file(out["run_dir"]) == [1]
+
+
 STRESS_ITERATIONS = int(os.environ.get("TALLY_STRESS_ITERATIONS", "20000"))
 
 

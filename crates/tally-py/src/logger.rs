@@ -21,6 +21,7 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyString, PyType};
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
@@ -61,6 +62,40 @@ fn refuse_tally_thread(method: &str) -> Result<()> {
         ))),
         _ => Ok(()),
     }
+}
+
+thread_local! {
+    /// This thread is inside `step`, converting its arguments: Python code that runs there (a
+    /// value's `__float__`, a signal handler) cannot start a step or end a phase on this
+    /// thread, which holds the step's lock.
+    static STEPPING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks this thread as inside `step` until dropped.
+struct Stepping;
+
+impl Stepping {
+    fn enter(method: &str) -> Result<Stepping> {
+        refuse_reentry(method)?;
+        STEPPING.with(|s| s.set(true));
+        Ok(Stepping)
+    }
+}
+
+impl Drop for Stepping {
+    fn drop(&mut self) {
+        STEPPING.with(|s| s.set(false));
+    }
+}
+
+fn refuse_reentry(method: &str) -> Result<()> {
+    if STEPPING.with(Cell::get) {
+        return Err(Failure::Reentrant(format!(
+            "tally.Logger.{method}() was called from code a step() on this thread is running (a \
+             value's __float__ or a signal handler); call it after that step returns"
+        )));
+    }
+    Ok(())
 }
 
 /// The W&B settings a `wandb=` dict may carry.
@@ -239,6 +274,7 @@ impl PyLogger {
         rates: Option<Rates>,
     ) -> PyResult<()> {
         refuse_tally_thread("step")?;
+        let _stepping = Stepping::enter("step")?;
         let mut draft = lock(py, &self.draft);
         let draft: &mut Draft = &mut draft;
         let it = iteration.extract::<u64>().map_err(|e| {
@@ -756,6 +792,7 @@ impl Phase {
         };
         let secs = t0.elapsed().as_secs_f64();
         refuse_tally_thread("phase")?;
+        refuse_reentry("phase")?;
         let log = self.logger.get();
         if let Some((tracer, tid)) = &log.tracer {
             // The block ended now on the tracer's clock and lasted `secs`.
