@@ -7,7 +7,7 @@ DIST ?= dist
 # Interpreters `wheel-check` installs the wheel into, each in a fresh virtualenv.
 WHEEL_PYTHONS ?= python3
 
-.PHONY: test lint rust-test py-test py-install venv wheel wheel-check docs clean-venv fuzz fuzz-replay bench
+.PHONY: test lint rust-test py-test py-install venv wheel wheel-check docs clean-venv fuzz fuzz-replay bench test-faults
 
 ## Everything CI checks: formatting, clippy, Rust tests, Python client tests, the wheel to publish.
 test: lint rust-test fuzz-replay py-test wheel-check
@@ -56,6 +56,11 @@ py-install: venv
 py-test: venv py-install
 	$(CARGO) build -p tally-cli -p tally-tfevents --examples --bins
 	$(PY) -m pytest tests/python -q --ignore=tests/python/test_wheel.py
+
+## The long fault runs, not in `make test`: 8 threads sharing a Logger for 100 000 iterations
+## (CI runs 20 000) and 50 SIGKILL trials (CI runs 20).
+test-faults: py-install
+	TALLY_STRESS_ITERATIONS=100000 TALLY_KILL_TRIALS=50 $(PY) -m pytest -q tests/python/test_threads.py tests/python/test_signals.py
 
 ## What to publish, into $(DIST)/: the wheel, abi3 (CPython >= 3.9) and manylinux2014 (glibc >=
 ## 2.17) so pip installs it without Rust, and the sdist for platforms without a wheel. maturin

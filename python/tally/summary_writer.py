@@ -11,15 +11,19 @@ protobuf objects built by other libraries (stable-baselines3's hparams) as they 
 With W&B configured (``wandb=``), each step's batch is mirrored to W&B as one ``log`` call,
 so a library that only knows torch's writer (rsl_rl) logs to both backends; an existing
 ``wandb.run`` is reused and never finished (docs/contract/run-artifacts.md "W&B").
+Any thread may call any method: calls that change the batch or a file are serialised by one
+lock per writer (docs/contract/threads-and-signals.md "Sharing a logger between threads").
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
+import threading
 import time
 from datetime import datetime
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Mapping, Optional, TypeVar, Union
 
 from types import ModuleType
 
@@ -102,6 +106,21 @@ def _scalar_step(global_step: Any) -> int:
     return 0 if step is None else step
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _under_lock(method: _F) -> _F:
+    """Run `method` under its writer's lock: a batch is read, written and emptied by one thread
+    at a time, so concurrent calls neither lose nor repeat a value."""
+
+    @functools.wraps(method)
+    def locked(self: "SummaryWriter", *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked  # type: ignore[return-value]
+
+
 def _serialized(obj: Any, name: str) -> bytes:
     if isinstance(obj, (bytes, bytearray, memoryview)):
         return bytes(obj)
@@ -126,8 +145,9 @@ class FileWriter:
     def add_event(self, event: Any, step: Optional[int] = None, walltime: Optional[float] = None) -> None:
         """Write an ``Event`` protobuf (or its bytes); ``walltime`` (default now) and ``step`` override its own."""
         data = _serialized(event, "event")
-        w = self._owner._events_writer()
-        w.write_event(data, _step(step), time.time() if walltime is None else float(walltime))
+        with self._owner._lock:
+            w = self._owner._events_writer()
+            w.write_event(data, _step(step), time.time() if walltime is None else float(walltime))
 
     def flush(self) -> None:
         self._owner.flush()
@@ -161,6 +181,8 @@ class SummaryWriter:
             stamp = datetime.now().strftime("%b%d_%H-%M-%S")
             log_dir = os.path.join("runs", f"{stamp}_{socket.gethostname()}{comment}")
         self.log_dir = os.fspath(log_dir)
+        # Reentrant: close() flushes, add_event() writes the pending batch first.
+        self._lock = threading.RLock()
         self.flush_secs = float(flush_secs)
         self.filename_suffix = str(filename_suffix)
         self.max_queue = max_queue
@@ -211,6 +233,7 @@ class SummaryWriter:
         """The directory event files are written to."""
         return self.log_dir
 
+    @_under_lock
     def add_scalar(
         self,
         tag: str,
@@ -227,6 +250,7 @@ class SummaryWriter:
         self._main.add(tag, value, step, walltime, self.flush_secs)
         self._mirror(tag, value, step)
 
+    @_under_lock
     def add_scalars(
         self,
         main_tag: str,
@@ -260,6 +284,7 @@ class SummaryWriter:
         self._main.write()  # keep the file in call order
         return self._main.writer
 
+    @_under_lock
     def _write_summary(self, summary: bytes, global_step: Any, walltime: Optional[float]) -> None:
         w = self._events_writer()
         w.write_summary(_step(global_step), time.time() if walltime is None else float(walltime), summary)
@@ -473,6 +498,7 @@ class SummaryWriter:
     def add_image_with_boxes(self, *args: Any, **kwargs: Any) -> None:
         raise NotImplementedError("tally.SummaryWriter.add_image_with_boxes is not supported; draw the boxes and call add_image")
 
+    @_under_lock
     def flush(self) -> None:
         """Write every pending step's event (and its W&B mirror)."""
         if self._closed:
@@ -482,6 +508,7 @@ class SummaryWriter:
             b.writer.flush()
         self._mirror_flush()
 
+    @_under_lock
     def close(self) -> None:
         """Flush and close the event files; finish the W&B run if this writer started it."""
         if self._closed:

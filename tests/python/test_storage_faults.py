@@ -191,8 +191,10 @@ def small_tmpfs(tmp_path):
 def test_a_full_disk_then_space_returns_keeps_every_step(small_tmpfs):
     run_dir = small_tmpfs / "run"
     got, _ = run_child(CHILD_DISK, run_dir, 300, 100, 200)
-    assert len(got["errors"]) == 1, got
-    assert "No space left on device" in got["errors"][0]
+    # Once per file the outage hit: the event file, and run_summary.json when a rewrite fell in it.
+    assert 1 <= len(got["errors"]) <= 2, got
+    assert all("No space left on device" in e for e in got["errors"]), got
+    assert sum("run_summary" in e for e in got["errors"]) <= 1, got
     assert file_steps(run_dir) == list(range(1, 301))
     assert record_boundaries_end_at_file_end(event_file(run_dir))
     s = summary(run_dir)

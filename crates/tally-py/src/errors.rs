@@ -161,6 +161,9 @@ pub enum Failure {
     Config(String),
     /// A call on a closed object.
     Closed(String),
+    /// A call the object cannot serve from where it was made (a sink calling back into its
+    /// logger from tally's writer thread).
+    Reentrant(String),
 }
 
 impl From<tally::Error> for Failure {
@@ -224,6 +227,7 @@ impl From<Failure> for PyErr {
             Failure::Schema(m) => (Kind::Schema, m),
             Failure::Config(m) => (Kind::Config, m),
             Failure::Closed(m) => (Kind::Closed, m),
+            Failure::Reentrant(m) => (Kind::Tally, m),
         };
         Python::attach(|py| match class(py, kind) {
             Ok(t) => PyErr::from_type(t, message),

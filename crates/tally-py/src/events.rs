@@ -1,30 +1,54 @@
 //! `EventWriter`: tally's event-file writer for `tally.SummaryWriter` (one event per step
 //! of scalars; summaries and events built elsewhere written as they come).
+//!
+//! Any thread may call it at any time (docs/contract/threads-and-signals.md "Sharing a
+//! logger between threads"): the class is frozen and its state sits behind a mutex taken
+//! with the GIL released while waiting, so each call writes whole records, in call order.
 
 use crate::convert::{event_step, number, KeyCache};
 use crate::errors::Failure;
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
 use tally_tfevents::proto::{event, Event, SessionLog};
 use tally_tfevents::{encode_summary_event, override_event, EventFileWriter, WriterOptions};
 
 /// An `events.out.tfevents.*` file in a directory, written one step (event) at a time.
-#[pyclass(module = "tally._tally", name = "EventWriter")]
+#[pyclass(module = "tally._tally", name = "EventWriter", frozen)]
 pub struct EventWriter {
-    writer: Option<EventFileWriter>,
+    inner: Mutex<Inner>,
     path: PathBuf,
+}
+
+/// What the calls change: the open file and the scalar conversion buffers.
+struct Inner {
+    writer: Option<EventFileWriter>,
     keys: KeyCache,
     scratch: Vec<(tally::Key, f64)>,
 }
 
 impl EventWriter {
-    fn open_writer(&mut self) -> PyResult<&mut EventFileWriter> {
-        let path = &self.path;
-        Ok(self
-            .writer
-            .as_mut()
-            .ok_or_else(|| Failure::Closed(format!("event file {} is closed", path.display())))?)
+    fn inner(&self, py: Python<'_>) -> MutexGuard<'_, Inner> {
+        self.inner
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Run `f` on the open file, or fail naming the closed one.
+    fn with_open<T>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut EventFileWriter) -> Result<T, tally_tfevents::WriteError>,
+    ) -> PyResult<T> {
+        let mut inner = self.inner(py);
+        let w = inner.writer.as_mut().ok_or_else(|| self.closed_error())?;
+        Ok(f(w).map_err(Failure::from)?)
+    }
+
+    fn closed_error(&self) -> Failure {
+        Failure::Closed(format!("event file {} is closed", self.path.display()))
     }
 }
 
@@ -63,31 +87,37 @@ impl EventWriter {
         let writer = EventFileWriter::open(&log_dir, options).map_err(Failure::from)?;
         let path = writer.path().to_owned();
         Ok(EventWriter {
-            writer: Some(writer),
+            inner: Mutex::new(Inner {
+                writer: Some(writer),
+                keys: KeyCache::default(),
+                scratch: Vec::new(),
+            }),
             path,
-            keys: KeyCache::default(),
-            scratch: Vec::new(),
         })
     }
 
     /// Write one event at `step` holding every `tag: value` of `scalars` (f32 simple values).
     fn write_scalars(
-        &mut self,
+        &self,
+        py: Python<'_>,
         step: &Bound<'_, PyAny>,
         wall_time: f64,
         scalars: &Bound<'_, PyDict>,
     ) -> PyResult<()> {
         let step = event_step("step", step)?;
-        let w = self.writer.as_mut().ok_or_else(|| {
-            Failure::Closed(format!("event file {} is closed", self.path.display()))
-        })?;
-        self.scratch.clear();
-        for (k, v) in scalars.iter() {
-            let key = self.keys.key(0, "scalars", &k)?;
-            let value = number(0, &|| format!("scalar '{key}' at step {step}"), &v)?;
-            self.scratch.push((key, value));
+        let mut guard = self.inner(py);
+        let inner: &mut Inner = &mut guard;
+        if inner.writer.is_none() {
+            return Err(self.closed_error().into());
         }
-        let pairs: Vec<(&str, f64)> = self.scratch.iter().map(|(k, v)| (&**k, *v)).collect();
+        inner.scratch.clear();
+        for (k, v) in scalars.iter() {
+            let key = inner.keys.key(0, "scalars", &k)?;
+            let value = number(0, &|| format!("scalar '{key}' at step {step}"), &v)?;
+            inner.scratch.push((key, value));
+        }
+        let pairs: Vec<(&str, f64)> = inner.scratch.iter().map(|(k, v)| (&**k, *v)).collect();
+        let w = inner.writer.as_mut().ok_or_else(|| self.closed_error())?;
         w.write_scalars(step, wall_time, &pairs)
             .map_err(Failure::from)?;
         Ok(())
@@ -96,38 +126,39 @@ impl EventWriter {
     /// Write one event holding the serialized `Summary` `summary` (no step field when `step` is None).
     #[pyo3(signature = (step, wall_time, summary))]
     fn write_summary(
-        &mut self,
+        &self,
+        py: Python<'_>,
         step: Option<&Bound<'_, PyAny>>,
         wall_time: f64,
         summary: &[u8],
     ) -> PyResult<()> {
         let step = opt_step(step)?;
         let event = encode_summary_event(step, wall_time, summary);
-        self.open_writer()?
-            .write_event_bytes(&event)
-            .map_err(Failure::from)?;
-        Ok(())
+        self.with_open(py, |w| w.write_event_bytes(&event))
     }
 
     /// Write a serialized `Event`, its `step` and `wall_time` replaced when given.
     #[pyo3(signature = (event, step=None, wall_time=None))]
     fn write_event(
-        &mut self,
+        &self,
+        py: Python<'_>,
         event: &[u8],
         step: Option<&Bound<'_, PyAny>>,
         wall_time: Option<f64>,
     ) -> PyResult<()> {
         let step = opt_step(step)?;
         let event = override_event(event, step, wall_time);
-        self.open_writer()?
-            .write_event_bytes(&event)
-            .map_err(Failure::from)?;
-        Ok(())
+        self.with_open(py, |w| w.write_event_bytes(&event))
     }
 
     /// Write a session-start event at `step`: TensorBoard then drops the events of earlier
     /// files at `step` and later (torch's `purge_step`).
-    fn write_session_start(&mut self, step: &Bound<'_, PyAny>, wall_time: f64) -> PyResult<()> {
+    fn write_session_start(
+        &self,
+        py: Python<'_>,
+        step: &Bound<'_, PyAny>,
+        wall_time: f64,
+    ) -> PyResult<()> {
         let step = event_step("step", step)?;
         let event = Event {
             wall_time,
@@ -137,23 +168,21 @@ impl EventWriter {
                 ..Default::default()
             })),
         };
-        self.open_writer()?
-            .write_event(&event)
-            .map_err(Failure::from)?;
-        Ok(())
+        self.with_open(py, |w| w.write_event(&event))
     }
 
     /// Push written records to the OS (a no-op in practice: records are never buffered).
-    fn flush(&mut self) -> PyResult<()> {
-        if let Some(w) = self.writer.as_mut() {
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        if let Some(w) = self.inner(py).writer.as_mut() {
             w.flush().map_err(Failure::from)?;
         }
         Ok(())
     }
 
     /// Close the file. Closing twice is harmless.
-    fn close(&mut self) -> PyResult<()> {
-        if let Some(w) = self.writer.take() {
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let writer = self.inner(py).writer.take();
+        if let Some(w) = writer {
             w.close().map_err(Failure::from)?;
         }
         Ok(())
@@ -171,7 +200,7 @@ impl EventWriter {
 
     /// Whether `close()` has run.
     #[getter]
-    fn closed(&self) -> bool {
-        self.writer.is_none()
+    fn closed(&self, py: Python<'_>) -> bool {
+        self.inner(py).writer.is_none()
     }
 }

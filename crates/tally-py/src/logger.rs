@@ -6,14 +6,22 @@
 //! The Python object owns the `tally::Logger` behind an `Arc<Mutex<..>>` so an `atexit` hook
 //! can close loggers a script forgot (before interpreter teardown, when releasing the GIL is
 //! still safe). Every call that can wait on the writer thread releases the GIL.
+//!
+//! Any thread may call any method at any time (docs/contract/threads-and-signals.md
+//! "Sharing a logger between threads"): the class is frozen (no PyO3 borrow flag to trip),
+//! its two mutexes are taken with the GIL released while waiting, no Python code runs while
+//! the logger's mutex is held, and calls from tally's own threads (a sink's `write()`) are
+//! refused before they could wait on themselves.
 
 use crate::convert::{int_arg, step_iteration, IntArg, KeyCache, StepArgs};
 use crate::errors::{Failure, Result};
 use crate::sink::{wandb_sink, PySink};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyString, PyType};
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
@@ -36,8 +44,58 @@ struct Core {
 /// Loggers not yet dropped, for the `atexit` hook.
 static OPEN: Mutex<Vec<Weak<Mutex<Core>>>> = Mutex::new(Vec::new());
 
-fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
-    core.lock().unwrap_or_else(|e| e.into_inner())
+/// Take `m` without holding the GIL while waiting: its holder may need the GIL to finish
+/// (a Python sink on the writer thread under back-pressure), and a thread waiting with the GIL
+/// held would freeze the interpreter.
+fn lock<'a, T>(py: Python<'_>, m: &'a Mutex<T>) -> MutexGuard<'a, T> {
+    m.lock_py_attached(py).unwrap_or_else(|e| e.into_inner())
+}
+
+/// Refuse a call made on one of tally's own threads (`tally-writer`, `tally-panel`): there it
+/// comes from a sink's `write()`/`flush()`/`close()`, and waiting on the writer (or on a
+/// caller that waits on it) from the writer itself would never end.
+fn refuse_tally_thread(method: &str) -> Result<()> {
+    match std::thread::current().name() {
+        Some(name) if name.starts_with("tally-") => Err(Failure::Reentrant(format!(
+            "tally.Logger.{method}() cannot be called from a sink's write() (it runs on tally's \
+             {name} thread, which that call would wait on); call it from the training loop"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+thread_local! {
+    /// This thread is inside `step`, converting its arguments: Python code that runs there (a
+    /// value's `__float__`, a signal handler) cannot start a step or end a phase on this
+    /// thread, which holds the step's lock.
+    static STEPPING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks this thread as inside `step` until dropped.
+struct Stepping;
+
+impl Stepping {
+    fn enter(method: &str) -> Result<Stepping> {
+        refuse_reentry(method)?;
+        STEPPING.with(|s| s.set(true));
+        Ok(Stepping)
+    }
+}
+
+impl Drop for Stepping {
+    fn drop(&mut self) {
+        STEPPING.with(|s| s.set(false));
+    }
+}
+
+fn refuse_reentry(method: &str) -> Result<()> {
+    if STEPPING.with(Cell::get) {
+        return Err(Failure::Reentrant(format!(
+            "tally.Logger.{method}() was called from code a step() on this thread is running (a \
+             value's __float__ or a signal handler); call it after that step returns"
+        )));
+    }
+    Ok(())
 }
 
 /// The W&B settings a `wandb=` dict may carry.
@@ -129,9 +187,9 @@ fn each_sink<'py>(
 /// `finish` the Python sinks on this thread.
 fn close_core(py: Python<'_>, core: &Mutex<Core>, status: Option<RunStatus>) -> PyResult<()> {
     // Python runs outside the lock: partial lines reach the panel before its last frame.
-    let console = lock(core).console.take();
+    let console = lock(py, core).console.take();
     crate::console::flush(py, console.as_ref());
-    let mut guard = lock(core);
+    let mut guard = lock(py, core);
     let c: &mut Core = &mut guard;
     if c.log.as_ref().is_none_or(|l| l.is_closed()) {
         drop(guard);
@@ -165,9 +223,12 @@ fn close_core(py: Python<'_>, core: &Mutex<Core>, status: Option<RunStatus>) -> 
     })
 }
 
-/// Close every logger still open (registered with `atexit` at import).
+/// Close every logger still open: at exit (registered with `atexit`, the status chosen by
+/// each logger) and on a terminating signal (`tally._signals`, `status="interrupted"`).
 #[pyfunction]
-pub fn _close_open_loggers(py: Python<'_>) {
+#[pyo3(signature = (status = None))]
+pub fn _close_open_loggers(py: Python<'_>, status: Option<&str>) -> PyResult<()> {
+    let status = status.map(parse_status).transpose()?;
     let open: Vec<Arc<Mutex<Core>>> = {
         let mut list = OPEN.lock().unwrap_or_else(|e| e.into_inner());
         let live = list.iter().filter_map(Weak::upgrade).collect();
@@ -175,19 +236,28 @@ pub fn _close_open_loggers(py: Python<'_>) {
         live
     };
     for core in open {
-        if let Err(e) = close_core(py, &core, None) {
+        if let Err(e) = close_core(py, &core, status) {
             e.write_unraisable(py, None);
         }
     }
+    Ok(())
 }
 
-/// The training logger: one per run, on rank 0; `step()` once per iteration.
-#[pyclass(module = "tally._tally", name = "Logger", subclass)]
-pub struct PyLogger {
-    core: Arc<Mutex<Core>>,
+/// The step being built: conversion buffers and the phase timers' seconds not yet submitted.
+#[derive(Default)]
+struct Draft {
     scratch: StepInput,
     keys: KeyCache,
     pending: Vec<(Key, f64)>,
+}
+
+/// The training logger: one per run, on rank 0; `step()` once per iteration.
+#[pyclass(module = "tally._tally", name = "Logger", subclass, frozen)]
+pub struct PyLogger {
+    core: Arc<Mutex<Core>>,
+    /// Taken before `core` by `step` (a step converts its Python arguments here, running
+    /// Python code, before the logger's lock is taken); `phase` adds to it.
+    draft: Mutex<Draft>,
     run_dir: Py<PyAny>,
     event_file: Option<Py<PyAny>>,
     panel: String,
@@ -197,38 +267,50 @@ pub struct PyLogger {
 
 impl PyLogger {
     fn submit(
-        &mut self,
+        &self,
         py: Python<'_>,
         iteration: &Bound<'_, PyAny>,
         args: StepArgs<'_, '_>,
         rates: Option<Rates>,
     ) -> PyResult<()> {
+        refuse_tally_thread("step")?;
+        let _stepping = Stepping::enter("step")?;
+        let mut draft = lock(py, &self.draft);
+        let draft: &mut Draft = &mut draft;
         let it = step_iteration(iteration)?;
-        args.fill(&mut self.keys, it, &mut self.scratch)?;
-        for (k, secs) in &self.pending {
-            match self.scratch.learner.iter_mut().find(|(p, _)| p == k) {
+        args.fill(&mut draft.keys, it, &mut draft.scratch)?;
+        for (k, secs) in &draft.pending {
+            match draft.scratch.learner.iter_mut().find(|(p, _)| p == k) {
                 Some(e) => e.1 += secs,
-                None => self.scratch.learner.push((k.clone(), *secs)),
+                None => draft.scratch.learner.push((k.clone(), *secs)),
             }
         }
-        let rates = rates.unwrap_or_else(|| Rates::of(std::slice::from_ref(&self.scratch)));
-        let mut guard = lock(&self.core);
+        let rates = rates.unwrap_or_else(|| Rates::of(std::slice::from_ref(&draft.scratch)));
+        let mut guard = lock(py, &self.core);
         let log = guard
             .log
             .as_mut()
+            .filter(|l| !l.is_closed())
             .ok_or(Failure::Tally(tally::Error::Closed))?;
-        let input = &self.scratch;
+        let input = &draft.scratch;
         py.detach(|| log.step_with_rates(input, rates))
             .map_err(Failure::from)?;
-        self.pending.clear();
+        draft.pending.clear();
         Ok(())
     }
 
-    fn with_log<T>(&self, f: impl FnOnce(&mut tally::Logger) -> T) -> Result<T> {
-        let mut guard = lock(&self.core);
+    fn with_log<T>(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        f: impl FnOnce(&mut tally::Logger) -> T,
+    ) -> Result<T> {
+        refuse_tally_thread(method)?;
+        let mut guard = lock(py, &self.core);
         let log = guard
             .log
             .as_mut()
+            .filter(|l| !l.is_closed())
             .ok_or(Failure::Tally(tally::Error::Closed))?;
         Ok(f(log))
     }
@@ -236,17 +318,17 @@ impl PyLogger {
 
 impl Drop for PyLogger {
     fn drop(&mut self) {
-        let open = lock(&self.core)
-            .log
-            .as_ref()
-            .is_some_and(|l| !l.is_closed());
-        if open {
-            Python::attach(|py| {
+        Python::attach(|py| {
+            let open = lock(py, &self.core)
+                .log
+                .as_ref()
+                .is_some_and(|l| !l.is_closed());
+            if open {
                 if let Err(e) = close_core(py, &self.core, None) {
                     e.write_unraisable(py, None);
                 }
-            });
-        }
+            }
+        });
     }
 }
 
@@ -384,11 +466,12 @@ impl PyLogger {
         let hook = py.import("tally._tally")?.getattr("_close_open_loggers")?;
         atexit.call_method1("unregister", (&hook,))?;
         atexit.call_method1("register", (&hook,))?;
+        // SIGTERM, SIGHUP and SIGINT close the run (docs/contract/threads-and-signals.md
+        // "Signals").
+        py.import("tally._signals")?.call_method0("install")?;
         Ok(PyLogger {
             core,
-            scratch: StepInput::default(),
-            keys: KeyCache::default(),
-            pending: Vec::new(),
+            draft: Mutex::new(Draft::default()),
             run_dir: path_object(py, &run_dir)?,
             event_file,
             panel: panel.to_owned(),
@@ -405,7 +488,7 @@ impl PyLogger {
     ))]
     #[allow(clippy::too_many_arguments)]
     fn step(
-        &mut self,
+        &self,
         py: Python<'_>,
         iteration: &Bound<'_, PyAny>,
         env_steps: Option<&Bound<'_, PyAny>>,
@@ -449,7 +532,7 @@ impl PyLogger {
     ))]
     #[allow(clippy::too_many_arguments)]
     fn step_with_rates(
-        &mut self,
+        &self,
         py: Python<'_>,
         iteration: &Bound<'_, PyAny>,
         env_steps_per_sec: Option<f64>,
@@ -506,7 +589,9 @@ impl PyLogger {
     /// step (docs/contract/step.md "Input bounds").
     fn phase(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<Phase> {
         let text = name.to_cow()?;
-        let profile = slf.borrow().with_log(|l| l.config().profile)?;
+        let profile = slf
+            .borrow()
+            .with_log(slf.py(), "phase", |l| l.config().profile)?;
         let key = tally::resolve::learner_phase(profile, &text)
             .map_err(|e| Failure::Schema(format!("phase({text:?}): {e}")))?;
         Ok(Phase {
@@ -521,6 +606,7 @@ impl PyLogger {
     #[pyo3(signature = (tag, *, unit = "1", reduction = "mean", label = None, summary = "last"))]
     fn define_metric(
         &self,
+        py: Python<'_>,
         tag: &str,
         unit: &str,
         reduction: &str,
@@ -535,19 +621,21 @@ impl PyLogger {
             label,
             summary: summary.parse().map_err(|e| bad("summary", e))?,
         };
-        self.with_log(|l| l.define_metric(tag, spec))?
+        self.with_log(py, "define_metric", |l| l.define_metric(tag, spec))?
             .map_err(Failure::from)?;
         Ok(())
     }
 
     /// Show a status line in the panel (warm-up, buffer fill, checkpoint saved).
-    fn status(&self, text: &str) -> PyResult<()> {
-        Ok(self.with_log(|l| l.status(status_level(text), text))?)
+    fn status(&self, py: Python<'_>, text: &str) -> PyResult<()> {
+        Ok(self.with_log(py, "status", |l| l.status(status_level(text), text))?)
     }
 
     /// Record the last checkpoint path for `run_summary.json` and show it.
-    fn checkpoint_saved(&self, path: PathBuf) -> PyResult<()> {
-        Ok(self.with_log(|l| l.checkpoint_saved(path.to_string_lossy().into_owned()))?)
+    fn checkpoint_saved(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        Ok(self.with_log(py, "checkpoint_saved", |l| {
+            l.checkpoint_saved(path.to_string_lossy().into_owned())
+        })?)
     }
 
     /// Record the runtime manifest (a dict of the v1 manifest) for `run_summary.json`.
@@ -555,7 +643,7 @@ impl PyLogger {
         let v = json_text(py, manifest, "runtime manifest")?;
         let m: RuntimeManifest = serde_json::from_value(v)
             .map_err(|e| Failure::Schema(format!("runtime manifest: {e}")))?;
-        self.with_log(|l| l.set_runtime_manifest(m))?
+        self.with_log(py, "set_runtime_manifest", |l| l.set_runtime_manifest(m))?
             .map_err(Failure::from)?;
         Ok(())
     }
@@ -567,11 +655,13 @@ impl PyLogger {
         if !path.is_file() {
             return Ok(false);
         }
+        refuse_tally_thread("log_video")?;
         let text = path.to_string_lossy().into_owned();
-        let mut guard = lock(&self.core);
+        let mut guard = lock(py, &self.core);
         let log = guard
             .log
             .as_mut()
+            .filter(|l| !l.is_closed())
             .ok_or(Failure::Tally(tally::Error::Closed))?;
         log.set_play_video_path(text.clone());
         // Steps already submitted reach W&B before the video (its step counter is shared).
@@ -586,10 +676,12 @@ impl PyLogger {
 
     /// Wait until every step so far is written and flushed by every sink.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
-        let mut guard = lock(&self.core);
+        refuse_tally_thread("flush")?;
+        let mut guard = lock(py, &self.core);
         let log = guard
             .log
             .as_mut()
+            .filter(|l| !l.is_closed())
             .ok_or(Failure::Tally(tally::Error::Closed))?;
         py.detach(|| log.flush()).map_err(Failure::from)?;
         Ok(())
@@ -599,6 +691,7 @@ impl PyLogger {
     /// Closing twice is harmless.
     #[pyo3(signature = (status = "completed"))]
     fn close(&self, py: Python<'_>, status: &str) -> PyResult<()> {
+        refuse_tally_thread("close")?;
         let st = parse_status(status)?;
         close_core(py, &self.core, Some(st))
     }
@@ -622,6 +715,7 @@ impl PyLogger {
             Some(t) if t.is_subclass_of::<PyKeyboardInterrupt>()? => RunStatus::Interrupted,
             Some(_) => RunStatus::Failed,
         };
+        refuse_tally_thread("__exit__")?;
         close_core(py, &self.core, Some(status))?;
         Ok(false)
     }
@@ -640,8 +734,12 @@ impl PyLogger {
 
     /// Whether `close()` has run.
     #[getter]
-    fn closed(&self) -> bool {
-        lock(&self.core).log.as_ref().is_none_or(|l| l.is_closed())
+    fn closed(&self, py: Python<'_>) -> PyResult<bool> {
+        refuse_tally_thread("closed")?;
+        Ok(lock(py, &self.core)
+            .log
+            .as_ref()
+            .is_none_or(|l| l.is_closed()))
     }
 
     /// The panel mode this logger was built with (`auto`, `on` or `off`).
@@ -652,22 +750,26 @@ impl PyLogger {
 
     /// The Python sinks attached to this logger (the W&B sink with `logger="wandb"`).
     #[getter]
-    fn sinks(&self, py: Python<'_>) -> Vec<Py<PyAny>> {
-        lock(&self.core)
+    fn sinks(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        refuse_tally_thread("sinks")?;
+        Ok(lock(py, &self.core)
             .py_sinks
             .iter()
             .map(|s| s.clone_ref(py))
-            .collect()
+            .collect())
     }
 
-    fn __repr__(&self) -> String {
-        let core = lock(&self.core);
-        let closed = core.log.as_ref().is_none_or(|l| l.is_closed());
-        format!(
-            "tally.Logger(run_dir='{}', closed={})",
-            core.run_dir.display(),
-            if closed { "True" } else { "False" }
-        )
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let run_dir = self.run_dir.bind(py).to_string();
+        // From a sink the state is not waited for: a repr never fails.
+        let closed = match refuse_tally_thread("__repr__") {
+            Ok(()) => match lock(py, &self.core).log.as_ref() {
+                Some(l) if !l.is_closed() => "False",
+                _ => "True",
+            },
+            Err(_) => "unknown",
+        };
+        format!("tally.Logger(run_dir='{run_dir}', closed={closed})")
     }
 }
 
@@ -699,15 +801,18 @@ impl Phase {
             return Ok(false);
         };
         let secs = t0.elapsed().as_secs_f64();
-        let mut log = self.logger.bind(py).try_borrow_mut()?;
+        refuse_tally_thread("phase")?;
+        refuse_reentry("phase")?;
+        let log = self.logger.get();
         if let Some((tracer, tid)) = &log.tracer {
             // The block ended now on the tracer's clock and lasted `secs`.
             let end = tracer.now();
             tracer.span(*tid, &self.name, "learner", end - secs, end);
         }
-        match log.pending.iter_mut().find(|(k, _)| *k == self.name) {
+        let mut draft = lock(py, &log.draft);
+        match draft.pending.iter_mut().find(|(k, _)| *k == self.name) {
             Some(e) => e.1 += secs,
-            None => log.pending.push((self.name.clone(), secs)),
+            None => draft.pending.push((self.name.clone(), secs)),
         }
         Ok(false)
     }

@@ -10,16 +10,26 @@ use std::path::Path;
 
 /// Serialise `value` as pretty JSON (2-space indent, trailing newline) and atomically replace `path`.
 pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
+    write_json_replace(path, value, true)
+}
+
+/// As [`write_json_atomic`], fsyncing only when `sync`: without it the replace is still whole
+/// for any reader and survives the process being killed, but not a power loss.
+pub fn write_json_replace<T: Serialize + ?Sized>(path: &Path, value: &T, sync: bool) -> Result<()> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| Error::Json {
         path: path.to_owned(),
         source,
     })?;
     bytes.push(b'\n');
-    write_atomic(path, &bytes)
+    replace(path, &bytes, sync)
 }
 
 /// Atomically replace `path` with `bytes`.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    replace(path, bytes, true)
+}
+
+fn replace(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -32,8 +42,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let result = (|| {
         let mut f = std::fs::File::create(&tmp).map_err(Error::io("create", &tmp))?;
         f.write_all(bytes).map_err(Error::io("write", &tmp))?;
-        f.sync_all().map_err(Error::io("sync", &tmp))?;
+        if sync {
+            f.sync_all().map_err(Error::io("sync", &tmp))?;
+        }
         std::fs::rename(&tmp, path).map_err(Error::io("rename into place", path))?;
+        if !sync {
+            return Ok(());
+        }
         // Make the rename itself durable; a directory that cannot be opened or synced (some
         // file systems) does not make the artefact any less complete.
         if let Ok(d) = std::fs::File::open(dir) {

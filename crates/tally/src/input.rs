@@ -341,7 +341,8 @@ pub struct LoggerConfig {
     pub fsync: FsyncPolicy,
     /// Capacity of the bounded queue to the writer thread (steps).
     pub queue_capacity: usize,
-    /// Minimum seconds between periodic run_summary.json rewrites.
+    /// Minimum seconds between periodic run_summary.json rewrites (0: after every persisted
+    /// step the writer can take cheaply, `summary_pace.rs`).
     pub summary_interval_secs: f64,
     /// Whether a storage fault raises to the caller or only warns.
     pub on_storage_error: OnStorageError,
@@ -425,7 +426,7 @@ impl LoggerConfig {
             wandb: WandbSettings::default(),
             fsync: FsyncPolicy::Never,
             queue_capacity: 1024,
-            summary_interval_secs: 10.0,
+            summary_interval_secs: 0.0,
             on_storage_error: OnStorageError::Raise,
         }
     }

@@ -23,6 +23,7 @@ pub mod run;
 pub mod rundir;
 pub mod sink;
 pub mod summary;
+pub mod summary_pace;
 pub mod tag;
 pub mod terminal;
 pub mod timeline;

@@ -185,9 +185,17 @@ impl Logger {
             sinks.push(Box::new(tb));
         }
         sinks.append(&mut extra);
-        let writer =
-            WriterThread::spawn(sinks, run_dir.clone(), config.queue_capacity, clock.clone())
-                .map_err(Error::io("start writer thread", &run_dir))?;
+        // A periodic summary is as durable as the event file it describes: fsynced only when the
+        // event file is (docs/contract/threads-and-signals.md "The summary during a run").
+        let sync_summary = config.fsync != tally_tfevents::FsyncPolicy::Never;
+        let writer = WriterThread::spawn(
+            sinks,
+            run_dir.clone(),
+            config.queue_capacity,
+            clock.clone(),
+            sync_summary,
+        )
+        .map_err(Error::io("start writer thread", &run_dir))?;
         let facts = RunFacts {
             algo: config.algo.clone(),
             task: config.task.clone(),
@@ -404,7 +412,13 @@ impl Logger {
                 term.message(now, Level::Warning, w);
             }
         }
-        if now - self.last_summary_at >= self.config.summary_interval_secs {
+        // After each persisted step while that stays cheap, so a killed run's summary trails
+        // its event file by about one log interval (docs/contract/threads-and-signals.md
+        // "The summary during a run").
+        if persist
+            && now - self.last_summary_at >= self.config.summary_interval_secs
+            && self.writer.summary_due()
+        {
             self.last_summary_at = now;
             if self.user.take_changed() {
                 self.run_config.user_metrics = self.user_metrics_documented();

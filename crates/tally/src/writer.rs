@@ -5,15 +5,17 @@
 //! write of the event file keeps the step for a retry (`backlog.rs`); a failed rewrite of a JSON
 //! artefact is retried on the next rewrite.
 
-use crate::atomic::write_json_atomic;
+use crate::atomic::write_json_replace;
 use crate::backlog::Slot;
 use crate::run::{RUN_CONFIG_FILE, RUN_SUMMARY_FILE};
 use crate::sink::{BackendStep, Sink};
+use crate::summary_pace::{SummaryDone, SummaryPace};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 use tally_clock::Clock;
 use tally_schema::artifacts::{RunConfig, RunSummary};
 
@@ -57,6 +59,8 @@ pub struct WriterThread {
     pub waits: u64,
     /// Seconds spent waiting on a full queue.
     pub wait_secs: f64,
+    /// Whether a periodic summary rewrite is cheap now.
+    pace: SummaryPace,
 }
 
 /// Failures shared between the writer thread and the logger. The count is read on every step
@@ -137,14 +141,17 @@ struct Artefact<T> {
     pending: Option<Box<T>>,
     /// Its failure was reported; reported again only after a success.
     failing: bool,
+    /// Whether each rewrite is fsynced.
+    sync: bool,
 }
 
 impl<T: serde::Serialize> Artefact<T> {
-    fn new(file: &'static str) -> Self {
+    fn new(file: &'static str, sync: bool) -> Self {
         Artefact {
             file,
             pending: None,
             failing: false,
+            sync,
         }
     }
 
@@ -153,7 +160,17 @@ impl<T: serde::Serialize> Artefact<T> {
         let Some(doc) = doc.or_else(|| self.pending.take()) else {
             return;
         };
-        match write_json_atomic(&run_dir.join(self.file), &*doc) {
+        // Redacted like the artefacts written at start and close: a summary holds the runtime
+        // manifest and free text (docs/contract/run-artifacts.md "Secrets").
+        let clean = serde_json::to_value(&*doc).map(|v| crate::redact::redact_value(&v));
+        let path = run_dir.join(self.file);
+        let written = clean
+            .map_err(|source| crate::Error::Json {
+                path: path.clone(),
+                source,
+            })
+            .and_then(|v| write_json_replace(&path, &v, self.sync));
+        match written {
             Ok(()) => {
                 // A newer document replaces a kept one: the kept one is never written after it.
                 self.pending = None;
@@ -183,10 +200,12 @@ fn run(
     run_dir: PathBuf,
     failures: Arc<Failures>,
     counts: Arc<StorageCounts>,
+    paced: SummaryDone,
+    sync_summary: bool,
 ) {
     let mut slots: Vec<Slot> = sinks.into_iter().map(Slot::new).collect();
-    let mut summary = Artefact::<RunSummary>::new(RUN_SUMMARY_FILE);
-    let mut config = Artefact::<RunConfig>::new(RUN_CONFIG_FILE);
+    let mut summary = Artefact::<RunSummary>::new(RUN_SUMMARY_FILE, sync_summary);
+    let mut config = Artefact::<RunConfig>::new(RUN_CONFIG_FILE, true);
     let mut out = Vec::new();
     for msg in rx {
         match msg {
@@ -200,7 +219,11 @@ fn run(
                 counts.tally().fill(&mut s);
                 s.sink_errors = texts(&failures);
                 let it = s.completed_iterations;
+                let t0 = std::time::Instant::now();
                 summary.write(Some(s), it, &run_dir, &failures);
+                // A failed rewrite paces nothing: the next one is due as soon as it is sent.
+                let failed = summary.pending.is_some();
+                paced.done(if failed { Duration::ZERO } else { t0.elapsed() });
             }
             Msg::Config(c) => config.write(Some(c), 0, &run_dir, &failures),
             Msg::Flush(done) => {
@@ -234,12 +257,15 @@ fn run(
 }
 
 impl WriterThread {
-    /// Start the thread with `sinks`; the run's JSON artefacts are rewritten in `run_dir`.
+    /// Start the thread with `sinks`; the run's JSON artefacts are rewritten in `run_dir`, the
+    /// periodic summaries fsynced only when `sync_summary` (as durable as the event file: the
+    /// final summary is always fsynced by the logger).
     pub fn spawn(
         sinks: Vec<Box<dyn Sink>>,
         run_dir: PathBuf,
         capacity: usize,
         clock: Arc<dyn Clock>,
+        sync_summary: bool,
     ) -> std::io::Result<Self> {
         let (tx, rx) = sync_channel(capacity.max(1));
         let failures = Arc::new(Failures::default());
@@ -248,9 +274,11 @@ impl WriterThread {
             ..Default::default()
         });
         let (f, c) = (failures.clone(), counts.clone());
+        let pace = SummaryPace::default();
+        let paced = pace.recorder();
         let handle = std::thread::Builder::new()
             .name("tally-writer".into())
-            .spawn(move || run(rx, sinks, run_dir, f, c))?;
+            .spawn(move || run(rx, sinks, run_dir, f, c, paced, sync_summary))?;
         Ok(WriterThread {
             tx: Some(tx),
             handle: Some(handle),
@@ -259,6 +287,7 @@ impl WriterThread {
             clock,
             waits: 0,
             wait_secs: 0.0,
+            pace,
         })
     }
 
@@ -296,8 +325,14 @@ impl WriterThread {
         self.send(Msg::Config(Box::new(config)));
     }
 
+    /// Whether a periodic summary rewrite is cheap now (`summary_pace.rs`).
+    pub fn summary_due(&self) -> bool {
+        self.pace.due()
+    }
+
     /// Enqueue a summary rewrite.
     pub fn summary(&mut self, summary: RunSummary) {
+        self.pace.sent();
         self.send(Msg::Summary(Box::new(summary)));
     }
 
