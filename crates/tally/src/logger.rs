@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::input::{Backend, LoggerConfig, OnStorageError, StepInput};
 use crate::record::StepRecord;
 use crate::reduce::{reduce_ranks, Rates};
+use crate::remote::Follower;
 use crate::resolve::{Axis, Resolver};
 use crate::resume::Carried;
 use crate::run::{
@@ -57,6 +58,8 @@ pub struct Logger {
     carried: Carried,
     /// A resumed run's first persisted step is still to be recorded in `run_summary.json`.
     awaiting_first_step: bool,
+    /// The remote sinks (W&B), each following the event file on its own thread.
+    followers: Vec<Follower>,
 }
 
 impl Logger {
@@ -74,6 +77,15 @@ impl Logger {
         clock: Arc<dyn Clock>,
     ) -> Result<Self> {
         config.check()?;
+        if config.backend == Backend::None {
+            if let Some(s) = extra.iter().find(|s| s.is_remote()) {
+                return Err(Error::Config(format!(
+                    "the {} sink is fed from the run's event file, and logger=none writes none: \
+                     use logger=tensorboard (or wandb)",
+                    s.name()
+                )));
+            }
+        }
         if config.backend == Backend::Wandb && !extra.iter().any(|s| s.name() == "wandb") {
             return Err(Error::Config(
                 "logger=wandb needs the W&B SDK: use the Python package (tally.Logger(logger=\"wandb\")), \
@@ -168,7 +180,8 @@ impl Logger {
 
         let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
         let mut event_file = None;
-        if config.backend == Backend::TensorBoard {
+        // The event file is the run's truth: W&B follows it (docs/contract/remote-sinks.md).
+        if matches!(config.backend, Backend::TensorBoard | Backend::Wandb) {
             let mut options = WriterOptions::from_env();
             options.fsync = config.fsync;
             let wall = clock.wall().max(0.0);
@@ -184,7 +197,8 @@ impl Logger {
             event_file = Some(tb.path().to_owned());
             sinks.push(Box::new(tb));
         }
-        sinks.append(&mut extra);
+        let (remote, mut local): (Vec<_>, Vec<_>) = extra.into_iter().partition(|s| s.is_remote());
+        sinks.append(&mut local);
         let writer =
             WriterThread::spawn(sinks, run_dir.clone(), config.queue_capacity, clock.clone())
                 .map_err(Error::io("start writer thread", &run_dir))?;
@@ -209,6 +223,8 @@ impl Logger {
             Some(p) => SummaryState::resumed_from(&p.summary),
             None => SummaryState::default(),
         };
+        let terminal = Arc::new(Mutex::new(TerminalState::new(facts)));
+        let followers = follow(remote, &run_dir, &terminal, &clock)?;
         Ok(Logger {
             resolver: Resolver::new(config.profile),
             config,
@@ -217,7 +233,7 @@ impl Logger {
             axis,
             clock,
             started_at,
-            terminal: Arc::new(Mutex::new(TerminalState::new(facts))),
+            terminal,
             state,
             summary,
             last_summary_at: started_at,
@@ -230,6 +246,7 @@ impl Logger {
             run_config,
             user: UserMetrics::default(),
             carried,
+            followers,
         })
     }
 
@@ -494,6 +511,7 @@ impl Logger {
         }
         self.closed = true;
         self.writer.finish();
+        self.finish_remote();
         let mut trace_error = None;
         if let Some((tracer, _)) = &self.tracer {
             let path = self
@@ -551,6 +569,64 @@ impl Logger {
     pub fn is_closed(&self) -> bool {
         self.closed
     }
+
+    /// Let the remote sinks send what the closed event file holds, all within
+    /// `remote_finish_timeout`; record where each stands, and say in one line what is left
+    /// to `tally sync` (docs/contract/remote-sinks.md "Finishing with a deadline").
+    fn finish_remote(&mut self) {
+        if self.followers.is_empty() {
+            return;
+        }
+        let timeout = std::time::Duration::from_secs_f64(self.config.remote_finish_timeout_secs);
+        let deadline = std::time::Instant::now() + timeout;
+        let mut progress = Vec::new();
+        for mut f in std::mem::take(&mut self.followers) {
+            let p = f.finish(deadline.saturating_duration_since(std::time::Instant::now()));
+            if p.pending > 0 {
+                let text = format!(
+                    "{} has {} rows of this run still to receive (sent through step {}); they \
+                     are in the event file: tally sync {} --to {}",
+                    p.name,
+                    p.pending,
+                    p.sent_through_step
+                        .map_or_else(|| "none".to_owned(), |s| s.to_string()),
+                    self.run_dir.display(),
+                    p.name
+                );
+                eprintln!("tally: {text}");
+                let t = self.clock.monotonic();
+                self.with_terminal(|s| s.message(t, Level::Warning, text));
+            }
+            progress.push(p);
+        }
+        self.summary.remote_sinks = progress;
+    }
+}
+
+/// Start a follower for each remote sink, over the run's event files (the one just created
+/// last); its outages and recoveries show on the panel.
+fn follow(
+    remote: Vec<Box<dyn Sink>>,
+    run_dir: &Path,
+    terminal: &Arc<Mutex<TerminalState>>,
+    clock: &Arc<dyn Clock>,
+) -> Result<Vec<Follower>> {
+    if remote.is_empty() {
+        return Ok(Vec::new());
+    }
+    let files = crate::remote::ordered_event_files(run_dir)
+        .map_err(Error::io("list event files in", run_dir))?;
+    let mut followers = Vec::new();
+    for sink in remote {
+        let (terminal, clock) = (terminal.clone(), clock.clone());
+        let notify = Box::new(move |text: String| {
+            let t = clock.monotonic();
+            let mut s = terminal.lock().unwrap_or_else(|e| e.into_inner());
+            s.message(t, Level::Warning, text);
+        });
+        followers.push(Follower::spawn(sink, run_dir, files.clone(), notify)?);
+    }
+    Ok(followers)
 }
 
 impl Drop for Logger {
