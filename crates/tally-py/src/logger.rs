@@ -270,7 +270,7 @@ impl PyLogger {
         profile = "sac_family", logger = "tensorboard", log_root = PathBuf::from("logs"),
         log_dir = None, log_interval = 1, panel = "auto", trace = false, config = None,
         wandb = None, sinks = None, name = None, seed = None, resume = false,
-        on_storage_error = "raise"
+        on_storage_error = "raise", remote_finish_timeout = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -295,6 +295,7 @@ impl PyLogger {
         seed: Option<u64>,
         resume: bool,
         on_storage_error: &str,
+        remote_finish_timeout: Option<f64>,
     ) -> PyResult<Self> {
         let profile: Profile = profile.parse().map_err(Failure::Config)?;
         let on_storage_error: OnStorageError = on_storage_error.parse().map_err(Failure::Config)?;
@@ -322,6 +323,9 @@ impl PyLogger {
         lc.log_interval = log_interval;
         lc.trace = trace;
         lc.on_storage_error = on_storage_error;
+        if let Some(t) = remote_finish_timeout {
+            lc.remote_finish_timeout_secs = t;
+        }
         if let Some(c) = config.filter(|c| !c.is_none()) {
             lc.run_config = json_text(py, c, "config")?;
         }
@@ -340,6 +344,10 @@ impl PyLogger {
         }
         let mut boxed: Vec<Box<dyn Sink>> = Vec::with_capacity(objs.len());
         for o in &objs {
+            // A remote sink's `finish` after close has the same deadline as its sending.
+            if o.hasattr("finish_timeout")? {
+                o.setattr("finish_timeout", lc.remote_finish_timeout_secs)?;
+            }
             boxed.push(Box::new(PySink::new(o)?));
         }
         let mut log = tally::Logger::with_sinks(lc, boxed, Arc::new(SystemClock::default()))
