@@ -226,6 +226,13 @@ class WandbSink:
             return None
         return str(url) if url else None
 
+    @property
+    def remote_run(self) -> Optional[str]:
+        """The W&B run rows go to, ``entity/project/id`` (the sink's cursor belongs to it)."""
+        if self.run is None:
+            return None
+        return f"{self.run.entity or ''}/{self.run.project or ''}/{self.run.id}"
+
     def _define_axes(self) -> None:
         """Declare the x-axes: every metric of a run tally owns plots against ``tally/step``
         (a launcher's own run keeps its own axes; its rows still carry tally's)."""

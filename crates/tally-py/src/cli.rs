@@ -33,9 +33,7 @@ fn wandb_sinks(
 
 /// `tally sync`'s sink: the W&B sink with `--project`/`--entity`, finishing its run when the
 /// last row is sent and waiting for W&B as long as it takes (the user asked for the upload).
-fn sync_sink(
-    target: &tally_cli::cmd::sync::Target,
-) -> Result<Box<dyn Sink>, tally_cli::CliError> {
+fn sync_sink(target: &tally_cli::cmd::sync::Target) -> Result<Box<dyn Sink>, tally_cli::CliError> {
     Python::attach(|py| {
         let failed = |e: PyErr| tally_cli::CliError::Run(e.to_string());
         let settings = pyo3::types::PyDict::new(py);

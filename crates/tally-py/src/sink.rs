@@ -11,7 +11,8 @@
 //! scalars)` (writer thread, once per logged iteration, `scalars` the exact TensorBoard
 //! payload); `flush()`, `close()` (writer thread); optional `finish(run_dir)` and
 //! `log_video(path, key)` (caller thread, after close / on demand). A remote sink also has
-//! `remote = True` and `resume_at(rows)`: the index of the next row it is given.
+//! `remote = True`, `resume_at(rows)` (the index of the next row it is given) and, once
+//! started, `remote_run` (its destination: a cursor kept for another one does not apply).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -49,6 +50,8 @@ pub struct PySink {
     obj: Py<PyAny>,
     url: Option<String>,
     remote: bool,
+    /// The destination a remote sink names once started (`remote_run`).
+    remote_run: Option<String>,
 }
 
 fn describe(py: Python<'_>, e: PyErr) -> String {
@@ -89,6 +92,7 @@ impl PySink {
             obj: obj.clone().unbind(),
             url: None,
             remote,
+            remote_run: None,
         })
     }
 
@@ -163,11 +167,18 @@ impl Sink for PySink {
                 .call_method1("start", (run_dir.to_string_lossy().into_owned(),))
                 .map_err(|e| SinkError::from(describe(py, e)))?;
             self.url = url.extract::<Option<String>>().unwrap_or(None);
+            if let Ok(r) = o.getattr("remote_run") {
+                self.remote_run = r.extract::<Option<String>>().unwrap_or(None);
+            }
             Ok(())
         })
     }
 
     fn run_url(&self) -> Option<String> {
         self.url.clone()
+    }
+
+    fn remote_run(&self) -> Option<String> {
+        self.remote_run.clone()
     }
 }

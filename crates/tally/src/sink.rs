@@ -66,6 +66,11 @@ pub trait Sink: Send {
         let _ = rows;
         Ok(())
     }
+    /// A remote sink's destination once started (W&B: `entity/project/run id`): a cursor kept
+    /// for another destination does not apply to this one.
+    fn remote_run(&self) -> Option<String> {
+        None
+    }
     /// Push buffered data towards durable storage.
     fn flush(&mut self) -> Result<(), SinkError> {
         Ok(())

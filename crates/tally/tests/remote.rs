@@ -43,6 +43,7 @@ struct Remote {
     gate: Arc<Gate>,
     fail: Arc<AtomicU32>,
     started: Option<PathBuf>,
+    destination: Option<String>,
 }
 
 impl Remote {
@@ -53,6 +54,7 @@ impl Remote {
             gate: Arc::new(Gate::default()),
             fail: Arc::new(AtomicU32::new(0)),
             started: None,
+            destination: None,
         }
     }
 }
@@ -67,6 +69,9 @@ impl Sink for Remote {
     fn start(&mut self, run_dir: &Path) -> Result<(), SinkError> {
         self.started = Some(run_dir.to_owned());
         Ok(())
+    }
+    fn remote_run(&self) -> Option<String> {
+        self.destination.clone()
     }
     fn resume_at(&mut self, rows: u64) -> Result<(), SinkError> {
         self.next = rows;
@@ -305,6 +310,7 @@ fn a_cursor_naming_a_file_the_run_does_not_have_is_refused() {
         offset: 10,
         rows: 3,
         step: Some(3),
+        remote_run: None,
     }
     .save(dir, "wandb")
     .unwrap();
@@ -339,4 +345,31 @@ fn logger_none_refuses_a_remote_sink_by_name() {
         err.contains("wandb sink") && err.contains("logger=none"),
         "{err}"
     );
+}
+
+#[test]
+fn a_cursor_applies_only_to_the_destination_it_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut w = EventFileWriter::open(dir, WriterOptions::default()).unwrap();
+    for s in 1..=5 {
+        w.write_resolved_scalars(s, 1.0e9, &[("loss", s as f64)])
+            .unwrap();
+    }
+    w.close().unwrap();
+    let send = |dest: &str| {
+        let service = Arc::new(Service::default());
+        let mut sink = Remote::new(&service);
+        sink.destination = Some(dest.into());
+        let files = ordered_event_files(dir).unwrap();
+        let report = send_run(Box::new(sink), dir, files, |_, _, _| {}).unwrap();
+        let held = service.rows.lock().unwrap().len();
+        (report.sent, held)
+    };
+    assert_eq!(send("team/a/run1"), (5, 5));
+    assert_eq!(send("team/a/run1"), (0, 0));
+    // Another W&B run has none of the rows: it gets the run from its start.
+    assert_eq!(send("team/b/run1"), (5, 5));
+    let cursor = Cursor::load(dir, "wandb").unwrap().unwrap();
+    assert_eq!(cursor.remote_run.as_deref(), Some("team/b/run1"));
 }

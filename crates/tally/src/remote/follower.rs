@@ -40,7 +40,13 @@ struct Pump {
 
 impl Pump {
     fn new(mut sink: Box<dyn Sink>, run_dir: &Path, files: Vec<PathBuf>) -> Result<Self> {
-        let cursor = Cursor::load(run_dir, sink.name())?.unwrap_or_default();
+        let mut cursor = Cursor::load(run_dir, sink.name())?.unwrap_or_default();
+        let remote_run = sink.remote_run();
+        if remote_run.is_some() && cursor.remote_run.is_some() && cursor.remote_run != remote_run {
+            // Another destination has none of the rows: it gets the run from its start.
+            cursor = Cursor::default();
+        }
+        cursor.remote_run = cursor.remote_run.or(remote_run);
         let at = cursor.position(&files)?;
         let names = files
             .iter()

@@ -38,6 +38,9 @@ pub struct Cursor {
     pub rows: u64,
     /// The step of the last row sent.
     pub step: Option<i64>,
+    /// The destination the rows went to (W&B: `entity/project/run id`), when the sink names it.
+    #[serde(default)]
+    pub remote_run: Option<String>,
 }
 
 impl Cursor {
