@@ -11,10 +11,13 @@ use tally::sink::BackendStep;
 use tally::{Backend, Logger, LoggerConfig, Sink, SinkError, StepInput, SystemClock};
 use tally_tfevents::{read_scalars_from_file, EventFileWriter, WriterOptions};
 
+/// One row a service received: its index, step and scalars.
+type Received = (u64, i64, Vec<(String, f64)>);
+
 /// What a remote service holds: rows by index, as W&B keeps them by `_step`.
 #[derive(Default)]
 struct Service {
-    rows: Mutex<Vec<(u64, i64, Vec<(String, f64)>)>>,
+    rows: Mutex<Vec<Received>>,
 }
 
 /// A gate the test holds closed to make the sink hang inside `write`.

@@ -166,7 +166,7 @@ impl Shared {
         let guard = self.lock();
         let _ = self
             .wake
-            .wait_timeout_while(guard, d, |s| !s.stop && !(finishing_wakes && s.finishing))
+            .wait_timeout_while(guard, d, |s| !(s.stop || (finishing_wakes && s.finishing)))
             .map(drop);
     }
 }
