@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::input::{Backend, LoggerConfig, OnStorageError, StepInput};
 use crate::record::StepRecord;
 use crate::reduce::{reduce_ranks, Rates};
-use crate::remote::Follower;
+use crate::remote::RemoteSinks;
 use crate::resolve::{Axis, Resolver};
 use crate::resume::Carried;
 use crate::run::{
@@ -59,7 +59,7 @@ pub struct Logger {
     /// A resumed run's first persisted step is still to be recorded in `run_summary.json`.
     awaiting_first_step: bool,
     /// The remote sinks (W&B), each following the event file on its own thread.
-    followers: Vec<Follower>,
+    remotes: RemoteSinks,
 }
 
 impl Logger {
@@ -224,7 +224,15 @@ impl Logger {
             None => SummaryState::default(),
         };
         let terminal = Arc::new(Mutex::new(TerminalState::new(facts)));
-        let followers = follow(remote, &run_dir, &terminal, &clock)?;
+        let remotes = {
+            let (terminal, clock) = (terminal.clone(), clock.clone());
+            // Outages and recoveries show on the panel.
+            RemoteSinks::start(remote, &run_dir, move |text| {
+                let t = clock.monotonic();
+                let mut s = terminal.lock().unwrap_or_else(|e| e.into_inner());
+                s.message(t, Level::Warning, text);
+            })?
+        };
         Ok(Logger {
             resolver: Resolver::new(config.profile),
             config,
@@ -246,7 +254,7 @@ impl Logger {
             run_config,
             user: UserMetrics::default(),
             carried,
-            followers,
+            remotes,
         })
     }
 
@@ -570,63 +578,21 @@ impl Logger {
         self.closed
     }
 
-    /// Let the remote sinks send what the closed event file holds, all within
-    /// `remote_finish_timeout`; record where each stands, and say in one line what is left
-    /// to `tally sync` (docs/contract/remote-sinks.md "Finishing with a deadline").
+    /// Let the remote sinks send what the closed event file holds within
+    /// `remote_finish_timeout`; what is left is recorded, and said in one line, for `tally sync`.
     fn finish_remote(&mut self) {
-        if self.followers.is_empty() {
+        if self.remotes.is_empty() {
             return;
         }
         let timeout = std::time::Duration::from_secs_f64(self.config.remote_finish_timeout_secs);
-        let deadline = std::time::Instant::now() + timeout;
-        let mut progress = Vec::new();
-        for mut f in std::mem::take(&mut self.followers) {
-            let p = f.finish(deadline.saturating_duration_since(std::time::Instant::now()));
-            if p.pending > 0 {
-                let text = format!(
-                    "{} has {} rows of this run still to receive (sent through step {}); they \
-                     are in the event file: tally sync {} --to {}",
-                    p.name,
-                    p.pending,
-                    p.sent_through_step
-                        .map_or_else(|| "none".to_owned(), |s| s.to_string()),
-                    self.run_dir.display(),
-                    p.name
-                );
-                eprintln!("tally: {text}");
-                let t = self.clock.monotonic();
-                self.with_terminal(|s| s.message(t, Level::Warning, text));
-            }
-            progress.push(p);
+        let (progress, left) = self.remotes.finish(timeout, &self.run_dir);
+        for text in left {
+            eprintln!("tally: {text}");
+            let t = self.clock.monotonic();
+            self.with_terminal(|s| s.message(t, Level::Warning, text));
         }
         self.summary.remote_sinks = progress;
     }
-}
-
-/// Start a follower for each remote sink, over the run's event files (the one just created
-/// last); its outages and recoveries show on the panel.
-fn follow(
-    remote: Vec<Box<dyn Sink>>,
-    run_dir: &Path,
-    terminal: &Arc<Mutex<TerminalState>>,
-    clock: &Arc<dyn Clock>,
-) -> Result<Vec<Follower>> {
-    if remote.is_empty() {
-        return Ok(Vec::new());
-    }
-    let files = crate::remote::ordered_event_files(run_dir)
-        .map_err(Error::io("list event files in", run_dir))?;
-    let mut followers = Vec::new();
-    for sink in remote {
-        let (terminal, clock) = (terminal.clone(), clock.clone());
-        let notify = Box::new(move |text: String| {
-            let t = clock.monotonic();
-            let mut s = terminal.lock().unwrap_or_else(|e| e.into_inner());
-            s.message(t, Level::Warning, text);
-        });
-        followers.push(Follower::spawn(sink, run_dir, files.clone(), notify)?);
-    }
-    Ok(followers)
 }
 
 impl Drop for Logger {

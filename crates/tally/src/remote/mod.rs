@@ -7,9 +7,11 @@
 //! failure it catches up from the file. The cursor is saved after each acknowledged batch, so a
 //! later follower or `tally sync` starts exactly where the last one stopped.
 
+mod fleet;
 mod follower;
 mod rows;
 
+pub use fleet::RemoteSinks;
 pub use follower::{send_run, Follower, Notify, SyncReport};
 
 use crate::atomic::write_json_atomic;
