@@ -82,9 +82,10 @@ def test_sync_of_a_tally_run_gives_wandb_history_equal_to_the_event_file_and_run
         for i in range(1, 51):
             log.step(i, env_steps=256 * i, metrics={"Loss/critic": 1.0 / i, "Loss/actor": -0.01 * i},
                      rewards={"alive": 0.25 * i}, iteration_time=0.01, steps_this_iter=256)
-    proc = sync(log.run_dir, "--to", "wandb")
+    proc = sync(log.run_dir, "--to", "wandb", "--progress", "always")
     assert proc.returncode == 0, proc.stderr
     assert f"{log.run_dir}: sent 50 rows to wandb (through step 12800)" in proc.stdout
+    assert f"sync {log.run_dir}: 50/50 rows (100%), step 12800" in proc.stderr
     path = wandb_file(log.run_dir / "wandb")
     rows = history_rows(path)
     assert [r["tally/step"] for r in rows] == [256 * i for i in range(1, 51)]
@@ -137,3 +138,12 @@ def test_the_rust_binary_explains_why_it_cannot_send_and_still_dry_runs(tmp_path
     proc = subprocess.run(cargo + ["--dry-run"], cwd=root, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
     assert "would send 23 rows" in proc.stdout
+
+
+def test_several_runs_in_one_command_each_go_to_their_own_wandb_run(tmp_path):
+    written = {name: tensorboardx_run(tmp_path / name) for name in ("a", "b")}
+    proc = sync(tmp_path / "a", tmp_path / "b", "--to", "wandb")
+    assert proc.returncode == 0, proc.stderr
+    for name, steps in written.items():
+        assert f"{tmp_path / name}: sent {len(steps)} rows to wandb" in proc.stdout
+        assert [r["tally/step"] for r in history_rows(wandb_file(tmp_path / name / "wandb"))] == steps
