@@ -140,6 +140,8 @@ def test_close_keeps_its_deadline_with_a_hung_sink_and_tally_sync_completes_the_
     proc = sync(log.run_dir, "--to", "wandb")
     assert proc.returncode == 0, proc.stderr
     assert "sent 300 rows to wandb (through step 19200)" in proc.stdout
+    summary = json.loads((log.run_dir / "run_summary.json").read_text())
+    assert summary["remote_sinks"] == [{"name": "wandb", "sent_through_step": 19200, "pending": 0}]
     wait_for_exit_records(log.run_dir)
     rows = wandb_rows(log.run_dir)
     assert_rows_equal_the_event_file(log.run_dir, rows)

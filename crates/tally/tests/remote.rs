@@ -210,6 +210,11 @@ fn a_hung_sink_never_makes_step_wait_and_close_leaves_the_rest_to_sync() {
     let report = send_run(Box::new(Remote::new(&service)), &dir, files, |_, _, _| {}).unwrap();
     assert_eq!(report.sent + report.sent_before, 3000);
     assert_eq!(service_rows(&service), file_rows(&dir));
+    // The summary no longer says rows are pending; the rest of it is kept.
+    let s = summary(&dir);
+    assert_eq!(s["remote_sinks"][0]["pending"], 0);
+    assert_eq!(s["remote_sinks"][0]["sent_through_step"], 64 * 3000);
+    assert_eq!(s["status"], "completed");
     let again = send_run(
         Box::new(Remote::new(&service)),
         &dir,

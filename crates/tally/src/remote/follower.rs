@@ -408,17 +408,20 @@ pub fn send_run(
             }
         }
     }
+    let progress = RemoteSinkProgress {
+        name: pump.name().to_owned(),
+        sent_through_step: pump.cursor.step,
+        pending: 0,
+        last_error: None,
+    };
+    // Before the sink closes: W&B copies the summary into its own when it finishes.
+    super::record_in_summary(run_dir, &progress)?;
     let closed = pump.sink.flush().and_then(|()| pump.sink.close());
     closed.map_err(|e| sink_error(&*pump.sink, e))?;
     Ok(SyncReport {
         sent,
         sent_before,
-        progress: RemoteSinkProgress {
-            name: pump.name().to_owned(),
-            sent_through_step: pump.cursor.step,
-            pending: 0,
-            last_error: None,
-        },
+        progress,
         url,
         damage: std::mem::take(&mut pump.rows.damage),
     })
