@@ -184,3 +184,29 @@ def test_logger_none_refuses_the_wandb_sink_by_name(tmp_path):
     with pytest.raises(tally.ConfigError, match="wandb sink is fed from the run's event file"):
         tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "run", panel="off", logger="none",
                      sinks=[tally.WandbSink({"project": "t"})])
+
+
+def test_rows_wandb_took_before_a_failure_are_not_duplicated_when_sent_again(tmp_path, monkeypatch):
+    # The call reaches W&B and then fails (a reply lost on the way back): the follower sends
+    # the row again from its cursor, under the same W&B step, which W&B does not repeat.
+    original, calls = Run.log, []
+
+    def log(self, *a, **kw):
+        calls.append(kw.get("step"))
+        original(self, *a, **kw)
+        if len(calls) in (5, 9, 10):
+            raise ConnectionError("connection reset by peer")
+
+    monkeypatch.setattr(Run, "log", log)
+    log_ = tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "run", panel="off", logger="wandb",
+                        max_iterations=40, remote_finish_timeout=60)
+    for i in range(1, 41):
+        log_.step(i, env_steps=64 * i, metrics={"Loss/critic": 1.0 / i})
+    log_.close()
+    wait_for_exit_records(log_.run_dir)
+    rows = wandb_rows(log_.run_dir)
+    assert len(rows) == 40
+    assert_rows_equal_the_event_file(log_.run_dir, rows)
+    assert len(calls) > 40  # rows were sent again
+    summary = json.loads((log_.run_dir / "run_summary.json").read_text())
+    assert summary["remote_sinks"] == [{"name": "wandb", "sent_through_step": 64 * 40, "pending": 0}]

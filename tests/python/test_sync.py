@@ -75,6 +75,9 @@ def test_sync_of_a_tensorboardx_run_gives_wandb_history_equal_to_the_event_file(
     assert len(rows) == 20 + 3 and all("train/reward" in r for r in rows if "train/loss" in r)
     run = next(r.run for r in wandb_records(wandb_file(run_dir / "wandb")) if r.WhichOneof("record_type") == "run")
     assert run.project == "tally-sync-test" and run.display_name == "tbx"
+    # Every metric is declared to plot against tally/step (docs/contract/remote-sinks.md "Axes").
+    metrics = [r.metric for r in wandb_records(wandb_file(run_dir / "wandb")) if r.WhichOneof("record_type") == "metric"]
+    assert any(m.glob_name == "*" and m.step_metric == "tally/step" for m in metrics), metrics
 
 
 def test_sync_of_a_tally_run_gives_wandb_history_equal_to_the_event_file_and_runs_once(tmp_path):
