@@ -244,20 +244,16 @@ impl Follower {
                 let _ = h.join();
             }
         }
-        let pending = match scan_pending(&self.files, &cursor) {
-            Ok(p) => p.rows,
-            // The files cannot be read back: count nothing, and say why.
-            Err(_) => 0,
+        // Files that cannot be read back count nothing pending, and say why.
+        let (pending, read_error) = match scan_pending(&self.files, &cursor) {
+            Ok(p) => (p.rows, None),
+            Err(e) => (0, Some(format!("{}: {e}", self.run_dir.display()))),
         };
         RemoteSinkProgress {
             name: self.name.clone(),
             sent_through_step: cursor.step,
             pending,
-            last_error: last_error.or_else(|| {
-                scan_pending(&self.files, &cursor)
-                    .err()
-                    .map(|e| format!("{}: {e}", self.run_dir.display()))
-            }),
+            last_error: last_error.or(read_error),
         }
     }
 }
