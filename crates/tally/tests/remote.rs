@@ -381,3 +381,49 @@ fn a_cursor_applies_only_to_the_destination_it_names() {
     let cursor = Cursor::load(dir, "wandb").unwrap().unwrap();
     assert_eq!(cursor.remote_run.as_deref(), Some("team/b/run1"));
 }
+
+#[test]
+fn a_corrupt_record_after_the_cursor_is_reported_at_its_byte_in_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut w = EventFileWriter::open(dir, WriterOptions::default()).unwrap();
+    for s in 1..=3 {
+        w.write_resolved_scalars(s, 1.0e9, &[("loss", s as f64)])
+            .unwrap();
+    }
+    w.close().unwrap();
+    let service = Arc::new(Service::default());
+    let files = ordered_event_files(dir).unwrap();
+    send_run(
+        Box::new(Remote::new(&service)),
+        dir,
+        files.clone(),
+        |_, _, _| {},
+    )
+    .unwrap();
+    // Append a copy of the last record with one payload byte flipped: its data crc fails.
+    let bytes = std::fs::read(&files[0]).unwrap();
+    let mut at = 0;
+    let mut last = 0;
+    while at < bytes.len() {
+        last = at;
+        let len = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+        at += 8 + 4 + len + 4;
+    }
+    let mut record = bytes[last..].to_vec();
+    record[12] ^= 0xff;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&files[0])
+        .unwrap();
+    std::io::Write::write_all(&mut f, &record).unwrap();
+    drop(f);
+    let err = send_run(Box::new(Remote::new(&service)), dir, files, |_, _, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!("corrupt record at byte {}", bytes.len())),
+        "{err}"
+    );
+    assert_eq!(service.rows.lock().unwrap().len(), 3);
+}

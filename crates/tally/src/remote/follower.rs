@@ -79,13 +79,7 @@ impl Pump {
             match self.rows.next(finished) {
                 Ok(Some(row)) => self.queue.push_back(row),
                 Ok(None) => break,
-                Err(e) => {
-                    return Err(Error::Sink {
-                        sink: self.name().to_owned(),
-                        iteration: 0,
-                        message: format!("cannot read the run's event files: {e}"),
-                    })
-                }
+                Err(e) => return Err(Error::ReadBack(e)),
             }
         }
         Ok(())
@@ -281,7 +275,10 @@ fn follow(mut pump: Pump, shared: &Shared, notify: &dyn Fn(String)) {
             break;
         }
         if let Err(e) = pump.fill(finishing) {
-            notify(format!("{e}; it stops following the run"));
+            notify(format!(
+                "{} sink: {e}; it stops following the run there",
+                pump.name()
+            ));
             shared.lock().last_error = Some(e.to_string());
             break;
         }

@@ -150,11 +150,7 @@ pub fn scan_pending(files: &[PathBuf], cursor: &Cursor) -> Result<Pending> {
     let mut reader = RowReader::new(files.to_vec(), at);
     let mut p = Pending::default();
     loop {
-        let row = reader.next(true).map_err(|e| Error::Sink {
-            sink: "remote".into(),
-            iteration: 0,
-            message: format!("cannot read the run's event files: {e}"),
-        })?;
+        let row = reader.next(true)?;
         let Some((row, _)) = row else { break };
         p.rows += 1;
         p.steps = Some(p.steps.map_or((row.step, row.step), |(a, _)| (a, row.step)));

@@ -71,7 +71,7 @@ impl RowReader {
             };
             // `at.offset` is where this file's reader opened; its positions count from there.
             let start = self.at.offset;
-            let event = reader.read_event()?;
+            let event = reader.read_event().map_err(|e| absolute(e, start))?;
             let end = Pos {
                 file: self.at.file,
                 offset: start + reader.records().position(),
@@ -84,7 +84,10 @@ impl RowReader {
                 if let Some(row) = self.group.take() {
                     return Ok(Some(row));
                 }
-                if let Some(d) = reader.truncated_tail() {
+                if let Some(mut d) = reader.truncated_tail() {
+                    if let Damage::TruncatedTail { offset, .. } = &mut d {
+                        *offset += start;
+                    }
                     self.damage.push(d);
                 }
                 if last {
@@ -127,4 +130,12 @@ impl RowReader {
         }
         Ok(None)
     }
+}
+
+/// `e` with its byte offset counted from the file's start, not from where the reader opened.
+fn absolute(mut e: ReadError, base: u64) -> ReadError {
+    if let ReadError::Io { offset, .. } | ReadError::Corrupt { offset, .. } = &mut e {
+        *offset += base;
+    }
+    e
 }
