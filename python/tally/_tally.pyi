@@ -71,6 +71,8 @@ class _Sink(Protocol):
     ``start`` runs once on the constructing thread after ``run_config.json`` exists and may
     return the hosted run's URL; ``write`` runs on tally's writer thread once per logged
     iteration with exactly the TensorBoard payload; ``finish`` runs on the closing thread.
+    A sink with ``remote = True`` (the W&B sink) is fed from the run's event file by a thread
+    of its own instead, and is told the next row's index through ``resume_at(rows)``.
     """
 
     name: str
@@ -103,6 +105,7 @@ class Logger:
         name: Optional[str] = None,
         seed: Optional[int] = None,
         resume: bool = False,
+        remote_finish_timeout: Optional[float] = None,
     ) -> Logger: ...
     def step(
         self,

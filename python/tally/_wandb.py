@@ -1,8 +1,13 @@
-"""The W&B sink: tally's backend payload sent through the real ``wandb`` SDK.
+"""The W&B sink: the run's event file sent through the real ``wandb`` SDK.
 
-The Rust writer thread calls :meth:`WandbSink.write` once per logged iteration with exactly
-the dict the TensorBoard sink writes (same tags, values and step axis), so W&B and the event
-file never disagree. ``start``, ``log_video`` and ``finish`` run on the caller's thread.
+The sink is remote (docs/contract/remote-sinks.md): a thread of its own reads the run's
+event file from the sink's cursor and calls :meth:`WandbSink.write` once per step with exactly
+the scalars the file holds, so W&B and the event file never disagree and the training loop
+never waits on the network. Each row carries its x-axes (``tally/step``, ``tally/wall_time``)
+and W&B plots every metric against ``tally/step``; W&B's own ``_step`` is the row's index,
+so a re-sent row is one W&B already has (ignored) and a step that goes back is never dropped.
+``start``, ``log_video`` and ``finish`` run on the caller's thread; ``finish`` waits for W&B
+at most ``finish_timeout`` seconds.
 
 An existing ``wandb.run`` is reused (its config updated) and never finished by tally, so a
 launcher that opened it keeps owning it; otherwise tally calls ``wandb.init`` with the run
@@ -16,6 +21,8 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import sys
+import threading
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -25,6 +32,12 @@ VIDEO_KEY = "media/play_video"
 RUN_ID_FILE = "wandb_run_id"
 # The W&B config key holding tally's record of the run (identity, host, logger facts).
 TALLY_CONFIG_KEY = "tally"
+# The x-axes every row carries: the event file's step (env steps, else the iteration) and its
+# wall time; tally's rows also hold the iteration as ``Train/iteration``.
+STEP_AXIS = "tally/step"
+WALL_AXIS = "tally/wall_time"
+# Seconds ``finish`` waits for ``wandb.finish`` before leaving it behind on a daemon thread.
+DEFAULT_FINISH_TIMEOUT = 5.0
 
 
 def import_wandb() -> Any:
@@ -97,12 +110,14 @@ def init_kwargs(settings: Mapping[str, Any], run_doc: Mapping[str, Any], run_dir
     """
     run = run_doc.get("run", {})
     algo, task, sim = run.get("algo", ""), run.get("task", ""), run.get("sim_backend", "")
+    # Another writer's run (``tally sync``) has no algo or task: its directory names it.
+    default_name = f"{algo}__{task}__{run_dir.name}" if algo or task else run_dir.name
     kw: Dict[str, Any] = {
         "project": settings.get("project") or os.environ.get("WANDB_PROJECT") or DEFAULT_PROJECT,
         "entity": settings.get("entity"),
         "group": settings.get("group") or task,
         "job_type": settings.get("job_type") or algo,
-        "name": settings.get("name") or run.get("name") or f"{algo}__{task}__{run_dir.name}",
+        "name": settings.get("name") or run.get("name") or default_name,
         "tags": _dedup(list(settings.get("tags") or []) + [algo, task, sim, f"user-{_user()}"]),
         "notes": settings.get("notes"),
         "mode": settings.get("mode"),
@@ -117,24 +132,69 @@ def init_kwargs(settings: Mapping[str, Any], run_doc: Mapping[str, Any], run_dir
     return {k: v for k, v in kw.items() if v not in (None, "", [])}
 
 
+def within(fn: Any, timeout: Optional[float], what: str) -> bool:
+    """Run ``fn()`` on a daemon thread and wait at most ``timeout`` seconds (None: no limit).
+
+    Returns whether it returned in time (re-raising its exception); a call still running is
+    left behind and never keeps the process alive."""
+    if timeout is None:
+        fn()
+        return True
+    done, failed = threading.Event(), []
+
+    def target() -> None:
+        try:
+            fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            failed.append(e)
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name="tally-wandb-finish", daemon=True).start()
+    if not done.wait(timeout):
+        print(f"tally: wandb: {what} did not return within {timeout:g} s; left behind", file=sys.stderr)
+        return False
+    if failed:
+        raise failed[0]
+    return True
+
+
 class WandbSink:
-    """A tally sink that logs each iteration's canonical scalars to a W&B run."""
+    """A remote tally sink that logs each step of the run's event file to a W&B run."""
 
     name = "wandb"
+    # Fed from the event file by a thread of its own, from a cursor in the run directory.
+    remote = True
 
-    def __init__(self, settings: Optional[Mapping[str, Any]] = None) -> None:
+    def __init__(
+        self,
+        settings: Optional[Mapping[str, Any]] = None,
+        finish_timeout: Optional[float] = DEFAULT_FINISH_TIMEOUT,
+        finish_on_close: bool = False,
+    ) -> None:
         self._wandb = import_wandb()
         self.settings: Dict[str, Any] = dict(settings or {})
         self.run: Any = None
         self.owned = False
         self.run_dir: Optional[Path] = None
         self._finished = False
+        # The index of the next row: W&B's ``_step`` in a run tally owns.
+        self._row = 0
+        self.finish_timeout = finish_timeout
+        # ``tally sync``: the run is finished when the last row is sent.
+        self.finish_on_close = finish_on_close
 
     def start(self, run_dir: str) -> Optional[str]:
-        """Open (or reuse) the W&B run for ``run_dir``; returns its URL (None offline)."""
+        """Open (or reuse) the W&B run for ``run_dir``; returns its URL (None offline).
+
+        A directory without ``run_config.json`` (another writer's run sent by ``tally sync``)
+        is named by its directory."""
         self.run_dir = Path(run_dir)
-        with open(self.run_dir / "run_config.json", encoding="utf-8") as f:
-            doc = json.load(f)
+        try:
+            with open(self.run_dir / "run_config.json", encoding="utf-8") as f:
+                doc = json.load(f)
+        except FileNotFoundError:
+            doc = {"run": {"log_dir": str(self.run_dir)}}
         wandb = self._wandb
         if wandb.run is not None:
             self.run, self.owned = wandb.run, False
@@ -143,6 +203,7 @@ class WandbSink:
             self.run = wandb.init(**init_kwargs(self.settings, doc, self.run_dir))
             self.owned = True
         write_run_id(self.run_dir, str(self.run.id))
+        self._define_axes()
         run = doc.get("run", {})
         self.run.summary.update(
             {
@@ -165,22 +226,59 @@ class WandbSink:
             return None
         return str(url) if url else None
 
+    @property
+    def remote_run(self) -> Optional[str]:
+        """The W&B run rows go to, ``entity/project/id`` (the sink's cursor belongs to it)."""
+        if self.run is None:
+            return None
+        return f"{self.run.entity or ''}/{self.run.project or ''}/{self.run.id}"
+
+    def _define_axes(self) -> None:
+        """Declare the x-axes: every metric of a run tally owns plots against ``tally/step``
+        (a launcher's own run keeps its own axes; its rows still carry tally's)."""
+        self.run.define_metric(STEP_AXIS)
+        self.run.define_metric(WALL_AXIS)
+        if self.owned:
+            self.run.define_metric("*", step_metric=STEP_AXIS)
+
+    def resume_at(self, rows: int) -> None:
+        """The rows W&B already acknowledged (the sink's cursor): the next row's index."""
+        self._row = int(rows)
+
     def write(self, step: int, wall_time: float, iteration: int, scalars: Dict[str, float]) -> None:
-        """One logged iteration (writer thread): the TensorBoard payload at the same step."""
-        self.run.log(scalars, step=step)
+        """One step of the event file (the sink's own thread): its scalars and x-axes.
+
+        In a run tally owns, W&B's ``_step`` is the row's index, so a row sent again after a
+        failure is one W&B already has and ignores; a launcher's run numbers rows itself."""
+        row = dict(scalars)
+        row[STEP_AXIS] = step
+        row[WALL_AXIS] = wall_time
+        if self.owned:
+            self.run.log(row, step=self._row)
+        else:
+            self.run.log(row)
+        self._row += 1
 
     def flush(self) -> None:
         """Nothing to do: the SDK streams each ``log`` to its service."""
 
     def close(self) -> None:
-        """Writer-thread close: the run is finished on the caller's thread (``finish``)."""
+        """The last row was sent: ``tally sync`` finishes the run now; a logger's run is
+        finished on the caller's thread after the final summary (``finish``)."""
+        if self.finish_on_close:
+            self.finish()
 
     def log_video(self, path: str, key: str = VIDEO_KEY) -> None:
         """Upload ``path`` as ``key`` (no step) and record ``play_video_path`` in the summary."""
         if self.run is None or not os.path.isfile(path):
             return
         self.run.summary["play_video_path"] = path
-        self.run.log({key: self._wandb.Video(path, format="mp4")})
+        video = {key: self._wandb.Video(path, format="mp4")}
+        if self.owned:
+            # Joins the row W&B holds open, leaving the row numbering to the sink's thread.
+            self.run.log(video, commit=False)
+        else:
+            self.run.log(video)
 
     def finish(self, run_dir: Optional[str] = None) -> None:
         """Copy ``run_summary.json`` into the run summary; finish the run if tally started it."""
@@ -195,4 +293,5 @@ class WandbSink:
             status = summary.get("status")
             self.run.summary.update(summary)
         if self.owned:
-            self.run.finish(exit_code=1 if status in ("failed", "collector_died") else 0)
+            code = 1 if status in ("failed", "collector_died") else 0
+            within(lambda: self.run.finish(exit_code=code), self.finish_timeout, "wandb.finish()")

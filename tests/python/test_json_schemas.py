@@ -51,6 +51,7 @@ SHAPE_BREAKS = {
     "run_summary.metric_version_missing",
     "run_summary.metric_version_string",
     "run_summary.nullable_field_wrong_type",
+    "run_summary.remote_sink_pending_wrong_type",
     "run_summary.status_unknown",
     "runtime_manifest.early_failure_ring_capacity_zero",
     "runtime_manifest.schema_version_2",

@@ -1,6 +1,7 @@
 """The W&B backend through the real wandb SDK in offline mode, read back from the run's
 `.wandb` file and compared with the event file tally wrote for the same steps: W&B receives
-exactly the TensorBoard payload at the same step (docs/contract/run-artifacts.md "W&B").
+exactly the event file's rows, each with its step as `tally/step` (docs/contract/run-artifacts.md
+"W&B", docs/contract/remote-sinks.md "Axes").
 
 wandb 0.31 ships no Python reader for its offline file (its Go service writes it), but its
 protobuf messages are importable, so `wandb_records` decodes the file's framing itself. A hard
@@ -126,14 +127,15 @@ def test_offline_history_rows_equal_the_event_file_values(tmp_path):
     assert wandb.run is None  # tally started the run, so tally finished it
     events = event_scalars(log.run_dir)
     rows = history_rows(wandb_file(log.run_dir / "wandb"))
-    assert [r["_step"] for r in rows] == [512 * i for i in range(1, 7)]
-    sent = {(k, r["_step"]): v for r in rows for k, v in r.items() if not k.startswith("_")}
+    assert [r["tally/step"] for r in rows] == [512 * i for i in range(1, 7)]
+    assert [r["_step"] for r in rows] == list(range(6))  # W&B's own step is the row's index
+    sent = {(k, r["tally/step"]): v for r in rows for k, v in r.items() if not k.startswith(("_", "tally/"))}
     assert set(sent) == set(events)
     assert all(float(np.float32(v)) == events[k] for k, v in sent.items())
     assert len(sent) == 6 * 10  # 3 metrics, 2 phases, 1 reward term, wall, return, iteration, fps
 
 
-def test_logger_wandb_initialises_with_run_config_and_run_dir_and_writes_no_event_file(tmp_path):
+def test_logger_wandb_initialises_with_run_config_and_run_dir_and_writes_its_event_file(tmp_path):
     with tally.Logger(
         algo="sac", task="go2", sim="mujoco", max_iterations=6, num_envs=8, log_root=tmp_path, logger="wandb",
         config={"lr": 0.001}, wandb={"project": "tally-test", "tags": ["nightly"], "notes": "ci"},
@@ -148,9 +150,11 @@ def test_logger_wandb_initialises_with_run_config_and_run_dir_and_writes_no_even
         assert run.config["tally"]["log_dir"] == str(log.run_dir)
         assert Path(run.dir).is_relative_to(log.run_dir)
         train(log)
-    assert log.event_file is None and not list(log.run_dir.glob("events.out.tfevents.*"))
+    # The event file is the run's truth; W&B is fed from it (docs/contract/remote-sinks.md).
+    assert log.event_file is not None and len(list(log.run_dir.glob("events.out.tfevents.*"))) == 1
     path = wandb_file(log.run_dir / "wandb")
-    assert [r["Loss/critic"] for r in history_rows(path)] == [1.0 / i for i in range(1, 7)]
+    # W&B holds the event file's values: f32 on disk.
+    assert [r["Loss/critic"] for r in history_rows(path)] == [float(np.float32(1.0 / i)) for i in range(1, 7)]
     summary = summary_items(path)
     assert summary["status"] == "completed" and summary["completed_iterations"] == 6
     doc = json.loads((log.run_dir / "run_summary.json").read_text())
@@ -166,7 +170,9 @@ def test_an_existing_wandb_run_is_reused_and_never_finished(tmp_path):
     mine.log({"after": 1.0}, step=10_000)
     mine.finish()
     rows = history_rows(wandb_file(tmp_path / "wandb"))
-    assert [r["_step"] for r in rows] == [512, 1024, 1536, 10_000]
+    # The launcher's run numbers its own rows; tally's carry their step as tally/step.
+    assert [r.get("tally/step") for r in rows] == [512, 1024, 1536, None]
+    assert rows[-1]["_step"] == 10_000
 
 
 def test_log_video_uploads_an_existing_file_and_ignores_a_missing_one(tmp_path):
@@ -244,6 +250,8 @@ def test_a_resumed_run_continues_the_same_wandb_run_with_its_name(tmp_path):
     second = next(f for f in files if f != first)
     wandb_file(second.parent)  # waits for the second file's exit record
     assert run_ids(first) == run_ids(second) == {first_id}
-    assert [r["_step"] for r in history_rows(first)] == [512, 1024, 1536]
-    assert [r["_step"] for r in history_rows(second)] == [2048, 2560]
+    assert [r["tally/step"] for r in history_rows(first)] == [512, 1024, 1536]
+    assert [r["tally/step"] for r in history_rows(second)] == [2048, 2560]
+    # The cursor carried the row count over: the resumed W&B run continues its rows.
+    assert [r["_step"] for r in history_rows(second)] == [3, 4]
     assert summary_items(second)["completed_iterations"] == 5

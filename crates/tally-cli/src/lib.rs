@@ -1,7 +1,8 @@
 //! The `tally` command line as a library: parse flags, validate them into a command, run it.
 //!
 //! The binary (`main.rs`) and the Python package (`python -m tally ...`) both call [`run`]; the
-//! package passes its W&B sink factory through [`Extensions`], the binary passes none.
+//! package passes its W&B sink factories (the demo's, `sync`'s) through [`Extensions`], the
+//! binary passes none.
 
 pub mod cmd;
 pub mod error;
@@ -11,7 +12,7 @@ pub mod run_reader;
 
 pub use error::{CliError, Exit};
 
-use cmd::{demo, diagnose, export, extract, scaling, schema, validate, watch};
+use cmd::{demo, diagnose, export, extract, scaling, schema, sync, validate, watch};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
@@ -175,6 +176,31 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
         progress: ProgressMode,
     },
+    /// Send runs' event files to W&B exactly once, in step order, continuing from what each run
+    /// already sent (its cursor in RUN_DIR/.tally/); any run: tally's or another writer's.
+    Sync {
+        /// Run directories (each holds one run's events.out.tfevents.* files).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where to send them.
+        #[arg(long, value_enum)]
+        to: sync::Service,
+        /// The W&B project (default: WANDB_PROJECT, else `tally`).
+        #[arg(long)]
+        project: Option<String>,
+        /// The W&B entity.
+        #[arg(long)]
+        entity: Option<String>,
+        /// Only continue runs sent before: refuse a run that has no cursor yet.
+        #[arg(long)]
+        resume: bool,
+        /// Print what would be sent (rows, steps, tags), send nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Progress line on stderr: auto (when stderr is a terminal), always, never.
+        #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+        progress: ProgressMode,
+    },
     /// Validate run summaries, runtime manifests and soak artifacts (a directory means its run_summary.json).
     Validate {
         /// Files, or run directories.
@@ -186,7 +212,7 @@ enum Command {
     },
 }
 
-/// When to draw the export progress bar.
+/// When to draw a progress line (export, sync).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ProgressMode {
     /// When stderr is a terminal.
@@ -195,6 +221,16 @@ enum ProgressMode {
     Always,
     /// Never.
     Never,
+}
+
+impl ProgressMode {
+    fn enabled(self) -> bool {
+        match self {
+            ProgressMode::Auto => std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            ProgressMode::Always => true,
+            ProgressMode::Never => false,
+        }
+    }
 }
 
 /// When to show the live panel.
@@ -232,6 +268,8 @@ enum OnCorrupt {
 pub struct Extensions<'a> {
     /// Builds the demo's extra sinks; with one, `training.logger=wandb` is accepted.
     pub demo_sinks: Option<&'a demo::SinkFactory<'a>>,
+    /// Builds `tally sync`'s remote sink; without one, only `sync --dry-run` works.
+    pub remote_sinks: Option<&'a sync::RemoteSinkFactory<'a>>,
 }
 
 /// Parse `args` (including the program name) and run the command with `extensions`; returns
@@ -391,11 +429,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
                 OnCorrupt::Error => tally_tfevents::OnCorruption::Error,
                 OnCorrupt::Skip => tally_tfevents::OnCorruption::Skip,
             };
-            let progress = match progress {
-                ProgressMode::Auto => std::io::IsTerminal::is_terminal(&std::io::stderr()),
-                ProgressMode::Always => true,
-                ProgressMode::Never => false,
-            };
+            let progress = progress.enabled();
             let opts = export::Options {
                 format,
                 tags,
@@ -405,6 +439,28 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
                 progress,
             };
             to_stdout(|out| export::run(&paths, &opts, out))
+        }
+        Command::Sync {
+            dirs,
+            to,
+            project,
+            entity,
+            resume,
+            dry_run,
+            progress,
+        } => {
+            let c = sync::SyncConfig {
+                dirs,
+                target: sync::Target {
+                    to,
+                    project,
+                    entity,
+                },
+                resume,
+                dry_run,
+                progress: progress.enabled(),
+            };
+            to_stdout(|out| sync::main(&c, extensions.remote_sinks, out))
         }
         Command::Validate { paths, completed } => {
             to_stdout(|out| validate::run(&paths, completed, out))

@@ -90,24 +90,8 @@ pub fn require_run_event_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
 /// writer puts first), then by name. A file whose first event cannot be read yet (empty, or
 /// damaged at its start) sorts after every dated file; reading it reports the problem.
 pub fn order_run_files(files: Vec<PathBuf>) -> Vec<PathBuf> {
-    let mut keyed: Vec<(f64, PathBuf)> = files
-        .into_iter()
-        .map(|f| (first_wall_time(&f).unwrap_or(f64::INFINITY), f))
-        .collect();
-    keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-    keyed.into_iter().map(|(_, f)| f).collect()
-}
-
-fn first_wall_time(file: &Path) -> Option<f64> {
-    let mut reader = open_event_file(file)
-        .ok()?
-        .with_on_corruption(OnCorruption::Skip);
-    reader
-        .read_event()
-        .ok()
-        .flatten()
-        .map(|e| e.wall_time)
-        .filter(|w| w.is_finite())
+    // The one rule, shared with the logger's remote sinks.
+    tally::remote::order_event_files(files)
 }
 
 /// The step of the `SessionLog.START` event in `file`, if any: TensorBoard's purge marker

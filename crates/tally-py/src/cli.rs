@@ -2,7 +2,8 @@
 //!
 //! The CLI runs with the GIL released; the demo's extra sinks (the Python W&B sink, for
 //! `training.logger=wandb`) come from a factory passed to `tally_cli::run`, and are finished
-//! on this thread once the command returns.
+//! on this thread once the command returns. `tally sync`'s W&B sink comes from another
+//! factory; it finishes its W&B run itself once the run's last row is sent.
 
 use crate::sink::{wandb_sink, PySink};
 use pyo3::prelude::*;
@@ -30,6 +31,26 @@ fn wandb_sinks(
     })
 }
 
+/// `tally sync`'s sink: the W&B sink with `--project`/`--entity`, finishing its run when the
+/// last row is sent and waiting for W&B as long as it takes (the user asked for the upload).
+fn sync_sink(target: &tally_cli::cmd::sync::Target) -> Result<Box<dyn Sink>, tally_cli::CliError> {
+    Python::attach(|py| {
+        let failed = |e: PyErr| tally_cli::CliError::Run(e.to_string());
+        let settings = pyo3::types::PyDict::new(py);
+        let pairs = [("project", &target.project), ("entity", &target.entity)];
+        for (k, v) in pairs {
+            if let Some(v) = v {
+                settings.set_item(k, v).map_err(failed)?;
+            }
+        }
+        let sink = wandb_sink(py, Some(settings.as_any())).map_err(failed)?;
+        sink.setattr("finish_timeout", py.None()).map_err(failed)?;
+        sink.setattr("finish_on_close", true).map_err(failed)?;
+        let boxed = PySink::new(&sink).map_err(failed)?;
+        Ok(Box::new(boxed) as Box<dyn Sink>)
+    })
+}
+
 /// The numeric value of an exit code (std keeps it private; compare against each value).
 fn code_of(code: ExitCode) -> u8 {
     (0..=u8::MAX)
@@ -45,6 +66,7 @@ pub fn cli_main(py: Python<'_>, argv: Vec<String>) -> PyResult<u8> {
     let demo_sinks = |backend| wandb_sinks(backend, &created);
     let extensions = tally_cli::Extensions {
         demo_sinks: Some(&demo_sinks),
+        remote_sinks: Some(&sync_sink),
     };
     let code = py.detach(|| tally_cli::run(argv, &extensions));
     let created = created.into_inner().unwrap_or_else(|e| e.into_inner());

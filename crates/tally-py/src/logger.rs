@@ -344,14 +344,15 @@ impl PyLogger {
         num_gpus = IntArg::Default(1), profile = "sac_family", logger = "tensorboard",
         log_root = PathBuf::from("logs"), log_dir = None, log_interval = IntArg::Default(1),
         panel = "auto", trace = false, config = None, wandb = None, sinks = None, name = None,
-        seed = None, resume = false, on_storage_error = "raise"
+        seed = None, resume = false, on_storage_error = "raise", remote_finish_timeout = None
     ))]
     // The integer defaults are spelled out here: PyO3 shows only literal defaults.
     #[pyo3(
         text_signature = "(*, algo, task, sim=None, max_iterations=None, num_envs=None, \
         num_gpus=1, profile=\"sac_family\", logger=\"tensorboard\", log_root=..., log_dir=None, \
         log_interval=1, panel=\"auto\", trace=False, config=None, wandb=None, sinks=None, \
-        name=None, seed=None, resume=False, on_storage_error=\"raise\")"
+        name=None, seed=None, resume=False, on_storage_error=\"raise\", \
+        remote_finish_timeout=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -376,6 +377,7 @@ impl PyLogger {
         seed: Option<&Bound<'_, PyAny>>,
         resume: bool,
         on_storage_error: &str,
+        remote_finish_timeout: Option<f64>,
     ) -> PyResult<Self> {
         // Integers are checked here, not by PyO3, so each error names its argument.
         let max_iterations = int_arg(
@@ -414,6 +416,9 @@ impl PyLogger {
         lc.log_interval = log_interval;
         lc.trace = trace;
         lc.on_storage_error = on_storage_error;
+        if let Some(t) = remote_finish_timeout {
+            lc.remote_finish_timeout_secs = t;
+        }
         if let Some(c) = config.filter(|c| !c.is_none()) {
             lc.run_config = json_text(py, c, "config")?;
         }
@@ -432,6 +437,10 @@ impl PyLogger {
         }
         let mut boxed: Vec<Box<dyn Sink>> = Vec::with_capacity(objs.len());
         for o in &objs {
+            // A remote sink's `finish` after close has the same deadline as its sending.
+            if o.hasattr("finish_timeout")? {
+                o.setattr("finish_timeout", lc.remote_finish_timeout_secs)?;
+            }
             boxed.push(Box::new(PySink::new(o)?));
         }
         let mut log = tally::Logger::with_sinks(lc, boxed, Arc::new(SystemClock::default()))

@@ -1,7 +1,8 @@
 //! `PySink`: a Rust [`tally::Sink`] that hands each logged step to a Python object.
 //!
-//! The writer thread calls it, attaching to the interpreter for the call only, so the W&B SDK
-//! runs off the training loop's thread. Every method that can wait on the writer thread
+//! The writer thread calls it, or for a remote sink (`remote = True`, the W&B sink) its own
+//! follower thread reading the event file (docs/contract/remote-sinks.md), attaching to the
+//! interpreter for the call only, so the W&B SDK runs off the training loop's thread. Every method that can wait on the writer thread
 //! (`step` under back-pressure, `flush`, `close`) releases the GIL first, or the two threads
 //! would deadlock.
 //!
@@ -9,7 +10,9 @@
 //! `start(run_dir) -> url | None` (caller thread, once); `write(step, wall_time, iteration,
 //! scalars)` (writer thread, once per logged iteration, `scalars` the exact TensorBoard
 //! payload); `flush()`, `close()` (writer thread); optional `finish(run_dir)` and
-//! `log_video(path, key)` (caller thread, after close / on demand).
+//! `log_video(path, key)` (caller thread, after close / on demand). A remote sink also has
+//! `remote = True`, `resume_at(rows)` (the index of the next row it is given) and, once
+//! started, `remote_run` (its destination: a cursor kept for another one does not apply).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -46,6 +49,9 @@ pub struct PySink {
     name: String,
     obj: Py<PyAny>,
     url: Option<String>,
+    remote: bool,
+    /// The destination a remote sink names once started (`remote_run`).
+    remote_run: Option<String>,
 }
 
 fn describe(py: Python<'_>, e: PyErr) -> String {
@@ -77,10 +83,16 @@ impl PySink {
             Ok(n) => n.extract::<String>()?,
             Err(_) => obj.get_type().name()?.to_string(),
         };
+        let remote = match obj.getattr("remote") {
+            Ok(r) => r.is_truthy()?,
+            Err(_) => false,
+        };
         Ok(PySink {
             name,
             obj: obj.clone().unbind(),
             url: None,
+            remote,
+            remote_run: None,
         })
     }
 
@@ -121,6 +133,22 @@ impl Sink for PySink {
         })
     }
 
+    fn is_remote(&self) -> bool {
+        self.remote
+    }
+
+    fn resume_at(&mut self, rows: u64) -> Result<(), SinkError> {
+        Python::attach(|py| {
+            let o = self.obj.bind(py);
+            if !o.hasattr("resume_at").unwrap_or(false) {
+                return Ok(());
+            }
+            o.call_method1("resume_at", (rows,))
+                .map(drop)
+                .map_err(|e| SinkError::from(describe(py, e)))
+        })
+    }
+
     fn flush(&mut self) -> Result<(), SinkError> {
         self.call("flush")
     }
@@ -139,11 +167,18 @@ impl Sink for PySink {
                 .call_method1("start", (run_dir.to_string_lossy().into_owned(),))
                 .map_err(|e| SinkError::from(describe(py, e)))?;
             self.url = url.extract::<Option<String>>().unwrap_or(None);
+            if let Ok(r) = o.getattr("remote_run") {
+                self.remote_run = r.extract::<Option<String>>().unwrap_or(None);
+            }
             Ok(())
         })
     }
 
     fn run_url(&self) -> Option<String> {
         self.url.clone()
+    }
+
+    fn remote_run(&self) -> Option<String> {
+        self.remote_run.clone()
     }
 }

@@ -63,6 +63,10 @@ pub enum Error {
     /// The live view (the panel) failed to draw its last frame or restore the terminal.
     #[error("panel: {0}")]
     View(#[source] std::io::Error),
+    /// The run's event files could not be read back (a remote sink's thread, `tally sync`);
+    /// the message names the file and byte.
+    #[error(transparent)]
+    ReadBack(#[from] tally_tfevents::ReadError),
     /// The logger was already closed.
     #[error("the logger is closed")]
     Closed,

@@ -346,6 +346,9 @@ pub struct LoggerConfig {
     pub summary_interval_secs: f64,
     /// Whether a storage fault raises to the caller or only warns.
     pub on_storage_error: OnStorageError,
+    /// Most seconds `close` waits for remote sinks (W&B) to send what the event file holds;
+    /// the rest is left to `tally sync` (docs/contract/remote-sinks.md).
+    pub remote_finish_timeout_secs: f64,
 }
 
 impl LoggerConfig {
@@ -388,6 +391,13 @@ impl LoggerConfig {
                 self.summary_interval_secs
             ));
         }
+        if !(self.remote_finish_timeout_secs.is_finite() && self.remote_finish_timeout_secs >= 0.0)
+        {
+            return bad(format!(
+                "remote_finish_timeout {} must be a finite number of seconds >= 0",
+                self.remote_finish_timeout_secs
+            ));
+        }
         Ok(())
     }
 
@@ -428,6 +438,7 @@ impl LoggerConfig {
             queue_capacity: 1024,
             summary_interval_secs: 0.0,
             on_storage_error: OnStorageError::Raise,
+            remote_finish_timeout_secs: crate::remote::DEFAULT_FINISH_TIMEOUT_SECS,
         }
     }
 }

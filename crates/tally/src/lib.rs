@@ -16,6 +16,7 @@ pub mod logger;
 pub mod record;
 pub mod redact;
 pub mod reduce;
+pub mod remote;
 pub mod replay;
 pub mod resolve;
 pub mod resume;

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::input::{Backend, LoggerConfig, OnStorageError, StepInput};
 use crate::record::StepRecord;
 use crate::reduce::{reduce_ranks, Rates};
+use crate::remote::RemoteSinks;
 use crate::resolve::{Axis, Resolver};
 use crate::resume::Carried;
 use crate::run::{
@@ -57,6 +58,8 @@ pub struct Logger {
     carried: Carried,
     /// A resumed run's first persisted step is still to be recorded in `run_summary.json`.
     awaiting_first_step: bool,
+    /// The remote sinks (W&B), each following the event file on its own thread.
+    remotes: RemoteSinks,
 }
 
 impl Logger {
@@ -74,6 +77,15 @@ impl Logger {
         clock: Arc<dyn Clock>,
     ) -> Result<Self> {
         config.check()?;
+        if config.backend == Backend::None {
+            if let Some(s) = extra.iter().find(|s| s.is_remote()) {
+                return Err(Error::Config(format!(
+                    "the {} sink is fed from the run's event file, and logger=none writes none: \
+                     use logger=tensorboard (or wandb)",
+                    s.name()
+                )));
+            }
+        }
         if config.backend == Backend::Wandb && !extra.iter().any(|s| s.name() == "wandb") {
             return Err(Error::Config(
                 "logger=wandb needs the W&B SDK: use the Python package (tally.Logger(logger=\"wandb\")), \
@@ -168,7 +180,8 @@ impl Logger {
 
         let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
         let mut event_file = None;
-        if config.backend == Backend::TensorBoard {
+        // The event file is the run's truth: W&B follows it (docs/contract/remote-sinks.md).
+        if matches!(config.backend, Backend::TensorBoard | Backend::Wandb) {
             let mut options = WriterOptions::from_env();
             options.fsync = config.fsync;
             let wall = clock.wall().max(0.0);
@@ -184,7 +197,8 @@ impl Logger {
             event_file = Some(tb.path().to_owned());
             sinks.push(Box::new(tb));
         }
-        sinks.append(&mut extra);
+        let (remote, mut local): (Vec<_>, Vec<_>) = extra.into_iter().partition(|s| s.is_remote());
+        sinks.append(&mut local);
         // A periodic summary is as durable as the event file it describes: fsynced only when the
         // event file is (docs/contract/threads-and-signals.md "The summary during a run").
         let sync_summary = config.fsync != tally_tfevents::FsyncPolicy::Never;
@@ -217,6 +231,16 @@ impl Logger {
             Some(p) => SummaryState::resumed_from(&p.summary),
             None => SummaryState::default(),
         };
+        let terminal = Arc::new(Mutex::new(TerminalState::new(facts)));
+        let remotes = {
+            let (terminal, clock) = (terminal.clone(), clock.clone());
+            // Outages and recoveries show on the panel.
+            RemoteSinks::start(remote, &run_dir, move |text| {
+                let t = clock.monotonic();
+                let mut s = terminal.lock().unwrap_or_else(|e| e.into_inner());
+                s.message(t, Level::Warning, text);
+            })?
+        };
         Ok(Logger {
             resolver: Resolver::new(config.profile, config.max_iterations),
             config,
@@ -225,7 +249,7 @@ impl Logger {
             axis,
             clock,
             started_at,
-            terminal: Arc::new(Mutex::new(TerminalState::new(facts))),
+            terminal,
             state,
             summary,
             last_summary_at: started_at,
@@ -238,6 +262,7 @@ impl Logger {
             run_config,
             user: UserMetrics::default(),
             carried,
+            remotes,
         })
     }
 
@@ -517,6 +542,7 @@ impl Logger {
         }
         self.closed = true;
         self.writer.finish();
+        self.finish_remote();
         let mut trace_error = None;
         if let Some((tracer, _)) = &self.tracer {
             let path = self
@@ -573,6 +599,22 @@ impl Logger {
     /// Whether `close` has run.
     pub fn is_closed(&self) -> bool {
         self.closed
+    }
+
+    /// Let the remote sinks send what the closed event file holds within
+    /// `remote_finish_timeout`; what is left is recorded, and said in one line, for `tally sync`.
+    fn finish_remote(&mut self) {
+        if self.remotes.is_empty() {
+            return;
+        }
+        let timeout = std::time::Duration::from_secs_f64(self.config.remote_finish_timeout_secs);
+        let (progress, left) = self.remotes.finish(timeout, &self.run_dir);
+        for text in left {
+            eprintln!("tally: {text}");
+            let t = self.clock.monotonic();
+            self.with_terminal(|s| s.message(t, Level::Warning, text));
+        }
+        self.summary.remote_sinks = progress;
     }
 }
 

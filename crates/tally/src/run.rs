@@ -136,6 +136,7 @@ pub fn initial_summary(run: &RunIdentity) -> RunSummary {
         wandb_run_url: None,
         play_video_path: None,
         resumed: Vec::new(),
+        remote_sinks: Vec::new(),
         extra: Map::new(),
     }
 }

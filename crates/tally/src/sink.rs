@@ -3,7 +3,8 @@
 //! A small trait whose optional hooks default to no-ops. The writer thread owns the sinks
 //! and calls them in order. A failing local-storage sink keeps its unwritten steps and retries
 //! them; any other failing sink is reported and set aside while the others go on
-//! (docs/contract/run-artifacts.md "Storage faults").
+//! (docs/contract/run-artifacts.md "Storage faults"). A remote sink is not the writer
+//! thread's: it follows the event file (`remote.rs`).
 
 use crate::tag::Tag;
 use std::path::{Path, PathBuf};
@@ -51,6 +52,24 @@ pub trait Sink: Send {
     /// (bounded), and the sink's counts fill `persisted_iterations` / `lost_iterations`.
     fn is_local_storage(&self) -> bool {
         false
+    }
+    /// Whether this sink is remote (W&B): fed from the run's event file on a thread of its own,
+    /// from a cursor kept in the run directory, instead of by the writer thread
+    /// (docs/contract/remote-sinks.md). The run must then have an event file.
+    fn is_remote(&self) -> bool {
+        false
+    }
+    /// A remote sink's rows acknowledged so far over the run (its cursor): the index of the
+    /// next row it is given. Called before the first write and again before rows are sent
+    /// again after a failure.
+    fn resume_at(&mut self, rows: u64) -> Result<(), SinkError> {
+        let _ = rows;
+        Ok(())
+    }
+    /// A remote sink's destination once started (W&B: `entity/project/run id`): a cursor kept
+    /// for another destination does not apply to this one.
+    fn remote_run(&self) -> Option<String> {
+        None
     }
     /// Push buffered data towards durable storage.
     fn flush(&mut self) -> Result<(), SinkError> {

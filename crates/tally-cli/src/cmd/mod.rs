@@ -6,5 +6,6 @@ pub mod export;
 pub mod extract;
 pub mod scaling;
 pub mod schema;
+pub mod sync;
 pub mod validate;
 pub mod watch;

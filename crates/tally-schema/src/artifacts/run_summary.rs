@@ -130,6 +130,10 @@ pub struct RunSummary {
     /// (docs/contract/run-artifacts.md "Resume").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed: Vec<ResumeSegment>,
+    /// Each remote sink's progress at close: what reached it and what `tally sync` still has to
+    /// send (docs/contract/remote-sinks.md "Finishing with a deadline"); empty without one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remote_sinks: Vec<RemoteSinkProgress>,
     /// Producer additions.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -148,4 +152,20 @@ pub struct ResumeSegment {
     pub after_step: Option<i64>,
     /// The first step the resumed logger persisted (null until it persists one).
     pub first_step: Option<i64>,
+}
+
+/// How far a remote sink (W&B) got: it is fed from the run's event files, so what it has not
+/// received is still on disk for `tally sync`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RemoteSinkProgress {
+    /// The sink's name (`wandb`).
+    pub name: String,
+    /// The step of the last row the sink acknowledged (null when it has none).
+    pub sent_through_step: Option<i64>,
+    /// Rows in the event files the sink has not acknowledged: `tally sync` sends them.
+    #[schemars(extend("x-unit" = "count"))]
+    pub pending: u64,
+    /// The sink's last failure, if its last attempt failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }

@@ -102,6 +102,11 @@ pub(crate) const INVALID: &[(&str, &[(&str, &str)])] = &[
         "run_summary.nullable_field_wrong_type",
         &[("$.final_mean_reward", "a number or null")],
     ),
+    // a remote sink's pending rows are a count (docs/contract/remote-sinks.md)
+    (
+        "run_summary.remote_sink_pending_wrong_type",
+        &[("$.remote_sinks[0].pending", "an integer ≥ 0")],
+    ),
     // status is one of the run statuses
     (
         "run_summary.status_unknown",

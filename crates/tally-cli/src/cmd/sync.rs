@@ -1,0 +1,201 @@
+//! `tally sync RUN_DIR... --to wandb`: send runs' event files to a remote service exactly once,
+//! in step order, from the cursor each run directory keeps (docs/contract/remote-sinks.md
+//! "tally sync").
+//!
+//! Any run works: a tally run whose W&B sink fell behind or was offline, a run recorded with
+//! `logger="tensorboard"`, another writer's event files. The sink comes from the program
+//! embedding the command line (the Python package's W&B sink); `--dry-run` needs none.
+
+use crate::error::CliError;
+use crate::run_files::{require_run_event_files, warn};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tally::remote::{scan_pending, send_run, Cursor};
+
+/// Where `tally sync` sends runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Service {
+    /// Weights & Biases (needs the W&B Python SDK).
+    Wandb,
+}
+
+impl Service {
+    /// The sink's name (its cursor is `.tally/<name>.cursor.json`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Service::Wandb => "wandb",
+        }
+    }
+}
+
+/// The destination a sink factory builds a sink for.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The service.
+    pub to: Service,
+    /// Its project (W&B: `--project`, else the SDK's default or `WANDB_PROJECT`).
+    pub project: Option<String>,
+    /// Its entity (W&B: `--entity`).
+    pub entity: Option<String>,
+}
+
+/// Builds a remote sink for a target (the Python package passes its W&B sink).
+pub type RemoteSinkFactory<'a> =
+    dyn Fn(&Target) -> Result<Box<dyn tally::Sink>, CliError> + Sync + 'a;
+
+/// `tally sync`'s flags.
+#[derive(Debug, Clone)]
+pub struct SyncConfig {
+    /// The run directories.
+    pub dirs: Vec<PathBuf>,
+    /// Where to send them.
+    pub target: Target,
+    /// Only continue runs that were sent before (refuse a run without a cursor).
+    pub resume: bool,
+    /// Print what would be sent; send nothing.
+    pub dry_run: bool,
+    /// Draw a progress line on stderr.
+    pub progress: bool,
+}
+
+/// Send (or preview) each run in turn; the first failure stops the command (what was sent
+/// is kept by the run's cursor).
+pub fn main(
+    c: &SyncConfig,
+    factory: Option<&RemoteSinkFactory<'_>>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let name = c.target.to.as_str();
+    if !c.dry_run && factory.is_none() {
+        return Err(CliError::Refused(format!(
+            "tally sync --to {name} needs the W&B Python SDK, which this binary cannot load: run \
+             it from the Python package (python -m tally sync ..., or the tally command that \
+             pip install tally-rl puts on PATH) with wandb installed; --dry-run works here"
+        )));
+    }
+    for dir in &c.dirs {
+        let files = require_run_event_files(dir)?;
+        let run_dir = files[0].parent().unwrap_or(dir).to_owned();
+        let cursor = Cursor::load(&run_dir, name)?;
+        if c.resume && cursor.is_none() {
+            return Err(CliError::Refused(format!(
+                "{}: --resume: nothing of this run was sent to {name} before (no {})",
+                run_dir.display(),
+                Cursor::path(&run_dir, name).display()
+            )));
+        }
+        let cursor = cursor.unwrap_or_default();
+        let pending = scan_pending(&files, &cursor)?;
+        warn(&pending.damage);
+        if c.dry_run || pending.rows == 0 {
+            preview(&run_dir, name, &cursor, &pending, c.dry_run, out)?;
+            continue;
+        }
+        let Some(factory) = factory else { continue };
+        let sink = factory(&c.target)?;
+        let mut bar = Progress::new(c.progress, &run_dir);
+        let report = send_run(sink, &run_dir, files, |sent, total, step| {
+            bar.show(sent, total, step)
+        })?;
+        bar.end();
+        warn(&report.damage);
+        writeln!(
+            out,
+            "{}: sent {} rows to {name} (through step {}){}{}",
+            run_dir.display(),
+            report.sent,
+            report
+                .progress
+                .sent_through_step
+                .map_or_else(|| "none".to_owned(), |s| s.to_string()),
+            match report.sent_before {
+                0 => String::new(),
+                n => format!("; {n} were sent before"),
+            },
+            report.url.map(|u| format!(": {u}")).unwrap_or_default()
+        )?;
+    }
+    Ok(())
+}
+
+fn preview(
+    run_dir: &Path,
+    name: &str,
+    cursor: &Cursor,
+    pending: &tally::remote::Pending,
+    dry_run: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let verb = if dry_run { "would send" } else { "sent" };
+    match pending.steps {
+        Some((first, last)) => writeln!(
+            out,
+            "{}: {verb} {} rows to {name}, steps {first} to {last}, {} tags: {}",
+            run_dir.display(),
+            pending.rows,
+            pending.tags.len(),
+            pending.tags.iter().cloned().collect::<Vec<_>>().join(", ")
+        )?,
+        None => writeln!(out, "{}: nothing to send to {name}", run_dir.display())?,
+    }
+    if cursor.rows > 0 {
+        writeln!(
+            out,
+            "{}: {} rows were sent before (through step {})",
+            run_dir.display(),
+            cursor.rows,
+            cursor
+                .step
+                .map_or_else(|| "none".to_owned(), |s| s.to_string())
+        )?;
+    }
+    Ok(())
+}
+
+/// A progress line on stderr, redrawn at most twice a second, for runs long enough to need it.
+struct Progress {
+    on: bool,
+    label: String,
+    last: Option<Instant>,
+    drawn: bool,
+}
+
+impl Progress {
+    fn new(on: bool, run_dir: &Path) -> Self {
+        Progress {
+            on,
+            label: run_dir.display().to_string(),
+            last: None,
+            drawn: false,
+        }
+    }
+
+    fn show(&mut self, sent: u64, total: u64, step: i64) {
+        let now = Instant::now();
+        let due = self
+            .last
+            .is_none_or(|t| now.duration_since(t) >= Duration::from_millis(500));
+        if !self.on || !due {
+            return;
+        }
+        self.last = Some(now);
+        let pct = (sent * 100).checked_div(total).unwrap_or(100);
+        let end = if std::io::stderr().is_terminal() {
+            "\r"
+        } else {
+            "\n"
+        };
+        eprint!(
+            "sync {}: {sent}/{total} rows ({pct}%), step {step}{end}",
+            self.label
+        );
+        self.drawn = true;
+    }
+
+    fn end(&mut self) {
+        if self.drawn && std::io::stderr().is_terminal() {
+            eprintln!();
+        }
+    }
+}
