@@ -7,18 +7,21 @@ use crate::error::CliError;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::{self, JoinHandle};
 use std::time::Instant;
-use tally::{Profile, StepInput};
+use tally::{Profile, StepInput, Tracer};
 
 /// The collector: roll out `steps_per_env` steps, report EMA phase times and the rollout.
-fn collector(ring: SyncSender<Phases>, steps_per_env: u32) {
+fn collector(ring: SyncSender<Phases>, steps_per_env: u32, tr: Tracer) {
     let (mut mlp_ema, mut env_ema) = (None::<f64>, None::<f64>);
     let ema = |e: &mut Option<f64>, v: f64| *e = Some(e.map_or(v, |x| 0.9 * x + 0.1 * v));
+    let c = "collector";
     loop {
         let t = Instant::now();
+        let span = tr.span("rollout", c);
         for _ in 0..steps_per_env {
-            ema(&mut mlp_ema, timed(us(60)));
-            ema(&mut env_ema, timed(us(180)));
+            ema(&mut mlp_ema, tr.in_span("mlp_infer", c, || timed(us(60))));
+            ema(&mut env_ema, tr.in_span("env_step", c, || timed(us(180))));
         }
+        drop(span);
         let rollout = t.elapsed().as_secs_f64();
         let phases = vec![
             ("mlp_infer", mlp_ema.unwrap_or(0.0)),
@@ -35,19 +38,25 @@ fn collector(ring: SyncSender<Phases>, steps_per_env: u32) {
 pub(super) struct Appo {
     ring: Receiver<Phases>,
     collector: JoinHandle<()>,
+    tracer: Tracer,
 }
 
 impl ProfileLoop for Appo {
     const PROFILE: Profile = Profile::Appo;
     const STEPS_PER_ENV: u32 = 16;
 
-    fn start() -> Result<Self, CliError> {
+    fn start(tracer: &Tracer) -> Result<Self, CliError> {
         let (ring_tx, ring) = sync_channel::<Phases>(2);
+        let tr = tracer.clone();
         let collector = thread::Builder::new()
             .name("collector".into())
-            .spawn(move || collector(ring_tx, Self::STEPS_PER_ENV))
+            .spawn(move || collector(ring_tx, Self::STEPS_PER_ENV, tr))
             .map_err(|e| CliError::Run(format!("spawn collector thread: {e}")))?;
-        Ok(Appo { ring, collector })
+        Ok(Appo {
+            ring,
+            collector,
+            tracer: tracer.clone(),
+        })
     }
 
     fn learner_phases(
@@ -55,17 +64,29 @@ impl ProfileLoop for Appo {
         input: StepInput,
         noise: &mut Noise,
     ) -> Result<StepInput, CliError> {
+        let (tr, l) = (&self.tracer, "learner");
         let t = Instant::now();
-        let rollout = self
-            .ring
-            .recv()
+        let rollout = tr
+            .in_span("collector_wait", l, || self.ring.recv())
             .map_err(|_| CliError::Run("collector thread stopped".into()))?;
         let mut input = input.learner("collector_wait", t.elapsed().as_secs_f64());
         input = input
-            .learner("replay_stage", timed(us(250)))
-            .learner("replay_sample", timed(us(80)));
-        input = input.learner("learning", timed(us((3000.0 * noise.jitter(0.1)) as u64)));
-        input = input.learner("weight_publish", timed(us(150)));
+            .learner(
+                "replay_stage",
+                tr.in_span("replay_stage", l, || timed(us(250))),
+            )
+            .learner(
+                "replay_sample",
+                tr.in_span("replay_sample", l, || timed(us(80))),
+            );
+        let learning = tr.in_span("learning", l, || {
+            timed(us((3000.0 * noise.jitter(0.1)) as u64))
+        });
+        input = input.learner("learning", learning);
+        input = input.learner(
+            "weight_publish",
+            tr.in_span("weight_publish", l, || timed(us(150))),
+        );
         for (k, v) in rollout {
             input = input.collector(k, v);
         }

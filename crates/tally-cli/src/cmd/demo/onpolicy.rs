@@ -6,7 +6,7 @@ use crate::error::CliError;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::{self, JoinHandle};
 use std::time::Instant;
-use tally::{Profile, StepInput};
+use tally::{Profile, StepInput, Tracer};
 
 /// The collector: on each request, roll out `steps_per_env` steps and report the rollout time.
 fn collector(go: Receiver<()>, done: SyncSender<Phases>, steps_per_env: u32) {
@@ -36,7 +36,7 @@ impl ProfileLoop for OnPolicy {
     const STEPS_PER_ENV: u32 = 24;
     const FIRST_ITERATION: u64 = 0;
 
-    fn start() -> Result<Self, CliError> {
+    fn start(_tracer: &Tracer) -> Result<Self, CliError> {
         let (go, go_rx) = sync_channel::<()>(1);
         let (done_tx, rollouts) = sync_channel::<Phases>(2);
         let collector = thread::Builder::new()
