@@ -11,7 +11,7 @@ pub mod run_reader;
 
 pub use error::{CliError, Exit};
 
-use cmd::{demo, export, extract, scaling, schema, validate, watch};
+use cmd::{demo, export, extract, scaling, schema, trace_stats, validate, watch};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
@@ -55,7 +55,8 @@ enum Command {
         #[arg(long, hide = true)]
         panic_at_iteration: Option<u64>,
         /// Overrides: training.logger=tensorboard|none, training.log_root=DIR, training.log_dir=DIR,
-        /// training.log_interval=N, training.trace_enabled=true|false.
+        /// training.log_interval=N, training.trace_enabled=true|false, training.trace_output_dir=DIR,
+        /// training.trace_thread_time=true|false.
         #[arg(value_name = "training.KEY=VALUE")]
         overrides: Vec<String>,
     },
@@ -136,6 +137,15 @@ enum Command {
         /// Progress bar on stderr: auto (when stderr is a terminal), always, never.
         #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
         progress: ProgressMode,
+    },
+    /// Per span name, iteration gaps and thread busy shares of a Perfetto trace (a truncated
+    /// trace is read up to its last complete event).
+    TraceStats {
+        /// The trace file (perfetto_offpolicy_timeline.json).
+        file: PathBuf,
+        /// Print JSON instead of tables.
+        #[arg(long)]
+        json: bool,
     },
     /// Validate run summaries, runtime manifests and soak artifacts (a directory means its run_summary.json).
     Validate {
@@ -332,6 +342,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             };
             to_stdout(|out| export::run(&paths, &opts, out))
         }
+        Command::TraceStats { file, json } => to_stdout(|out| trace_stats::run(&file, json, out)),
         Command::Validate { paths, completed } => {
             to_stdout(|out| validate::run(&paths, completed, out))
         }

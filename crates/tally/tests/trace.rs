@@ -245,8 +245,13 @@ fn thread_time_adds_cpu_time_only_when_asked() {
     t.finish().unwrap();
     let events = json(&path).as_array().unwrap().clone();
     let tdur = |n: &str| slices(&events, n)[0]["tdur"].as_f64().unwrap();
-    assert!(tdur("spin") > 10_000.0, "busy: {}", tdur("spin"));
-    assert!(tdur("sleep") < 10_000.0, "asleep: {}", tdur("sleep"));
+    // The machine may be shared: the spin gets some CPU, the sleep almost none.
+    let (busy, idle) = (tdur("spin"), tdur("sleep"));
+    assert!(
+        busy > 2_000.0 && busy > 20.0 * idle,
+        "busy {busy} µs, asleep {idle} µs"
+    );
+    assert!(busy <= slices(&events, "spin")[0]["dur"].as_f64().unwrap() + 1_000.0);
     let dir2 = tempfile::tempdir().unwrap();
     let (t, path) = start(dir2.path(), TraceOptions::default());
     t.in_span("spin", "c", spin);

@@ -5,5 +5,6 @@ pub mod export;
 pub mod extract;
 pub mod scaling;
 pub mod schema;
+pub mod trace_stats;
 pub mod validate;
 pub mod watch;

@@ -96,6 +96,11 @@ fn run(mut out: BufWriter<File>, rx: &Receiver<Msg>, pid: u32) -> std::io::Resul
     out.get_ref().sync_all()
 }
 
+/// Microseconds to the nanosecond: the clock's float noise below that only bloats the file.
+fn ns(us: f64) -> f64 {
+    (us * 1e3).round() / 1e3
+}
+
 fn line(e: &Event, pid: u32) -> serde_json::Value {
     match e {
         Event::Slice {
@@ -106,16 +111,16 @@ fn line(e: &Event, pid: u32) -> serde_json::Value {
             tid,
             cpu,
         } => {
-            let mut v = json!({"name": name, "cat": cat, "ph": "X", "ts": ts, "dur": dur,
-                "pid": pid, "tid": tid});
+            let mut v = json!({"name": name, "cat": cat, "ph": "X", "ts": ns(*ts),
+                "dur": ns(*dur), "pid": pid, "tid": tid});
             if let Some((tts, tdur)) = cpu {
-                v["tts"] = json!(tts);
-                v["tdur"] = json!(tdur);
+                v["tts"] = json!(ns(*tts));
+                v["tdur"] = json!(ns(*tdur));
             }
             v
         }
         Event::Counter { name, ts, value } => {
-            json!({"name": name, "ph": "C", "ts": ts, "pid": pid, "tid": 0,
+            json!({"name": name, "ph": "C", "ts": ns(*ts), "pid": pid, "tid": 0,
                 "args": {"value": value}})
         }
         Event::ThreadName { tid, name } => {

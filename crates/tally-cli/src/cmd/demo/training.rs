@@ -50,6 +50,8 @@ pub(super) fn train<L: ProfileLoop>(
 ) -> Result<bool, CliError> {
     let mut noise = Noise(0x7a11_u64 ^ c.iterations);
     log.status(tally::Level::Info, "Warming up...");
+    // This thread is the learner: the trace names it so.
+    log.tracer().name_thread("learner");
     let mut profile = L::start(log.tracer())?;
     if !profile.warm_up(c, log, stop)? {
         return Ok(false);
