@@ -498,9 +498,9 @@ impl PyLogger {
     }
 
     /// `with log.span(name, cat="user"):` — a span on the calling thread in the trace.
-    #[pyo3(signature = (name, cat = "user".to_owned()))]
-    fn span(&self, name: String, cat: String) -> crate::trace::Span {
-        crate::trace::Span::new(self.tracer.clone(), name, cat)
+    #[pyo3(signature = (name, cat = "user"))]
+    fn span(&self, name: String, cat: &str) -> crate::trace::Span {
+        crate::trace::Span::new(self.tracer.clone(), name, cat.to_owned())
     }
 
     /// A counter sample in the trace (replay size, queue depth, ...).
