@@ -344,3 +344,18 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+fn an_on_policy_demo_trace_shows_rollout_and_learning_taking_turns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = traced_demo(tmp.path(), "ppo", &[]);
+    let ev = events(&dir.join(TRACE));
+    let (learner, collector) = (tid_named(&ev, "learner"), tid_named(&ev, "collector"));
+    let (learning, rollouts) = (
+        spans(&ev, "learning", learner),
+        spans(&ev, "rollout", collector),
+    );
+    assert_eq!((learning.len(), rollouts.len()), (40, 40));
+    // The learner asks for a rollout and waits for it: the threads never work at once.
+    assert!(!overlap(&learning, &rollouts));
+}

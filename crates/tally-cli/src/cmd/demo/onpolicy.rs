@@ -9,12 +9,14 @@ use std::time::Instant;
 use tally::{Profile, StepInput, Tracer};
 
 /// The collector: on each request, roll out `steps_per_env` steps and report the rollout time.
-fn collector(go: Receiver<()>, done: SyncSender<Phases>, steps_per_env: u32) {
+fn collector(go: Receiver<()>, done: SyncSender<Phases>, steps_per_env: u32, tr: Tracer) {
     while go.recv().is_ok() {
         let t = Instant::now();
+        let span = tr.span("rollout", "collector");
         for _ in 0..steps_per_env {
             work(us(120));
         }
+        drop(span);
         if done
             .send(vec![("rollout", t.elapsed().as_secs_f64())])
             .is_err()
@@ -29,6 +31,7 @@ pub(super) struct OnPolicy {
     go: SyncSender<()>,
     rollouts: Receiver<Phases>,
     collector: JoinHandle<()>,
+    tracer: Tracer,
 }
 
 impl ProfileLoop for OnPolicy {
@@ -36,17 +39,19 @@ impl ProfileLoop for OnPolicy {
     const STEPS_PER_ENV: u32 = 24;
     const FIRST_ITERATION: u64 = 0;
 
-    fn start(_tracer: &Tracer) -> Result<Self, CliError> {
+    fn start(tracer: &Tracer) -> Result<Self, CliError> {
         let (go, go_rx) = sync_channel::<()>(1);
         let (done_tx, rollouts) = sync_channel::<Phases>(2);
+        let tr = tracer.clone();
         let collector = thread::Builder::new()
             .name("collector".into())
-            .spawn(move || collector(go_rx, done_tx, Self::STEPS_PER_ENV))
+            .spawn(move || collector(go_rx, done_tx, Self::STEPS_PER_ENV, tr))
             .map_err(|e| CliError::Run(format!("spawn collector thread: {e}")))?;
         Ok(OnPolicy {
             go,
             rollouts,
             collector,
+            tracer: tracer.clone(),
         })
     }
 
@@ -62,7 +67,10 @@ impl ProfileLoop for OnPolicy {
             .rollouts
             .recv()
             .map_err(|_| CliError::Run("collector thread stopped".into()))?;
-        let mut input = input.learner("learning", timed(us((2000.0 * noise.jitter(0.1)) as u64)));
+        let learning = self.tracer.in_span("learning", "learner", || {
+            timed(us((2000.0 * noise.jitter(0.1)) as u64))
+        });
+        let mut input = input.learner("learning", learning);
         for (k, v) in rollout {
             input = input.collector(k, v);
         }
