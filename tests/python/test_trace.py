@@ -122,6 +122,8 @@ def test_with_tracing_off_the_calls_record_nothing(tmp_path):
         log.counter("replay_size", 1)
         log.add_span("forward", "gpu", time.perf_counter(), 0.001)
         assert not log.trace_cuda_events
+        with pytest.raises(ValueError, match="duration=-1"):
+            log.add_span("forward", "gpu", time.perf_counter(), -1.0)
         log.step(1)
     assert not list(log.run_dir.glob("perfetto*"))
     assert json.loads((log.run_dir / "run_summary.json").read_text())["trace_path"] is None

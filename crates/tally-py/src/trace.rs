@@ -24,7 +24,8 @@ pub fn counter(tracer: &Tracer, name: &str, value: f64) -> PyResult<()> {
 }
 
 /// `log.add_span(name, cat, start, duration, track)`: `start` is a `time.perf_counter()`
-/// reading, moved onto the trace's clock through the two clocks' readings now.
+/// reading, moved onto the trace's clock through the two clocks' readings now. Arguments are
+/// checked with tracing off too.
 pub fn add_span(
     py: Python<'_>,
     tracer: &Tracer,
@@ -34,12 +35,15 @@ pub fn add_span(
     duration: f64,
     track: &str,
 ) -> PyResult<()> {
-    if !tracer.is_enabled() {
-        return Ok(());
-    }
-    let now: f64 = py.import("time")?.call_method0("perf_counter")?.extract()?;
+    let start = match tracer.is_enabled() {
+        true => {
+            let now: f64 = py.import("time")?.call_method0("perf_counter")?.extract()?;
+            tracer.now() - (now - start)
+        }
+        false => start,
+    };
     tracer
-        .add_span(name, cat, tracer.now() - (now - start), duration, track)
+        .add_span(name, cat, start, duration, track)
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 

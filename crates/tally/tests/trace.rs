@@ -220,6 +220,10 @@ fn counters_and_the_gpu_track() {
         slices(&events, "x").is_empty(),
         "refused calls record nothing"
     );
+    // The same refusals with tracing off: a bad argument does not wait for tracing to show.
+    let off = Tracer::disabled();
+    assert!(off.add_span("x", "gpu", 0.0, -1.0, "gpu").is_err());
+    assert!(off.counter("replay_size", f64::INFINITY).is_err());
 }
 
 #[test]

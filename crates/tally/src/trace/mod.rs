@@ -281,11 +281,9 @@ impl Tracer {
         })
     }
 
-    /// A counter sample `name` = `value` now (replay size, queue depth, ...).
+    /// A counter sample `name` = `value` now (replay size, queue depth, ...). Arguments are
+    /// checked even when off, so a bad one fails the same way with tracing on or off.
     pub fn counter(&self, name: &str, value: f64) -> Result<(), TraceInputError> {
-        let Some(i) = self.inner.as_deref() else {
-            return Ok(());
-        };
         if !value.is_finite() {
             return Err(TraceInputError {
                 call: "counter",
@@ -293,6 +291,9 @@ impl Tracer {
                 reason: "a counter value must be a finite number",
             });
         }
+        let Some(i) = self.inner.as_deref() else {
+            return Ok(());
+        };
         i.send(Event::Counter {
             name: name.to_owned(),
             ts: i.us(i.clock.monotonic()),
@@ -303,6 +304,7 @@ impl Tracer {
 
     /// A span timed elsewhere (GPU work measured by CUDA events): `start` seconds on the
     /// trace's clock ([`Tracer::now`]), `duration` seconds, on the named `track` (its own row).
+    /// Arguments are checked even when off.
     pub fn add_span(
         &self,
         name: &str,
@@ -311,9 +313,6 @@ impl Tracer {
         duration: f64,
         track: &str,
     ) -> Result<(), TraceInputError> {
-        let Some(i) = self.inner.as_deref() else {
-            return Ok(());
-        };
         let bad = |culprit: String, reason| TraceInputError {
             call: "add_span",
             culprit,
@@ -337,6 +336,9 @@ impl Tracer {
                 "a track needs a name (e.g. 'gpu')",
             ));
         }
+        let Some(i) = self.inner.as_deref() else {
+            return Ok(());
+        };
         let tid = {
             let mut tracks = i.tracks.lock().unwrap_or_else(|e| e.into_inner());
             match tracks.iter().position(|t| t == track) {
