@@ -21,6 +21,7 @@ __all__ = [
     "SinkError",
     "Logger",
     "Phase",
+    "Span",
     "EventWriter",
     "ColumnBuffer",
     "read_columns",
@@ -98,6 +99,9 @@ class Logger:
         log_interval: int = 1,
         panel: Literal["auto", "on", "plain", "off"] = "auto",
         trace: bool = False,
+        trace_output_dir: Optional[_PathLike] = None,
+        trace_thread_time: bool = False,
+        trace_cuda_events: bool = False,
         config: Optional[Any] = None,
         wandb: Optional[Dict[str, Any]] = None,
         sinks: Optional[List[Any]] = None,
@@ -146,6 +150,9 @@ class Logger:
         system: Optional[Mapping[str, Any]] = None,
     ) -> None: ...
     def phase(self, name: str) -> Phase: ...
+    def span(self, name: str, cat: str = "user") -> Span: ...
+    def counter(self, name: str, value: float) -> None: ...
+    def add_span(self, name: str, cat: str, start: float, duration: float, track: str = "gpu") -> None: ...
     def define_metric(
         self,
         tag: str,
@@ -173,6 +180,8 @@ class Logger:
     def panel(self) -> str: ...
     @property
     def sinks(self) -> List[Any]: ...
+    @property
+    def trace_cuda_events(self) -> bool: ...
 
 @final
 class Phase:
@@ -182,6 +191,17 @@ class Phase:
     def __exit__(self, exc_type: Optional[Any] = None, exc: Optional[Any] = None, tb: Optional[Any] = None) -> bool: ...
     @property
     def name(self) -> str: ...
+
+@final
+class Span:
+    """``with log.span(name, cat=...):`` — one span on the calling thread in the trace."""
+
+    def __enter__(self) -> Span: ...
+    def __exit__(self, exc_type: Optional[Any] = None, exc: Optional[Any] = None, tb: Optional[Any] = None) -> bool: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def cat(self) -> str: ...
 
 @final
 class EventWriter:

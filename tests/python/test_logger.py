@@ -226,9 +226,9 @@ def test_with_trace_on_phase_timers_become_spans_in_the_perfetto_trace(tmp_path)
             with log.phase("learning"):
                 time.sleep(0.01)
             log.step(i)
-    doc = json.loads(next(log.run_dir.glob("perfetto*.json")).read_text())
-    threads = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e.get("name") == "thread_name"}
-    spans = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e["name"] == "learning" and threads.get(e["tid"]) == "python main"]
+    events = json.loads(next(log.run_dir.glob("perfetto*.json")).read_text())
+    threads = {e["tid"]: e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    spans = [e for e in events if e.get("ph") == "X" and e["name"] == "learning" and threads.get(e["tid"]) == "MainThread"]
     assert len(spans) == 2 and all(e["dur"] >= 10_000 for e in spans)
 
 

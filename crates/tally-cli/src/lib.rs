@@ -12,7 +12,7 @@ pub mod run_reader;
 
 pub use error::{CliError, Exit};
 
-use cmd::{demo, diagnose, export, extract, scaling, schema, sync, validate, watch};
+use cmd::{demo, diagnose, export, extract, scaling, schema, sync, trace_stats, validate, watch};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
@@ -61,7 +61,8 @@ enum Command {
         #[arg(long, value_name = "PHASE=FACTOR")]
         slow: Vec<String>,
         /// Overrides: training.logger=tensorboard|none, training.log_root=DIR, training.log_dir=DIR,
-        /// training.log_interval=N, training.trace_enabled=true|false.
+        /// training.log_interval=N, training.trace_enabled=true|false, training.trace_output_dir=DIR,
+        /// training.trace_thread_time=true|false.
         #[arg(value_name = "training.KEY=VALUE")]
         overrides: Vec<String>,
     },
@@ -200,6 +201,15 @@ enum Command {
         /// Progress line on stderr: auto (when stderr is a terminal), always, never.
         #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
         progress: ProgressMode,
+    },
+    /// Per span name, iteration gaps and thread busy shares of a Perfetto trace (a truncated
+    /// trace is read up to its last complete event).
+    TraceStats {
+        /// The trace file (perfetto_offpolicy_timeline.json).
+        file: PathBuf,
+        /// Print JSON instead of tables.
+        #[arg(long)]
+        json: bool,
     },
     /// Validate run summaries, runtime manifests and soak artifacts (a directory means its run_summary.json).
     Validate {
@@ -462,6 +472,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             };
             to_stdout(|out| sync::main(&c, extensions.remote_sinks, out))
         }
+        Command::TraceStats { file, json } => to_stdout(|out| trace_stats::run(&file, json, out)),
         Command::Validate { paths, completed } => {
             to_stdout(|out| validate::run(&paths, completed, out))
         }

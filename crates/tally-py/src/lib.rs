@@ -14,6 +14,7 @@ mod logger;
 pub mod read;
 mod sink;
 mod summaries;
+mod trace;
 
 use pyo3::prelude::*;
 
@@ -40,6 +41,7 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("STEP_FIELDS", fields)?;
     m.add_class::<logger::PyLogger>()?;
     m.add_class::<logger::Phase>()?;
+    m.add_class::<trace::Span>()?;
     m.add_class::<events::EventWriter>()?;
     m.add_function(wrap_pyfunction!(reduction, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;

@@ -261,8 +261,8 @@ pub struct PyLogger {
     run_dir: Py<PyAny>,
     event_file: Option<Py<PyAny>>,
     panel: String,
-    /// The trace recorder (`trace=True`): phase timers record their spans on it.
-    tracer: Option<(tally::trace::Tracer, u64)>,
+    /// The trace recorder, disabled unless `trace=True` (docs/contract/trace.md).
+    tracer: tally::Tracer,
 }
 
 impl PyLogger {
@@ -343,14 +343,16 @@ impl PyLogger {
         *, algo, task, sim = None, max_iterations = None, num_envs = None,
         num_gpus = IntArg::Default(1), profile = "sac_family", logger = "tensorboard",
         log_root = PathBuf::from("logs"), log_dir = None, log_interval = IntArg::Default(1),
-        panel = "auto", trace = false, config = None, wandb = None, sinks = None, name = None,
+        panel = "auto", trace = false, trace_output_dir = None, trace_thread_time = false,
+        trace_cuda_events = false, config = None, wandb = None, sinks = None, name = None,
         seed = None, resume = false, on_storage_error = "raise", remote_finish_timeout = None
     ))]
     // The integer defaults are spelled out here: PyO3 shows only literal defaults.
     #[pyo3(
         text_signature = "(*, algo, task, sim=None, max_iterations=None, num_envs=None, \
         num_gpus=1, profile=\"sac_family\", logger=\"tensorboard\", log_root=..., log_dir=None, \
-        log_interval=1, panel=\"auto\", trace=False, config=None, wandb=None, sinks=None, \
+        log_interval=1, panel=\"auto\", trace=False, trace_output_dir=None, \
+        trace_thread_time=False, trace_cuda_events=False, config=None, wandb=None, sinks=None, \
         name=None, seed=None, resume=False, on_storage_error=\"raise\", \
         remote_finish_timeout=None)"
     )]
@@ -370,6 +372,9 @@ impl PyLogger {
         log_interval: IntArg<'_>,
         panel: &str,
         trace: bool,
+        trace_output_dir: Option<PathBuf>,
+        trace_thread_time: bool,
+        trace_cuda_events: bool,
         config: Option<&Bound<'_, PyAny>>,
         wandb: Option<&Bound<'_, PyDict>>,
         sinks: Option<Vec<Bound<'_, PyAny>>>,
@@ -415,6 +420,9 @@ impl PyLogger {
         lc.log_dir = log_dir;
         lc.log_interval = log_interval;
         lc.trace = trace;
+        lc.trace_output_dir = trace_output_dir;
+        lc.trace_thread_time = trace_thread_time;
+        lc.trace_cuda_events = trace_cuda_events;
         lc.on_storage_error = on_storage_error;
         if let Some(t) = remote_finish_timeout {
             lc.remote_finish_timeout_secs = t;
@@ -446,7 +454,7 @@ impl PyLogger {
         let mut log = tally::Logger::with_sinks(lc, boxed, Arc::new(SystemClock::default()))
             .map_err(Failure::from)?;
         let run_dir = log.run_dir().to_owned();
-        let tracer = log.tracer().map(|t| (t.clone(), t.thread("python main")));
+        let tracer = log.tracer().clone();
         // The panel renders the logger's terminal state on its own 2 Hz thread; the logger
         // stops it when it closes.
         let options = tally_tui::PanelOptions {
@@ -590,6 +598,38 @@ impl PyLogger {
             rows_per_sec,
         };
         self.submit(py, iteration, args, Some(rates))
+    }
+
+    /// `with log.span(name, cat="user"):` — a span on the calling thread in the trace.
+    #[pyo3(signature = (name, cat = "user"))]
+    fn span(&self, name: String, cat: &str) -> crate::trace::Span {
+        crate::trace::Span::new(self.tracer.clone(), name, cat.to_owned())
+    }
+
+    /// A counter sample in the trace (replay size, queue depth, ...).
+    fn counter(&self, name: &str, value: f64) -> PyResult<()> {
+        crate::trace::counter(&self.tracer, name, value)
+    }
+
+    /// A span timed elsewhere (CUDA events): `start` a `time.perf_counter()` reading,
+    /// `duration` seconds, on its own `track` of the trace.
+    #[pyo3(signature = (name, cat, start, duration, track = "gpu"))]
+    fn add_span(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        cat: &str,
+        start: f64,
+        duration: f64,
+        track: &str,
+    ) -> PyResult<()> {
+        crate::trace::add_span(py, &self.tracer, name, cat, start, duration, track)
+    }
+
+    /// Whether the runner asked to time GPU work with CUDA events (`trace_cuda_events`).
+    #[getter]
+    fn trace_cuda_events(&self) -> bool {
+        self.tracer.cuda_events()
     }
 
     /// A timer: `with log.phase("learning"): ...` adds the elapsed seconds to that learner
@@ -813,10 +853,11 @@ impl Phase {
         refuse_tally_thread("phase")?;
         refuse_reentry("phase")?;
         let log = self.logger.get();
-        if let Some((tracer, tid)) = &log.tracer {
+        if log.tracer.is_enabled() {
             // The block ended now on the tracer's clock and lasted `secs`.
-            let end = tracer.now();
-            tracer.span(*tid, &self.name, "learner", end - secs, end);
+            let end = log.tracer.now();
+            crate::trace::name_thread(py, &log.tracer)?;
+            log.tracer.complete(&self.name, "learner", end - secs, end);
         }
         let mut draft = lock(py, &log.draft);
         match draft.pending.iter_mut().find(|(k, _)| *k == self.name) {

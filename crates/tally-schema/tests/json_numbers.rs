@@ -17,7 +17,11 @@ fn a_long_decimal_reads_back_as_the_same_float() {
     let (first, again) = write_then_read(&format!(r#"{{"lr": {digits}}}"#));
     assert_eq!(first, again);
     let parsed: f64 = digits.parse().unwrap();
-    assert_eq!(first["lr"].as_f64(), Some(parsed), "serde_json reads the nearest float");
+    assert_eq!(
+        first["lr"].as_f64(),
+        Some(parsed),
+        "serde_json reads the nearest float"
+    );
 }
 
 #[test]

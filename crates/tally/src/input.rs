@@ -331,8 +331,14 @@ pub struct LoggerConfig {
     pub resume: bool,
     /// Write the backend every N iterations (the final iteration always).
     pub log_interval: u64,
-    /// Record a Perfetto trace of the logger's phases.
+    /// Record a Perfetto trace (docs/contract/trace.md).
     pub trace: bool,
+    /// The trace's directory (the run directory when `None`).
+    pub trace_output_dir: Option<PathBuf>,
+    /// Add each span's thread CPU time to the trace.
+    pub trace_thread_time: bool,
+    /// The runner times GPU work with CUDA events and adds it to the trace's GPU track.
+    pub trace_cuda_events: bool,
     /// The free-form resolved run configuration (secrets are redacted on write).
     pub run_config: serde_json::Value,
     /// W&B settings recorded in run_config.json.
@@ -432,6 +438,9 @@ impl LoggerConfig {
             resume: false,
             log_interval: 1,
             trace: false,
+            trace_output_dir: None,
+            trace_thread_time: false,
+            trace_cuda_events: false,
             run_config: serde_json::Value::Object(Default::default()),
             wandb: WandbSettings::default(),
             fsync: FsyncPolicy::Never,

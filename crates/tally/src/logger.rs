@@ -46,8 +46,8 @@ pub struct Logger {
     writer: WriterThread,
     reported_failures: usize,
     closed: bool,
-    /// The trace recorder and the logger's own thread id in it, when tracing.
-    tracer: Option<(Tracer, u64)>,
+    /// The trace recorder (disabled unless tracing).
+    tracer: Tracer,
     /// The live view of the terminal state, stopped right after close.
     view: Option<Box<dyn TerminalView>>,
     /// `run_config.json` as written; rewritten when the user metrics it lists change.
@@ -149,6 +149,22 @@ impl Logger {
             .as_ref()
             .map(|p| p.config.user_metrics.clone())
             .unwrap_or_default();
+        let tracer = match config.trace {
+            true => {
+                let dir = config.trace_output_dir.as_deref().unwrap_or(&run_dir);
+                let path = dir.join(trace_file_name(summary.resumed.len()));
+                let name = format!("tally {} {}", config.algo, config.task);
+                let options = crate::trace::TraceOptions {
+                    thread_time: config.trace_thread_time,
+                    cuda_events: config.trace_cuda_events,
+                };
+                let t = Tracer::start(&path, &name, clock.clone(), options)?;
+                // Recorded now, so a run that dies still points at its trace.
+                summary.trace_path = Some(path.display().to_string());
+                t
+            }
+            false => Tracer::disabled(),
+        };
         let run_config = write_run_config(&run_dir, identity, &config.run_config, earlier_metrics)?;
         write_run_summary(&run_dir, &summary)?;
         // Extra sinks (W&B) open now: they need the run directory and run_config.json.
@@ -221,12 +237,6 @@ impl Logger {
             profile: config.profile,
         };
         let started_at = clock.monotonic();
-        let tracer = config.trace.then(|| {
-            let name = format!("tally {} {}", config.algo, config.task);
-            let t = Tracer::new(&name, clock.clone());
-            let tid = t.thread("logger");
-            (t, tid)
-        });
         let state = match &prior {
             Some(p) => SummaryState::resumed_from(&p.summary),
             None => SummaryState::default(),
@@ -360,17 +370,18 @@ impl Logger {
         self.step_with_rates(&reduced, rates)
     }
 
-    /// The trace recorder, when tracing is on (clone it into threads that record phases).
-    pub fn tracer(&self) -> Option<&Tracer> {
-        self.tracer.as_ref().map(|(t, _)| t)
+    /// The trace recorder: clone it into the threads that record spans. Disabled (every call
+    /// a no-op) unless tracing is on.
+    pub fn tracer(&self) -> &Tracer {
+        &self.tracer
     }
 
     /// Submit an already rank-reduced iteration with its rank-summed rates (the collective path).
     pub fn step_with_rates(&mut self, input: &StepInput, rates: Rates) -> Result<()> {
-        let t0 = self.tracer.as_ref().map(|(t, _)| t.now());
+        let mark = self.tracer.begin();
         let result = self.step_inner(input, rates);
-        if let (Some((tracer, tid)), Some(t0)) = (&self.tracer, t0) {
-            tracer.span(*tid, "logger/step", "logger", t0, tracer.now());
+        if let Some(m) = mark {
+            self.tracer.end(m, "logger/step", "logger");
         }
         result
     }
@@ -543,16 +554,7 @@ impl Logger {
         self.closed = true;
         self.writer.finish();
         self.finish_remote();
-        let mut trace_error = None;
-        if let Some((tracer, _)) = &self.tracer {
-            let path = self
-                .run_dir
-                .join(trace_file_name(self.summary.resumed.len()));
-            match tracer.write(&path) {
-                Ok(()) => self.summary.trace_path = Some(path.display().to_string()),
-                Err(e) => trace_error = Some(e),
-            }
-        }
+        let trace_error = self.tracer.finish().err();
         let mut config_error = None;
         if self.user.take_changed() {
             self.run_config.user_metrics = self.user_metrics_documented();

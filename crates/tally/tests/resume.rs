@@ -405,7 +405,7 @@ fn a_resumed_trace_keeps_the_earlier_segments_trace() {
         first
     );
     let second = run.join("perfetto_offpolicy_timeline.resume1.json");
-    assert!(json(&second)["traceEvents"].is_array());
+    assert!(json(&second).is_array());
     let s = json(&run.join("run_summary.json"));
     assert_eq!(s["trace_path"], second.display().to_string());
 }

@@ -165,20 +165,22 @@ fn a_logger_run_writes_no_secret_to_any_artefact_or_the_terminal() {
 fn trace_process_and_thread_names_are_redacted() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::at(0.0));
-    let t = Tracer::new("train --api-key cmd-key-3", clock);
-    let tid = t.thread("worker token=pw-456");
-    assert_eq!(
-        t.thread("worker token=pw-456"),
-        tid,
-        "still one thread per name"
-    );
-    t.span(tid, "learning", "learner", 0.0, 1.0);
     let path = dir.path().join("trace.json");
-    t.write(&path).unwrap();
+    let t = Tracer::start(
+        &path,
+        "train --api-key cmd-key-3",
+        clock,
+        Default::default(),
+    )
+    .unwrap();
+    t.name_thread("worker token=pw-456");
+    t.name_thread("worker token=pw-456");
+    t.complete("learning", "learner", 0.0, 1.0);
+    t.finish().unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert_clean("the trace", &text);
     let v: Value = serde_json::from_str(&text).unwrap();
-    let names: Vec<&str> = v["traceEvents"]
+    let names: Vec<&str> = v
         .as_array()
         .unwrap()
         .iter()

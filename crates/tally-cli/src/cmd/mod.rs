@@ -7,5 +7,6 @@ pub mod extract;
 pub mod scaling;
 pub mod schema;
 pub mod sync;
+pub mod trace_stats;
 pub mod validate;
 pub mod watch;

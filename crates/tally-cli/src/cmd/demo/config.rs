@@ -8,12 +8,14 @@ use std::time::Duration;
 use tally::{Backend, Profile};
 
 /// The `training.*` overrides the demo understands.
-pub const KNOWN_OVERRIDES: [&str; 5] = [
+pub const KNOWN_OVERRIDES: [&str; 7] = [
     "training.logger",
     "training.log_root",
     "training.log_dir",
     "training.log_interval",
     "training.trace_enabled",
+    "training.trace_output_dir",
+    "training.trace_thread_time",
 ];
 
 /// The algorithms the demo simulates (their profiles come from the `Algo` table).
@@ -66,6 +68,10 @@ pub struct DemoConfig {
     pub trace: bool,
     /// `--slow PHASE=FACTOR` factors on simulated phase durations.
     pub slow: Slowdown,
+    /// `training.trace_output_dir`.
+    pub trace_output_dir: Option<PathBuf>,
+    /// `training.trace_thread_time`.
+    pub trace_thread_time: bool,
 }
 
 impl DemoConfig {
@@ -109,6 +115,8 @@ impl DemoConfig {
             log_interval: 1,
             trace: false,
             slow: Slowdown::default(),
+            trace_output_dir: None,
+            trace_thread_time: false,
         };
         for o in overrides {
             let Some((key, value)) = o.split_once('=') else {
@@ -144,6 +152,14 @@ impl DemoConfig {
                         "true" | "1" => true,
                         "false" | "0" => false,
                         _ => return setting(format!("training.trace_enabled={value}: expected true or false")),
+                    }
+                }
+                "training.trace_output_dir" => c.trace_output_dir = Some(PathBuf::from(value)),
+                "training.trace_thread_time" => {
+                    c.trace_thread_time = match value {
+                        "true" | "1" => true,
+                        "false" | "0" => false,
+                        _ => return setting(format!("training.trace_thread_time={value}: expected true or false")),
                     }
                 }
                 _ => {

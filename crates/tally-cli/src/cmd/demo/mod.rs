@@ -68,6 +68,8 @@ pub fn run(
     lc.log_dir = c.log_dir.clone();
     lc.log_interval = c.log_interval;
     lc.trace = c.trace;
+    lc.trace_output_dir = c.trace_output_dir.clone();
+    lc.trace_thread_time = c.trace_thread_time;
     lc.run_config = serde_json::json!({
         "algo": {"name": c.algo, "num_envs": c.num_envs, "max_iterations": c.iterations},
         "task": c.task,

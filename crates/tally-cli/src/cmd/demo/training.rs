@@ -8,7 +8,7 @@ use super::workload::{jitter_rank, rewards, training_metrics, Noise};
 use crate::error::CliError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-use tally::{Logger, MpsState, Profile, StepInput, SystemInfo};
+use tally::{Logger, MpsState, Profile, StepInput, SystemInfo, Tracer};
 
 /// One timing profile's threads: its collector and the learner phases of one iteration.
 pub(super) trait ProfileLoop: Sized {
@@ -19,8 +19,9 @@ pub(super) trait ProfileLoop: Sized {
     /// The first iteration number (on-policy runners count from 0).
     const FIRST_ITERATION: u64 = 1;
 
-    /// Spawn the collector thread; `slow` scales the simulated phases.
-    fn start(slow: &Slowdown) -> Result<Self, CliError>;
+    /// Spawn the collector thread; `slow` scales the simulated phases, and the learner and
+    /// collector record spans on `tracer`.
+    fn start(slow: &Slowdown, tracer: &Tracer) -> Result<Self, CliError>;
 
     /// Work before the first iteration; `Ok(false)` when `stop` ended it.
     fn warm_up(
@@ -51,7 +52,9 @@ pub(super) fn train<L: ProfileLoop>(
 ) -> Result<bool, CliError> {
     let mut noise = Noise(0x7a11_u64 ^ c.iterations);
     log.status(tally::Level::Info, "Warming up...");
-    let mut profile = L::start(&c.slow)?;
+    // This thread is the learner: the trace names it so.
+    log.tracer().name_thread("learner");
+    let mut profile = L::start(&c.slow, log.tracer())?;
     if !profile.warm_up(c, log, stop)? {
         return Ok(false);
     }
@@ -79,13 +82,15 @@ pub(super) fn train<L: ProfileLoop>(
         for (k, v) in rewards(p, &mut noise) {
             input = input.reward(k, v);
         }
+        let replay_size = ((i + 10) * c.num_envs).min(1_000_000);
+        let _ = log.tracer().counter("replay_size", replay_size as f64);
         input = input
             .episode_return(returns)
             .episode_length(200.0 + 800.0 * p)
             .steps_this_iter(steps as f64)
             .replay_rows_this_iter((steps * 4) as f64)
             .system(SystemInfo {
-                buffer_size: Some(((i + 10) * c.num_envs).min(1_000_000)),
+                buffer_size: Some(replay_size),
                 batch_size_per_rank: Some(4096),
                 cuda_mps: Some(MpsState::Off),
             });
@@ -93,20 +98,6 @@ pub(super) fn train<L: ProfileLoop>(
             input = input.timeout_rate(0.1 + 0.05 * noise.next());
         }
         input = input.iteration_time(t0.elapsed().as_secs_f64());
-        if let Some(tracer) = log.tracer() {
-            // The learner's exclusive phases, in the order they ran.
-            let order = tally::timeline::LEARNER_ORDER;
-            let mut phases: Vec<(&str, f64)> = Vec::new();
-            for key in order {
-                if let Some((_, v)) = input.learner.iter().find(|(k, _)| k == key) {
-                    phases.push((key, *v));
-                }
-            }
-            let tid = tracer.thread("learner");
-            // The iteration began t0.elapsed() ago on the tracer's clock.
-            let start = tracer.now() - t0.elapsed().as_secs_f64();
-            tracer.phases(tid, "learner", start, &phases);
-        }
         if c.gpus == 1 {
             env_steps[0] += steps;
             input = input.env_steps(env_steps[0]);
