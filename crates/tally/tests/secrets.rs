@@ -217,8 +217,10 @@ fn a_sink_failure_text_is_redacted_on_the_terminal_and_in_the_summary() {
         .metric("Loss/critic", 1.0)
         .iteration_time(0.01)
         .steps_this_iter(64.0);
-    log.step(&step).unwrap();
-    assert!(log.flush().is_err(), "the sink failure is reported");
+    // The failure reaches the caller once, on this step or the flush after it (whichever
+    // call finds it first).
+    let reported = log.step(&step).is_err() || log.flush().is_err();
+    assert!(reported, "the sink failure is reported");
     let messages = log.terminal().lock().unwrap().snapshot().messages;
     let shown: Vec<&str> = messages.iter().map(|m| m.text.as_str()).collect();
     assert!(
