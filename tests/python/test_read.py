@@ -415,22 +415,23 @@ def test_pandas_and_polars_see_the_same_values(tmp_path):
 
 def test_reading_releases_the_gil(tmp_path):
     # 400 000 scalars through tally's own writer (fast), then read on a second thread while this
-    # one keeps running: a held GIL would stall it for the whole read.
+    # one keeps running: a held GIL would stall it for the whole decode, which is nearly all of
+    # the read. The gap is compared with that same read's own duration (not a separate one):
+    # the reader's threads compete with this one for the cores, so only a stall covering most
+    # of the read is the GIL's doing.
     writer = tally.EventWriter(tmp_path)
     scalars = {f"tag/{i}": float(i) for i in range(40)}
     for step in range(10_000):
         writer.write_scalars(step, WALL0 + step, scalars)
     writer.close()
 
-    t = time.perf_counter()
-    tally.read(tmp_path)
-    alone = time.perf_counter() - t
-
     done = threading.Event()
     result = {}
 
     def reader():
+        t = time.perf_counter()
         result["t"] = tally.read(tmp_path)
+        result["secs"] = time.perf_counter() - t
         done.set()
 
     th = threading.Thread(target=reader)
@@ -441,7 +442,8 @@ def test_reading_releases_the_gil(tmp_path):
         max_gap, last, ticks = max(max_gap, now - last), now, ticks + 1
     th.join()
     assert result["t"].num_rows == 400_000
-    assert max_gap < 0.5 * alone, f"main thread stalled {max_gap:.3f} s of a {alone:.3f} s read"
+    read = result["secs"]
+    assert max_gap < 0.6 * read, f"main thread stalled {max_gap:.3f} s of a {read:.3f} s read"
     assert ticks > 100
 
 
