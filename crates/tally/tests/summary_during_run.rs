@@ -124,9 +124,12 @@ fn after_sigkill_the_summary_trails_the_event_file_by_at_most_one_log_interval()
         );
         lags.push((written - claimed, interval));
     }
-    // At most one interval behind when the file system keeps up (docs/contract/threads-and-
-    // signals.md "The summary during a run"); a machine stalled by other work may break that
-    // now and then, so 4 trials of 5 must hold it.
-    let kept_up = lags.iter().filter(|(lag, interval)| lag <= interval).count();
+    // At most one interval behind when the file system keeps up
+    // (docs/contract/threads-and-signals.md "The summary during a run"); a machine stalled by
+    // other work may break that now and then, so 4 trials of 5 must hold it.
+    let kept_up = lags
+        .iter()
+        .filter(|(lag, interval)| lag <= interval)
+        .count();
     assert!(kept_up >= 4, "lags (behind, interval): {lags:?}");
 }
