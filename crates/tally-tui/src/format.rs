@@ -39,6 +39,16 @@ pub fn number(v: f64) -> String {
     }
 }
 
+/// The reward row's figures: `decimals` fixed decimals, scientific (as [`number`]) from 1e6 up,
+/// where fixed notation would print every digit and cut the row.
+pub fn reward(v: f64, decimals: usize) -> String {
+    if v.is_finite() && v.abs() >= 1e6 {
+        sci(v)
+    } else {
+        format!("{v:.decimals$}")
+    }
+}
+
 /// Python's `{:.2e}`: two decimals and a signed two-digit exponent (`1.23e+06`).
 fn sci(v: f64) -> String {
     let s = format!("{v:.2e}");

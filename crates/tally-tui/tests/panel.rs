@@ -1177,3 +1177,24 @@ fn user_metrics_have_their_own_section_most_recent_first_with_a_more_line() {
     // Without user metrics the section is absent.
     assert!(!text(&sac_state(), 140).contains("Your metrics"));
 }
+
+#[test]
+fn a_huge_reward_is_shown_in_scientific_notation_not_cut() {
+    // A reward of 1e300 is a legal (finite) value: the reward row keeps its shape, the figures
+    // in scientific notation like every other metric at that size (docs/contract/panel.md
+    // "Number formats").
+    let mut s = sac_state();
+    for i in 31..=40u64 {
+        let t = 3730.0 + 0.25 * i as f64;
+        s.push(
+            sample(t, 4000 + i, &sac_values(1.0)),
+            Some(1e300),
+            tally::SystemInfo::default(),
+            (4000 + i) * 4096,
+        );
+    }
+    for width in [80, 140] {
+        let t = text(&s, width);
+        assert!(t.contains("/ Peak 1.00e+300"), "{width} columns:\n{t}");
+    }
+}

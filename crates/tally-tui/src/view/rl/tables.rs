@@ -113,11 +113,7 @@ fn rewards_table(m: &Model, tier: Tier, g: &Glyphs, pal: Pal) -> Table {
             };
             // Below 96 columns the peak loses precision instead of a label being cut
             // (docs/contract/panel.md, "Width tiers").
-            let peak = if tier == Tier::Stacked {
-                format!("{:.2}", r.peak)
-            } else {
-                format!("{:.3}", r.peak)
-            };
+            let peak = format::reward(r.peak, if tier == Tier::Stacked { 2 } else { 3 });
             rows.push(Row {
                 label: vec![
                     ("Reward".into(), pal.bold(Color::Reset)),
@@ -126,7 +122,7 @@ fn rewards_table(m: &Model, tier: Tier, g: &Glyphs, pal: Pal) -> Table {
                 ],
                 value: vec![
                     ("Mean ".into(), pal.plain()),
-                    (format!("{:.3}", r.mean), pal.bold(Color::Green)),
+                    (format::reward(r.mean, 3), pal.bold(Color::Green)),
                     (" / Peak ".into(), pal.plain()),
                     (peak, pal.dim()),
                 ],
