@@ -118,6 +118,15 @@ mod tests {
     }
 
     #[test]
+    fn reward_keeps_fixed_decimals_below_a_million_then_goes_scientific() {
+        assert_eq!(reward(23.4567, 3), "23.457");
+        assert_eq!(reward(-999_999.0, 2), "-999999.00");
+        assert_eq!(reward(1e300, 3), "1.00e+300");
+        assert_eq!(reward(-2.5e7, 2), "-2.50e+07");
+        assert_eq!(reward(f64::NAN, 3), "NaN");
+    }
+
+    #[test]
     fn grouped_inserts_thousands_separators() {
         assert_eq!(grouped(0.0), "0");
         assert_eq!(grouped(999.4), "999");

@@ -37,7 +37,7 @@ pub fn summary_line(model: &Model) -> String {
         parts.push(format!("Rows/s {}", format::grouped(r)));
     }
     if let Some(r) = model.reward {
-        parts.push(format!("Reward {:.3}", r.mean));
+        parts.push(format!("Reward {}", format::reward(r.mean, 3)));
     }
     if let Some(rft) = &model.rft {
         parts.extend(rft_parts(rft));
