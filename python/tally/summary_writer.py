@@ -21,6 +21,7 @@ lock per writer (docs/contract/threads-and-signals.md "Sharing a logger between 
 
 from __future__ import annotations
 
+import atexit
 import functools
 import math
 import os
@@ -28,6 +29,7 @@ import socket
 import sys
 import threading
 import time
+import weakref
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Dict, Mapping, Optional, TypeVar, Union
@@ -206,6 +208,7 @@ class SummaryWriter:
         self._closed = False
         self._wandb: Optional[WandbSink] = None
         self._follower: Optional[RemoteFollower] = None
+        self._at_exit: Optional[Callable[[], None]] = None
         if wandb:
             self._start_wandb({} if wandb is True else dict(wandb))
 
@@ -232,11 +235,21 @@ class SummaryWriter:
         sink = WandbSink(finish_timeout=self.remote_finish_timeout, init=kw)
         self._follower = RemoteFollower(sink, self.log_dir)
         self._wandb = sink
+        # A writer left open (torch's is, often) is closed before wandb's own exit hook, which
+        # was registered by ``wandb.init`` just before and so runs after this one: the last
+        # step is written, W&B gets the rest within the timeout, and the follower stops before
+        # the interpreter finalizes (a thread calling into it then would abort the process).
+        ref = weakref.ref(self)
+        self._at_exit = lambda: _close_if_alive(ref)
+        atexit.register(self._at_exit)
 
     def _finish_wandb(self) -> None:
         """The event files are closed: let W&B receive the rest within ``remote_finish_timeout``
         (what is left is ``tally sync``'s, said in one line), then finish a run this writer
         started, waiting at most as long."""
+        if self._at_exit is not None:
+            atexit.unregister(self._at_exit)
+            self._at_exit = None
         if self._follower is None or self._wandb is None:
             return
         _, left = self._follower.finish(self.remote_finish_timeout)
@@ -577,6 +590,12 @@ class SummaryWriter:
     def stop(self) -> None:
         """rsl_rl's name for ``close``."""
         self.close()
+
+
+def _close_if_alive(ref: "weakref.ReferenceType[SummaryWriter]") -> None:
+    writer = ref()
+    if writer is not None:
+        writer.close()
 
 
 def _as_dict(cfg: Any) -> Any:

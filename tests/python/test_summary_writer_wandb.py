@@ -4,7 +4,11 @@ from a cursor in the writer's log_dir, so a W&B that hangs never stalls `add_sca
 keeps its deadline, and `tally sync` sends the rest exactly once. W&B runs offline; its `log`
 is wrapped to block, a network that stopped answering as seen from the SDK's boundary."""
 
+import os
 import statistics
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -126,3 +130,24 @@ def test_remote_finish_timeout_must_be_a_finite_non_negative_number(tmp_path, ba
     with pytest.raises(tally.ConfigError, match="remote_finish_timeout"):
         tally.SummaryWriter(tmp_path / "run", wandb={"project": "tally-test"}, remote_finish_timeout=bad)
     assert not (tmp_path / "run").exists()  # refused before any file is made
+
+
+def test_a_writer_never_closed_is_closed_at_exit_and_wandb_gets_every_row(tmp_path):
+    # torch's writer is often left open at the end of a script: the last step is still written
+    # and W&B still gets every row of the file before the interpreter exits.
+    code = textwrap.dedent(
+        """
+        import tally
+        w = tally.SummaryWriter('run', wandb={'project': 'tally-test'})
+        for i in range(1, 50):
+            w.add_scalar('Loss/critic', 1.0 / i, i)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    run_dir = tmp_path / "run"
+    wait_for_exit_records(run_dir)
+    rows = wandb_rows(run_dir)
+    assert [r["tally/step"] for r in rows] == list(range(1, 50))
+    assert_rows_equal_the_event_file(run_dir, rows)
