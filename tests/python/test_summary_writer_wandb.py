@@ -28,7 +28,7 @@ from test_remote_sinks import (  # noqa: E402
     wait_for_exit_records,
     wandb_rows,
 )
-from test_wandb import wandb_records  # noqa: E402
+from test_wandb import history_rows, wandb_records  # noqa: E402
 
 N = 10_000
 
@@ -151,3 +151,16 @@ def test_a_writer_never_closed_is_closed_at_exit_and_wandb_gets_every_row(tmp_pa
     rows = wandb_rows(run_dir)
     assert [r["tally/step"] for r in rows] == list(range(1, 50))
     assert_rows_equal_the_event_file(run_dir, rows)
+
+
+def test_a_launchers_wandb_run_is_reused_gets_the_rows_and_is_left_open(tmp_path):
+    run = wandb.init(project="tally-test", dir=str(tmp_path))
+    with tally.SummaryWriter(tmp_path / "run", wandb=True) as w:
+        for step in (5, 6, 7):
+            w.add_scalar("Loss/critic", 1.0 / step, step)
+    assert wandb.run is run  # the launcher owns its run: the writer never finishes it
+    assert (tmp_path / "run" / "wandb_run_id").read_text().strip() == run.id
+    run.finish()
+    rows = [r for f in Path(tmp_path, "wandb").rglob("run-*.wandb") for r in history_rows(f)]
+    assert [r["tally/step"] for r in rows] == [5, 6, 7]
+    assert_rows_equal_the_event_file(w.log_dir, rows)
