@@ -4,7 +4,7 @@
 import os
 import types
 from pathlib import Path
-from typing import Any, Dict, List, Literal, Mapping, Optional, Protocol, SupportsFloat, SupportsIndex, Union
+from typing import Any, Dict, List, Literal, Mapping, Optional, Protocol, SupportsFloat, SupportsIndex, Tuple, Union
 
 from typing_extensions import disjoint_base, final
 
@@ -23,6 +23,7 @@ __all__ = [
     "Phase",
     "Span",
     "EventWriter",
+    "RemoteFollower",
     "ColumnBuffer",
     "read_columns",
     "reduction",
@@ -218,6 +219,13 @@ class EventWriter:
     def path(self) -> Path: ...
     @property
     def closed(self) -> bool: ...
+
+@final
+class RemoteFollower:
+    """A remote sink following the event files of a directory on its own thread."""
+
+    def __new__(cls, sink: Any, run_dir: _PathLike) -> RemoteFollower: ...
+    def finish(self, timeout: float) -> Tuple[List[Dict[str, Any]], List[str]]: ...
 
 @final
 class ColumnBuffer:

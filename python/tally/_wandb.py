@@ -171,6 +171,7 @@ class WandbSink:
         settings: Optional[Mapping[str, Any]] = None,
         finish_timeout: Optional[float] = DEFAULT_FINISH_TIMEOUT,
         finish_on_close: bool = False,
+        init: Optional[Mapping[str, Any]] = None,
     ) -> None:
         self._wandb = import_wandb()
         self.settings: Dict[str, Any] = dict(settings or {})
@@ -183,6 +184,9 @@ class WandbSink:
         self.finish_timeout = finish_timeout
         # ``tally sync``: the run is finished when the last row is sent.
         self.finish_on_close = finish_on_close
+        # ``wandb.init`` keywords taken as they are (``tally.SummaryWriter``'s), instead of
+        # those :func:`init_kwargs` derives from the run directory.
+        self.init = dict(init) if init is not None else None
 
     def start(self, run_dir: str) -> Optional[str]:
         """Open (or reuse) the W&B run for ``run_dir``; returns its URL (None offline).
@@ -200,7 +204,8 @@ class WandbSink:
             self.run, self.owned = wandb.run, False
             self.run.config.update(wandb_config(doc), allow_val_change=True)
         else:
-            self.run = wandb.init(**init_kwargs(self.settings, doc, self.run_dir))
+            kw = self.init if self.init is not None else init_kwargs(self.settings, doc, self.run_dir)
+            self.run = wandb.init(**kw)
             self.owned = True
         write_run_id(self.run_dir, str(self.run.id))
         self._define_axes()

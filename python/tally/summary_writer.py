@@ -8,28 +8,37 @@ which TensorBoard, tbparse and ``tally export`` read like torch's files. Text, h
 images, figures, videos (GIF), audio (WAV), hparams, PR curves and custom-scalar layouts are
 written as torch writes them, encoded in Rust; ``file_writer.add_summary``/``add_event`` take
 protobuf objects built by other libraries (stable-baselines3's hparams) as they are.
-With W&B configured (``wandb=``), each step's batch is mirrored to W&B as one ``log`` call,
-so a library that only knows torch's writer (rsl_rl) logs to both backends; an existing
-``wandb.run`` is reused and never finished (docs/contract/run-artifacts.md "W&B").
+With W&B configured (``wandb=``), the scalars are mirrored to W&B local-first, so a library
+that only knows torch's writer (rsl_rl) logs to both backends without ever waiting on the
+network: a follower thread sends each step of the event file from a cursor in ``log_dir``, and
+``close()`` waits for it at most ``remote_finish_timeout`` seconds, leaving the rest to ``tally
+sync`` (docs/contract/remote-sinks.md "SummaryWriter"). Only scalars of ``log_dir``'s own event
+files reach W&B; an existing ``wandb.run`` is reused and never finished
+(docs/contract/run-artifacts.md "W&B").
 Any thread may call any method: calls that change the batch or a file are serialised by one
 lock per writer (docs/contract/threads-and-signals.md "Sharing a logger between threads").
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
+import math
 import os
 import socket
+import sys
 import threading
 import time
+import weakref
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Callable, Dict, Mapping, Optional, TypeVar, Union
 
 from types import ModuleType
 
-from tally._tally import EventWriter, SchemaError, ValueTypeError
+from tally._tally import ConfigError, EventWriter, RemoteFollower, SchemaError, ValueTypeError
 from tally._tally import summaries as _summaries
-from tally._wandb import DEFAULT_PROJECT, import_wandb
+from tally._wandb import DEFAULT_FINISH_TIMEOUT, DEFAULT_PROJECT, WandbSink, import_wandb, read_run_id
 
 __all__ = ["SummaryWriter", "FileWriter"]
 
@@ -162,7 +171,8 @@ class SummaryWriter:
     ``max_queue`` is accepted for compatibility: records are never queued in-process (each
     written event reaches the OS at once, so a crash loses at most the step still being
     batched). ``purge_step`` writes a session start at that step, so TensorBoard drops what
-    earlier files logged from that step on (a resumed run).
+    earlier files logged from that step on (a resumed run). ``remote_finish_timeout`` is how
+    long ``close()`` waits for W&B to receive the rest (default 5 s).
     """
 
     def __init__(
@@ -175,8 +185,13 @@ class SummaryWriter:
         filename_suffix: str = "",
         *,
         wandb: Union[None, bool, Mapping[str, Any]] = None,
+        remote_finish_timeout: float = DEFAULT_FINISH_TIMEOUT,
     ) -> None:
         purge = _step(purge_step, "purge_step")  # before any file is made
+        timeout = float(remote_finish_timeout)
+        if not (math.isfinite(timeout) and timeout >= 0):
+            raise ConfigError(f"remote_finish_timeout {remote_finish_timeout!r} must be a finite number of seconds >= 0")
+        self.remote_finish_timeout = timeout
         if log_dir is None:
             stamp = datetime.now().strftime("%b%d_%H-%M-%S")
             log_dir = os.path.join("runs", f"{stamp}_{socket.gethostname()}{comment}")
@@ -191,20 +206,21 @@ class SummaryWriter:
             self._main.writer.write_session_start(purge, time.time())
         self._subs: Dict[str, _Batch] = {}
         self._closed = False
-        self._wandb_run: Any = None
-        self._wandb_owned = False
-        self._wb_step: Optional[int] = None
-        self._wb_values: Dict[str, float] = {}
+        self._wandb: Optional[WandbSink] = None
+        self._follower: Optional[RemoteFollower] = None
+        self._at_exit: Optional[Callable[[], None]] = None
         if wandb:
             self._start_wandb({} if wandb is True else dict(wandb))
 
+    @property
+    def _wandb_run(self) -> Any:
+        return None if self._wandb is None else self._wandb.run
+
     # -- W&B mirror ---------------------------------------------------------------------------
     def _start_wandb(self, settings: Dict[str, Any]) -> None:
-        wb = import_wandb()
-        if wb.run is not None:
-            self._wandb_run = wb.run
-            self._wandb_run.config.update({"log_dir": self.log_dir}, allow_val_change=True)
-            return
+        """Open (or reuse) the W&B run and follow this writer's event file into it, from the
+        cursor in ``log_dir``; the event file exists already, so it is among those followed."""
+        import_wandb()
         kw: Dict[str, Any] = {
             "project": settings.pop("project", None) or os.environ.get("WANDB_PROJECT") or DEFAULT_PROJECT,
             "name": settings.pop("name", None) or os.path.basename(os.path.abspath(self.log_dir)),
@@ -212,21 +228,35 @@ class SummaryWriter:
             "dir": os.path.abspath(self.log_dir),
         }
         kw.update({k: v for k, v in settings.items() if v not in (None, "", [])})
-        self._wandb_run = wb.init(**kw)
-        self._wandb_owned = True
+        run_id = read_run_id(Path(self.log_dir))
+        if run_id is not None and "id" not in kw:
+            # An earlier writer of this log_dir sent to that run: continue it, as its cursor says.
+            kw.update(id=run_id, resume="allow")
+        sink = WandbSink(finish_timeout=self.remote_finish_timeout, init=kw)
+        self._follower = RemoteFollower(sink, self.log_dir)
+        self._wandb = sink
+        # A writer left open (torch's is, often) is closed before wandb's own exit hook, which
+        # was registered by ``wandb.init`` just before and so runs after this one: the last
+        # step is written, W&B gets the rest within the timeout, and the follower stops before
+        # the interpreter finalizes (a thread calling into it then would abort the process).
+        ref = weakref.ref(self)
+        self._at_exit = lambda: _close_if_alive(ref)
+        atexit.register(self._at_exit)
 
-    def _mirror(self, tag: str, value: float, step: int) -> None:
-        if self._wandb_run is None:
+    def _finish_wandb(self) -> None:
+        """The event files are closed: let W&B receive the rest within ``remote_finish_timeout``
+        (what is left is ``tally sync``'s, said in one line), then finish a run this writer
+        started, waiting at most as long."""
+        if self._at_exit is not None:
+            atexit.unregister(self._at_exit)
+            self._at_exit = None
+        if self._follower is None or self._wandb is None:
             return
-        if self._wb_values and (step != self._wb_step or tag in self._wb_values):
-            self._mirror_flush()
-        self._wb_step = step
-        self._wb_values[tag] = value
-
-    def _mirror_flush(self) -> None:
-        if self._wandb_run is not None and self._wb_values:
-            self._wandb_run.log(self._wb_values, step=self._wb_step)
-            self._wb_values = {}
+        _, left = self._follower.finish(self.remote_finish_timeout)
+        for line in left:
+            print(f"tally: {line}", file=sys.stderr)
+        self._follower = None
+        self._wandb.finish(self.log_dir)
 
     # -- torch SummaryWriter scalar API ---------------------------------------------------------
     def get_logdir(self) -> str:
@@ -248,7 +278,6 @@ class SummaryWriter:
         value = _number(tag, scalar_value)
         step = _scalar_step(global_step)
         self._main.add(tag, value, step, walltime, self.flush_secs)
-        self._mirror(tag, value, step)
 
     @_under_lock
     def add_scalars(
@@ -268,7 +297,6 @@ class SummaryWriter:
             if batch is None:
                 batch = self._subs[sub] = _Batch(EventWriter(sub, self.filename_suffix))
             batch.add(main_tag, value, step, walltime, self.flush_secs)
-            self._mirror(f"{main_tag}/{tag}", value, step)
 
     # -- everything else torch's writer adds ------------------------------------------------------
     @property
@@ -500,25 +528,24 @@ class SummaryWriter:
 
     @_under_lock
     def flush(self) -> None:
-        """Write every pending step's event (and its W&B mirror)."""
+        """Write every pending step's event (W&B follows the file)."""
         if self._closed:
             return
         for b in (self._main, *self._subs.values()):
             b.write()
             b.writer.flush()
-        self._mirror_flush()
 
     @_under_lock
     def close(self) -> None:
-        """Flush and close the event files; finish the W&B run if this writer started it."""
+        """Flush and close the event files; give W&B at most ``remote_finish_timeout`` seconds
+        to receive the rest, then finish the W&B run if this writer started it."""
         if self._closed:
             return
         self.flush()
         self._closed = True
         for b in (self._main, *self._subs.values()):
             b.writer.close()
-        if self._wandb_run is not None and self._wandb_owned:
-            self._wandb_run.finish()
+        self._finish_wandb()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -563,6 +590,12 @@ class SummaryWriter:
     def stop(self) -> None:
         """rsl_rl's name for ``close``."""
         self.close()
+
+
+def _close_if_alive(ref: "weakref.ReferenceType[SummaryWriter]") -> None:
+    writer = ref()
+    if writer is not None:
+        writer.close()
 
 
 def _as_dict(cfg: Any) -> Any:

@@ -123,7 +123,9 @@ def test_wandb_mirror_logs_each_step_batch_with_the_event_files_values(tmp_path,
             w.add_scalar("Train/mean_reward", step / 7, step)
     assert wandb.run is None
     rows = history_rows(wandb_file(tmp_path / "run"))
-    assert [r["_step"] for r in rows] == [10, 20, 30]
+    # W&B's `_step` is the row's index; the event step is the row's `tally/step` axis.
+    assert [r["_step"] for r in rows] == [0, 1, 2]
+    assert [r["tally/step"] for r in rows] == [10, 20, 30]
     events = dict(events_with_values(only_event_file(tmp_path / "run")))
     for r in rows:
-        assert {k: f32(v) for k, v in r.items() if not k.startswith("_")} == events[r["_step"]]
+        assert {k: f32(v) for k, v in r.items() if not k.startswith(("_", "tally/"))} == events[r["tally/step"]]

@@ -12,6 +12,7 @@ mod errors;
 mod events;
 mod logger;
 pub mod read;
+mod remote;
 mod sink;
 mod summaries;
 mod trace;
@@ -43,6 +44,7 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<logger::Phase>()?;
     m.add_class::<trace::Span>()?;
     m.add_class::<events::EventWriter>()?;
+    m.add_class::<remote::RemoteFollower>()?;
     m.add_function(wrap_pyfunction!(reduction, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(logger::_close_open_loggers, m)?)?;

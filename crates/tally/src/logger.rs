@@ -528,6 +528,10 @@ impl Logger {
         self.writer.storage().fill(&mut s);
         s.user_metrics = c.user_metrics.clone();
         s.user_metrics.extend(self.user.summary_values());
+        if !self.remotes.is_empty() {
+            // During the run; at close the followers' final word is already in `summary`.
+            s.remote_sinks = self.remotes.progress();
+        }
         if closing {
             s.end_time_utc = Some(iso_utc(&utc(self.clock.wall())));
         }

@@ -427,3 +427,52 @@ fn a_corrupt_record_after_the_cursor_is_reported_at_its_byte_in_the_file() {
     );
     assert_eq!(service.rows.lock().unwrap().len(), 3);
 }
+
+#[test]
+fn the_summaries_written_during_the_run_say_how_far_the_remote_sink_got() {
+    let tmp = tempfile::tempdir().unwrap();
+    let service = Arc::new(Service::default());
+    let sink = Remote::new(&service);
+    let gate = sink.gate.clone();
+    gate.set(true);
+    let mut c = config(tmp.path(), 200);
+    c.summary_interval_secs = 0.0;
+    let mut log = run(c, sink, 100);
+    let dir = log.run_dir().to_owned();
+    // Steps 1..=100 are on disk before step 101's summary is made, and 101 may be: the last
+    // step of a live file is a row once the next begins, so 99 or 100 rows are complete and
+    // none acknowledged.
+    log.flush().unwrap();
+    // Rewrites are paced by their own cost; a pause makes the next step's one due.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    log.step(&step(101)).unwrap();
+    log.flush().unwrap();
+    let s = summary(&dir);
+    assert_eq!(s["status"], "running");
+    assert_eq!(s["remote_sinks"][0]["name"], "wandb");
+    assert!(s["remote_sinks"][0]["sent_through_step"].is_null());
+    let pending = s["remote_sinks"][0]["pending"].as_u64().unwrap();
+    assert!([99, 100].contains(&pending), "{pending}");
+    // Released, the sink catches up; the next summary says so.
+    gate.set(false);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while service.rows.lock().unwrap().len() < 100 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sink did not catch up"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    log.step(&step(102)).unwrap();
+    log.flush().unwrap();
+    // The writer may or may not have written step 102 when its summary is made.
+    let s = summary(&dir);
+    let sent = s["remote_sinks"][0]["sent_through_step"].as_i64().unwrap();
+    assert!([64 * 100, 64 * 101].contains(&sent), "{sent}");
+    assert!(s["remote_sinks"][0]["pending"].as_u64().unwrap() <= 1);
+    log.close(tally::RunStatus::Completed).unwrap();
+    let s = summary(&dir);
+    assert_eq!(s["remote_sinks"][0]["pending"], 0);
+    assert_eq!(s["remote_sinks"][0]["sent_through_step"], 64 * 102);
+}

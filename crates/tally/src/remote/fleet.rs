@@ -48,6 +48,11 @@ impl RemoteSinks {
         self.followers.is_empty()
     }
 
+    /// Where each sink stands now, during the run (nothing once [`RemoteSinks::finish`]ed).
+    pub fn progress(&self) -> Vec<RemoteSinkProgress> {
+        self.followers.iter().map(Follower::progress).collect()
+    }
+
     /// The event files are complete: let every sink send the rest, all within `timeout`.
     /// Returns where each stands, and one line for each that still has rows to receive.
     pub fn finish(

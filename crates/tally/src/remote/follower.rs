@@ -165,6 +165,14 @@ impl Shared {
     }
 }
 
+/// The rows complete in the run's files, counted on from where the last count stopped, so a
+/// summary during the run reads only what was written since the one before.
+struct Counter {
+    rows: RowReader,
+    /// Rows of the run up to `rows`' position (the sink's cursor counts the same way).
+    total: u64,
+}
+
 /// A remote sink on its own thread, following the run's event files from its cursor.
 pub struct Follower {
     name: String,
@@ -172,6 +180,7 @@ pub struct Follower {
     files: Vec<PathBuf>,
     shared: Arc<Shared>,
     handle: Option<JoinHandle<()>>,
+    counter: Mutex<Counter>,
 }
 
 impl Follower {
@@ -185,6 +194,10 @@ impl Follower {
     ) -> Result<Self> {
         let name = sink.name().to_owned();
         let pump = Pump::new(sink, run_dir, files.clone())?;
+        let counter = Counter {
+            rows: RowReader::new(files.clone(), pump.cursor.position(&files)?),
+            total: pump.cursor.rows,
+        };
         let shared = Arc::new(Shared::default());
         shared.lock().cursor = pump.cursor.clone();
         let s = shared.clone();
@@ -198,7 +211,36 @@ impl Follower {
             files,
             shared,
             handle: Some(handle),
+            counter: Mutex::new(counter),
         })
+    }
+
+    /// Where the sink stands during the run, for the summaries rewritten meanwhile: `pending`
+    /// is the rows complete in the files (a live file's last step is not, yet) that the sink
+    /// has not acknowledged.
+    pub fn progress(&self) -> RemoteSinkProgress {
+        let (cursor, last_error) = {
+            let s = self.shared.lock();
+            (s.cursor.clone(), s.last_error.clone())
+        };
+        let mut c = self.counter.lock().unwrap_or_else(|e| e.into_inner());
+        let mut read_error = None;
+        loop {
+            match c.rows.next(false) {
+                Ok(Some(_)) => c.total += 1,
+                Ok(None) => break,
+                Err(e) => {
+                    read_error = Some(format!("{}: {e}", self.run_dir.display()));
+                    break;
+                }
+            }
+        }
+        RemoteSinkProgress {
+            name: self.name.clone(),
+            sent_through_step: cursor.step,
+            pending: c.total.saturating_sub(cursor.rows),
+            last_error: last_error.or(read_error),
+        }
     }
 
     /// The sink's name.
