@@ -402,12 +402,22 @@ impl Logger {
                     seg.first_step = Some(record.step);
                 }
             }
+            let waited_before = self.writer.waits;
             self.writer.step(BackendStep {
                 iteration: record.iteration,
                 step: record.step,
                 wall_time: self.clock.wall_at(now),
                 scalars,
             });
+            // Shown once: a slow sink is the runner's to see, every wait is in the summary.
+            if waited_before == 0 && self.writer.waits > 0 {
+                let text = format!(
+                    "writer behind the steps: iteration {} waited for the sinks (back-pressure, \
+                     nothing dropped); waits are counted in run_summary.json backpressure_waits",
+                    record.iteration
+                );
+                self.with_terminal(|t| t.message(now, Level::Warning, text));
+            }
         }
         self.state.update(&record.figures);
         let nonfinite = (record.figures.odd.nonfinite > 0)
