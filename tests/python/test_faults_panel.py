@@ -86,7 +86,7 @@ def test_an_exception_under_the_live_panel_restores_the_terminal_and_ends_the_ru
     # Cursor hidden while live, shown again after; still cooked (canonical input and echo).
     assert b"\x1b[?25l" in raw and raw.rfind(b"\x1b[?25h") > raw.rfind(b"\x1b[?25l")
     assert not screen.cursor.hidden
-    assert lflag & termios.ICANON and lflag & termios.ECHO
+    assert lflag & termios.ICANON and lflag & termios.ECHO and lflag & termios.ISIG
     (summary_file,) = (tmp_path / "logs").rglob("run_summary.json")
     s = json.loads(summary_file.read_text())
     assert s["status"] == "failed"
