@@ -1,7 +1,6 @@
 //! A sink ten times slower than the step rate: the bounded writer queue makes `step` wait
-//! instead of dropping (docs/contract/step.md
-//! "Writing: the queue and the sinks"); every wait is counted
-//! in `run_summary.json` and the first one is shown on the terminal.
+//! instead of dropping (docs/contract/step.md "Writing: the queue and the sinks"); every wait
+//! is counted in `run_summary.json` and the first one is shown on the terminal.
 
 use serde_json::Value;
 use std::path::Path;
