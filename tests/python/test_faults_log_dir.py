@@ -198,3 +198,24 @@ def test_a_run_directory_removed_mid_run_raises_once_naming_it(tmp_path):
     for text in (error, got["close"]):
         assert str(run_dir) in text and "No such file or directory" in text, got
     assert not run_dir.exists()
+
+
+def test_a_run_directory_chmodded_read_only_mid_run_keeps_every_step_and_raises_once(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    run_dir.chmod(0o555)
+    if os.access(run_dir, os.W_OK):
+        run_dir.chmod(0o755)
+        pytest.skip("running as root: chmod does not stop root writing (the read-only bind "
+                    "mount test covers this case)")
+    run_dir.chmod(0o755)
+    run_dir.rmdir()
+    try:
+        got, _ = run_with_fault(run_dir, lambda: run_dir.chmod(0o555))
+    finally:
+        run_dir.chmod(0o755)
+    assert file_steps(run_dir) == list(range(1, 41))
+    (error,) = got["errors"]
+    assert error.startswith("SinkError") and "Permission denied" in error, got
+    s = json.loads((run_dir / "run_summary.json").read_text())
+    assert s["persisted_iterations"] <= s["completed_iterations"] <= 20

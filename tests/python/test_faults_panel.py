@@ -93,3 +93,35 @@ def test_an_exception_under_the_live_panel_restores_the_terminal_and_ends_the_ru
     # The env-step axis: iteration i is at step 4 i.
     assert file_steps(summary_file.parent) == [4 * i for i in range(1, 31)]
     assert s["completed_iterations"] == s["persisted_iterations"] == 30
+
+
+SLOW_SINK_SCRIPT = """
+    import time
+    import tally
+
+    class Slow:
+        name = "slow"
+
+        def write(self, step, wall_time, iteration, scalars):
+            time.sleep(0.001)
+
+    with tally.Logger(algo="sac", task="go2", sim="mujoco", max_iterations=1500, num_envs=4,
+                      log_root="logs", panel="on", sinks=[Slow()]) as log:
+        for i in range(1, 1501):
+            log.step(i, env_steps=i * 4, metrics={"Loss/critic": 0.5}, iteration_time=0.0001)
+            time.sleep(0.0001)
+"""
+
+
+def test_a_sink_ten_times_slower_than_the_steps_shows_its_back_pressure_on_the_panel(tmp_path):
+    # 1 500 steps every 0.1 ms against a sink taking 1 ms each: the 1 024-step queue fills and
+    # step() waits; nothing is dropped, and the panel says why the steps slowed down.
+    screen, raw, code, _ = run_on_pty_keeping_the_terminal(SLOW_SINK_SCRIPT, tmp_path, timeout=120)
+    rows = history(screen)
+    assert code == 0, "\n".join(rows)
+    assert any("writer behind the steps" in r for r in rows), "\n".join(rows)
+    (summary_file,) = (tmp_path / "logs").rglob("run_summary.json")
+    s = json.loads(summary_file.read_text())
+    assert s["status"] == "completed"
+    assert s["backpressure_waits"] > 0
+    assert file_steps(summary_file.parent) == [4 * i for i in range(1, 1501)]
