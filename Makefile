@@ -58,9 +58,11 @@ py-test: venv py-install
 	$(PY) -m pytest tests/python -q --ignore=tests/python/test_wheel.py
 
 ## The long fault runs, not in `make test`: 8 threads sharing a Logger for 100 000 iterations
-## (CI runs 20 000) and 50 SIGKILL trials (CI runs 20).
+## (CI runs 20 000), 50 SIGKILL trials (CI runs 20) and 10 million steps with the resident set
+## printed at start and end (CI runs 200 000, debug).
 test-faults: py-install
 	TALLY_STRESS_ITERATIONS=100000 TALLY_KILL_TRIALS=50 $(PY) -m pytest -q tests/python/test_threads.py tests/python/test_signals.py
+	TALLY_RSS_STEPS=10000000 $(CARGO) test --release -p tally --test faults_rss -- --nocapture
 
 ## What to publish, into $(DIST)/: the wheel, abi3 (CPython >= 3.9) and manylinux2014 (glibc >=
 ## 2.17) so pip installs it without Rust, and the sdist for platforms without a wheel. maturin

@@ -15,7 +15,7 @@ use crate::run::{
     initial_summary, iso_utc, run_identity, utc, write_run_config, write_run_summary,
     RUN_CONFIG_FILE,
 };
-use crate::rundir::{create_run_dir, RunDirSpec};
+use crate::rundir::{create_run_dir, RunDirSpec, Unstarted};
 use crate::sink::{BackendStep, Sink, TensorBoardSink};
 use crate::summary::{contract_warning, SummaryState};
 use crate::tag::Tag;
@@ -107,9 +107,15 @@ impl Logger {
                 .transpose()?,
             false => None,
         };
+        let existed = spec.log_dir.as_ref().is_some_and(|d| d.exists());
         let run_dir = match &prior {
             Some(p) => p.dir.clone(),
             None => create_run_dir(&spec, &start.with_timezone(&chrono::Local))?,
+        };
+        // Until the logger exists, a failure takes back what this start wrote.
+        let mut unstarted = Unstarted {
+            dir: prior.is_none().then(|| run_dir.clone()),
+            existed,
         };
         let mut identity = match &prior {
             Some(p) => p.identity(config.wandb.clone()),
@@ -181,6 +187,8 @@ impl Logger {
                     iteration: 0,
                     message: e.to_string(),
                 };
+                // A complete record of a failed start, kept.
+                unstarted.dir = None;
                 summary.status = RunStatus::Failed;
                 summary.sink_errors.push(failure.to_string());
                 write_run_summary(&run_dir, &summary)?;
@@ -251,6 +259,7 @@ impl Logger {
                 s.message(t, Level::Warning, text);
             })?
         };
+        unstarted.dir = None;
         Ok(Logger {
             resolver: Resolver::new(config.profile, config.max_iterations),
             config,
@@ -402,12 +411,22 @@ impl Logger {
                     seg.first_step = Some(record.step);
                 }
             }
+            let waited_before = self.writer.waits;
             self.writer.step(BackendStep {
                 iteration: record.iteration,
                 step: record.step,
                 wall_time: self.clock.wall_at(now),
                 scalars,
             });
+            // Shown once: a slow sink is the runner's to see, every wait is in the summary.
+            if waited_before == 0 && self.writer.waits > 0 {
+                let text = format!(
+                    "writer behind the steps: iteration {} waited for the sinks (back-pressure, \
+                     nothing dropped); waits are counted in run_summary.json backpressure_waits",
+                    record.iteration
+                );
+                self.with_terminal(|t| t.message(now, Level::Warning, text));
+            }
         }
         self.state.update(&record.figures);
         let nonfinite = (record.figures.odd.nonfinite > 0)

@@ -143,3 +143,28 @@ where
         ),
     ))
 }
+
+/// A new run's directory while the logger is being set up: dropped with `dir` still set (a
+/// failed start), it takes back what the start wrote, so a refused start leaves no
+/// half-created run behind (docs/contract/run-artifacts.md "Storage faults"). A directory the
+/// user named and that already existed stays, without the artefacts this start wrote in it
+/// (`create_run_dir` refused it if they were there before).
+pub struct Unstarted {
+    /// The run directory, until the start succeeds (`None`: keep everything).
+    pub dir: Option<PathBuf>,
+    /// Whether the directory existed before this start.
+    pub existed: bool,
+}
+
+impl Drop for Unstarted {
+    fn drop(&mut self) {
+        let Some(dir) = self.dir.take() else { return };
+        if !self.existed {
+            let _ = std::fs::remove_dir_all(&dir);
+            return;
+        }
+        for ours in [crate::run::RUN_CONFIG_FILE, crate::run::RUN_SUMMARY_FILE] {
+            let _ = std::fs::remove_file(dir.join(ours));
+        }
+    }
+}
