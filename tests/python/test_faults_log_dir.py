@@ -137,7 +137,7 @@ def test_a_start_that_runs_out_of_space_in_an_existing_log_dir_keeps_the_directo
 # The child logs 40 steps; after step 20 the parent's fault is injected (it waits on stdin).
 CHILD = textwrap.dedent(
     """
-    import json, sys, tally
+    import json, sys, time, tally
     log = tally.Logger(algo="sac", task="t", sim="mujoco", max_iterations=40, num_envs=1,
                        log_dir=sys.argv[1], panel="off")
     errors = []
@@ -151,6 +151,8 @@ CHILD = textwrap.dedent(
         if i == 20:
             print("ready", flush=True)
             sys.stdin.readline()
+        if i > 20:
+            time.sleep(0.01)  # room for a paced summary rewrite to meet the fault
     try:
         log.close()
         closed = "ok"
