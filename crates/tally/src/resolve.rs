@@ -117,6 +117,10 @@ fn check_range(
     Ok(())
 }
 
+/// The most values the dedicated `StepInput` fields add (iteration_time, episode_return,
+/// episode_length, timeout_rate, Train/iteration).
+const DEDICATED_FIELDS: usize = 5;
+
 /// The largest iteration or env-step count accepted: 2^53 - 1, the largest integer a float64
 /// holds exactly (JSON readers of run_summary.json, W&B and pandas read counts as float64).
 pub const MAX_COUNT: u64 = (1 << 53) - 1;
@@ -344,7 +348,14 @@ impl Resolver {
     }
 
     /// Validate `input` against the profile and the step `axis`; nothing is mutated on error.
-    pub fn resolve(&mut self, input: &StepInput, axis: Axis) -> Result<Resolved, Error> {
+    /// The values are collected in `buf` (emptied first: a spare buffer of an earlier step),
+    /// which also leaves room for the values the terminal adds.
+    pub fn resolve(
+        &mut self,
+        input: &StepInput,
+        axis: Axis,
+        buf: Vec<(Tag, f64)>,
+    ) -> Result<Resolved, Error> {
         let it = input.iteration;
         // Bounds first: an accepted step past them could never be advanced past again.
         check_count(it, "iteration", it)?;
@@ -399,12 +410,16 @@ impl Resolver {
         // Below MAX_COUNT (checked above), so within TensorBoard's int64 step.
         let step = step as i64;
 
-        let mut values = StepValues::with_capacity(
+        // Every map, the dedicated fields, and the terminal-only values (TERMINAL_EXTRA).
+        let mut values = StepValues::with_buffer(
+            buf,
             input.metrics.len()
                 + input.learner.len()
                 + input.collector.len()
+                + input.collector_inference.len()
                 + input.rewards.len()
-                + 8,
+                + DEDICATED_FIELDS
+                + crate::record::TERMINAL_EXTRA,
         );
         if self.profile == Profile::Rft {
             self.rft(input, &mut values)?;

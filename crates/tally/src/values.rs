@@ -82,8 +82,16 @@ impl Default for StepValues {
 impl StepValues {
     /// An empty set with room for `n` values.
     pub fn with_capacity(n: usize) -> Self {
+        StepValues::with_buffer(Vec::new(), n)
+    }
+
+    /// An empty set built in `buf` (a previous step's, emptied here), with room for `n` values:
+    /// a steady-state step reuses its buffers instead of allocating.
+    pub fn with_buffer(mut buf: Vec<(Tag, f64)>, n: usize) -> Self {
+        buf.clear();
+        buf.reserve(n);
         StepValues {
-            entries: Vec::with_capacity(n),
+            entries: buf,
             by_spec: [None; METRIC_COUNT],
             user: 0,
         }

@@ -9,6 +9,7 @@ use crate::atomic::write_json_replace;
 use crate::backlog::Slot;
 use crate::run::{RUN_CONFIG_FILE, RUN_SUMMARY_FILE};
 use crate::sink::{BackendStep, Sink};
+use crate::tag::Tag;
 use crate::summary_pace::{SummaryDone, SummaryPace};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -61,7 +62,12 @@ pub struct WriterThread {
     pub wait_secs: f64,
     /// Whether a periodic summary rewrite is cheap now.
     pace: SummaryPace,
+    /// Written steps' emptied payload buffers, handed back for the next steps to fill.
+    spares: Receiver<Payload>,
 }
+
+/// A step's scalars.
+type Payload = Vec<(Tag, f64)>;
 
 /// Failures shared between the writer thread and the logger. The count is read on every step
 /// without taking the lock; the list is locked only when something new is to be reported.
@@ -194,15 +200,24 @@ impl<T: serde::Serialize> Artefact<T> {
     }
 }
 
+/// What the writer thread hands back to the logger besides failures and counts.
+struct Back {
+    /// How long summary rewrites take (their pace).
+    paced: SummaryDone,
+    /// Written steps' payload buffers.
+    spares: SyncSender<Payload>,
+}
+
 fn run(
     rx: Receiver<Msg>,
     sinks: Vec<Box<dyn Sink>>,
     run_dir: PathBuf,
     failures: Arc<Failures>,
     counts: Arc<StorageCounts>,
-    paced: SummaryDone,
+    back: Back,
     sync_summary: bool,
 ) {
+    let Back { paced, spares } = back;
     let mut slots: Vec<Slot> = sinks.into_iter().map(Slot::new).collect();
     let mut summary = Artefact::<RunSummary>::new(RUN_SUMMARY_FILE, sync_summary);
     let mut config = Artefact::<RunConfig>::new(RUN_CONFIG_FILE, true);
@@ -213,6 +228,10 @@ fn run(
                 for slot in &mut slots {
                     slot.write(&step, &mut out);
                 }
+                // Emptied here, off the caller's thread.
+                let mut buf = step.scalars;
+                buf.clear();
+                let _ = spares.try_send(buf);
             }
             Msg::Summary(mut s) => {
                 // The counts as of this point in the queue: never ahead of the file.
@@ -268,6 +287,10 @@ impl WriterThread {
         sync_summary: bool,
     ) -> std::io::Result<Self> {
         let (tx, rx) = sync_channel(capacity.max(1));
+        // The logger makes a payload buffer only when none is back, so at most the queue's
+        // capacity, one being written and one being filled exist: all fit, none is dropped, and
+        // a run allocates at most that many payloads (docs/contract/step.md "The hot path").
+        let (spare_tx, spares) = sync_channel(capacity.max(1) + 2);
         let failures = Arc::new(Failures::default());
         let counts = Arc::new(StorageCounts {
             any: sinks.iter().any(|s| s.is_local_storage()),
@@ -278,7 +301,13 @@ impl WriterThread {
         let paced = pace.recorder();
         let handle = std::thread::Builder::new()
             .name("tally-writer".into())
-            .spawn(move || run(rx, sinks, run_dir, f, c, paced, sync_summary))?;
+            .spawn(move || {
+                let back = Back {
+                    paced,
+                    spares: spare_tx,
+                };
+                run(rx, sinks, run_dir, f, c, back, sync_summary)
+            })?;
         Ok(WriterThread {
             tx: Some(tx),
             handle: Some(handle),
@@ -288,6 +317,7 @@ impl WriterThread {
             waits: 0,
             wait_secs: 0.0,
             pace,
+            spares,
         })
     }
 
@@ -318,6 +348,11 @@ impl WriterThread {
     /// Enqueue one step's payload (waits when the queue is full).
     pub fn step(&mut self, step: BackendStep) {
         self.send(Msg::Step(step));
+    }
+
+    /// An emptied payload buffer of a written step, if one came back (no wait).
+    pub fn spare_payload(&self) -> Option<Vec<(Tag, f64)>> {
+        self.spares.try_recv().ok()
     }
 
     /// Enqueue a `run_config.json` rewrite.
