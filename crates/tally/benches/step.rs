@@ -98,7 +98,8 @@ fn bench(c: &mut Criterion) {
         let dir = tempfile::tempdir().unwrap();
         let mut cfg = LoggerConfig::new("sac", "bench", "mujoco");
         cfg.log_dir = Some(dir.path().join("run"));
-        cfg.max_iterations = Some(u64::MAX);
+        // Unbounded: the largest iteration the logger accepts.
+        cfg.max_iterations = Some(tally::resolve::MAX_COUNT);
         cfg.backend = backend;
         cfg.summary_interval_secs = 1e9;
         let mut log = Logger::new(cfg).unwrap();
@@ -115,6 +116,24 @@ fn bench(c: &mut Criterion) {
         });
         log.close(RunStatus::Completed).unwrap();
     }
+    // `Logger::step` alone: one input advanced in place, no per-iteration clone of it (the
+    // benches above also pay for cloning the input's maps).
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = LoggerConfig::new("sac", "bench", "mujoco");
+    cfg.log_dir = Some(dir.path().join("run"));
+    cfg.max_iterations = Some(tally::resolve::MAX_COUNT);
+    cfg.backend = Backend::None;
+    cfg.summary_interval_secs = 1e9;
+    let mut log = Logger::new(cfg).unwrap();
+    let mut input = record(1);
+    c.bench_function("step_60_values_backend_none_in_place", |b| {
+        b.iter(|| {
+            input.iteration += 1;
+            input.env_steps += 4096;
+            log.step(black_box(&input)).unwrap();
+        })
+    });
+    log.close(RunStatus::Completed).unwrap();
 }
 
 criterion_group!(benches, bench);
