@@ -13,12 +13,15 @@ use crate::tag::Tag;
 use crate::summary_pace::{SummaryDone, SummaryPace};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use queue::{Pushed, Queue};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use tally_clock::Clock;
 use tally_schema::artifacts::{RunConfig, RunSummary};
+
+mod queue;
 
 /// A sink failure, reported once through the next `step`/`close` and kept for the summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +53,9 @@ enum Msg {
 
 /// Handle to the writer thread.
 pub struct WriterThread {
-    tx: Option<SyncSender<Msg>>,
+    queue: Arc<Queue<Msg>>,
+    /// Whether the queue was closed (`finish`): later messages go nowhere.
+    closed: bool,
     handle: Option<JoinHandle<()>>,
     failures: Arc<Failures>,
     counts: Arc<StorageCounts>,
@@ -208,8 +213,17 @@ struct Back {
     spares: SyncSender<Payload>,
 }
 
+/// Tells a sender the writer thread ended, however it ended (a sink's panic included).
+struct Gone(Arc<Queue<Msg>>);
+
+impl Drop for Gone {
+    fn drop(&mut self) {
+        self.0.gone();
+    }
+}
+
 fn run(
-    rx: Receiver<Msg>,
+    queue: Arc<Queue<Msg>>,
     sinks: Vec<Box<dyn Sink>>,
     run_dir: PathBuf,
     failures: Arc<Failures>,
@@ -218,11 +232,12 @@ fn run(
     sync_summary: bool,
 ) {
     let Back { paced, spares } = back;
+    let gone = Gone(queue);
     let mut slots: Vec<Slot> = sinks.into_iter().map(Slot::new).collect();
     let mut summary = Artefact::<RunSummary>::new(RUN_SUMMARY_FILE, sync_summary);
     let mut config = Artefact::<RunConfig>::new(RUN_CONFIG_FILE, true);
     let mut out = Vec::new();
-    for msg in rx {
+    while let Some(msg) = gone.0.pop() {
         match msg {
             Msg::Step(step) => {
                 for slot in &mut slots {
@@ -286,7 +301,7 @@ impl WriterThread {
         clock: Arc<dyn Clock>,
         sync_summary: bool,
     ) -> std::io::Result<Self> {
-        let (tx, rx) = sync_channel(capacity.max(1));
+        let queue = Arc::new(Queue::new(capacity));
         // The logger makes a payload buffer only when none is back, so at most the queue's
         // capacity, one being written and one being filled exist: all fit, none is dropped, and
         // a run allocates at most that many payloads (docs/contract/step.md "The hot path").
@@ -296,7 +311,7 @@ impl WriterThread {
             any: sinks.iter().any(|s| s.is_local_storage()),
             ..Default::default()
         });
-        let (f, c) = (failures.clone(), counts.clone());
+        let (f, c, q) = (failures.clone(), counts.clone(), queue.clone());
         let pace = SummaryPace::default();
         let paced = pace.recorder();
         let handle = std::thread::Builder::new()
@@ -306,10 +321,11 @@ impl WriterThread {
                     paced,
                     spares: spare_tx,
                 };
-                run(rx, sinks, run_dir, f, c, back, sync_summary)
+                run(q, sinks, run_dir, f, c, back, sync_summary)
             })?;
         Ok(WriterThread {
-            tx: Some(tx),
+            queue,
+            closed: false,
             handle: Some(handle),
             failures,
             counts,
@@ -321,18 +337,20 @@ impl WriterThread {
         })
     }
 
+    /// Queue `msg`; a full queue waits (back-pressure, never a drop). Only a step may wait in
+    /// the queue for the writer's next round; anything else wakes it.
     fn send(&mut self, msg: Msg) {
-        let Some(tx) = &self.tx else { return };
-        match tx.try_send(msg) {
-            Ok(()) => {}
-            Err(TrySendError::Full(msg)) => {
-                let t0 = self.clock.monotonic();
-                // Blocking send: back-pressure, never a drop.
-                let _ = tx.send(msg);
+        if self.closed {
+            return;
+        }
+        let urgent = !matches!(msg, Msg::Step(_));
+        match self.queue.push(msg, urgent, &*self.clock) {
+            Pushed::Queued => {}
+            Pushed::Waited(secs) => {
                 self.waits += 1;
-                self.wait_secs += self.clock.monotonic() - t0;
+                self.wait_secs += secs;
             }
-            Err(TrySendError::Disconnected(_)) => {
+            Pushed::Gone(_) => {
                 record(
                     &self.failures,
                     SinkFailure {
@@ -401,7 +419,10 @@ impl WriterThread {
 
     /// Close the queue, let the thread write everything and close the sinks, and join it.
     pub fn finish(&mut self) {
-        self.tx = None;
+        if !self.closed {
+            self.closed = true;
+            self.queue.close();
+        }
         if let Some(h) = self.handle.take() {
             if h.join().is_err() {
                 record(
