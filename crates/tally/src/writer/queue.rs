@@ -157,3 +157,60 @@ impl<T> Queue<T> {
         self.room.notify_all();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use tally_clock::SystemClock;
+
+    #[test]
+    fn messages_come_out_in_order_and_close_drains_them() {
+        let q = Arc::new(Queue::new(8));
+        let clock = SystemClock::default();
+        for i in 0..5 {
+            assert!(matches!(q.push(i, i == 4, &clock), Pushed::Queued));
+        }
+        q.close();
+        let reader = {
+            let q = q.clone();
+            std::thread::spawn(move || std::iter::from_fn(|| q.pop()).collect::<Vec<_>>())
+        };
+        assert_eq!(reader.join().unwrap(), vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_full_queue_waits_for_room_and_loses_nothing() {
+        let q = Arc::new(Queue::new(2));
+        let clock = SystemClock::default();
+        let reader = {
+            let q = q.clone();
+            std::thread::spawn(move || std::iter::from_fn(|| q.pop()).collect::<Vec<_>>())
+        };
+        let waited = (0..200)
+            .filter(|&i| matches!(q.push(i, false, &clock), Pushed::Waited(_)))
+            .count();
+        q.close();
+        assert_eq!(reader.join().unwrap(), (0..200).collect::<Vec<_>>());
+        // 200 messages through room for 2: the sender waited at least once.
+        assert!(waited > 0);
+    }
+
+    #[test]
+    fn a_sender_waiting_for_room_gets_its_message_back_when_the_writer_is_gone() {
+        let q = Arc::new(Queue::new(1));
+        let clock = SystemClock::default();
+        assert!(matches!(q.push(1, false, &clock), Pushed::Queued));
+        let sender = {
+            let q = q.clone();
+            std::thread::spawn(move || match q.push(2, false, &SystemClock::default()) {
+                Pushed::Gone(m) => Some(m),
+                _ => None,
+            })
+        };
+        // The writer ends without reading (its thread panicked): the waiting sender returns.
+        q.gone();
+        assert_eq!(sender.join().unwrap(), Some(2));
+        assert!(matches!(q.push(3, true, &clock), Pushed::Gone(3)));
+    }
+}
