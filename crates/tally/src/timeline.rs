@@ -184,7 +184,10 @@ impl LearnerTimeline {
     /// Accounted above 100 % of a measured Iter Wall is a contract warning to fix, not a
     /// parallel share to explain (Other is still clamped to 0).
     pub fn over_accounted(&self) -> bool {
-        over(self.accounted_ms, self.measured.then_some(self.iter_wall_ms))
+        over(
+            self.accounted_ms,
+            self.measured.then_some(self.iter_wall_ms),
+        )
     }
 
     /// Whether the timeline [`Self::from_specs`] builds is [`Self::over_accounted`], without

@@ -142,9 +142,12 @@ fn a_steady_state_step_allocates_nothing() {
         // thread or the writer's, whether it is written or skipped by log_interval.
         let tmp = tempfile::tempdir().unwrap();
         let mut l = Loop::new();
-        let mut log =
-            Logger::with_sinks(config(tmp.path(), log_interval, 1024), vec![], l.clock.clone())
-                .unwrap();
+        let mut log = Logger::with_sinks(
+            config(tmp.path(), log_interval, 1024),
+            vec![],
+            l.clock.clone(),
+        )
+        .unwrap();
         for _ in 0..100 {
             l.step(&mut log);
         }
@@ -165,7 +168,8 @@ fn a_steady_state_step_allocates_nothing() {
     let queue = 4;
     let tmp = tempfile::tempdir().unwrap();
     let mut l = Loop::new();
-    let mut log = Logger::with_sinks(config(tmp.path(), 1, queue), vec![], l.clock.clone()).unwrap();
+    let mut log =
+        Logger::with_sinks(config(tmp.path(), 1, queue), vec![], l.clock.clone()).unwrap();
     for _ in 0..100 {
         l.step(&mut log);
     }
