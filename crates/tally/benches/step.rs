@@ -3,6 +3,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
+use std::time::Duration;
 use tally::{Backend, Logger, LoggerConfig, RunStatus, StepInput};
 
 /// A realistic 60-value SAC-family iteration: 20 metrics, 11 learner phases, 11 collector
@@ -133,7 +134,28 @@ fn bench(c: &mut Criterion) {
             log.step(black_box(&input)).unwrap();
         })
     });
+    // The same, timed by the caller thread's CPU clock: what the step costs the training loop's
+    // thread, steady on a shared machine where wall time also counts waiting for a core.
+    let mut input = record(1);
+    input.iteration = 1 << 40;
+    input.env_steps = 1 << 50;
+    c.bench_function("step_60_values_backend_none_in_place_thread_cpu", |b| {
+        b.iter_custom(|n| {
+            let t0 = thread_cpu();
+            for _ in 0..n {
+                input.iteration += 1;
+                input.env_steps += 4096;
+                log.step(black_box(&input)).unwrap();
+            }
+            thread_cpu() - t0
+        })
+    });
     log.close(RunStatus::Completed).unwrap();
+}
+
+fn thread_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 criterion_group!(benches, bench);
