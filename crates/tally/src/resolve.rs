@@ -742,3 +742,43 @@ impl Resolver {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(r: Result<Resolved, Error>) -> String {
+        match r {
+            Err(Error::InvalidStep { key, reason, .. }) => format!("{key}: {reason}"),
+            other => panic!("expected an invalid step, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn one_tag_named_two_ways_is_a_duplicate_whichever_key_came_first() {
+        // Duplicates are found by interned pointer: a bare and a prefixed term share one tag.
+        let mut r = Resolver::new(Profile::SacFamily, None);
+        let axis = Axis::default();
+        let step =
+            |a: &'static str, b: &'static str| StepInput::new(1).reward(a, 1.0).reward(b, 2.0);
+        for (a, b) in [
+            ("tracking", "reward/tracking"),
+            ("reward/air", "air"),
+            ("reward/tracking", "tracking"),
+        ] {
+            let why = reason(r.resolve(&step(a, b), axis, Vec::new()));
+            assert!(why.starts_with(&format!("{b}: duplicate")), "{why}");
+        }
+        // Distinct terms still go through, each once.
+        let ok = r
+            .resolve(&step("tracking", "air"), axis, Vec::new())
+            .unwrap();
+        let tags: Vec<&str> = ok
+            .values
+            .entries()
+            .iter()
+            .map(|(t, _)| t.as_str())
+            .collect();
+        assert_eq!(tags, ["reward/tracking", "reward/air"]);
+    }
+}

@@ -108,16 +108,22 @@ impl StepValues {
         Ok(())
     }
 
-    /// Add a family or free-namespace value; `tag` text given twice is refused.
+    /// Add a family, free-namespace or user value; a tag given twice is refused. Named tags
+    /// come from one [`crate::tag::FamilyInterner`], which holds one `Arc` per tag text, so a
+    /// pointer comparison finds a repeat without comparing text.
     pub fn push_named(&mut self, tag: Tag, v: f64) -> Result<(), Duplicate> {
         debug_assert!(tag.spec().is_none(), "registry tags go through push_spec");
-        if self
-            .entries
-            .iter()
-            .any(|(t, _)| t.spec().is_none() && t.as_str() == tag.as_str())
-        {
+        if self.entries.iter().any(|(t, _)| t.same_interned(&tag)) {
             return Err(Duplicate);
         }
+        debug_assert!(
+            !self
+                .entries
+                .iter()
+                .any(|(t, _)| t.spec().is_none() && t.as_str() == tag.as_str()),
+            "{} was not interned once",
+            tag.as_str()
+        );
         self.user += usize::from(matches!(tag, Tag::User(_)));
         self.entries.push((tag, v));
         Ok(())
