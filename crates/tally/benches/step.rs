@@ -3,6 +3,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
+use std::time::Duration;
 use tally::{Backend, Logger, LoggerConfig, RunStatus, StepInput};
 
 /// A realistic 60-value SAC-family iteration: 20 metrics, 11 learner phases, 11 collector
@@ -98,7 +99,8 @@ fn bench(c: &mut Criterion) {
         let dir = tempfile::tempdir().unwrap();
         let mut cfg = LoggerConfig::new("sac", "bench", "mujoco");
         cfg.log_dir = Some(dir.path().join("run"));
-        cfg.max_iterations = Some(u64::MAX);
+        // Unbounded: the largest iteration the logger accepts.
+        cfg.max_iterations = Some(tally::resolve::MAX_COUNT);
         cfg.backend = backend;
         cfg.summary_interval_secs = 1e9;
         let mut log = Logger::new(cfg).unwrap();
@@ -115,6 +117,45 @@ fn bench(c: &mut Criterion) {
         });
         log.close(RunStatus::Completed).unwrap();
     }
+    // `Logger::step` alone: one input advanced in place, no per-iteration clone of it (the
+    // benches above also pay for cloning the input's maps).
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = LoggerConfig::new("sac", "bench", "mujoco");
+    cfg.log_dir = Some(dir.path().join("run"));
+    cfg.max_iterations = Some(tally::resolve::MAX_COUNT);
+    cfg.backend = Backend::None;
+    cfg.summary_interval_secs = 1e9;
+    let mut log = Logger::new(cfg).unwrap();
+    let mut input = record(1);
+    c.bench_function("step_60_values_backend_none_in_place", |b| {
+        b.iter(|| {
+            input.iteration += 1;
+            input.env_steps += 4096;
+            log.step(black_box(&input)).unwrap();
+        })
+    });
+    // The same, timed by the caller thread's CPU clock: what the step costs the training loop's
+    // thread, steady on a shared machine where wall time also counts waiting for a core.
+    let mut input = record(1);
+    input.iteration = 1 << 40;
+    input.env_steps = 1 << 50;
+    c.bench_function("step_60_values_backend_none_in_place_thread_cpu", |b| {
+        b.iter_custom(|n| {
+            let t0 = thread_cpu();
+            for _ in 0..n {
+                input.iteration += 1;
+                input.env_steps += 4096;
+                log.step(black_box(&input)).unwrap();
+            }
+            thread_cpu() - t0
+        })
+    });
+    log.close(RunStatus::Completed).unwrap();
+}
+
+fn thread_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 criterion_group!(benches, bench);

@@ -60,6 +60,9 @@ pub struct Logger {
     awaiting_first_step: bool,
     /// The remote sinks (W&B), each following the event file on its own thread.
     remotes: RemoteSinks,
+    /// An emptied buffer the next step's values are collected in (an evicted window sample's),
+    /// so a steady-state step allocates nothing (docs/contract/step.md "The hot path").
+    spare_values: Vec<(Tag, f64)>,
 }
 
 impl Logger {
@@ -282,6 +285,7 @@ impl Logger {
             user: UserMetrics::default(),
             carried,
             remotes,
+            spare_values: Vec::new(),
         })
     }
 
@@ -399,9 +403,14 @@ impl Logger {
         if self.closed {
             return Err(Error::Closed);
         }
-        let resolved = self.resolver.resolve(input, self.axis)?;
+        let buf = std::mem::take(&mut self.spare_values);
+        let resolved = self.resolver.resolve(input, self.axis, buf)?;
         self.axis = Axis::after(&resolved);
-        let persist = self.config.persists(resolved.iteration);
+        let persist = self
+            .config
+            .persists(resolved.iteration)
+            .then(|| self.writer.spare_payload().unwrap_or_default());
+        let persisted = persist.is_some();
         let record = StepRecord::derive(self.config.profile, resolved, rates, persist);
         let now = self.clock.monotonic();
         if let Some(scalars) = record.payload {
@@ -443,9 +452,9 @@ impl Logger {
             }
         }
         let warning = record
-            .timeline
-            .over_accounted()
-            .then(|| contract_warning(record.iteration, &record.timeline));
+            .over_accounted
+            .as_ref()
+            .map(|t| contract_warning(record.iteration, t));
         {
             let mut term = self.terminal.lock().unwrap_or_else(|e| e.into_inner());
             term.push(
@@ -458,6 +467,9 @@ impl Logger {
                 record.system,
                 record.env_steps,
             );
+            if let Some(spare) = term.window.take_spare() {
+                self.spare_values = spare;
+            }
             if let Some(w) = nonfinite {
                 term.message(now, Level::Warning, w);
             }
@@ -470,7 +482,7 @@ impl Logger {
         // After each persisted step while that stays cheap, so a killed run's summary trails
         // its event file by about one log interval (docs/contract/threads-and-signals.md
         // "The summary during a run").
-        if persist
+        if persisted
             && now - self.last_summary_at >= self.config.summary_interval_secs
             && self.writer.summary_due()
         {

@@ -39,6 +39,9 @@ fn specs() -> &'static Specs {
     })
 }
 
+/// The most values the terminal adds to a step's own: Iter Wall, the env-step rate, Rows/s.
+pub const TERMINAL_EXTRA: usize = 3;
+
 /// What `run_summary.json` folds in from one step.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct StepFigures {
@@ -78,8 +81,9 @@ pub struct StepRecord {
     pub payload: Option<Vec<(Tag, f64)>>,
     /// Every canonical value plus the terminal-only ones, for the 2 s window.
     pub terminal: Vec<(Tag, f64)>,
-    /// This step's learner timeline.
-    pub timeline: LearnerTimeline,
+    /// This step's learner timeline when it is over-accounted (a contract warning), else `None`:
+    /// most steps never build it.
+    pub over_accounted: Option<LearnerTimeline>,
     /// The run-summary figures.
     pub figures: StepFigures,
     /// System facts for the panel.
@@ -89,21 +93,29 @@ pub struct StepRecord {
 }
 
 impl StepRecord {
-    /// Derive the record of `r`; `persist` says whether the backend writes this step.
+    /// Derive the record of `r`; `persist` is the buffer to build the backend payload in (a
+    /// spare one of an earlier step, emptied here) when the backend writes this step.
     ///
     /// The payload holds the persisted values, plus `Perf/total_fps` from the rank-summed rate
     /// when the profile has it; `Perf/iteration_time` only when measured and `Train/iteration`
     /// only on the env-step axis were already decided by resolution. The terminal also gets
     /// Iter Wall, the rate and Rows/s whatever the profile persists.
-    pub fn derive(profile: Profile, r: Resolved, rates: Rates, persist: bool) -> StepRecord {
+    pub fn derive(
+        profile: Profile,
+        r: Resolved,
+        rates: Rates,
+        persist: Option<Vec<(Tag, f64)>>,
+    ) -> StepRecord {
         let s = specs();
-        let timeline = LearnerTimeline::from_specs(profile, |m| {
+        let get = |m: &'static MetricSpec| {
             if std::ptr::eq(m, s.iteration_time) {
                 r.iteration_time
             } else {
                 r.values.get(m)
             }
-        });
+        };
+        let over_accounted = LearnerTimeline::over_accounted_specs(profile, get)
+            .then(|| LearnerTimeline::from_specs(profile, get));
         let fps = rates.env_steps_per_sec;
         let fps_stored = fps.filter(|_| s.total_fps.profiles.contains(profile));
         let mut odd = OddValues::default();
@@ -122,8 +134,9 @@ impl StepRecord {
             inference_ms: s.inference.map(|m| r.values.get(m)),
             odd,
         };
-        let payload = persist.then(|| {
-            let mut out: Vec<(Tag, f64)> = Vec::with_capacity(r.values.len() + 1);
+        let payload = persist.map(|mut out| {
+            out.clear();
+            out.reserve(r.values.len() + 1);
             out.extend(
                 r.values
                     .entries()
@@ -154,7 +167,7 @@ impl StepRecord {
             env_steps: r.env_steps,
             payload,
             terminal,
-            timeline,
+            over_accounted,
             figures,
             system: r.system,
             user_metrics,

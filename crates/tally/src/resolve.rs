@@ -117,6 +117,10 @@ fn check_range(
     Ok(())
 }
 
+/// The most values the dedicated `StepInput` fields add (iteration_time, episode_return,
+/// episode_length, timeout_rate, Train/iteration).
+const DEDICATED_FIELDS: usize = 5;
+
 /// The largest iteration or env-step count accepted: 2^53 - 1, the largest integer a float64
 /// holds exactly (JSON readers of run_summary.json, W&B and pandas read counts as float64).
 pub const MAX_COUNT: u64 = (1 << 53) - 1;
@@ -344,7 +348,14 @@ impl Resolver {
     }
 
     /// Validate `input` against the profile and the step `axis`; nothing is mutated on error.
-    pub fn resolve(&mut self, input: &StepInput, axis: Axis) -> Result<Resolved, Error> {
+    /// The values are collected in `buf` (emptied first: a spare buffer of an earlier step),
+    /// which also leaves room for the values the terminal adds.
+    pub fn resolve(
+        &mut self,
+        input: &StepInput,
+        axis: Axis,
+        buf: Vec<(Tag, f64)>,
+    ) -> Result<Resolved, Error> {
         let it = input.iteration;
         // Bounds first: an accepted step past them could never be advanced past again.
         check_count(it, "iteration", it)?;
@@ -399,12 +410,16 @@ impl Resolver {
         // Below MAX_COUNT (checked above), so within TensorBoard's int64 step.
         let step = step as i64;
 
-        let mut values = StepValues::with_capacity(
+        // Every map, the dedicated fields, and the terminal-only values (TERMINAL_EXTRA).
+        let mut values = StepValues::with_buffer(
+            buf,
             input.metrics.len()
                 + input.learner.len()
                 + input.collector.len()
+                + input.collector_inference.len()
                 + input.rewards.len()
-                + 8,
+                + DEDICATED_FIELDS
+                + crate::record::TERMINAL_EXTRA,
         );
         if self.profile == Profile::Rft {
             self.rft(input, &mut values)?;
@@ -725,5 +740,45 @@ impl Resolver {
                 .map_err(|_| err(it, "rewards", term, "duplicate: given twice in this step"))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(r: Result<Resolved, Error>) -> String {
+        match r {
+            Err(Error::InvalidStep { key, reason, .. }) => format!("{key}: {reason}"),
+            other => panic!("expected an invalid step, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn one_tag_named_two_ways_is_a_duplicate_whichever_key_came_first() {
+        // Duplicates are found by interned pointer: a bare and a prefixed term share one tag.
+        let mut r = Resolver::new(Profile::SacFamily, None);
+        let axis = Axis::default();
+        let step =
+            |a: &'static str, b: &'static str| StepInput::new(1).reward(a, 1.0).reward(b, 2.0);
+        for (a, b) in [
+            ("tracking", "reward/tracking"),
+            ("reward/air", "air"),
+            ("reward/tracking", "tracking"),
+        ] {
+            let why = reason(r.resolve(&step(a, b), axis, Vec::new()));
+            assert!(why.starts_with(&format!("{b}: duplicate")), "{why}");
+        }
+        // Distinct terms still go through, each once.
+        let ok = r
+            .resolve(&step("tracking", "air"), axis, Vec::new())
+            .unwrap();
+        let tags: Vec<&str> = ok
+            .values
+            .entries()
+            .iter()
+            .map(|(t, _)| t.as_str())
+            .collect();
+        assert_eq!(tags, ["reward/tracking", "reward/air"]);
     }
 }

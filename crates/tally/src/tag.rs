@@ -35,6 +35,18 @@ impl Tag {
         }
     }
 
+    /// Whether two family, free or user tags hold the same text `Arc` (for tags from one
+    /// [`FamilyInterner`], the same tag).
+    pub fn same_interned(&self, other: &Tag) -> bool {
+        match (self, other) {
+            (
+                Tag::Family(_, a) | Tag::Free(a) | Tag::User(a),
+                Tag::Family(_, b) | Tag::Free(b) | Tag::User(b),
+            ) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
     /// Whether the backend receives this tag.
     pub fn persisted(&self) -> bool {
         match self {
@@ -83,12 +95,20 @@ impl FamilyInterner {
         if self.by_family.len() <= family {
             self.by_family.resize_with(family + 1, HashMap::default);
         }
-        let map = &mut self.by_family[family];
-        if let Some(t) = map.get(key) {
+        if let Some(t) = self.by_family[family].get(key) {
             return t.clone();
         }
-        let t: Arc<str> = full().into();
-        map.insert(key.into(), t.clone());
+        // One `Arc` per tag text, whichever key named it first (a bare and a prefixed reward
+        // term name one tag): interned tags are then equal exactly when their pointers are.
+        let text = full();
+        let t: Arc<str> = self
+            .by_family
+            .iter()
+            .flat_map(|m| m.values())
+            .find(|t| ***t == *text)
+            .cloned()
+            .unwrap_or_else(|| text.into());
+        self.by_family[family].insert(key.into(), t.clone());
         t
     }
 }

@@ -200,7 +200,10 @@ impl TerminalState {
         let t = sample.t;
         self.iteration = sample.iteration;
         self.env_steps = env_steps;
-        self.status = "Training".into();
+        if self.status != "Training" {
+            // Most steps find it set already: no new string.
+            self.status = "Training".into();
+        }
         if let Some(r) = episode_return {
             if self.reward_history.len() == REWARD_HISTORY {
                 self.reward_history.pop_front();

@@ -117,6 +117,31 @@ pub struct LearnerTimeline {
     pub measured: bool,
 }
 
+/// A learner phase's milliseconds (0 when not reported).
+fn phase_ms(m: &'static MetricSpec, get: &impl Fn(&'static MetricSpec) -> Option<f64>) -> f64 {
+    get(m).map(|v| to_ms(m, v)).unwrap_or(0.0)
+}
+
+/// Σ exclusive phases and the measured Iter Wall (when measured), in ms.
+fn totals(
+    profile: Profile,
+    get: &impl Fn(&'static MetricSpec) -> Option<f64>,
+) -> (f64, Option<f64>) {
+    let accounted_ms: f64 = learner_phases(profile)
+        .iter()
+        .map(|m| phase_ms(m, get))
+        .sum();
+    let wall_spec =
+        input_spec(Input::Field("iteration_time")).expect("registry has Perf/iteration_time");
+    let wall = get(wall_spec).filter(|w| *w > 0.0).map(|s| s * 1000.0);
+    (accounted_ms, wall)
+}
+
+/// Accounted above a measured Iter Wall (with a relative tolerance for rounding).
+fn over(accounted_ms: f64, measured_wall_ms: Option<f64>) -> bool {
+    measured_wall_ms.is_some_and(|w| accounted_ms > w * (1.0 + 1e-9))
+}
+
 impl LearnerTimeline {
     /// Build from canonical values (`get(tag)` in persisted units).
     pub fn from_values(profile: Profile, get: impl Fn(&str) -> Option<f64>) -> Self {
@@ -127,12 +152,9 @@ impl LearnerTimeline {
     pub fn from_specs(profile: Profile, get: impl Fn(&'static MetricSpec) -> Option<f64>) -> Self {
         let phases: Vec<(&'static MetricSpec, f64)> = learner_phases(profile)
             .iter()
-            .map(|m| (*m, get(m).map(|v| to_ms(m, v)).unwrap_or(0.0)))
+            .map(|m| (*m, phase_ms(m, &get)))
             .collect();
-        let accounted_ms: f64 = phases.iter().map(|(_, ms)| ms).sum();
-        let wall_spec =
-            input_spec(Input::Field("iteration_time")).expect("registry has Perf/iteration_time");
-        let wall = get(wall_spec).filter(|w| *w > 0.0).map(|s| s * 1000.0);
+        let (accounted_ms, wall) = totals(profile, &get);
         let iter_wall_ms = wall.unwrap_or(accounted_ms);
         let pct = |ms: f64| {
             if iter_wall_ms > 0.0 {
@@ -162,7 +184,20 @@ impl LearnerTimeline {
     /// Accounted above 100 % of a measured Iter Wall is a contract warning to fix, not a
     /// parallel share to explain (Other is still clamped to 0).
     pub fn over_accounted(&self) -> bool {
-        self.measured && self.accounted_ms > self.iter_wall_ms * (1.0 + 1e-9)
+        over(
+            self.accounted_ms,
+            self.measured.then_some(self.iter_wall_ms),
+        )
+    }
+
+    /// Whether the timeline [`Self::from_specs`] builds is [`Self::over_accounted`], without
+    /// building it: the logger asks on every step, and steps allocate nothing.
+    pub fn over_accounted_specs(
+        profile: Profile,
+        get: impl Fn(&'static MetricSpec) -> Option<f64>,
+    ) -> bool {
+        let (accounted_ms, wall) = totals(profile, &get);
+        over(accounted_ms, wall)
     }
 
     /// Accounted as a share of Iter Wall.

@@ -82,8 +82,16 @@ impl Default for StepValues {
 impl StepValues {
     /// An empty set with room for `n` values.
     pub fn with_capacity(n: usize) -> Self {
+        StepValues::with_buffer(Vec::new(), n)
+    }
+
+    /// An empty set built in `buf` (a previous step's, emptied here), with room for `n` values:
+    /// a steady-state step reuses its buffers instead of allocating.
+    pub fn with_buffer(mut buf: Vec<(Tag, f64)>, n: usize) -> Self {
+        buf.clear();
+        buf.reserve(n);
         StepValues {
-            entries: Vec::with_capacity(n),
+            entries: buf,
             by_spec: [None; METRIC_COUNT],
             user: 0,
         }
@@ -100,16 +108,22 @@ impl StepValues {
         Ok(())
     }
 
-    /// Add a family or free-namespace value; `tag` text given twice is refused.
+    /// Add a family, free-namespace or user value; a tag given twice is refused. Named tags
+    /// come from one [`crate::tag::FamilyInterner`], which holds one `Arc` per tag text, so a
+    /// pointer comparison finds a repeat without comparing text.
     pub fn push_named(&mut self, tag: Tag, v: f64) -> Result<(), Duplicate> {
         debug_assert!(tag.spec().is_none(), "registry tags go through push_spec");
-        if self
-            .entries
-            .iter()
-            .any(|(t, _)| t.spec().is_none() && t.as_str() == tag.as_str())
-        {
+        if self.entries.iter().any(|(t, _)| t.same_interned(&tag)) {
             return Err(Duplicate);
         }
+        debug_assert!(
+            !self
+                .entries
+                .iter()
+                .any(|(t, _)| t.spec().is_none() && t.as_str() == tag.as_str()),
+            "{} was not interned once",
+            tag.as_str()
+        );
         self.user += usize::from(matches!(tag, Tag::User(_)));
         self.entries.push((tag, v));
         Ok(())

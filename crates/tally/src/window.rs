@@ -13,6 +13,8 @@ use std::collections::{HashMap, VecDeque};
 pub const WINDOW_SECS: f64 = 2.0;
 /// At most this many samples are kept, however fast the loop runs.
 pub const WINDOW_CAP: usize = 512;
+/// Evicted samples' value buffers kept for the next steps to fill (a step evicts about one).
+const SPARE_CAP: usize = 4;
 
 /// One rank-reduced iteration as the terminal sees it.
 #[derive(Debug, Clone)]
@@ -52,6 +54,8 @@ pub struct TimeWindow {
     span: f64,
     cap: usize,
     samples: VecDeque<Sample>,
+    /// Emptied value buffers of evicted samples, reused so a steady-state step allocates none.
+    spare: Vec<Vec<(Tag, f64)>>,
 }
 
 impl Default for TimeWindow {
@@ -67,6 +71,7 @@ impl TimeWindow {
             span,
             cap,
             samples: VecDeque::new(),
+            spare: Vec::with_capacity(SPARE_CAP),
         }
     }
 
@@ -75,11 +80,25 @@ impl TimeWindow {
         let now = sample.t;
         self.samples.push_back(sample);
         while self.samples.front().is_some_and(|s| s.t < now - self.span) {
-            self.samples.pop_front();
+            self.evict();
         }
         while self.samples.len() > self.cap {
-            self.samples.pop_front();
+            self.evict();
         }
+    }
+
+    fn evict(&mut self) {
+        if let Some(mut s) = self.samples.pop_front() {
+            if self.spare.len() < SPARE_CAP {
+                s.values.clear();
+                self.spare.push(s.values);
+            }
+        }
+    }
+
+    /// An evicted sample's emptied value buffer, if one is kept (for the next step to fill).
+    pub fn take_spare(&mut self) -> Option<Vec<(Tag, f64)>> {
+        self.spare.pop()
     }
 
     /// Number of samples in the window.

@@ -10,14 +10,18 @@ use crate::backlog::Slot;
 use crate::run::{RUN_CONFIG_FILE, RUN_SUMMARY_FILE};
 use crate::sink::{BackendStep, Sink};
 use crate::summary_pace::{SummaryDone, SummaryPace};
+use crate::tag::Tag;
+use queue::{Pushed, Queue};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use tally_clock::Clock;
 use tally_schema::artifacts::{RunConfig, RunSummary};
+
+mod queue;
 
 /// A sink failure, reported once through the next `step`/`close` and kept for the summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +53,9 @@ enum Msg {
 
 /// Handle to the writer thread.
 pub struct WriterThread {
-    tx: Option<SyncSender<Msg>>,
+    queue: Arc<Queue<Msg>>,
+    /// Whether the queue was closed (`finish`): later messages go nowhere.
+    closed: bool,
     handle: Option<JoinHandle<()>>,
     failures: Arc<Failures>,
     counts: Arc<StorageCounts>,
@@ -61,7 +67,12 @@ pub struct WriterThread {
     pub wait_secs: f64,
     /// Whether a periodic summary rewrite is cheap now.
     pace: SummaryPace,
+    /// Written steps' emptied payload buffers, handed back for the next steps to fill.
+    spares: Receiver<Payload>,
 }
+
+/// A step's scalars.
+type Payload = Vec<(Tag, f64)>;
 
 /// Failures shared between the writer thread and the logger. The count is read on every step
 /// without taking the lock; the list is locked only when something new is to be reported.
@@ -194,25 +205,48 @@ impl<T: serde::Serialize> Artefact<T> {
     }
 }
 
+/// What the writer thread hands back to the logger besides failures and counts.
+struct Back {
+    /// How long summary rewrites take (their pace).
+    paced: SummaryDone,
+    /// Written steps' payload buffers.
+    spares: SyncSender<Payload>,
+}
+
+/// Tells a sender the writer thread ended, however it ended (a sink's panic included).
+struct Gone(Arc<Queue<Msg>>);
+
+impl Drop for Gone {
+    fn drop(&mut self) {
+        self.0.gone();
+    }
+}
+
 fn run(
-    rx: Receiver<Msg>,
+    queue: Arc<Queue<Msg>>,
     sinks: Vec<Box<dyn Sink>>,
     run_dir: PathBuf,
     failures: Arc<Failures>,
     counts: Arc<StorageCounts>,
-    paced: SummaryDone,
+    back: Back,
     sync_summary: bool,
 ) {
+    let Back { paced, spares } = back;
+    let gone = Gone(queue);
     let mut slots: Vec<Slot> = sinks.into_iter().map(Slot::new).collect();
     let mut summary = Artefact::<RunSummary>::new(RUN_SUMMARY_FILE, sync_summary);
     let mut config = Artefact::<RunConfig>::new(RUN_CONFIG_FILE, true);
     let mut out = Vec::new();
-    for msg in rx {
+    while let Some(msg) = gone.0.pop() {
         match msg {
             Msg::Step(step) => {
                 for slot in &mut slots {
                     slot.write(&step, &mut out);
                 }
+                // Emptied here, off the caller's thread.
+                let mut buf = step.scalars;
+                buf.clear();
+                let _ = spares.try_send(buf);
             }
             Msg::Summary(mut s) => {
                 // The counts as of this point in the queue: never ahead of the file.
@@ -267,20 +301,31 @@ impl WriterThread {
         clock: Arc<dyn Clock>,
         sync_summary: bool,
     ) -> std::io::Result<Self> {
-        let (tx, rx) = sync_channel(capacity.max(1));
+        let queue = Arc::new(Queue::new(capacity));
+        // The logger makes a payload buffer only when none is back, so at most the queue's
+        // capacity, one being written and one being filled exist: all fit, none is dropped, and
+        // a run allocates at most that many payloads (docs/contract/step.md "The hot path").
+        let (spare_tx, spares) = sync_channel(capacity.max(1) + 2);
         let failures = Arc::new(Failures::default());
         let counts = Arc::new(StorageCounts {
             any: sinks.iter().any(|s| s.is_local_storage()),
             ..Default::default()
         });
-        let (f, c) = (failures.clone(), counts.clone());
+        let (f, c, q) = (failures.clone(), counts.clone(), queue.clone());
         let pace = SummaryPace::default();
         let paced = pace.recorder();
         let handle = std::thread::Builder::new()
             .name("tally-writer".into())
-            .spawn(move || run(rx, sinks, run_dir, f, c, paced, sync_summary))?;
+            .spawn(move || {
+                let back = Back {
+                    paced,
+                    spares: spare_tx,
+                };
+                run(q, sinks, run_dir, f, c, back, sync_summary)
+            })?;
         Ok(WriterThread {
-            tx: Some(tx),
+            queue,
+            closed: false,
             handle: Some(handle),
             failures,
             counts,
@@ -288,21 +333,24 @@ impl WriterThread {
             waits: 0,
             wait_secs: 0.0,
             pace,
+            spares,
         })
     }
 
+    /// Queue `msg`; a full queue waits (back-pressure, never a drop). Only a step may wait in
+    /// the queue for the writer's next round; anything else wakes it.
     fn send(&mut self, msg: Msg) {
-        let Some(tx) = &self.tx else { return };
-        match tx.try_send(msg) {
-            Ok(()) => {}
-            Err(TrySendError::Full(msg)) => {
-                let t0 = self.clock.monotonic();
-                // Blocking send: back-pressure, never a drop.
-                let _ = tx.send(msg);
+        if self.closed {
+            return;
+        }
+        let urgent = !matches!(msg, Msg::Step(_));
+        match self.queue.push(msg, urgent, &*self.clock) {
+            Pushed::Queued => {}
+            Pushed::Waited(secs) => {
                 self.waits += 1;
-                self.wait_secs += self.clock.monotonic() - t0;
+                self.wait_secs += secs;
             }
-            Err(TrySendError::Disconnected(_)) => {
+            Pushed::Gone(_) => {
                 record(
                     &self.failures,
                     SinkFailure {
@@ -318,6 +366,11 @@ impl WriterThread {
     /// Enqueue one step's payload (waits when the queue is full).
     pub fn step(&mut self, step: BackendStep) {
         self.send(Msg::Step(step));
+    }
+
+    /// An emptied payload buffer of a written step, if one came back (no wait).
+    pub fn spare_payload(&self) -> Option<Vec<(Tag, f64)>> {
+        self.spares.try_recv().ok()
     }
 
     /// Enqueue a `run_config.json` rewrite.
@@ -366,7 +419,10 @@ impl WriterThread {
 
     /// Close the queue, let the thread write everything and close the sinks, and join it.
     pub fn finish(&mut self) {
-        self.tx = None;
+        if !self.closed {
+            self.closed = true;
+            self.queue.close();
+        }
         if let Some(h) = self.handle.take() {
             if h.join().is_err() {
                 record(
