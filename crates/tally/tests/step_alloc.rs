@@ -7,93 +7,12 @@ use std::alloc::System;
 use std::sync::Arc;
 use tally::{Backend, Logger, LoggerConfig, ManualClock, MemorySink, RunStatus, StepInput};
 
+#[path = "support/sixty_values.rs"]
+mod sixty_values;
+use sixty_values::record;
+
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
-
-/// 60 values: 20 metrics (3 of a family), 10 learner and 11 collector phases, 5 gauges, 8
-/// reward terms, the dedicated fields (the bench's record).
-fn record() -> StepInput {
-    let mut s = StepInput::new(1).env_steps(4096);
-    for t in [
-        "Loss/critic",
-        "Loss/actor",
-        "Loss/temperature",
-        "Loss/entropy",
-        "Policy/temperature",
-        "Train/actor_gradient_norm",
-        "Train/critic_gradient_norm",
-        "Train/target_q_max",
-        "Train/target_q_min",
-        "Train/reward_scale_std",
-        "Train/replay_ingress_depth",
-        "Train/replay_ingress_occupancy",
-        "Train/replay_ingress_high_water",
-        "Train/replay_ingress_backpressure_wait_ms",
-        "Train/replay_ingress_dropped_batches",
-        "Perf/dp_gradient_sync_ms_per_rank",
-        "Perf/dp_gradient_sync_calls_per_rank",
-        "Episode_Termination/time_out",
-        "Episode_Termination/base_contact",
-        "Episode_Termination/joint_limit",
-    ] {
-        s = s.metric(t, 1.5);
-    }
-    for p in [
-        "collector_wait",
-        "inference",
-        "collector_release",
-        "replay_batch_wait",
-        "replay_sample",
-        "learning",
-        "inference_h2d",
-        "inference_forward",
-        "inference_d2h",
-        "replay_ingress_h2d_submit",
-    ] {
-        s = s.learner(p, 0.001);
-    }
-    for p in [
-        "inference_request",
-        "learner_action_wait",
-        "env_step",
-        "env_step_action_validate",
-        "env_step_apply_action",
-        "env_step_backend",
-        "env_step_update_state",
-        "env_step_reset_done",
-        "transition_extract",
-        "replay_write",
-        "metrics_publish",
-    ] {
-        s = s.collector(p, 0.001);
-    }
-    for g in [
-        "queue_depth",
-        "in_flight",
-        "max_in_flight",
-        "publication_lag",
-        "max_publication_lag",
-    ] {
-        s = s.collector_inference(g, 1.0);
-    }
-    for r in [
-        "lin_vel",
-        "ang_vel",
-        "action_rate",
-        "air_time",
-        "orientation",
-        "torques",
-        "collision",
-        "stand_still",
-    ] {
-        s = s.reward(r, 0.1);
-    }
-    s.iteration_time(0.02)
-        .episode_return(3.0)
-        .episode_length(200.0)
-        .timeout_rate(0.1)
-        .steps_this_iter(4096.0)
-}
 
 fn config(dir: &std::path::Path, log_interval: u64, queue: usize) -> LoggerConfig {
     let mut c = LoggerConfig::new("sac", "alloc", "mujoco");
@@ -115,7 +34,7 @@ struct Loop {
 impl Loop {
     fn new() -> Self {
         Loop {
-            input: record(),
+            input: record(1),
             clock: Arc::new(ManualClock::at(100.0)),
         }
     }
