@@ -293,6 +293,16 @@ impl Profile {
         Profile::Rft,
     ];
 
+    /// The first iteration a runner of this profile counts: on-policy runners count from 0
+    /// (their iteration is the step axis), the others from 1; so the last iteration of
+    /// `max_iterations` is `max_iterations - 1 + first_iteration`.
+    pub fn first_iteration(self) -> u64 {
+        match self {
+            Profile::OnPolicy => 0,
+            _ => 1,
+        }
+    }
+
     /// The configuration name (`sac_family`, `appo`, `onpolicy`).
     pub fn as_str(self) -> &'static str {
         match self {

@@ -410,9 +410,13 @@ impl LoggerConfig {
     /// Whether the backend writes iteration `it`: every `log_interval`-th, and always the last
     /// (docs/contract/step.md "Log interval"); the terminal sees every iteration.
     pub fn persists(&self, it: u64) -> bool {
+        let last = |m: u64| {
+            m.saturating_add(self.profile.first_iteration())
+                .saturating_sub(1)
+        };
         self.log_interval <= 1
             || it % self.log_interval == 0
-            || self.max_iterations.is_some_and(|m| it >= m)
+            || self.max_iterations.is_some_and(|m| it >= last(m))
     }
 
     /// A config with the defaults: 1 GPU, sac_family, TensorBoard, `logs/`, interval 1, no

@@ -118,6 +118,24 @@ fn log_interval_gates_backend_writes_and_the_final_iteration_is_always_written()
 }
 
 #[test]
+fn a_zero_based_on_policy_run_always_writes_its_last_iteration() {
+    // On-policy runners count iterations from 0, so the last of `max_iterations` is
+    // `max_iterations - 1`: 0..=9 at interval 4 → [0, 4, 8, 9] (docs/contract/step.md
+    // "Log interval").
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path(), Profile::OnPolicy, 10);
+    c.algo = "ppo".into();
+    c.log_interval = 4;
+    let (mut log, mem, _) = logger(c);
+    for i in 0..10 {
+        log.step(&StepInput::new(i)).unwrap();
+    }
+    log.flush().unwrap();
+    let got: Vec<u64> = mem.steps().iter().map(|s| s.iteration).collect();
+    assert_eq!(got, vec![0, 4, 8, 9]);
+}
+
+#[test]
 fn step_axis_prefers_env_steps_and_then_writes_train_iteration() {
     // global_step = total env steps when > 0 (Train/iteration then emitted)
     // (docs/contract/step.md, the step axis).
