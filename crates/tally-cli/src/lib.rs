@@ -12,7 +12,9 @@ pub mod run_reader;
 
 pub use error::{CliError, Exit};
 
-use cmd::{demo, diagnose, export, extract, scaling, schema, sync, trace_stats, validate, watch};
+use cmd::{
+    demo, diagnose, export, extract, scaling, schema, soak, sync, trace_stats, validate, watch,
+};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
@@ -210,6 +212,39 @@ enum Command {
         /// Print JSON instead of tables.
         #[arg(long)]
         json: bool,
+    },
+    /// Run a training command in its own process group and watch it: process tree, GPU memory
+    /// and progress sampled, stalls and leftovers classified, the run summary checked; writes
+    /// the soak artifact 0.3.0 and exits 0 only when the soak passed.
+    Soak {
+        /// The artifact's path (default: PROGRESS_DIR/soak_artifact.json).
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// Where the run writes its progress (default: the command's training.log_dir=DIR).
+        #[arg(long)]
+        progress_dir: Option<PathBuf>,
+        /// Seconds between samples.
+        #[arg(long, value_name = "S", default_value_t = 5.0)]
+        sample_interval_seconds: f64,
+        /// Seconds allowed before the first progress byte (else timeout/startup).
+        #[arg(long, value_name = "S", default_value_t = 600.0)]
+        startup_timeout_seconds: f64,
+        /// Seconds progress may stay unchanged (else timeout/stale_tick).
+        #[arg(long, value_name = "S", default_value_t = 120.0)]
+        stale_progress_seconds: f64,
+        /// Seconds the command's group may outlive it (else resource_leak), and the command a
+        /// SIGTERM before SIGKILL.
+        #[arg(long, value_name = "S", default_value_t = 5.0)]
+        post_shutdown_grace_seconds: f64,
+        /// Shortest run that can pass.
+        #[arg(long, value_name = "S", default_value_t = 0.0)]
+        min_duration_seconds: f64,
+        /// Run the command through `sh -c` (its words joined by spaces).
+        #[arg(long)]
+        shell: bool,
+        /// The training command, after `--`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
     },
     /// Validate run summaries, runtime manifests and soak artifacts (a directory means its run_summary.json).
     Validate {
@@ -473,6 +508,27 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             to_stdout(|out| sync::main(&c, extensions.remote_sinks, out))
         }
         Command::TraceStats { file, json } => to_stdout(|out| trace_stats::run(&file, json, out)),
+        Command::Soak {
+            output,
+            progress_dir,
+            sample_interval_seconds,
+            startup_timeout_seconds,
+            stale_progress_seconds,
+            post_shutdown_grace_seconds,
+            min_duration_seconds,
+            shell,
+            command,
+        } => soak::main(&soak::SoakConfig {
+            command,
+            shell,
+            progress_dir,
+            output,
+            sample_interval_s: sample_interval_seconds,
+            startup_timeout_s: startup_timeout_seconds,
+            stale_progress_s: stale_progress_seconds,
+            post_shutdown_grace_s: post_shutdown_grace_seconds,
+            min_duration_s: min_duration_seconds,
+        }),
         Command::Validate { paths, completed } => {
             to_stdout(|out| validate::run(&paths, completed, out))
         }

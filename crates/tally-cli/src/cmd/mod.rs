@@ -6,6 +6,7 @@ pub mod export;
 pub mod extract;
 pub mod scaling;
 pub mod schema;
+pub mod soak;
 pub mod sync;
 pub mod trace_stats;
 pub mod validate;

@@ -142,5 +142,14 @@ fn demo_manifest(c: &DemoConfig) -> tally::schema::artifacts::RuntimeManifest {
         ipc_event_count: 0,
         ..Default::default()
     });
+    // Set only once training finished: the learner ended the run at its last iteration, its
+    // threads joined without error (a soak needs this snapshot to pass).
+    m.shutdown = Some(serde_json::json!({
+        "classification": "normal_completion",
+        "owner": "learner",
+        "phase": "final_iteration",
+        "exception": null,
+        "cleanup": {"errors": []},
+    }));
     m
 }

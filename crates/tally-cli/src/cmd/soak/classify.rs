@@ -1,0 +1,361 @@
+//! Whether a soak failed, why, and under which classification
+//! (`docs/contract/manifest-and-soak.md` "A failed soak: classification" and "The soak monitor").
+//!
+//! Pure: what the monitor observed and the run summary as read go in, the verdict comes out.
+//! The precedence is the contract's: a summary that is not an object or not under a supported
+//! schema, then `normal_completion` on a run that did not complete, then a trusted producer
+//! classification, then the monitor's own, then what the summary says. Every reason found is
+//! kept, in that order, and the producer's description of its shutdown is appended last.
+
+use serde_json::Value;
+use tally_schema::artifacts::{FailureClassification, ShutdownSnapshot};
+use tally_schema::conformance::{Violation, NORMAL_COMPLETION, SHUTDOWN_CLASSIFICATIONS};
+
+/// What the monitor saw of the command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observed {
+    /// The monitor's own classification when it ended the command (startup or stale timeout,
+    /// cancellation) or could not go on (monitor failure), with its reason.
+    pub monitor: Option<(FailureClassification, String)>,
+    /// The command's exit code (negative: the signal that ended it); None when the monitor
+    /// ended it.
+    pub returncode: Option<i64>,
+    /// Seconds the soak ran.
+    pub duration_s: f64,
+    /// `--min-duration-seconds`.
+    pub min_duration_s: f64,
+    /// Processes of the command's group alive after the grace period.
+    pub residual: usize,
+    /// `--post-shutdown-grace-seconds`.
+    pub grace_s: f64,
+}
+
+/// `run_summary.json` as the monitor found it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SummaryRead {
+    /// No file.
+    Missing,
+    /// A file that could not be read or is not JSON (the message says which).
+    Unreadable(String),
+    /// A JSON document (not necessarily an object).
+    Json(Value),
+}
+
+/// A failed soak's classification and reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// The classification.
+    pub classification: FailureClassification,
+    /// Every reason found, `; `-separated.
+    pub reason: String,
+}
+
+/// The producer's shutdown snapshot of a summary (`runtime_manifest.shutdown`), when it has the
+/// typed shape; None when absent or malformed.
+pub fn producer_shutdown(summary: &Value) -> Option<ShutdownSnapshot> {
+    let raw = summary.get("runtime_manifest")?.get("shutdown")?;
+    serde_json::from_value(raw.clone()).ok()
+}
+
+/// A snapshot whose classification may be trusted: a known classification and a non-empty
+/// owner and phase (the typed shape already holds exception and cleanup).
+fn trusted(s: &ShutdownSnapshot) -> bool {
+    SHUTDOWN_CLASSIFICATIONS.contains(&s.classification.as_str())
+        && !s.owner.trim().is_empty()
+        && !s.phase.trim().is_empty()
+}
+
+/// How the producer described its shutdown, for the end of the reason.
+fn describe_shutdown(s: &ShutdownSnapshot) -> String {
+    let mut d = format!(
+        "producer shutdown: {} (owner {}, phase {})",
+        s.classification, s.owner, s.phase
+    );
+    if let Some(e) = &s.exception {
+        d.push_str(&format!(": {}: {}", e.kind, e.message));
+    }
+    if !s.cleanup.errors.is_empty() {
+        d.push_str(&format!(", {} cleanup error(s)", s.cleanup.errors.len()));
+    }
+    d
+}
+
+/// Whether `v` is exactly the integer 1.
+fn is_one(v: Option<&Value>) -> bool {
+    v.is_some_and(|x| x.is_u64() && x.as_u64() == Some(1))
+}
+
+/// The verdict: None when every monitor check held and the summary describes a completed run
+/// (the completed run's contract is checked next, on the artefact: [`contract_failure`]).
+pub fn classify(o: &Observed, summary: &SummaryRead) -> Option<Failure> {
+    use FailureClassification as C;
+    let mut reasons: Vec<String> = Vec::new();
+    let mut monitor = None;
+    if let Some((c, r)) = &o.monitor {
+        monitor = Some(*c);
+        reasons.push(r.clone());
+    }
+    if o.residual > 0 {
+        reasons.push(format!(
+            "{} process(es) of the command's group still alive {}s after it ended (killed)",
+            o.residual, o.grace_s
+        ));
+        monitor.get_or_insert(C::ResourceLeak);
+    }
+    match o.returncode {
+        Some(rc) if rc < 0 => reasons.push(format!("command killed by signal {}", -rc)),
+        Some(rc) if rc > 0 => reasons.push(format!("command exited with code {rc}")),
+        _ => {}
+    }
+    if o.duration_s < o.min_duration_s {
+        reasons.push(format!(
+            "ran {:.1}s, shorter than --min-duration-seconds {}",
+            o.duration_s, o.min_duration_s
+        ));
+    }
+
+    // What the summary forces (it cannot be overridden), or suggests when nothing else did.
+    let mut forced = None;
+    let mut fallback = None;
+    let mut producer_note = None;
+    match summary {
+        SummaryRead::Missing => {
+            reasons.push("the run left no run_summary.json".into());
+            fallback = Some(C::MissingRunSummary);
+        }
+        SummaryRead::Unreadable(msg) => {
+            reasons.push(format!("run_summary.json is unreadable: {msg}"));
+            forced = Some(C::InvalidRunSummary);
+        }
+        SummaryRead::Json(v) if !v.is_object() => {
+            reasons.push("run_summary.json is not a JSON object".into());
+            forced = Some(C::InvalidRunSummary);
+        }
+        SummaryRead::Json(v) => {
+            let manifest = v.get("runtime_manifest").filter(|m| m.is_object());
+            if !is_one(v.get("metric_schema_version"))
+                || !manifest.is_some_and(|m| is_one(m.get("schema_version")))
+            {
+                reasons.push(
+                    "run_summary.json needs metric_schema_version 1 and a runtime_manifest with \
+                     schema_version 1 (the monitor reads nothing out of another schema)"
+                        .into(),
+                );
+                forced = Some(C::SchemaViolation);
+            } else {
+                let status = v.get("status").and_then(Value::as_str).unwrap_or("missing");
+                let shutdown = producer_shutdown(v);
+                if status != "completed" {
+                    reasons.push(format!("the run's status is {status}"));
+                    match &shutdown {
+                        Some(s) if s.classification == NORMAL_COMPLETION => {
+                            reasons.push(format!(
+                                "the producer reports normal_completion on a run whose status \
+                                 is {status}"
+                            ));
+                            forced = Some(C::ShutdownContractViolation);
+                        }
+                        Some(s) if trusted(s) => {
+                            forced = FailureClassification::from_name(&s.classification)
+                                .filter(|c| c.is_producer());
+                        }
+                        _ => {}
+                    }
+                    fallback = Some(C::UnknownFailure);
+                }
+                producer_note = shutdown.as_ref().map(describe_shutdown);
+            }
+        }
+    }
+    let classification = forced
+        .or(monitor)
+        .or(fallback)
+        .or((!reasons.is_empty()).then_some(C::UnknownFailure))?;
+    reasons.extend(producer_note);
+    Some(Failure {
+        classification,
+        reason: reasons.join("; "),
+    })
+}
+
+/// A completed run whose soak artefact breaks the pass rules (`violations` of the artefact
+/// validated as passed): a broken shutdown snapshot is a `shutdown_contract_violation`,
+/// anything else (drain invariants, the summary's own validity) an `unknown_failure`. None
+/// when there is no violation.
+pub fn contract_failure(violations: &[Violation]) -> Option<Failure> {
+    if violations.is_empty() {
+        return None;
+    }
+    let shutdown = violations.iter().any(|v| {
+        v.path.starts_with("$.shutdown")
+            || v.path
+                .starts_with("$.run_summary.runtime_manifest.shutdown")
+    });
+    let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    Some(Failure {
+        classification: if shutdown {
+            FailureClassification::ShutdownContractViolation
+        } else {
+            FailureClassification::UnknownFailure
+        },
+        reason: format!(
+            "the completed run breaks the soak contract: {}",
+            listed.join("; ")
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use FailureClassification as C;
+
+    fn clean() -> Observed {
+        Observed {
+            monitor: None,
+            returncode: Some(0),
+            duration_s: 10.0,
+            min_duration_s: 0.0,
+            residual: 0,
+            grace_s: 5.0,
+        }
+    }
+
+    fn summary(status: &str, shutdown: Option<Value>) -> SummaryRead {
+        let mut m = json!({"schema_version": 1});
+        if let Some(s) = shutdown {
+            m["shutdown"] = s;
+        }
+        SummaryRead::Json(json!({
+            "metric_schema_version": 1, "status": status, "runtime_manifest": m
+        }))
+    }
+
+    fn snapshot(classification: &str) -> Value {
+        json!({"classification": classification, "owner": "learner", "phase": "update",
+               "exception": {"type": "RuntimeError", "message": "CUDA error"},
+               "cleanup": {"errors": []}})
+    }
+
+    #[test]
+    fn a_clean_completed_run_passes_these_checks() {
+        assert_eq!(classify(&clean(), &summary("completed", None)), None);
+    }
+
+    #[test]
+    fn monitor_classification_wins_over_a_missing_summary() {
+        let mut o = clean();
+        o.monitor = Some((C::TimeoutStaleTick, "progress unchanged for 1.2s".into()));
+        o.returncode = None;
+        let f = classify(&o, &SummaryRead::Missing).unwrap();
+        assert_eq!(f.classification, C::TimeoutStaleTick);
+        assert_eq!(
+            f.reason,
+            "progress unchanged for 1.2s; the run left no run_summary.json"
+        );
+    }
+
+    #[test]
+    fn residual_processes_are_a_resource_leak() {
+        let mut o = clean();
+        o.residual = 2;
+        let f = classify(&o, &summary("completed", None)).unwrap();
+        assert_eq!(f.classification, C::ResourceLeak);
+        assert!(f.reason.starts_with("2 process(es)"), "{}", f.reason);
+    }
+
+    #[test]
+    fn exit_code_only_sets_the_reason() {
+        let mut o = clean();
+        o.returncode = Some(3);
+        let f = classify(&o, &SummaryRead::Missing).unwrap();
+        assert_eq!(f.classification, C::MissingRunSummary);
+        assert!(f.reason.starts_with("command exited with code 3"));
+        let f = classify(&o, &summary("completed", None)).unwrap();
+        assert_eq!(f.classification, C::UnknownFailure);
+        o.returncode = Some(-9);
+        let f = classify(&o, &summary("completed", None)).unwrap();
+        assert_eq!(f.reason, "command killed by signal 9");
+    }
+
+    #[test]
+    fn too_short_a_run_fails() {
+        let mut o = clean();
+        o.min_duration_s = 60.0;
+        let f = classify(&o, &summary("completed", None)).unwrap();
+        assert_eq!(f.classification, C::UnknownFailure);
+        assert!(f.reason.contains("shorter than --min-duration-seconds 60"));
+    }
+
+    #[test]
+    fn the_producer_classification_wins_and_its_description_comes_last() {
+        let mut o = clean();
+        o.monitor = Some((C::TimeoutStaleTick, "progress unchanged".into()));
+        o.returncode = None;
+        let f = classify(&o, &summary("failed", Some(snapshot("learner_failure")))).unwrap();
+        assert_eq!(f.classification, C::LearnerFailure);
+        assert_eq!(
+            f.reason,
+            "progress unchanged; the run's status is failed; producer shutdown: learner_failure \
+             (owner learner, phase update): RuntimeError: CUDA error"
+        );
+    }
+
+    #[test]
+    fn an_untrusted_snapshot_does_not_win() {
+        let mut bad = snapshot("learner_failure");
+        bad["owner"] = json!(" ");
+        let f = classify(&clean(), &summary("failed", Some(bad))).unwrap();
+        assert_eq!(f.classification, C::UnknownFailure);
+        let f = classify(&clean(), &summary("failed", Some(json!("oops")))).unwrap();
+        assert_eq!(f.classification, C::UnknownFailure);
+    }
+
+    #[test]
+    fn normal_completion_on_a_failed_run_is_a_contract_violation() {
+        let mut o = clean();
+        o.monitor = Some((C::ExternalCancellation, "cancelled".into()));
+        let f = classify(
+            &o,
+            &summary("interrupted", Some(snapshot("normal_completion"))),
+        )
+        .unwrap();
+        assert_eq!(f.classification, C::ShutdownContractViolation);
+    }
+
+    #[test]
+    fn summaries_the_monitor_cannot_read_force_their_classification() {
+        let mut o = clean();
+        o.monitor = Some((C::TimeoutStartup, "no progress".into()));
+        let f = classify(&o, &SummaryRead::Json(json!([1]))).unwrap();
+        assert_eq!(f.classification, C::InvalidRunSummary);
+        let f = classify(&o, &SummaryRead::Unreadable("expected value".into())).unwrap();
+        assert_eq!(f.classification, C::InvalidRunSummary);
+        let v = json!({"metric_schema_version": 1.0, "status": "completed",
+                       "runtime_manifest": {"schema_version": 1}});
+        let f = classify(&clean(), &SummaryRead::Json(v)).unwrap();
+        assert_eq!(f.classification, C::SchemaViolation);
+        let v = json!({"metric_schema_version": 1, "status": "completed"});
+        let f = classify(&clean(), &SummaryRead::Json(v)).unwrap();
+        assert_eq!(f.classification, C::SchemaViolation);
+    }
+
+    #[test]
+    fn contract_failures_name_the_shutdown_or_not() {
+        assert_eq!(contract_failure(&[]), None);
+        let v = |p: &str| Violation {
+            path: p.into(),
+            expected: "x".into(),
+            found: "y".into(),
+        };
+        let f = contract_failure(&[v("$.run_summary.runtime_manifest.replay_ingress.occupancy")]);
+        assert_eq!(f.unwrap().classification, C::UnknownFailure);
+        let f = contract_failure(&[v("$.shutdown")]).unwrap();
+        assert_eq!(f.classification, C::ShutdownContractViolation);
+        assert_eq!(
+            f.reason,
+            "the completed run breaks the soak contract: $.shutdown: expected x, found y"
+        );
+    }
+}

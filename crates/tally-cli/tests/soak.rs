@@ -1,0 +1,353 @@
+//! End-to-end tests of `tally soak` on real processes: a demo run that passes, commands that
+//! stall, never start, leave a child behind, fail, or are cancelled; every artifact is checked
+//! by `tally validate` (docs/contract/manifest-and-soak.md "The soak monitor").
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const TALLY: &str = env!("CARGO_BIN_EXE_tally");
+
+/// Short intervals so each soak takes about a second or two.
+const FAST: [&str; 4] = [
+    "--sample-interval-seconds",
+    "0.2",
+    "--post-shutdown-grace-seconds",
+    "1",
+];
+
+fn soak(options: &[&str], command: &[&str]) -> Output {
+    Command::new(TALLY)
+        .arg("soak")
+        .args(FAST)
+        .args(options)
+        .arg("--")
+        .args(command)
+        .output()
+        .unwrap()
+}
+
+fn artifact(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `tally validate` on the artifact: whether it passed, and its output line.
+fn validate(path: &Path) -> (bool, String) {
+    let o = Command::new(TALLY)
+        .arg("validate")
+        .arg(path)
+        .output()
+        .unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+/// A failed soak: exit 1, the stderr line naming reason and artifact, an artifact that
+/// validates as a failed one with `classification`.
+fn assert_failed(o: &Output, artifact_path: &Path, classification: &str) -> Value {
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(o));
+    let err = stderr(o);
+    let a = artifact(artifact_path);
+    assert_eq!(a["status"], "failed", "{a:#}");
+    assert_eq!(a["failure_classification"], classification, "{a:#}");
+    let reason = a["failure_reason"].as_str().unwrap();
+    let line = format!(
+        "soak failed: {reason}; soak artifact: {}",
+        artifact_path.display()
+    );
+    assert!(err.contains(&line), "{err}");
+    let (ok, out) = validate(artifact_path);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains(&format!("status failed, classification {classification}")),
+        "{out}"
+    );
+    a
+}
+
+/// Every pid the samples saw whose command line is `command`.
+fn pids_running(a: &Value, command: &str) -> Vec<u64> {
+    let mut pids: Vec<u64> = a["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["process"].as_array().unwrap().iter())
+        .filter(|p| p["command"] == command)
+        .map(|p| p["pid"].as_u64().unwrap())
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    pids
+}
+
+/// Whether `pid` is gone (or a zombie waiting for init), waiting up to 10 s for init to reap.
+fn gone(pid: u64) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+        let dead = match stat {
+            Err(_) => true,
+            Ok(s) => s
+                .rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        };
+        if dead || Instant::now() > deadline {
+            return dead;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_demo_run_passes_and_its_artifact_validates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let log_dir = format!("training.log_dir={}", s(&run));
+    let o = soak(
+        &[],
+        &[
+            TALLY,
+            "demo",
+            "--iterations",
+            "30",
+            "--num-envs",
+            "64",
+            "--panel",
+            "off",
+            &log_dir,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The progress dir came from training.log_dir=, the artifact defaults into it.
+    let path = run.join("soak_artifact.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.ends_with("}\n") && text.starts_with("{\n  \"schema_version\": \"0.3.0\""));
+    let a = artifact(&path);
+    assert_eq!(a["status"], "passed", "{a:#}");
+    assert_eq!(a["failure_classification"], Value::Null);
+    assert_eq!(a["returncode"], 0);
+    assert_eq!(a["shutdown"]["classification"], "normal_completion");
+    assert_eq!(a["run_summary"]["status"], "completed");
+    assert_eq!(a["resource_summary"]["replay_ingress_slot_rows"], 64);
+    let demo_seen = a["samples"].as_array().unwrap().iter().any(|s| {
+        s["process"].as_array().unwrap().iter().any(|p| {
+            p["command"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("{TALLY} demo"))
+        })
+    });
+    assert!(demo_seen, "{a:#}");
+    assert!(
+        a["resource_summary"]["max_process_rss_kib"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    assert_eq!(a["monitor"]["sample_interval_s"], 0.2);
+    assert_eq!(
+        a["monitor"]["sample_count"].as_u64(),
+        Some(a["samples"].as_array().unwrap().len() as u64)
+    );
+    // The demo's plain lines went to the console log, not to soak's stdout.
+    let console = std::fs::read_to_string(run.join("soak-console.log")).unwrap();
+    assert!(console.contains("Run completed"), "{console}");
+    assert!(o.stdout.is_empty());
+    assert!(
+        stderr(&o).contains("soak passed | classification none"),
+        "{}",
+        stderr(&o)
+    );
+    let (ok, out) = validate(&path);
+    assert!(
+        ok && out.contains("OK (soak artifact 0.3.0, status passed"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_command_that_stops_making_progress_is_a_stale_tick() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    let script = format!("echo x > {}/f; exec sleep 30", s(&dir));
+    let out_path = tmp.path().join("soak.json");
+    let start = Instant::now();
+    let o = soak(
+        &[
+            "--progress-dir",
+            &s(&dir),
+            "--output",
+            &s(&out_path),
+            "--stale-progress-seconds",
+            "1",
+        ],
+        &["sh", "-c", &script],
+    );
+    // Ended by the monitor, not by the command's 30 s.
+    assert!(start.elapsed() < Duration::from_secs(20));
+    let a = assert_failed(&o, &out_path, "timeout/stale_tick");
+    assert_eq!(a["returncode"], Value::Null);
+    assert!(a["failure_reason"]
+        .as_str()
+        .unwrap()
+        .contains("unchanged for"));
+    assert_eq!(a["resource_summary"]["max_progress_bytes"], 2);
+    let sleepers = pids_running(&a, "sleep 30");
+    assert!(!sleepers.is_empty(), "{a:#}");
+    assert!(sleepers.iter().all(|p| gone(*p)));
+}
+
+#[test]
+fn a_child_left_behind_is_a_resource_leak_and_is_killed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    let out_path = dir.join("soak_artifact.json");
+    let o = soak(
+        &["--progress-dir", &s(&dir)],
+        &["sh", "-c", "sleep 30 & exit 0"],
+    );
+    let a = assert_failed(&o, &out_path, "resource_leak");
+    assert_eq!(a["returncode"], 0);
+    let residual = a["post_shutdown"]["residual_processes"].as_array().unwrap();
+    assert_eq!(residual.len(), 1, "{a:#}");
+    assert_eq!(residual[0]["command"], "sleep 30");
+    assert_eq!(a["resource_summary"]["residual_process_count"], 1);
+    assert!(gone(residual[0]["pid"].as_u64().unwrap()));
+}
+
+#[test]
+fn no_progress_before_the_startup_timeout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    let out_path = dir.join("soak_artifact.json");
+    let o = soak(
+        &["--progress-dir", &s(&dir), "--startup-timeout-seconds", "1"],
+        &["sleep", "30"],
+    );
+    let a = assert_failed(&o, &out_path, "timeout/startup");
+    // The console log is no progress.
+    assert!(dir.join("soak-console.log").exists());
+    assert_eq!(a["resource_summary"]["max_progress_bytes"], 0);
+    assert!(pids_running(&a, "sleep 30").iter().all(|p| gone(*p)));
+}
+
+#[test]
+fn a_failing_exit_code_sets_the_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    let out_path = dir.join("soak_artifact.json");
+    let o = soak(
+        &["--progress-dir", &s(&dir)],
+        &["sh", "-c", "echo oops >&2; exit 3"],
+    );
+    let a = assert_failed(&o, &out_path, "missing_run_summary");
+    assert_eq!(a["returncode"], 3);
+    assert!(a["failure_reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("command exited with code 3"));
+    let console = std::fs::read_to_string(dir.join("soak-console.log")).unwrap();
+    assert_eq!(console, "oops\n");
+}
+
+#[test]
+fn the_producer_classification_wins() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    let src = tmp.path().join("summary.json");
+    let summary = serde_json::json!({
+        "metric_schema_version": 1,
+        "status": "failed",
+        "runtime_manifest": {"schema_version": 1, "shutdown": {
+            "classification": "collector_failure", "owner": "collector", "phase": "env_step",
+            "exception": {"type": "RuntimeError", "message": "env crashed"},
+            "cleanup": {"errors": []}}}
+    });
+    std::fs::write(&src, summary.to_string()).unwrap();
+    let script = format!("cp {} {}/run_summary.json; exit 1", s(&src), s(&dir));
+    let out_path = dir.join("soak_artifact.json");
+    let o = soak(&["--progress-dir", &s(&dir)], &["sh", "-c", &script]);
+    let a = assert_failed(&o, &out_path, "collector_failure");
+    assert_eq!(
+        a["failure_reason"],
+        "command exited with code 1; the run's status is failed; producer shutdown: \
+         collector_failure (owner collector, phase env_step): RuntimeError: env crashed"
+    );
+    assert_eq!(a["shutdown"], summary["runtime_manifest"]["shutdown"]);
+}
+
+#[test]
+fn sigint_ends_the_whole_group_as_an_external_cancellation() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    let out_path = dir.join("soak_artifact.json");
+    let script = format!("echo x > {}/f; sleep 30 & sleep 30", s(&dir));
+    let child = Command::new(TALLY)
+        .arg("soak")
+        .args(FAST)
+        .args(["--progress-dir", &s(&dir), "--", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the command wrote its progress file, then interrupt tally.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !dir.join("f").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    let a = assert_failed(&o, &out_path, "external_cancellation");
+    let sleepers = pids_running(&a, "sleep 30");
+    assert_eq!(sleepers.len(), 2, "{a:#}");
+    assert!(sleepers.iter().all(|p| gone(*p)));
+    assert!(a["post_shutdown"]["residual_processes"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn without_a_progress_dir_the_flag_is_named() {
+    let o = soak(&[], &["sleep", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--progress-dir is required") && err.contains("training.log_dir="),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_command_that_cannot_start_is_a_monitor_failure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir: PathBuf = tmp.path().join("p");
+    let out_path = dir.join("soak_artifact.json");
+    let o = soak(
+        &["--progress-dir", &s(&dir)],
+        &["/nonexistent/train", "training.x=1"],
+    );
+    let a = assert_failed(&o, &out_path, "monitor_failure");
+    assert!(a["failure_reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("cannot start /nonexistent/train:"));
+}
