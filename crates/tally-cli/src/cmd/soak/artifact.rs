@@ -3,6 +3,7 @@
 //! `tally validate` runs, so a pass is only written when the contract holds.
 
 use super::classify::{contract_failure, Failure};
+use super::samples::Peaks;
 use serde_json::{Map, Value};
 use tally_schema::artifacts::{
     ShutdownSnapshot, SoakArtifact, SoakContext, SoakMonitorSettings, SoakPostShutdown,
@@ -24,10 +25,12 @@ pub struct Parts {
     pub duration_s: f64,
     /// The command's return code; None when the monitor ended it.
     pub returncode: Option<i64>,
-    /// Settings (the sample count is filled from `samples`).
+    /// Settings, the sample count included.
     pub monitor: SoakMonitorSettings,
-    /// Every sample.
+    /// The kept samples.
     pub samples: Vec<SoakSample>,
+    /// Peaks over every sample taken.
+    pub peaks: Peaks,
     /// Processes left after the grace period.
     pub residual: Vec<SoakProcessSample>,
     /// `run_summary.json` as read: the document, its text when it is not JSON, or None.
@@ -39,8 +42,6 @@ pub struct Parts {
 /// Build the artifact for `failure` (None: passed). The top-level `shutdown` is the summary's
 /// raw `runtime_manifest.shutdown` when it has the typed shape, null otherwise.
 pub fn build(p: &Parts, failure: Option<&Failure>) -> SoakArtifact {
-    let mut monitor = p.monitor.clone();
-    monitor.sample_count = p.samples.len() as u64;
     let shutdown: Option<ShutdownSnapshot> = p
         .run_summary
         .as_ref()
@@ -60,9 +61,14 @@ pub fn build(p: &Parts, failure: Option<&Failure>) -> SoakArtifact {
         ended_at_utc: p.ended_at_utc.clone(),
         duration_s: p.duration_s,
         returncode: p.returncode,
-        monitor,
+        monitor: p.monitor.clone(),
         samples: p.samples.clone(),
-        resource_summary: resource_summary(&p.samples, p.residual.len(), p.run_summary.as_ref()),
+        resource_summary: resource_summary(
+            &p.peaks,
+            p.monitor.sample_count,
+            p.residual.len(),
+            p.run_summary.as_ref(),
+        ),
         shutdown,
         post_shutdown: SoakPostShutdown {
             residual_processes: p
@@ -102,31 +108,26 @@ pub fn to_value(a: &SoakArtifact) -> Value {
     serde_json::to_value(a).unwrap_or(Value::Null)
 }
 
-/// Peaks over the samples, the residual count, and the final figures of the summary's runtime
-/// manifest (null where it has none). The eventfd and `/dev/shm` peaks are of the whole tree
-/// per sample (a leak is spread over workers); the RSS peak is of one process.
+/// The peaks over every sample taken, the residual count, and the final figures of the
+/// summary's runtime manifest (null where it has none).
 pub fn resource_summary(
-    samples: &[SoakSample],
+    peaks: &Peaks,
+    sample_count: u64,
     residual: usize,
     summary: Option<&Value>,
 ) -> SoakResourceSummary {
-    let max = |f: &dyn Fn(&SoakSample) -> u64| samples.iter().map(f).max().unwrap_or(0);
     let m = summary.and_then(|s| s.get("runtime_manifest"));
     let get = |section: &str, key: &str| m.and_then(|m| m.get(section)).and_then(|x| x.get(key));
     let int = |section: &str, key: &str| get(section, key).and_then(Value::as_u64);
     let ri = |key: &str| int("replay_ingress", key);
     SoakResourceSummary {
-        sample_count: samples.len() as u64,
-        max_process_count: max(&|s| s.process.len() as u64),
-        max_process_rss_kib: max(&|s| s.process.iter().map(|p| p.rss_kib).max().unwrap_or(0)),
-        max_gpu_used_memory_mib: max(&|s| {
-            s.gpu.iter().map(|g| g.used_memory_mib).max().unwrap_or(0)
-        }),
-        max_eventfd_count: max(&|s| s.process.iter().map(|p| p.fd_classes.eventfd).sum()),
-        max_shared_memory_fd_count: max(&|s| {
-            s.process.iter().map(|p| p.fd_classes.shared_memory).sum()
-        }),
-        max_progress_bytes: max(&|s| s.progress.bytes_total),
+        sample_count,
+        max_process_count: peaks.process_count,
+        max_process_rss_kib: peaks.process_rss_kib,
+        max_gpu_used_memory_mib: peaks.gpu_used_memory_mib,
+        max_eventfd_count: peaks.eventfd_count,
+        max_shared_memory_fd_count: peaks.shared_memory_fd_count,
+        max_progress_bytes: peaks.progress_bytes,
         residual_process_count: residual as u64,
         ipc_event_count: int("inference_memory_budget", "ipc_event_count"),
         max_in_flight: int("inference_flight", "max_in_flight"),
@@ -157,7 +158,7 @@ mod tests {
             "inference_flight": {"max_in_flight": 2, "max_publication_lag": 1},
             "replay_ingress": {"ingress_depth": 8, "occupancy": 0, "backpressure_wait_s": 0.5}
         }});
-        let r = resource_summary(&[], 3, Some(&s));
+        let r = resource_summary(&Peaks::default(), 0, 3, Some(&s));
         assert_eq!(r.residual_process_count, 3);
         assert_eq!((r.max_in_flight, r.max_publication_lag), (Some(2), Some(1)));
         assert_eq!(r.replay_ingress_depth, Some(8));
@@ -165,7 +166,7 @@ mod tests {
         assert_eq!(r.replay_ingress_backpressure_wait_s, Some(0.5));
         assert_eq!(r.replay_ingress_slot_rows, None);
         assert_eq!(r.ipc_event_count, None);
-        let none = resource_summary(&[], 0, None);
+        let none = resource_summary(&Peaks::default(), 0, 0, None);
         assert_eq!((none.sample_count, none.max_in_flight), (0, None));
     }
 }

@@ -13,6 +13,7 @@ mod classify;
 mod context;
 mod procfs;
 mod sample;
+mod samples;
 mod status;
 
 use crate::error::{CliError, Exit};
@@ -179,7 +180,7 @@ fn soak(
     let grace = Duration::from_secs_f64(c.post_shutdown_grace_s);
     let started_at_utc = utc_now();
     let start = Instant::now();
-    let mut samples = Vec::new();
+    let mut samples = samples::SampleLog::new(samples::MAX_UNITS);
     let mut monitor: Option<(C, String)> = None;
     let mut status = status::Status::new();
 
@@ -255,11 +256,7 @@ fn soak(
                         ),
                     ));
                 }
-                status.sample(
-                    samples.len() as u64 + 1,
-                    &s,
-                    seen_progress.then_some(unchanged),
-                );
+                status.sample(samples.taken() + 1, &s, seen_progress.then_some(unchanged));
                 samples.push(s);
                 next_sample = (next_sample + interval).max(now);
                 if monitor.is_some() {
@@ -320,6 +317,9 @@ fn soak(
         grace_s: c.post_shutdown_grace_s,
     };
     let failure = classify::classify(&observed, &summary_read);
+    // Producer addition: every how many samples one is kept (1 unless the soak was long).
+    let mut monitor_extra = Map::new();
+    monitor_extra.insert("sample_stride".into(), Value::from(samples.stride()));
     let parts = artifact::Parts {
         command: c.command.clone(),
         context: context
@@ -335,10 +335,11 @@ fn soak(
             stale_progress_s: c.stale_progress_s,
             post_shutdown_grace_s: c.post_shutdown_grace_s,
             min_duration_s: c.min_duration_s,
-            sample_count: 0,
-            extra: Map::new(),
+            sample_count: samples.taken(),
+            extra: monitor_extra,
         },
-        samples,
+        peaks: samples.peaks(),
+        samples: samples.into_samples(),
         residual,
         run_summary,
         console_log: console.to_string_lossy().into_owned(),
