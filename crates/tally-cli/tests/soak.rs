@@ -18,7 +18,12 @@ const FAST: [&str; 4] = [
 ];
 
 fn soak(options: &[&str], command: &[&str]) -> Output {
+    soak_in(Path::new(env!("CARGO_MANIFEST_DIR")), options, command)
+}
+
+fn soak_in(cwd: &Path, options: &[&str], command: &[&str]) -> Output {
     Command::new(TALLY)
+        .current_dir(cwd)
         .arg("soak")
         .args(FAST)
         .args(options)
@@ -176,6 +181,15 @@ fn a_demo_run_passes_and_its_artifact_validates() {
         ok && out.contains("OK (soak artifact 0.3.0, status passed"),
         "{out}"
     );
+    // Run from inside this repository: its HEAD is the source commit.
+    let head = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let head = String::from_utf8(head.stdout).unwrap();
+    assert_eq!(a["context"]["source"]["commit"], head.trim());
+    assert_eq!(a["context"]["software"]["tally"], env!("CARGO_PKG_VERSION"));
 }
 
 #[test]
@@ -229,6 +243,23 @@ fn a_child_left_behind_is_a_resource_leak_and_is_killed() {
 }
 
 #[test]
+fn a_child_that_left_the_group_is_still_found_and_killed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    let out_path = dir.join("soak_artifact.json");
+    // The child moves to its own session; the command lives on long enough to be sampled with it.
+    let o = soak(
+        &["--progress-dir", &s(&dir)],
+        &["sh", "-c", "setsid sleep 30 & sleep 1; exit 0"],
+    );
+    let a = assert_failed(&o, &out_path, "resource_leak");
+    let residual = a["post_shutdown"]["residual_processes"].as_array().unwrap();
+    assert_eq!(residual.len(), 1, "{a:#}");
+    assert_eq!(residual[0]["command"], "sleep 30");
+    assert!(gone(residual[0]["pid"].as_u64().unwrap()));
+}
+
+#[test]
 fn no_progress_before_the_startup_timeout() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("p");
@@ -249,11 +280,16 @@ fn a_failing_exit_code_sets_the_reason() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("p");
     let out_path = dir.join("soak_artifact.json");
-    let o = soak(
-        &["--progress-dir", &s(&dir)],
+    // From outside any repository (a relative progress dir is the working directory's).
+    let o = soak_in(
+        tmp.path(),
+        &["--progress-dir", "p"],
         &["sh", "-c", "echo oops >&2; exit 3"],
     );
     let a = assert_failed(&o, &out_path, "missing_run_summary");
+    assert_eq!(a["context"]["source"]["commit"], Value::Null);
+    assert_eq!(a["context"]["source"]["path"], s(tmp.path()));
+    assert_eq!(a["console_log"], s(&dir.join("soak-console.log")));
     assert_eq!(a["returncode"], 3);
     assert!(a["failure_reason"]
         .as_str()
@@ -350,4 +386,31 @@ fn a_command_that_cannot_start_is_a_monitor_failure() {
         .as_str()
         .unwrap()
         .starts_with("cannot start /nonexistent/train:"));
+}
+
+#[test]
+fn only_shell_runs_through_a_shell() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    let out_path = dir.join("soak_artifact.json");
+    // Without --shell the words reach echo as they are.
+    let o = soak(
+        &["--progress-dir", &s(&dir)],
+        &["echo", "$((1+2))", ";", "exit", "4"],
+    );
+    let a = assert_failed(&o, &out_path, "missing_run_summary");
+    assert_eq!(a["returncode"], 0);
+    let console = dir.join("soak-console.log");
+    assert_eq!(
+        std::fs::read_to_string(&console).unwrap(),
+        "$((1+2)) ; exit 4\n"
+    );
+    std::fs::remove_file(&console).unwrap();
+    let o = soak(
+        &["--progress-dir", &s(&dir), "--shell"],
+        &["echo", "$((1+2))", ";", "exit", "4"],
+    );
+    let a = assert_failed(&o, &out_path, "missing_run_summary");
+    assert_eq!(a["returncode"], 4);
+    assert_eq!(std::fs::read_to_string(&console).unwrap(), "3\n");
 }

@@ -1,7 +1,7 @@
 //! The soaked command as a process group: spawned directly (or through `sh -c` when asked)
 //! as the leader of a new group, its output into the console log, and ended as a whole.
 
-use rustix::process::{kill_process_group, Pid, Signal};
+use rustix::process::{kill_process, kill_process_group, Pid, Signal};
 use std::fs::File;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
@@ -85,9 +85,15 @@ impl Group {
         Ok(())
     }
 
-    /// Kill whatever is left of the group (after the grace period).
-    pub fn kill_rest(&self) {
+    /// Kill whatever is left of the group and `escaped`, the command's processes that left it
+    /// (after the grace period).
+    pub fn kill_rest(&self, escaped: &[u32]) {
         self.signal(Signal::KILL);
+        for pid in escaped {
+            if let Some(pid) = i32::try_from(*pid).ok().and_then(Pid::from_raw) {
+                let _ = kill_process(pid, Signal::KILL);
+            }
+        }
     }
 }
 

@@ -55,6 +55,34 @@ pub fn collect(cwd: &Path, nvidia_smi: Option<&Path>) -> SoakContext {
     }
 }
 
+/// A context that knows only the working directory.
+pub fn bare(cwd: &Path) -> SoakContext {
+    SoakContext {
+        source: outside_git(cwd),
+        gpu_devices: Vec::new(),
+        software: SoakSoftware {
+            python: NO_PYTHON.into(),
+            torch: None,
+            extra: Map::new(),
+        },
+        environment: SoakEnvironment {
+            cuda_visible_devices: std::env::var("CUDA_VISIBLE_DEVICES").ok(),
+            extra: Map::new(),
+        },
+        extra: Map::new(),
+    }
+}
+
+fn outside_git(cwd: &Path) -> SoakSource {
+    SoakSource {
+        path: cwd.to_string_lossy().into_owned(),
+        commit: None,
+        branch: None,
+        dirty_files: Vec::new(),
+        extra: Map::new(),
+    }
+}
+
 /// The trimmed stdout of a command that succeeded; None otherwise.
 fn output(program: &str, args: &[&str], cwd: &Path) -> Option<String> {
     let o = Command::new(program)
@@ -74,13 +102,7 @@ fn output(program: &str, args: &[&str], cwd: &Path) -> Option<String> {
 fn source(cwd: &Path) -> SoakSource {
     let git = |args: &[&str]| output("git", args, cwd);
     let Some(top) = git(&["rev-parse", "--show-toplevel"]) else {
-        return SoakSource {
-            path: cwd.to_string_lossy().into_owned(),
-            commit: None,
-            branch: None,
-            dirty_files: Vec::new(),
-            extra: Map::new(),
-        };
+        return outside_git(cwd);
     };
     let dirty_files = git(&["status", "--porcelain", "--untracked-files=no"])
         .map(|t| parse_porcelain(&t))

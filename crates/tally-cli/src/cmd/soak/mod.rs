@@ -114,15 +114,25 @@ impl SoakConfig {
 /// `soak failed: {reason}; soak artifact: {path}` (exit 1).
 pub fn main(c: &SoakConfig) -> Result<Exit, CliError> {
     c.check()?;
-    let progress_dir = c.progress_dir()?;
+    // Absolute, so the artifact's paths mean the same from anywhere.
+    let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
+    let progress_dir = absolute(c.progress_dir()?);
     std::fs::create_dir_all(&progress_dir).map_err(|source| CliError::Io {
         path: progress_dir.clone(),
         source,
     })?;
-    let output = c
-        .output
-        .clone()
-        .unwrap_or_else(|| progress_dir.join(DEFAULT_OUTPUT));
+    let output = absolute(
+        c.output
+            .clone()
+            .unwrap_or_else(|| progress_dir.join(DEFAULT_OUTPUT)),
+    );
+    // Refuse an output that cannot be written before the run, not after hours of it.
+    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|source| CliError::Io {
+            path: parent.to_owned(),
+            source,
+        })?;
+    }
     let console = progress_dir.join(CONSOLE_LOG);
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -183,6 +193,9 @@ fn soak(
     let mut samples = samples::SampleLog::new(samples::MAX_UNITS);
     let mut monitor: Option<(C, String)> = None;
     let mut status = status::Status::new();
+    // Every process of the tree a sample saw, by identity: what outlives the command is
+    // looked for among them too, not only in its group.
+    let mut seen = std::collections::HashSet::new();
 
     let mut group = match child::spawn(&c.command, c.shell, console) {
         Ok(g) => Some(g),
@@ -257,6 +270,11 @@ fn soak(
                     ));
                 }
                 status.sample(samples.taken() + 1, &s, seen_progress.then_some(unchanged));
+                for p in &s.process {
+                    if let Ok(pid) = u32::try_from(p.pid) {
+                        seen.insert((pid, p.start_ticks));
+                    }
+                }
                 samples.push(s);
                 next_sample = (next_sample + interval).max(now);
                 if monitor.is_some() {
@@ -274,10 +292,10 @@ fn soak(
     let mut returncode = None;
     let mut residual = Vec::new();
     if let Some(g) = group.as_mut() {
-        if monitor.is_some() && g.status.is_none() {
-            g.terminate(grace).map_err(|e| {
-                CliError::Run(format!("cannot end the command's process group: {e}"))
-            })?;
+        if let Some((_, reason)) = monitor.as_mut().filter(|_| g.status.is_none()) {
+            if let Err(e) = g.terminate(grace) {
+                reason.push_str(&format!(" (ending the command's group failed: {e})"));
+            }
         } else if let Some(st) = g.status {
             returncode = child::returncode(st);
         }
@@ -287,7 +305,7 @@ fn soak(
     if let Some(g) = &group {
         let deadline = Instant::now() + grace;
         loop {
-            match procfs::group_members(&sampler.proc_root, g.pgid) {
+            match procfs::sample_survivors(&sampler.proc_root, g.pgid, &seen) {
                 Ok(left) if left.is_empty() => break,
                 Ok(left) if Instant::now() >= deadline => {
                     residual = left;
@@ -303,7 +321,11 @@ fn soak(
                 }
             }
         }
-        g.kill_rest();
+        let escaped: Vec<u32> = residual
+            .iter()
+            .filter_map(|p| u32::try_from(p.pid).ok())
+            .collect();
+        g.kill_rest(&escaped);
     }
 
     let summary_path = progress_dir.join(crate::cmd::validate::RUN_SUMMARY_FILE);
@@ -322,9 +344,8 @@ fn soak(
     monitor_extra.insert("sample_stride".into(), Value::from(samples.stride()));
     let parts = artifact::Parts {
         command: c.command.clone(),
-        context: context
-            .join()
-            .map_err(|_| CliError::Run("the context probe panicked".into()))?,
+        // A probe that panicked leaves the context bare; the samples are not lost for it.
+        context: context.join().unwrap_or_else(|_| context::bare(&cwd)),
         started_at_utc,
         ended_at_utc,
         duration_s,

@@ -246,12 +246,27 @@ pub fn sample_tree(
         .collect())
 }
 
-/// The live members of process group `pgid` (what outlives the command).
-pub fn group_members(proc_root: &Path, pgid: u32) -> std::io::Result<Vec<SoakProcessSample>> {
-    let stats = all_stats(proc_root)?;
-    Ok(stats
+/// What outlives the command among `stats`: the live members of process group `pgid`, and
+/// every process of the tree seen while it ran (`seen`: pid and start ticks, so a reused pid
+/// is not mistaken for it) that is still alive though it left the group.
+pub fn survivors(stats: &[Stat], pgid: u32, seen: &HashSet<(u32, u64)>) -> Vec<Stat> {
+    stats
         .iter()
-        .filter(|s| s.pgrp == pgid && s.state != 'Z' && s.state != 'X')
+        .filter(|s| s.state != 'Z' && s.state != 'X')
+        .filter(|s| s.pgrp == pgid || seen.contains(&(s.pid, s.start_ticks)))
+        .copied()
+        .collect()
+}
+
+/// [`survivors`] read from `proc_root`, each sampled.
+pub fn sample_survivors(
+    proc_root: &Path,
+    pgid: u32,
+    seen: &HashSet<(u32, u64)>,
+) -> std::io::Result<Vec<SoakProcessSample>> {
+    let stats = all_stats(proc_root)?;
+    Ok(survivors(&stats, pgid, seen)
+        .iter()
         .filter_map(|s| sample_process(proc_root, s))
         .collect())
 }
@@ -359,5 +374,26 @@ mod tests {
         );
         // After the command exited, its group is what is left.
         assert_eq!(tree_members(&stats[5..], 100, 100), vec![105]);
+    }
+
+    #[test]
+    fn survivors_are_the_group_and_the_seen_processes_that_left_it() {
+        let mut moved = stat(102, 'S', 1, 102);
+        moved.start_ticks = 7;
+        let mut reused = stat(103, 'S', 1, 103);
+        reused.start_ticks = 99; // pid 103 was seen with start 8: another process now
+        let stats = [
+            stat(101, 'S', 1, 100),
+            moved,
+            reused,
+            stat(104, 'Z', 1, 100),
+            stat(200, 'S', 1, 200),
+        ];
+        let seen: HashSet<(u32, u64)> = [(102, 7), (103, 8)].into_iter().collect();
+        let pids: Vec<u32> = survivors(&stats, 100, &seen)
+            .iter()
+            .map(|s| s.pid)
+            .collect();
+        assert_eq!(pids, vec![101, 102]);
     }
 }
