@@ -2,6 +2,11 @@
 //! stall, never start, leave a child behind, fail, or are cancelled; every artifact is checked
 //! by `tally validate` (docs/contract/manifest-and-soak.md "The soak monitor").
 
+// The shared pty driver; this file uses only part of it.
+#[allow(dead_code)]
+#[path = "support/pty.rs"]
+mod pty;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -413,4 +418,44 @@ fn only_shell_runs_through_a_shell() {
     let a = assert_failed(&o, &out_path, "missing_run_summary");
     assert_eq!(a["returncode"], 4);
     assert_eq!(std::fs::read_to_string(&console).unwrap(), "3\n");
+}
+
+/// The lines of a screen that are a live status line (`soak <elapsed> | ...`).
+fn status_lines(screen: &str) -> usize {
+    screen
+        .lines()
+        .filter(|l| {
+            l.strip_prefix("soak ")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .count()
+}
+
+#[test]
+fn on_a_terminal_the_status_is_one_line_rewritten_in_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    let script = format!("echo x > {}/f; sleep 2", s(&dir));
+    let mut args = vec!["soak"];
+    args.extend(FAST);
+    let dir_s = s(&dir);
+    args.extend(["--progress-dir", &dir_s, "--", "sh", "-c", &script]);
+    let mut pty = pty::Pty::spawn(&args, 120, 30, tmp.path());
+    pty.wait_for(&["last progress"]);
+    // A few more samples: still one line.
+    std::thread::sleep(Duration::from_millis(600));
+    let screen = pty.screen();
+    assert_eq!(status_lines(&screen), 1, "{screen}");
+    assert!(
+        screen.contains("| RSS ") && screen.contains(" process"),
+        "{screen}"
+    );
+    assert_eq!(pty.wait_exit(), 1);
+    let screen = pty.wait_for(&["soak artifact:", "tally: soak failed:"]);
+    // The live line is cleared; the summary stays.
+    assert_eq!(status_lines(&screen), 0, "{screen}");
+    assert!(
+        screen.contains("soak failed | classification missing_run_summary | duration "),
+        "{screen}"
+    );
 }
