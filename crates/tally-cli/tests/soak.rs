@@ -367,6 +367,58 @@ fn sigint_ends_the_whole_group_as_an_external_cancellation() {
 }
 
 #[test]
+fn a_cancelled_demo_says_so_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let log_dir = format!("training.log_dir={}", s(&run));
+    let child = Command::new(TALLY)
+        .args(["soak"])
+        .args(FAST)
+        .args([
+            "--",
+            TALLY,
+            "demo",
+            "--iterations",
+            "1000000",
+            "--num-envs",
+            "64",
+        ])
+        .args(["--panel", "off", &log_dir])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once the demo has persisted steps.
+    let console = run.join("soak-console.log");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&console).is_ok_and(|c| c.contains("iter ")) {
+        assert!(
+            Instant::now() < deadline,
+            "the demo never reported an iteration"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    // The demo closed its run as interrupted and said why in its shutdown snapshot, which
+    // wins over the monitor's own cancellation.
+    let a = assert_failed(&o, &run.join("soak_artifact.json"), "external_cancellation");
+    assert_eq!(a["run_summary"]["status"], "interrupted");
+    assert_eq!(a["shutdown"]["classification"], "external_cancellation");
+    assert_eq!(a["returncode"], Value::Null);
+    let reason = a["failure_reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("cancelled (SIGINT/SIGTERM to tally)")
+            && reason.contains("producer shutdown: external_cancellation"),
+        "{reason}"
+    );
+}
+
+#[test]
 fn without_a_progress_dir_the_flag_is_named() {
     let o = soak(&[], &["sleep", "1"]);
     assert_eq!(o.status.code(), Some(2));

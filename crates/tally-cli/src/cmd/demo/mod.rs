@@ -98,8 +98,12 @@ pub fn run(
         Profile::OnPolicy => training::train::<onpolicy::OnPolicy>(c, &mut log, stop),
         Profile::Rft => rft::train(c.iterations, &mut log, stop),
     };
-    if result.is_ok() && matches!(profile, Profile::SacFamily | Profile::Appo) {
-        log.set_runtime_manifest(demo_manifest(c))?;
+    if matches!(profile, Profile::SacFamily | Profile::Appo) {
+        match result {
+            Ok(true) => log.set_runtime_manifest(demo_manifest(c))?,
+            Ok(false) => log.set_runtime_manifest(interrupted_manifest())?,
+            Err(_) => {}
+        }
     }
     let status = match result {
         Ok(true) => RunStatus::Completed,
@@ -113,6 +117,21 @@ pub fn run(
         run_dir: log.run_dir().to_owned(),
         status,
     })
+}
+
+/// The early-failure manifest of a run stopped by Ctrl-C or SIGTERM: only the version and
+/// the shutdown snapshot saying so (its lifecycle figures would describe a run that did not
+/// happen).
+fn interrupted_manifest() -> tally::schema::artifacts::RuntimeManifest {
+    let mut m = tally::schema::artifacts::RuntimeManifest::v1();
+    m.shutdown = Some(serde_json::json!({
+        "classification": "external_cancellation",
+        "owner": "external",
+        "phase": "training",
+        "exception": null,
+        "cleanup": {"errors": []},
+    }));
+    m
 }
 
 /// A runtime manifest v1 consistent with the demo's run (CPU simulation: no accelerator).
