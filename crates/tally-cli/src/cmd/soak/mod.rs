@@ -5,7 +5,7 @@
 //!
 //! `child.rs` owns the process group, `sample.rs`/`procfs.rs` what a sample holds,
 //! `classify.rs` the verdict, `artifact.rs` the document, `context.rs` where it ran,
-//! `status.rs` what stderr shows.
+//! `watch.rs` the sampling loop and its timeouts, `status.rs` what stderr shows.
 
 mod artifact;
 mod child;
@@ -15,12 +15,13 @@ mod procfs;
 mod sample;
 mod samples;
 mod status;
+mod watch;
 
 use crate::error::{CliError, Exit};
 use classify::{Observed, SummaryRead};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tally_schema::artifacts::{FailureClassification as C, SoakMonitorSettings, SoakStatus};
@@ -190,102 +191,31 @@ fn soak(
     let grace = Duration::from_secs_f64(c.post_shutdown_grace_s);
     let started_at_utc = utc_now();
     let start = Instant::now();
-    let mut samples = samples::SampleLog::new(samples::MAX_UNITS);
-    let mut monitor: Option<(C, String)> = None;
     let mut status = status::Status::new();
-    // Every process of the tree a sample saw, by identity: what outlives the command is
-    // looked for among them too, not only in its group.
-    let mut seen = std::collections::HashSet::new();
+    let clock = watch::ProgressClock::new(c.startup_timeout_s, c.stale_progress_s);
 
-    let mut group = match child::spawn(&c.command, c.shell, console) {
-        Ok(g) => Some(g),
-        Err(e) => {
-            monitor = Some((
-                C::MonitorFailure,
-                format!("cannot start {}: {e}", c.command[0]),
-            ));
-            None
+    let (mut group, watched) = match child::spawn(&c.command, c.shell, console) {
+        Ok(mut g) => {
+            let w = watch::watch(&mut g, &sampler, interval, clock, stop, &mut status, start);
+            (Some(g), w)
         }
+        Err(e) => (
+            None,
+            watch::Watched {
+                monitor: Some((
+                    C::MonitorFailure,
+                    format!("cannot start {}: {e}", c.command[0]),
+                )),
+                samples: samples::SampleLog::new(samples::MAX_UNITS),
+                seen: Default::default(),
+            },
+        ),
     };
-    if let Some(g) = group.as_mut() {
-        let (pgid, root) = (g.pgid, g.pid());
-        let mut next_sample = start;
-        let mut last_bytes = None;
-        let mut last_change = start;
-        let mut seen_progress = false;
-        loop {
-            if stop.load(Ordering::SeqCst) {
-                monitor = Some((
-                    C::ExternalCancellation,
-                    "cancelled (SIGINT/SIGTERM to tally); the command's group was ended".into(),
-                ));
-                break;
-            }
-            match g.poll() {
-                Ok(true) => break,
-                Ok(false) => {}
-                Err(e) => {
-                    monitor = Some((
-                        C::MonitorFailure,
-                        format!("cannot wait for the command: {e}"),
-                    ));
-                    break;
-                }
-            }
-            let now = Instant::now();
-            if now >= next_sample {
-                let elapsed = now - start;
-                let s = match sampler.sample(elapsed.as_secs_f64(), pgid, root) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        monitor = Some((C::MonitorFailure, format!("cannot sample: {e}")));
-                        break;
-                    }
-                };
-                let bytes = s.progress.bytes_total;
-                if last_bytes != Some(bytes) {
-                    last_bytes = Some(bytes);
-                    last_change = now;
-                }
-                seen_progress |= bytes > 0;
-                let unchanged = (now - last_change).as_secs_f64();
-                if !seen_progress && elapsed.as_secs_f64() > c.startup_timeout_s {
-                    monitor = Some((
-                        C::TimeoutStartup,
-                        format!(
-                            "no progress bytes under {} within --startup-timeout-seconds {}",
-                            progress_dir.display(),
-                            c.startup_timeout_s
-                        ),
-                    ));
-                } else if seen_progress && unchanged > c.stale_progress_s {
-                    monitor = Some((
-                        C::TimeoutStaleTick,
-                        format!(
-                            "progress under {} unchanged for {unchanged:.1}s (more than \
-                             --stale-progress-seconds {})",
-                            progress_dir.display(),
-                            c.stale_progress_s
-                        ),
-                    ));
-                }
-                status.sample(samples.taken() + 1, &s, seen_progress.then_some(unchanged));
-                for p in &s.process {
-                    if let Ok(pid) = u32::try_from(p.pid) {
-                        seen.insert((pid, p.start_ticks));
-                    }
-                }
-                samples.push(s);
-                next_sample = (next_sample + interval).max(now);
-                if monitor.is_some() {
-                    break;
-                }
-            }
-            std::thread::sleep(
-                child::POLL.min(next_sample.saturating_duration_since(Instant::now())),
-            );
-        }
-    }
+    let watch::Watched {
+        mut monitor,
+        samples,
+        seen,
+    } = watched;
 
     // End the command when the monitor stopped watching it; then wait out the grace period
     // for the rest of its group, and kill what is left.
