@@ -230,6 +230,30 @@ fn a_command_that_stops_making_progress_is_a_stale_tick() {
 }
 
 #[test]
+fn a_stalled_run_whose_worker_ignores_sigterm_keeps_its_classification_and_lists_the_worker() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    let out_path = dir.join("soak_artifact.json");
+    let script = format!(
+        "echo x > {}/f; (trap '' TERM; exec sleep 30) & exec sleep 31",
+        s(&dir)
+    );
+    let o = soak(
+        &["--progress-dir", &s(&dir), "--stale-progress-seconds", "1"],
+        &["sh", "-c", &script],
+    );
+    let a = assert_failed(&o, &out_path, "timeout/stale_tick");
+    let residual = a["post_shutdown"]["residual_processes"].as_array().unwrap();
+    assert_eq!(residual.len(), 1, "{a:#}");
+    assert_eq!(residual[0]["command"], "sleep 30");
+    assert!(a["failure_reason"]
+        .as_str()
+        .unwrap()
+        .contains("1 process(es) of the command's group still alive 1s after it ended"));
+    assert!(gone(residual[0]["pid"].as_u64().unwrap()));
+}
+
+#[test]
 fn a_child_left_behind_is_a_resource_leak_and_is_killed() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("p");

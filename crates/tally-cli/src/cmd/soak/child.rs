@@ -70,16 +70,17 @@ impl Group {
         }
     }
 
-    /// End the group: SIGTERM, up to `grace` for the leader to exit, then SIGKILL to the whole
-    /// group; the leader is reaped.
+    /// End the group: SIGTERM to all of it, up to `grace` for the leader to exit, else SIGKILL
+    /// to the whole group; the leader is reaped. The rest of a group whose leader exited is
+    /// left to the post-shutdown check, which reports and kills what outlives its grace.
     pub fn terminate(&mut self, grace: Duration) -> std::io::Result<()> {
         self.signal(Signal::TERM);
         let deadline = Instant::now() + grace;
         while !self.poll()? && Instant::now() < deadline {
             std::thread::sleep(POLL);
         }
-        self.signal(Signal::KILL);
         if self.status.is_none() {
+            self.signal(Signal::KILL);
             self.status = Some(self.child.wait()?);
         }
         Ok(())
