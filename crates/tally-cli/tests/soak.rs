@@ -27,8 +27,19 @@ fn soak(options: &[&str], command: &[&str]) -> Output {
 }
 
 fn soak_in(cwd: &Path, options: &[&str], command: &[&str]) -> Output {
-    Command::new(TALLY)
-        .current_dir(cwd)
+    soak_with(cwd, None, options, command)
+}
+
+/// `tally soak` from `cwd`, with `path` in front of PATH when given.
+fn soak_with(cwd: &Path, path: Option<&Path>, options: &[&str], command: &[&str]) -> Output {
+    let mut cmd = Command::new(TALLY);
+    if let Some(dir) = path {
+        let old = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![dir.to_path_buf()];
+        dirs.extend(std::env::split_paths(&old));
+        cmd.env("PATH", std::env::join_paths(dirs).unwrap());
+    }
+    cmd.current_dir(cwd)
         .arg("soak")
         .args(FAST)
         .args(options)
@@ -439,6 +450,45 @@ fn a_cancelled_demo_says_so_itself() {
         reason.starts_with("cancelled (SIGINT/SIGTERM to tally)")
             && reason.contains("producer shutdown: external_cancellation"),
         "{reason}"
+    );
+}
+
+#[test]
+fn gpu_memory_and_devices_come_from_nvidia_smi_when_it_exists() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    // nvidia-smi's CSV answers to the two queries the monitor makes (`[N/A]` is what it prints
+    // for a process whose memory it cannot read).
+    let fake = bin.join("nvidia-smi");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\ncase \"$1\" in\n\
+         --query-compute-apps=pid,used_memory) printf '4242, 1536\\n4343, [N/A]\\n' ;;\n\
+         --query-gpu=index,uuid,name,driver_version) echo '0, GPU-5d1c, NVIDIA A100-SXM4-80GB, 550.54.15' ;;\n\
+         *) exit 2 ;;\nesac\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = tmp.path().join("p");
+    let script = format!("echo x > {}/f; sleep 0.5", s(&dir));
+    let o = soak_with(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        Some(&bin),
+        &["--progress-dir", &s(&dir)],
+        &["sh", "-c", &script],
+    );
+    let a = assert_failed(&o, &dir.join("soak_artifact.json"), "missing_run_summary");
+    assert_eq!(
+        a["samples"][0]["gpu"],
+        serde_json::json!([{"pid": 4242, "used_memory_mib": 1536}])
+    );
+    assert_eq!(a["resource_summary"]["max_gpu_used_memory_mib"], 1536);
+    assert_eq!(
+        a["context"]["gpu_devices"],
+        serde_json::json!([{"index": 0, "uuid": "GPU-5d1c",
+                            "name": "NVIDIA A100-SXM4-80GB", "driver_version": "550.54.15"}])
     );
 }
 

@@ -3,9 +3,9 @@
 //! Each probe that cannot answer leaves its part empty or null: the context describes the run,
 //! it never fails it.
 
+use super::probe;
 use serde_json::{Map, Value};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use tally_schema::artifacts::{
     SoakContext, SoakEnvironment, SoakGpuDevice, SoakSoftware, SoakSource,
 };
@@ -17,13 +17,14 @@ pub const NO_PYTHON: &str = "unavailable";
 pub fn collect(cwd: &Path, nvidia_smi: Option<&Path>) -> SoakContext {
     let gpu_devices = nvidia_smi
         .and_then(|smi| {
-            output(
-                smi.as_os_str().to_str()?,
+            probe::output(
+                smi,
                 &[
                     "--query-gpu=index,uuid,name,driver_version",
                     "--format=csv,noheader",
                 ],
                 cwd,
+                probe::CONTEXT_PROBE,
             )
         })
         .map(|t| parse_gpu_devices(&t))
@@ -83,18 +84,8 @@ fn outside_git(cwd: &Path) -> SoakSource {
     }
 }
 
-/// The trimmed stdout of a command that succeeded; None otherwise.
 fn output(program: &str, args: &[&str], cwd: &Path) -> Option<String> {
-    let o = Command::new(program)
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    o.status
-        .success()
-        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    probe::output(program, args, cwd, probe::CONTEXT_PROBE)
 }
 
 /// The git facts of `cwd`: the repository's top level, HEAD, the branch (null when detached)

@@ -11,6 +11,7 @@ mod artifact;
 mod child;
 mod classify;
 mod context;
+mod probe;
 mod procfs;
 mod sample;
 mod samples;

@@ -1,10 +1,9 @@
 //! One monitor sample: the process tree (`procfs.rs`), GPU compute processes when
 //! `nvidia-smi` exists, and the progress files under the progress directory.
 
-use super::procfs;
+use super::{probe, procfs};
 use serde_json::Map;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::UNIX_EPOCH;
 use tally_schema::artifacts::{SoakGpuSample, SoakProgressSample, SoakSample};
 
@@ -87,21 +86,20 @@ pub fn progress(dir: &Path, excluded: &[PathBuf]) -> SoakProgressSample {
     out
 }
 
-/// Compute processes from `nvidia-smi --query-compute-apps`; none when it fails (a driver
-/// hiccup must not end a soak, and the samples show the gap).
+/// Compute processes from `nvidia-smi --query-compute-apps`; none when it fails or hangs (a
+/// driver hiccup must not end a soak, and the samples show the gap).
 fn gpu_apps(smi: &Path) -> Vec<SoakGpuSample> {
-    let out = Command::new(smi)
-        .args([
+    probe::output(
+        smi,
+        &[
             "--query-compute-apps=pid,used_memory",
             "--format=csv,noheader,nounits",
-        ])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    match out {
-        Ok(o) if o.status.success() => parse_compute_apps(&String::from_utf8_lossy(&o.stdout)),
-        _ => Vec::new(),
-    }
+        ],
+        Path::new("/"),
+        probe::SAMPLE_PROBE,
+    )
+    .map(|text| parse_compute_apps(&text))
+    .unwrap_or_default()
 }
 
 /// Parse `pid, used_memory` CSV lines (MiB, no units); lines that do not parse (`[N/A]`) are
