@@ -209,6 +209,32 @@ fn a_demo_run_passes_and_its_artifact_validates() {
 }
 
 #[test]
+fn a_completed_run_shorter_than_the_minimum_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let log_dir = format!("training.log_dir={}", s(&run));
+    let o = soak(
+        &["--min-duration-seconds", "3600"],
+        &[
+            TALLY,
+            "demo",
+            "--iterations",
+            "5",
+            "--panel",
+            "off",
+            &log_dir,
+        ],
+    );
+    let a = assert_failed(&o, &run.join("soak_artifact.json"), "unknown_failure");
+    let reason = a["failure_reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("ran ") && reason.ends_with("shorter than --min-duration-seconds 3600"),
+        "{reason}"
+    );
+    assert_eq!(a["run_summary"]["status"], "completed");
+}
+
+#[test]
 fn a_command_that_stops_making_progress_is_a_stale_tick() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("p");

@@ -5,7 +5,8 @@
 //! The precedence is the contract's: a summary that is not an object or not under a supported
 //! schema, then `normal_completion` on a run that did not complete, then a trusted producer
 //! classification, then the monitor's own, then what the summary says. Every reason found is
-//! kept, in that order, and the producer's description of its shutdown is appended last.
+//! kept, in that order, and the producer's description of the shutdown of a run that did not
+//! complete is appended last.
 
 use serde_json::Value;
 use tally_schema::artifacts::{FailureClassification, ShutdownSnapshot};
@@ -162,8 +163,8 @@ pub fn classify(o: &Observed, summary: &SummaryRead) -> Option<Failure> {
                         _ => {}
                     }
                     fallback = Some(C::UnknownFailure);
+                    producer_note = shutdown.as_ref().map(describe_shutdown);
                 }
-                producer_note = shutdown.as_ref().map(describe_shutdown);
             }
         }
     }
