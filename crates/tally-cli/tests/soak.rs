@@ -392,6 +392,20 @@ fn the_producer_classification_wins() {
 }
 
 #[test]
+fn a_summary_that_is_not_json_is_embedded_as_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    let script = format!("printf '{{\"status\": ' > {}/run_summary.json", s(&dir));
+    let o = soak(&["--progress-dir", &s(&dir)], &["sh", "-c", &script]);
+    let a = assert_failed(&o, &dir.join("soak_artifact.json"), "invalid_run_summary");
+    assert_eq!(a["run_summary"], "{\"status\": ");
+    assert!(a["failure_reason"]
+        .as_str()
+        .unwrap()
+        .contains("run_summary.json: not JSON"));
+}
+
+#[test]
 fn sigint_ends_the_whole_group_as_an_external_cancellation() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("p");
