@@ -406,6 +406,21 @@ fn a_summary_that_is_not_json_is_embedded_as_text() {
 }
 
 #[test]
+fn a_summary_that_is_not_a_file_is_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    // A FIFO would block a reader forever.
+    let script = format!("mkfifo {}/run_summary.json", s(&dir));
+    let o = soak(&["--progress-dir", &s(&dir)], &["sh", "-c", &script]);
+    let a = assert_failed(&o, &dir.join("soak_artifact.json"), "invalid_run_summary");
+    assert_eq!(a["run_summary"], Value::Null);
+    assert!(a["failure_reason"]
+        .as_str()
+        .unwrap()
+        .contains("run_summary.json: not a regular file"));
+}
+
+#[test]
 fn sigint_ends_the_whole_group_as_an_external_cancellation() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("p");

@@ -18,6 +18,7 @@ mod samples;
 mod status;
 mod watch;
 
+use crate::cmd::validate::MAX_ARTIFACT_BYTES;
 use crate::error::{CliError, Exit};
 use classify::{Observed, SummaryRead};
 use serde_json::{Map, Value};
@@ -313,6 +314,23 @@ fn soak(
 /// `run_summary.json` for the classifier, and as the artifact embeds it: the document, its
 /// text when it is not JSON, null when there is none.
 fn read_summary(path: &Path) -> (SummaryRead, Option<Value>) {
+    // As `tally validate` reads it: a regular file of bounded size (a FIFO would block).
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (SummaryRead::Missing, None),
+        Ok(m) if !m.is_file() => {
+            let why = format!("{}: not a regular file", path.display());
+            return (SummaryRead::Unreadable(why), None);
+        }
+        Ok(m) if m.len() > MAX_ARTIFACT_BYTES => {
+            let why = format!(
+                "{}: {} bytes, more than the {MAX_ARTIFACT_BYTES} an artifact may hold",
+                path.display(),
+                m.len()
+            );
+            return (SummaryRead::Unreadable(why), None);
+        }
+        _ => {}
+    }
     match std::fs::read_to_string(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (SummaryRead::Missing, None),
         Err(e) => (
