@@ -342,6 +342,33 @@ fn no_progress_before_the_startup_timeout() {
 }
 
 #[test]
+fn files_already_in_a_resumed_run_directory_are_no_progress() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("p");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("events.out.tfevents.1"),
+        b"from the earlier segment",
+    )
+    .unwrap();
+    let out_path = dir.join("soak_artifact.json");
+    // Stale sooner than startup: the old file must not count as this run's first progress.
+    let o = soak(
+        &[
+            "--progress-dir",
+            &s(&dir),
+            "--startup-timeout-seconds",
+            "1.5",
+            "--stale-progress-seconds",
+            "0.5",
+        ],
+        &["sleep", "30"],
+    );
+    let a = assert_failed(&o, &out_path, "timeout/startup");
+    assert_eq!(a["resource_summary"]["max_progress_bytes"], 24);
+}
+
+#[test]
 fn a_failing_exit_code_sets_the_reason() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("p");

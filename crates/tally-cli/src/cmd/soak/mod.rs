@@ -194,7 +194,9 @@ fn soak(
     let started_at_utc = utc_now();
     let start = Instant::now();
     let mut status = status::Status::new();
-    let clock = watch::ProgressClock::new(c.startup_timeout_s, c.stale_progress_s);
+    // Measured before the command starts: what is already there is not its progress.
+    let initial = sample::progress(progress_dir, &sampler.excluded).bytes_total;
+    let clock = watch::ProgressClock::new(c.startup_timeout_s, c.stale_progress_s, initial);
 
     let (mut group, watched) = match child::spawn(&c.command, c.shell, console) {
         Ok(mut g) => {

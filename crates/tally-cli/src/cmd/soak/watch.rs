@@ -18,32 +18,33 @@ pub struct ProgressClock {
     pub startup_timeout_s: f64,
     /// `--stale-progress-seconds`.
     pub stale_progress_s: f64,
-    last_bytes: Option<u64>,
+    last_bytes: u64,
     last_change_s: f64,
     seen_progress: bool,
 }
 
 impl ProgressClock {
-    /// A clock started at elapsed 0.
-    pub fn new(startup_timeout_s: f64, stale_progress_s: f64) -> ProgressClock {
+    /// A clock started at elapsed 0, when the progress files held `initial_bytes` (a resumed
+    /// run's directory is not empty: its old files are not progress of this run).
+    pub fn new(startup_timeout_s: f64, stale_progress_s: f64, initial_bytes: u64) -> ProgressClock {
         ProgressClock {
             startup_timeout_s,
             stale_progress_s,
-            last_bytes: None,
+            last_bytes: initial_bytes,
             last_change_s: 0.0,
             seen_progress: false,
         }
     }
 
-    /// Take the progress size `bytes` seen at `elapsed_s`: `timeout/startup` when no byte came
-    /// within the startup timeout, `timeout/stale_tick` when the size has not changed for more
-    /// than the stale timeout since the first byte; the reason names `dir`.
+    /// Take the progress size `bytes` seen at `elapsed_s`: `timeout/startup` when it has not
+    /// changed from the start within the startup timeout, `timeout/stale_tick` when it has not
+    /// changed for more than the stale timeout since it first did; the reason names `dir`.
     pub fn observe(&mut self, elapsed_s: f64, bytes: u64, dir: &Path) -> Option<(C, String)> {
-        if self.last_bytes != Some(bytes) {
-            self.last_bytes = Some(bytes);
+        if self.last_bytes != bytes {
+            self.last_bytes = bytes;
             self.last_change_s = elapsed_s;
+            self.seen_progress = true;
         }
-        self.seen_progress |= bytes > 0;
         let unchanged = elapsed_s - self.last_change_s;
         if !self.seen_progress && elapsed_s > self.startup_timeout_s {
             Some((
@@ -158,7 +159,7 @@ mod tests {
 
     #[test]
     fn no_byte_before_the_startup_timeout() {
-        let mut c = ProgressClock::new(10.0, 2.0);
+        let mut c = ProgressClock::new(10.0, 2.0, 0);
         let got = run(&mut c, &[(0.0, 0), (5.0, 0), (10.0, 0), (10.5, 0)]).unwrap();
         assert_eq!(got.0, C::TimeoutStartup);
         assert_eq!(
@@ -166,20 +167,28 @@ mod tests {
             "no progress bytes under /runs/a within --startup-timeout-seconds 10"
         );
         // Waiting for the first byte is not staleness, however long under the timeout.
-        let mut c = ProgressClock::new(10.0, 2.0);
+        let mut c = ProgressClock::new(10.0, 2.0, 0);
         assert_eq!(run(&mut c, &[(0.0, 0), (9.0, 0), (9.5, 100)]), None);
+        // A resumed run's old files are no progress; a change of them is.
+        let mut c = ProgressClock::new(10.0, 2.0, 5000);
+        assert_eq!(run(&mut c, &[(0.0, 5000), (9.0, 5000)]), None);
+        assert_eq!(c.age_s(9.0), None);
+        let got = run(&mut c, &[(10.5, 5000)]).unwrap();
+        assert_eq!(got.0, C::TimeoutStartup);
+        let mut c = ProgressClock::new(10.0, 2.0, 5000);
+        assert_eq!(run(&mut c, &[(0.0, 5000), (9.0, 5100), (10.5, 5100)]), None);
     }
 
     #[test]
     fn unchanged_bytes_for_longer_than_the_stale_timeout() {
-        let mut c = ProgressClock::new(600.0, 2.0);
+        let mut c = ProgressClock::new(600.0, 2.0, 0);
         assert_eq!(run(&mut c, &[(0.0, 10), (1.0, 20), (3.0, 20)]), None);
         assert_eq!(c.age_s(3.0), Some(2.0));
         let got = run(&mut c, &[(3.5, 20)]).unwrap();
         assert_eq!(got.0, C::TimeoutStaleTick);
         assert!(got.1.contains("unchanged for 2.5s"), "{}", got.1);
         // Any change resets it, shrinking too (a rotated log).
-        let mut c = ProgressClock::new(600.0, 2.0);
+        let mut c = ProgressClock::new(600.0, 2.0, 0);
         assert_eq!(
             run(&mut c, &[(0.0, 10), (2.0, 10), (2.5, 5), (4.0, 5)]),
             None
