@@ -648,22 +648,19 @@ fn on_a_terminal_the_status_is_one_line_rewritten_in_place() {
     args.extend(FAST);
     let dir_s = s(&dir);
     args.extend(["--progress-dir", &dir_s, "--", "sh", "-c", &script]);
-    let mut pty = pty::Pty::spawn(&args, 120, 30, tmp.path());
+    // Narrower than the line: it is cut, not wrapped (a wrapped line cannot be rewritten).
+    let mut pty = pty::Pty::spawn(&args, 40, 30, tmp.path());
     pty.wait_for(&["last progress"]);
     // A few more samples: still one line.
     std::thread::sleep(Duration::from_millis(600));
     let screen = pty.screen();
     assert_eq!(status_lines(&screen), 1, "{screen}");
-    assert!(
-        screen.contains("| RSS ") && screen.contains(" process"),
-        "{screen}"
-    );
     assert_eq!(pty.wait_exit(), 1);
     let screen = pty.wait_for(&["soak artifact:", "tally: soak failed:"]);
     // The live line is cleared; the summary stays.
     assert_eq!(status_lines(&screen), 0, "{screen}");
     assert!(
-        screen.contains("soak failed | classification missing_run_summary | duration "),
+        screen.contains("soak failed | classification missing_run_s"),
         "{screen}"
     );
 }

@@ -49,6 +49,11 @@ impl Status {
         let text = line(s, progress_age_s);
         let mut err = std::io::stderr().lock();
         if self.live {
+            // Cut to the terminal's width: a wrapped line could not be rewritten in place.
+            let width = rustix::termios::tcgetwinsize(std::io::stderr())
+                .map_or(80, |w| usize::from(w.ws_col))
+                .max(2);
+            let text: String = text.chars().take(width - 1).collect();
             let _ = write!(err, "\r\x1b[2K{text}");
             self.shown = true;
         } else if n % PLAIN_EVERY_SAMPLES == 1 {
