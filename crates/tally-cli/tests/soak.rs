@@ -256,6 +256,14 @@ fn a_command_that_stops_making_progress_is_a_stale_tick() {
     assert!(start.elapsed() < Duration::from_secs(20));
     let a = assert_failed(&o, &out_path, "timeout/stale_tick");
     assert_eq!(a["returncode"], Value::Null);
+    // Not a terminal: a plain status line for the 1st, 13th, 25th, ... sample.
+    let taken = a["monitor"]["sample_count"].as_u64().unwrap() as usize;
+    assert_eq!(
+        status_lines(&stderr(&o)),
+        taken.div_ceil(12),
+        "{}",
+        stderr(&o)
+    );
     assert!(a["failure_reason"]
         .as_str()
         .unwrap()
