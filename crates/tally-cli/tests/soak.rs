@@ -651,7 +651,7 @@ fn status_lines(screen: &str) -> usize {
 fn on_a_terminal_the_status_is_one_line_rewritten_in_place() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("p");
-    let script = format!("echo x > {}/f; sleep 2", s(&dir));
+    let script = format!("echo x > {}/f; sleep 3", s(&dir));
     let mut args = vec!["soak"];
     args.extend(FAST);
     let dir_s = s(&dir);
