@@ -498,7 +498,14 @@ fn a_cancelled_demo_says_so_itself() {
     let log_dir = format!("training.log_dir={}", s(&run));
     let child = Command::new(TALLY)
         .args(["soak"])
-        .args(FAST)
+        // The grace bounds how long the demo may take to close its run (it is done in
+        // milliseconds; a loaded machine must not turn that into a SIGKILL).
+        .args([
+            "--sample-interval-seconds",
+            "0.2",
+            "--post-shutdown-grace-seconds",
+            "20",
+        ])
         .args([
             "--",
             TALLY,
