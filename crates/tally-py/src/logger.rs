@@ -25,7 +25,7 @@ use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
-use tally::schema::artifacts::{RuntimeManifest, WandbSettings};
+use tally::schema::artifacts::WandbSettings;
 use tally::{
     Backend, Key, Level, LoggerConfig, OnStorageError, Profile, Rates, RunStatus, Sink, StepInput,
     SystemClock,
@@ -687,13 +687,29 @@ impl PyLogger {
         })?)
     }
 
-    /// Record the runtime manifest (a dict of the v1 manifest) for `run_summary.json`.
+    /// Record the runtime manifest (a dict of the v1 manifest) for `run_summary.json`, checked
+    /// as runtime manifest v1: a failing one is refused with every violation's `$` path.
     fn set_runtime_manifest(&self, py: Python<'_>, manifest: &Bound<'_, PyAny>) -> PyResult<()> {
         let v = json_text(py, manifest, "runtime manifest")?;
-        let m: RuntimeManifest = serde_json::from_value(v)
-            .map_err(|e| Failure::Schema(format!("runtime manifest: {e}")))?;
-        self.with_log(py, "set_runtime_manifest", |l| l.set_runtime_manifest(m))?
-            .map_err(Failure::from)?;
+        self.with_log(py, "set_runtime_manifest", |l| {
+            l.set_runtime_manifest_json(v)
+        })?
+        .map_err(Failure::from)?;
+        Ok(())
+    }
+
+    /// Record `backend_diagnostics` at the top level of `run_summary.json` (on-policy runs),
+    /// checked for their shape: a failing one is refused with every violation's `$` path.
+    fn set_backend_diagnostics(
+        &self,
+        py: Python<'_>,
+        diagnostics: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let v = json_text(py, diagnostics, "backend_diagnostics")?;
+        self.with_log(py, "set_backend_diagnostics", |l| {
+            l.set_backend_diagnostics(v)
+        })?
+        .map_err(Failure::from)?;
         Ok(())
     }
 
