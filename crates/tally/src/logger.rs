@@ -255,7 +255,14 @@ impl Logger {
             Some(p) => SummaryState::resumed_from(&p.summary),
             None => SummaryState::default(),
         };
-        let terminal = Arc::new(Mutex::new(TerminalState::new(facts)));
+        let mut term = TerminalState::new(facts);
+        // Shown until the runner passes its own MPS state (docs/contract/panel.md "System column").
+        let (mps, mps_warning) = crate::host::run_mps(&config.run_config);
+        term.system.cuda_mps = Some(mps);
+        if let Some(text) = mps_warning {
+            term.message(started_at, Level::Warning, text);
+        }
+        let terminal = Arc::new(Mutex::new(term));
         let remotes = {
             let (terminal, clock) = (terminal.clone(), clock.clone());
             // Outages and recoveries show on the panel.
