@@ -106,3 +106,12 @@ def test_backend_diagnostics_at_the_top_level_are_the_on_policy_path_only(tmp_pa
         with pytest.raises(tally.ConfigError, match="runtime manifest"):
             log.set_backend_diagnostics({"optimizations": {}})
         log.close("interrupted")
+
+
+def test_a_float_json_cannot_hold_is_refused_naming_its_path(tmp_path):
+    with logger(tmp_path, algo="ppo", profile="onpolicy") as log:
+        with pytest.raises(tally.SchemaError, match=r"\$\.replay_ingress\.backpressure_wait_s.*NaN"):
+            log.set_runtime_manifest({"schema_version": 1, "replay_ingress": {"backpressure_wait_s": float("nan")}})
+        with pytest.raises(tally.SchemaError, match=r"\$\.timings\[1\].*inf"):
+            log.set_backend_diagnostics({"optimizations": {}, "timings": [1.0, float("inf")]})
+        log.close("interrupted")
