@@ -351,6 +351,8 @@ def test_status_and_checkpoint_reach_the_summary(tmp_path):
         log.status("Buffer fill: 10%")
         log.checkpoint_saved(tmp_path / "model_10.pt")
         log.set_runtime_manifest({"schema_version": 1})
+        # An early manifest: a run closed completed with it is recorded failed.
+        log.close("interrupted")
     s = summary(log.run_dir)
     assert s["last_checkpoint"] == str(tmp_path / "model_10.pt")
     assert s["runtime_manifest"]["schema_version"] == 1

@@ -56,6 +56,8 @@ def test_run_config_summary_and_terminal_hold_no_secret(tmp_path, capfd):
         log.set_runtime_manifest({"schema_version": 1, "shutdown": {"cmd": "train --api-key cmd-key-3"}})
         step(log, 1)
         step(log, 2)
+        # An early manifest: a run closed completed with it is recorded failed.
+        log.close("interrupted")
     out = capfd.readouterr().out
     assert "connecting with WANDB_API_KEY=<redacted>" in out, out
     assert_clean("the terminal", out)
@@ -71,7 +73,7 @@ def test_run_config_summary_and_terminal_hold_no_secret(tmp_path, capfd):
     summary = (log.run_dir / "run_summary.json").read_text()
     assert_clean("run_summary.json", summary)
     doc = json.loads(summary)
-    assert doc["status"] == "completed"
+    assert doc["status"] == "interrupted"
     assert doc["runtime_manifest"]["shutdown"] == {"cmd": "train --api-key <redacted>"}
 
 

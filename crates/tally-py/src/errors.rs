@@ -192,7 +192,7 @@ impl From<Failure> for PyErr {
         let (kind, message) = match f {
             Failure::Tally(e) => {
                 let kind = match &e {
-                    E::InvalidStep { .. } | E::Ranks(_) => Kind::Schema,
+                    E::InvalidStep { .. } | E::Ranks(_) | E::Document { .. } => Kind::Schema,
                     E::InvalidName { .. }
                     | E::RunDirTaken(..)
                     | E::Config(_)

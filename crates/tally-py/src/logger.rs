@@ -19,13 +19,13 @@ use crate::sink::{wandb_sink, PySink};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
-use pyo3::types::{PyDict, PyString, PyType};
+use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple, PyType};
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
-use tally::schema::artifacts::{RuntimeManifest, WandbSettings};
+use tally::schema::artifacts::WandbSettings;
 use tally::{
     Backend, Key, Level, LoggerConfig, OnStorageError, Profile, Rates, RunStatus, Sink, StepInput,
     SystemClock,
@@ -140,6 +140,40 @@ fn json_text(py: Python<'_>, v: &Bound<'_, PyAny>, what: &str) -> Result<serde_j
         })
         .map_err(|e| Failure::Config(format!("{what} is not JSON-serialisable: {e}")))?;
     serde_json::from_str(&text).map_err(|e| Failure::Config(format!("{what}: {e}")))
+}
+
+/// JSON holds no NaN or infinity: a document carrying one is refused naming its `$` path
+/// (`json.dumps` would write a token no JSON reader accepts).
+fn refuse_nonfinite(doc: &Bound<'_, PyAny>, what: &str) -> Result<()> {
+    match nonfinite(doc, "$".to_owned()) {
+        Some((path, x)) => Err(Failure::Schema(format!(
+            "{what} refused (nothing of it recorded): {path}: expected a finite number, found the float {x}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The path and value of the first non-finite float in dicts, lists and tuples under `v`.
+fn nonfinite(v: &Bound<'_, PyAny>, path: String) -> Option<(String, f64)> {
+    if let Ok(f) = v.cast::<PyFloat>() {
+        let x = f.value();
+        return (!x.is_finite()).then_some((path, x));
+    }
+    if let Ok(d) = v.cast::<PyDict>() {
+        return d.iter().find_map(|(k, x)| {
+            let key = k.str().map(|s| s.to_string()).unwrap_or_default();
+            nonfinite(&x, format!("{path}.{key}"))
+        });
+    }
+    let items = v
+        .cast::<PyList>()
+        .map(|l| l.iter().collect::<Vec<_>>())
+        .or_else(|_| v.cast::<PyTuple>().map(|t| t.iter().collect()))
+        .ok()?;
+    items
+        .iter()
+        .enumerate()
+        .find_map(|(i, x)| nonfinite(x, format!("{path}[{i}]")))
 }
 
 fn wandb_settings(py: Python<'_>, d: &Bound<'_, PyDict>) -> Result<WandbSettings> {
@@ -687,13 +721,31 @@ impl PyLogger {
         })?)
     }
 
-    /// Record the runtime manifest (a dict of the v1 manifest) for `run_summary.json`.
+    /// Record the runtime manifest (a dict of the v1 manifest) for `run_summary.json`, checked
+    /// as runtime manifest v1: a failing one is refused with every violation's `$` path.
     fn set_runtime_manifest(&self, py: Python<'_>, manifest: &Bound<'_, PyAny>) -> PyResult<()> {
+        refuse_nonfinite(manifest, "runtime manifest")?;
         let v = json_text(py, manifest, "runtime manifest")?;
-        let m: RuntimeManifest = serde_json::from_value(v)
-            .map_err(|e| Failure::Schema(format!("runtime manifest: {e}")))?;
-        self.with_log(py, "set_runtime_manifest", |l| l.set_runtime_manifest(m))?
-            .map_err(Failure::from)?;
+        self.with_log(py, "set_runtime_manifest", |l| {
+            l.set_runtime_manifest_json(v)
+        })?
+        .map_err(Failure::from)?;
+        Ok(())
+    }
+
+    /// Record `backend_diagnostics` at the top level of `run_summary.json` (on-policy runs),
+    /// checked for their shape: a failing one is refused with every violation's `$` path.
+    fn set_backend_diagnostics(
+        &self,
+        py: Python<'_>,
+        diagnostics: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        refuse_nonfinite(diagnostics, "backend_diagnostics")?;
+        let v = json_text(py, diagnostics, "backend_diagnostics")?;
+        self.with_log(py, "set_backend_diagnostics", |l| {
+            l.set_backend_diagnostics(v)
+        })?
+        .map_err(Failure::from)?;
         Ok(())
     }
 

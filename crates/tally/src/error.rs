@@ -67,6 +67,15 @@ pub enum Error {
     /// the message names the file and byte.
     #[error(transparent)]
     ReadBack(#[from] tally_tfevents::ReadError),
+    /// A document the runner recorded for `run_summary.json` (the runtime manifest, backend
+    /// diagnostics) breaks its contract; every violation names its `$` path.
+    #[error("{what}: {}", .violations.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("; "))]
+    Document {
+        /// What was refused and what happened instead.
+        what: String,
+        /// Every violation, as `tally validate` reports it.
+        violations: Vec<tally_schema::conformance::Violation>,
+    },
     /// The logger was already closed.
     #[error("the logger is closed")]
     Closed,

@@ -16,7 +16,8 @@ pub type Key = Cow<'static, str>;
 /// Rank-local CUDA MPS state shown in the System column.
 ///
 /// A validated request shows `on`, an environment-level transparent daemon `ambient`,
-/// anything else `off` (docs/contract/panel.md "System column").
+/// anything else `off` (docs/contract/panel.md "System column"); `crate::host::detect_mps`
+/// tells them apart when the runner passes none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MpsState {
     /// A validated MPS request.

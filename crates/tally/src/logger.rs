@@ -27,8 +27,11 @@ use crate::writer::WriterThread;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tally_clock::{Clock, SystemClock};
-use tally_schema::artifacts::{LoggerFacts, RunConfig, RunStatus, RunSummary, RuntimeManifest};
+use tally_schema::artifacts::{LoggerFacts, RunConfig, RunStatus, RunSummary};
 use tally_tfevents::WriterOptions;
+
+mod producer;
+pub use producer::STATUS_REASON;
 
 /// The training logger. Build one per run on rank 0; call [`Logger::step`] once per iteration.
 pub struct Logger {
@@ -252,7 +255,14 @@ impl Logger {
             Some(p) => SummaryState::resumed_from(&p.summary),
             None => SummaryState::default(),
         };
-        let terminal = Arc::new(Mutex::new(TerminalState::new(facts)));
+        let mut term = TerminalState::new(facts);
+        // Shown until the runner passes its own MPS state (docs/contract/panel.md "System column").
+        let (mps, mps_warning) = crate::host::run_mps(&config.run_config);
+        term.system.cuda_mps = Some(mps);
+        if let Some(text) = mps_warning {
+            term.message(started_at, Level::Warning, text);
+        }
+        let terminal = Arc::new(Mutex::new(term));
         let remotes = {
             let (terminal, clock) = (terminal.clone(), clock.clone());
             // Outages and recoveries show on the panel.
@@ -329,20 +339,6 @@ impl Logger {
         let t = self.clock.monotonic();
         let text = text.into();
         self.with_terminal(|s| s.message(t, level, text));
-    }
-
-    /// Record the runtime manifest for `run_summary.json`. Its schema version may not change.
-    pub fn set_runtime_manifest(&mut self, manifest: RuntimeManifest) -> Result<()> {
-        if let Some(old) = &self.summary.runtime_manifest {
-            if old.schema_version != manifest.schema_version {
-                return Err(Error::Config(format!(
-                    "runtime manifest schema_version changed from {} to {} during the run",
-                    old.schema_version, manifest.schema_version
-                )));
-            }
-        }
-        self.summary.runtime_manifest = Some(manifest);
-        Ok(())
     }
 
     /// Record the uploaded playback video for `run_summary.json` (`play_video_path`).
@@ -605,6 +601,7 @@ impl Logger {
             }
             s => s,
         };
+        let (status, manifest_error) = self.judge_completed(status);
         let summary = self.current_summary(status, true);
         let t = self.clock.monotonic();
         let mut text = format!("Run {}", status.as_str());
@@ -615,6 +612,10 @@ impl Logger {
             );
         }
         self.with_terminal(|s| s.message(t, Level::Info, text));
+        if let Some(e) = &manifest_error {
+            let text = e.to_string();
+            self.with_terminal(|s| s.message(t, Level::Error, text));
+        }
         let written = write_run_summary(&self.run_dir, &summary);
         let failure = self.take_failure();
         // The view's last frame shows the closed run; it stops even when the summary failed.
@@ -630,6 +631,9 @@ impl Logger {
             return Err(e);
         }
         failure?;
+        if let Some(e) = manifest_error {
+            return Err(e);
+        }
         shown.map_err(Error::View)
     }
 

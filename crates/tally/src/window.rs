@@ -1,19 +1,25 @@
 //! The terminal's 2-second time-sliding window of rank-reduced samples.
 //!
 //! The panel shows two-second time-sliding means; `Avg 2s (n=…)` counts the rank-reduced
-//! learner samples in the window (docs/contract/panel.md). A sample is evicted when
-//! `sample.t < now − 2.0` (strict), the window moves only when a sample arrives, a key
-//! missing from some samples is averaged over the samples that have it, and percentages are
-//! computed afterwards from the means (ratio of means).
+//! samples in the window (docs/contract/panel.md "The 2-second window"). Samples are summed
+//! into time slots of [`SLOT_SECS`] (per key: sum, count, newest time), so the window holds
+//! the whole 2 s at any step rate in bounded memory. A slot leaves when its newest sample is
+//! strictly older than `newest − 2.0`: with one sample per slot (below 256 it/s) that is the
+//! per-sample rule exactly, and at any rate the window covers at least 2 s and at most one
+//! slot more. The window moves only when a sample arrives, a key missing from some samples is
+//! averaged over the samples that have it, and percentages are computed afterwards from the
+//! means (ratio of means).
 
 use crate::tag::Tag;
 use std::collections::{HashMap, VecDeque};
 
 /// Window length in seconds.
 pub const WINDOW_SECS: f64 = 2.0;
-/// At most this many samples are kept, however fast the loop runs.
-pub const WINDOW_CAP: usize = 512;
-/// Evicted samples' value buffers kept for the next steps to fill (a step evicts about one).
+/// Time slots per window: the window's resolution.
+pub const SLOTS: usize = 512;
+/// One slot's width, seconds (a binary fraction, so slot edges are exact).
+pub const SLOT_SECS: f64 = WINDOW_SECS / SLOTS as f64;
+/// Evicted slots' key lists kept for new slots (a slot is evicted about as often as one opens).
 const SPARE_CAP: usize = 4;
 
 /// One rank-reduced iteration as the terminal sees it.
@@ -48,89 +54,168 @@ impl WindowSnapshot {
     }
 }
 
+/// One key's partial sum in a slot.
+#[derive(Debug, Clone)]
+struct Entry {
+    tag: Tag,
+    sum: f64,
+    n: u32,
+    /// Arrival of the newest sample holding the key.
+    t_last: f64,
+}
+
+/// The samples that arrived within one slot of time, summed per key.
+#[derive(Debug, Clone)]
+struct Slot {
+    /// `floor(t / SLOT_SECS)` of its samples.
+    index: i64,
+    /// Arrival of its newest sample.
+    t_last: f64,
+    /// Its newest sample's iteration.
+    iteration: u64,
+    /// Samples summed in.
+    n: usize,
+    entries: Vec<Entry>,
+}
+
+impl Slot {
+    /// Add a sample's values; keys usually come in the same order each step, so the entry at
+    /// the value's own position is tried first.
+    fn add(&mut self, values: &mut Vec<(Tag, f64)>, t: f64) {
+        for (k, (tag, v)) in values.drain(..).enumerate() {
+            let at = match self.entries.get(k) {
+                Some(e) if e.tag == tag => Some(k),
+                _ => self.entries.iter().position(|e| e.tag == tag),
+            };
+            match at {
+                Some(i) => {
+                    let e = &mut self.entries[i];
+                    e.sum += v;
+                    e.n += 1;
+                    e.t_last = t;
+                }
+                None => self.entries.push(Entry {
+                    tag,
+                    sum: v,
+                    n: 1,
+                    t_last: t,
+                }),
+            }
+        }
+    }
+}
+
 /// A time-sliding window.
 #[derive(Debug, Clone)]
 pub struct TimeWindow {
     span: f64,
-    cap: usize,
-    samples: VecDeque<Sample>,
-    /// Emptied value buffers of evicted samples, reused so a steady-state step allocates none.
-    spare: Vec<Vec<(Tag, f64)>>,
+    slot_secs: f64,
+    slots: VecDeque<Slot>,
+    /// Samples in the window.
+    n: usize,
+    /// Emptied key lists of evicted slots, reused so a steady-state step allocates none.
+    spare_entries: Vec<Vec<Entry>>,
+    /// The last sample's emptied value buffer, for the next step to fill.
+    spare_values: Option<Vec<(Tag, f64)>>,
 }
 
 impl Default for TimeWindow {
     fn default() -> Self {
-        TimeWindow::new(WINDOW_SECS, WINDOW_CAP)
+        TimeWindow::new(WINDOW_SECS, SLOT_SECS)
     }
 }
 
 impl TimeWindow {
-    /// A window of `span` seconds holding at most `cap` samples.
-    pub fn new(span: f64, cap: usize) -> Self {
+    /// A window of `span` seconds summed in slots of `slot_secs`.
+    pub fn new(span: f64, slot_secs: f64) -> Self {
         TimeWindow {
             span,
-            cap,
-            samples: VecDeque::new(),
-            spare: Vec::with_capacity(SPARE_CAP),
+            slot_secs,
+            slots: VecDeque::new(),
+            n: 0,
+            spare_entries: Vec::with_capacity(SPARE_CAP),
+            spare_values: None,
         }
     }
 
-    /// Add a sample and evict those older than the span, measured from its arrival.
-    pub fn push(&mut self, sample: Sample) {
+    /// Add a sample and evict the slots older than the span, measured from its arrival.
+    pub fn push(&mut self, mut sample: Sample) {
         let now = sample.t;
-        self.samples.push_back(sample);
-        while self.samples.front().is_some_and(|s| s.t < now - self.span) {
-            self.evict();
-        }
-        while self.samples.len() > self.cap {
-            self.evict();
-        }
-    }
-
-    fn evict(&mut self) {
-        if let Some(mut s) = self.samples.pop_front() {
-            if self.spare.len() < SPARE_CAP {
-                s.values.clear();
-                self.spare.push(s.values);
+        while self
+            .slots
+            .front()
+            .is_some_and(|s| s.t_last < now - self.span)
+        {
+            if let Some(mut s) = self.slots.pop_front() {
+                self.n -= s.n;
+                if self.spare_entries.len() < SPARE_CAP {
+                    s.entries.clear();
+                    self.spare_entries.push(s.entries);
+                }
             }
         }
+        let index = (now / self.slot_secs).floor() as i64;
+        // A clock that never goes back opens slots in order; an earlier time joins the newest.
+        if self.slots.back().is_none_or(|s| index > s.index) {
+            let entries = self.spare_entries.pop().unwrap_or_default();
+            self.slots.push_back(Slot {
+                index,
+                t_last: now,
+                iteration: sample.iteration,
+                n: 0,
+                entries,
+            });
+        }
+        if let Some(slot) = self.slots.back_mut() {
+            slot.add(&mut sample.values, now);
+            slot.n += 1;
+            slot.t_last = slot.t_last.max(now);
+            slot.iteration = sample.iteration;
+            self.n += 1;
+        }
+        self.spare_values = Some(sample.values);
     }
 
-    /// An evicted sample's emptied value buffer, if one is kept (for the next step to fill).
+    /// The last sample's emptied value buffer, if not taken yet (for the next step to fill).
     pub fn take_spare(&mut self) -> Option<Vec<(Tag, f64)>> {
-        self.spare.pop()
+        self.spare_values.take()
     }
 
     /// Number of samples in the window.
     pub fn len(&self) -> usize {
-        self.samples.len()
+        self.n
     }
 
     /// Whether the window is empty.
     pub fn is_empty(&self) -> bool {
-        self.samples.is_empty()
+        self.n == 0
+    }
+
+    /// Number of time slots held (at most `SLOTS + 1` for the default window).
+    pub fn slot_count(&self) -> usize {
+        self.slots.len()
     }
 
     /// Per-key means over the window.
     pub fn snapshot(&self) -> WindowSnapshot {
-        let mut acc: HashMap<Tag, (f64, u32)> = HashMap::new();
+        let mut acc: HashMap<Tag, (f64, u64)> = HashMap::new();
         let mut user_updated: HashMap<Tag, f64> = HashMap::new();
-        for s in &self.samples {
-            for (tag, v) in &s.values {
-                let e = acc.entry(tag.clone()).or_insert((0.0, 0));
-                e.0 += v;
-                e.1 += 1;
-                if matches!(tag, Tag::User(_)) {
-                    user_updated.insert(tag.clone(), s.t);
+        for s in &self.slots {
+            for e in &s.entries {
+                let a = acc.entry(e.tag.clone()).or_insert((0.0, 0));
+                a.0 += e.sum;
+                a.1 += u64::from(e.n);
+                if matches!(e.tag, Tag::User(_)) {
+                    user_updated.insert(e.tag.clone(), e.t_last);
                 }
             }
         }
         WindowSnapshot {
-            n: self.samples.len(),
-            iteration: self.samples.back().map_or(0, |s| s.iteration),
+            n: self.n,
+            iteration: self.slots.back().map_or(0, |s| s.iteration),
             means: acc
                 .into_iter()
-                .map(|(k, (sum, n))| (k, sum / f64::from(n)))
+                .map(|(k, (sum, n))| (k, sum / n as f64))
                 .collect(),
             user_updated,
         }

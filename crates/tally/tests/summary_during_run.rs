@@ -53,7 +53,8 @@ fn a_summary_rewritten_during_the_run_holds_no_secret() {
     assert_eq!(s["status"], "running");
     let text = s.to_string();
     assert!(!text.contains("cmd-key-3"), "the secret leaked: {text}");
-    log.close(RunStatus::Completed).unwrap();
+    // An early manifest: the run stops before it could fill the completed-run members.
+    log.close(RunStatus::Interrupted).unwrap();
 }
 
 /// Child half of `after_sigkill_the_summary_trails_the_event_file_by_at_most_one_log_interval`:

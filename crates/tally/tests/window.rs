@@ -1,7 +1,7 @@
 //! Pins the terminal's 2-second time-sliding window (docs/contract/panel.md).
 
 use std::sync::Arc;
-use tally::window::{Sample, TimeWindow, WINDOW_CAP};
+use tally::window::{Sample, TimeWindow, SLOTS, SLOT_SECS};
 use tally::{Backend, Logger, LoggerConfig, ManualClock, MemorySink, StepInput, Tag};
 
 fn tag(t: &'static str) -> Tag {
@@ -9,9 +9,13 @@ fn tag(t: &'static str) -> Tag {
 }
 
 fn sample(t: f64, pairs: &[(&'static str, f64)]) -> Sample {
+    sample_at(t, t as u64, pairs)
+}
+
+fn sample_at(t: f64, iteration: u64, pairs: &[(&'static str, f64)]) -> Sample {
     Sample {
         t,
-        iteration: t as u64,
+        iteration,
         values: pairs.iter().map(|(k, v)| (tag(k), *v)).collect(),
     }
 }
@@ -46,12 +50,57 @@ fn means_are_per_key_over_the_samples_that_have_the_key() {
 }
 
 #[test]
-fn the_window_never_holds_more_than_its_cap() {
+fn at_2000_iterations_per_second_the_window_still_covers_two_seconds() {
+    // 10 s of samples 0.5 ms apart; each holds its own iteration number as the value. The
+    // exact window at the end is every sample not older than newest − 2 s.
+    let rate = 2000.0;
     let mut w = TimeWindow::default();
-    for i in 0..(WINDOW_CAP + 100) {
-        w.push(sample(100.0 + i as f64 * 1e-6, &[]));
+    let total = 20_000_u64;
+    let mut values = Vec::new();
+    for i in 0..=total {
+        let t = 100.0 + i as f64 / rate;
+        w.push(sample_at(t, i, &[("Loss/critic", i as f64)]));
+        values.push((t, i as f64));
     }
-    assert_eq!(w.len(), WINDOW_CAP);
+    let newest = values.last().unwrap().0;
+    let exact: Vec<f64> = values
+        .iter()
+        .filter(|(t, _)| *t >= newest - 2.0)
+        .map(|(_, v)| *v)
+        .collect();
+    let exact_mean = exact.iter().sum::<f64>() / exact.len() as f64;
+    let s = w.snapshot();
+    // The window is summed in time slots: it may hold the older samples of the one slot
+    // the 2 s boundary falls in, never fewer samples than the exact window.
+    let slot_extra = (rate * SLOT_SECS).ceil() as usize;
+    assert!(
+        s.n >= exact.len() && s.n <= exact.len() + slot_extra,
+        "n = {} for an exact window of {} samples",
+        s.n,
+        exact.len()
+    );
+    let mean = s.get("Loss/critic").unwrap();
+    // Up to `slot_extra` older samples, each at most 2 s (4000 iterations) below the rest.
+    let bound = slot_extra as f64 * 2.0 * rate / exact.len() as f64;
+    assert!(
+        (mean - exact_mean).abs() <= bound,
+        "window mean {mean} vs exact mean of the last 2 s {exact_mean} (bound {bound})"
+    );
+    assert_eq!(s.iteration, total);
+}
+
+#[test]
+fn the_window_memory_is_bounded_however_fast_samples_come() {
+    let mut w = TimeWindow::default();
+    for i in 0..200_000_u64 {
+        w.push(sample_at(
+            100.0 + i as f64 * 1e-6,
+            i,
+            &[("Loss/critic", 1.0)],
+        ));
+    }
+    assert_eq!(w.len(), 200_000, "0.2 s of samples: all in the window");
+    assert!(w.slot_count() <= SLOTS + 1, "{} slots held", w.slot_count());
 }
 
 #[test]
