@@ -11,7 +11,7 @@ mod slow;
 mod training;
 mod workload;
 
-pub use config::{profile_of, DemoConfig, DEFAULT_WANDB_PROJECT, KNOWN_OVERRIDES};
+pub use config::{profile_of, DemoConfig, KNOWN_OVERRIDES};
 pub use slow::Slowdown;
 
 use crate::error::{CliError, Exit};
