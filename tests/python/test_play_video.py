@@ -116,6 +116,20 @@ def test_a_video_replaced_since_its_upload_is_uploaded_again(tmp_path):
     assert uploads(log.run_dir) == [("media/play_video", VIDEO.stat().st_size)] * 2
 
 
+def test_an_unreadable_upload_record_is_named_and_the_video_uploaded_again(tmp_path, capfd):
+    with logger(tmp_path) as log:
+        train(log, 2)
+        shutil.copy(VIDEO, log.run_dir / "play_video.mp4")
+    record = log.run_dir / ".tally" / "wandb.videos.json"
+    assert str((log.run_dir / "play_video.mp4").resolve()) in json.loads(record.read_text())
+    record.write_text("{not json")
+    with logger(tmp_path, resume=True) as log:
+        log.step(3, env_steps=512 * 3, metrics={"Loss/critic": 0.3})
+    assert f"{record} is unreadable" in capfd.readouterr().err
+    # Uploading twice loses nothing; skipping on a guess could lose the video.
+    assert uploads(log.run_dir) == [("media/play_video", VIDEO.stat().st_size)] * 2
+
+
 def test_a_summary_writer_uploads_the_play_video_of_its_log_dir(tmp_path):
     w = tally.SummaryWriter(tmp_path / "tb", wandb={"project": "tally-test"})
     for i in range(3):
