@@ -734,13 +734,13 @@ impl PyLogger {
         py.detach(|| log.flush()).map_err(Failure::from)?;
         c.video_named = true;
         let sinks: Vec<Py<PyAny>> = c.py_sinks.iter().map(|s| s.clone_ref(py)).collect();
+        drop(guard);
+        // Sinks are asked outside the lock: `hasattr` runs the sink's Python code.
         let mut takes_video = false;
         for s in &sinks {
             takes_video |= s.bind(py).hasattr("log_video")?;
         }
-        let note = !takes_video && !std::mem::replace(&mut c.video_noted, true);
-        drop(guard);
-        if note {
+        if !takes_video && !std::mem::replace(&mut lock(py, &self.core).video_noted, true) {
             // TensorBoard has no plugin that plays a video file: say where the path went.
             let message = format!(
                 "tally.Logger.log_video: {text} was recorded as play_video_path in \
@@ -748,8 +748,8 @@ impl PyLogger {
                  and this run has no W&B sink; `tally sync RUN_DIR --to wandb` uploads the run \
                  directory's play_video.mp4 with the rows it sends)"
             );
-            let message = std::ffi::CString::new(message.replace('\0', "\\0"))
-                .map_err(|e| Failure::Config(format!("log_video message: {e}")))?;
+            // No NUL is left, so the conversion cannot fail.
+            let message = std::ffi::CString::new(message.replace('\0', "\\0")).unwrap_or_default();
             let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
             PyErr::warn(py, category.as_any(), &message, 1)?;
         }
