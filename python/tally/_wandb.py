@@ -6,8 +6,9 @@ the scalars the file holds, so W&B and the event file never disagree and the tra
 never waits on the network. Each row carries its x-axes (``tally/step``, ``tally/wall_time``)
 and W&B plots every metric against ``tally/step``; W&B's own ``_step`` is the row's index,
 so a re-sent row is one W&B already has (ignored) and a step that goes back is never dropped.
-``start``, ``log_video`` and ``finish`` run on the caller's thread; ``finish`` waits for W&B
-at most ``finish_timeout`` seconds.
+``start``, ``log_video`` and ``finish`` run on the caller's thread; ``finish`` uploads the
+run directory's ``play_video.mp4`` unless that file was uploaded already, and waits for W&B at
+most ``finish_timeout`` seconds (docs/contract/remote-sinks.md "The playback video").
 
 An existing ``wandb.run`` is reused (its config updated) and never finished by tally, so a
 launcher that opened it keeps owning it; otherwise tally calls ``wandb.init`` with the run
@@ -28,6 +29,8 @@ from typing import Any, Dict, List, Mapping, Optional
 
 DEFAULT_PROJECT = "tally"
 VIDEO_KEY = "media/play_video"
+# The playback video a run directory may hold, uploaded when the sink finishes.
+PLAY_VIDEO = "play_video.mp4"
 # The W&B run id of the tally run, one line, in its run directory.
 RUN_ID_FILE = "wandb_run_id"
 # The W&B config key holding tally's record of the run (identity, host, logger facts).
@@ -130,6 +133,12 @@ def init_kwargs(settings: Mapping[str, Any], run_doc: Mapping[str, Any], run_dir
         kw["id"] = run_id
         kw["resume"] = "allow"
     return {k: v for k, v in kw.items() if v not in (None, "", [])}
+
+
+def _stamp(path: Path) -> List[int]:
+    """What tells one video file from another at the same path: its size and mtime."""
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns]
 
 
 def within(fn: Any, timeout: Optional[float], what: str) -> bool:
@@ -274,7 +283,8 @@ class WandbSink:
             self.finish()
 
     def log_video(self, path: str, key: str = VIDEO_KEY) -> None:
-        """Upload ``path`` as ``key`` (no step) and record ``play_video_path`` in the summary."""
+        """Upload ``path`` as ``key`` (no step), record ``play_video_path`` in the summary and
+        the upload in the run directory (so the same file is not uploaded again)."""
         if self.run is None or not os.path.isfile(path):
             return
         self.run.summary["play_video_path"] = path
@@ -284,13 +294,55 @@ class WandbSink:
             self.run.log(video, commit=False)
         else:
             self.run.log(video)
+        self._record_upload(Path(path))
+
+    def _uploads_file(self) -> Optional[Path]:
+        """Where the videos sent to this W&B run are recorded, beside the sink's cursor."""
+        return None if self.run_dir is None else self.run_dir / ".tally" / f"{self.name}.videos.json"
+
+    def _uploads(self) -> Dict[str, Any]:
+        """The videos uploaded so far: resolved path -> [size, mtime_ns] at upload."""
+        f = self._uploads_file()
+        if f is None or not f.is_file():
+            return {}
+        try:
+            doc = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            print(f"tally: wandb: {f} is unreadable ({e}); videos are uploaded again", file=sys.stderr)
+            return {}
+        return doc if isinstance(doc, dict) else {}
+
+    def _record_upload(self, video: Path) -> None:
+        f = self._uploads_file()
+        if f is None:
+            return
+        done = self._uploads()
+        done[str(video.resolve())] = _stamp(video)
+        f.parent.mkdir(parents=True, exist_ok=True)
+        tmp = f.with_name(f".{f.name}.tmp")
+        tmp.write_text(json.dumps(done, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, f)
+
+    def _upload_play_video(self, base: Path) -> None:
+        """Upload ``base/play_video.mp4`` unless this very file (path, size, mtime) was."""
+        video = base / PLAY_VIDEO
+        if not video.is_file() or self._uploads().get(str(video.resolve())) == _stamp(video):
+            return
+        try:
+            self.log_video(str(video))
+        except Exception as e:  # noqa: BLE001 - the run is still finished; sync retries
+            print(f"tally: wandb: {video} was not uploaded ({e}); `tally sync {base} --to wandb` uploads it",
+                  file=sys.stderr)
 
     def finish(self, run_dir: Optional[str] = None) -> None:
-        """Copy ``run_summary.json`` into the run summary; finish the run if tally started it."""
+        """Upload the run's ``play_video.mp4`` if not yet uploaded, copy ``run_summary.json``
+        into the run summary; finish the run if tally started it."""
         if self.run is None or self._finished:
             return
         self._finished = True
         base = Path(run_dir) if run_dir else self.run_dir
+        if base is not None:
+            self._upload_play_video(base)
         status = None
         if base is not None and (base / "run_summary.json").is_file():
             with open(base / "run_summary.json", encoding="utf-8") as f:

@@ -62,9 +62,13 @@ enum Command {
         /// learner the bottleneck, `--slow env_step=6` the collector, `--slow all=4` every phase.
         #[arg(long, value_name = "PHASE=FACTOR")]
         slow: Vec<String>,
-        /// Overrides: training.logger=tensorboard|none, training.log_root=DIR, training.log_dir=DIR,
+        /// Overrides: training.logger=tensorboard|wandb|none, training.log_root=DIR, training.log_dir=DIR,
         /// training.log_interval=N, training.trace_enabled=true|false, training.trace_output_dir=DIR,
-        /// training.trace_thread_time=true|false.
+        /// training.trace_thread_time=true|false. With training.logger=wandb (Python package only:
+        /// `python -m tally demo`): training.wandb_project=P (default unilab), training.wandb_entity=E,
+        /// training.wandb_group=G (default: the task), training.wandb_job_type=J (default: the algo),
+        /// training.wandb_name=N (default: ALGO__TASK__RUN_DIR_NAME), training.wandb_tags=[a,b] (added to
+        /// algo, task, sim and user-USER), training.wandb_notes=TEXT, training.wandb_mode=online|offline|disabled.
         #[arg(value_name = "training.KEY=VALUE")]
         overrides: Vec<String>,
     },

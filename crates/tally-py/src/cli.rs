@@ -9,11 +9,14 @@ use crate::sink::{wandb_sink, PySink};
 use pyo3::prelude::*;
 use std::process::ExitCode;
 use std::sync::Mutex;
+use tally::schema::artifacts::WandbSettings;
 use tally::{Backend, Sink};
 
-/// The demo's sinks for `backend`: a W&B sink for `wandb`, kept in `created` to finish later.
+/// The demo's sinks for `backend`: a W&B sink for `wandb` with the `training.wandb_*`
+/// settings, kept in `created` to finish later.
 fn wandb_sinks(
     backend: Backend,
+    settings: &WandbSettings,
     created: &Mutex<Vec<Py<PyAny>>>,
 ) -> Result<Vec<Box<dyn Sink>>, tally_cli::CliError> {
     if backend != Backend::Wandb {
@@ -21,7 +24,13 @@ fn wandb_sinks(
     }
     Python::attach(|py| {
         let failed = |e: PyErr| tally_cli::CliError::Run(e.to_string());
-        let sink = wandb_sink(py, None).map_err(failed)?;
+        let json = serde_json::to_string(settings)
+            .map_err(|e| tally_cli::CliError::Run(format!("W&B settings: {e}")))?;
+        let settings = py
+            .import("json")
+            .and_then(|m| m.call_method1("loads", (json,)))
+            .map_err(failed)?;
+        let sink = wandb_sink(py, Some(&settings)).map_err(failed)?;
         let boxed = PySink::new(&sink).map_err(failed)?;
         created
             .lock()
@@ -63,7 +72,7 @@ fn code_of(code: ExitCode) -> u8 {
 pub fn cli_main(py: Python<'_>, argv: Vec<String>) -> PyResult<u8> {
     // W&B sinks the demo created during this command, to finish after it.
     let created = Mutex::new(Vec::new());
-    let demo_sinks = |backend| wandb_sinks(backend, &created);
+    let demo_sinks = |backend, settings: &WandbSettings| wandb_sinks(backend, settings, &created);
     let extensions = tally_cli::Extensions {
         demo_sinks: Some(&demo_sinks),
         remote_sinks: Some(&sync_sink),

@@ -39,7 +39,15 @@ struct Core {
     run_dir: PathBuf,
     /// `sys.stdout`/`sys.stderr` redirected above the live panel, undone at close.
     console: Option<Py<PyAny>>,
+    /// A `log_video` call named the run's video: close leaves `play_video_path` alone.
+    video_named: bool,
+    /// `log_video` said once that nothing here uploads videos.
+    video_noted: bool,
 }
+
+/// The playback video a run directory may hold (docs/contract/remote-sinks.md "The playback
+/// video"): recorded at close when no `log_video` call named one.
+const PLAY_VIDEO: &str = "play_video.mp4";
 
 /// Loggers not yet dropped, for the `atexit` hook.
 static OPEN: Mutex<Vec<Weak<Mutex<Core>>>> = Mutex::new(Vec::new());
@@ -229,6 +237,10 @@ fn close_core(py: Python<'_>, core: &Mutex<Core>, status: Option<RunStatus>) -> 
         drop(guard);
         crate::console::restore(py, console);
         return Ok(());
+    }
+    let video = c.run_dir.join(PLAY_VIDEO);
+    if let Some(log) = c.log.as_mut().filter(|_| !c.video_named && video.is_file()) {
+        log.set_play_video_path(video.to_string_lossy().into_owned());
     }
     let closed = match (status, c.log.as_mut()) {
         (Some(st), Some(log)) => py.detach(|| log.close(st)),
@@ -505,6 +517,8 @@ impl PyLogger {
             py_sinks: objs.into_iter().map(Bound::unbind).collect(),
             run_dir: run_dir.clone(),
             console,
+            video_named: false,
+            video_noted: false,
         }));
         {
             let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
@@ -749,8 +763,10 @@ impl PyLogger {
         Ok(())
     }
 
-    /// Upload `path` (the playback video) to W&B as `key` when the file exists; records
-    /// `play_video_path` in `run_summary.json`. Returns whether the file existed.
+    /// Upload `path` (the playback video) as `key` to each sink that takes videos (W&B) when
+    /// the file exists, and record it as `play_video_path` in `run_summary.json`. Returns
+    /// whether the file existed. Without such a sink it only records the path, and says so
+    /// once per run with a `UserWarning`.
     #[pyo3(signature = (path, key = "media/play_video"))]
     fn log_video(&self, py: Python<'_>, path: PathBuf, key: &str) -> PyResult<bool> {
         if !path.is_file() {
@@ -759,7 +775,8 @@ impl PyLogger {
         refuse_tally_thread("log_video")?;
         let text = path.to_string_lossy().into_owned();
         let mut guard = lock(py, &self.core);
-        let log = guard
+        let c: &mut Core = &mut guard;
+        let log = c
             .log
             .as_mut()
             .filter(|l| !l.is_closed())
@@ -767,8 +784,27 @@ impl PyLogger {
         log.set_play_video_path(text.clone());
         // Steps already submitted reach W&B before the video (its step counter is shared).
         py.detach(|| log.flush()).map_err(Failure::from)?;
-        let sinks: Vec<Py<PyAny>> = guard.py_sinks.iter().map(|s| s.clone_ref(py)).collect();
+        c.video_named = true;
+        let sinks: Vec<Py<PyAny>> = c.py_sinks.iter().map(|s| s.clone_ref(py)).collect();
         drop(guard);
+        // Sinks are asked outside the lock: `hasattr` runs the sink's Python code.
+        let mut takes_video = false;
+        for s in &sinks {
+            takes_video |= s.bind(py).hasattr("log_video")?;
+        }
+        if !takes_video && !std::mem::replace(&mut lock(py, &self.core).video_noted, true) {
+            // TensorBoard has no plugin that plays a video file: say where the path went.
+            let message = format!(
+                "tally.Logger.log_video: {text} was recorded as play_video_path in \
+                 run_summary.json and not uploaded anywhere (TensorBoard has no video plugin \
+                 and this run has no W&B sink; `tally sync RUN_DIR --to wandb` uploads the run \
+                 directory's play_video.mp4 with the rows it sends)"
+            );
+            // No NUL is left, so the conversion cannot fail.
+            let message = std::ffi::CString::new(message.replace('\0', "\\0")).unwrap_or_default();
+            let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+            PyErr::warn(py, category.as_any(), &message, 1)?;
+        }
         each_sink(py, &sinks, "log_video", || {
             pyo3::types::PyTuple::new(py, [text.clone(), key.to_owned()])
         })?;

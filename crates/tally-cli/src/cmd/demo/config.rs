@@ -5,10 +5,11 @@ use super::slow::Slowdown;
 use crate::error::CliError;
 use std::path::PathBuf;
 use std::time::Duration;
+use tally::schema::artifacts::WandbSettings;
 use tally::{Backend, Profile};
 
 /// The `training.*` overrides the demo understands.
-pub const KNOWN_OVERRIDES: [&str; 7] = [
+pub const KNOWN_OVERRIDES: [&str; 15] = [
     "training.logger",
     "training.log_root",
     "training.log_dir",
@@ -16,7 +17,22 @@ pub const KNOWN_OVERRIDES: [&str; 7] = [
     "training.trace_enabled",
     "training.trace_output_dir",
     "training.trace_thread_time",
+    "training.wandb_project",
+    "training.wandb_entity",
+    "training.wandb_group",
+    "training.wandb_job_type",
+    "training.wandb_name",
+    "training.wandb_tags",
+    "training.wandb_notes",
+    "training.wandb_mode",
 ];
+
+/// The W&B project of a demo run that names none: the training configs the demo mimics
+/// default to it, so demo runs land beside real ones.
+pub const DEFAULT_WANDB_PROJECT: &str = "unilab";
+
+/// The W&B modes `training.wandb_mode` accepts (the SDK's own names).
+const WANDB_MODES: [&str; 3] = ["online", "offline", "disabled"];
 
 /// The algorithms the demo simulates (their profiles come from the `Algo` table).
 const DEMO_ALGOS: [&str; 6] = ["sac", "flashsac", "warpsac", "appo", "ppo", "grpo"];
@@ -72,6 +88,9 @@ pub struct DemoConfig {
     pub trace_output_dir: Option<PathBuf>,
     /// `training.trace_thread_time`.
     pub trace_thread_time: bool,
+    /// `training.wandb_*`: the W&B run's settings (only with `training.logger=wandb`; the
+    /// project defaults to [`DEFAULT_WANDB_PROJECT`]).
+    pub wandb: WandbSettings,
 }
 
 impl DemoConfig {
@@ -117,7 +136,10 @@ impl DemoConfig {
             slow: Slowdown::default(),
             trace_output_dir: None,
             trace_thread_time: false,
+            wandb: WandbSettings::default(),
         };
+        // The first `training.wandb_*` override given, to name when there is no W&B run.
+        let mut wandb_override: Option<&str> = None;
         for o in overrides {
             let Some((key, value)) = o.split_once('=') else {
                 return setting(format!(
@@ -129,29 +151,32 @@ impl DemoConfig {
                     c.backend = match value {
                         "tensorboard" => Backend::TensorBoard,
                         "none" => Backend::None,
-                        "wandb" if wandb_sinks => Backend::Wandb,
-                        "wandb" => {
-                            return setting("training.logger=wandb needs the W&B SDK: run the same demo through the Python \
-                                        package (`python -m tally demo ... training.logger=wandb`)"
-                                .into())
+                        "wandb" => Backend::Wandb,
+                        _ => {
+                            return setting(format!(
+                                "training.logger={value}: expected tensorboard, wandb or none"
+                            ))
                         }
-                        _ => return setting(format!("training.logger={value}: expected tensorboard, wandb or none")),
                     }
                 }
                 "training.log_root" => c.log_root = PathBuf::from(value),
                 "training.log_dir" => c.log_dir = Some(PathBuf::from(value)),
                 "training.log_interval" => {
-                    c.log_interval = value
-                        .parse()
-                        .ok()
-                        .filter(|n| *n >= 1)
-                        .ok_or_else(|| CliError::Setting(format!("training.log_interval={value}: expected an integer >= 1")))?
+                    c.log_interval = value.parse().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                        CliError::Setting(format!(
+                            "training.log_interval={value}: expected an integer >= 1"
+                        ))
+                    })?
                 }
                 "training.trace_enabled" => {
                     c.trace = match value {
                         "true" | "1" => true,
                         "false" | "0" => false,
-                        _ => return setting(format!("training.trace_enabled={value}: expected true or false")),
+                        _ => {
+                            return setting(format!(
+                                "training.trace_enabled={value}: expected true or false"
+                            ))
+                        }
                     }
                 }
                 "training.trace_output_dir" => c.trace_output_dir = Some(PathBuf::from(value)),
@@ -159,14 +184,253 @@ impl DemoConfig {
                     c.trace_thread_time = match value {
                         "true" | "1" => true,
                         "false" | "0" => false,
-                        _ => return setting(format!("training.trace_thread_time={value}: expected true or false")),
+                        _ => {
+                            return setting(format!(
+                                "training.trace_thread_time={value}: expected true or false"
+                            ))
+                        }
                     }
                 }
-                _ => {
-                    return setting(format!("unknown override '{key}': known keys are {}", KNOWN_OVERRIDES.join(", ")));
+                _ if key.starts_with("training.wandb_") => {
+                    set_wandb(&mut c.wandb, key, value)?;
+                    wandb_override.get_or_insert(o);
                 }
+                _ => return Err(unknown_override(key)),
             }
         }
+        if let Some(o) = wandb_override.filter(|_| c.backend != Backend::Wandb) {
+            let hint = if wandb_sinks { "" } else { PYTHON_ONLY };
+            return setting(format!(
+                "{o} is a W&B setting but the logger is training.logger={}: add training.logger=wandb{hint}",
+                c.backend.as_str()
+            ));
+        }
+        if c.backend == Backend::Wandb {
+            if !wandb_sinks {
+                return setting(format!(
+                    "training.logger=wandb cannot run here{PYTHON_ONLY}"
+                ));
+            }
+            c.wandb
+                .project
+                .get_or_insert_with(|| DEFAULT_WANDB_PROJECT.to_owned());
+        }
         Ok(c)
+    }
+}
+
+fn unknown_override(key: &str) -> CliError {
+    CliError::Setting(format!(
+        "unknown override '{key}': known keys are {}",
+        KNOWN_OVERRIDES.join(", ")
+    ))
+}
+
+/// Why the Rust binary runs no W&B demo, and how to run one.
+const PYTHON_ONLY: &str = " (W&B runs need the W&B Python SDK, which this binary cannot call: \
+run the same command through the Python package, `python -m tally demo ... training.logger=wandb`, \
+after `pip install 'tally-rl[wandb]'`)";
+
+/// Set the W&B setting `key` (a `training.wandb_*` override) to `value`; an empty value
+/// leaves it to W&B's own default.
+fn set_wandb(w: &mut WandbSettings, key: &str, value: &str) -> Result<(), CliError> {
+    let text = (!value.is_empty()).then(|| value.to_owned());
+    match key {
+        "training.wandb_project" => w.project = text,
+        "training.wandb_entity" => w.entity = text,
+        "training.wandb_group" => w.group = text,
+        "training.wandb_job_type" => w.job_type = text,
+        "training.wandb_name" => w.name = text,
+        "training.wandb_notes" => w.notes = text,
+        "training.wandb_tags" => w.tags = parse_tags(value)?,
+        "training.wandb_mode" => {
+            if !(value.is_empty() || WANDB_MODES.contains(&value)) {
+                return Err(CliError::Setting(format!(
+                    "training.wandb_mode={value}: expected {}",
+                    WANDB_MODES.join(", ")
+                )));
+            }
+            w.mode = text;
+        }
+        _ => return Err(unknown_override(key)),
+    }
+    Ok(())
+}
+
+/// `training.wandb_tags`: a list as Hydra writes it, `[a,b]`, or bare, `a,b`; items are
+/// trimmed and may be quoted ('a b' or "a b"); `[]` or nothing is no tags.
+fn parse_tags(value: &str) -> Result<Vec<String>, CliError> {
+    let bad = |why: &str| {
+        CliError::Setting(format!(
+            "training.wandb_tags={value}: {why} (expected a list such as [a,b] or a,b)"
+        ))
+    };
+    let inner = match (value.strip_prefix('['), value.strip_suffix(']')) {
+        (Some(_), Some(_)) if value.len() >= 2 => &value[1..value.len() - 1],
+        (None, None) => value,
+        _ => return Err(bad("unbalanced brackets")),
+    };
+    if inner.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    inner
+        .split(',')
+        .map(|item| {
+            let item = item.trim();
+            let unquoted = ['\'', '"']
+                .iter()
+                .find_map(|q| item.strip_prefix(*q).and_then(|i| i.strip_suffix(*q)))
+                .unwrap_or(item);
+            if unquoted.is_empty() {
+                Err(bad("an empty tag"))
+            } else if unquoted.contains(['[', ']', '\'', '"']) {
+                Err(bad(&format!("tag '{unquoted}' holds a bracket or quote")))
+            } else {
+                Ok(unquoted.to_owned())
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(overrides: &[&str], wandb_sinks: bool) -> Result<DemoConfig, String> {
+        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        DemoConfig::from_flags(
+            "sac".into(),
+            "go2".into(),
+            "mujoco".into(),
+            3,
+            1,
+            8,
+            &overrides,
+            wandb_sinks,
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn every_wandb_override_reaches_the_settings() {
+        let c = parse(
+            &[
+                "training.wandb_project=p",
+                "training.wandb_entity=e",
+                "training.wandb_group=g",
+                "training.wandb_job_type=j",
+                "training.wandb_name=n",
+                "training.wandb_tags=[a, 'b c',d]",
+                "training.wandb_notes=some notes",
+                "training.wandb_mode=offline",
+                "training.logger=wandb",
+            ],
+            true,
+        )
+        .unwrap();
+        let w = &c.wandb;
+        assert_eq!(
+            (
+                w.project.as_deref(),
+                w.entity.as_deref(),
+                w.group.as_deref()
+            ),
+            (Some("p"), Some("e"), Some("g"))
+        );
+        assert_eq!(
+            (w.job_type.as_deref(), w.name.as_deref()),
+            (Some("j"), Some("n"))
+        );
+        assert_eq!(w.tags, ["a", "b c", "d"]);
+        assert_eq!(
+            (w.notes.as_deref(), w.mode.as_deref()),
+            (Some("some notes"), Some("offline"))
+        );
+    }
+
+    #[test]
+    fn the_project_defaults_to_unilab_and_empty_values_are_unset() {
+        let c = parse(&["training.logger=wandb", "training.wandb_entity="], true).unwrap();
+        assert_eq!(c.wandb.project.as_deref(), Some("unilab"));
+        assert_eq!(c.wandb.entity, None);
+        // Without W&B nothing is set, so run_config.json records no W&B project.
+        assert_eq!(parse(&[], true).unwrap().wandb, WandbSettings::default());
+    }
+
+    #[test]
+    fn tags_take_the_list_and_the_bare_syntax() {
+        let tags = |v: &str| {
+            parse(
+                &["training.logger=wandb", &format!("training.wandb_tags={v}")],
+                true,
+            )
+        };
+        assert_eq!(tags("a,b").unwrap().wandb.tags, ["a", "b"]);
+        assert_eq!(tags("[x]").unwrap().wandb.tags, ["x"]);
+        assert!(tags("[]").unwrap().wandb.tags.is_empty());
+        assert!(tags("").unwrap().wandb.tags.is_empty());
+        for (bad, why) in [
+            ("[a,b", "unbalanced"),
+            ("a,,b", "empty tag"),
+            ("[a,[b]]", "'[b]'"),
+            ("]", "unbalanced"),
+        ] {
+            let e = tags(bad).unwrap_err();
+            assert!(
+                e.contains(&format!("training.wandb_tags={bad}")) && e.contains(why),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_wandb_setting_without_the_wandb_logger_names_both() {
+        for logger in [
+            None,
+            Some("training.logger=tensorboard"),
+            Some("training.logger=none"),
+        ] {
+            let mut o = vec!["training.wandb_tags=[a]", "training.wandb_project=p"];
+            o.extend(logger);
+            let e = parse(&o, true).unwrap_err();
+            assert!(
+                e.contains("training.wandb_tags=[a]") && e.contains("training.logger=wandb"),
+                "{e}"
+            );
+            assert!(!e.contains("Python"), "{e}");
+        }
+    }
+
+    #[test]
+    fn without_the_sdk_any_wandb_override_says_to_run_the_python_package() {
+        for o in [
+            &["training.logger=wandb"][..],
+            &["training.wandb_project=p"],
+            &["training.logger=wandb", "training.wandb_mode=offline"],
+        ] {
+            let e = parse(o, false).unwrap_err();
+            assert!(
+                e.contains("python -m tally demo") && e.contains("Python SDK"),
+                "{o:?}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_mode_and_an_unknown_wandb_key_are_named() {
+        let e = parse(
+            &["training.logger=wandb", "training.wandb_mode=cloud"],
+            true,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("training.wandb_mode=cloud") && e.contains("online, offline, disabled"),
+            "{e}"
+        );
+        let e = parse(&["training.wandb_projcet=p"], true).unwrap_err();
+        assert!(
+            e.contains("unknown override 'training.wandb_projcet'"),
+            "{e}"
+        );
     }
 }

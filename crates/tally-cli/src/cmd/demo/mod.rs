@@ -21,10 +21,15 @@ use std::sync::atomic::AtomicBool;
 use tally::{Backend, Logger, LoggerConfig, Profile, RunStatus};
 use tally_tui::{Panel, PanelOptions};
 
-/// Builds a demo run's extra sinks for its backend: the Python package passes one so
-/// `python -m tally demo ... training.logger=wandb` logs through the W&B SDK.
-pub type SinkFactory<'a> =
-    dyn Fn(Backend) -> Result<Vec<Box<dyn tally::Sink>>, CliError> + Sync + 'a;
+/// Builds a demo run's extra sinks for its backend and W&B settings (`training.wandb_*`): the
+/// Python package passes one so `python -m tally demo ... training.logger=wandb` logs through
+/// the W&B SDK.
+pub type SinkFactory<'a> = dyn Fn(
+        Backend,
+        &tally::schema::artifacts::WandbSettings,
+    ) -> Result<Vec<Box<dyn tally::Sink>>, CliError>
+    + Sync
+    + 'a;
 
 /// How a demo run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,13 +75,14 @@ pub fn run(
     lc.trace = c.trace;
     lc.trace_output_dir = c.trace_output_dir.clone();
     lc.trace_thread_time = c.trace_thread_time;
+    lc.wandb = c.wandb.clone();
     lc.run_config = serde_json::json!({
         "algo": {"name": c.algo, "num_envs": c.num_envs, "max_iterations": c.iterations},
         "task": c.task,
         "training": {"sim_backend": c.sim, "num_gpus": c.gpus, "log_interval": c.log_interval, "logger": format!("{:?}", c.backend).to_lowercase()},
     });
     let extra = match sinks {
-        Some(build) => build(c.backend)?,
+        Some(build) => build(c.backend, &c.wandb)?,
         None => Vec::new(),
     };
     let clock = std::sync::Arc::new(tally::SystemClock::default());
