@@ -199,6 +199,17 @@ pub enum WriteError {
     },
 }
 
+/// An unlinked event file could not be put back at its path.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot restore the event file {}: {source}", path.display())]
+pub struct RelinkError {
+    /// The event file's path.
+    pub path: PathBuf,
+    /// The OS error.
+    #[source]
+    pub source: io::Error,
+}
+
 /// Writes a TensorBoard event file.
 ///
 /// Every record is encoded into a reused buffer and handed to an unbuffered `File` with a
@@ -426,6 +437,51 @@ impl<C: Clock> EventFileWriter<C> {
         }
     }
 
+    /// Whether the open file is still linked in a directory (`fstat`: a removed run directory
+    /// leaves it with no link, and everything written to it after that would go with it).
+    pub fn is_unlinked(&self) -> io::Result<bool> {
+        use std::os::unix::fs::MetadataExt;
+        Ok(self.records.get_ref().metadata()?.nlink() == 0)
+    }
+
+    /// Puts an unlinked file back at its path: recreates its directory, copies its whole
+    /// records from the open descriptor into a new file there, and writes on in the new one.
+    /// Returns the bytes restored. On failure the old descriptor stays in use, so nothing is
+    /// lost and the restore can be tried again; a partial copy is removed.
+    pub fn relink(&mut self) -> Result<u64, RelinkError> {
+        let err = |source| RelinkError {
+            path: self.path.clone(),
+            source,
+        };
+        // Whole records only: a torn tail is not copied.
+        let len = self.torn_at.unwrap_or(self.records.offset());
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(err)?;
+        }
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&self.path)
+            .map_err(err)?;
+        let copied = copy_prefix(self.records.get_ref(), &mut file, len).and_then(|()| {
+            if self.fsync != FsyncPolicy::Never {
+                file.sync_all()?;
+                if let Some(d) = self.path.parent().and_then(|d| File::open(d).ok()) {
+                    let _ = d.sync_all();
+                }
+            }
+            Ok(())
+        });
+        if let Err(source) = copied {
+            let _ = std::fs::remove_file(&self.path);
+            return Err(err(source));
+        }
+        self.records = RecordWriter::with_offset(file, len);
+        self.torn_at = None;
+        Ok(len)
+    }
+
     /// Whether the file may end in part of a record that is not cut off yet.
     pub fn is_torn(&self) -> bool {
         self.torn_at.is_some()
@@ -492,6 +548,28 @@ impl<C: Clock> Drop for EventFileWriter<C> {
     }
 }
 
+/// The first `len` bytes of `from` appended to `to`, read by offset (the descriptor's own
+/// position is left alone).
+fn copy_prefix(from: &File, to: &mut File, len: u64) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = 0;
+    while at < len {
+        let want = (len - at).min(buf.len() as u64) as usize;
+        let n = from.read_at(&mut buf[..want], at)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("the open event file ends at byte {at}, before {len}"),
+            ));
+        }
+        to.write_all(&buf[..n])?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
 /// Creates a new file with the next free event file name in `dir`.
 fn create_unique(
     dir: &Path,
@@ -504,8 +582,14 @@ fn create_unique(
     loop {
         let n = NEXT_FILE_INDEX.fetch_add(1, Ordering::Relaxed);
         let path = dir.join(event_file_name(secs, hostname, pid, n) + suffix);
-        // create_new: never clobber a file, even one another process just created.
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
+        // create_new: never clobber a file, even one another process just created. Readable
+        // too, so an unlinked file can be copied back from its descriptor (`relink`).
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
             Ok(file) => return Ok((file, path)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempts < MAX_NAME_ATTEMPTS => {
                 attempts += 1;
