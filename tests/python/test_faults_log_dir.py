@@ -189,6 +189,16 @@ def test_a_run_directory_made_read_only_mid_run_keeps_every_step_and_raises_once
     s = json.loads((run_dir / "run_summary.json").read_text())
     assert s["status"] == "running"
     assert s["persisted_iterations"] <= s["completed_iterations"] <= 20
+    # Readers take the file for what it holds and never call the run completed: tally.read
+    # returns every step; extract computes its figures and says the summary was not finalised.
+    table = tally.read(run_dir, tags="Loss/critic")
+    assert table.column("step").to_pylist() == list(range(1, 41))
+    r = subprocess.run([sys.executable, "-m", "tally", "extract", str(run_dir)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"{run_dir / 'run_summary.json'}: says the run is still running" in r.stderr, r.stderr
+    assert "could not be finalised" in r.stderr, r.stderr
+    assert "completed" not in r.stdout + r.stderr, r.stdout + r.stderr
 
 
 def test_a_run_directory_removed_mid_run_is_restored_with_every_step_and_said_once(tmp_path):
