@@ -648,6 +648,49 @@ mod tests {
     }
 
     #[test]
+    fn an_unlinked_file_is_put_back_with_every_record_and_written_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        let mut w = EventFileWriter::open(&run, options(FsyncPolicy::EveryWrite)).unwrap();
+        for step in 1..=3 {
+            w.write_scalars(step, 1.0, &[("a", step as f64)]).unwrap();
+        }
+        assert!(!w.is_unlinked().unwrap());
+        std::fs::remove_dir_all(&run).unwrap();
+        assert!(w.is_unlinked().unwrap());
+        let bytes = w.relink().unwrap();
+        assert_eq!(bytes, w.bytes_written());
+        assert!(!w.is_unlinked().unwrap());
+        w.write_scalars(4, 1.0, &[("a", 4.0)]).unwrap();
+        let path = w.path().to_owned();
+        w.close().unwrap();
+        let steps: Vec<i64> = read_scalars_from_file(&path)
+            .unwrap()
+            .iter()
+            .map(|e| e.step)
+            .collect();
+        assert_eq!(steps, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_relink_blocked_by_a_file_at_the_path_fails_naming_it_and_keeps_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = EventFileWriter::open(dir.path(), options(FsyncPolicy::Never)).unwrap();
+        w.write_scalars(1, 1.0, &[("a", 1.0)]).unwrap();
+        std::fs::remove_file(w.path()).unwrap();
+        std::fs::write(w.path(), "someone else's").unwrap();
+        let err = w.relink().unwrap_err();
+        assert!(
+            err.to_string().contains(&w.path().display().to_string()),
+            "{err}"
+        );
+        // The other file is left alone; the old descriptor still takes records.
+        assert_eq!(std::fs::read_to_string(w.path()).unwrap(), "someone else's");
+        w.write_scalars(2, 1.0, &[("a", 2.0)]).unwrap();
+    }
+
+    #[test]
     fn two_writers_in_one_process_and_second_get_distinct_files() {
         let dir = tempfile::tempdir().unwrap();
         let a = EventFileWriter::open(dir.path(), options(FsyncPolicy::Never)).unwrap();
