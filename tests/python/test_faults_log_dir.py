@@ -144,7 +144,7 @@ CHILD = textwrap.dedent(
     errors = []
     for i in range(1, 41):
         try:
-            log.step(i, metrics={"Loss/critic": float(i)})
+            log.step(i, metrics={"Loss/critic": float(i)}, iteration_time=0.5)
             if i % 5 == 0:
                 log.flush()
         except tally.StorageError as e:
@@ -199,6 +199,7 @@ def test_a_run_directory_made_read_only_mid_run_keeps_every_step_and_raises_once
     assert f"{run_dir / 'run_summary.json'}: says the run is still running" in r.stderr, r.stderr
     assert "could not be finalised" in r.stderr, r.stderr
     assert "completed" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert "500.000" in r.stdout, r.stdout  # iter_ms from the file's steps
 
 
 def test_a_run_directory_removed_mid_run_is_restored_with_every_step_and_said_once(tmp_path):
