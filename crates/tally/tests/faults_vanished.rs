@@ -180,3 +180,40 @@ fn an_event_file_restored_later_counts_every_step_again() {
     assert_eq!(s["lost_iterations"], 0, "{s}");
     assert_eq!(s["status"], "completed", "{s}");
 }
+
+#[test]
+fn what_a_removed_run_directory_held_and_is_not_restored_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run_dir = tmp.path().join("run");
+    let mut c = config(&run_dir);
+    c.trace = true;
+    let mut log = Logger::new(c).unwrap();
+    let mut errors = Vec::new();
+    for i in 1..=20 {
+        if let Err(e) = log.step(&step(i)) {
+            errors.push(e.to_string());
+        }
+        if i == 10 {
+            // A summary rewrite held by the writer names the trace.
+            log.flush().unwrap();
+            std::fs::remove_dir_all(&run_dir).unwrap();
+        }
+    }
+    if let Err(e) = log.flush() {
+        errors.push(e.to_string());
+    }
+    let _ = log.close(RunStatus::Completed);
+    let s = json(&run_dir.join("run_summary.json"));
+    let trace = s["trace_path"].as_str().unwrap().to_owned();
+    assert!(Path::new(&trace).starts_with(&run_dir), "{trace}");
+    let all = errors.join("\n") + &s["sink_errors"].to_string();
+    assert!(
+        all.contains(&format!("not restored: the trace {trace}")),
+        "{all}"
+    );
+    // The event file is whole.
+    assert_eq!(
+        file_steps(log.event_file().unwrap()),
+        (1..=20).collect::<Vec<_>>()
+    );
+}

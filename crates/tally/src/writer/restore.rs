@@ -8,7 +8,7 @@
 
 use super::{record, Artefact, Failures, StorageCounts};
 use crate::backlog::Slot;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use tally_schema::artifacts::{RunConfig, RunSummary};
 
 /// The writer thread's watch over its run directory.
@@ -45,13 +45,13 @@ impl Restorer {
                 Ok(Some(r)) => {
                     restored = true;
                     self.failing = false;
+                    let held = summary.pending.as_deref().or(summary.last.as_deref());
                     let text = format!(
                         "run directory {dir} was removed; restored {} bytes from the open event \
-                         file {}, and run_config.json and run_summary.json from memory; anything \
-                         else it held (the trace, remote-sink cursors, earlier segments' event \
-                         files) is lost",
+                         file {}, and run_config.json and run_summary.json from memory{}",
                         r.bytes,
-                        r.path.display()
+                        r.path.display(),
+                        not_restored(&self.run_dir, held)
                     );
                     record(failures, slot.failure(iteration, text));
                 }
@@ -75,9 +75,38 @@ impl Restorer {
     }
 }
 
+/// What the removed directory held that is not put back, as a clause of the message: named
+/// from the run's summary when one is held, else in general.
+fn not_restored(run_dir: &Path, summary: Option<&RunSummary>) -> String {
+    let Some(s) = summary else {
+        return "; not restored: any trace, remote-sink cursor or earlier segment's event file \
+                it held"
+            .into();
+    };
+    let mut lost = Vec::new();
+    if let Some(trace) = s.trace_path.as_deref() {
+        if Path::new(trace).starts_with(run_dir) {
+            lost.push(format!("the trace {trace}"));
+        }
+    }
+    if !s.resumed.is_empty() {
+        lost.push(format!(
+            "the event files of {} earlier segments",
+            s.resumed.len()
+        ));
+    }
+    if !s.remote_sinks.is_empty() {
+        lost.push("the remote-sink cursors".into());
+    }
+    match lost.is_empty() {
+        true => String::new(),
+        false => format!("; not restored: {}", lost.join(", ")),
+    }
+}
+
 impl<T: serde::Serialize> Artefact<T> {
     /// Write the kept document, or else the last one written, again.
-    fn rewrite(&mut self, run_dir: &std::path::Path, failures: &Failures) {
+    fn rewrite(&mut self, run_dir: &Path, failures: &Failures) {
         let doc = self.pending.take().or_else(|| self.last.take());
         self.write(doc, 0, run_dir, failures);
     }
