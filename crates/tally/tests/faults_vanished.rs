@@ -33,10 +33,11 @@ fn file_steps(event_file: &Path) -> Vec<i64> {
 }
 
 /// Log 40 steps, removing the run directory after step `removed_after`; returns the errors
-/// raised during the run and by close.
-fn run_removing(run_dir: &Path, removed_after: u64) -> (Logger, Vec<String>) {
+/// raised during the run and by close, and `run_config.json` as it was before.
+fn run_removing(run_dir: &Path, removed_after: u64) -> (Logger, Vec<String>, Value) {
     let mut log = Logger::new(config(run_dir)).unwrap();
     let mut errors = Vec::new();
+    let mut config = None;
     for i in 1..=40 {
         if let Err(e) = log.step(&step(i)) {
             errors.push(e.to_string());
@@ -47,20 +48,21 @@ fn run_removing(run_dir: &Path, removed_after: u64) -> (Logger, Vec<String>) {
             }
         }
         if i == removed_after {
+            config = Some(json(&run_dir.join("run_config.json")));
             std::fs::remove_dir_all(run_dir).unwrap();
         }
     }
     if let Err(e) = log.close(RunStatus::Completed) {
         errors.push(e.to_string());
     }
-    (log, errors)
+    (log, errors, config.unwrap())
 }
 
 #[test]
 fn a_run_directory_removed_mid_run_is_restored_with_every_step_and_said_once() {
     let tmp = tempfile::tempdir().unwrap();
     let run_dir = tmp.path().join("run");
-    let (log, errors) = run_removing(&run_dir, 20);
+    let (log, errors, before) = run_removing(&run_dir, 20);
     let event_file = log.event_file().unwrap().to_path_buf();
     assert_eq!(event_file.parent(), Some(run_dir.as_path()));
     // Every step in the file at its old path, whole records only, in order.
@@ -77,8 +79,7 @@ fn a_run_directory_removed_mid_run_is_restored_with_every_step_and_said_once() {
         "{text}"
     );
     // Both JSON artefacts are back; the summary counts what the file holds.
-    let config = json(&run_dir.join("run_config.json"));
-    assert_eq!(config["run"]["algo"], "sac", "{config}");
+    assert_eq!(json(&run_dir.join("run_config.json")), before);
     let s = json(&run_dir.join("run_summary.json"));
     assert_eq!(s["status"], "completed", "{s}");
     assert_eq!(s["completed_iterations"], 40);
@@ -87,13 +88,47 @@ fn a_run_directory_removed_mid_run_is_restored_with_every_step_and_said_once() {
     let listed = s["sink_errors"].as_array().unwrap();
     assert_eq!(listed.len(), 1, "{s}");
     assert!(listed[0].as_str().unwrap().contains("was removed"), "{s}");
+    // The restored summary passes the validator `tally validate` runs.
+    let report = tally::schema::conformance::validate(&s);
+    assert!(report.is_ok(), "{report:?}");
+}
+
+#[test]
+fn with_warn_a_removed_run_directory_is_restored_and_nothing_raised() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run_dir = tmp.path().join("run");
+    let mut c = config(&run_dir);
+    c.on_storage_error = tally::OnStorageError::Warn;
+    let mut log = Logger::new(c).unwrap();
+    for i in 1..=40 {
+        log.step(&step(i)).unwrap();
+        if i == 20 {
+            log.flush().unwrap();
+            std::fs::remove_dir_all(&run_dir).unwrap();
+        }
+    }
+    log.close(RunStatus::Completed).unwrap();
+    assert_eq!(
+        file_steps(log.event_file().unwrap()),
+        (1..=40).collect::<Vec<_>>()
+    );
+    let s = json(&run_dir.join("run_summary.json"));
+    assert_eq!(s["status"], "completed", "{s}");
+    assert_eq!(s["persisted_iterations"], 40, "{s}");
+    assert!(
+        s["sink_errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("was removed"),
+        "{s}"
+    );
 }
 
 #[test]
 fn a_run_directory_removed_after_the_last_step_is_restored_at_close() {
     let tmp = tempfile::tempdir().unwrap();
     let run_dir = tmp.path().join("run");
-    let (log, errors) = run_removing(&run_dir, 40);
+    let (log, errors, before) = run_removing(&run_dir, 40);
     assert_eq!(
         file_steps(log.event_file().unwrap()),
         (1..=40).collect::<Vec<_>>()
@@ -102,7 +137,7 @@ fn a_run_directory_removed_after_the_last_step_is_restored_at_close() {
     let s = json(&run_dir.join("run_summary.json"));
     assert_eq!(s["status"], "completed", "{s}");
     assert_eq!(s["persisted_iterations"], 40);
-    assert!(run_dir.join("run_config.json").exists());
+    assert_eq!(json(&run_dir.join("run_config.json")), before);
 }
 
 #[test]
