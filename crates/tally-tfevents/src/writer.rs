@@ -437,11 +437,20 @@ impl<C: Clock> EventFileWriter<C> {
         }
     }
 
-    /// Whether the open file is still linked in a directory (`fstat`: a removed run directory
-    /// leaves it with no link, and everything written to it after that would go with it).
+    /// Whether the open file is no longer at its path: unlinked (a removed run directory leaves
+    /// it no link, and everything written to it after that goes with it), or its path now
+    /// missing or another file (its directory moved away; NFS renames a removed open file).
     pub fn is_unlinked(&self) -> io::Result<bool> {
         use std::os::unix::fs::MetadataExt;
-        Ok(self.records.get_ref().metadata()?.nlink() == 0)
+        let open = self.records.get_ref().metadata()?;
+        if open.nlink() == 0 {
+            return Ok(true);
+        }
+        match std::fs::metadata(&self.path) {
+            Ok(at_path) => Ok((at_path.dev(), at_path.ino()) != (open.dev(), open.ino())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(true),
+            Err(e) => Err(e),
+        }
     }
 
     /// Puts an unlinked file back at its path: recreates its directory, copies its whole

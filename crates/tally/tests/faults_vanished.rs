@@ -252,3 +252,35 @@ fn what_a_removed_run_directory_held_and_is_not_restored_is_named() {
         (1..=20).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_run_directory_moved_away_mid_run_is_put_back_at_its_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run_dir = tmp.path().join("run");
+    let moved = tmp.path().join("moved");
+    let mut log = Logger::new(config(&run_dir)).unwrap();
+    let mut errors = Vec::new();
+    for i in 1..=40 {
+        if let Err(e) = log.step(&step(i)) {
+            errors.push(e.to_string());
+        }
+        if i == 20 {
+            log.flush().unwrap();
+            std::fs::rename(&run_dir, &moved).unwrap();
+        }
+    }
+    if let Err(e) = log.close(RunStatus::Completed) {
+        errors.push(e.to_string());
+    }
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    // The run goes on at its path with every step; the moved copy keeps what it had.
+    let event_file = log.event_file().unwrap();
+    assert_eq!(file_steps(event_file), (1..=40).collect::<Vec<_>>());
+    let s = json(&run_dir.join("run_summary.json"));
+    assert_eq!(s["persisted_iterations"], 40, "{s}");
+    let moved_steps = file_steps(&moved.join(event_file.file_name().unwrap()));
+    assert!(
+        moved_steps.starts_with(&(1..=20).collect::<Vec<_>>()),
+        "{moved_steps:?}"
+    );
+}
