@@ -1,7 +1,8 @@
 """A log directory that cannot be written, vanishes or turns read-only
 (docs/contract/run-artifacts.md "Storage faults"): at start the Logger refuses naming the path
 and creates nothing; mid-run every accepted step is either in the event file or counted, the
-failure is raised once, and no summary on disk claims a step the file lacks."""
+failure is raised once, and no summary on disk claims a step the file lacks. A removed run
+directory is put back with every step."""
 
 import json
 import os
@@ -143,7 +144,7 @@ CHILD = textwrap.dedent(
     errors = []
     for i in range(1, 41):
         try:
-            log.step(i, metrics={"Loss/critic": float(i)})
+            log.step(i, metrics={"Loss/critic": float(i)}, iteration_time=0.5)
             if i % 5 == 0:
                 log.flush()
         except tally.StorageError as e:
@@ -188,18 +189,39 @@ def test_a_run_directory_made_read_only_mid_run_keeps_every_step_and_raises_once
     s = json.loads((run_dir / "run_summary.json").read_text())
     assert s["status"] == "running"
     assert s["persisted_iterations"] <= s["completed_iterations"] <= 20
+    # Readers take the file for what it holds and never call the run completed: tally.read
+    # returns every step; extract computes its figures and says the summary was not finalised.
+    table = tally.read(run_dir, tags="Loss/critic")
+    assert table.column("step").to_pylist() == list(range(1, 41))
+    r = subprocess.run([sys.executable, "-m", "tally", "extract", str(run_dir)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"{run_dir / 'run_summary.json'}: says the run is still running" in r.stderr, r.stderr
+    assert "could not be finalised" in r.stderr, r.stderr
+    assert "completed" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert "500.000" in r.stdout, r.stdout  # iter_ms from the file's steps
 
 
-def test_a_run_directory_removed_mid_run_raises_once_naming_it(tmp_path):
+def test_a_run_directory_removed_mid_run_is_restored_with_every_step_and_said_once(tmp_path):
     run_dir = tmp_path / "run"
     got, _ = run_with_fault(run_dir, lambda: shutil.rmtree(run_dir))
-    # What was logged went with the directory; tally says so once during the run and again at
-    # close, naming the directory, and never recreates a partial run there.
+    # The event file is put back from its open descriptor: every step, in order, read by
+    # TensorBoard itself.
+    assert file_steps(run_dir) == list(range(1, 41))
+    # Said once during the run, naming the directory and what was restored; close is clean.
     (error,) = got["errors"]
     assert error.startswith("SinkError"), got
-    for text in (error, got["close"]):
-        assert str(run_dir) in text and "No such file or directory" in text, got
-    assert not run_dir.exists()
+    assert f"run directory {run_dir} was removed; restored" in error, got
+    assert "bytes from the open event file" in error, got
+    assert got["close"] == "ok", got
+    # Both JSON artefacts are back; the summary counts what the file holds.
+    config = json.loads((run_dir / "run_config.json").read_text())
+    assert config["run"]["algo"] == "sac"
+    s = json.loads((run_dir / "run_summary.json").read_text())
+    assert s["status"] == "completed", s
+    assert s["completed_iterations"] == s["persisted_iterations"] == 40, s
+    assert s["lost_iterations"] == 0, s
+    assert any("was removed" in e for e in s["sink_errors"]), s
 
 
 def test_a_run_directory_chmodded_read_only_mid_run_keeps_every_step_and_raises_once(tmp_path):

@@ -51,6 +51,6 @@ pub use tf_record::{
     WriteRecordError, MAX_RECORD_LEN,
 };
 pub use writer::{
-    default_hostname, event_file_name, EventFileWriter, FsyncPolicy, OpenError, WriteError,
-    WriterOptions,
+    default_hostname, event_file_name, EventFileWriter, FsyncPolicy, OpenError, RelinkError,
+    WriteError, WriterOptions,
 };

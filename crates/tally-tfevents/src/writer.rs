@@ -199,6 +199,17 @@ pub enum WriteError {
     },
 }
 
+/// An unlinked event file could not be put back at its path.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot restore the event file {}: {source}", path.display())]
+pub struct RelinkError {
+    /// The event file's path.
+    pub path: PathBuf,
+    /// The OS error.
+    #[source]
+    pub source: io::Error,
+}
+
 /// Writes a TensorBoard event file.
 ///
 /// Every record is encoded into a reused buffer and handed to an unbuffered `File` with a
@@ -426,6 +437,60 @@ impl<C: Clock> EventFileWriter<C> {
         }
     }
 
+    /// Whether the open file is no longer at its path: unlinked (a removed run directory leaves
+    /// it no link, and everything written to it after that goes with it), or its path now
+    /// missing or another file (its directory moved away; NFS renames a removed open file).
+    pub fn is_unlinked(&self) -> io::Result<bool> {
+        use std::os::unix::fs::MetadataExt;
+        let open = self.records.get_ref().metadata()?;
+        if open.nlink() == 0 {
+            return Ok(true);
+        }
+        match std::fs::metadata(&self.path) {
+            Ok(at_path) => Ok((at_path.dev(), at_path.ino()) != (open.dev(), open.ino())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(true),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Puts an unlinked file back at its path: recreates its directory, copies its whole
+    /// records from the open descriptor into a new file there, and writes on in the new one.
+    /// Returns the bytes restored. On failure the old descriptor stays in use, so nothing is
+    /// lost and the restore can be tried again; a partial copy is removed.
+    pub fn relink(&mut self) -> Result<u64, RelinkError> {
+        let err = |source| RelinkError {
+            path: self.path.clone(),
+            source,
+        };
+        // Whole records only: a torn tail is not copied.
+        let len = self.torn_at.unwrap_or(self.records.offset());
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(err)?;
+        }
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&self.path)
+            .map_err(err)?;
+        let copied = copy_prefix(self.records.get_ref(), &mut file, len).and_then(|()| {
+            if self.fsync != FsyncPolicy::Never {
+                file.sync_all()?;
+                if let Some(d) = self.path.parent().and_then(|d| File::open(d).ok()) {
+                    let _ = d.sync_all();
+                }
+            }
+            Ok(())
+        });
+        if let Err(source) = copied {
+            let _ = std::fs::remove_file(&self.path);
+            return Err(err(source));
+        }
+        self.records = RecordWriter::with_offset(file, len);
+        self.torn_at = None;
+        Ok(len)
+    }
+
     /// Whether the file may end in part of a record that is not cut off yet.
     pub fn is_torn(&self) -> bool {
         self.torn_at.is_some()
@@ -492,6 +557,28 @@ impl<C: Clock> Drop for EventFileWriter<C> {
     }
 }
 
+/// The first `len` bytes of `from` appended to `to`, read by offset (the descriptor's own
+/// position is left alone).
+fn copy_prefix(from: &File, to: &mut File, len: u64) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = 0;
+    while at < len {
+        let want = (len - at).min(buf.len() as u64) as usize;
+        let n = from.read_at(&mut buf[..want], at)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("the open event file ends at byte {at}, before {len}"),
+            ));
+        }
+        to.write_all(&buf[..n])?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
 /// Creates a new file with the next free event file name in `dir`.
 fn create_unique(
     dir: &Path,
@@ -504,8 +591,14 @@ fn create_unique(
     loop {
         let n = NEXT_FILE_INDEX.fetch_add(1, Ordering::Relaxed);
         let path = dir.join(event_file_name(secs, hostname, pid, n) + suffix);
-        // create_new: never clobber a file, even one another process just created.
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
+        // create_new: never clobber a file, even one another process just created. Readable
+        // too, so an unlinked file can be copied back from its descriptor (`relink`).
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
             Ok(file) => return Ok((file, path)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempts < MAX_NAME_ATTEMPTS => {
                 attempts += 1;
@@ -561,6 +654,49 @@ mod tests {
                 what: Some(event::What::FileVersion("brain.Event:2".into())),
             }]
         );
+    }
+
+    #[test]
+    fn an_unlinked_file_is_put_back_with_every_record_and_written_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        let mut w = EventFileWriter::open(&run, options(FsyncPolicy::EveryWrite)).unwrap();
+        for step in 1..=3 {
+            w.write_scalars(step, 1.0, &[("a", step as f64)]).unwrap();
+        }
+        assert!(!w.is_unlinked().unwrap());
+        std::fs::remove_dir_all(&run).unwrap();
+        assert!(w.is_unlinked().unwrap());
+        let bytes = w.relink().unwrap();
+        assert_eq!(bytes, w.bytes_written());
+        assert!(!w.is_unlinked().unwrap());
+        w.write_scalars(4, 1.0, &[("a", 4.0)]).unwrap();
+        let path = w.path().to_owned();
+        w.close().unwrap();
+        let steps: Vec<i64> = read_scalars_from_file(&path)
+            .unwrap()
+            .iter()
+            .map(|e| e.step)
+            .collect();
+        assert_eq!(steps, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_relink_blocked_by_a_file_at_the_path_fails_naming_it_and_keeps_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = EventFileWriter::open(dir.path(), options(FsyncPolicy::Never)).unwrap();
+        w.write_scalars(1, 1.0, &[("a", 1.0)]).unwrap();
+        std::fs::remove_file(w.path()).unwrap();
+        std::fs::write(w.path(), "someone else's").unwrap();
+        let err = w.relink().unwrap_err();
+        assert!(
+            err.to_string().contains(&w.path().display().to_string()),
+            "{err}"
+        );
+        // The other file is left alone; the old descriptor still takes records.
+        assert_eq!(std::fs::read_to_string(w.path()).unwrap(), "someone else's");
+        w.write_scalars(2, 1.0, &[("a", 2.0)]).unwrap();
     }
 
     #[test]

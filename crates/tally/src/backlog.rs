@@ -6,7 +6,7 @@
 //! lost. Any other sink (a remote one) is set aside at its first failure so it cannot hold the
 //! others back.
 
-use crate::sink::{BackendStep, Sink, SinkError, StorageFault};
+use crate::sink::{BackendStep, Relinked, Sink, SinkError, StorageFault};
 use crate::writer::SinkFailure;
 use std::collections::VecDeque;
 
@@ -27,10 +27,13 @@ pub(crate) struct Slot {
     failing: bool,
     /// The backlog overflowed during this outage and that was reported.
     overflowing: bool,
-    /// Steps the sink holds.
-    pub persisted: u64,
+    /// Steps written to the sink.
+    persisted: u64,
     /// Steps that will never reach the sink.
     pub lost: u64,
+    /// The sink's file was unlinked and is not back at its path yet (why): the steps written
+    /// to it are only in the open file, so they count as pending, not persisted.
+    unlinked: Option<String>,
 }
 
 /// Memory one kept step holds (tags are shared pointers, so the pairs dominate).
@@ -71,6 +74,7 @@ impl Slot {
             overflowing: false,
             persisted: 0,
             lost: 0,
+            unlinked: None,
         }
     }
 
@@ -79,12 +83,43 @@ impl Slot {
         self.storage
     }
 
-    /// Steps kept for a retry.
-    pub(crate) fn pending(&self) -> u64 {
-        self.backlog.len() as u64
+    /// Steps in the sink's file at its path.
+    pub(crate) fn persisted(&self) -> u64 {
+        match self.unlinked {
+            Some(_) => 0,
+            None => self.persisted,
+        }
     }
 
-    fn failure(&self, iteration: u64, message: String) -> SinkFailure {
+    /// Steps kept for a retry (those only in an unlinked file among them).
+    pub(crate) fn pending(&self) -> u64 {
+        let unlinked = if self.unlinked.is_some() {
+            self.persisted
+        } else {
+            0
+        };
+        self.backlog.len() as u64 + unlinked
+    }
+
+    /// Put the sink's file back at its path if it was unlinked (`Sink::relink`). A failure
+    /// leaves the steps in the open file, pending, for the next try (or lost at close).
+    pub(crate) fn relink(&mut self) -> Result<Option<Relinked>, SinkError> {
+        if !self.storage || self.set_aside {
+            return Ok(None);
+        }
+        match self.sink.relink() {
+            Ok(done) => {
+                self.unlinked = None;
+                Ok(done)
+            }
+            Err(e) => {
+                self.unlinked = Some(e.to_string());
+                Err(e)
+            }
+        }
+    }
+
+    pub(crate) fn failure(&self, iteration: u64, message: String) -> SinkFailure {
         SinkFailure {
             sink: self.sink.name().to_owned(),
             iteration,
@@ -228,6 +263,14 @@ impl Slot {
                 out.push(self.failure(
                     first,
                     format!("the disk still refused writes at close: {n} kept steps are lost"),
+                ));
+            }
+            if let Some(why) = self.unlinked.take() {
+                let n = std::mem::take(&mut self.persisted);
+                self.lost += n;
+                out.push(self.failure(
+                    0,
+                    format!("{why}; still not restored at close: the {n} steps it held are lost"),
                 ));
             }
         }

@@ -232,7 +232,7 @@ impl Logger {
         // A periodic summary is as durable as the event file it describes: fsynced only when the
         // event file is (docs/contract/threads-and-signals.md "The summary during a run").
         let sync_summary = config.fsync != tally_tfevents::FsyncPolicy::Never;
-        let writer = WriterThread::spawn(
+        let mut writer = WriterThread::spawn(
             sinks,
             run_dir.clone(),
             config.queue_capacity,
@@ -240,6 +240,8 @@ impl Logger {
             sync_summary,
         )
         .map_err(Error::io("start writer thread", &run_dir))?;
+        // Held to put back if the run directory is removed mid-run.
+        writer.hold_config(run_config.clone());
         let facts = RunFacts {
             algo: config.algo.clone(),
             task: config.task.clone(),

@@ -40,6 +40,15 @@ pub enum StorageFault {
     NotSynced(SinkError),
 }
 
+/// A local file put back at its path after it was unlinked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Relinked {
+    /// The file.
+    pub path: PathBuf,
+    /// The bytes copied back from the open file.
+    pub bytes: u64,
+}
+
 /// A destination for backend payloads.
 pub trait Sink: Send {
     /// A short name for messages (`tensorboard`, `wandb`, `memory`).
@@ -70,6 +79,12 @@ pub trait Sink: Send {
     /// for another destination does not apply to this one.
     fn remote_run(&self) -> Option<String> {
         None
+    }
+    /// A local-storage sink whose file was unlinked (its run directory removed) puts it back at
+    /// its path from the open file and writes on there; `Ok(None)` when it is still linked.
+    /// Called on the writer thread at each summary rewrite, flush and close, never per step.
+    fn relink(&mut self) -> Result<Option<Relinked>, SinkError> {
+        Ok(None)
     }
     /// Push buffered data towards durable storage.
     fn flush(&mut self) -> Result<(), SinkError> {
@@ -130,6 +145,23 @@ impl Sink for TensorBoardSink {
         // Tags were resolved against the schema: unique and non-empty already.
         w.write_resolved_scalars(step.step, step.wall_time, &scalars)
             .map_err(classify)
+    }
+
+    fn relink(&mut self) -> Result<Option<Relinked>, SinkError> {
+        let Some(w) = self.writer.as_mut() else {
+            return Ok(None);
+        };
+        let unlinked = w
+            .is_unlinked()
+            .map_err(|e| format!("cannot check the event file {}: {e}", self.path.display()))?;
+        if !unlinked {
+            return Ok(None);
+        }
+        let bytes = w.relink()?;
+        Ok(Some(Relinked {
+            path: self.path.clone(),
+            bytes,
+        }))
     }
 
     fn flush(&mut self) -> Result<(), SinkError> {

@@ -22,6 +22,7 @@ use tally_clock::Clock;
 use tally_schema::artifacts::{RunConfig, RunSummary};
 
 mod queue;
+mod restore;
 
 /// A sink failure, reported once through the next `step`/`close` and kept for the summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +49,9 @@ enum Msg {
     Step(BackendStep),
     Summary(Box<RunSummary>),
     Config(Box<RunConfig>),
+    /// The `run_config.json` the logger wrote: held, not written, to put back if the run
+    /// directory is removed.
+    HeldConfig(Box<RunConfig>),
     Flush(SyncSender<()>),
 }
 
@@ -129,7 +133,7 @@ impl StorageCounts {
     /// persisted), and as lost or pending if any lost it or keeps it.
     fn update(&self, slots: &[Slot]) {
         let local = || slots.iter().filter(|s| s.is_storage());
-        let persisted = local().map(|s| s.persisted).min().unwrap_or(0);
+        let persisted = local().map(Slot::persisted).min().unwrap_or(0);
         self.persisted.store(persisted, Ordering::Release);
         let lost = local().map(|s| s.lost).max().unwrap_or(0);
         self.lost.store(lost, Ordering::Release);
@@ -150,6 +154,8 @@ impl StorageCounts {
 struct Artefact<T> {
     file: &'static str,
     pending: Option<Box<T>>,
+    /// The last document written, to put back if the run directory is removed.
+    last: Option<Box<T>>,
     /// Its failure was reported; reported again only after a success.
     failing: bool,
     /// Whether each rewrite is fsynced.
@@ -161,6 +167,7 @@ impl<T: serde::Serialize> Artefact<T> {
         Artefact {
             file,
             pending: None,
+            last: None,
             failing: false,
             sync,
         }
@@ -185,6 +192,7 @@ impl<T: serde::Serialize> Artefact<T> {
             Ok(()) => {
                 // A newer document replaces a kept one: the kept one is never written after it.
                 self.pending = None;
+                self.last = Some(doc);
                 self.failing = false;
             }
             Err(e) => {
@@ -236,6 +244,7 @@ fn run(
     let mut slots: Vec<Slot> = sinks.into_iter().map(Slot::new).collect();
     let mut summary = Artefact::<RunSummary>::new(RUN_SUMMARY_FILE, sync_summary);
     let mut config = Artefact::<RunConfig>::new(RUN_CONFIG_FILE, true);
+    let mut vanished = restore::Restorer::new(run_dir.clone());
     let mut out = Vec::new();
     while let Some(msg) = gone.0.pop() {
         match msg {
@@ -249,10 +258,18 @@ fn run(
                 let _ = spares.try_send(buf);
             }
             Msg::Summary(mut s) => {
+                let it = s.completed_iterations;
+                vanished.check(
+                    &mut slots,
+                    it,
+                    &failures,
+                    &counts,
+                    &mut summary,
+                    &mut config,
+                );
                 // The counts as of this point in the queue: never ahead of the file.
                 counts.tally().fill(&mut s);
                 s.sink_errors = texts(&failures);
-                let it = s.completed_iterations;
                 let t0 = std::time::Instant::now();
                 summary.write(Some(s), it, &run_dir, &failures);
                 // A failed rewrite paces nothing: the next one is due as soon as it is sent.
@@ -260,7 +277,9 @@ fn run(
                 paced.done(if failed { Duration::ZERO } else { t0.elapsed() });
             }
             Msg::Config(c) => config.write(Some(c), 0, &run_dir, &failures),
+            Msg::HeldConfig(c) => config.last = Some(c),
             Msg::Flush(done) => {
+                vanished.check(&mut slots, 0, &failures, &counts, &mut summary, &mut config);
                 for slot in &mut slots {
                     slot.flush(&mut out);
                 }
@@ -282,6 +301,7 @@ fn run(
     }
     // The channel closed: a last retry, then close every sink, even the set-aside ones. A
     // kept summary is not retried: the logger writes the final one after this.
+    vanished.check(&mut slots, 0, &failures, &counts, &mut summary, &mut config);
     for slot in &mut slots {
         slot.close(&mut out);
     }
@@ -376,6 +396,12 @@ impl WriterThread {
     /// Enqueue a `run_config.json` rewrite.
     pub fn config(&mut self, config: RunConfig) {
         self.send(Msg::Config(Box::new(config)));
+    }
+
+    /// Hand over the `run_config.json` the logger wrote at start, to put back if the run
+    /// directory is removed (nothing is written now).
+    pub fn hold_config(&mut self, config: RunConfig) {
+        self.send(Msg::HeldConfig(Box::new(config)));
     }
 
     /// Whether a periodic summary rewrite is cheap now (`summary_pace.rs`).

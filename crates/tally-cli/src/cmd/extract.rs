@@ -177,6 +177,9 @@ pub fn extract(
     let config = read_json(&run_dir.join("run_config.json"))?;
     let facts = RunConfigFacts::from_config(config.as_ref());
     let tails = read_tails(&files, last)?;
+    if let Some(note) = unfinalised(&summary_path, summary.as_ref()) {
+        eprintln!("tally: note: {note}");
+    }
     if !allow_truncated {
         let log_interval = facts.logger.as_ref().map_or(1, |l| l.log_interval.max(1));
         let count_check = (mode == Mode::Versioned).then_some(log_interval);
@@ -270,6 +273,26 @@ pub fn require_canonical(
         )));
     }
     Ok(())
+}
+
+/// A summary still saying `running`: the run is live, or its final summary could not be
+/// written (docs/contract/run-artifacts.md "Storage faults"); either way the figures are what
+/// the files hold, and the run is not reported as completed.
+fn unfinalised(summary_path: &Path, summary: Option<&Value>) -> Option<String> {
+    let summary = summary?;
+    if summary.get("status").and_then(Value::as_str) != Some("running") {
+        return None;
+    }
+    let claimed = summary
+        .get("completed_iterations")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    Some(format!(
+        "{}: says the run is still running ({claimed} iterations): either it is live, or its \
+         summary could not be finalised (the run directory turned read-only or full, or the \
+         process was killed); the figures are from what the event files hold",
+        summary_path.display()
+    ))
 }
 
 /// Fails a run whose summary says `completed` while its event files end early: the newest

@@ -1,7 +1,10 @@
-//! `tally` under a real pseudo-terminal for the watch tests: portable-pty drives it, vt100
-//! emulates the screen and answers the cursor-position queries ratatui's inline viewport sends.
+//! `tally` under a real pseudo-terminal for the panel and watch tests: portable-pty drives it,
+//! vt100 emulates the screen and answers the cursor-position queries ratatui's inline viewport
+//! sends, as a terminal would.
+// Each test binary uses part of it.
+#![allow(dead_code)]
 
-use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtySize};
+use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtySize, SlavePty};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -11,13 +14,15 @@ use std::time::{Duration, Instant};
 pub const WAIT: Duration = Duration::from_secs(60);
 
 pub struct Pty {
-    _master: Box<dyn MasterPty + Send>,
+    master: Box<dyn MasterPty + Send>,
+    slave: Box<dyn SlavePty + Send>,
     pub child: Box<dyn Child + Send + Sync>,
     parser: Arc<Mutex<vt100::Parser>>,
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
 }
 
-/// Feed `bytes` to the emulator, answering each `ESC [ 6 n` with the emulated cursor.
+/// Feed `bytes` to the emulator, answering each cursor-position query (`ESC [ 6 n`) with
+/// the emulated cursor, as a terminal would.
 fn feed(parser: &Mutex<vt100::Parser>, writer: &Mutex<Box<dyn Write + Send>>, bytes: &[u8]) {
     const DSR: &[u8] = b"\x1b[6n";
     let mut rest = bytes;
@@ -35,20 +40,31 @@ fn feed(parser: &Mutex<vt100::Parser>, writer: &Mutex<Box<dyn Write + Send>>, by
 }
 
 impl Pty {
+    /// `tally args` in a `cols` × `rows` terminal, in `cwd`.
     pub fn spawn(args: &[&str], cols: u16, rows: u16, cwd: &Path) -> Pty {
-        let size = PtySize {
-            rows,
-            cols,
-            pixel_width: 0,
-            pixel_height: 0,
-        };
-        let pair = native_pty_system().openpty(size).unwrap();
+        Pty::spawn_env(args, cols, rows, cwd, &[])
+    }
+
+    /// As [`Pty::spawn`], with `env` set in the child's environment.
+    pub fn spawn_env(args: &[&str], cols: u16, rows: u16, cwd: &Path, env: &[(&str, &str)]) -> Pty {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_tally"));
         cmd.args(args);
         cmd.cwd(cwd);
         cmd.env("TERM", "xterm-256color");
         cmd.env("LANG", "C.UTF-8");
         cmd.env_remove("LC_ALL");
+        cmd.env_remove("NO_COLOR");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         let child = pair.slave.spawn_command(cmd).unwrap();
         let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let writer = Arc::new(Mutex::new(pair.master.take_writer().unwrap()));
@@ -64,7 +80,8 @@ impl Pty {
             }
         });
         Pty {
-            _master: pair.master,
+            master: pair.master,
+            slave: pair.slave,
             child,
             parser,
             writer,
@@ -73,6 +90,24 @@ impl Pty {
 
     pub fn screen(&self) -> String {
         self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Whether any cell on screen has a foreground colour.
+    pub fn coloured(&self) -> bool {
+        let p = self.parser.lock().unwrap();
+        let screen = p.screen();
+        let (rows, cols) = screen.size();
+        (0..rows).any(|r| {
+            (0..cols).any(|c| {
+                screen
+                    .cell(r, c)
+                    .is_some_and(|cell| cell.fgcolor() != vt100::Color::Default)
+            })
+        })
+    }
+
+    pub fn cursor_hidden(&self) -> bool {
+        self.parser.lock().unwrap().screen().hide_cursor()
     }
 
     /// The screen once it shows every one of `what`.
@@ -97,6 +132,18 @@ impl Pty {
         w.flush().unwrap();
     }
 
+    pub fn resize(&self, cols: u16, rows: u16) {
+        self.parser.lock().unwrap().set_size(rows, cols);
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+    }
+
     pub fn wait_exit(&mut self) -> u32 {
         let t = Instant::now();
         loop {
@@ -109,5 +156,15 @@ impl Pty {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// The terminal's modes as `stty -a` reports them on this pty, after the child exited.
+    pub fn stty(&self) -> String {
+        let marker = "stty-done";
+        let mut cmd = CommandBuilder::new("sh");
+        cmd.args(["-c", &format!("stty -a; echo {marker}")]);
+        let mut c = self.slave.spawn_command(cmd).unwrap();
+        c.wait().unwrap();
+        self.wait_for(&[marker])
     }
 }

@@ -3,49 +3,77 @@
 //! on; `docs/contract/consumers.md` "Reading a bottleneck").
 
 use crate::error::CliError;
+use std::sync::OnceLock;
 use std::time::Duration;
+use tally::timeline::{collector_specs, learner_phases};
 use tally::Profile;
+use tally_schema::{Input, MetricSpec, Role, METRICS};
 
 /// The largest factor accepted: a demo iteration stays bounded.
 const MAX_FACTOR: f64 = 1000.0;
 
-/// The phases each profile's demo simulates, by their timeline key. `all` scales every phase
-/// (a heavier task at the same balance); a parent (`inference`, `env_step`) scales all its
-/// parts; a part scales itself alone.
+/// Timeline phases no demo simulates: waits, hand-overs and totals that come out of the
+/// simulated phases, and an alternative split of Env Step.
+const NOT_SIMULATED: [&str; 6] = [
+    "collector_wait",
+    "collector_release",
+    "inference_request",
+    "learner_action_wait",
+    "env_step_action_backend",
+    "rollout",
+];
+
+/// The phases each profile's demo simulates, by their timeline key, in timeline order:
+/// `all`, the learner phases (each followed by its nested parts), the other nested learner
+/// diagnostics, then the collector rows; a phase added to a profile's timeline is taken unless
+/// [`NOT_SIMULATED`] names it. `all` scales every phase (a heavier task at the same balance); a
+/// parent (`inference`, `env_step`) scales all its parts; a part scales itself alone.
 pub fn slow_phases(profile: Profile) -> &'static [&'static str] {
-    match profile {
-        Profile::SacFamily => &[
-            "all",
-            "inference",
-            "inference_h2d",
-            "inference_forward",
-            "inference_d2h",
-            "replay_batch_wait",
-            "replay_sample",
-            "learning",
-            "replay_ingress_h2d_submit",
-            "env_step",
-            "env_step_action_validate",
-            "env_step_apply_action",
-            "env_step_backend",
-            "env_step_update_state",
-            "env_step_reset_done",
-            "transition_extract",
-            "replay_write",
-            "metrics_publish",
-        ],
-        Profile::Appo => &[
-            "all",
-            "replay_stage",
-            "replay_sample",
-            "learning",
-            "weight_publish",
-            "mlp_infer",
-            "env_step",
-        ],
-        Profile::OnPolicy => &["all", "learning", "env_step"],
-        Profile::Rft => &[],
+    static CACHE: OnceLock<Vec<Vec<&'static str>>> = OnceLock::new();
+    let all = CACHE.get_or_init(|| Profile::ALL.iter().map(|p| simulated(*p)).collect());
+    let slot = Profile::ALL.iter().position(|p| *p == profile);
+    slot.map_or(&[], |i| &all[i])
+}
+
+fn simulated(profile: Profile) -> Vec<&'static str> {
+    // The RFT demo reports no phase timings.
+    if profile == Profile::Rft {
+        return Vec::new();
     }
+    let learner_key = |m: &MetricSpec| match m.input {
+        Input::Learner(k) => Some(k),
+        _ => None,
+    };
+    let learner: Vec<&str> = learner_phases(profile)
+        .iter()
+        .filter_map(|m| learner_key(m))
+        .collect();
+    let nested: Vec<&str> = METRICS
+        .iter()
+        .filter(|m| m.role == Role::NestedDiagnostic && m.profiles.contains(profile))
+        .filter_map(learner_key)
+        .collect();
+    let part_of = |part: &str, parent: &str| {
+        part.strip_prefix(parent)
+            .is_some_and(|rest| rest.starts_with('_'))
+    };
+    let mut out = vec!["all"];
+    for phase in &learner {
+        out.push(phase);
+        out.extend(nested.iter().filter(|n| part_of(n, phase)));
+    }
+    out.extend(
+        nested
+            .iter()
+            .filter(|n| !learner.iter().any(|p| part_of(n, p))),
+    );
+    out.extend(collector_specs(profile).iter().map(|(k, _)| *k));
+    // The on-policy demo times env.step() inside its rollout, which is its collector row.
+    if profile == Profile::OnPolicy {
+        out.push("env_step");
+    }
+    out.retain(|k| !NOT_SIMULATED.contains(k));
+    out
 }
 
 /// Validated `--slow` factors; a phase not named runs at factor 1.
@@ -112,5 +140,32 @@ impl Slowdown {
     /// `micros` of `phase`, scaled by its factor.
     pub fn us(&self, phase: &str, micros: f64) -> Duration {
         Duration::from_secs_f64(micros * 1e-6 * self.factor(phase))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tally::timeline::{COLLECTOR_ORDER, LEARNER_ORDER};
+
+    #[test]
+    fn every_phase_left_out_is_still_a_timeline_phase() {
+        // A renamed or removed phase must not leave a stale exclusion behind.
+        for k in NOT_SIMULATED {
+            assert!(
+                LEARNER_ORDER.contains(&k) || COLLECTOR_ORDER.contains(&k),
+                "{k} is in no timeline order"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unknown_phase_is_refused_listing_the_profiles_phases() {
+        let err = Slowdown::parse(&["bogus=2".into()], "ppo", Profile::OnPolicy).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--slow bogus=2: unknown phase 'bogus' for the ppo demo: expected one of all, \
+             learning, env_step"
+        );
     }
 }
