@@ -89,6 +89,7 @@ BENCH_ARGS ?= --scaling --plot docs/read_scaling.png
 bench: venv py-install
 	$(CARGO) build --release -p tally-cli -p tally-tfevents --examples --bins
 	$(PY) bench/read_bench.py $(BENCH_ARGS)
+	$(PY) bench/python_hot_path.py
 
 ## Regenerate committed generated files (docs/metrics.md, schemas/*.json).
 docs:

@@ -1,14 +1,20 @@
-"""Side-by-side: the per-iteration cost a Python training loop pays to log 60 metrics.
+"""Side-by-side: the per-iteration cost a Python training loop pays to log 60 values.
 
+    no-op       a Python function doing nothing, called with the 60 floats as 60 named
+                arguments (the floor: what any call taking the values costs)
     tally       log.step(i, ...) with 60 values (20 metrics, 10 learner phases, 11 collector
-                phases, 5 flight gauges, 8 reward terms, plus the dedicated scalar fields),
-                TensorBoard backend, validated against the schema, written by tally's thread
+                phases, 5 flight gauges, 8 reward terms, the dedicated scalar fields and the
+                iteration), TensorBoard backend, validated against the schema, written by
+                tally's thread
+    tally SummaryWriter  add_scalar() x 60 (same tags and values)
     tensorboardX  SummaryWriter.add_scalar() x 60 (same tags and values)
     wandb.log   wandb.log(<the same 60-key dict>, step=i), WANDB_MODE=offline
 
-Prints the median per-iteration cost of each and the ratios. Not a test: run it by hand,
-`.venv/bin/python bench/python_hot_path.py [--iterations N] [--no-wandb]`, and record the
-result in BENCHMARKS.md.
+Each workload runs --runs times, interleaved; prints min/median/max over the runs of the
+median wall time per iteration, the caller thread's CPU and the process's CPU (every thread,
+close included) per iteration, and the ratios the performance targets name. Not a test: run
+it by hand, `.venv/bin/python bench/python_hot_path.py [--iterations N] [--runs R]
+[--no-wandb]`, and record the result in BENCHMARKS.md.
 """
 
 from __future__ import annotations
