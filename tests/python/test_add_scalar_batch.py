@@ -80,3 +80,29 @@ def test_add_scalar_after_close_raises_closed_error_naming_the_writer(tmp_path):
     with pytest.raises(tally.ClosedError, match="is closed"):
         w.add_scalar("a", 2.0, 2)
     assert [(s, v) for s, _, v in events(tmp_path)] == [(1, {"a": 1.0})]
+
+
+def test_tags_invented_every_step_are_written_past_the_tag_tables_bound(tmp_path):
+    # More distinct tags than the writer remembers (8192): the tables start afresh between
+    # batches, and every value still lands under its own tag.
+    n = 9000
+    with tally.SummaryWriter(tmp_path) as w:
+        for step in range(n):
+            w.add_scalar(f"t{step}", float(step), step)
+            w.add_scalar("shared", -float(step), step)
+    got = events(tmp_path)
+    assert len(got) == n
+    assert all(v == {f"t{s}": float(s), "shared": -float(s)} for s, _, v in got)
+    assert [s for s, _, _ in got] == list(range(n))
+
+
+def test_a_value_whose_float_fails_is_refused_with_its_reason(tmp_path):
+    class Broken:
+        def __float__(self):
+            raise ValueError("sensor offline")
+
+    with tally.SummaryWriter(tmp_path) as w:
+        with pytest.raises(tally.ValueTypeError, match=r"^add_scalar\('x/y'\): expected a number, got Broken: sensor offline$"):
+            w.add_scalar("x/y", Broken(), 1)
+        w.add_scalar("x/y", 2.0, 1)
+    assert [(s, v) for s, _, v in events(tmp_path)] == [(1, {"x/y": 2.0})]

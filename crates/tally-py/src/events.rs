@@ -137,10 +137,14 @@ fn type_name(v: &Bound<'_, PyAny>) -> String {
 }
 
 /// `add_scalar`'s value as torch takes it: `float(v)` of anything but None, str or bytes.
-fn scalar_value(tag: &str, v: &Bound<'_, PyAny>) -> Result<f64, Failure> {
+fn scalar_value(tag: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>) -> Result<f64, Failure> {
     if let Ok(f) = v.cast::<PyFloat>() {
         return Ok(f.value());
     }
+    let tag = tag
+        .str()
+        .map(|t| t.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| repr(tag));
     if v.is_none() || v.is_instance_of::<PyString>() || v.is_instance_of::<pyo3::types::PyBytes>() {
         return Err(Failure::ValueType(format!(
             "add_scalar('{tag}'): expected a number, got {} {}",
@@ -154,8 +158,9 @@ fn scalar_value(tag: &str, v: &Bound<'_, PyAny>) -> Result<f64, Failure> {
         .and_then(|f| f.extract::<f64>())
         .map_err(|e| {
             Failure::ValueType(format!(
-                "add_scalar('{tag}'): expected a number, got {}: {e}",
-                type_name(v)
+                "add_scalar('{tag}'): expected a number, got {}: {}",
+                type_name(v),
+                e.value(v.py())
             ))
         })
 }
@@ -283,6 +288,13 @@ impl EventWriter {
         walltime: Option<&Bound<'_, PyAny>>,
         flush_secs: f64,
     ) -> PyResult<()> {
+        // Converted before the lock is taken: `float()` and `int()` may run Python code.
+        let value = scalar_value(tag, value)?;
+        let step = scalar_step(global_step)?;
+        let walltime = match walltime.filter(|w| !w.is_none()) {
+            Some(w) => Some(py.get_type::<PyFloat>().call1((w,))?.extract::<f64>()?),
+            None => None,
+        };
         let mut guard = self.inner(py);
         let inner: &mut Inner = &mut guard;
         if inner.writer.is_none() {
@@ -293,12 +305,6 @@ impl EventWriter {
             inner.tags = Tags::default();
         }
         let id = inner.tags.id(tag)?;
-        let value = scalar_value(&inner.tags.text[id as usize], value)?;
-        let step = scalar_step(global_step)?;
-        let walltime = match walltime.filter(|w| !w.is_none()) {
-            Some(w) => Some(py.get_type::<PyFloat>().call1((w,))?.extract::<f64>()?),
-            None => None,
-        };
         let now = Instant::now();
         let batch = &inner.batch;
         if !batch.values.is_empty()
