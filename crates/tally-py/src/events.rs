@@ -111,13 +111,13 @@ impl Inner {
             return Ok(());
         };
         let text = &self.tags.text;
-        let pairs: Vec<(&str, f64)> = self
+        let pairs = self
             .batch
             .values
             .iter()
-            .map(|&(id, v)| (&*text[id as usize], v))
-            .collect();
-        w.write_scalars(self.batch.step, self.batch.wall_time, &pairs)?;
+            .map(|&(id, v)| (&*text[id as usize], v));
+        // Non-empty (checked when first seen) and unique (a repeat starts a new batch).
+        w.write_resolved_scalar_iter(self.batch.step, self.batch.wall_time, pairs)?;
         self.batch.values.clear();
         Ok(())
     }
