@@ -84,11 +84,13 @@ wheel-check: wheel
 ## reader against EventAccumulator, tbparse, tensorboard-data-server, a Python TFRecord loop and
 ## the read + CRC-32C floor, on the same generated files; prints min/median/max and the ratios
 ## (BENCHMARKS.md "Reading event files"). Minutes of CPU and ~2 GB of temporary disk with
-## --scaling: not part of `make test`.
+## --scaling: not part of `make test`. Then the write hot paths side by side
+## (bench/python_hot_path.py: BENCHMARKS.md "Logger hot path (Python)").
 BENCH_ARGS ?= --scaling --plot docs/read_scaling.png
 bench: venv py-install
 	$(CARGO) build --release -p tally-cli -p tally-tfevents --examples --bins
 	$(PY) bench/read_bench.py $(BENCH_ARGS)
+	$(PY) bench/python_hot_path.py
 
 ## Regenerate committed generated files (docs/metrics.md, schemas/*.json).
 docs:

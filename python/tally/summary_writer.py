@@ -66,36 +66,6 @@ def _number(tag: str, v: Any, where: str = "add_scalar") -> float:
         raise ValueTypeError(f"{where}('{tag}'): expected a number, got {type(v).__name__}: {e}") from e
 
 
-class _Batch:
-    """One event file and the scalars of its current step, not yet written."""
-
-    __slots__ = ("writer", "step", "wall_time", "values", "started")
-
-    def __init__(self, writer: EventWriter) -> None:
-        self.writer = writer
-        self.step: Optional[int] = None
-        self.wall_time = 0.0
-        self.values: Dict[str, float] = {}
-        self.started = 0.0
-
-    def add(self, tag: str, value: float, step: int, wall_time: Optional[float], flush_secs: float) -> None:
-        now = time.monotonic()
-        explicit_wall = wall_time is not None and float(wall_time) != self.wall_time
-        if self.values and (step != self.step or tag in self.values or explicit_wall or now - self.started >= flush_secs):
-            self.write()
-        if not self.values:
-            self.step = step
-            self.wall_time = time.time() if wall_time is None else float(wall_time)
-            self.started = now
-        self.values[tag] = value
-
-    def write(self) -> None:
-        if self.values:
-            assert self.step is not None
-            self.writer.write_scalars(self.step, self.wall_time, self.values)
-            self.values = {}
-
-
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -201,10 +171,10 @@ class SummaryWriter:
         self.flush_secs = float(flush_secs)
         self.filename_suffix = str(filename_suffix)
         self.max_queue = max_queue
-        self._main = _Batch(EventWriter(self.log_dir, self.filename_suffix))
+        self._main = EventWriter(self.log_dir, self.filename_suffix)
         if purge is not None:
-            self._main.writer.write_session_start(purge, time.time())
-        self._subs: Dict[str, _Batch] = {}
+            self._main.write_session_start(purge, time.time())
+        self._subs: Dict[str, EventWriter] = {}
         self._closed = False
         self._wandb: Optional[WandbSink] = None
         self._follower: Optional[RemoteFollower] = None
@@ -263,7 +233,6 @@ class SummaryWriter:
         """The directory event files are written to."""
         return self.log_dir
 
-    @_under_lock
     def add_scalar(
         self,
         tag: str,
@@ -273,11 +242,11 @@ class SummaryWriter:
         new_style: bool = False,
         double_precision: bool = False,
     ) -> None:
-        """Add one scalar; same-step calls are batched into one event."""
-        self._check_open()
-        value = _number(tag, scalar_value)
-        step = _scalar_step(global_step)
-        self._main.add(tag, value, step, walltime, self.flush_secs)
+        """Add one scalar; same-step calls are batched into one event (the batch lives in the
+        event writer, behind its own lock: this is the hot path, one call per value)."""
+        if self._closed:
+            self._check_open()
+        self._main.add_scalar(tag, scalar_value, global_step, walltime, self.flush_secs)
 
     @_under_lock
     def add_scalars(
@@ -293,10 +262,10 @@ class SummaryWriter:
         for tag, v in tag_scalar_dict.items():
             value = _number(f"{main_tag}/{tag}", v)
             sub = os.path.join(self.log_dir, main_tag.replace("/", "_") + "_" + tag)
-            batch = self._subs.get(sub)
-            if batch is None:
-                batch = self._subs[sub] = _Batch(EventWriter(sub, self.filename_suffix))
-            batch.add(main_tag, value, step, walltime, self.flush_secs)
+            writer = self._subs.get(sub)
+            if writer is None:
+                writer = self._subs[sub] = EventWriter(sub, self.filename_suffix)
+            writer.add_scalar(main_tag, value, step, walltime, self.flush_secs)
 
     # -- everything else torch's writer adds ------------------------------------------------------
     @property
@@ -309,8 +278,7 @@ class SummaryWriter:
 
     def _events_writer(self) -> EventWriter:
         self._check_open()
-        self._main.write()  # keep the file in call order
-        return self._main.writer
+        return self._main  # which writes its scalar batch first: the file keeps the call order
 
     @_under_lock
     def _write_summary(self, summary: bytes, global_step: Any, walltime: Optional[float]) -> None:
@@ -531,9 +499,8 @@ class SummaryWriter:
         """Write every pending step's event (W&B follows the file)."""
         if self._closed:
             return
-        for b in (self._main, *self._subs.values()):
-            b.write()
-            b.writer.flush()
+        for w in (self._main, *self._subs.values()):
+            w.flush()  # writes the step's scalar batch
 
     @_under_lock
     def close(self) -> None:
@@ -543,8 +510,8 @@ class SummaryWriter:
             return
         self.flush()
         self._closed = True
-        for b in (self._main, *self._subs.values()):
-            b.writer.close()
+        for w in (self._main, *self._subs.values()):
+            w.close()
         self._finish_wandb()
 
     def _check_open(self) -> None:

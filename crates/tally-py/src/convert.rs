@@ -10,8 +10,9 @@ use crate::errors::{Failure, Result};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Mutex;
 use tally::{Key, MpsState, StepInput, SystemInfo};
 use tally_schema::{Input, METRICS};
 
@@ -40,7 +41,8 @@ impl Hasher for AddrHasher {
 /// Cached keys beyond this are dropped wholesale (a runner inventing keys every step).
 const MAX_CACHED_KEYS: usize = 8192;
 
-/// Python key string (by identity) → `Key`; canonical names become `&'static str` (no allocation).
+/// Python key string (by identity) → `Key`; every key becomes a `&'static str` (no allocation),
+/// canonical names the registry's own, others [`leaked`] once.
 #[derive(Default)]
 pub struct KeyCache {
     map: HashMap<usize, (Py<PyString>, Key), BuildHasherDefault<AddrHasher>>,
@@ -61,6 +63,29 @@ fn static_key(text: &str) -> Option<&'static str> {
     })
 }
 
+/// Text kept for the whole process by [`leaked`], at most: a runner's own keys (reward terms,
+/// termination causes, user metrics) are few and the same every step; a runner inventing keys
+/// is bounded here, its keys beyond copied each step.
+const MAX_LEAKED_BYTES: usize = 1 << 20;
+
+/// `text` as a `&'static str` shared by the process, so that a key not in the registry is
+/// copied neither into each step's input nor out of it (an allocation and a free per key and
+/// step otherwise); `None` once [`MAX_LEAKED_BYTES`] are kept.
+fn leaked(text: &str) -> Option<&'static str> {
+    static KEPT: Mutex<(BTreeSet<&'static str>, usize)> = Mutex::new((BTreeSet::new(), 0));
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(t) = kept.0.get(text) {
+        return Some(t);
+    }
+    if kept.1 + text.len() > MAX_LEAKED_BYTES {
+        return None;
+    }
+    let t: &'static str = Box::leak(text.into());
+    kept.1 += t.len();
+    kept.0.insert(t);
+    Some(t)
+}
+
 impl KeyCache {
     /// The `Key` for a dict key of `field`, or a type error naming it.
     pub fn key(&mut self, it: u64, field: &str, k: &Bound<'_, PyAny>) -> Result<Key> {
@@ -78,7 +103,7 @@ impl KeyCache {
         let text = s
             .to_cow()
             .map_err(|e| Failure::ValueType(format!("{field} key: {e}")))?;
-        let key: Key = match static_key(&text) {
+        let key: Key = match static_key(&text).or_else(|| leaked(&text)) {
             Some(t) => Cow::Borrowed(t),
             None => Cow::Owned(text.into_owned()),
         };

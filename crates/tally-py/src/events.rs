@@ -1,17 +1,24 @@
 //! `EventWriter`: tally's event-file writer for `tally.SummaryWriter` (one event per step
 //! of scalars; summaries and events built elsewhere written as they come).
 //!
+//! `add_scalar` keeps the scalars of the current step in a batch, in Rust: torch's
+//! `add_scalar` is called once per value, so its per-call cost is a lookup of the tag by the
+//! identity of its `str` and a push (docs/contract/integrations.md "The scalar batch").
+//!
 //! Any thread may call it at any time (docs/contract/threads-and-signals.md "Sharing a
 //! logger between threads"): the class is frozen and its state sits behind a mutex taken
 //! with the GIL released while waiting, so each call writes whole records, in call order.
 
-use crate::convert::{event_step, number, KeyCache};
+use crate::convert::{event_step, number, AddrHasher, KeyCache};
 use crate::errors::Failure;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyFloat, PyInt, PyString};
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tally_tfevents::proto::{event, Event, SessionLog};
 use tally_tfevents::{encode_summary_event, override_event, EventFileWriter, WriterOptions};
 
@@ -22,11 +29,170 @@ pub struct EventWriter {
     path: PathBuf,
 }
 
-/// What the calls change: the open file and the scalar conversion buffers.
+/// What the calls change: the open file, the scalar batch and the conversion buffers.
 struct Inner {
     writer: Option<EventFileWriter>,
     keys: KeyCache,
     scratch: Vec<(tally::Key, f64)>,
+    tags: Tags,
+    batch: Batch,
+}
+
+/// Tag tables beyond this are dropped when the next batch starts (tags invented every step).
+const MAX_TAGS: usize = 8192;
+
+/// The tags `add_scalar` has seen: each text once, numbered; and each `str` object by address.
+/// A cached `str` is referenced, so its address cannot be reused by another while cached.
+#[derive(Default)]
+struct Tags {
+    by_addr: HashMap<usize, (Py<PyString>, u32), BuildHasherDefault<AddrHasher>>,
+    by_text: HashMap<Box<str>, u32>,
+    text: Vec<Box<str>>,
+    /// The batch each tag was last added to: a repeat within a batch is found without a scan.
+    last_batch: Vec<u64>,
+}
+
+impl Tags {
+    /// The number of `tag`'s text; a tag that is not a non-empty `str` is refused by name.
+    fn id(&mut self, tag: &Bound<'_, PyAny>) -> Result<u32, Failure> {
+        let addr = tag.as_ptr() as usize;
+        if let Some((_, id)) = self.by_addr.get(&addr) {
+            return Ok(*id);
+        }
+        let bad = |why: &str| {
+            Failure::ValueType(format!(
+                "add_scalar: tag {} of type {}: {why}",
+                repr(tag),
+                type_name(tag)
+            ))
+        };
+        let s = tag
+            .cast::<PyString>()
+            .map_err(|_| bad("tags must be str"))?;
+        let text = s.to_cow().map_err(|e| bad(&e.to_string()))?;
+        if text.is_empty() {
+            return Err(bad("tags must be non-empty str"));
+        }
+        let id = match self.by_text.get(&*text) {
+            Some(id) => *id,
+            None => {
+                let id = self.text.len() as u32;
+                self.text.push(text.as_ref().into());
+                self.last_batch.push(0);
+                self.by_text.insert(text.as_ref().into(), id);
+                id
+            }
+        };
+        if self.by_addr.len() >= MAX_TAGS {
+            self.by_addr.clear();
+        }
+        self.by_addr.insert(addr, (s.clone().unbind(), id));
+        Ok(id)
+    }
+}
+
+/// The scalars of one step not yet written: one event when the step ends.
+struct Batch {
+    /// Numbers batches from 1, for [`Tags::last_batch`].
+    number: u64,
+    step: i64,
+    wall_time: f64,
+    started: Instant,
+    values: Vec<(u32, f64)>,
+}
+
+impl Inner {
+    /// Write the batch as one event (nothing when empty); on failure it stays, to be retried.
+    fn write_batch(&mut self) -> Result<(), Failure> {
+        if self.batch.values.is_empty() {
+            return Ok(());
+        }
+        let Some(w) = self.writer.as_mut() else {
+            return Ok(());
+        };
+        let text = &self.tags.text;
+        let pairs = self
+            .batch
+            .values
+            .iter()
+            .map(|&(id, v)| (&*text[id as usize], v));
+        // Non-empty (checked when first seen) and unique (a repeat starts a new batch).
+        w.write_resolved_scalar_iter(self.batch.step, self.batch.wall_time, pairs)?;
+        self.batch.values.clear();
+        Ok(())
+    }
+}
+
+fn repr(v: &Bound<'_, PyAny>) -> String {
+    v.repr()
+        .map(|r| r.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "<unprintable>".into())
+}
+
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type()
+        .name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// `add_scalar`'s value as torch takes it: `float(v)` of anything but None, str or bytes.
+fn scalar_value(tag: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>) -> Result<f64, Failure> {
+    if let Ok(f) = v.cast::<PyFloat>() {
+        return Ok(f.value());
+    }
+    let tag = tag
+        .str()
+        .map(|t| t.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| repr(tag));
+    if v.is_none() || v.is_instance_of::<PyString>() || v.is_instance_of::<pyo3::types::PyBytes>() {
+        return Err(Failure::ValueType(format!(
+            "add_scalar('{tag}'): expected a number, got {} {}",
+            type_name(v),
+            repr(v)
+        )));
+    }
+    v.py()
+        .get_type::<PyFloat>()
+        .call1((v,))
+        .and_then(|f| f.extract::<f64>())
+        .map_err(|e| {
+            Failure::ValueType(format!(
+                "add_scalar('{tag}'): expected a number, got {}: {}",
+                type_name(v),
+                e.value(v.py())
+            ))
+        })
+}
+
+/// `add_scalar`'s step as torch takes it: `int(global_step)`, None as 0, within int64.
+fn scalar_step(v: Option<&Bound<'_, PyAny>>) -> PyResult<i64> {
+    let Some(v) = v.filter(|v| !v.is_none()) else {
+        return Ok(0);
+    };
+    let int;
+    let n = if v.is_exact_instance_of::<PyInt>() {
+        v
+    } else {
+        int = v.py().get_type::<PyInt>().call1((v,))?;
+        &int
+    };
+    n.extract::<i64>().map_err(|_| {
+        Failure::Schema(format!(
+            "global_step={}: beyond TensorBoard's int64 step range [{}, {}]",
+            repr(v),
+            i64::MIN,
+            i64::MAX
+        ))
+        .into()
+    })
+}
+
+fn now_wall() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }
 
 impl EventWriter {
@@ -37,12 +203,17 @@ impl EventWriter {
     }
 
     /// Run `f` on the open file, or fail naming the closed one.
+    /// The scalar batch is written first: the file keeps the calls' order.
     fn with_open<T>(
         &self,
         py: Python<'_>,
         f: impl FnOnce(&mut EventFileWriter) -> Result<T, tally_tfevents::WriteError>,
     ) -> PyResult<T> {
         let mut inner = self.inner(py);
+        if inner.writer.is_none() {
+            return Err(self.closed_error().into());
+        }
+        inner.write_batch()?;
         let w = inner.writer.as_mut().ok_or_else(|| self.closed_error())?;
         Ok(f(w).map_err(Failure::from)?)
     }
@@ -91,9 +262,69 @@ impl EventWriter {
                 writer: Some(writer),
                 keys: KeyCache::default(),
                 scratch: Vec::new(),
+                tags: Tags::default(),
+                batch: Batch {
+                    number: 0,
+                    step: 0,
+                    wall_time: 0.0,
+                    started: Instant::now(),
+                    values: Vec::new(),
+                },
             }),
             path,
         })
+    }
+
+    /// Add `tag: value` to the batch of `global_step`. The batch is written as one event first
+    /// when the step changes, the tag is already in it, `walltime` differs from the batch's,
+    /// or the batch is `flush_secs` old. A bad argument is refused with the batch kept.
+    #[pyo3(signature = (tag, value, global_step=None, walltime=None, flush_secs=120.0))]
+    fn add_scalar(
+        &self,
+        py: Python<'_>,
+        tag: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        global_step: Option<&Bound<'_, PyAny>>,
+        walltime: Option<&Bound<'_, PyAny>>,
+        flush_secs: f64,
+    ) -> PyResult<()> {
+        // Converted before the lock is taken: `float()` and `int()` may run Python code.
+        let value = scalar_value(tag, value)?;
+        let step = scalar_step(global_step)?;
+        let walltime = match walltime.filter(|w| !w.is_none()) {
+            Some(w) => Some(py.get_type::<PyFloat>().call1((w,))?.extract::<f64>()?),
+            None => None,
+        };
+        let mut guard = self.inner(py);
+        let inner: &mut Inner = &mut guard;
+        if inner.writer.is_none() {
+            return Err(self.closed_error().into());
+        }
+        if inner.batch.values.is_empty() && inner.tags.text.len() > MAX_TAGS {
+            // No batch refers to a tag number now: start the tables afresh.
+            inner.tags = Tags::default();
+        }
+        let id = inner.tags.id(tag)?;
+        let now = Instant::now();
+        let batch = &inner.batch;
+        if !batch.values.is_empty()
+            && (step != batch.step
+                || inner.tags.last_batch[id as usize] == batch.number
+                || walltime.is_some_and(|w| w != batch.wall_time)
+                || now.duration_since(batch.started).as_secs_f64() >= flush_secs)
+        {
+            inner.write_batch()?;
+        }
+        if inner.batch.values.is_empty() {
+            let b = &mut inner.batch;
+            b.number += 1;
+            b.step = step;
+            b.wall_time = walltime.unwrap_or_else(now_wall);
+            b.started = now;
+        }
+        inner.tags.last_batch[id as usize] = inner.batch.number;
+        inner.batch.values.push((id, value));
+        Ok(())
     }
 
     /// Write one event at `step` holding every `tag: value` of `scalars` (f32 simple values).
@@ -110,6 +341,7 @@ impl EventWriter {
         if inner.writer.is_none() {
             return Err(self.closed_error().into());
         }
+        inner.write_batch()?;
         inner.scratch.clear();
         for (k, v) in scalars.iter() {
             let key = inner.keys.key(0, "scalars", &k)?;
@@ -171,17 +403,24 @@ impl EventWriter {
         self.with_open(py, |w| w.write_event(&event))
     }
 
-    /// Push written records to the OS (a no-op in practice: records are never buffered).
+    /// Write the scalar batch, and push written records to the OS (records are never buffered).
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
-        if let Some(w) = self.inner(py).writer.as_mut() {
+        let mut inner = self.inner(py);
+        inner.write_batch()?;
+        if let Some(w) = inner.writer.as_mut() {
             w.flush().map_err(Failure::from)?;
         }
         Ok(())
     }
 
-    /// Close the file. Closing twice is harmless.
+    /// Write the scalar batch and close the file (left open if the batch cannot be written).
+    /// Closing twice is harmless.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let writer = self.inner(py).writer.take();
+        let writer = {
+            let mut inner = self.inner(py);
+            inner.write_batch()?;
+            inner.writer.take()
+        };
         if let Some(w) = writer {
             w.close().map_err(Failure::from)?;
         }

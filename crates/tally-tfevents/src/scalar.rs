@@ -170,8 +170,17 @@ fn tag_len(tag: &str) -> usize {
 /// every iteration with dozens of tags and a prost message would allocate a `String` per
 /// tag. The bytes are identical to prost's encoding of the same message (a test pins this).
 pub fn encode_scalar_event(step: i64, wall_time: f64, scalars: &[(&str, f64)], out: &mut Vec<u8>) {
+    encode_scalar_event_from(step, wall_time, scalars.iter().copied(), out)
+}
+
+/// As [`encode_scalar_event`], from any cloneable sequence of `(tag, value)` (walked twice:
+/// lengths, then bytes), so a caller holding its tags in another shape needs no list of them.
+pub fn encode_scalar_event_from<'a, I>(step: i64, wall_time: f64, scalars: I, out: &mut Vec<u8>)
+where
+    I: Iterator<Item = (&'a str, f64)> + Clone,
+{
     let summary_len: usize = scalars
-        .iter()
+        .clone()
         .map(|(tag, _)| {
             let len = value_len(tag);
             1 + encoded_len_varint(len as u64) + len
@@ -199,7 +208,7 @@ pub fn encode_scalar_event(step: i64, wall_time: f64, scalars: &[(&str, f64)], o
         }
         // A oneof member is always written, even when zero: its presence is the information.
         out.push(KEY_VALUE_SIMPLE_VALUE);
-        out.extend_from_slice(&(*value as f32).to_le_bytes());
+        out.extend_from_slice(&(value as f32).to_le_bytes());
     }
 }
 

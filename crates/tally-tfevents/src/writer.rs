@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tally_clock::{Clock, SystemClock};
 
 use crate::proto::{event, Event, FILE_VERSION};
-use crate::scalar::encode_scalar_event;
+use crate::scalar::{encode_scalar_event, encode_scalar_event_from};
 use crate::tf_record::{RecordWriter, WriteRecordError};
 
 /// Process-wide counter for the last component of event file names, so two writers
@@ -326,9 +326,28 @@ impl<C: Clock> EventFileWriter<C> {
         wall_time: f64,
         scalars: &[(&str, f64)],
     ) -> Result<(), WriteError> {
+        self.write_resolved_scalar_iter(step, wall_time, scalars.iter().copied())
+    }
+
+    /// As [`EventFileWriter::write_resolved_scalars`], from any cloneable sequence of
+    /// `(tag, value)`: the writer thread builds no list of its step's tags, so a written step
+    /// allocates nothing.
+    pub fn write_resolved_scalar_iter<'a, I>(
+        &mut self,
+        step: i64,
+        wall_time: f64,
+        scalars: I,
+    ) -> Result<(), WriteError>
+    where
+        I: Iterator<Item = (&'a str, f64)> + Clone,
+    {
         #[cfg(debug_assertions)]
-        self.check_tags(step, scalars)?;
-        self.write_scalar_event(step, wall_time, scalars)
+        self.check_resolved_tags(step, scalars.clone())?;
+        self.repair()?;
+        let result = self
+            .records
+            .write_record_with(|buf| encode_scalar_event_from(step, wall_time, scalars, buf));
+        self.after_write(result)
     }
 
     fn write_scalar_event(
@@ -342,6 +361,33 @@ impl<C: Clock> EventFileWriter<C> {
             .records
             .write_record_with(|buf| encode_scalar_event(step, wall_time, scalars, buf));
         self.after_write(result)
+    }
+
+    /// [`EventFileWriter::check_tags`] without a list of the tags (debug builds only: a
+    /// quadratic scan, which allocates nothing).
+    #[cfg(debug_assertions)]
+    fn check_resolved_tags<'a>(
+        &self,
+        step: i64,
+        scalars: impl Iterator<Item = (&'a str, f64)> + Clone,
+    ) -> Result<(), WriteError> {
+        for (index, (tag, _)) in scalars.clone().enumerate() {
+            if tag.is_empty() {
+                return Err(WriteError::EmptyTag {
+                    path: self.path.clone(),
+                    step,
+                    index,
+                });
+            }
+            if scalars.clone().skip(index + 1).any(|(t, _)| t == tag) {
+                return Err(WriteError::DuplicateTag {
+                    path: self.path.clone(),
+                    step,
+                    tag: tag.to_string(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Writes an arbitrary event (e.g. a tensor or histogram summary built with prost).

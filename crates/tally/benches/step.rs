@@ -4,7 +4,9 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 use std::time::Duration;
-use tally::{Backend, Logger, LoggerConfig, RunStatus, StepInput};
+use tally::resolve::{Axis, Resolver};
+use tally::{Backend, BackendStep, Logger, LoggerConfig, Profile, RunStatus, Sink, StepInput};
+use tally::{Tag, TensorBoardSink};
 
 #[path = "../tests/support/sixty_values.rs"]
 mod sixty_values;
@@ -72,10 +74,51 @@ fn bench(c: &mut Criterion) {
     log.close(RunStatus::Completed).unwrap();
 }
 
+/// The writer thread's work per step: the TensorBoard sink writing one step's payload (the
+/// persisted values of the 60-value record, resolved as the logger resolves them) to an event
+/// file, timed by this thread's CPU clock. Scalars per second = payload length / time per step.
+fn writer(c: &mut Criterion) {
+    let input = record(1);
+    let resolved = Resolver::new(Profile::SacFamily, None)
+        .resolve(&input, Axis::default(), Vec::new())
+        .unwrap();
+    let scalars: Vec<(Tag, f64)> = resolved
+        .values
+        .entries()
+        .iter()
+        .filter(|(t, _)| t.persisted())
+        .cloned()
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let mut sink = TensorBoardSink::create(dir.path(), Default::default()).unwrap();
+    let mut step = BackendStep {
+        iteration: 1,
+        step: 4096,
+        wall_time: 1.7e9,
+        scalars,
+    };
+    let name = format!(
+        "writer_tensorboard_{}_scalars_thread_cpu",
+        step.scalars.len()
+    );
+    c.bench_function(&name, |b| {
+        b.iter_custom(|n| {
+            let t0 = thread_cpu();
+            for _ in 0..n {
+                step.iteration += 1;
+                step.step += 4096;
+                sink.write(black_box(&step)).unwrap();
+            }
+            thread_cpu() - t0
+        })
+    });
+    sink.close().unwrap();
+}
+
 fn thread_cpu() -> Duration {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
-criterion_group!(benches, bench);
+criterion_group!(benches, bench, writer);
 criterion_main!(benches);

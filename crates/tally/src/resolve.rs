@@ -306,6 +306,9 @@ pub struct Resolver {
     profile: Profile,
     max_iterations: Option<u64>,
     families: FamilyInterner,
+    /// Family members given through `metrics` (`Episode_Termination/<cause>`) once accepted:
+    /// a repeat skips the full schema lookup and the term's validation.
+    metric_families: HashMap<Box<str>, (&'static FamilySpec, std::sync::Arc<str>)>,
 }
 
 impl Resolver {
@@ -315,6 +318,7 @@ impl Resolver {
             profile,
             max_iterations,
             families: FamilyInterner::default(),
+            metric_families: HashMap::default(),
         }
     }
 
@@ -576,7 +580,18 @@ impl Resolver {
         for (key, v) in metrics {
             let key: &str = key;
             // Registry tags first (one hash lookup); a user tag seen before skips the full lookup.
-            let found = match metric(key) {
+            let spec = metric(key);
+            let known_family = spec
+                .is_none()
+                .then(|| self.metric_families.get(key))
+                .flatten();
+            if let Some((f, tag)) = known_family {
+                // A family member accepted before (its family and profile checks hold).
+                out.push_named(Tag::Family(f, tag.clone()), *v)
+                    .map_err(|_| err(it, "metrics", key, "duplicate: given twice in this step"))?;
+                continue;
+            }
+            let found = match spec {
                 Some(m) => Ok(TagRef::Metric(m)),
                 None => match self.families.cached(user_slot(), key) {
                     Some(tag) => {
@@ -636,9 +651,11 @@ impl Resolver {
                         ));
                     }
                     let tag = self.families.get(family_index(f), key, || key.to_owned());
-                    out.push_named(Tag::Family(f, tag), *v).map_err(|_| {
-                        err(it, "metrics", key, "duplicate: given twice in this step")
-                    })?;
+                    out.push_named(Tag::Family(f, tag.clone()), *v)
+                        .map_err(|_| {
+                            err(it, "metrics", key, "duplicate: given twice in this step")
+                        })?;
+                    self.metric_families.insert(key.into(), (f, tag));
                 }
                 Err(e) => return Err(err(it, "metrics", key, e.to_string())),
             }
@@ -780,5 +797,30 @@ mod tests {
             .map(|(t, _)| t.as_str())
             .collect();
         assert_eq!(tags, ["reward/tracking", "reward/air"]);
+    }
+
+    #[test]
+    fn a_family_member_through_metrics_seen_before_resolves_alike_and_is_still_checked() {
+        // The second and third steps take the cached path of a key accepted in the first.
+        let mut r = Resolver::new(Profile::SacFamily, None);
+        let axis = Axis::default();
+        let key = "Episode_Termination/time_out";
+        let one = |i| StepInput::new(i).metric(key, 0.25);
+        let first = r.resolve(&one(1), axis, Vec::new()).unwrap();
+        let again = r.resolve(&one(2), axis, Vec::new()).unwrap();
+        for got in [&first, &again] {
+            let (tag, v) = &got.values.entries()[0];
+            assert!(matches!(tag, Tag::Family(f, _) if f.prefix == "Episode_Termination/"));
+            assert_eq!((tag.as_str(), *v), (key, 0.25));
+        }
+        assert!(first.values.entries()[0]
+            .0
+            .same_interned(&again.values.entries()[0].0));
+        let twice = StepInput::new(3).metric(key, 0.25).metric(key, 0.5);
+        let why = reason(r.resolve(&twice, axis, Vec::new()));
+        assert!(why.starts_with(&format!("{key}: duplicate")), "{why}");
+        // A profile without the family still refuses it, cache or not.
+        let mut rft = Resolver::new(Profile::Rft, None);
+        assert!(rft.resolve(&one(1), axis, Vec::new()).is_err());
     }
 }

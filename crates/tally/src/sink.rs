@@ -140,10 +140,9 @@ impl Sink for TensorBoardSink {
 
     fn write(&mut self, step: &BackendStep) -> Result<(), SinkError> {
         let w = self.writer.as_mut().ok_or("event file already closed")?;
-        let scalars: Vec<(&str, f64)> =
-            step.scalars.iter().map(|(t, v)| (t.as_str(), *v)).collect();
+        let scalars = step.scalars.iter().map(|(t, v)| (t.as_str(), *v));
         // Tags were resolved against the schema: unique and non-empty already.
-        w.write_resolved_scalars(step.step, step.wall_time, &scalars)
+        w.write_resolved_scalar_iter(step.step, step.wall_time, scalars)
             .map_err(classify)
     }
 
