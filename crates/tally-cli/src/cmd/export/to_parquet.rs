@@ -103,8 +103,8 @@ impl ParquetSink {
             path: path.to_owned(),
             source,
         })?;
-        let writer = SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props))
-            .map_err(&err)?;
+        let writer =
+            SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props)).map_err(&err)?;
         let (to_encoder, groups) = sync_channel(1);
         let (give_back, recycled) = sync_channel(2);
         let out = path.to_owned();
@@ -341,7 +341,11 @@ impl DictColumn {
         let bytes = sink.into_inner()?;
         let total = bytes.len() as i64;
         let metadata = ColumnChunkMetaData::builder(self.descr.clone())
-            .set_encodings(vec![Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY])
+            .set_encodings(vec![
+                Encoding::PLAIN,
+                Encoding::RLE,
+                Encoding::RLE_DICTIONARY,
+            ])
             .set_compression(Compression::UNCOMPRESSED)
             .set_num_values(ids.len() as i64)
             .set_total_compressed_size(total)
@@ -440,7 +444,10 @@ mod tests {
                 let mut le = [0u8; 4];
                 le[..bytes].copy_from_slice(&data[..bytes]);
                 data = &data[bytes..];
-                out.extend(std::iter::repeat_n(u32::from_le_bytes(le), (header >> 1) as usize));
+                out.extend(std::iter::repeat_n(
+                    u32::from_le_bytes(le),
+                    (header >> 1) as usize,
+                ));
             } else {
                 let count = (header >> 1) as usize * 8;
                 let mut bit = 0usize;
@@ -469,10 +476,20 @@ mod tests {
             ((0..1000).map(|i| i % 10).collect(), 4),
             ((0..1003).map(|i| (i / 13) % 7).collect(), 3),
             ((0..777).map(|i| (i * 7919) % 300).collect(), 9),
-            ((0..100).map(|i| if i < 5 || i > 90 { 1 } else { 2 }).collect(), 2),
+            (
+                (0..100)
+                    .map(|i| if i < 5 || i > 90 { 1 } else { 2 })
+                    .collect(),
+                2,
+            ),
             (vec![70_000; 20], 17),
         ];
-        cases.push(((0..64).map(|i| if i % 17 < 9 { 3 } else { i % 4 }).collect(), 2));
+        cases.push((
+            (0..64)
+                .map(|i| if i % 17 < 9 { 3 } else { i % 4 })
+                .collect(),
+            2,
+        ));
         for (codes, width) in cases {
             let mut out = Vec::new();
             encode_hybrid(&codes, width, &mut out);
