@@ -233,3 +233,50 @@ def test_a_damaged_large_file_is_reported_as_the_sequential_reader_reports_it(tm
     path.write_bytes(bytes(bad))
     with pytest.raises(tally.StorageError, match=f"corrupt record at byte {middle}"):
         tally.read(tmp_path)
+
+
+def test_a_parquet_export_reads_back_in_pyarrow_and_pandas_as_tally_read_reads_the_runs(tmp_path, tally_bin):
+    """`tally export --format parquet` writes `run` and `tag` as dictionary pages from the
+    reader's ids: pyarrow and pandas must read every row back as `tally.read` reads the runs,
+    across row groups (131 072 rows), several runs, dictionaries wider than 8 bits (300 tags),
+    long runs of one tag and tags cycling one per event."""
+    import subprocess
+
+    import pandas as pd
+    import pyarrow.parquet as pq
+    from tensorboardX import SummaryWriter
+
+    wide = tmp_path / "runs" / "wide"
+    writer = tally.EventWriter(wide)
+    for step in range(500):
+        writer.write_scalars(step, WALL0 + step, {f"g{i % 7}/tag{i:03d}": step * 0.5 - i for i in range(300)})
+    writer.close()
+    cycling = tmp_path / "runs" / "cycling"
+    tbx = SummaryWriter(str(cycling))
+    for step in range(700):
+        for tag in ("a", "b", "c"):
+            tbx.add_scalar(tag, step / 3.0, step, walltime=WALL0 + step)
+    for step in range(700, 760):
+        tbx.add_scalar("solo", float("inf") if step == 701 else -step * 0.25, step, walltime=WALL0 + step)
+    tbx.close()
+
+    out = tmp_path / "all.parquet"
+    subprocess.run([tally_bin, "export", "--progress", "never", "--format", "parquet", "--output", str(out), str(tmp_path / "runs")], check=True)
+    expected = tally.read(tmp_path / "runs").to_pydict()
+    assert len(expected["tag"]) == 500 * 300 + 700 * 3 + 60
+    expected["run"] = [str((tmp_path / "runs" / r).resolve()) for r in expected["run"]]
+
+    meta = pq.ParquetFile(out).metadata
+    assert meta.num_row_groups == 2
+    table = pq.read_table(out)
+    assert table.schema.names == ["run", "tag", "step", "wall_time", "value"]
+    assert str(table.schema.field("step").type) == "int64"
+    got = table.to_pydict()
+    got["run"] = [str(Path(r).resolve()) for r in got["run"]]
+    for column in ("run", "tag", "step", "wall_time", "value"):
+        assert got[column] == expected[column], column
+
+    frame = pd.read_parquet(out)
+    assert frame["tag"].tolist() == expected["tag"]
+    assert frame["value"].tolist() == expected["value"]
+    assert frame["step"].dtype == "int64"

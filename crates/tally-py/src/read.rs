@@ -6,8 +6,9 @@
 //! of data and is reported back (`damage`) for the Python layer to warn about; a corrupt record
 //! is an error naming the file and byte offset (`docs/contract/consumers.md` "What readers
 //! report").
-//! The result is contiguous columns (`step`, `wall_time`, `value`, and the int32 codes of
-//! `run` and `tag`) plus the run and tag dictionaries in Arrow's string layout (int32 offsets
+//! The result is chunks of contiguous columns (`step`, `wall_time`, `value`, and the int32
+//! codes of `run` and `tag`; a large run's rows are a chunk as its reading thread built them,
+//! never copied into one array) plus the run and tag dictionaries in Arrow's string layout (int32 offsets
 //! and UTF-8 bytes). Each is a [`ColumnBuffer`] that pyarrow wraps in place
 //! (`pyarrow.foreign_buffer`), so no Python object is made per scalar and nothing is copied.
 
@@ -17,7 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 use tally_cli::run_files::{runs_under, RunDir, RunScalars};
 use tally_schema::legacy::glob_match;
 use tally_tfevents::{scalars_in_parallel, Damage, Interner, OnCorruption};
@@ -99,16 +100,11 @@ impl Dictionary {
     }
 }
 
-/// Everything read, before it is handed to Python: one row per kept scalar.
-pub struct Columns {
-    /// The directory run names are relative to.
-    pub root: PathBuf,
-    /// Run names, by code.
-    pub runs: Dictionary,
-    /// Each run's absolute directory, by code.
-    pub run_dirs: Vec<PathBuf>,
-    /// Tag names, by code.
-    pub tags: Dictionary,
+/// Rows of one or more consecutive runs, with codes into the global dictionaries: one Arrow
+/// record batch. A large run is its own chunk (or one per thread that read it), moved here
+/// without a copy; small runs are gathered into chunks of at least [`SMALL_CHUNK`] rows.
+#[derive(Default)]
+pub struct Chunk {
     /// Each row's run code.
     pub run_codes: Vec<i32>,
     /// Each row's tag code.
@@ -119,8 +115,40 @@ pub struct Columns {
     pub wall_time: Vec<f64>,
     /// Each row's value.
     pub value: Vec<f64>,
+}
+
+impl Chunk {
+    /// How many rows.
+    pub fn rows(&self) -> usize {
+        self.step.len()
+    }
+}
+
+/// Below this many rows a part is copied into the chunk before it rather than kept as a chunk
+/// of its own: a thousand small runs should not be a thousand Arrow chunks.
+const SMALL_CHUNK: usize = 64 << 10;
+
+/// Everything read, before it is handed to Python: one row per kept scalar, in chunks.
+pub struct Columns {
+    /// The directory run names are relative to.
+    pub root: PathBuf,
+    /// Run names, by code.
+    pub runs: Dictionary,
+    /// Each run's absolute directory, by code.
+    pub run_dirs: Vec<PathBuf>,
+    /// Tag names, by code.
+    pub tags: Dictionary,
+    /// The rows in order, at least one chunk (empty when no row was kept).
+    pub chunks: Vec<Chunk>,
     /// What the reader read past: truncated tails, skipped records.
     pub damage: Vec<Damage>,
+}
+
+impl Columns {
+    /// How many rows in all.
+    pub fn rows(&self) -> usize {
+        self.chunks.iter().map(Chunk::rows).sum()
+    }
 }
 
 /// Which tags to keep, and each kept tag's code: each distinct tag is matched against the globs
@@ -370,17 +398,14 @@ pub fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns,
         runs: Dictionary::new(),
         run_dirs: Vec::new(),
         tags: Dictionary::new(),
-        run_codes: Vec::new(),
-        tag_codes: Vec::new(),
-        step: Vec::new(),
-        wall_time: Vec::new(),
-        value: Vec::new(),
+        chunks: Vec::new(),
         damage: Vec::new(),
     };
     let mut global_tags: HashMap<Vec<u8>, i32> = HashMap::new();
     let mut run_of_dir: HashMap<PathBuf, i32> = HashMap::new();
     for (dir, part) in read_runs_parallel(runs, globs) {
         let mut part = part?;
+        let damage = std::mem::take(&mut part.damage);
         // A run enters the dictionary with its first kept row, so a run the tag globs empty
         // leaves no unused category behind.
         if !part.step.is_empty() {
@@ -410,25 +435,37 @@ pub fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns,
             for code in &mut part.tag_codes {
                 *code = remap[*code as usize];
             }
-            c.run_codes
-                .resize(c.run_codes.len() + part.step.len(), run_code);
-            append(&mut c.tag_codes, part.tag_codes);
-            append(&mut c.step, part.step);
-            append(&mut c.wall_time, part.wall_time);
-            append(&mut c.value, part.value);
+            add_part(&mut c.chunks, part, run_code);
         }
-        c.damage.extend(part.damage);
+        c.damage.extend(damage);
+    }
+    if c.chunks.is_empty() {
+        c.chunks.push(Chunk::default());
     }
     Ok(c)
 }
 
-/// Appends `more` to `to`, moving it when `to` is empty (one run: no copy).
-fn append<T>(to: &mut Vec<T>, mut more: Vec<T>) {
-    if to.is_empty() {
-        *to = more;
-    } else {
-        to.append(&mut more);
+/// Adds a run's rows (tag codes already global) to the chunks: moved in as a chunk of its own,
+/// or copied onto the last chunk when both are small.
+fn add_part(chunks: &mut Vec<Chunk>, part: RunPart, run_code: i32) {
+    let rows = part.step.len();
+    if let Some(last) = chunks.last_mut() {
+        if rows < SMALL_CHUNK && last.rows() < SMALL_CHUNK {
+            last.run_codes.resize(last.rows() + rows, run_code);
+            last.tag_codes.extend_from_slice(&part.tag_codes);
+            last.step.extend_from_slice(&part.step);
+            last.wall_time.extend_from_slice(&part.wall_time);
+            last.value.extend_from_slice(&part.value);
+            return;
+        }
     }
+    chunks.push(Chunk {
+        run_codes: vec![run_code; rows],
+        tag_codes: part.tag_codes,
+        step: part.step,
+        wall_time: part.wall_time,
+        value: part.value,
+    });
 }
 
 fn buffer(py: Python<'_>, data: Data) -> PyResult<Py<ColumnBuffer>> {
@@ -437,8 +474,9 @@ fn buffer(py: Python<'_>, data: Data) -> PyResult<Py<ColumnBuffer>> {
 
 /// Every scalar of the event files or directories `paths` (directories searched recursively),
 /// optionally only tags matching one of the `*` globs `tags`, as a dict of column buffers:
-/// `rows`, `step` (int64), `wall_time`, `value` (float64), `run_codes`/`tag_codes` (int32
-/// indices into the dictionaries), `runs`/`tags` (`(offsets int32, utf8 bytes, count)`) and
+/// `rows`, `chunks` (the rows in order, each chunk a dict of `rows`, `step` (int64),
+/// `wall_time`, `value` (float64) and `run_codes`/`tag_codes` (int32 indices into the
+/// dictionaries)), `runs`/`tags` (`(offsets int32, utf8 bytes, count)`) and
 /// `run_dirs` (each run's absolute directory, by code) and `damage` (one `(file, offset, kind,
 /// detail)` per truncated tail found, `kind` being `truncated_tail`).
 /// Raises `StorageError` naming the file (and byte offset) that could not be read.
@@ -454,7 +492,7 @@ fn read_columns<'py>(
         Err(message) => return Err(PyErr::from_type(class(py, Kind::Storage)?, message)),
     };
     let out = PyDict::new(py);
-    out.set_item("rows", c.step.len())?;
+    out.set_item("rows", c.rows())?;
     let dirs: Vec<_> = c.run_dirs.iter().map(|d| d.to_string_lossy()).collect();
     out.set_item("run_dirs", dirs)?;
     let damage: Vec<_> = c
@@ -472,11 +510,18 @@ fn read_columns<'py>(
         let bytes = buffer(py, Data::Bytes(dict.bytes))?;
         out.set_item(key, (offsets, bytes, count))?;
     }
-    out.set_item("run_codes", buffer(py, Data::I32(c.run_codes))?)?;
-    out.set_item("tag_codes", buffer(py, Data::I32(c.tag_codes))?)?;
-    out.set_item("step", buffer(py, Data::I64(c.step))?)?;
-    out.set_item("wall_time", buffer(py, Data::F64(c.wall_time))?)?;
-    out.set_item("value", buffer(py, Data::F64(c.value))?)?;
+    let chunks = PyList::empty(py);
+    for chunk in c.chunks {
+        let columns = PyDict::new(py);
+        columns.set_item("rows", chunk.rows())?;
+        columns.set_item("run_codes", buffer(py, Data::I32(chunk.run_codes))?)?;
+        columns.set_item("tag_codes", buffer(py, Data::I32(chunk.tag_codes))?)?;
+        columns.set_item("step", buffer(py, Data::I64(chunk.step))?)?;
+        columns.set_item("wall_time", buffer(py, Data::F64(chunk.wall_time))?)?;
+        columns.set_item("value", buffer(py, Data::F64(chunk.value))?)?;
+        chunks.append(columns)?;
+    }
+    out.set_item("chunks", chunks)?;
     Ok(out)
 }
 

@@ -140,10 +140,14 @@ impl ParquetSink {
     }
 
     fn send(&mut self, msg: Msg) -> Result<(), CliError> {
-        let sent = self.to_encoder.as_ref().map(|tx| tx.send(msg));
-        match sent {
-            Some(Ok(())) => Ok(()),
-            _ => Err(self.encoder_error()),
+        let sent = self
+            .to_encoder
+            .as_ref()
+            .is_some_and(|tx| tx.send(msg).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            Err(self.encoder_error())
         }
     }
 
@@ -337,7 +341,6 @@ impl DictColumn {
             data_len,
         ))?;
         pages.close()?;
-        drop(pages);
         let bytes = sink.into_inner()?;
         let total = bytes.len() as i64;
         let metadata = ColumnChunkMetaData::builder(self.descr.clone())
@@ -478,7 +481,7 @@ mod tests {
             ((0..777).map(|i| (i * 7919) % 300).collect(), 9),
             (
                 (0..100)
-                    .map(|i| if i < 5 || i > 90 { 1 } else { 2 })
+                    .map(|i| if (5..=90).contains(&i) { 2 } else { 1 })
                     .collect(),
                 2,
             ),
