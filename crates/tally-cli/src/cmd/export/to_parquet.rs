@@ -30,7 +30,8 @@ use tally_tfevents::{Interner, ScalarRef};
 use super::RowSink;
 use crate::error::CliError;
 
-/// Rows per row group: memory stays constant (two groups in flight at most).
+/// Rows per row group: memory stays constant (three groups at most: one filling, one encoding,
+/// one emptied for reuse).
 const ROW_GROUP: usize = 128 * 1024;
 
 /// One row group's rows, `run` and `tag` as ids into the sink's dictionaries, plus the strings
@@ -105,8 +106,10 @@ impl ParquetSink {
         })?;
         let writer =
             SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props)).map_err(&err)?;
-        let (to_encoder, groups) = sync_channel(1);
-        let (give_back, recycled) = sync_channel(2);
+        // A rendezvous: the reader hands a full group over only when the encoder is free, so
+        // no group waits in between.
+        let (to_encoder, groups) = sync_channel(0);
+        let (give_back, recycled) = sync_channel(1);
         let out = path.to_owned();
         let encoder = std::thread::Builder::new()
             .name("tally-export-parquet".into())
