@@ -280,3 +280,26 @@ def test_a_parquet_export_reads_back_in_pyarrow_and_pandas_as_tally_read_reads_t
     assert frame["tag"].tolist() == expected["tag"]
     assert frame["value"].tolist() == expected["value"]
     assert frame["step"].dtype == "int64"
+
+
+def test_runs_of_many_rows_are_batches_of_their_own_and_config_columns_follow_each_row(tmp_path):
+    """Runs of 65 536 rows or more come back as record batches of their own (no merge copy),
+    small ones gathered; `read_runs(config=True)` still gives each row its own run's config."""
+    import json
+
+    for r, steps in enumerate((7000, 7000, 10, 12)):
+        d = tmp_path / f"run{r}"
+        writer = tally.EventWriter(d)
+        for step in range(steps):
+            writer.write_scalars(step, WALL0 + step, {f"m{i}": float(step * i + r) for i in range(10)})
+        writer.close()
+        (d / "run_config.json").write_text(json.dumps({"run": {"algo": f"algo{r}", "seed": r}}))
+    table = tally.read_runs(tmp_path, config=True)
+    assert table.num_rows == (7000 + 7000 + 10 + 12) * 10
+    assert table.column("value").num_chunks == 3
+    assert table.column("run").chunk(0).dictionary.equals(table.column("run").chunk(2).dictionary)
+    d = table.to_pydict()
+    assert all(algo == f"algo{run[-1]}" for run, algo in zip(d["run"], d["config.run.algo"]))
+    assert all(seed == int(run[-1]) for run, seed in zip(d["run"], d["config.run.seed"]))
+    assert d["value"][:10] == [0.0] * 10
+    assert d["value"][70000 + 10 : 70000 + 20] == [float(1 * i + 1) for i in range(10)]
