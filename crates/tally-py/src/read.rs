@@ -14,7 +14,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
@@ -344,47 +344,76 @@ fn one_file_in_parallel(
 /// A run's directory and what reading it gave.
 type RunResult = (PathBuf, Result<RunPart, String>);
 
-/// Reads each run on its own thread, up to one per core; results in run order.
-fn read_runs_parallel(runs: Vec<RunDir>, globs: Option<&[String]>) -> Vec<RunResult> {
+/// Reads each run on its own thread, up to one per core, handing each result to `take` in run
+/// order as soon as it and every run before it are read (so a run's part is merged and freed
+/// while later runs are still being read). `take` returning `false` stops the reading.
+fn read_runs_parallel(
+    runs: Vec<RunDir>,
+    globs: Option<&[String]>,
+    mut take: impl FnMut(RunResult) -> bool,
+) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if let [(dir, files)] = runs.as_slice() {
         if let Some(parts) = one_file_in_parallel(files, globs, cores) {
-            return parts.into_iter().map(|p| (dir.clone(), p)).collect();
+            let dir = dir.clone();
+            for part in parts {
+                if !take((dir.clone(), part)) {
+                    return;
+                }
+            }
+            return;
         }
     }
     let threads = cores.min(runs.len());
     if threads <= 1 {
-        return runs
-            .into_iter()
-            .map(|(dir, files)| (dir, read_run(files, globs)))
-            .collect();
+        for (dir, files) in runs {
+            if !take((dir, read_run(files, globs))) {
+                return;
+            }
+        }
+        return;
     }
+    let count = runs.len();
     let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
     let jobs: Vec<Mutex<Option<RunDir>>> = runs.into_iter().map(|r| Mutex::new(Some(r))).collect();
-    let done: Vec<Mutex<Option<RunResult>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    let (done, results) = std::sync::mpsc::channel::<(usize, RunResult)>();
     std::thread::scope(|scope| {
         for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(job) = jobs.get(i) else { break };
-                let Some((dir, files)) = job.lock().ok().and_then(|mut j| j.take()) else {
-                    continue;
-                };
-                let part = read_run(files, globs);
-                if let Ok(mut slot) = done[i].lock() {
-                    *slot = Some((dir, part));
+            let done = done.clone();
+            let (next, stop, jobs) = (&next, &stop, &jobs);
+            scope.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { break };
+                    let Some((dir, files)) = job.lock().ok().and_then(|mut j| j.take()) else {
+                        continue;
+                    };
+                    let part = read_run(files, globs);
+                    if done.send((i, (dir, part))).is_err() {
+                        break;
+                    }
                 }
             });
         }
+        drop(done);
+        // Results arrive in any order; each is handed on once those before it were.
+        let mut waiting: Vec<Option<RunResult>> = (0..count).map(|_| None).collect();
+        let mut at = 0;
+        for (i, result) in results.iter() {
+            waiting[i] = Some(result);
+            while let Some(result) = waiting.get_mut(at).and_then(Option::take) {
+                at += 1;
+                if !take(result) {
+                    stop.store(true, Ordering::Relaxed);
+                    return;
+                }
+            }
+        }
+        if at < count {
+            take((PathBuf::new(), Err("a reading thread failed".to_owned())));
+        }
     });
-    done.into_iter()
-        .map(|slot| {
-            slot.into_inner()
-                .ok()
-                .flatten()
-                .unwrap_or_else(|| (PathBuf::new(), Err("a reading thread failed".to_owned())))
-        })
-        .collect()
 }
 
 /// Reads every kept scalar of `inputs` (runs without the GIL, in parallel across runs): the
@@ -401,48 +430,72 @@ pub fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns,
         chunks: Vec::new(),
         damage: Vec::new(),
     };
-    let mut global_tags: HashMap<Vec<u8>, i32> = HashMap::new();
-    let mut run_of_dir: HashMap<PathBuf, i32> = HashMap::new();
-    for (dir, part) in read_runs_parallel(runs, globs) {
-        let mut part = part?;
-        let damage = std::mem::take(&mut part.damage);
-        // A run enters the dictionary with its first kept row, so a run the tag globs empty
-        // leaves no unused category behind.
-        if !part.step.is_empty() {
-            let run_code = match run_of_dir.get(&dir) {
-                Some(&code) => code,
-                None => {
-                    let code = c.runs.push(&run_name(&c.root, &dir), "run")?;
-                    c.run_dirs.push(dir.clone());
-                    run_of_dir.insert(dir, code);
-                    code
-                }
-            };
-            let mut remap = Vec::with_capacity(part.tags.len());
-            for w in part.tags.offsets.windows(2) {
-                let name = &part.tags.bytes[w[0] as usize..w[1] as usize];
-                let code = match global_tags.get(name) {
-                    Some(&code) => code,
-                    None => {
-                        let name = std::str::from_utf8(name).map_err(|e| e.to_string())?;
-                        let code = c.tags.push(name, "tag")?;
-                        global_tags.insert(name.as_bytes().to_vec(), code);
-                        code
-                    }
-                };
-                remap.push(code);
+    let mut tag_map: HashMap<Vec<u8>, i32> = HashMap::new();
+    let mut run_map: HashMap<PathBuf, i32> = HashMap::new();
+    let mut failed = None;
+    read_runs_parallel(runs, globs, |(dir, part)| {
+        let merged =
+            part.and_then(|part| merge_part(&mut c, &mut tag_map, &mut run_map, dir, part));
+        match merged {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
             }
-            for code in &mut part.tag_codes {
-                *code = remap[*code as usize];
-            }
-            add_part(&mut c.chunks, part, run_code);
         }
-        c.damage.extend(damage);
+    });
+    if let Some(e) = failed {
+        return Err(e);
     }
     if c.chunks.is_empty() {
         c.chunks.push(Chunk::default());
     }
     Ok(c)
+}
+
+/// Adds one run's part to `c`: its run and new tags into the dictionaries, its rows (tag codes
+/// made global) into the chunks, its damage to the list.
+fn merge_part(
+    c: &mut Columns,
+    global_tags: &mut HashMap<Vec<u8>, i32>,
+    run_of_dir: &mut HashMap<PathBuf, i32>,
+    dir: PathBuf,
+    mut part: RunPart,
+) -> Result<(), String> {
+    let damage = std::mem::take(&mut part.damage);
+    // A run enters the dictionary with its first kept row, so a run the tag globs empty
+    // leaves no unused category behind.
+    if !part.step.is_empty() {
+        let run_code = match run_of_dir.get(&dir) {
+            Some(&code) => code,
+            None => {
+                let code = c.runs.push(&run_name(&c.root, &dir), "run")?;
+                c.run_dirs.push(dir.clone());
+                run_of_dir.insert(dir, code);
+                code
+            }
+        };
+        let mut remap = Vec::with_capacity(part.tags.len());
+        for w in part.tags.offsets.windows(2) {
+            let name = &part.tags.bytes[w[0] as usize..w[1] as usize];
+            let code = match global_tags.get(name) {
+                Some(&code) => code,
+                None => {
+                    let name = std::str::from_utf8(name).map_err(|e| e.to_string())?;
+                    let code = c.tags.push(name, "tag")?;
+                    global_tags.insert(name.as_bytes().to_vec(), code);
+                    code
+                }
+            };
+            remap.push(code);
+        }
+        for code in &mut part.tag_codes {
+            *code = remap[*code as usize];
+        }
+        add_part(&mut c.chunks, part, run_code);
+    }
+    c.damage.extend(damage);
+    Ok(())
 }
 
 /// Adds a run's rows (tag codes already global) to the chunks: moved in as a chunk of its own,
