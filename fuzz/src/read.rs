@@ -90,30 +90,32 @@ pub fn read(input: &[u8]) {
     match result {
         Ok(c) => {
             assert_eq!(
-                Some(c.step.len()),
+                Some(c.rows()),
                 expected_rows,
                 "rows differ from the scalar reader's"
             );
-            let rows = c.step.len();
-            for len in [
-                c.run_codes.len(),
-                c.tag_codes.len(),
-                c.wall_time.len(),
-                c.value.len(),
-            ] {
-                assert_eq!(len, rows, "columns of different lengths");
-            }
             let runs = strings(&c.runs);
             let tags = strings(&c.tags);
             assert_eq!(runs.len(), c.run_dirs.len());
-            assert!(c
-                .run_codes
-                .iter()
-                .all(|&r| r >= 0 && (r as usize) < runs.len()));
-            assert!(c
-                .tag_codes
-                .iter()
-                .all(|&t| t >= 0 && (t as usize) < tags.len()));
+            for chunk in &c.chunks {
+                let rows = chunk.rows();
+                for len in [
+                    chunk.run_codes.len(),
+                    chunk.tag_codes.len(),
+                    chunk.wall_time.len(),
+                    chunk.value.len(),
+                ] {
+                    assert_eq!(len, rows, "columns of different lengths");
+                }
+                assert!(chunk
+                    .run_codes
+                    .iter()
+                    .all(|&r| r >= 0 && (r as usize) < runs.len()));
+                assert!(chunk
+                    .tag_codes
+                    .iter()
+                    .all(|&t| t >= 0 && (t as usize) < tags.len()));
+            }
             if let Some(globs) = &globs {
                 assert!(tags.iter().all(|t| globs.iter().any(|g| glob_match(g, t))));
             }

@@ -6,7 +6,9 @@ continuing across them), CRC-checked; a truncated final record ends a file's dat
 reported as a :class:`TruncatedEventFileWarning` naming the file and byte offset; a corrupt
 record, or a step going back across a run's files, raises :class:`tally.StorageError` naming
 the file(s) and byte offset. The columns come back as Rust-owned buffers that
-pyarrow wraps in place; ``run`` and ``tag`` are dictionary-encoded. pyarrow is imported only
+pyarrow wraps in place, one record batch per chunk read (a large run, or a thread's share of a
+large file, is a chunk as read: never copied into one array); ``run`` and ``tag`` are
+dictionary-encoded, every chunk sharing one dictionary. pyarrow is imported only
 here, when a table is asked for.
 """
 
@@ -80,23 +82,37 @@ def _buffer(pa: ModuleType, column: ColumnBuffer) -> Any:
     return pa.foreign_buffer(column.address, column.size, base=column)
 
 
-def _dictionary_column(pa: ModuleType, rows: int, codes: ColumnBuffer, strings: Tuple[ColumnBuffer, ColumnBuffer, int]) -> Any:
+def _strings(pa: ModuleType, strings: Tuple[ColumnBuffer, ColumnBuffer, int]) -> Any:
     offsets, data, count = strings
-    dictionary = pa.Array.from_buffers(pa.string(), count, [None, _buffer(pa, offsets), _buffer(pa, data)])
-    indices = pa.Array.from_buffers(pa.int32(), rows, [None, _buffer(pa, codes)])
-    return pa.DictionaryArray.from_arrays(indices, dictionary)
+    return pa.Array.from_buffers(pa.string(), count, [None, _buffer(pa, offsets), _buffer(pa, data)])
 
 
 def _table(pa: ModuleType, cols: Dict[str, Any]) -> Tuple[Any, Any]:
-    """The five-column table, and the run codes (for per-run columns)."""
-    rows = cols["rows"]
-    run = _dictionary_column(pa, rows, cols["run_codes"], cols["runs"])
-    tag = _dictionary_column(pa, rows, cols["tag_codes"], cols["tags"])
-    step = pa.Array.from_buffers(pa.int64(), rows, [None, _buffer(pa, cols["step"])])
-    wall_time = pa.Array.from_buffers(pa.float64(), rows, [None, _buffer(pa, cols["wall_time"])])
-    value = pa.Array.from_buffers(pa.float64(), rows, [None, _buffer(pa, cols["value"])])
-    table = pa.table({"run": run, "tag": tag, "step": step, "wall_time": wall_time, "value": value})
-    return table, run.indices
+    """The five-column table, one record batch per chunk read (a large run's rows as its
+    reading thread left them, no copy), and the run codes (for per-run columns)."""
+    runs, tags = _strings(pa, cols["runs"]), _strings(pa, cols["tags"])
+    batches = []
+    for chunk in cols["chunks"]:
+        rows = chunk["rows"]
+
+        def codes(key: str, dictionary: Any) -> Any:
+            indices = pa.Array.from_buffers(pa.int32(), rows, [None, _buffer(pa, chunk[key])])
+            return pa.DictionaryArray.from_arrays(indices, dictionary)
+
+        batches.append(
+            pa.record_batch(
+                {
+                    "run": codes("run_codes", runs),
+                    "tag": codes("tag_codes", tags),
+                    "step": pa.Array.from_buffers(pa.int64(), rows, [None, _buffer(pa, chunk["step"])]),
+                    "wall_time": pa.Array.from_buffers(pa.float64(), rows, [None, _buffer(pa, chunk["wall_time"])]),
+                    "value": pa.Array.from_buffers(pa.float64(), rows, [None, _buffer(pa, chunk["value"])]),
+                }
+            )
+        )
+    table = pa.Table.from_batches(batches)
+    run_codes = pa.chunked_array([b.column(0).indices for b in batches], pa.int32())
+    return table, run_codes
 
 
 def read(paths: Union[PathLike, Iterable[PathLike]], tags: Union[str, Sequence[str], None] = None) -> Any:
@@ -145,7 +161,8 @@ def read_runs(root: PathLike, config: bool = False, tags: Union[str, Sequence[st
     keys = sorted({k for flat in per_run for k in flat})
     for key in keys:
         values = _per_run_array(pa, [flat.get(key) for flat in per_run])
-        table = table.append_column(f"config.{key}", values.take(run_codes))
+        taken = [values.take(codes) for codes in run_codes.chunks]
+        table = table.append_column(f"config.{key}", pa.chunked_array(taken, values.type))
     return table
 
 

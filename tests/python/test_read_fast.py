@@ -233,3 +233,73 @@ def test_a_damaged_large_file_is_reported_as_the_sequential_reader_reports_it(tm
     path.write_bytes(bytes(bad))
     with pytest.raises(tally.StorageError, match=f"corrupt record at byte {middle}"):
         tally.read(tmp_path)
+
+
+def test_a_parquet_export_reads_back_in_pyarrow_and_pandas_as_tally_read_reads_the_runs(tmp_path, tally_bin):
+    """`tally export --format parquet` writes `run` and `tag` as dictionary pages from the
+    reader's ids: pyarrow and pandas must read every row back as `tally.read` reads the runs,
+    across row groups (131 072 rows), several runs, dictionaries wider than 8 bits (300 tags),
+    long runs of one tag and tags cycling one per event."""
+    import subprocess
+
+    import pandas as pd
+    import pyarrow.parquet as pq
+    from tensorboardX import SummaryWriter
+
+    wide = tmp_path / "runs" / "wide"
+    writer = tally.EventWriter(wide)
+    for step in range(500):
+        writer.write_scalars(step, WALL0 + step, {f"g{i % 7}/tag{i:03d}": step * 0.5 - i for i in range(300)})
+    writer.close()
+    cycling = tmp_path / "runs" / "cycling"
+    tbx = SummaryWriter(str(cycling))
+    for step in range(700):
+        for tag in ("a", "b", "c"):
+            tbx.add_scalar(tag, step / 3.0, step, walltime=WALL0 + step)
+    for step in range(700, 760):
+        tbx.add_scalar("solo", float("inf") if step == 701 else -step * 0.25, step, walltime=WALL0 + step)
+    tbx.close()
+
+    out = tmp_path / "all.parquet"
+    subprocess.run([tally_bin, "export", "--progress", "never", "--format", "parquet", "--output", str(out), str(tmp_path / "runs")], check=True)
+    expected = tally.read(tmp_path / "runs").to_pydict()
+    assert len(expected["tag"]) == 500 * 300 + 700 * 3 + 60
+    expected["run"] = [str((tmp_path / "runs" / r).resolve()) for r in expected["run"]]
+
+    meta = pq.ParquetFile(out).metadata
+    assert meta.num_row_groups == 2
+    table = pq.read_table(out)
+    assert table.schema.names == ["run", "tag", "step", "wall_time", "value"]
+    assert str(table.schema.field("step").type) == "int64"
+    got = table.to_pydict()
+    got["run"] = [str(Path(r).resolve()) for r in got["run"]]
+    for column in ("run", "tag", "step", "wall_time", "value"):
+        assert got[column] == expected[column], column
+
+    frame = pd.read_parquet(out)
+    assert frame["tag"].tolist() == expected["tag"]
+    assert frame["value"].tolist() == expected["value"]
+    assert frame["step"].dtype == "int64"
+
+
+def test_runs_of_many_rows_are_batches_of_their_own_and_config_columns_follow_each_row(tmp_path):
+    """Runs of 65 536 rows or more come back as record batches of their own (no merge copy),
+    small ones gathered; `read_runs(config=True)` still gives each row its own run's config."""
+    import json
+
+    for r, steps in enumerate((7000, 7000, 10, 12)):
+        d = tmp_path / f"run{r}"
+        writer = tally.EventWriter(d)
+        for step in range(steps):
+            writer.write_scalars(step, WALL0 + step, {f"m{i}": float(step * i + r) for i in range(10)})
+        writer.close()
+        (d / "run_config.json").write_text(json.dumps({"run": {"algo": f"algo{r}", "seed": r}}))
+    table = tally.read_runs(tmp_path, config=True)
+    assert table.num_rows == (7000 + 7000 + 10 + 12) * 10
+    assert table.column("value").num_chunks == 3
+    assert table.column("run").chunk(0).dictionary.equals(table.column("run").chunk(2).dictionary)
+    d = table.to_pydict()
+    assert all(algo == f"algo{run[-1]}" for run, algo in zip(d["run"], d["config.run.algo"]))
+    assert all(seed == int(run[-1]) for run, seed in zip(d["run"], d["config.run.seed"]))
+    assert d["value"][:10] == [0.0] * 10
+    assert d["value"][70000 + 10 : 70000 + 20] == [float(1 * i + 1) for i in range(10)]

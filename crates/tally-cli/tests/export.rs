@@ -165,3 +165,84 @@ fn csv_to_an_output_file_has_the_header_once() {
     assert_eq!(text.lines().filter(|l| l.starts_with("run,")).count(), 1);
     assert_eq!(text.lines().count(), 3);
 }
+
+/// `run` and `tag` are written as dictionary pages from the reader's ids: the `parquet` crate's
+/// own reader must give back every row of the JSON-lines export, across row groups (131 072
+/// rows), runs, a dictionary wider than 8 bits (300 tags) and long runs of one tag.
+#[test]
+fn parquet_rows_equal_the_json_lines_rows_across_row_groups_runs_and_wide_dictionaries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tags: Vec<String> = (0..300).map(|i| format!("g{}/t{i:03}", i % 7)).collect();
+    let wide: Vec<(i64, Vec<(&str, f64)>)> = (0..480)
+        .map(|s| {
+            let values = tags.iter().enumerate();
+            (
+                s,
+                values
+                    .map(|(i, t)| (t.as_str(), s as f64 - i as f64))
+                    .collect(),
+            )
+        })
+        .collect();
+    let refs: Vec<(i64, &[(&str, f64)])> = wide.iter().map(|(s, v)| (*s, v.as_slice())).collect();
+    std::fs::create_dir(tmp.path().join("a_wide")).unwrap();
+    write(&tmp.path().join("a_wide"), &refs);
+    let solo: Vec<(i64, Vec<(&str, f64)>)> =
+        (0..900).map(|s| (s, vec![("solo", -(s as f64))])).collect();
+    let refs: Vec<(i64, &[(&str, f64)])> = solo.iter().map(|(s, v)| (*s, v.as_slice())).collect();
+    std::fs::create_dir(tmp.path().join("b_solo")).unwrap();
+    write(&tmp.path().join("b_solo"), &refs);
+
+    let root = tmp.path().to_str().unwrap();
+    let expected = rows(&export(&[root]));
+    assert_eq!(expected.len(), 480 * 300 + 900);
+    let pq = tmp.path().join("out.parquet");
+    let out = export(&[
+        root,
+        "--format",
+        "parquet",
+        "--output",
+        pq.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::RowAccessor;
+    let reader = SerializedFileReader::new(std::fs::File::open(&pq).unwrap()).unwrap();
+    assert_eq!(reader.metadata().num_row_groups(), 2);
+    let mut n = 0;
+    for (row, want) in reader.get_row_iter(None).unwrap().zip(&expected) {
+        let row = row.unwrap();
+        assert_eq!(
+            row.get_string(0).unwrap(),
+            want["run"].as_str().unwrap(),
+            "row {n}"
+        );
+        assert_eq!(
+            row.get_string(1).unwrap(),
+            want["tag"].as_str().unwrap(),
+            "row {n}"
+        );
+        assert_eq!(
+            row.get_long(2).unwrap(),
+            want["step"].as_i64().unwrap(),
+            "row {n}"
+        );
+        assert_eq!(
+            row.get_double(3).unwrap(),
+            want["wall_time"].as_f64().unwrap(),
+            "row {n}"
+        );
+        assert_eq!(
+            row.get_double(4).unwrap(),
+            want["value"].as_f64().unwrap(),
+            "row {n}"
+        );
+        n += 1;
+    }
+    assert_eq!(n, expected.len());
+}

@@ -6,18 +6,19 @@
 //! of data and is reported back (`damage`) for the Python layer to warn about; a corrupt record
 //! is an error naming the file and byte offset (`docs/contract/consumers.md` "What readers
 //! report").
-//! The result is contiguous columns (`step`, `wall_time`, `value`, and the int32 codes of
-//! `run` and `tag`) plus the run and tag dictionaries in Arrow's string layout (int32 offsets
+//! The result is chunks of contiguous columns (`step`, `wall_time`, `value`, and the int32
+//! codes of `run` and `tag`; a large run's rows are a chunk as its reading thread built them,
+//! never copied into one array) plus the run and tag dictionaries in Arrow's string layout (int32 offsets
 //! and UTF-8 bytes). Each is a [`ColumnBuffer`] that pyarrow wraps in place
 //! (`pyarrow.foreign_buffer`), so no Python object is made per scalar and nothing is copied.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 use tally_cli::run_files::{runs_under, RunDir, RunScalars};
 use tally_schema::legacy::glob_match;
 use tally_tfevents::{scalars_in_parallel, Damage, Interner, OnCorruption};
@@ -99,16 +100,11 @@ impl Dictionary {
     }
 }
 
-/// Everything read, before it is handed to Python: one row per kept scalar.
-pub struct Columns {
-    /// The directory run names are relative to.
-    pub root: PathBuf,
-    /// Run names, by code.
-    pub runs: Dictionary,
-    /// Each run's absolute directory, by code.
-    pub run_dirs: Vec<PathBuf>,
-    /// Tag names, by code.
-    pub tags: Dictionary,
+/// Rows of one or more consecutive runs, with codes into the global dictionaries: one Arrow
+/// record batch. A large run is its own chunk (or one per thread that read it), moved here
+/// without a copy; small runs are gathered into chunks of at least [`SMALL_CHUNK`] rows.
+#[derive(Default)]
+pub struct Chunk {
     /// Each row's run code.
     pub run_codes: Vec<i32>,
     /// Each row's tag code.
@@ -119,8 +115,40 @@ pub struct Columns {
     pub wall_time: Vec<f64>,
     /// Each row's value.
     pub value: Vec<f64>,
+}
+
+impl Chunk {
+    /// How many rows.
+    pub fn rows(&self) -> usize {
+        self.step.len()
+    }
+}
+
+/// Below this many rows a part is copied into the chunk before it rather than kept as a chunk
+/// of its own: a thousand small runs should not be a thousand Arrow chunks.
+const SMALL_CHUNK: usize = 64 << 10;
+
+/// Everything read, before it is handed to Python: one row per kept scalar, in chunks.
+pub struct Columns {
+    /// The directory run names are relative to.
+    pub root: PathBuf,
+    /// Run names, by code.
+    pub runs: Dictionary,
+    /// Each run's absolute directory, by code.
+    pub run_dirs: Vec<PathBuf>,
+    /// Tag names, by code.
+    pub tags: Dictionary,
+    /// The rows in order, at least one chunk (empty when no row was kept).
+    pub chunks: Vec<Chunk>,
     /// What the reader read past: truncated tails, skipped records.
     pub damage: Vec<Damage>,
+}
+
+impl Columns {
+    /// How many rows in all.
+    pub fn rows(&self) -> usize {
+        self.chunks.iter().map(Chunk::rows).sum()
+    }
 }
 
 /// Which tags to keep, and each kept tag's code: each distinct tag is matched against the globs
@@ -316,47 +344,76 @@ fn one_file_in_parallel(
 /// A run's directory and what reading it gave.
 type RunResult = (PathBuf, Result<RunPart, String>);
 
-/// Reads each run on its own thread, up to one per core; results in run order.
-fn read_runs_parallel(runs: Vec<RunDir>, globs: Option<&[String]>) -> Vec<RunResult> {
+/// Reads each run on its own thread, up to one per core, handing each result to `take` in run
+/// order as soon as it and every run before it are read (so a run's part is merged and freed
+/// while later runs are still being read). `take` returning `false` stops the reading.
+fn read_runs_parallel(
+    runs: Vec<RunDir>,
+    globs: Option<&[String]>,
+    mut take: impl FnMut(RunResult) -> bool,
+) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     if let [(dir, files)] = runs.as_slice() {
         if let Some(parts) = one_file_in_parallel(files, globs, cores) {
-            return parts.into_iter().map(|p| (dir.clone(), p)).collect();
+            let dir = dir.clone();
+            for part in parts {
+                if !take((dir.clone(), part)) {
+                    return;
+                }
+            }
+            return;
         }
     }
     let threads = cores.min(runs.len());
     if threads <= 1 {
-        return runs
-            .into_iter()
-            .map(|(dir, files)| (dir, read_run(files, globs)))
-            .collect();
+        for (dir, files) in runs {
+            if !take((dir, read_run(files, globs))) {
+                return;
+            }
+        }
+        return;
     }
+    let count = runs.len();
     let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
     let jobs: Vec<Mutex<Option<RunDir>>> = runs.into_iter().map(|r| Mutex::new(Some(r))).collect();
-    let done: Vec<Mutex<Option<RunResult>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    let (done, results) = std::sync::mpsc::channel::<(usize, RunResult)>();
     std::thread::scope(|scope| {
         for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(job) = jobs.get(i) else { break };
-                let Some((dir, files)) = job.lock().ok().and_then(|mut j| j.take()) else {
-                    continue;
-                };
-                let part = read_run(files, globs);
-                if let Ok(mut slot) = done[i].lock() {
-                    *slot = Some((dir, part));
+            let done = done.clone();
+            let (next, stop, jobs) = (&next, &stop, &jobs);
+            scope.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { break };
+                    let Some((dir, files)) = job.lock().ok().and_then(|mut j| j.take()) else {
+                        continue;
+                    };
+                    let part = read_run(files, globs);
+                    if done.send((i, (dir, part))).is_err() {
+                        break;
+                    }
                 }
             });
         }
+        drop(done);
+        // Results arrive in any order; each is handed on once those before it were.
+        let mut waiting: Vec<Option<RunResult>> = (0..count).map(|_| None).collect();
+        let mut at = 0;
+        for (i, result) in results.iter() {
+            waiting[i] = Some(result);
+            while let Some(result) = waiting.get_mut(at).and_then(Option::take) {
+                at += 1;
+                if !take(result) {
+                    stop.store(true, Ordering::Relaxed);
+                    return;
+                }
+            }
+        }
+        if at < count {
+            take((PathBuf::new(), Err("a reading thread failed".to_owned())));
+        }
     });
-    done.into_iter()
-        .map(|slot| {
-            slot.into_inner()
-                .ok()
-                .flatten()
-                .unwrap_or_else(|| (PathBuf::new(), Err("a reading thread failed".to_owned())))
-        })
-        .collect()
 }
 
 /// Reads every kept scalar of `inputs` (runs without the GIL, in parallel across runs): the
@@ -370,65 +427,98 @@ pub fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns,
         runs: Dictionary::new(),
         run_dirs: Vec::new(),
         tags: Dictionary::new(),
-        run_codes: Vec::new(),
-        tag_codes: Vec::new(),
-        step: Vec::new(),
-        wall_time: Vec::new(),
-        value: Vec::new(),
+        chunks: Vec::new(),
         damage: Vec::new(),
     };
-    let mut global_tags: HashMap<Vec<u8>, i32> = HashMap::new();
-    let mut run_of_dir: HashMap<PathBuf, i32> = HashMap::new();
-    for (dir, part) in read_runs_parallel(runs, globs) {
-        let mut part = part?;
-        // A run enters the dictionary with its first kept row, so a run the tag globs empty
-        // leaves no unused category behind.
-        if !part.step.is_empty() {
-            let run_code = match run_of_dir.get(&dir) {
-                Some(&code) => code,
-                None => {
-                    let code = c.runs.push(&run_name(&c.root, &dir), "run")?;
-                    c.run_dirs.push(dir.clone());
-                    run_of_dir.insert(dir, code);
-                    code
-                }
-            };
-            let mut remap = Vec::with_capacity(part.tags.len());
-            for w in part.tags.offsets.windows(2) {
-                let name = &part.tags.bytes[w[0] as usize..w[1] as usize];
-                let code = match global_tags.get(name) {
-                    Some(&code) => code,
-                    None => {
-                        let name = std::str::from_utf8(name).map_err(|e| e.to_string())?;
-                        let code = c.tags.push(name, "tag")?;
-                        global_tags.insert(name.as_bytes().to_vec(), code);
-                        code
-                    }
-                };
-                remap.push(code);
+    let mut tag_map: HashMap<Vec<u8>, i32> = HashMap::new();
+    let mut run_map: HashMap<PathBuf, i32> = HashMap::new();
+    let mut failed = None;
+    read_runs_parallel(runs, globs, |(dir, part)| {
+        let merged =
+            part.and_then(|part| merge_part(&mut c, &mut tag_map, &mut run_map, dir, part));
+        match merged {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
             }
-            for code in &mut part.tag_codes {
-                *code = remap[*code as usize];
-            }
-            c.run_codes
-                .resize(c.run_codes.len() + part.step.len(), run_code);
-            append(&mut c.tag_codes, part.tag_codes);
-            append(&mut c.step, part.step);
-            append(&mut c.wall_time, part.wall_time);
-            append(&mut c.value, part.value);
         }
-        c.damage.extend(part.damage);
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if c.chunks.is_empty() {
+        c.chunks.push(Chunk::default());
     }
     Ok(c)
 }
 
-/// Appends `more` to `to`, moving it when `to` is empty (one run: no copy).
-fn append<T>(to: &mut Vec<T>, mut more: Vec<T>) {
-    if to.is_empty() {
-        *to = more;
-    } else {
-        to.append(&mut more);
+/// Adds one run's part to `c`: its run and new tags into the dictionaries, its rows (tag codes
+/// made global) into the chunks, its damage to the list.
+fn merge_part(
+    c: &mut Columns,
+    global_tags: &mut HashMap<Vec<u8>, i32>,
+    run_of_dir: &mut HashMap<PathBuf, i32>,
+    dir: PathBuf,
+    mut part: RunPart,
+) -> Result<(), String> {
+    let damage = std::mem::take(&mut part.damage);
+    // A run enters the dictionary with its first kept row, so a run the tag globs empty
+    // leaves no unused category behind.
+    if !part.step.is_empty() {
+        let run_code = match run_of_dir.get(&dir) {
+            Some(&code) => code,
+            None => {
+                let code = c.runs.push(&run_name(&c.root, &dir), "run")?;
+                c.run_dirs.push(dir.clone());
+                run_of_dir.insert(dir, code);
+                code
+            }
+        };
+        let mut remap = Vec::with_capacity(part.tags.len());
+        for w in part.tags.offsets.windows(2) {
+            let name = &part.tags.bytes[w[0] as usize..w[1] as usize];
+            let code = match global_tags.get(name) {
+                Some(&code) => code,
+                None => {
+                    let name = std::str::from_utf8(name).map_err(|e| e.to_string())?;
+                    let code = c.tags.push(name, "tag")?;
+                    global_tags.insert(name.as_bytes().to_vec(), code);
+                    code
+                }
+            };
+            remap.push(code);
+        }
+        for code in &mut part.tag_codes {
+            *code = remap[*code as usize];
+        }
+        add_part(&mut c.chunks, part, run_code);
     }
+    c.damage.extend(damage);
+    Ok(())
+}
+
+/// Adds a run's rows (tag codes already global) to the chunks: moved in as a chunk of its own,
+/// or copied onto the last chunk when both are small.
+fn add_part(chunks: &mut Vec<Chunk>, part: RunPart, run_code: i32) {
+    let rows = part.step.len();
+    if let Some(last) = chunks.last_mut() {
+        if rows < SMALL_CHUNK && last.rows() < SMALL_CHUNK {
+            last.run_codes.resize(last.rows() + rows, run_code);
+            last.tag_codes.extend_from_slice(&part.tag_codes);
+            last.step.extend_from_slice(&part.step);
+            last.wall_time.extend_from_slice(&part.wall_time);
+            last.value.extend_from_slice(&part.value);
+            return;
+        }
+    }
+    chunks.push(Chunk {
+        run_codes: vec![run_code; rows],
+        tag_codes: part.tag_codes,
+        step: part.step,
+        wall_time: part.wall_time,
+        value: part.value,
+    });
 }
 
 fn buffer(py: Python<'_>, data: Data) -> PyResult<Py<ColumnBuffer>> {
@@ -437,8 +527,9 @@ fn buffer(py: Python<'_>, data: Data) -> PyResult<Py<ColumnBuffer>> {
 
 /// Every scalar of the event files or directories `paths` (directories searched recursively),
 /// optionally only tags matching one of the `*` globs `tags`, as a dict of column buffers:
-/// `rows`, `step` (int64), `wall_time`, `value` (float64), `run_codes`/`tag_codes` (int32
-/// indices into the dictionaries), `runs`/`tags` (`(offsets int32, utf8 bytes, count)`) and
+/// `rows`, `chunks` (the rows in order, each chunk a dict of `rows`, `step` (int64),
+/// `wall_time`, `value` (float64) and `run_codes`/`tag_codes` (int32 indices into the
+/// dictionaries)), `runs`/`tags` (`(offsets int32, utf8 bytes, count)`) and
 /// `run_dirs` (each run's absolute directory, by code) and `damage` (one `(file, offset, kind,
 /// detail)` per truncated tail found, `kind` being `truncated_tail`).
 /// Raises `StorageError` naming the file (and byte offset) that could not be read.
@@ -454,7 +545,7 @@ fn read_columns<'py>(
         Err(message) => return Err(PyErr::from_type(class(py, Kind::Storage)?, message)),
     };
     let out = PyDict::new(py);
-    out.set_item("rows", c.step.len())?;
+    out.set_item("rows", c.rows())?;
     let dirs: Vec<_> = c.run_dirs.iter().map(|d| d.to_string_lossy()).collect();
     out.set_item("run_dirs", dirs)?;
     let damage: Vec<_> = c
@@ -472,11 +563,18 @@ fn read_columns<'py>(
         let bytes = buffer(py, Data::Bytes(dict.bytes))?;
         out.set_item(key, (offsets, bytes, count))?;
     }
-    out.set_item("run_codes", buffer(py, Data::I32(c.run_codes))?)?;
-    out.set_item("tag_codes", buffer(py, Data::I32(c.tag_codes))?)?;
-    out.set_item("step", buffer(py, Data::I64(c.step))?)?;
-    out.set_item("wall_time", buffer(py, Data::F64(c.wall_time))?)?;
-    out.set_item("value", buffer(py, Data::F64(c.value))?)?;
+    let chunks = PyList::empty(py);
+    for chunk in c.chunks {
+        let columns = PyDict::new(py);
+        columns.set_item("rows", chunk.rows())?;
+        columns.set_item("run_codes", buffer(py, Data::I32(chunk.run_codes))?)?;
+        columns.set_item("tag_codes", buffer(py, Data::I32(chunk.tag_codes))?)?;
+        columns.set_item("step", buffer(py, Data::I64(chunk.step))?)?;
+        columns.set_item("wall_time", buffer(py, Data::F64(chunk.wall_time))?)?;
+        columns.set_item("value", buffer(py, Data::F64(chunk.value))?)?;
+        chunks.append(columns)?;
+    }
+    out.set_item("chunks", chunks)?;
     Ok(out)
 }
 

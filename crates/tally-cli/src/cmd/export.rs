@@ -5,14 +5,15 @@ use crate::error::CliError;
 use crate::run_files::{runs_under, warn, RunDir, RunScalars};
 use crate::run_reader::{read_json, RunConfigFacts};
 use clap::ValueEnum;
-use parquet::data_type::ByteArray;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tally_schema::legacy::glob_match;
 use tally_schema::{legacy_mapping, Profile};
 use tally_tfevents::{Damage, Interner, OnCorruption, ScalarRef};
+
+mod to_parquet;
+use to_parquet::ParquetSink;
 
 /// Output format of `tally export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -192,136 +193,6 @@ impl RowSink for TextSink<'_> {
 
     fn finish(&mut self) -> Result<(), CliError> {
         Ok(self.out.flush()?)
-    }
-}
-
-/// Parquet rows are buffered one row group at a time: memory stays constant.
-const ROW_GROUP: usize = 128 * 1024;
-
-struct ParquetSink {
-    writer: Option<parquet::file::writer::SerializedFileWriter<std::fs::File>>,
-    run: Vec<parquet::data_type::ByteArray>,
-    tag: Vec<parquet::data_type::ByteArray>,
-    step: Vec<i64>,
-    wall: Vec<f64>,
-    value: Vec<f64>,
-    path: PathBuf,
-    /// The current run's and each tag's bytes, made once (a `ByteArray` clone shares them).
-    current_run: ByteArray,
-    tags: Encoded<ByteArray>,
-}
-
-impl ParquetSink {
-    fn create(path: &Path) -> Result<Self, CliError> {
-        use parquet::basic::Compression;
-        use parquet::file::properties::WriterProperties;
-        let err = |source| CliError::Parquet {
-            path: path.to_owned(),
-            source,
-        };
-        let schema = parquet::schema::parser::parse_message_type(
-            "message scalar { REQUIRED BYTE_ARRAY run (UTF8); REQUIRED BYTE_ARRAY tag (UTF8); \
-             REQUIRED INT64 step; REQUIRED DOUBLE wall_time; REQUIRED DOUBLE value; }",
-        )
-        .map_err(err)?;
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .build();
-        let file = std::fs::File::create(path).map_err(|source| CliError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
-        let writer = parquet::file::writer::SerializedFileWriter::new(
-            file,
-            Arc::new(schema),
-            Arc::new(props),
-        )
-        .map_err(err)?;
-        Ok(ParquetSink {
-            writer: Some(writer),
-            run: Vec::new(),
-            tag: Vec::new(),
-            step: Vec::new(),
-            wall: Vec::new(),
-            value: Vec::new(),
-            path: path.to_owned(),
-            current_run: ByteArray::new(),
-            tags: Encoded::new(|s| ByteArray::from(s)),
-        })
-    }
-
-    fn flush_group(&mut self) -> Result<(), CliError> {
-        use parquet::data_type::{ByteArrayType, DoubleType, Int64Type};
-        if self.step.is_empty() {
-            return Ok(());
-        }
-        let path = &self.path;
-        let err = |source| CliError::Parquet {
-            path: path.clone(),
-            source,
-        };
-        let w = self
-            .writer
-            .as_mut()
-            .ok_or_else(|| CliError::Run("parquet writer already closed".into()))?;
-        let mut rg = w.next_row_group().map_err(err)?;
-        let mut i = 0;
-        while let Some(mut col) = rg.next_column().map_err(err)? {
-            match i {
-                0 => col
-                    .typed::<ByteArrayType>()
-                    .write_batch(&self.run, None, None),
-                1 => col
-                    .typed::<ByteArrayType>()
-                    .write_batch(&self.tag, None, None),
-                2 => col.typed::<Int64Type>().write_batch(&self.step, None, None),
-                3 => col
-                    .typed::<DoubleType>()
-                    .write_batch(&self.wall, None, None),
-                _ => col
-                    .typed::<DoubleType>()
-                    .write_batch(&self.value, None, None),
-            }
-            .map_err(err)?;
-            col.close().map_err(err)?;
-            i += 1;
-        }
-        rg.close().map_err(err)?;
-        self.run.clear();
-        self.tag.clear();
-        self.step.clear();
-        self.wall.clear();
-        self.value.clear();
-        Ok(())
-    }
-}
-
-impl RowSink for ParquetSink {
-    fn start_run(&mut self, run: &str) {
-        self.current_run = ByteArray::from(run);
-    }
-
-    fn row(&mut self, s: ScalarRef<'_>) -> Result<(), CliError> {
-        self.run.push(self.current_run.clone());
-        self.tag.push(self.tags.get(s.tag).clone());
-        self.step.push(s.step);
-        self.wall.push(s.wall_time);
-        self.value.push(s.value);
-        if self.step.len() >= ROW_GROUP {
-            self.flush_group()?;
-        }
-        Ok(())
-    }
-
-    fn finish(&mut self) -> Result<(), CliError> {
-        self.flush_group()?;
-        if let Some(w) = self.writer.take() {
-            w.close().map_err(|source| CliError::Parquet {
-                path: self.path.clone(),
-                source,
-            })?;
-        }
-        Ok(())
     }
 }
 
