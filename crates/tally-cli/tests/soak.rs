@@ -2,8 +2,7 @@
 //! stall, never start, leave a child behind, fail, or are cancelled; every artifact is checked
 //! by `tally validate` (docs/contract/manifest-and-soak.md "The soak monitor").
 
-// The shared pty driver; this file uses only part of it.
-#[allow(dead_code)]
+// The shared pty driver (it allows its own unused parts).
 #[path = "support/pty.rs"]
 mod pty;
 
