@@ -274,6 +274,35 @@ fn a_command_that_stops_making_progress_is_a_stale_tick() {
 }
 
 #[test]
+fn a_demo_that_stops_making_progress_is_a_stale_tick() {
+    // Both threads slowed 1000×: after its start the demo writes nothing for minutes, and is
+    // still inside a slowed phase when the grace period ends, so its summary stays `running`
+    // without a manifest: unfinished, not a schema violation (docs/contract/
+    // manifest-and-soak.md "A failed soak: classification").
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let log_dir = format!("training.log_dir={}", s(&run));
+    let o = soak(
+        &["--stale-progress-seconds", "2"],
+        &[
+            TALLY,
+            "demo",
+            "--panel",
+            "off",
+            "--slow",
+            "learning=1000",
+            "--slow",
+            "env_step=1000",
+            &log_dir,
+        ],
+    );
+    let a = assert_failed(&o, &run.join("soak_artifact.json"), "timeout/stale_tick");
+    let reason = a["failure_reason"].as_str().unwrap();
+    assert!(reason.starts_with("progress under"), "{reason}");
+    assert!(reason.contains("unchanged for"), "{reason}");
+}
+
+#[test]
 fn a_stalled_run_whose_worker_ignores_sigterm_keeps_its_classification_and_lists_the_worker() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("p");

@@ -392,7 +392,16 @@ fn check_soak_failure(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
         Some(m) if m.is_object() => int_stamp(m.get("schema_version"), "", "", &mut stamps),
         _ => Stamp::Malformed,
     };
-    if metric != Stamp::Supported || manifest != Stamp::Supported {
+    // `returncode` null: the monitor ended the command (a timeout or a cancellation).
+    let monitor_ended = obj.get("returncode").is_some_and(Value::is_null);
+    let status = s.get("status").and_then(Value::as_str);
+    // A run the monitor ended before it closed may not have recorded its manifest yet: a
+    // summary left `running` without one is unfinished, not in another schema.
+    let unfinished = monitor_ended
+        && metric == Stamp::Supported
+        && status == Some("running")
+        && s.get("runtime_manifest").is_none_or(Value::is_null);
+    if !unfinished && (metric != Stamp::Supported || manifest != Stamp::Supported) {
         // The monitor refuses to read a producer classification out of an unsupported schema.
         if have_c != FailureClassification::SchemaViolation {
             want(
@@ -403,7 +412,6 @@ fn check_soak_failure(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
         }
         return;
     }
-    let status = s.get("status").and_then(Value::as_str);
     let shutdown = obj.get("shutdown").filter(|x| x.is_object());
     let classification = shutdown
         .and_then(|x| x.get("classification"))
@@ -425,7 +433,11 @@ fn check_soak_failure(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
             .and_then(FailureClassification::from_name)
             .filter(|c| c.is_producer())
         {
-            if have_c != producer {
+            // The monitor's own SIGTERM is what the producer records as external_cancellation:
+            // the monitor's reason for ending the command stands.
+            let caused_by_monitor =
+                producer == FailureClassification::ExternalCancellation && monitor_ended;
+            if have_c != producer && !(caused_by_monitor && !names_an_owner(have_c)) {
                 want(format!(
                     "{} (the producer's shutdown classification wins over the monitor's)",
                     quoted(producer.as_str())
@@ -435,13 +447,7 @@ fn check_soak_failure(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
         }
     }
     // No valid producer classification: one only a producer can make has no source.
-    let producer_only = matches!(
-        have_c,
-        FailureClassification::LearnerFailure
-            | FailureClassification::CollectorFailure
-            | FailureClassification::BackendWorkerFailure
-    );
-    if producer_only {
+    if names_an_owner(have_c) {
         want(format!(
             "a monitor classification or unknown_failure ({} names an owner, but the shutdown \
              snapshot carries no valid producer classification)",
@@ -474,4 +480,14 @@ fn well_formed_shutdown(s: &Value) -> bool {
         && cleanup_ok
         && non_empty_str(s.get("owner"))
         && non_empty_str(s.get("phase"))
+}
+
+/// A classification only a producer can make: it names the component that failed.
+fn names_an_owner(c: FailureClassification) -> bool {
+    matches!(
+        c,
+        FailureClassification::LearnerFailure
+            | FailureClassification::CollectorFailure
+            | FailureClassification::BackendWorkerFailure
+    )
 }

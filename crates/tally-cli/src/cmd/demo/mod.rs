@@ -98,6 +98,12 @@ pub fn run(
             ..PanelOptions::default()
         },
     );
+    // An off-policy run carries a runtime manifest from its start (the early-failure form:
+    // the version only), so a run killed before it closes still names its manifest schema
+    // (docs/contract/manifest-and-soak.md "The soak monitor").
+    if matches!(profile, Profile::SacFamily | Profile::Appo) {
+        log.set_runtime_manifest(tally::schema::artifacts::RuntimeManifest::v1())?;
+    }
     let result = match profile {
         Profile::SacFamily => training::train::<sac_family::SacFamily>(c, &mut log, stop),
         Profile::Appo => training::train::<appo::Appo>(c, &mut log, stop),

@@ -4,7 +4,8 @@
 //! Pure: what the monitor observed and the run summary as read go in, the verdict comes out.
 //! The precedence is the contract's: a summary that is not an object or not under a supported
 //! schema, then `normal_completion` on a run that did not complete, then a trusted producer
-//! classification, then the monitor's own, then what the summary says. Every reason found is
+//! classification (except an `external_cancellation` that the monitor itself caused), then the
+//! monitor's own, then what the summary says. Every reason found is
 //! kept, in that order, and the producer's description of the shutdown of a run that did not
 //! complete is appended last.
 
@@ -134,7 +135,20 @@ pub fn classify(o: &Observed, summary: &SummaryRead) -> Option<Failure> {
         }
         SummaryRead::Json(v) => {
             let manifest = v.get("runtime_manifest").filter(|m| m.is_object());
-            if !is_one(v.get("metric_schema_version"))
+            let status = v.get("status").and_then(Value::as_str).unwrap_or("missing");
+            // A run the monitor ended before it closed may not have recorded its manifest yet:
+            // a summary left `running` is unfinished, not in another schema.
+            let unfinished = o.monitor.is_some()
+                && status == "running"
+                && v.get("runtime_manifest").is_none_or(Value::is_null);
+            if unfinished && is_one(v.get("metric_schema_version")) {
+                reasons.push(
+                    "run_summary.json was never finalised (status running, no runtime manifest \
+                     yet)"
+                        .into(),
+                );
+                fallback = Some(C::UnknownFailure);
+            } else if !is_one(v.get("metric_schema_version"))
                 || !manifest.is_some_and(|m| is_one(m.get("schema_version")))
             {
                 reasons.push(
@@ -144,7 +158,6 @@ pub fn classify(o: &Observed, summary: &SummaryRead) -> Option<Failure> {
                 );
                 forced = Some(C::SchemaViolation);
             } else {
-                let status = v.get("status").and_then(Value::as_str).unwrap_or("missing");
                 let shutdown = producer_shutdown(v);
                 if status != "completed" {
                     reasons.push(format!("the run's status is {status}"));
@@ -156,6 +169,11 @@ pub fn classify(o: &Observed, summary: &SummaryRead) -> Option<Failure> {
                             ));
                             forced = Some(C::ShutdownContractViolation);
                         }
+                        // The monitor's own SIGTERM is what the producer records as
+                        // external_cancellation: that says nothing about why it was ended.
+                        Some(s)
+                            if s.classification == "external_cancellation"
+                                && o.monitor.is_some() => {}
                         Some(s) if trusted(s) => {
                             forced = FailureClassification::from_name(&s.classification)
                                 .filter(|c| c.is_producer());
@@ -301,6 +319,51 @@ mod tests {
             "progress unchanged; the run's status is failed; producer shutdown: learner_failure \
              (owner learner, phase update): RuntimeError: CUDA error"
         );
+    }
+
+    #[test]
+    fn the_producers_cancellation_by_the_monitor_does_not_hide_why_the_monitor_ended_it() {
+        // The monitor's SIGTERM is what the producer records as external_cancellation.
+        let mut o = clean();
+        o.monitor = Some((C::TimeoutStaleTick, "progress unchanged".into()));
+        o.returncode = None;
+        let cancelled = summary("interrupted", Some(snapshot("external_cancellation")));
+        let f = classify(&o, &cancelled).unwrap();
+        assert_eq!(f.classification, C::TimeoutStaleTick);
+        assert!(f.reason.starts_with("progress unchanged;"), "{}", f.reason);
+        assert!(
+            f.reason
+                .contains("producer shutdown: external_cancellation"),
+            "{}",
+            f.reason
+        );
+        // Cancelled by someone else while the monitor saw nothing wrong: the producer's word.
+        let f = classify(&clean(), &cancelled).unwrap();
+        assert_eq!(f.classification, C::ExternalCancellation);
+    }
+
+    #[test]
+    fn a_summary_left_running_by_a_run_the_monitor_ended_is_unfinished_not_a_schema_violation() {
+        let mut o = clean();
+        o.monitor = Some((C::TimeoutStaleTick, "progress unchanged".into()));
+        o.returncode = None;
+        let mut v =
+            json!({"metric_schema_version": 1, "status": "running", "runtime_manifest": null});
+        let f = classify(&o, &SummaryRead::Json(v.clone())).unwrap();
+        assert_eq!(f.classification, C::TimeoutStaleTick);
+        assert!(
+            f.reason
+                .ends_with("never finalised (status running, no runtime manifest yet)"),
+            "{}",
+            f.reason
+        );
+        // Without the monitor's own finding the same summary is what the contract says.
+        let f = classify(&clean(), &SummaryRead::Json(v.clone())).unwrap();
+        assert_eq!(f.classification, C::SchemaViolation);
+        // Another metric schema stays a schema violation.
+        v["metric_schema_version"] = json!(2);
+        let f = classify(&o, &SummaryRead::Json(v)).unwrap();
+        assert_eq!(f.classification, C::SchemaViolation);
     }
 
     #[test]
