@@ -435,9 +435,10 @@ fn check_soak_failure(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
         {
             // The monitor's own SIGTERM is what the producer records as external_cancellation:
             // the monitor's reason for ending the command stands.
-            let caused_by_monitor =
-                producer == FailureClassification::ExternalCancellation && monitor_ended;
-            if have_c != producer && !(caused_by_monitor && !names_an_owner(have_c)) {
+            let monitor_stands = producer == FailureClassification::ExternalCancellation
+                && monitor_ended
+                && !names_an_owner(have_c);
+            if have_c != producer && !monitor_stands {
                 want(format!(
                     "{} (the producer's shutdown classification wins over the monitor's)",
                     quoted(producer.as_str())
