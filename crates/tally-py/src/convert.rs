@@ -115,13 +115,15 @@ impl KeyCache {
     }
 }
 
-fn repr(v: &Bound<'_, PyAny>) -> String {
+/// `repr(v)` for an error message, never failing.
+pub(crate) fn repr(v: &Bound<'_, PyAny>) -> String {
     v.repr()
         .map(|r| r.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "<unprintable>".into())
 }
 
-fn type_name(v: &Bound<'_, PyAny>) -> String {
+/// `type(v).__name__` for an error message, never failing.
+pub(crate) fn type_name(v: &Bound<'_, PyAny>) -> String {
     v.get_type()
         .name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -9,7 +9,7 @@
 //! logger between threads"): the class is frozen and its state sits behind a mutex taken
 //! with the GIL released while waiting, so each call writes whole records, in call order.
 
-use crate::convert::{event_step, number, AddrHasher, KeyCache};
+use crate::convert::{event_step, number, repr, type_name, AddrHasher, KeyCache};
 use crate::errors::Failure;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
@@ -121,19 +121,6 @@ impl Inner {
         self.batch.values.clear();
         Ok(())
     }
-}
-
-fn repr(v: &Bound<'_, PyAny>) -> String {
-    v.repr()
-        .map(|r| r.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "<unprintable>".into())
-}
-
-fn type_name(v: &Bound<'_, PyAny>) -> String {
-    v.get_type()
-        .name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "?".into())
 }
 
 /// `add_scalar`'s value as torch takes it: `float(v)` of anything but None, str or bytes.

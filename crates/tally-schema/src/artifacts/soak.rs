@@ -222,7 +222,7 @@ pub struct SoakMonitorSettings {
 }
 
 /// Open file descriptors of one process by class.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(transform = require_every_property)]
 pub struct SoakFdClasses {
     /// Pipes.

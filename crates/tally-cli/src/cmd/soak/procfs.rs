@@ -112,17 +112,7 @@ pub fn classify_fd(target: &str) -> FdClass {
 
 /// Count descriptors by class.
 pub fn fd_classes<'a>(targets: impl IntoIterator<Item = &'a str>) -> (u64, SoakFdClasses) {
-    let mut c = SoakFdClasses {
-        pipe: 0,
-        socket: 0,
-        memfd: 0,
-        eventfd: 0,
-        eventpoll: 0,
-        nvidia: 0,
-        shared_memory: 0,
-        other: 0,
-        extra: Map::new(),
-    };
+    let mut c = SoakFdClasses::default();
     let mut n = 0;
     for t in targets {
         n += 1;

@@ -126,17 +126,7 @@ mod tests {
             start_ticks: 1,
             rss_kib: rss,
             fd_count: 0,
-            fd_classes: SoakFdClasses {
-                pipe: 0,
-                socket: 0,
-                memfd: 0,
-                eventfd: 0,
-                eventpoll: 0,
-                nvidia: 0,
-                shared_memory: 0,
-                other: 0,
-                extra: Map::new(),
-            },
+            fd_classes: SoakFdClasses::default(),
             command: String::new(),
             extra: Map::new(),
         };
