@@ -28,7 +28,7 @@ from test_remote_sinks import (  # noqa: E402
     wait_for_exit_records,
     wandb_rows,
 )
-from test_wandb import history_rows, wandb_records  # noqa: E402
+from test_wandb import history_rows, wandb_file, wandb_records  # noqa: E402
 
 N = 10_000
 
@@ -161,6 +161,7 @@ def test_a_launchers_wandb_run_is_reused_gets_the_rows_and_is_left_open(tmp_path
     assert wandb.run is run  # the launcher owns its run: the writer never finishes it
     assert (tmp_path / "run" / "wandb_run_id").read_text().strip() == run.id
     run.finish()
-    rows = [r for f in Path(tmp_path, "wandb").rglob("run-*.wandb") for r in history_rows(f)]
+    # finish() can return before W&B's service has flushed the file: wait for its exit record.
+    rows = history_rows(wandb_file(Path(tmp_path, "wandb")))
     assert [r["tally/step"] for r in rows] == [5, 6, 7]
     assert_rows_equal_the_event_file(w.log_dir, rows)
