@@ -1,4 +1,6 @@
-//! `tally.Logger`: the Rust logger as a Python class, plus the `log.phase(...)` timer.
+//! `tally.Logger`: the Rust logger as a Python class. Beside it: `guard.rs` (how a call waits
+//! and what it refuses), `documents.rs` (Python documents into JSON), `phase.rs` (the
+//! `log.phase(...)` timer).
 //!
 //! Longer than 600 lines on purpose: one PyO3 class whose every method spells out its Python
 //! signature and conversions (binding boilerplate, one block per Python entry point).
@@ -18,14 +20,10 @@ use crate::errors::{Failure, Result};
 use crate::sink::{wandb_sink, PySink};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
-use pyo3::sync::MutexExt;
-use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyString, PyType};
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::time::Instant;
-use tally::schema::artifacts::WandbSettings;
+use std::sync::{Arc, Mutex, Weak};
 use tally::{
     Backend, Key, Level, LoggerConfig, OnStorageError, Profile, Rates, RunStatus, Sink, StepInput,
     SystemClock,
@@ -52,64 +50,13 @@ const PLAY_VIDEO: &str = "play_video.mp4";
 /// Loggers not yet dropped, for the `atexit` hook.
 static OPEN: Mutex<Vec<Weak<Mutex<Core>>>> = Mutex::new(Vec::new());
 
-/// Take `m` without holding the GIL while waiting: its holder may need the GIL to finish
-/// (a Python sink on the writer thread under back-pressure), and a thread waiting with the GIL
-/// held would freeze the interpreter.
-fn lock<'a, T>(py: Python<'_>, m: &'a Mutex<T>) -> MutexGuard<'a, T> {
-    m.lock_py_attached(py).unwrap_or_else(|e| e.into_inner())
-}
+mod documents;
+mod guard;
+mod phase;
 
-/// Refuse a call made on one of tally's own threads (`tally-writer`, `tally-panel`): there it
-/// comes from a sink's `write()`/`flush()`/`close()`, and waiting on the writer (or on a
-/// caller that waits on it) from the writer itself would never end.
-fn refuse_tally_thread(method: &str) -> Result<()> {
-    match std::thread::current().name() {
-        Some(name) if name.starts_with("tally-") => Err(Failure::Reentrant(format!(
-            "tally.Logger.{method}() cannot be called from a sink's write() (it runs on tally's \
-             {name} thread, which that call would wait on); call it from the training loop"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-thread_local! {
-    /// This thread is inside `step`, converting its arguments: Python code that runs there (a
-    /// value's `__float__`, a signal handler) cannot start a step or end a phase on this
-    /// thread, which holds the step's lock.
-    static STEPPING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Marks this thread as inside `step` until dropped.
-struct Stepping;
-
-impl Stepping {
-    fn enter(method: &str) -> Result<Stepping> {
-        refuse_reentry(method)?;
-        STEPPING.with(|s| s.set(true));
-        Ok(Stepping)
-    }
-}
-
-impl Drop for Stepping {
-    fn drop(&mut self) {
-        STEPPING.with(|s| s.set(false));
-    }
-}
-
-fn refuse_reentry(method: &str) -> Result<()> {
-    if STEPPING.with(Cell::get) {
-        return Err(Failure::Reentrant(format!(
-            "tally.Logger.{method}() was called from code a step() on this thread is running (a \
-             value's __float__ or a signal handler); call it after that step returns"
-        )));
-    }
-    Ok(())
-}
-
-/// The W&B settings a `wandb=` dict may carry.
-const WANDB_KEYS: [&str; 8] = [
-    "project", "entity", "group", "name", "tags", "notes", "mode", "job_type",
-];
+use documents::{json_text, refuse_nonfinite, wandb_settings};
+use guard::{lock, refuse_tally_thread, Stepping};
+pub use phase::Phase;
 
 /// The level of a Python status line: Python runners mark errors with rich-style `[red]`
 /// markup or the word `ERROR`; the Rust logger takes the level explicitly.
@@ -136,66 +83,6 @@ pub fn parse_status(s: &str) -> Result<RunStatus> {
             "unknown run status '{s}': expected completed, failed, interrupted or collector_died"
         ))
     })
-}
-
-fn json_text(py: Python<'_>, v: &Bound<'_, PyAny>, what: &str) -> Result<serde_json::Value> {
-    let text: String = py
-        .import("json")
-        .and_then(|j| {
-            let kw = PyDict::new(py);
-            kw.set_item("default", py.get_type::<PyString>())?;
-            j.call_method("dumps", (v,), Some(&kw))?.extract()
-        })
-        .map_err(|e| Failure::Config(format!("{what} is not JSON-serialisable: {e}")))?;
-    serde_json::from_str(&text).map_err(|e| Failure::Config(format!("{what}: {e}")))
-}
-
-/// JSON holds no NaN or infinity: a document carrying one is refused naming its `$` path
-/// (`json.dumps` would write a token no JSON reader accepts).
-fn refuse_nonfinite(doc: &Bound<'_, PyAny>, what: &str) -> Result<()> {
-    match nonfinite(doc, "$".to_owned()) {
-        Some((path, x)) => Err(Failure::Schema(format!(
-            "{what} refused (nothing of it recorded): {path}: expected a finite number, found the float {x}"
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// The path and value of the first non-finite float in dicts, lists and tuples under `v`.
-fn nonfinite(v: &Bound<'_, PyAny>, path: String) -> Option<(String, f64)> {
-    if let Ok(f) = v.cast::<PyFloat>() {
-        let x = f.value();
-        return (!x.is_finite()).then_some((path, x));
-    }
-    if let Ok(d) = v.cast::<PyDict>() {
-        return d.iter().find_map(|(k, x)| {
-            let key = k.str().map(|s| s.to_string()).unwrap_or_default();
-            nonfinite(&x, format!("{path}.{key}"))
-        });
-    }
-    let items = v
-        .cast::<PyList>()
-        .map(|l| l.iter().collect::<Vec<_>>())
-        .or_else(|_| v.cast::<PyTuple>().map(|t| t.iter().collect()))
-        .ok()?;
-    items
-        .iter()
-        .enumerate()
-        .find_map(|(i, x)| nonfinite(x, format!("{path}[{i}]")))
-}
-
-fn wandb_settings(py: Python<'_>, d: &Bound<'_, PyDict>) -> Result<WandbSettings> {
-    for k in d.keys() {
-        let k: String = k.extract().unwrap_or_default();
-        if !WANDB_KEYS.contains(&k.as_str()) {
-            return Err(Failure::Config(format!(
-                "wandb['{k}']: unknown W&B setting (known: {})",
-                WANDB_KEYS.join(", ")
-            )));
-        }
-    }
-    let v = json_text(py, d.as_any(), "wandb")?;
-    serde_json::from_value(v).map_err(|e| Failure::Config(format!("wandb settings: {e}")))
 }
 
 fn path_object(py: Python<'_>, p: &Path) -> PyResult<Py<PyAny>> {
@@ -907,57 +794,5 @@ impl PyLogger {
             Err(_) => "unknown",
         };
         format!("tally.Logger(run_dir='{run_dir}', closed={closed})")
-    }
-}
-
-/// `with log.phase(name):` — times the block into the next step's learner phase `name`.
-#[pyclass(module = "tally._tally", name = "Phase")]
-pub struct Phase {
-    logger: Py<PyLogger>,
-    name: Key,
-    started: Option<Instant>,
-}
-
-#[pymethods]
-impl Phase {
-    fn __enter__(mut slf: PyRefMut<'_, Self>) -> PyRefMut<'_, Self> {
-        slf.started = Some(Instant::now());
-        slf
-    }
-
-    #[pyo3(signature = (exc_type = None, exc = None, tb = None))]
-    fn __exit__(
-        &mut self,
-        py: Python<'_>,
-        exc_type: Option<&Bound<'_, PyAny>>,
-        exc: Option<&Bound<'_, PyAny>>,
-        tb: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<bool> {
-        let _ = (exc_type, exc, tb);
-        let Some(t0) = self.started.take() else {
-            return Ok(false);
-        };
-        let secs = t0.elapsed().as_secs_f64();
-        refuse_tally_thread("phase")?;
-        refuse_reentry("phase")?;
-        let log = self.logger.get();
-        if log.tracer.is_enabled() {
-            // The block ended now on the tracer's clock and lasted `secs`.
-            let end = log.tracer.now();
-            crate::trace::name_thread(py, &log.tracer)?;
-            log.tracer.complete(&self.name, "learner", end - secs, end);
-        }
-        let mut draft = lock(py, &log.draft);
-        match draft.pending.iter_mut().find(|(k, _)| *k == self.name) {
-            Some(e) => e.1 += secs,
-            None => draft.pending.push((self.name.clone(), secs)),
-        }
-        Ok(false)
-    }
-
-    /// The learner phase this timer feeds.
-    #[getter]
-    fn name(&self) -> &str {
-        &self.name
     }
 }

@@ -9,13 +9,18 @@
 use crate::error::Error;
 use crate::input::{Key, StepInput, SystemInfo};
 use crate::tag::{FamilyInterner, Tag};
-use crate::values::{StepValues, Stored};
+use crate::values::StepValues;
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 use tally_schema::{
     input_spec, lookup, metric, FamilySpec, Input, MetricSpec, Profile, Role, TagRef, FAMILIES,
     METRICS,
 };
+
+mod bounds;
+
+pub use bounds::MAX_COUNT;
+use bounds::{check_count, check_duration, check_nonneg, check_range, err};
 
 /// A validated step: every value resolved to its canonical tag and converted to its unit.
 #[derive(Debug, Clone)]
@@ -61,93 +66,9 @@ impl Axis {
     }
 }
 
-fn err(iteration: u64, field: &'static str, key: &str, reason: impl Into<String>) -> Error {
-    Error::InvalidStep {
-        iteration,
-        field,
-        key: key.to_owned(),
-        reason: reason.into(),
-    }
-}
-
-fn check_duration(iteration: u64, field: &'static str, key: &str, v: f64) -> Result<(), Error> {
-    if !v.is_finite() {
-        return Err(err(
-            iteration,
-            field,
-            key,
-            format!("duration {v} is not finite"),
-        ));
-    }
-    if v < 0.0 {
-        return Err(err(
-            iteration,
-            field,
-            key,
-            format!("duration {v} s is negative"),
-        ));
-    }
-    check_range(iteration, field, key, v, "s")
-}
-
-/// A value that must be finite is refused when float32, its stored type, cannot hold it.
-fn check_range(
-    iteration: u64,
-    field: &'static str,
-    key: &str,
-    v: f64,
-    unit: &str,
-) -> Result<(), Error> {
-    if Stored::of(v) == Stored::NonFinite {
-        let unit = if unit.is_empty() {
-            String::new()
-        } else {
-            format!(" {unit}")
-        };
-        return Err(err(
-            iteration,
-            field,
-            key,
-            format!(
-                "{v:e}{unit} is beyond float32 range (±{:e}), the type it is stored in",
-                f32::MAX
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// The most values the dedicated `StepInput` fields add (iteration_time, episode_return,
 /// episode_length, timeout_rate, Train/iteration).
 const DEDICATED_FIELDS: usize = 5;
-
-/// The largest iteration or env-step count accepted: 2^53 - 1, the largest integer a float64
-/// holds exactly (JSON readers of run_summary.json, W&B and pandas read counts as float64).
-pub const MAX_COUNT: u64 = (1 << 53) - 1;
-
-fn check_count(iteration: u64, field: &'static str, n: u64) -> Result<(), Error> {
-    if n > MAX_COUNT {
-        return Err(err(
-            iteration,
-            field,
-            field,
-            format!("{n} exceeds {MAX_COUNT} (2^53 - 1), the largest count kept exact"),
-        ));
-    }
-    Ok(())
-}
-
-fn check_nonneg(iteration: u64, field: &'static str, key: &str, v: f64) -> Result<(), Error> {
-    if !v.is_finite() || v < 0.0 {
-        return Err(err(
-            iteration,
-            field,
-            key,
-            format!("{v} must be a finite number >= 0"),
-        ));
-    }
-    check_range(iteration, field, key, v, "")
-}
 
 /// Add a registry value given through `field['key']`; a second value for its spec is refused.
 fn push_spec(
