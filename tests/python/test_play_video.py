@@ -20,19 +20,9 @@ import pytest
 import tally
 
 wandb = pytest.importorskip("wandb")
-from test_wandb import history_rows, train, wandb_file, wandb_records  # noqa: E402
+from test_wandb import history_rows, offline, train, wandb_file, wandb_records  # noqa: E402,F401 - offline: autouse fixture
 
 VIDEO = Path(__file__).parent / "fixtures" / "play_video.mp4"
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch, tmp_path):
-    monkeypatch.setenv("WANDB_MODE", "offline")
-    monkeypatch.setenv("WANDB_SILENT", "true")
-    monkeypatch.setenv("WANDB_DIR", str(tmp_path / "wandb-default"))
-    yield
-    if wandb.run is not None:
-        wandb.run.finish()
 
 
 def uploads(run_dir):

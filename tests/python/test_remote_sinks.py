@@ -21,19 +21,9 @@ import tally
 wandb = pytest.importorskip("wandb")
 from wandb.sdk.wandb_run import Run  # noqa: E402
 
-from test_wandb import history_rows, wandb_records  # noqa: E402
+from test_wandb import history_rows, offline, wandb_records  # noqa: E402,F401 - offline: autouse fixture
 
 N = 10_000
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch, tmp_path):
-    monkeypatch.setenv("WANDB_MODE", "offline")
-    monkeypatch.setenv("WANDB_SILENT", "true")
-    monkeypatch.setenv("WANDB_DIR", str(tmp_path / "wandb-default"))
-    yield
-    if wandb.run is not None:
-        wandb.run.finish()
 
 
 @pytest.fixture

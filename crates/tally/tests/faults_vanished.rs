@@ -3,7 +3,7 @@
 //! from its open descriptor, the JSON artefacts are rewritten from memory, and it is said once.
 
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tally::{Logger, LoggerConfig, RunStatus, StepInput};
 
 fn config(run_dir: &Path) -> LoggerConfig {
@@ -140,20 +140,25 @@ fn a_run_directory_removed_after_the_last_step_is_restored_at_close() {
     assert_eq!(json(&run_dir.join("run_config.json")), before);
 }
 
-#[test]
-fn an_event_file_that_cannot_be_restored_is_kept_pending_then_counted_lost_at_close() {
-    let tmp = tempfile::tempdir().unwrap();
-    let run_dir = tmp.path().join("run");
-    let mut log = Logger::new(config(&run_dir)).unwrap();
+/// A run of 20 flushed steps whose directory then goes and comes back with a directory where
+/// the event file was: the summary can be written, the event file cannot be put back.
+fn blocked_after_20(run_dir: &Path) -> (Logger, PathBuf) {
+    let mut log = Logger::new(config(run_dir)).unwrap();
     let event_file = log.event_file().unwrap().to_path_buf();
     for i in 1..=20 {
         log.step(&step(i)).unwrap();
     }
     log.flush().unwrap();
-    // The directory goes and comes back with a directory where the event file was: the
-    // summary can be written, the event file cannot be put back.
-    std::fs::remove_dir_all(&run_dir).unwrap();
+    std::fs::remove_dir_all(run_dir).unwrap();
     std::fs::create_dir_all(&event_file).unwrap();
+    (log, event_file)
+}
+
+#[test]
+fn an_event_file_that_cannot_be_restored_is_kept_pending_then_counted_lost_at_close() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run_dir = tmp.path().join("run");
+    let (mut log, event_file) = blocked_after_20(&run_dir);
     // Steps go on (with a flush each, so a summary rewrite comes due) until a summary is
     // written in the recreated directory.
     let mut errors = Vec::new();
@@ -194,14 +199,7 @@ fn an_event_file_that_cannot_be_restored_is_kept_pending_then_counted_lost_at_cl
 fn an_event_file_restored_later_counts_every_step_again() {
     let tmp = tempfile::tempdir().unwrap();
     let run_dir = tmp.path().join("run");
-    let mut log = Logger::new(config(&run_dir)).unwrap();
-    let event_file = log.event_file().unwrap().to_path_buf();
-    for i in 1..=20 {
-        log.step(&step(i)).unwrap();
-    }
-    log.flush().unwrap();
-    std::fs::remove_dir_all(&run_dir).unwrap();
-    std::fs::create_dir_all(&event_file).unwrap();
+    let (mut log, event_file) = blocked_after_20(&run_dir);
     assert!(log.step(&step(21)).is_err() || log.flush().is_err());
     // The path clears: the next check puts the file back with every step.
     std::fs::remove_dir(&event_file).unwrap();
