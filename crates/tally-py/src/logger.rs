@@ -37,15 +37,9 @@ struct Core {
     run_dir: PathBuf,
     /// `sys.stdout`/`sys.stderr` redirected above the live panel, undone at close.
     console: Option<Py<PyAny>>,
-    /// A `log_video` call named the run's video: close leaves `play_video_path` alone.
-    video_named: bool,
     /// `log_video` said once that nothing here uploads videos.
     video_noted: bool,
 }
-
-/// The playback video a run directory may hold (docs/contract/remote-sinks.md "The playback
-/// video"): recorded at close when no `log_video` call named one.
-const PLAY_VIDEO: &str = "play_video.mp4";
 
 /// Loggers not yet dropped, for the `atexit` hook.
 static OPEN: Mutex<Vec<Weak<Mutex<Core>>>> = Mutex::new(Vec::new());
@@ -124,10 +118,6 @@ fn close_core(py: Python<'_>, core: &Mutex<Core>, status: Option<RunStatus>) -> 
         drop(guard);
         crate::console::restore(py, console);
         return Ok(());
-    }
-    let video = c.run_dir.join(PLAY_VIDEO);
-    if let Some(log) = c.log.as_mut().filter(|_| !c.video_named && video.is_file()) {
-        log.set_play_video_path(video.to_string_lossy().into_owned());
     }
     let closed = match (status, c.log.as_mut()) {
         (Some(st), Some(log)) => py.detach(|| log.close(st)),
@@ -404,7 +394,6 @@ impl PyLogger {
             py_sinks: objs.into_iter().map(Bound::unbind).collect(),
             run_dir: run_dir.clone(),
             console,
-            video_named: false,
             video_noted: false,
         }));
         {
@@ -671,7 +660,6 @@ impl PyLogger {
         log.set_play_video_path(text.clone());
         // Steps already submitted reach W&B before the video (its step counter is shared).
         py.detach(|| log.flush()).map_err(Failure::from)?;
-        c.video_named = true;
         let sinks: Vec<Py<PyAny>> = c.py_sinks.iter().map(|s| s.clone_ref(py)).collect();
         drop(guard);
         // Sinks are asked outside the lock: `hasattr` runs the sink's Python code.

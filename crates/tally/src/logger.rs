@@ -585,6 +585,12 @@ impl Logger {
             return Ok(());
         }
         self.closed = true;
+        // The video the script wrote beside its checkpoints is the run's, unless a call named
+        // one (docs/contract/remote-sinks.md "The playback video").
+        let video = self.run_dir.join(crate::run::PLAY_VIDEO_FILE);
+        if self.summary.play_video_path.is_none() && video.is_file() {
+            self.summary.play_video_path = Some(video.to_string_lossy().into_owned());
+        }
         self.writer.finish();
         self.finish_remote();
         let trace_error = self.tracer.finish().err();

@@ -16,6 +16,8 @@ use tally_schema::artifacts::{
 pub const RUN_CONFIG_FILE: &str = "run_config.json";
 /// File name of the run summary.
 pub const RUN_SUMMARY_FILE: &str = "run_summary.json";
+/// File name of the run's playback video (docs/contract/remote-sinks.md "The playback video").
+pub const PLAY_VIDEO_FILE: &str = "play_video.mp4";
 
 /// The UTC time of `wall` seconds since the Unix epoch (a clock's wall reading).
 pub fn utc(wall: f64) -> DateTime<Utc> {

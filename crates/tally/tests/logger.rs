@@ -444,6 +444,34 @@ fn a_full_queue_makes_step_wait_and_counts_it_never_drops() {
     assert!(s["backpressure_waits"].as_u64().unwrap() > 0, "{s}");
 }
 
+/// The run's `play_video_path` at close (docs/contract/remote-sinks.md "The playback video").
+fn play_video_path(log: &Logger) -> Value {
+    let text = std::fs::read_to_string(log.run_dir().join("run_summary.json")).unwrap();
+    serde_json::from_str::<Value>(&text).unwrap()["play_video_path"].clone()
+}
+
+#[test]
+fn close_records_the_run_directorys_playback_video_unless_one_was_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _mem, _clock) = logger(config(dir.path(), Profile::SacFamily, 1));
+    let video = log.run_dir().join("play_video.mp4");
+    std::fs::write(&video, b"mp4").unwrap();
+    log.close(RunStatus::Completed).unwrap();
+    assert_eq!(play_video_path(&log), video.to_string_lossy().as_ref());
+
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _mem, _clock) = logger(config(dir.path(), Profile::SacFamily, 1));
+    std::fs::write(log.run_dir().join("play_video.mp4"), b"mp4").unwrap();
+    log.set_play_video_path("/elsewhere/eval.mp4");
+    log.close(RunStatus::Completed).unwrap();
+    assert_eq!(play_video_path(&log), "/elsewhere/eval.mp4");
+
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _mem, _clock) = logger(config(dir.path(), Profile::SacFamily, 1));
+    log.close(RunStatus::Completed).unwrap();
+    assert_eq!(play_video_path(&log), Value::Null);
+}
+
 #[test]
 fn close_writes_the_final_summary_and_is_idempotent() {
     let dir = tempfile::tempdir().unwrap();
