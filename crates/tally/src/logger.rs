@@ -31,7 +31,6 @@ use tally_schema::artifacts::{LoggerFacts, RunConfig, RunStatus, RunSummary};
 use tally_tfevents::WriterOptions;
 
 mod producer;
-pub use producer::STATUS_REASON;
 
 /// The training logger. Build one per run on rank 0; call [`Logger::step`] once per iteration.
 pub struct Logger {

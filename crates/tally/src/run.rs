@@ -137,6 +137,7 @@ pub fn initial_summary(run: &RunIdentity) -> RunSummary {
         wall_time_sec: 0.0,
         wandb_run_url: None,
         play_video_path: None,
+        status_reason: None,
         resumed: Vec::new(),
         remote_sinks: Vec::new(),
         extra: Map::new(),

@@ -126,6 +126,11 @@ pub struct RunSummary {
     /// Uploaded playback video, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub play_video_path: Option<String>,
+    /// Why a run closed `completed` was recorded otherwise (only then): each violation of the
+    /// completed-run check of its runtime manifest (docs/contract/manifest-and-soak.md
+    /// "Checked when recorded").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_reason: Option<String>,
     /// One entry per resume of this run, oldest first; empty for a run never resumed
     /// (docs/contract/run-artifacts.md "Resume").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

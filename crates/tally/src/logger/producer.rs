@@ -10,8 +10,6 @@ use tally_schema::artifacts::{RunStatus, RuntimeManifest};
 use tally_schema::conformance::{validate_runtime_manifest, Violation};
 use tally_schema::Profile;
 
-/// The run summary member saying why a run closed `completed` was recorded otherwise.
-pub const STATUS_REASON: &str = "status_reason";
 /// The run summary member of the on-policy path's backend diagnostics.
 const BACKEND_DIAGNOSTICS: &str = "backend_diagnostics";
 
@@ -114,7 +112,7 @@ impl Logger {
     /// makes the run `failed`, says why in `status_reason`, and is returned as the error
     /// close raises once everything is written.
     pub(super) fn judge_completed(&mut self, status: RunStatus) -> (RunStatus, Option<Error>) {
-        self.summary.extra.remove(STATUS_REASON);
+        self.summary.status_reason = None;
         let manifest = match (&self.summary.runtime_manifest, status) {
             (Some(m), RunStatus::Completed) => m,
             _ => return (status, None),
@@ -138,9 +136,7 @@ impl Logger {
             "closed completed, but the runtime manifest fails the completed-run check: {}",
             list.join("; ")
         );
-        self.summary
-            .extra
-            .insert(STATUS_REASON.into(), Value::String(reason));
+        self.summary.status_reason = Some(reason);
         let error = Error::Document {
             what: "run recorded failed, not completed: its runtime manifest lacks what a \
                    completed run's must carry"
