@@ -597,7 +597,8 @@ impl Logger {
         if self.user.take_changed() {
             self.run_config.user_metrics = self.user_metrics_documented();
             let path = self.run_dir.join(RUN_CONFIG_FILE);
-            config_error = crate::atomic::write_json_atomic(&path, &self.run_config).err();
+            // Redacted like every artefact (docs/contract/run-artifacts.md "Secrets").
+            config_error = crate::run::write_redacted(&path, &self.run_config).err();
         }
         let storage = self.writer.storage();
         let status = match status {

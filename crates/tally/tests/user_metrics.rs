@@ -213,6 +213,30 @@ fn run_config_lists_every_user_metric_with_its_spec_and_the_summary_keeps_its_st
         serde_json::from_value(summary).expect("run_summary.json deserialises");
 }
 
+/// The run config rewritten at close keeps secrets out like every artefact
+/// (docs/contract/run-artifacts.md "Secrets").
+#[test]
+fn a_secret_in_a_user_metrics_label_never_reaches_run_config() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut log, _) = logger(tmp.path(), Profile::SacFamily);
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let spec = tally::UserMetricSpec {
+        label: Some(format!("return ({token})")),
+        ..Default::default()
+    };
+    // The first step's summary rewrite comes before the metric: only close lists it.
+    log.step(&StepInput::new(1)).unwrap();
+    log.define_metric("charts/*", spec).unwrap();
+    log.step(&StepInput::new(2).metric("charts/episodic_return", 1.0))
+        .unwrap();
+    log.close(RunStatus::Completed).unwrap();
+    let text = std::fs::read_to_string(log.run_dir().join("run_config.json")).unwrap();
+    assert!(!text.contains(token), "{text}");
+    let config: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(config["user_metrics"][0]["tag"], "charts/episodic_return");
+    assert_eq!(config["user_metrics"][0]["label"], "return (<redacted>)");
+}
+
 #[test]
 fn a_canonical_group_cannot_be_defined_as_a_user_metric() {
     let tmp = tempfile::tempdir().unwrap();
