@@ -22,6 +22,7 @@ pub mod resolve;
 pub mod resume;
 pub mod run;
 pub mod rundir;
+pub mod runlock;
 pub mod sink;
 pub mod summary;
 pub mod summary_pace;

@@ -16,6 +16,7 @@ use crate::run::{
     RUN_CONFIG_FILE,
 };
 use crate::rundir::{create_run_dir, RunDirSpec, Unstarted};
+use crate::runlock::RunLock;
 use crate::sink::{BackendStep, Sink, TensorBoardSink};
 use crate::summary::{contract_warning, SummaryState};
 use crate::tag::Tag;
@@ -65,6 +66,8 @@ pub struct Logger {
     /// An emptied buffer the next step's values are collected in (an evicted window sample's),
     /// so a steady-state step allocates nothing (docs/contract/step.md "The hot path").
     spare_values: Vec<(Tag, f64)>,
+    /// The run's lock, released at close (None where the filesystem has no locks).
+    lock: Option<RunLock>,
 }
 
 impl Logger {
@@ -106,12 +109,15 @@ impl Logger {
             log_dir: config.log_dir.clone(),
         };
         let start = utc(clock.wall());
-        let prior = match config.resume {
-            true => crate::resume::find(&config, &spec)?
-                .map(|dir| crate::resume::load(&dir, &config))
-                .transpose()?,
+        let prior_dir = match config.resume {
+            true => crate::resume::find(&config, &spec)?,
             false => None,
         };
+        // Taken before the run is read: a live logger's run is refused as in use.
+        let prior_lock = prior_dir.as_deref().map(RunLock::acquire).transpose()?;
+        let prior = prior_dir
+            .map(|dir| crate::resume::load(&dir, &config))
+            .transpose()?;
         let existed = spec.log_dir.as_ref().is_some_and(|d| d.exists());
         let run_dir = match &prior {
             Some(p) => p.dir.clone(),
@@ -121,6 +127,10 @@ impl Logger {
         let mut unstarted = Unstarted {
             dir: prior.is_none().then(|| run_dir.clone()),
             existed,
+        };
+        let lock = match prior_lock {
+            Some(lock) => lock,
+            None => RunLock::acquire(&run_dir)?,
         };
         let mut identity = match &prior {
             Some(p) => p.identity(config.wandb.clone()),
@@ -297,6 +307,7 @@ impl Logger {
             carried,
             remotes,
             spare_values: Vec::new(),
+            lock,
         })
     }
 
@@ -625,6 +636,8 @@ impl Logger {
             self.with_terminal(|s| s.message(t, Level::Error, text));
         }
         let written = write_run_summary(&self.run_dir, &summary);
+        // The run is free for a resume (in this process too) once its summary is final.
+        self.lock = None;
         let failure = self.take_failure();
         // The view's last frame shows the closed run; it stops even when the summary failed.
         let shown = self.view.take().map_or(Ok(()), |mut v| v.stop());

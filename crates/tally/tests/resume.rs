@@ -2,7 +2,9 @@
 //! (sim, num_envs, max_iterations, name, seed).
 
 use serde_json::Value;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use tally::tfevents::read_scalars_from_file;
 use tally::{
@@ -159,25 +161,54 @@ fn a_resume_keeps_the_earlier_figures_and_counts_on() {
     assert_eq!(tags, ["charts/first", "charts/second"]);
 }
 
+fn ppo_step(i: u64) -> StepInput {
+    StepInput::new(i).metric("Loss/value", i as f64)
+}
+
+/// Child half of `an_iteration_axis_run_resumes_after_its_last_iteration`: logs four
+/// iterations, flushes, says so and waits to be killed.
+#[test]
+#[ignore = "spawned as a child process by an_iteration_axis_run_resumes_after_its_last_iteration"]
+fn child_killed_before_close() {
+    let Some(run) = std::env::var_os("TALLY_RESUME_CHILD_DIR") else {
+        return;
+    };
+    let mut log = logger_at(config(Path::new(&run), "ppo", Profile::OnPolicy), 1_000.0);
+    for i in 0..4 {
+        log.step(&ppo_step(i)).unwrap();
+    }
+    log.flush().unwrap();
+    println!("flushed");
+    std::thread::sleep(std::time::Duration::from_secs(600));
+}
+
 #[test]
 fn an_iteration_axis_run_resumes_after_its_last_iteration() {
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("run");
-    let step = |i: u64| StepInput::new(i).metric("Loss/value", i as f64);
-    let mut log = logger_at(config(&run, "ppo", Profile::OnPolicy), 1_000.0);
-    for i in 0..4 {
-        log.step(&step(i)).unwrap();
-    }
-    // Killed before it could close: flushed, never closed.
-    log.flush().unwrap();
-    std::mem::forget(log);
+    // Killed before it could close: flushed, never closed (its lock goes with the process).
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "child_killed_before_close",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("TALLY_RESUME_CHILD_DIR", &run)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    while lines.next().expect("child exited early").unwrap() != "flushed" {}
+    child.kill().unwrap();
+    child.wait().unwrap();
 
     let mut c = config(&run, "ppo", Profile::OnPolicy);
     c.resume = true;
     let mut log = logger_at(c, 2_000.0);
-    let err = log.step(&step(3)).unwrap_err().to_string();
+    let err = log.step(&ppo_step(3)).unwrap_err().to_string();
     assert!(err.contains("iteration 3 does not advance past 3"), "{err}");
-    log.step(&step(4)).unwrap();
+    log.step(&ppo_step(4)).unwrap();
     log.close(RunStatus::Completed).unwrap();
     let steps: Vec<i64> = series(&run, "Loss/value").iter().map(|p| p.0).collect();
     assert_eq!(steps, [0, 1, 2, 3, 4]);
@@ -199,6 +230,42 @@ fn an_existing_log_dir_without_resume_is_refused_and_says_how_to_resume() {
         .unwrap()
         .to_string();
     assert!(err.contains("resume=True"), "{err}");
+}
+
+/// Two loggers appending to one run would interleave its files and overwrite each other's
+/// summary: a run takes one live logger at a time (docs/contract/run-artifacts.md "Resume").
+#[test]
+fn a_run_with_a_live_logger_refuses_a_second_one_until_it_closes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let mut first = logger_at(config(&run, "sac", Profile::SacFamily), 1_000.0);
+    first.step(&sac_step(1)).unwrap();
+    let mut c = config(&run, "sac", Profile::SacFamily);
+    c.resume = true;
+    let clock = Arc::new(ManualClock::with_wall(0.0, 2_000.0));
+    let err = Logger::with_sinks(c.clone(), Vec::new(), clock)
+        .err()
+        .expect("a second logger on a live run is refused");
+    assert!(
+        matches!(err, tally::Error::RunInUse(ref d) if *d == run),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains(&run.display().to_string()) && text.contains("live logger"),
+        "{text}"
+    );
+    // The refusal touched nothing: the first logger goes on and closes its run.
+    first.step(&sac_step(2)).unwrap();
+    first.close(RunStatus::Completed).unwrap();
+    assert_eq!(event_files(&run).len(), 1);
+    let mut second = logger_at(c, 2_000.0);
+    second.step(&sac_step(3)).unwrap();
+    second.close(RunStatus::Completed).unwrap();
+    assert_eq!(
+        json(&run.join("run_summary.json"))["completed_iterations"],
+        3
+    );
 }
 
 #[test]
