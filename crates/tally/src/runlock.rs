@@ -5,7 +5,8 @@
 //! into a run that is then refused.
 
 use crate::error::{Error, Result};
-use std::fs::{File, TryLockError};
+use rustix::fs::{flock, FlockOperation};
+use std::fs::File;
 use std::path::Path;
 
 /// The run's lock while its logger is live.
@@ -18,10 +19,10 @@ impl RunLock {
     /// (None) rather than unlogged.
     pub fn acquire(dir: &Path) -> Result<Option<RunLock>> {
         let file = File::open(dir).map_err(Error::io("open", dir))?;
-        match file.try_lock() {
+        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => Ok(Some(RunLock(file))),
-            Err(TryLockError::WouldBlock) => Err(Error::RunInUse(dir.to_owned())),
-            Err(TryLockError::Error(_)) => Ok(None),
+            Err(rustix::io::Errno::WOULDBLOCK) => Err(Error::RunInUse(dir.to_owned())),
+            Err(_) => Ok(None),
         }
     }
 }
@@ -30,6 +31,6 @@ impl Drop for RunLock {
     fn drop(&mut self) {
         // Released explicitly: a forked child sharing the descriptor would otherwise keep the
         // run locked until it exits.
-        let _ = self.0.unlock();
+        let _ = flock(&self.0, FlockOperation::Unlock);
     }
 }
