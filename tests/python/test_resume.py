@@ -113,6 +113,37 @@ def test_a_resume_with_another_algo_or_profile_is_refused_naming_the_field(tmp_p
     assert doc(run, "run_summary.json")["status"] == "completed"
 
 
+def test_a_run_with_a_live_logger_in_another_process_refuses_a_resume(tmp_path):
+    # A second job started on the same run while the first still logs: one logger at a time.
+    code = textwrap.dedent(
+        """
+        import sys, tally
+        log = tally.Logger(algo="sac", task="go2", sim="mujoco", log_dir=sys.argv[1], panel="off")
+        log.step(1, env_steps=100, metrics={"Loss/critic": 0.5})
+        print("started", flush=True)
+        sys.stdin.readline()
+        log.step(2, env_steps=200, metrics={"Loss/critic": 1.0})
+        log.close()
+        """
+    )
+    run = tmp_path / "run"
+    first = subprocess.Popen([sys.executable, "-c", code, str(run)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert first.stdout.readline() == "started\n"
+        with pytest.raises(tally.ConfigError, match=f"run directory {run} is in use by another live logger"):
+            logger(log_dir=run, resume=True)
+        first.stdin.write("\n")
+        first.stdin.flush()
+        assert first.wait(timeout=120) == 0
+    finally:
+        first.kill()
+    # Refused before it read or wrote anything: the first job's run is whole, and now resumes.
+    assert [s for s, _ in accumulated(run)["Loss/critic"]] == [100, 200]
+    with logger(log_dir=run, resume=True) as log:
+        segment(log, [3])
+    assert doc(run, "run_summary.json")["completed_iterations"] == 3
+
+
 def test_a_killed_run_resumes_after_its_last_persisted_step(tmp_path):
     # SIGKILL mid-run: no close, the summary still says running; the event file is the truth.
     code = textwrap.dedent(
