@@ -304,6 +304,55 @@ def c_pipeline(i):
     assert_same(got, want, f"pipeline step {tasks_t}", mixed_zero_keys(tasks_t, "eval/dummy" if is_eval else "rollout"))
 
 
+def fresh(text: str) -> str:
+    """An equal str that is a different object (dict keys built at run time, not literals)."""
+    return "".join([text[:1], text[1:]]) if text else str()
+
+
+class Items:
+    """A mapping that is not a dict: only `.items()`, as Trinity's loop uses."""
+
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+    def items(self):
+        return iter(self.pairs)
+
+
+@case("key_shapes", 60)
+def c_key_shapes(i):
+    """The train step with keys as runners build them: the same key objects in every run, or
+    equal text in fresh objects, in changing order, with skipped values, `a:mean` before `a`,
+    and non-dict mappings; task dicts then go to the step level (docs/contract/rft.md "Keys
+    parsed once")."""
+    rng = random.Random(9000 + i)
+    bases = [key(rng, bad_rate=0.1) for _ in range(rng.randint(1, 9))]
+    bases += [b + ":mean" for b in bases[: rng.randint(0, 2)]]  # `a:mean` beside `a`
+    rng.shuffle(bases)
+    tasks = []
+    for _ in range(rng.randint(1, 12)):
+        runs = []
+        for _ in range(rng.randint(1, 17)):
+            keys = list(bases)
+            if rng.random() < 0.3:
+                rng.shuffle(keys)
+            if rng.random() < 0.3:
+                keys = [fresh(k) for k in keys]
+            pairs = [(k, value(rng, "wild" if i % 2 else "clean")) for k in keys if rng.random() > 0.1]
+            runs.append(Items(pairs) if rng.random() < 0.1 else dict(pairs))
+        runs.append({"time/task_execution": rng.uniform(0.1, 30.0)})
+        tasks.append(runs)
+    per_task = []
+    for runs in tasks:
+        got, want = call_both("calculate_task_level_metrics", runs, False)
+        if want is None:
+            return
+        assert_same(got, want, f"key shapes task {[getattr(r, 'pairs', r) for r in runs]}")
+        per_task.append(got)
+    got, want = call_both("aggregate_metrics", per_task, prefix="rollout")
+    assert_same(got, want, f"key shapes step {per_task}", mixed_zero_keys(per_task, "rollout"))
+
+
 @case("bootstrap_metric", 40)
 def c_bootstrap(i):
     rng = random.Random(8000 + i)
@@ -473,6 +522,24 @@ def test_exact_estimator_lies_within_bootstrap_error():
             emax, emin = tally.exact_best_worst(data, k)
             assert abs(emax - bmax) <= 5 * smax / math.sqrt(1000) + 1e-12
             assert abs(emin - bmin) <= 5 * smin / math.sqrt(1000) + 1e-12
+
+
+def test_run_level_output_keys_are_the_input_key_objects():
+    # A task dict's keys are the run dicts' own str objects where the text is the same, so the
+    # step level meets each key as one object again (docs/contract/rft.md "Keys parsed once");
+    # `a:mean` becomes a new `a`.
+    acc, tok, am = fresh("accuracy"), fresh("tokens:sum"), fresh("len:mean")
+    runs = [{acc: 1.0, tok: 3, am: 2.0}, {acc: 0.0, tok: 4, am: 4.0}, {"time/task_execution": 2.5}]
+    task = tally.calculate_task_level_metrics(runs, False)
+    assert task == {"accuracy": 0.5, "tokens:sum": 7.0, "len": 3.0, "time/task_execution": 2.5}
+    out = list(task)
+    assert out[0] is acc and out[1] is tok and out[3] is next(iter(runs[2]))
+    assert out[2] == "len" and out[2] is not am
+    # The first key object with the canonical text wins, even after a `:mean` spelling.
+    a1, a2 = fresh("ab"), fresh("ab")
+    assert a1 is not a2
+    task = tally.aggregate_run_level_metrics([{fresh("ab:mean"): 1.0}, {a1: 2.0}, {a2: 6.0}])
+    assert task == {"ab": 3.0} and next(iter(task)) is a1
 
 
 def test_estimator_name_is_validated():
