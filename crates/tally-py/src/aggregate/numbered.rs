@@ -40,7 +40,6 @@ fn to_float(value: &Bound<'_, PyAny>) -> PyResult<f64> {
 }
 
 /// The numeric entries of a list of metric dicts, keys numbered in first-appearance order.
-#[derive(Default)]
 pub struct Numbered<'py> {
     /// Key number → the key's `str` object (held for the call).
     objects: Vec<Bound<'py, PyAny>>,
@@ -57,14 +56,18 @@ pub struct Numbered<'py> {
 impl<'py> Numbered<'py> {
     /// `for metric_dict in metric_dicts: for key, value in metric_dict.items(): …`
     pub fn of(metric_dicts: &Bound<'py, PyAny>) -> PyResult<Self> {
-        let mut out = Numbered::default();
+        // Sized for a task (17 dicts of ~10 keys), so that one needs no regrowth.
+        let mut out = Numbered {
+            objects: Vec::with_capacity(16),
+            texts: Vec::with_capacity(16),
+            index: HashMap::with_capacity_and_hasher(16, Default::default()),
+            at_position: Vec::with_capacity(16),
+            entries: Vec::with_capacity(256),
+        };
         for d in metric_dicts.try_iter()? {
             let d = d?;
             if let Ok(exact) = d.cast_exact::<PyDict>() {
-                out.entries.reserve(exact.len());
-                for (pos, (k, v)) in exact.iter().enumerate() {
-                    out.push(pos, &k, &v)?;
-                }
+                out.dict(exact)?;
             } else {
                 for (pos, item) in d.call_method0("items")?.try_iter()?.enumerate() {
                     let (k, v): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
@@ -73,6 +76,15 @@ impl<'py> Numbered<'py> {
             }
         }
         Ok(out)
+    }
+
+    /// One exact dict.
+    fn dict(&mut self, d: &Bound<'py, PyDict>) -> PyResult<()> {
+        self.entries.reserve(d.len());
+        for (pos, (k, v)) in d.iter().enumerate() {
+            self.push(pos, &k, &v)?;
+        }
+        Ok(())
     }
 
     /// The `str` object of key number `k`: an output key with the same text reuses it, so the
@@ -87,6 +99,11 @@ impl<'py> Numbered<'py> {
         key: &Bound<'py, PyAny>,
         value: &Bound<'py, PyAny>,
     ) -> PyResult<()> {
+        if let Ok(f) = value.cast_exact::<PyFloat>() {
+            let k = self.number(pos, key)?;
+            self.entries.push((k, f.value()));
+            return Ok(());
+        }
         if !(value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyInt>()) {
             return Ok(());
         }
