@@ -107,20 +107,21 @@ fn group_by<G>(
         }
         counts[*slot as usize] += 1;
     }
-    // Pass 2: the values into one buffer, each group's run contiguous.
+    // Pass 2: the values into one buffer, each group's run contiguous; `counts` becomes
+    // each group's next free slot.
     let mut starts = Vec::with_capacity(groups.len() + 1);
     let mut at = 0;
-    for c in &counts {
+    for c in counts.iter_mut() {
         starts.push(at);
-        at += c;
+        at += *c;
+        *c = at - *c;
     }
     starts.push(at);
-    let mut fill = starts.clone();
     let mut values = vec![0.0; at];
     for &(k, x) in entries {
-        let g = group_of_key[k as usize] as usize;
-        values[fill[g]] = x;
-        fill[g] += 1;
+        let slot = &mut counts[group_of_key[k as usize] as usize];
+        values[*slot] = x;
+        *slot += 1;
     }
     Grouped {
         groups,

@@ -51,7 +51,7 @@ fn run_level<'py>(
     input: &Numbered<'py>,
     mode: BuiltinSum,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (texts, entries) = (&input.texts, &input.entries);
+    let (texts, entries) = (&input.texts(), &input.entries);
     let groups = if entries.len() > DETACH_ABOVE {
         py.detach(|| agg::run_level_keyed(texts, entries, mode))
     } else {
@@ -78,7 +78,7 @@ fn aggregate_metrics<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let input = Numbered::of(metric_dicts)?;
     let mode = builtin_sum(builtin_sum_mode)?;
-    let (texts, entries) = (&input.texts, &input.entries);
+    let (texts, entries) = (&input.texts(), &input.entries);
     let map = py.detach(|| {
         let stats: Vec<&str> = stats.iter().map(String::as_str).collect();
         agg::step_level_keyed(texts, entries, prefix, Some(&stats), mode)
@@ -98,7 +98,7 @@ fn aggregate_eval_metrics<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let input = Numbered::of(metric_dicts)?;
     let mode = builtin_sum(builtin_sum_mode)?;
-    let (texts, entries) = (&input.texts, &input.entries);
+    let (texts, entries) = (&input.texts(), &input.entries);
     let map = py.detach(|| {
         let stats: Vec<&str> = stats.iter().map(String::as_str).collect();
         let stats = detailed_stats.then_some(stats.as_slice());
@@ -135,7 +135,7 @@ fn calculate_task_level_metrics<'py>(
     if !is_eval {
         return run_level(py, &input, options.builtin_sum);
     }
-    let (texts, entries) = (&input.texts, &input.entries);
+    let (texts, entries) = (&input.texts(), &input.entries);
     let map = py.detach(|| agg::eval_task_level_keyed(texts, entries, options));
     to_dict(py, map)
 }

@@ -43,8 +43,10 @@ fn to_float(value: &Bound<'_, PyAny>) -> PyResult<f64> {
 pub struct Numbered<'py> {
     /// Key number → the key's `str` object (held for the call).
     objects: Vec<Bound<'py, PyAny>>,
-    /// Key number → its text.
-    pub texts: Vec<String>,
+    /// The key texts one after another (one buffer, not one allocation per key); key number
+    /// `k` ends at `ends[k]`.
+    text: String,
+    ends: Vec<usize>,
     index: HashMap<usize, u32, BuildHasherDefault<AddrHasher>>,
     /// Key number seen at each position of the previous dict: dicts built alike list the
     /// same key objects in the same order, so this guess spares the map lookup.
@@ -59,7 +61,8 @@ impl<'py> Numbered<'py> {
         // Sized for a task (17 dicts of ~10 keys), so that one needs no regrowth.
         let mut out = Numbered {
             objects: Vec::with_capacity(16),
-            texts: Vec::with_capacity(16),
+            text: String::with_capacity(256),
+            ends: Vec::with_capacity(16),
             index: HashMap::with_capacity_and_hasher(16, Default::default()),
             at_position: Vec::with_capacity(16),
             entries: Vec::with_capacity(256),
@@ -85,6 +88,19 @@ impl<'py> Numbered<'py> {
             self.push(pos, &k, &v)?;
         }
         Ok(())
+    }
+
+    /// Key number → its text.
+    pub fn texts(&self) -> Vec<&str> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let t = &self.text[start..end];
+                start = end;
+                t
+            })
+            .collect()
     }
 
     /// The `str` object of key number `k`: an output key with the same text reuses it, so the
@@ -130,9 +146,10 @@ impl<'py> Numbered<'py> {
                         "argument of type '{ty}' is not iterable"
                     )));
                 };
-                let k = u32::try_from(self.texts.len())
+                let k = u32::try_from(self.ends.len())
                     .map_err(|_| PyValueError::new_err("more than 2**32 distinct metric keys"))?;
-                self.texts.push(s.to_cow()?.into_owned());
+                self.text.push_str(&s.to_cow()?);
+                self.ends.push(self.text.len());
                 self.objects.push(key.clone());
                 self.index.insert(addr, k);
                 k
