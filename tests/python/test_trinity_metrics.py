@@ -410,6 +410,8 @@ ADVERSARIAL = [
     ("calculate_task_level_metrics", ([{"a": 10**400}], False), {}),
     ("aggregate_metrics", ([{1: 1.0}],), {}),  # TypeError in both
     ("aggregate_metrics", ([{1: "x", "a": 1.0}],), {}),  # non-numeric value: key never parsed
+    ("aggregate_metrics", ([{1: 10**400}],), {}),  # TypeError: the key is parsed before float()
+    ("calculate_task_level_metrics", ([{"a": 1.0}, {2.5: 10**400}], False), {}),
     ("aggregate_metrics", ([{"a": True, "b": False}, {"a": 2, "b": np.float32(1)}],), {}),
     ("bootstrap_metric", ([0.5, 0.25], 2, [max, min]), {"seed": 2**32}),  # ValueError
     ("bootstrap_metric", ([0.5, 0.25], 2, [max, min]), {"seed": -1}),
@@ -522,6 +524,31 @@ def test_exact_estimator_lies_within_bootstrap_error():
             emax, emin = tally.exact_best_worst(data, k)
             assert abs(emax - bmax) <= 5 * smax / math.sqrt(1000) + 1e-12
             assert abs(emin - bmin) <= 5 * smin / math.sqrt(1000) + 1e-12
+
+
+class Mutating(float):
+    """A float whose `float()` changes the dict being read (a Python `__float__` may)."""
+
+    def __float__(self):
+        self.target.clear()
+        self.target.update({f"k{i}": 1.0 for i in range(9)})
+        return 2.0
+
+
+@pytest.mark.parametrize("position", ["first", "last"])
+def test_dict_changed_during_reading_raises_like_trinity(position):
+    # Trinity's loop raises RuntimeError from its dict iterator; tally checks the size after
+    # every value whose conversion ran Python code, and never reads a changed dict on.
+    def case():
+        v = Mutating(1.0)
+        d = {"a": v, "b": 2.0} if position == "first" else {"b": 2.0, "a": v}
+        v.target = d
+        return [d]
+
+    for fn in ("aggregate_run_level_metrics", "aggregate_metrics", "aggregate_eval_metrics"):
+        for mod in (trinity, tally):
+            with pytest.raises(RuntimeError, match="dictionary changed size during iteration"):
+                getattr(mod, fn)(case())
 
 
 def test_run_level_output_keys_are_the_input_key_objects():

@@ -15,7 +15,7 @@ use crate::convert::AddrHasher;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use tally_aggregate::keyed::Entry;
@@ -81,11 +81,20 @@ impl<'py> Numbered<'py> {
         Ok(out)
     }
 
-    /// One exact dict.
+    /// One exact dict. Only `float()` of a subclass runs Python code here, and that code may
+    /// change the dict: the size is checked after it, before the iterator goes on (which would
+    /// panic), with the error Python's own dict iterator raises.
     fn dict(&mut self, d: &Bound<'py, PyDict>) -> PyResult<()> {
-        self.entries.reserve(d.len());
+        let size = d.len();
+        self.entries.reserve(size);
         for (pos, (k, v)) in d.iter().enumerate() {
+            let plain = v.is_exact_instance_of::<PyFloat>();
             self.push(pos, &k, &v)?;
+            if !plain && d.len() != size {
+                return Err(PyRuntimeError::new_err(
+                    "dictionary changed size during iteration",
+                ));
+            }
         }
         Ok(())
     }
