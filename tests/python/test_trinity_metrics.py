@@ -570,8 +570,15 @@ def test_run_level_output_keys_are_the_input_key_objects():
 
 
 def test_estimator_name_is_validated():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="estimator must be 'bootstrap' or 'exact'"):
         tally.calculate_task_level_metrics([{"a": 1.0}], True, estimator="mc")
+    # Names built at run time (not the interned literals) are read by their text.
+    exact, left = fresh("exact"), fresh("left_fold")
+    literal = "exact"
+    assert exact == literal and exact is not literal
+    task = tally.calculate_task_level_metrics([{"a": 0.0}, {"a": 1.0}], True, estimator=exact, builtin_sum=left)
+    assert task["a/best@2"] == 0.75
+    assert tally.aggregate_run_level_metrics([{"a": 1e16}, {"a": 1.0}, {"a": -1e16}], builtin_sum=left) == {"a": 0.0}
 
 
 def test_per_token_ms_matches_verl_expression():
