@@ -569,6 +569,29 @@ def test_run_level_output_keys_are_the_input_key_objects():
     assert task == {"ab": 3.0} and next(iter(task)) is a1
 
 
+class Tag(str):
+    """A `str` subclass key (as a `(str, Enum)` member is)."""
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [
+        [{Tag("acc"): 1.0}, {Tag("acc"): 0.0}],  # Trinity keeps the first key object
+        [{Tag("tok:sum"): 1.0}, {Tag("tok:sum"): 2.0}],  # Trinity writes a new str
+        [{Tag("acc:mean"): 1.0}, {Tag("acc"): 3.0}],  # a new str from the split
+        [{"acc": 1.0}, {Tag("acc"): 3.0}],
+    ],
+    ids=["mean", "sum", "mean-suffix-first", "str-first"],
+)
+def test_str_subclass_keys_come_back_as_trinity_returns_them(runs):
+    # Output keys reuse input key objects only where that is invisible (an exact str) or where
+    # Trinity returns the input object itself (docs/contract/rft.md "Keys parsed once").
+    want = trinity.calculate_task_level_metrics(runs, False)
+    got = tally.calculate_task_level_metrics(runs, False)
+    assert_same(got, want, f"{runs}")
+    assert [type(k) for k in got] == [type(k) for k in want]
+
+
 def test_estimator_name_is_validated():
     with pytest.raises(ValueError, match="estimator must be 'bootstrap' or 'exact'"):
         tally.calculate_task_level_metrics([{"a": 1.0}], True, estimator="mc")

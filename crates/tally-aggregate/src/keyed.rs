@@ -136,6 +136,8 @@ pub struct CanonicalGroup<'k> {
     pub key: Cow<'k, str>,
     /// The first aggregation seen for this canonical key (it decides for the whole group).
     pub agg: AggType,
+    /// The number of the key whose value opened the group.
+    pub first: u32,
     /// A key number whose text is exactly the canonical key, if one is in the group: a caller
     /// holding that key's string can reuse it as the output key.
     pub same_text: Option<u32>,
@@ -164,6 +166,7 @@ pub fn group_canonical<'k, K: AsRef<str>>(
         groups.push(CanonicalGroup {
             key: canonical,
             agg,
+            first: k,
             same_text: same,
         });
         g

@@ -11,7 +11,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use tally_aggregate::{self as agg, BuiltinSum, Estimator, MetricMap, Reducer, TaskOptions};
+use tally_aggregate::{
+    self as agg, AggType, BuiltinSum, Estimator, MetricMap, Reducer, TaskOptions,
+};
 
 // The option names below come from `tally.metrics` as `str` literals, which Python interns, so
 // they are recognised by identity first: reading a `str` as text costs an encode under the
@@ -63,8 +65,8 @@ fn to_dict<'py>(py: Python<'py>, map: MetricMap) -> PyResult<Bound<'py, PyDict>>
 /// it back costs more than summing a task's few hundred values.
 const DETACH_ABOVE: usize = 4096;
 
-/// The run level into a dict; an output key with the text of an input key is that key's own
-/// `str` object.
+/// The run level into a dict; an output key with the text of an input key is, where that is
+/// invisible or Trinity's own choice, that key's own `str` object.
 fn run_level<'py>(
     py: Python<'py>,
     input: &Numbered<'py>,
@@ -78,7 +80,14 @@ fn run_level<'py>(
     };
     let d = PyDict::new(py);
     for (group, x) in groups {
-        match group.same_text {
+        // An exact `str` with the output text is indistinguishable from a new one; a subclass
+        // only where Trinity returns the input object itself (the mean key that opened the
+        // group), so that output key types stay Trinity's.
+        let reuse = group.same_text.filter(|&k| {
+            input.key_object(k).is_exact_instance_of::<PyString>()
+                || (k == group.first && group.agg == AggType::Mean)
+        });
+        match reuse {
             Some(k) => d.set_item(input.key_object(k), x)?,
             None => d.set_item(PyString::new(py, &group.key), x)?,
         }
