@@ -14,8 +14,10 @@ Both implementations must return identical dicts (checked bit for bit) before ti
 Each step is timed `--repeat` times for both tools; the table gives min / median / max, the
 ratio of the medians and whether the target is met (eval ≥ 30×, train ≥ 10×). Trinity's eval
 step is slow (1000 `np.random.choice` calls per (key, k)), so `--trinity-tasks` times it on a
-prefix of the tasks, scaled linearly to all tasks (the work is per task); the train step is
-timed on every task, trinity and tally alternating.
+prefix of the tasks, scaled linearly to all tasks (the work is per task): without it each of
+Trinity's eval runs takes about 100 s of CPU here. The train step is timed on every task,
+trinity and tally alternating. `--clock cpu` times this thread's CPU (all the work of both
+runs on it), which a busy machine does not inflate.
 """
 
 from __future__ import annotations
