@@ -58,7 +58,8 @@ impl Hasher for FxHasher {
 pub(crate) type FxIndexMap<K, V> = IndexMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// One numeric value of a metric dict: the number of its key (an index into the key texts)
-/// and `float(value)`.
+/// and `float(value)`. A number that is not below the count of key texts is a caller bug:
+/// every function here panics on it.
 pub type Entry = (u32, f64);
 
 /// A key not yet given a group.
