@@ -96,9 +96,10 @@ fn group_by<G>(
     entries: &[Entry],
     mut group_of: impl FnMut(u32, &mut Vec<G>) -> u32,
 ) -> Grouped<G> {
+    // There are at most as many groups as keys: sized once, no regrowth.
     let mut group_of_key = vec![UNSET; key_count];
-    let mut groups: Vec<G> = Vec::new();
-    let mut counts: Vec<usize> = Vec::new();
+    let mut groups: Vec<G> = Vec::with_capacity(key_count);
+    let mut counts: Vec<usize> = Vec::with_capacity(key_count);
     // Pass 1: a group per key, and each group's size.
     for &(k, _) in entries {
         let slot = &mut group_of_key[k as usize];
@@ -150,7 +151,8 @@ pub fn group_canonical<'k, K: AsRef<str>>(
     keys: &'k [K],
     entries: &[Entry],
 ) -> Grouped<CanonicalGroup<'k>> {
-    let mut index: FxIndexMap<Cow<'k, str>, u32> = FxIndexMap::default();
+    let mut index: FxIndexMap<Cow<'k, str>, u32> =
+        FxIndexMap::with_capacity_and_hasher(keys.len(), Default::default());
     group_by(keys.len(), entries, |k, groups| {
         let text = keys[k as usize].as_ref();
         let (name, agg) = parse_metric_key(text);
@@ -179,7 +181,8 @@ pub fn group_numeric<'k, K: AsRef<str>>(
     keys: &'k [K],
     entries: &[Entry],
 ) -> Grouped<(&'k str, AggType)> {
-    let mut index: FxIndexMap<(&'k str, AggType), u32> = FxIndexMap::default();
+    let mut index: FxIndexMap<(&'k str, AggType), u32> =
+        FxIndexMap::with_capacity_and_hasher(keys.len(), Default::default());
     group_by(keys.len(), entries, |k, groups| {
         let id = parse_metric_key(keys[k as usize].as_ref());
         *index.entry(id).or_insert_with(|| {
