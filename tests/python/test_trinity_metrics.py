@@ -304,6 +304,55 @@ def c_pipeline(i):
     assert_same(got, want, f"pipeline step {tasks_t}", mixed_zero_keys(tasks_t, "eval/dummy" if is_eval else "rollout"))
 
 
+def fresh(text: str) -> str:
+    """An equal str that is a different object (dict keys built at run time, not literals)."""
+    return "".join([text[:1], text[1:]]) if text else str()
+
+
+class Items:
+    """A mapping that is not a dict: only `.items()`, as Trinity's loop uses."""
+
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+    def items(self):
+        return iter(self.pairs)
+
+
+@case("key_shapes", 60)
+def c_key_shapes(i):
+    """The train step with keys as runners build them: the same key objects in every run, or
+    equal text in fresh objects, in changing order, with skipped values, `a:mean` before `a`,
+    and non-dict mappings; task dicts then go to the step level (docs/contract/rft.md "Keys
+    parsed once")."""
+    rng = random.Random(9000 + i)
+    bases = [key(rng, bad_rate=0.1) for _ in range(rng.randint(1, 9))]
+    bases += [b + ":mean" for b in bases[: rng.randint(0, 2)]]  # `a:mean` beside `a`
+    rng.shuffle(bases)
+    tasks = []
+    for _ in range(rng.randint(1, 12)):
+        runs = []
+        for _ in range(rng.randint(1, 17)):
+            keys = list(bases)
+            if rng.random() < 0.3:
+                rng.shuffle(keys)
+            if rng.random() < 0.3:
+                keys = [fresh(k) for k in keys]
+            pairs = [(k, value(rng, "wild" if i % 2 else "clean")) for k in keys if rng.random() > 0.1]
+            runs.append(Items(pairs) if rng.random() < 0.1 else dict(pairs))
+        runs.append({"time/task_execution": rng.uniform(0.1, 30.0)})
+        tasks.append(runs)
+    per_task = []
+    for runs in tasks:
+        got, want = call_both("calculate_task_level_metrics", runs, False)
+        if want is None:
+            return
+        assert_same(got, want, f"key shapes task {[getattr(r, 'pairs', r) for r in runs]}")
+        per_task.append(got)
+    got, want = call_both("aggregate_metrics", per_task, prefix="rollout")
+    assert_same(got, want, f"key shapes step {per_task}", mixed_zero_keys(per_task, "rollout"))
+
+
 @case("bootstrap_metric", 40)
 def c_bootstrap(i):
     rng = random.Random(8000 + i)
@@ -361,6 +410,8 @@ ADVERSARIAL = [
     ("calculate_task_level_metrics", ([{"a": 10**400}], False), {}),
     ("aggregate_metrics", ([{1: 1.0}],), {}),  # TypeError in both
     ("aggregate_metrics", ([{1: "x", "a": 1.0}],), {}),  # non-numeric value: key never parsed
+    ("aggregate_metrics", ([{1: 10**400}],), {}),  # TypeError: the key is parsed before float()
+    ("calculate_task_level_metrics", ([{"a": 1.0}, {2.5: 10**400}], False), {}),
     ("aggregate_metrics", ([{"a": True, "b": False}, {"a": 2, "b": np.float32(1)}],), {}),
     ("bootstrap_metric", ([0.5, 0.25], 2, [max, min]), {"seed": 2**32}),  # ValueError
     ("bootstrap_metric", ([0.5, 0.25], 2, [max, min]), {"seed": -1}),
@@ -475,9 +526,82 @@ def test_exact_estimator_lies_within_bootstrap_error():
             assert abs(emin - bmin) <= 5 * smin / math.sqrt(1000) + 1e-12
 
 
+class Mutating(float):
+    """A float whose `float()` changes the dict being read (a Python `__float__` may)."""
+
+    def __float__(self):
+        self.target.clear()
+        self.target.update({f"k{i}": 1.0 for i in range(9)})
+        return 2.0
+
+
+@pytest.mark.parametrize("position", ["first", "last"])
+def test_dict_changed_during_reading_raises_like_trinity(position):
+    # Trinity's loop raises RuntimeError from its dict iterator; tally checks the size after
+    # every value whose conversion ran Python code, and never reads a changed dict on.
+    def case():
+        v = Mutating(1.0)
+        d = {"a": v, "b": 2.0} if position == "first" else {"b": 2.0, "a": v}
+        v.target = d
+        return [d]
+
+    for fn in ("aggregate_run_level_metrics", "aggregate_metrics", "aggregate_eval_metrics"):
+        for mod in (trinity, tally):
+            with pytest.raises(RuntimeError, match="dictionary changed size during iteration"):
+                getattr(mod, fn)(case())
+
+
+def test_run_level_output_keys_are_the_input_key_objects():
+    # A task dict's keys are the run dicts' own str objects where the text is the same, so the
+    # step level meets each key as one object again (docs/contract/rft.md "Keys parsed once");
+    # `a:mean` becomes a new `a`.
+    acc, tok, am = fresh("accuracy"), fresh("tokens:sum"), fresh("len:mean")
+    runs = [{acc: 1.0, tok: 3, am: 2.0}, {acc: 0.0, tok: 4, am: 4.0}, {"time/task_execution": 2.5}]
+    task = tally.calculate_task_level_metrics(runs, False)
+    assert task == {"accuracy": 0.5, "tokens:sum": 7.0, "len": 3.0, "time/task_execution": 2.5}
+    out = list(task)
+    assert out[0] is acc and out[1] is tok and out[3] is next(iter(runs[2]))
+    assert out[2] == "len" and out[2] is not am
+    # The first key object with the canonical text wins, even after a `:mean` spelling.
+    a1, a2 = fresh("ab"), fresh("ab")
+    assert a1 is not a2
+    task = tally.aggregate_run_level_metrics([{fresh("ab:mean"): 1.0}, {a1: 2.0}, {a2: 6.0}])
+    assert task == {"ab": 3.0} and next(iter(task)) is a1
+
+
+class Tag(str):
+    """A `str` subclass key (as a `(str, Enum)` member is)."""
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [
+        [{Tag("acc"): 1.0}, {Tag("acc"): 0.0}],  # Trinity keeps the first key object
+        [{Tag("tok:sum"): 1.0}, {Tag("tok:sum"): 2.0}],  # Trinity writes a new str
+        [{Tag("acc:mean"): 1.0}, {Tag("acc"): 3.0}],  # a new str from the split
+        [{"acc": 1.0}, {Tag("acc"): 3.0}],
+    ],
+    ids=["mean", "sum", "mean-suffix-first", "str-first"],
+)
+def test_str_subclass_keys_come_back_as_trinity_returns_them(runs):
+    # Output keys reuse input key objects only where that is invisible (an exact str) or where
+    # Trinity returns the input object itself (docs/contract/rft.md "Keys parsed once").
+    want = trinity.calculate_task_level_metrics(runs, False)
+    got = tally.calculate_task_level_metrics(runs, False)
+    assert_same(got, want, f"{runs}")
+    assert [type(k) for k in got] == [type(k) for k in want]
+
+
 def test_estimator_name_is_validated():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="estimator must be 'bootstrap' or 'exact'"):
         tally.calculate_task_level_metrics([{"a": 1.0}], True, estimator="mc")
+    # Names built at run time (not the interned literals) are read by their text.
+    exact, left = fresh("exact"), fresh("left_fold")
+    literal = "exact"
+    assert exact == literal and exact is not literal
+    task = tally.calculate_task_level_metrics([{"a": 0.0}, {"a": 1.0}], True, estimator=exact, builtin_sum=left)
+    assert task["a/best@2"] == 0.75
+    assert tally.aggregate_run_level_metrics([{"a": 1e16}, {"a": 1.0}, {"a": -1e16}], builtin_sum=left) == {"a": 0.0}
 
 
 def test_per_token_ms_matches_verl_expression():

@@ -7,14 +7,10 @@
 //! (`docs/contract/rft.md` "Numeric values"). Outputs are [`MetricMap`]s whose iteration order
 //! is Python's.
 
-use std::borrow::Cow;
-use std::hash::{BuildHasherDefault, Hasher};
-
-use indexmap::IndexMap;
-
 use crate::bootstrap::bootstrap_best_worst;
 use crate::exact::expected_max_min_many;
-use crate::key::{canonical_key, parse_metric_key, AggType};
+use crate::key::{parse_metric_key, AggType};
+use crate::keyed::{group_canonical, group_numeric, number_keys, CanonicalGroup, Entry};
 use crate::numeric::BuiltinSum;
 use crate::numeric::{np_max, np_mean, np_min, np_std, py_max, py_mean, py_min, py_sum};
 use crate::value::{MetricMap, Value};
@@ -76,95 +72,17 @@ pub struct TaskOptions {
     pub estimator: Estimator,
 }
 
-/// FxHash (rustc's hasher): the grouping maps hash short metric names, where SipHash's
-/// DoS resistance buys nothing and costs most of the grouping time.
-#[derive(Default)]
-struct FxHasher(u64);
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes([
-                c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7],
-            ]));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut b = [0u8; 8];
-            b[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(b));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// An insertion-ordered map with the fast hasher, for grouping.
-type Groups<K, V> = IndexMap<K, V, BuildHasherDefault<FxHasher>>;
-
-/// The numeric values of all dicts, in encounter order.
-fn numeric_entries<'a, D, K>(metric_dicts: &'a [D]) -> impl Iterator<Item = (&'a str, f64)> + 'a
+/// The numeric values of all dicts, in encounter order, with their keys numbered.
+fn numbered<'a, D, K>(metric_dicts: &'a [D]) -> (Vec<&'a str>, Vec<Entry>)
 where
     D: AsRef<[(K, Value)]>,
     K: AsRef<str> + 'a,
 {
-    metric_dicts.iter().flat_map(|d| {
+    number_keys(metric_dicts.iter().flat_map(|d| {
         d.as_ref()
             .iter()
             .filter_map(|(k, v)| v.as_numeric().map(|x| (k.as_ref(), x)))
-    })
-}
-
-/// `group_numeric_metrics`: by `(name, agg)`, in first-appearance order.
-fn group_numeric<'a, D, K>(metric_dicts: &'a [D]) -> Groups<(&'a str, AggType), Vec<f64>>
-where
-    D: AsRef<[(K, Value)]>,
-    K: AsRef<str> + 'a,
-{
-    let mut grouped: Groups<(&str, AggType), Vec<f64>> = Groups::default();
-    for (key, x) in numeric_entries(metric_dicts) {
-        grouped.entry(parse_metric_key(key)).or_default().push(x);
-    }
-    grouped
-}
-
-/// `group_metrics_by_canonical_key`: by canonical key; the **first seen** agg decides.
-fn group_canonical<'a, D, K>(metric_dicts: &'a [D]) -> Groups<Cow<'a, str>, (AggType, Vec<f64>)>
-where
-    D: AsRef<[(K, Value)]>,
-    K: AsRef<str> + 'a,
-{
-    let mut grouped: Groups<Cow<'a, str>, (AggType, Vec<f64>)> = Groups::default();
-    for (key, x) in numeric_entries(metric_dicts) {
-        let (name, agg) = parse_metric_key(key);
-        grouped
-            .entry(canonical_key(name, agg))
-            .or_insert_with(|| (agg, Vec::new()))
-            .1
-            .push(x);
-    }
-    grouped
+    }))
 }
 
 /// `AGG_REDUCERS[agg](values)` for a non-mean agg.
@@ -244,30 +162,46 @@ where
     D: AsRef<[(K, Value)]>,
     K: AsRef<str>,
 {
-    let mut result = MetricMap::new();
     if metric_dicts.is_empty() {
-        return result;
+        return MetricMap::new();
     }
+    let (keys, entries) = numbered(metric_dicts);
+    step_level_keyed(&keys, &entries, prefix, stats, builtin_sum)
+}
+
+/// The step level (task → step, `docs/contract/rft.md` "Task → step") over numbered keys
+/// (`keys[k]` is the text of key number `k` in `entries`): [`aggregate_metrics`] with
+/// `stats = Some(default_output_stats)`, [`aggregate_eval_metrics`] with `Some(output_stats)`
+/// when `detailed_stats`, else `None` (mean groups give only `{prefix}/{name}`).
+pub fn step_level_keyed<K: AsRef<str>>(
+    keys: &[K],
+    entries: &[Entry],
+    prefix: &str,
+    stats: Option<&[&str]>,
+    builtin_sum: BuiltinSum,
+) -> MetricMap {
+    let mut result = MetricMap::new();
     let prefix_str = prefix_str(prefix);
-    for ((name, agg), values) in group_numeric(metric_dicts) {
+    let grouped = group_numeric(keys, entries);
+    for (&(name, agg), values) in grouped.iter() {
         if agg == AggType::Mean {
             match stats {
                 Some(stats) => {
                     for &stat in stats {
                         if let Some(s) = Stat::parse(stat) {
-                            result.insert(format!("{prefix_str}{name}/{stat}"), s.compute(&values));
+                            result.insert(format!("{prefix_str}{name}/{stat}"), s.compute(values));
                         }
                     }
                 }
                 None => {
-                    result.insert(format!("{prefix_str}{name}"), np_mean(&values));
+                    result.insert(format!("{prefix_str}{name}"), np_mean(values));
                 }
             }
             continue;
         }
         result.insert(
             format!("{prefix_str}{name}/{}", agg.as_str()),
-            reduce(agg, &values, builtin_sum),
+            reduce(agg, values, builtin_sum),
         );
     }
     result
@@ -281,14 +215,28 @@ where
     D: AsRef<[(K, Value)]>,
     K: AsRef<str>,
 {
-    let mut result = MetricMap::new();
-    if metric_dicts.is_empty() {
-        return result;
-    }
-    for (key, (agg, values)) in group_canonical(metric_dicts) {
-        result.insert(key.into_owned(), reduce(agg, &values, builtin_sum));
-    }
-    result
+    let (keys, entries) = numbered(metric_dicts);
+    run_level_keyed(&keys, &entries, builtin_sum)
+        .into_iter()
+        .map(|(group, x)| (group.key.into_owned(), x))
+        .collect()
+}
+
+/// [`aggregate_run_level_metrics`] over numbered keys (`keys[k]` is the text of key number `k`
+/// in `entries`): each canonical group with its value, in first-appearance order. Canonical
+/// keys are distinct, so there is no collision to resolve; a caller holding the key strings
+/// can reuse the one named by [`CanonicalGroup::same_text`] as the output key.
+pub fn run_level_keyed<'k, K: AsRef<str>>(
+    keys: &'k [K],
+    entries: &[Entry],
+    builtin_sum: BuiltinSum,
+) -> Vec<(CanonicalGroup<'k>, f64)> {
+    let grouped = group_canonical(keys, entries);
+    let values: Vec<f64> = grouped
+        .iter()
+        .map(|(group, values)| reduce(group.agg, values, builtin_sum))
+        .collect();
+    grouped.groups.into_iter().zip(values).collect()
 }
 
 /// The subset sizes of the `best@k` / `worst@k` statistics for `n` values:
@@ -331,25 +279,37 @@ where
     if !is_eval {
         return aggregate_run_level_metrics(metrics, options.builtin_sum);
     }
+    let (keys, entries) = numbered(metrics);
+    eval_task_level_keyed(&keys, &entries, options)
+}
+
+/// The eval branch of [`calculate_task_level_metrics`] over numbered keys (`keys[k]` is the
+/// text of key number `k` in `entries`); the training branch is [`run_level_keyed`].
+pub fn eval_task_level_keyed<K: AsRef<str>>(
+    keys: &[K],
+    entries: &[Entry],
+    options: TaskOptions,
+) -> MetricMap {
     let mut result = MetricMap::new();
-    for (key, (agg, values)) in group_canonical(metrics) {
+    for (group, values) in group_canonical(keys, entries).iter() {
+        let (key, agg) = (&group.key, group.agg);
         // Trinity re-parses the canonical key: `name` is what the time test looks at.
-        let (name, _) = parse_metric_key(&key);
+        let (name, _) = parse_metric_key(key);
         if agg != AggType::Mean {
             result.insert(
                 format!("{name}:{}", agg.as_str()),
-                reduce(agg, &values, options.builtin_sum),
+                reduce(agg, values, options.builtin_sum),
             );
             continue;
         }
         if name.contains("time/task_execution") || name.contains("time/run_execution") {
-            let mean = py_mean(&values, options.builtin_sum);
-            result.insert(key.into_owned(), mean);
+            let mean = py_mean(values, options.builtin_sum);
+            result.insert(key.to_string(), mean);
             continue;
         }
         let n = values.len();
-        result.insert(format!("{key}/mean@{n}"), np_mean(&values));
-        result.insert(format!("{key}/std@{n}"), np_std(&values));
+        result.insert(format!("{key}/mean@{n}"), np_mean(values));
+        result.insert(format!("{key}/std@{n}"), np_std(values));
         if n <= 1 {
             continue;
         }
@@ -357,9 +317,9 @@ where
         let estimates: Vec<(f64, f64)> = match options.estimator {
             Estimator::Bootstrap => ks
                 .iter()
-                .map(|&k| bootstrap_best_worst(&values, k))
+                .map(|&k| bootstrap_best_worst(values, k))
                 .collect(),
-            Estimator::Exact => expected_max_min_many(&values, &ks),
+            Estimator::Exact => expected_max_min_many(values, &ks),
         };
         for (k, (best, worst)) in ks.iter().zip(estimates) {
             result.insert(format!("{key}/best@{k}"), best);

@@ -22,19 +22,23 @@
 //! The four pipeline functions live in [`aggregate`]:
 //! [`aggregate_run_level_metrics`] (experience → run),
 //! [`calculate_task_level_metrics`] (run → task), [`aggregate_metrics`] (task → step, train)
-//! and [`aggregate_eval_metrics`] (task → step, eval).
+//! and [`aggregate_eval_metrics`] (task → step, eval). Each runs on [`keyed`]'s grouping over
+//! numbered keys; the `*_keyed` forms take that input directly, for callers (the Python
+//! binding) that number keys themselves.
 
 pub mod aggregate;
 pub mod bootstrap;
 pub mod exact;
 pub mod key;
+pub mod keyed;
 pub mod mt19937;
 pub mod numeric;
 pub mod value;
 
 pub use aggregate::{
     aggregate_eval_metrics, aggregate_metrics, aggregate_run_level_metrics,
-    calculate_task_level_metrics, subset_sizes, Estimator, Stat, TaskOptions,
+    calculate_task_level_metrics, eval_task_level_keyed, run_level_keyed, step_level_keyed,
+    subset_sizes, Estimator, Stat, TaskOptions,
 };
 pub use bootstrap::{bootstrap_metric, BootstrapError, Reducer};
 pub use key::{canonical_key, parse_metric_key, AggType};

@@ -1,124 +1,33 @@
 //! Trinity-style aggregation bindings: the `tally._tally.aggregate` submodule behind
 //! `tally.metrics` (docs/aggregation.md).
 //!
-//! Conversion reproduces Trinity's value filter exactly: a value passes when it
-//! is an instance of `int` or `float` (so bools and `np.float64` pass, `np.float32`, `str`,
-//! `None` do not) and is then `float(value)` (a huge `int` raises `OverflowError`). Keys of
-//! numeric values must be `str`. The numerics run without the GIL.
+//! The dicts are read in one pass into numbered keys ([`numbered`], Trinity's value filter);
+//! the numerics run without the GIL.
 
-use crate::convert::AddrHasher;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+mod numbered;
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use numbered::Numbered;
+use pyo3::exceptions::PyValueError;
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use tally_aggregate::{self as agg, BuiltinSum, Estimator, MetricMap, Reducer, TaskOptions, Value};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use tally_aggregate::{
+    self as agg, AggType, BuiltinSum, Estimator, MetricMap, Reducer, TaskOptions,
+};
 
-/// `float(value)` for a value that passed the `isinstance(value, (int, float))` filter.
-fn to_float(value: &Bound<'_, PyAny>) -> PyResult<f64> {
-    if value.is_exact_instance_of::<PyFloat>() {
-        return Ok(value.cast::<PyFloat>()?.value());
+// The option names below come from `tally.metrics` as `str` literals, which Python interns, so
+// they are recognised by identity first: reading a `str` as text costs an encode under the
+// stable ABI, a tenth of a small task's whole aggregation.
+
+fn builtin_sum(mode: &Bound<'_, PyString>) -> PyResult<BuiltinSum> {
+    let py = mode.py();
+    if mode.is(intern!(py, "left_fold")) {
+        return Ok(BuiltinSum::LeftFold);
     }
-    if value.is_exact_instance_of::<PyInt>() || value.is_exact_instance_of::<pyo3::types::PyBool>()
-    {
-        // PyFloat_AsDouble: exact rounding, OverflowError for |x| ≥ 2**1024.
-        return value.extract::<f64>();
+    if mode.is(intern!(py, "neumaier")) {
+        return Ok(BuiltinSum::Neumaier);
     }
-    // Subclasses (np.float64, IntEnum, …): call `float()` itself, as Trinity does.
-    value
-        .py()
-        .get_type::<PyFloat>()
-        .call1((value,))?
-        .cast::<PyFloat>()
-        .map(|f| f.value())
-        .map_err(|e| PyTypeError::new_err(e.to_string()))
-}
-
-/// The converted input: each distinct key string once, and the dicts as (key index, value).
-///
-/// Keys are interned by the identity of the Python string (the same key object recurs in
-/// every run dict), so each is encoded to UTF-8 once per call. `alive` holds a reference to
-/// every dict (and to every key that came from a non-dict `.items()`), so that no interned
-/// address can be freed and reused by another string during the call.
-#[derive(Default)]
-struct Converted<'py> {
-    keys: Vec<String>,
-    alive: Vec<Bound<'py, PyAny>>,
-    index: HashMap<usize, usize, BuildHasherDefault<AddrHasher>>,
-    dicts: Vec<Vec<(usize, Value)>>,
-}
-
-impl<'py> Converted<'py> {
-    fn push_entry(
-        &mut self,
-        dict: &mut Vec<(usize, Value)>,
-        key: &Bound<'py, PyAny>,
-        value: &Bound<'py, PyAny>,
-    ) -> PyResult<()> {
-        if !(value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyInt>()) {
-            return Ok(());
-        }
-        let x = to_float(value)?;
-        let addr = key.as_ptr() as usize;
-        let idx = match self.index.get(&addr) {
-            Some(&i) => i,
-            None => {
-                let Ok(s) = key.cast::<PyString>() else {
-                    // What `":" in key` raises in `parse_metric_key` for a non-str key.
-                    let ty = key.get_type().name()?;
-                    return Err(PyTypeError::new_err(format!(
-                        "argument of type '{ty}' is not iterable"
-                    )));
-                };
-                self.keys.push(s.to_cow()?.into_owned());
-                self.index.insert(addr, self.keys.len() - 1);
-                self.keys.len() - 1
-            }
-        };
-        dict.push((idx, Value::Number(x)));
-        Ok(())
-    }
-
-    /// The dicts with borrowed key strings, as `tally_aggregate` takes them.
-    fn dicts(&self) -> Vec<Vec<(&str, Value)>> {
-        self.dicts
-            .iter()
-            .map(|d| {
-                d.iter()
-                    .map(|(i, v)| (self.keys[*i].as_str(), v.clone()))
-                    .collect()
-            })
-            .collect()
-    }
-}
-
-/// `for metric_dict in metric_dicts: for key, value in metric_dict.items(): …`
-fn convert<'py>(metric_dicts: &Bound<'py, PyAny>) -> PyResult<Converted<'py>> {
-    let mut out = Converted::default();
-    for d in metric_dicts.try_iter()? {
-        let d = d?;
-        let mut dict = Vec::new();
-        if let Ok(exact) = d.cast_exact::<PyDict>() {
-            for (k, v) in exact.iter() {
-                out.push_entry(&mut dict, &k, &v)?;
-            }
-        } else {
-            for item in d.call_method0("items")?.try_iter()? {
-                let item = item?;
-                let (k, v): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
-                out.push_entry(&mut dict, &k, &v)?;
-                out.alive.push(k);
-            }
-        }
-        out.alive.push(d);
-        out.dicts.push(dict);
-    }
-    Ok(out)
-}
-
-fn builtin_sum(mode: &str) -> PyResult<BuiltinSum> {
-    match mode {
+    match &*mode.to_cow()? {
         "left_fold" => Ok(BuiltinSum::LeftFold),
         "neumaier" => Ok(BuiltinSum::Neumaier),
         other => Err(PyValueError::new_err(format!(
@@ -127,8 +36,15 @@ fn builtin_sum(mode: &str) -> PyResult<BuiltinSum> {
     }
 }
 
-fn estimator(name: &str) -> PyResult<Estimator> {
-    match name {
+fn estimator(name: &Bound<'_, PyString>) -> PyResult<Estimator> {
+    let py = name.py();
+    if name.is(intern!(py, "bootstrap")) {
+        return Ok(Estimator::Bootstrap);
+    }
+    if name.is(intern!(py, "exact")) {
+        return Ok(Estimator::Exact);
+    }
+    match &*name.to_cow()? {
         "bootstrap" => Ok(Estimator::Bootstrap),
         "exact" => Ok(Estimator::Exact),
         other => Err(PyValueError::new_err(format!(
@@ -145,6 +61,40 @@ fn to_dict<'py>(py: Python<'py>, map: MetricMap) -> PyResult<Bound<'py, PyDict>>
     Ok(d)
 }
 
+/// Inputs with fewer values than this are aggregated with the GIL held: releasing and taking
+/// it back costs more than summing a task's few hundred values.
+const DETACH_ABOVE: usize = 4096;
+
+/// The run level into a dict; an output key with the text of an input key is, where that is
+/// invisible or Trinity's own choice, that key's own `str` object.
+fn run_level<'py>(
+    py: Python<'py>,
+    input: &Numbered<'py>,
+    mode: BuiltinSum,
+) -> PyResult<Bound<'py, PyDict>> {
+    let (texts, entries) = (&input.texts(), &input.entries);
+    let groups = if entries.len() > DETACH_ABOVE {
+        py.detach(|| agg::run_level_keyed(texts, entries, mode))
+    } else {
+        agg::run_level_keyed(texts, entries, mode)
+    };
+    let d = PyDict::new(py);
+    for (group, x) in groups {
+        // An exact `str` with the output text is indistinguishable from a new one; a subclass
+        // only where Trinity returns the input object itself (the mean key that opened the
+        // group), so that output key types stay Trinity's.
+        let reuse = group.same_text.filter(|&k| {
+            input.key_object(k).is_exact_instance_of::<PyString>()
+                || (k == group.first && group.agg == AggType::Mean)
+        });
+        match reuse {
+            Some(k) => d.set_item(input.key_object(k), x)?,
+            None => d.set_item(PyString::new(py, &group.key), x)?,
+        }
+    }
+    Ok(d)
+}
+
 /// `aggregate_metrics` (task → step, train); `stats` is the resolved `default_output_stats`.
 #[pyfunction]
 fn aggregate_metrics<'py>(
@@ -152,14 +102,14 @@ fn aggregate_metrics<'py>(
     metric_dicts: &Bound<'py, PyAny>,
     prefix: &str,
     stats: Vec<String>,
-    builtin_sum_mode: &str,
+    builtin_sum_mode: &Bound<'py, PyString>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let converted = convert(metric_dicts)?;
-    let dicts = converted.dicts();
+    let input = Numbered::of(metric_dicts)?;
     let mode = builtin_sum(builtin_sum_mode)?;
+    let (texts, entries) = (&input.texts(), &input.entries);
     let map = py.detach(|| {
         let stats: Vec<&str> = stats.iter().map(String::as_str).collect();
-        agg::aggregate_metrics(&dicts, prefix, Some(&stats), mode)
+        agg::step_level_keyed(texts, entries, prefix, Some(&stats), mode)
     });
     to_dict(py, map)
 }
@@ -172,14 +122,15 @@ fn aggregate_eval_metrics<'py>(
     prefix: &str,
     stats: Vec<String>,
     detailed_stats: bool,
-    builtin_sum_mode: &str,
+    builtin_sum_mode: &Bound<'py, PyString>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let converted = convert(metric_dicts)?;
-    let dicts = converted.dicts();
+    let input = Numbered::of(metric_dicts)?;
     let mode = builtin_sum(builtin_sum_mode)?;
+    let (texts, entries) = (&input.texts(), &input.entries);
     let map = py.detach(|| {
         let stats: Vec<&str> = stats.iter().map(String::as_str).collect();
-        agg::aggregate_eval_metrics(&dicts, prefix, Some(&stats), detailed_stats, mode)
+        let stats = detailed_stats.then_some(stats.as_slice());
+        agg::step_level_keyed(texts, entries, prefix, stats, mode)
     });
     to_dict(py, map)
 }
@@ -189,13 +140,10 @@ fn aggregate_eval_metrics<'py>(
 fn aggregate_run_level_metrics<'py>(
     py: Python<'py>,
     metric_dicts: &Bound<'py, PyAny>,
-    builtin_sum_mode: &str,
+    builtin_sum_mode: &Bound<'py, PyString>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let converted = convert(metric_dicts)?;
-    let dicts = converted.dicts();
-    let mode = builtin_sum(builtin_sum_mode)?;
-    let map = py.detach(|| agg::aggregate_run_level_metrics(&dicts, mode));
-    to_dict(py, map)
+    let input = Numbered::of(metric_dicts)?;
+    run_level(py, &input, builtin_sum(builtin_sum_mode)?)
 }
 
 /// `calculate_task_level_metrics` (run → task) with the `estimator` option.
@@ -204,16 +152,19 @@ fn calculate_task_level_metrics<'py>(
     py: Python<'py>,
     metrics: &Bound<'py, PyAny>,
     is_eval: bool,
-    builtin_sum_mode: &str,
-    estimator_name: &str,
+    builtin_sum_mode: &Bound<'py, PyString>,
+    estimator_name: &Bound<'py, PyString>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let converted = convert(metrics)?;
-    let dicts = converted.dicts();
+    let input = Numbered::of(metrics)?;
     let options = TaskOptions {
         builtin_sum: builtin_sum(builtin_sum_mode)?,
         estimator: estimator(estimator_name)?,
     };
-    let map = py.detach(|| agg::calculate_task_level_metrics(&dicts, is_eval, options));
+    if !is_eval {
+        return run_level(py, &input, options.builtin_sum);
+    }
+    let (texts, entries) = (&input.texts(), &input.entries);
+    let map = py.detach(|| agg::eval_task_level_keyed(texts, entries, options));
     to_dict(py, map)
 }
 
