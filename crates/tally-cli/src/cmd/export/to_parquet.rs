@@ -1,16 +1,17 @@
-//! `tally export --format parquet`: rows buffered one row group at a time and encoded on a
+//! `tally export --format parquet`: rows gathered into row groups (a sequential reader's
+//! rows, or one window of a large file read on every core, [`super::windows`]) and encoded on a
 //! second thread while the next group is read.
 //!
 //! `run` and `tag` repeat a few strings millions of times. The reader already knows each row's
 //! string by a small id, so their columns are written as dictionary pages straight from those
 //! ids (a dictionary page of the group's distinct strings, then the codes in Parquet's
 //! RLE/bit-packed hybrid) instead of handing the Parquet writer one string per row to hash.
-//! The numeric columns go through the `parquet` crate's writer, plain and snappy-compressed
-//! (`docs/contract/consumers.md` "Exporting to Parquet").
+//! The numeric columns go through the `parquet` crate's writer, uncompressed, `step` delta
+//! encoded (`docs/contract/consumers.md` "Exporting to Parquet").
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use bytes::Bytes;
@@ -24,58 +25,96 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::{
     SerializedFileWriter, SerializedPageWriter, SerializedRowGroupWriter, TrackedWrite,
 };
-use parquet::schema::types::ColumnDescPtr;
+use parquet::schema::types::{ColumnDescPtr, ColumnPath};
 use tally_tfevents::{Interner, ScalarRef};
 
 use super::RowSink;
 use crate::error::CliError;
 
-/// Rows per row group: memory stays constant (three groups at most: one filling, one encoding,
-/// one emptied for reuse).
+/// Rows per row group from the sequential reader: memory stays constant (three groups at most:
+/// one filling, one encoding, one emptied for reuse).
 const ROW_GROUP: usize = 128 * 1024;
 
-/// One row group's rows, `run` and `tag` as ids into the sink's dictionaries, plus the strings
-/// first seen in it (the encoder thread extends its copy of the dictionaries with them).
+/// Emptied segments kept for reuse: enough for one window on every core and one group.
+const POOL: usize = 8;
+
+/// A stretch of rows in file order; `tag` ids index `tags`, which is the segment's own (each
+/// reading thread numbers the tags it meets). A row group is one or more segments.
 #[derive(Default)]
-struct Batch {
-    run: Vec<u32>,
+pub(super) struct Segment {
+    /// Each run's id (in the sink's numbering) and how many consecutive rows are of it.
+    runs: Vec<(u32, usize)>,
+    pub(super) tags: Interner,
     tag: Vec<u32>,
     step: Vec<i64>,
     wall: Vec<f64>,
     value: Vec<f64>,
-    new_runs: Vec<String>,
-    new_tags: Vec<String>,
 }
 
-impl Batch {
+impl Segment {
+    pub(super) fn push(&mut self, tag: usize, step: i64, wall: f64, value: f64) {
+        self.tag.push(tag as u32);
+        self.step.push(step);
+        self.wall.push(wall);
+        self.value.push(value);
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.step.len()
+    }
+
     fn clear(&mut self) {
-        self.run.clear();
+        self.runs.clear();
+        self.tags = Interner::new();
         self.tag.clear();
         self.step.clear();
         self.wall.clear();
         self.value.clear();
-        self.new_runs.clear();
-        self.new_tags.clear();
+    }
+}
+
+/// Emptied segments shared by the reading threads and the encoder, so steady state reuses the
+/// same (already touched) memory instead of faulting in fresh pages for every group.
+#[derive(Clone, Default)]
+pub(super) struct Pool(Arc<Mutex<Vec<Segment>>>);
+
+impl Pool {
+    pub(super) fn take(&self) -> Segment {
+        self.0
+            .lock()
+            .ok()
+            .and_then(|mut p| p.pop())
+            .unwrap_or_default()
+    }
+
+    fn give(&self, mut segment: Segment) {
+        segment.clear();
+        if let Ok(mut p) = self.0.lock() {
+            if p.len() < POOL {
+                p.push(segment);
+            }
+        }
     }
 }
 
 enum Msg {
-    Group(Batch),
+    /// One row group, and the runs first named in it.
+    Group(Vec<Segment>, Vec<String>),
     /// Write the footer: every row was sent.
     Finish,
 }
 
-/// The reading side: buffers rows and hands full groups to the encoder thread.
+/// The reading side: gathers rows and hands full groups to the encoder thread.
 pub(super) struct ParquetSink {
     path: PathBuf,
-    batch: Batch,
+    /// The sequential reader's rows not yet sent.
+    batch: Segment,
+    new_runs: Vec<String>,
     to_encoder: Option<SyncSender<Msg>>,
-    /// Emptied batches coming back, so steady state allocates nothing.
-    recycled: Receiver<Batch>,
+    pub(super) pool: Pool,
     encoder: Option<JoinHandle<Result<(), CliError>>>,
     runs: usize,
     current_run: u32,
-    tags: Interner,
 }
 
 fn parquet_error(path: &Path) -> impl Fn(ParquetError) -> CliError + '_ {
@@ -95,10 +134,13 @@ impl ParquetSink {
         .map_err(&err)?;
         // Dictionaries off: `run` and `tag` get theirs from `DictColumn`; steps, times and
         // values are mostly distinct, and hashing each only to give up would cost more than
-        // the plain encoding it falls back to.
+        // the plain encoding it falls back to. No compression: values and times are mostly
+        // distinct doubles that snappy barely shrinks, at a cost comparable to reading them;
+        // steps repeat or count up, which delta encoding stores in a few bits without it.
         let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
+            .set_compression(Compression::UNCOMPRESSED)
             .set_dictionary_enabled(false)
+            .set_column_encoding(ColumnPath::from("step"), Encoding::DELTA_BINARY_PACKED)
             .build();
         let file = std::fs::File::create(path).map_err(|source| CliError::Io {
             path: path.to_owned(),
@@ -109,24 +151,25 @@ impl ParquetSink {
         // A rendezvous: the reader hands a full group over only when the encoder is free, so
         // no group waits in between.
         let (to_encoder, groups) = sync_channel(0);
-        let (give_back, recycled) = sync_channel(1);
+        let pool = Pool::default();
         let out = path.to_owned();
+        let encoder_pool = pool.clone();
         let encoder = std::thread::Builder::new()
             .name("tally-export-parquet".into())
-            .spawn(move || encode_groups(writer, &out, &groups, &give_back))
+            .spawn(move || encode_groups(writer, &out, &groups, &encoder_pool))
             .map_err(|source| CliError::Io {
                 path: path.to_owned(),
                 source,
             })?;
         Ok(ParquetSink {
             path: path.to_owned(),
-            batch: Batch::default(),
+            batch: Segment::default(),
+            new_runs: Vec::new(),
             to_encoder: Some(to_encoder),
-            recycled,
+            pool,
             encoder: Some(encoder),
             runs: 0,
             current_run: 0,
-            tags: Interner::new(),
         })
     }
 
@@ -154,11 +197,28 @@ impl ParquetSink {
         }
     }
 
-    fn flush_group(&mut self) -> Result<(), CliError> {
-        let mut next = self.recycled.try_recv().unwrap_or_default();
-        next.clear();
-        let full = std::mem::replace(&mut self.batch, next);
-        self.send(Msg::Group(full))
+    fn flush_batch(&mut self) -> Result<(), CliError> {
+        if self.batch.len() == 0 {
+            return Ok(());
+        }
+        let full = std::mem::replace(&mut self.batch, self.pool.take());
+        let runs = std::mem::take(&mut self.new_runs);
+        self.send(Msg::Group(vec![full], runs))
+    }
+
+    /// One window of the current run, as segments in file order: one row group, after the
+    /// rows gathered before it.
+    pub(super) fn window(&mut self, mut parts: Vec<Segment>) -> Result<(), CliError> {
+        self.flush_batch()?;
+        parts.retain(|p| p.len() > 0);
+        if parts.is_empty() {
+            return Ok(());
+        }
+        for p in &mut parts {
+            p.runs = vec![(self.current_run, p.len())];
+        }
+        let runs = std::mem::take(&mut self.new_runs);
+        self.send(Msg::Group(parts, runs))
     }
 }
 
@@ -166,31 +226,29 @@ impl RowSink for ParquetSink {
     fn start_run(&mut self, run: &str) {
         self.current_run = self.runs as u32;
         self.runs += 1;
-        self.batch.new_runs.push(run.to_owned());
+        self.new_runs.push(run.to_owned());
     }
 
     fn row(&mut self, s: ScalarRef<'_>) -> Result<(), CliError> {
-        let known = self.tags.len();
-        let tag = self.tags.id(s.tag);
-        if self.tags.len() > known {
-            self.batch.new_tags.push(s.tag.to_owned());
-        }
         let b = &mut self.batch;
-        b.run.push(self.current_run);
-        b.tag.push(tag as u32);
-        b.step.push(s.step);
-        b.wall.push(s.wall_time);
-        b.value.push(s.value);
-        if b.step.len() >= ROW_GROUP {
-            self.flush_group()?;
+        match b.runs.last_mut() {
+            Some((run, n)) if *run == self.current_run => *n += 1,
+            _ => b.runs.push((self.current_run, 1)),
+        }
+        let tag = b.tags.id(s.tag);
+        b.push(tag, s.step, s.wall_time, s.value);
+        if b.len() >= ROW_GROUP {
+            self.flush_batch()?;
         }
         Ok(())
     }
 
+    fn windows(&mut self) -> Option<&mut ParquetSink> {
+        Some(self)
+    }
+
     fn finish(&mut self) -> Result<(), CliError> {
-        if !self.batch.step.is_empty() {
-            self.flush_group()?;
-        }
+        self.flush_batch()?;
         self.send(Msg::Finish)?;
         self.to_encoder = None;
         match self.encoder.take().map(JoinHandle::join) {
@@ -215,52 +273,78 @@ fn encode_groups(
     mut writer: SerializedFileWriter<std::fs::File>,
     path: &Path,
     groups: &Receiver<Msg>,
-    give_back: &SyncSender<Batch>,
+    pool: &Pool,
 ) -> Result<(), CliError> {
     let err = parquet_error(path);
     let columns = writer.schema_descr().columns().to_vec();
     let mut runs = DictColumn::new(columns[0].clone());
     let mut tags = DictColumn::new(columns[1].clone());
+    // Every tag string by its id in the file, and each segment's ids mapped to those.
+    let mut tag_ids = Interner::new();
+    let mut to_file: Vec<u32> = Vec::new();
+    let (mut run_codes, mut tag_codes) = (Vec::new(), Vec::new());
     while let Ok(msg) = groups.recv() {
-        let batch = match msg {
-            Msg::Group(batch) => batch,
+        let (segments, new_runs) = match msg {
+            Msg::Group(segments, new_runs) => (segments, new_runs),
             Msg::Finish => {
                 writer.close().map_err(&err)?;
                 return Ok(());
             }
         };
-        runs.extend(&batch.new_runs);
-        tags.extend(&batch.new_tags);
+        runs.extend(&new_runs);
+        run_codes.clear();
+        tag_codes.clear();
+        for seg in &segments {
+            for &(run, n) in &seg.runs {
+                run_codes.extend(std::iter::repeat_n(run, n));
+            }
+            to_file.clear();
+            for id in 0..seg.tags.len() {
+                let name = seg.tags.name(id).unwrap_or_default();
+                let known = tag_ids.len();
+                let file_id = tag_ids.id(name);
+                if file_id == known {
+                    tags.extend(&[name]);
+                }
+                to_file.push(file_id as u32);
+            }
+            tag_codes.extend(seg.tag.iter().map(|&t| to_file[t as usize]));
+        }
         let mut rg = writer.next_row_group().map_err(&err)?;
-        for (column, ids) in [(&mut runs, &batch.run), (&mut tags, &batch.tag)] {
+        for (column, ids) in [(&mut runs, &run_codes), (&mut tags, &tag_codes)] {
             let (chunk, close) = column.chunk(ids).map_err(&err)?;
             rg.append_column(&chunk, close).map_err(&err)?;
         }
-        write_column::<Int64Type>(&mut rg, &batch.step, path)?;
-        write_column::<DoubleType>(&mut rg, &batch.wall, path)?;
-        write_column::<DoubleType>(&mut rg, &batch.value, path)?;
+        write_column::<Int64Type>(&mut rg, segments.iter().map(|s| &s.step[..]), path)?;
+        write_column::<DoubleType>(&mut rg, segments.iter().map(|s| &s.wall[..]), path)?;
+        write_column::<DoubleType>(&mut rg, segments.iter().map(|s| &s.value[..]), path)?;
         rg.close().map_err(&err)?;
-        // The reader may have finished already: a batch not taken back is simply dropped.
-        let _ = give_back.try_send(batch);
+        for seg in segments {
+            pool.give(seg);
+        }
     }
     // The sink went away without `Finish`: leave the file without a footer, as it stands.
     Ok(())
 }
 
-/// The row group's next column, written by the `parquet` crate's writer.
-fn write_column<T: DataType>(
+/// The row group's next column, written by the `parquet` crate's writer from `parts` in order.
+fn write_column<'a, T: DataType>(
     rg: &mut SerializedRowGroupWriter<'_, std::fs::File>,
-    values: &[T::T],
+    parts: impl Iterator<Item = &'a [T::T]>,
     path: &Path,
-) -> Result<(), CliError> {
+) -> Result<(), CliError>
+where
+    T::T: 'a,
+{
     let err = parquet_error(path);
     let mut col = rg
         .next_column()
         .map_err(&err)?
         .ok_or_else(|| CliError::Run("the Parquet schema has too few columns".into()))?;
-    col.typed::<T>()
-        .write_batch(values, None, None)
-        .map_err(&err)?;
+    let typed = col.typed::<T>();
+    for values in parts {
+        typed.write_batch(values, None, None).map_err(&err)?;
+    }
     col.close().map_err(&err)
 }
 
@@ -283,8 +367,8 @@ impl DictColumn {
         }
     }
 
-    fn extend(&mut self, strings: &[String]) {
-        for s in strings {
+    fn extend<S: AsRef<str>>(&mut self, strings: &[S]) {
+        for s in strings.iter().map(AsRef::as_ref) {
             let mut p = Vec::with_capacity(4 + s.len());
             p.extend_from_slice(&(s.len() as u32).to_le_bytes());
             p.extend_from_slice(s.as_bytes());
