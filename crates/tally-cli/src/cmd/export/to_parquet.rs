@@ -6,28 +6,24 @@
 //! string by a small id, so their columns are written as dictionary pages straight from those
 //! ids (a dictionary page of the group's distinct strings, then the codes in Parquet's
 //! RLE/bit-packed hybrid) instead of handing the Parquet writer one string per row to hash.
-//! The numeric columns go through the `parquet` crate's writer, uncompressed, `step` delta
-//! encoded (`docs/contract/consumers.md` "Exporting to Parquet").
+//! `wall_time` and `value` are PLAIN pages of the doubles' bytes; `step` goes through the
+//! `parquet` crate's writer, delta encoded; nothing is compressed
+//! (`docs/contract/consumers.md` "Exporting to Parquet").
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use bytes::Bytes;
 use parquet::basic::{Compression, Encoding};
-use parquet::column::page::{CompressedPage, Page, PageWriter};
-use parquet::column::writer::ColumnCloseResult;
-use parquet::data_type::{DataType, DoubleType, Int64Type};
+use parquet::data_type::Int64Type;
 use parquet::errors::ParquetError;
-use parquet::file::metadata::ColumnChunkMetaData;
 use parquet::file::properties::WriterProperties;
-use parquet::file::writer::{
-    SerializedFileWriter, SerializedPageWriter, SerializedRowGroupWriter, TrackedWrite,
-};
-use parquet::schema::types::{ColumnDescPtr, ColumnPath};
+use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
+use parquet::schema::types::ColumnPath;
 use tally_tfevents::{Interner, ScalarRef};
 
+use super::pages::{plain_doubles, DictColumn};
 use super::RowSink;
 use crate::error::CliError;
 
@@ -132,11 +128,9 @@ impl ParquetSink {
              REQUIRED INT64 step; REQUIRED DOUBLE wall_time; REQUIRED DOUBLE value; }",
         )
         .map_err(&err)?;
-        // Dictionaries off: `run` and `tag` get theirs from `DictColumn`; steps, times and
-        // values are mostly distinct, and hashing each only to give up would cost more than
-        // the plain encoding it falls back to. No compression: values and times are mostly
-        // distinct doubles that snappy barely shrinks, at a cost comparable to reading them;
-        // steps repeat or count up, which delta encoding stores in a few bits without it.
+        // The writer writes `step` only (the other columns are spliced in as whole chunks,
+        // `super::pages`): steps repeat or count up, which delta encoding stores in a few bits
+        // without compression; a dictionary would hash every step for little.
         let props = WriterProperties::builder()
             .set_compression(Compression::UNCOMPRESSED)
             .set_dictionary_enabled(false)
@@ -279,10 +273,10 @@ fn encode_groups(
     let columns = writer.schema_descr().columns().to_vec();
     let mut runs = DictColumn::new(columns[0].clone());
     let mut tags = DictColumn::new(columns[1].clone());
-    // Every tag string by its id in the file, and each segment's ids mapped to those.
+    // Every tag string by its id in the file; each segment's ids mapped to those.
     let mut tag_ids = Interner::new();
-    let mut to_file: Vec<u32> = Vec::new();
-    let (mut run_codes, mut tag_codes) = (Vec::new(), Vec::new());
+    let mut maps: Vec<Vec<u32>> = Vec::new();
+    let (mut run_lengths, mut codes) = (Vec::new(), Vec::new());
     while let Ok(msg) = groups.recv() {
         let (segments, new_runs) = match msg {
             Msg::Group(segments, new_runs) => (segments, new_runs),
@@ -292,13 +286,11 @@ fn encode_groups(
             }
         };
         runs.extend(&new_runs);
-        run_codes.clear();
-        tag_codes.clear();
-        for seg in &segments {
-            for &(run, n) in &seg.runs {
-                run_codes.extend(std::iter::repeat_n(run, n));
-            }
-            to_file.clear();
+        run_lengths.clear();
+        maps.resize_with(segments.len(), Vec::new);
+        for (seg, map) in segments.iter().zip(&mut maps) {
+            run_lengths.extend_from_slice(&seg.runs);
+            map.clear();
             for id in 0..seg.tags.len() {
                 let name = seg.tags.name(id).unwrap_or_default();
                 let known = tag_ids.len();
@@ -306,18 +298,26 @@ fn encode_groups(
                 if file_id == known {
                     tags.extend(&[name]);
                 }
-                to_file.push(file_id as u32);
+                map.push(file_id as u32);
             }
-            tag_codes.extend(seg.tag.iter().map(|&t| to_file[t as usize]));
         }
+        let parts: Vec<(&[u32], &[u32])> = segments
+            .iter()
+            .zip(&maps)
+            .map(|(seg, map)| (&seg.tag[..], &map[..]))
+            .collect();
         let mut rg = writer.next_row_group().map_err(&err)?;
-        for (column, ids) in [(&mut runs, &run_codes), (&mut tags, &tag_codes)] {
-            let (chunk, close) = column.chunk(ids).map_err(&err)?;
-            rg.append_column(&chunk, close).map_err(&err)?;
-        }
-        write_column::<Int64Type>(&mut rg, segments.iter().map(|s| &s.step[..]), path)?;
-        write_column::<DoubleType>(&mut rg, segments.iter().map(|s| &s.wall[..]), path)?;
-        write_column::<DoubleType>(&mut rg, segments.iter().map(|s| &s.value[..]), path)?;
+        let chunk = runs.chunk_of_runs(&run_lengths).map_err(&err)?;
+        rg.append_column(&chunk.0, chunk.1).map_err(&err)?;
+        let chunk = tags.chunk_of_ids(&parts, &mut codes).map_err(&err)?;
+        rg.append_column(&chunk.0, chunk.1).map_err(&err)?;
+        write_steps(&mut rg, &segments, path)?;
+        let walls = segments.iter().map(|s| &s.wall[..]);
+        let chunk = plain_doubles(&columns[3], walls).map_err(&err)?;
+        rg.append_column(&chunk.0, chunk.1).map_err(&err)?;
+        let values = segments.iter().map(|s| &s.value[..]);
+        let chunk = plain_doubles(&columns[4], values).map_err(&err)?;
+        rg.append_column(&chunk.0, chunk.1).map_err(&err)?;
         rg.close().map_err(&err)?;
         for seg in segments {
             pool.give(seg);
@@ -327,271 +327,21 @@ fn encode_groups(
     Ok(())
 }
 
-/// The row group's next column, written by the `parquet` crate's writer from `parts` in order.
-fn write_column<'a, T: DataType>(
+/// The row group's `step` column, written by the `parquet` crate's writer (delta encoded, with
+/// min/max statistics).
+fn write_steps(
     rg: &mut SerializedRowGroupWriter<'_, std::fs::File>,
-    parts: impl Iterator<Item = &'a [T::T]>,
+    segments: &[Segment],
     path: &Path,
-) -> Result<(), CliError>
-where
-    T::T: 'a,
-{
+) -> Result<(), CliError> {
     let err = parquet_error(path);
     let mut col = rg
         .next_column()
         .map_err(&err)?
         .ok_or_else(|| CliError::Run("the Parquet schema has too few columns".into()))?;
-    let typed = col.typed::<T>();
-    for values in parts {
-        typed.write_batch(values, None, None).map_err(&err)?;
+    let typed = col.typed::<Int64Type>();
+    for seg in segments {
+        typed.write_batch(&seg.step, None, None).map_err(&err)?;
     }
     col.close().map_err(&err)
-}
-
-/// A `BYTE_ARRAY` column written as dictionary pages from ids: the group's distinct strings in
-/// first-seen order (PLAIN), then each row's index into them (RLE/bit-packed hybrid).
-struct DictColumn {
-    descr: ColumnDescPtr,
-    /// Every string by id, PLAIN-encoded (4-byte little-endian length, then the bytes).
-    plain: Vec<Vec<u8>>,
-    /// Each id's index in the current group's dictionary, `u32::MAX` when not in it.
-    local: Vec<u32>,
-}
-
-impl DictColumn {
-    fn new(descr: ColumnDescPtr) -> Self {
-        DictColumn {
-            descr,
-            plain: Vec::new(),
-            local: Vec::new(),
-        }
-    }
-
-    fn extend<S: AsRef<str>>(&mut self, strings: &[S]) {
-        for s in strings.iter().map(AsRef::as_ref) {
-            let mut p = Vec::with_capacity(4 + s.len());
-            p.extend_from_slice(&(s.len() as u32).to_le_bytes());
-            p.extend_from_slice(s.as_bytes());
-            self.plain.push(p);
-        }
-        self.local.resize(self.plain.len(), u32::MAX);
-    }
-
-    /// The column chunk of one group (`ids` non-empty), with the metadata the row group writer
-    /// needs to splice it in.
-    fn chunk(&mut self, ids: &[u32]) -> Result<(Bytes, ColumnCloseResult), ParquetError> {
-        let mut order: Vec<u32> = Vec::new();
-        let mut codes = Vec::with_capacity(ids.len());
-        for &id in ids {
-            let slot = self
-                .local
-                .get_mut(id as usize)
-                .ok_or_else(|| ParquetError::General(format!("unknown dictionary id {id}")))?;
-            if *slot == u32::MAX {
-                *slot = order.len() as u32;
-                order.push(id);
-            }
-            codes.push(*slot);
-        }
-        let mut dict = Vec::new();
-        for &id in &order {
-            dict.extend_from_slice(&self.plain[id as usize]);
-            self.local[id as usize] = u32::MAX;
-        }
-        // At least one bit: a width of 0 is valid but not every reader takes it.
-        let width = (u32::BITS - (order.len() as u32 - 1).leading_zeros()).max(1);
-        let mut data = vec![width as u8];
-        encode_hybrid(&codes, width, &mut data);
-
-        let mut sink = TrackedWrite::new(Vec::new());
-        let mut pages = SerializedPageWriter::new(&mut sink);
-        let dict_len = dict.len();
-        let dict_spec = pages.write_page(CompressedPage::new(
-            Page::DictionaryPage {
-                buf: Bytes::from(dict),
-                num_values: order.len() as u32,
-                encoding: Encoding::PLAIN,
-                is_sorted: false,
-            },
-            dict_len,
-        ))?;
-        let data_len = data.len();
-        let data_spec = pages.write_page(CompressedPage::new(
-            Page::DataPage {
-                buf: Bytes::from(data),
-                num_values: ids.len() as u32,
-                encoding: Encoding::RLE_DICTIONARY,
-                def_level_encoding: Encoding::RLE,
-                rep_level_encoding: Encoding::RLE,
-                statistics: None,
-            },
-            data_len,
-        ))?;
-        pages.close()?;
-        let bytes = sink.into_inner()?;
-        let total = bytes.len() as i64;
-        let metadata = ColumnChunkMetaData::builder(self.descr.clone())
-            .set_encodings(vec![
-                Encoding::PLAIN,
-                Encoding::RLE,
-                Encoding::RLE_DICTIONARY,
-            ])
-            .set_compression(Compression::UNCOMPRESSED)
-            .set_num_values(ids.len() as i64)
-            .set_total_compressed_size(total)
-            .set_total_uncompressed_size(total)
-            .set_dictionary_page_offset(Some(dict_spec.offset as i64))
-            .set_data_page_offset(data_spec.offset as i64)
-            .build()?;
-        let close = ColumnCloseResult {
-            bytes_written: total as u64,
-            rows_written: ids.len() as u64,
-            metadata,
-            bloom_filter: None,
-            column_index: None,
-            offset_index: None,
-        };
-        Ok((Bytes::from(bytes), close))
-    }
-}
-
-fn push_uleb128(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Parquet's RLE/bit-packed hybrid of `codes` at `width` bits: a run of 8 or more equal codes
-/// as one RLE run, the rest bit-packed in groups of 8 (the last group padded with zeros; a
-/// reader stops at the page's value count).
-fn encode_hybrid(codes: &[u32], width: u32, out: &mut Vec<u8>) {
-    let value_bytes = width.div_ceil(8) as usize;
-    let mut packed_from = 0;
-    let mut i = 0;
-    while i < codes.len() {
-        let v = codes[i];
-        let mut j = i + 1;
-        while j < codes.len() && codes[j] == v {
-            j += 1;
-        }
-        // A bit-packed run holds a multiple of 8 codes: the run's first codes may complete it.
-        let fill = (8 - (i - packed_from) % 8) % 8;
-        if j - i >= fill + 8 {
-            bit_pack(&codes[packed_from..i + fill], width, out);
-            push_uleb128(out, ((j - i - fill) as u64) << 1);
-            out.extend_from_slice(&v.to_le_bytes()[..value_bytes]);
-            packed_from = j;
-        }
-        i = j;
-    }
-    bit_pack(&codes[packed_from..], width, out);
-}
-
-fn bit_pack(codes: &[u32], width: u32, out: &mut Vec<u8>) {
-    if codes.is_empty() {
-        return;
-    }
-    let groups = codes.len().div_ceil(8);
-    push_uleb128(out, ((groups as u64) << 1) | 1);
-    let mut acc: u64 = 0;
-    let mut bits = 0;
-    for k in 0..groups * 8 {
-        acc |= u64::from(codes.get(k).copied().unwrap_or(0)) << bits;
-        bits += width;
-        while bits >= 8 {
-            out.push(acc as u8);
-            acc >>= 8;
-            bits -= 8;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Decodes the hybrid as the format defines it, independently of the encoder's choices.
-    fn decode(mut data: &[u8], width: u32, n: usize) -> Vec<u32> {
-        let uleb = |d: &mut &[u8]| {
-            let (mut v, mut shift) = (0u64, 0);
-            loop {
-                let b = d[0];
-                *d = &d[1..];
-                v |= u64::from(b & 0x7f) << shift;
-                shift += 7;
-                if b < 0x80 {
-                    return v;
-                }
-            }
-        };
-        let mut out = Vec::new();
-        while out.len() < n {
-            let header = uleb(&mut data);
-            if header & 1 == 0 {
-                let bytes = width.div_ceil(8) as usize;
-                let mut le = [0u8; 4];
-                le[..bytes].copy_from_slice(&data[..bytes]);
-                data = &data[bytes..];
-                out.extend(std::iter::repeat_n(
-                    u32::from_le_bytes(le),
-                    (header >> 1) as usize,
-                ));
-            } else {
-                let count = (header >> 1) as usize * 8;
-                let mut bit = 0usize;
-                for _ in 0..count {
-                    let mut v = 0u32;
-                    for b in 0..width as usize {
-                        let at = bit + b;
-                        v |= u32::from((data[at / 8] >> (at % 8)) & 1) << b;
-                    }
-                    bit += width as usize;
-                    out.push(v);
-                }
-                data = &data[count * width as usize / 8..];
-            }
-        }
-        assert!(data.is_empty(), "{} bytes left over", data.len());
-        out.truncate(n);
-        out
-    }
-
-    #[test]
-    fn hybrid_round_trips_runs_cycles_and_wide_codes() {
-        let mut cases: Vec<(Vec<u32>, u32)> = vec![
-            (vec![0; 1], 1),
-            (vec![0; 1000], 1),
-            ((0..1000).map(|i| i % 10).collect(), 4),
-            ((0..1003).map(|i| (i / 13) % 7).collect(), 3),
-            ((0..777).map(|i| (i * 7919) % 300).collect(), 9),
-            (
-                (0..100)
-                    .map(|i| if (5..=90).contains(&i) { 2 } else { 1 })
-                    .collect(),
-                2,
-            ),
-            (vec![70_000; 20], 17),
-        ];
-        cases.push((
-            (0..64)
-                .map(|i| if i % 17 < 9 { 3 } else { i % 4 })
-                .collect(),
-            2,
-        ));
-        for (codes, width) in cases {
-            let mut out = Vec::new();
-            encode_hybrid(&codes, width, &mut out);
-            assert_eq!(decode(&out, width, codes.len()), codes, "width {width}");
-        }
-    }
-
-    #[test]
-    fn long_runs_are_rle_runs() {
-        let codes = vec![5u32; 100_000];
-        let mut out = Vec::new();
-        encode_hybrid(&codes, 3, &mut out);
-        assert!(out.len() < 8, "{} bytes for one repeated code", out.len());
-    }
 }

@@ -1,0 +1,363 @@
+//! Parquet column chunks written page by page, for columns whose values tally already holds in
+//! a form the format takes as it is: strings by id (a dictionary page, then the codes in
+//! Parquet's RLE/bit-packed hybrid) and doubles (PLAIN: their little-endian bytes).
+
+use bytes::Bytes;
+use parquet::basic::{Compression, Encoding};
+use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::column::writer::ColumnCloseResult;
+use parquet::errors::ParquetError;
+use parquet::file::metadata::ColumnChunkMetaData;
+use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
+use parquet::schema::types::ColumnDescPtr;
+
+/// A `BYTE_ARRAY` column written as dictionary pages from ids: the group's distinct strings in
+/// first-seen order (PLAIN), then each row's index into them (RLE/bit-packed hybrid).
+pub(super) struct DictColumn {
+    descr: ColumnDescPtr,
+    /// Every string by id, PLAIN-encoded (4-byte little-endian length, then the bytes).
+    plain: Vec<Vec<u8>>,
+    /// Each id's index in the current group's dictionary, `u32::MAX` when not in it.
+    local: Vec<u32>,
+}
+
+impl DictColumn {
+    pub(super) fn new(descr: ColumnDescPtr) -> Self {
+        DictColumn {
+            descr,
+            plain: Vec::new(),
+            local: Vec::new(),
+        }
+    }
+
+    pub(super) fn extend<S: AsRef<str>>(&mut self, strings: &[S]) {
+        for s in strings.iter().map(AsRef::as_ref) {
+            let mut p = Vec::with_capacity(4 + s.len());
+            p.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            p.extend_from_slice(s.as_bytes());
+            self.plain.push(p);
+        }
+        self.local.resize(self.plain.len(), u32::MAX);
+    }
+
+    /// This group's dictionary index of string `id`, given one on first sight.
+    fn code(&mut self, id: u32, order: &mut Vec<u32>) -> Result<u32, ParquetError> {
+        let slot = self
+            .local
+            .get_mut(id as usize)
+            .ok_or_else(|| ParquetError::General(format!("unknown dictionary id {id}")))?;
+        if *slot == u32::MAX {
+            *slot = order.len() as u32;
+            order.push(id);
+        }
+        Ok(*slot)
+    }
+
+    /// The column chunk of a group of `runs` (string id, consecutive rows of it): each run one
+    /// RLE run of the hybrid, written without looking at single rows.
+    pub(super) fn chunk_of_runs(&mut self, runs: &[(u32, usize)]) -> Result<Chunk, ParquetError> {
+        let mut order = Vec::new();
+        let mut merged: Vec<(u32, usize)> = Vec::with_capacity(runs.len());
+        for &(id, n) in runs.iter().filter(|r| r.1 > 0) {
+            let code = self.code(id, &mut order)?;
+            match merged.last_mut() {
+                Some((c, m)) if *c == code => *m += n,
+                _ => merged.push((code, n)),
+            }
+        }
+        let width = code_width(order.len());
+        let mut data = vec![width as u8];
+        for (code, n) in merged {
+            push_uleb128(&mut data, (n as u64) << 1);
+            data.extend_from_slice(&code.to_le_bytes()[..width.div_ceil(8) as usize]);
+        }
+        let rows = runs.iter().map(|r| r.1).sum();
+        self.finish(&order, data, rows)
+    }
+
+    /// The column chunk of a group whose rows are `parts` in order, each a slice of ids in its
+    /// own numbering and the map from those to this column's ids. `codes` is scratch space.
+    pub(super) fn chunk_of_ids(
+        &mut self,
+        parts: &[(&[u32], &[u32])],
+        codes: &mut Vec<u32>,
+    ) -> Result<Chunk, ParquetError> {
+        let mut order = Vec::new();
+        codes.clear();
+        for &(ids, map) in parts {
+            for &id in ids {
+                let to = map.get(id as usize).copied().unwrap_or(u32::MAX);
+                codes.push(self.code(to, &mut order)?);
+            }
+        }
+        let width = code_width(order.len());
+        let mut data = vec![width as u8];
+        encode_hybrid(codes, width, &mut data);
+        self.finish(&order, data, codes.len())
+    }
+
+    /// The dictionary page of `order` and the data page `data`, as one column chunk; the
+    /// group's dictionary is emptied for the next.
+    fn finish(&mut self, order: &[u32], data: Vec<u8>, rows: usize) -> Result<Chunk, ParquetError> {
+        let mut dict = Vec::new();
+        for &id in order {
+            dict.extend_from_slice(&self.plain[id as usize]);
+            self.local[id as usize] = u32::MAX;
+        }
+        let dict = Page::DictionaryPage {
+            buf: Bytes::from(dict),
+            num_values: order.len() as u32,
+            encoding: Encoding::PLAIN,
+            is_sorted: false,
+        };
+        let encodings = vec![Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
+        column_chunk(&self.descr, Some(dict), data, Encoding::RLE_DICTIONARY, rows, encodings)
+    }
+}
+
+/// Bits per dictionary code for `n` strings; at least one: a width of 0 is valid but not every
+/// reader takes it.
+fn code_width(n: usize) -> u32 {
+    (u32::BITS - (n.max(1) as u32 - 1).leading_zeros()).max(1)
+}
+
+/// A `DOUBLE` column chunk of `parts` in order: one PLAIN data page, the values' bytes as they
+/// are (no statistics: computing them would cost more than the copy).
+pub(super) fn plain_doubles<'a>(
+    descr: &ColumnDescPtr,
+    parts: impl Iterator<Item = &'a [f64]> + Clone,
+) -> Result<Chunk, ParquetError> {
+    let rows: usize = parts.clone().map(<[f64]>::len).sum();
+    let mut data = Vec::with_capacity(rows * 8);
+    for part in parts {
+        for v in part {
+            data.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    column_chunk(descr, None, data, Encoding::PLAIN, rows, vec![Encoding::PLAIN, Encoding::RLE])
+}
+
+/// A column chunk's bytes and the metadata the row group writer needs to splice it in
+/// (`SerializedRowGroupWriter::append_column`).
+pub(super) type Chunk = (Bytes, ColumnCloseResult);
+
+/// One column chunk: an optional dictionary page, then one data page of `rows` values of a
+/// required column (so no levels), uncompressed.
+fn column_chunk(
+    descr: &ColumnDescPtr,
+    dict: Option<Page>,
+    data: Vec<u8>,
+    encoding: Encoding,
+    rows: usize,
+    encodings: Vec<Encoding>,
+) -> Result<Chunk, ParquetError> {
+    let mut sink = TrackedWrite::new(Vec::with_capacity(data.len() + 256));
+    let mut pages = SerializedPageWriter::new(&mut sink);
+    let dict_offset = match dict {
+        Some(page) => {
+            let len = page.buffer().len();
+            Some(pages.write_page(CompressedPage::new(page, len))?.offset as i64)
+        }
+        None => None,
+    };
+    let data_len = data.len();
+    let data_spec = pages.write_page(CompressedPage::new(
+        Page::DataPage {
+            buf: Bytes::from(data),
+            num_values: rows as u32,
+            encoding,
+            def_level_encoding: Encoding::RLE,
+            rep_level_encoding: Encoding::RLE,
+            statistics: None,
+        },
+        data_len,
+    ))?;
+    pages.close()?;
+    let bytes = sink.into_inner()?;
+    let total = bytes.len() as i64;
+    let metadata = ColumnChunkMetaData::builder(descr.clone())
+        .set_encodings(encodings)
+        .set_compression(Compression::UNCOMPRESSED)
+        .set_num_values(rows as i64)
+        .set_total_compressed_size(total)
+        .set_total_uncompressed_size(total)
+        .set_dictionary_page_offset(dict_offset)
+        .set_data_page_offset(data_spec.offset as i64)
+        .build()?;
+    let close = ColumnCloseResult {
+        bytes_written: total as u64,
+        rows_written: rows as u64,
+        metadata,
+        bloom_filter: None,
+        column_index: None,
+        offset_index: None,
+    };
+    Ok((Bytes::from(bytes), close))
+}
+
+fn push_uleb128(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Parquet's RLE/bit-packed hybrid of `codes` at `width` bits: a run of 8 or more equal codes
+/// as one RLE run, the rest bit-packed in groups of 8 (the last group padded with zeros; a
+/// reader stops at the page's value count).
+fn encode_hybrid(codes: &[u32], width: u32, out: &mut Vec<u8>) {
+    let value_bytes = width.div_ceil(8) as usize;
+    let mut packed_from = 0;
+    let mut i = 0;
+    while i < codes.len() {
+        let v = codes[i];
+        let mut j = i + 1;
+        while j < codes.len() && codes[j] == v {
+            j += 1;
+        }
+        // A bit-packed run holds a multiple of 8 codes: the run's first codes may complete it.
+        let fill = (8 - (i - packed_from) % 8) % 8;
+        if j - i >= fill + 8 {
+            bit_pack(&codes[packed_from..i + fill], width, out);
+            push_uleb128(out, ((j - i - fill) as u64) << 1);
+            out.extend_from_slice(&v.to_le_bytes()[..value_bytes]);
+            packed_from = j;
+        }
+        i = j;
+    }
+    bit_pack(&codes[packed_from..], width, out);
+}
+
+fn bit_pack(codes: &[u32], width: u32, out: &mut Vec<u8>) {
+    if codes.is_empty() {
+        return;
+    }
+    let groups = codes.len().div_ceil(8);
+    push_uleb128(out, ((groups as u64) << 1) | 1);
+    let whole = codes.chunks_exact(8);
+    let rest = whole.remainder();
+    if width <= 16 {
+        // Eight codes of at most 16 bits fit in one u128: `width` bytes per group.
+        for group in whole {
+            let mut acc: u128 = 0;
+            for (k, &c) in group.iter().enumerate() {
+                acc |= u128::from(c) << (k as u32 * width);
+            }
+            out.extend_from_slice(&acc.to_le_bytes()[..width as usize]);
+        }
+    } else {
+        bit_pack_groups(&codes[..codes.len() - rest.len()], width, out);
+    }
+    if !rest.is_empty() {
+        let mut last = [0u32; 8];
+        last[..rest.len()].copy_from_slice(rest);
+        bit_pack_groups(&last, width, out);
+    }
+}
+
+/// Whole groups of eight codes, bit-packed at any width up to 32.
+fn bit_pack_groups(codes: &[u32], width: u32, out: &mut Vec<u8>) {
+    let mut acc: u64 = 0;
+    let mut bits = 0;
+    for &c in codes {
+        acc |= u64::from(c) << bits;
+        bits += width;
+        while bits >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            bits -= 8;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Decodes the hybrid as the format defines it, independently of the encoder's choices.
+    fn decode(mut data: &[u8], width: u32, n: usize) -> Vec<u32> {
+        let uleb = |d: &mut &[u8]| {
+            let (mut v, mut shift) = (0u64, 0);
+            loop {
+                let b = d[0];
+                *d = &d[1..];
+                v |= u64::from(b & 0x7f) << shift;
+                shift += 7;
+                if b < 0x80 {
+                    return v;
+                }
+            }
+        };
+        let mut out = Vec::new();
+        while out.len() < n {
+            let header = uleb(&mut data);
+            if header & 1 == 0 {
+                let bytes = width.div_ceil(8) as usize;
+                let mut le = [0u8; 4];
+                le[..bytes].copy_from_slice(&data[..bytes]);
+                data = &data[bytes..];
+                out.extend(std::iter::repeat_n(
+                    u32::from_le_bytes(le),
+                    (header >> 1) as usize,
+                ));
+            } else {
+                let count = (header >> 1) as usize * 8;
+                let mut bit = 0usize;
+                for _ in 0..count {
+                    let mut v = 0u32;
+                    for b in 0..width as usize {
+                        let at = bit + b;
+                        v |= u32::from((data[at / 8] >> (at % 8)) & 1) << b;
+                    }
+                    bit += width as usize;
+                    out.push(v);
+                }
+                data = &data[count * width as usize / 8..];
+            }
+        }
+        assert!(data.is_empty(), "{} bytes left over", data.len());
+        out.truncate(n);
+        out
+    }
+
+    #[test]
+    fn hybrid_round_trips_runs_cycles_and_wide_codes() {
+        let mut cases: Vec<(Vec<u32>, u32)> = vec![
+            (vec![0; 1], 1),
+            (vec![0; 1000], 1),
+            ((0..1000).map(|i| i % 10).collect(), 4),
+            ((0..1003).map(|i| (i / 13) % 7).collect(), 3),
+            ((0..777).map(|i| (i * 7919) % 300).collect(), 9),
+            (
+                (0..100)
+                    .map(|i| if (5..=90).contains(&i) { 2 } else { 1 })
+                    .collect(),
+                2,
+            ),
+            (vec![70_000; 20], 17),
+            ((0..203).map(|i| (i * 40_503) % 131_072).collect(), 17),
+            ((0..77).map(|i| 65_535 - (i * 997) % 65_536).collect(), 16),
+            ((0..1000).map(|i| u32::MAX - i % 3).collect(), 32),
+        ];
+        cases.push((
+            (0..64)
+                .map(|i| if i % 17 < 9 { 3 } else { i % 4 })
+                .collect(),
+            2,
+        ));
+        for (codes, width) in cases {
+            let mut out = Vec::new();
+            encode_hybrid(&codes, width, &mut out);
+            assert_eq!(decode(&out, width, codes.len()), codes, "width {width}");
+        }
+    }
+
+    #[test]
+    fn long_runs_are_rle_runs() {
+        let codes = vec![5u32; 100_000];
+        let mut out = Vec::new();
+        encode_hybrid(&codes, 3, &mut out);
+        assert!(out.len() < 8, "{} bytes for one repeated code", out.len());
+    }
+}
