@@ -55,7 +55,11 @@ impl DictColumn {
 
     /// The column chunk of a group of `runs` (string id, consecutive rows of it): each run one
     /// RLE run of the hybrid, written without looking at single rows.
-    pub(super) fn chunk_of_runs(&mut self, runs: &[(u32, usize)]) -> Result<Chunk, ParquetError> {
+    pub(super) fn chunk_of_runs(
+        &mut self,
+        runs: &[(u32, usize)],
+        bufs: &mut Buffers,
+    ) -> Result<Chunk, ParquetError> {
         let mut order = Vec::new();
         let mut merged: Vec<(u32, usize)> = Vec::with_capacity(runs.len());
         for &(id, n) in runs.iter().filter(|r| r.1 > 0) {
@@ -66,23 +70,26 @@ impl DictColumn {
             }
         }
         let width = code_width(order.len());
-        let mut data = vec![width as u8];
+        let data = &mut bufs.data;
+        data.clear();
+        data.push(width as u8);
         for (code, n) in merged {
-            push_uleb128(&mut data, (n as u64) << 1);
+            push_uleb128(data, (n as u64) << 1);
             data.extend_from_slice(&code.to_le_bytes()[..width.div_ceil(8) as usize]);
         }
         let rows = runs.iter().map(|r| r.1).sum();
-        self.finish(&order, data, rows)
+        self.finish(&order, bufs, rows)
     }
 
     /// The column chunk of a group whose rows are `parts` in order, each a slice of ids in its
-    /// own numbering and the map from those to this column's ids. `codes` is scratch space.
+    /// own numbering and the map from those to this column's ids.
     pub(super) fn chunk_of_ids(
         &mut self,
         parts: &[(&[u32], &[u32])],
-        codes: &mut Vec<u32>,
+        bufs: &mut Buffers,
     ) -> Result<Chunk, ParquetError> {
         let mut order = Vec::new();
+        let codes = &mut bufs.codes;
         codes.clear();
         for &(ids, map) in parts {
             for &id in ids {
@@ -91,14 +98,21 @@ impl DictColumn {
             }
         }
         let width = code_width(order.len());
-        let mut data = vec![width as u8];
-        encode_hybrid(codes, width, &mut data);
-        self.finish(&order, data, codes.len())
+        let rows = codes.len();
+        bufs.data.clear();
+        bufs.data.push(width as u8);
+        encode_hybrid(&bufs.codes, width, &mut bufs.data);
+        self.finish(&order, bufs, rows)
     }
 
-    /// The dictionary page of `order` and the data page `data`, as one column chunk; the
-    /// group's dictionary is emptied for the next.
-    fn finish(&mut self, order: &[u32], data: Vec<u8>, rows: usize) -> Result<Chunk, ParquetError> {
+    /// The dictionary page of `order` and the data page in `bufs.data`, as one column chunk;
+    /// the group's dictionary is emptied for the next.
+    fn finish(
+        &mut self,
+        order: &[u32],
+        bufs: &mut Buffers,
+        rows: usize,
+    ) -> Result<Chunk, ParquetError> {
         let mut dict = Vec::new();
         for &id in order {
             dict.extend_from_slice(&self.plain[id as usize]);
@@ -111,7 +125,7 @@ impl DictColumn {
             is_sorted: false,
         };
         let encodings = vec![Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
-        column_chunk(&self.descr, Some(dict), data, Encoding::RLE_DICTIONARY, rows, encodings)
+        column_chunk(&self.descr, Some(dict), bufs, Encoding::RLE_DICTIONARY, rows, encodings)
     }
 }
 
@@ -121,37 +135,96 @@ fn code_width(n: usize) -> u32 {
     (u32::BITS - (n.max(1) as u32 - 1).leading_zeros()).max(1)
 }
 
-/// A `DOUBLE` column chunk of `parts` in order: one PLAIN data page, the values' bytes as they
-/// are (no statistics: computing them would cost more than the copy).
-pub(super) fn plain_doubles<'a>(
+/// A `DOUBLE` column chunk of `parts` in order, without statistics (computing them would cost
+/// more than writing the values). When runs of equal values are at most half the rows (a tally
+/// event's scalars share its wall time), a dictionary of each run's value and one RLE run per
+/// run; otherwise PLAIN, the values' bytes as they are.
+pub(super) fn doubles<'a>(
     descr: &ColumnDescPtr,
     parts: impl Iterator<Item = &'a [f64]> + Clone,
+    bufs: &mut Buffers,
 ) -> Result<Chunk, ParquetError> {
-    let rows: usize = parts.clone().map(<[f64]>::len).sum();
-    let mut data = Vec::with_capacity(rows * 8);
-    for part in parts {
-        for v in part {
-            data.extend_from_slice(&v.to_le_bytes());
+    let values = || parts.clone().flatten().map(|v| v.to_bits());
+    let rows = values().count();
+    let mut runs = 0;
+    let mut prev = None;
+    for v in values() {
+        if prev != Some(v) {
+            runs += 1;
+            prev = Some(v);
         }
     }
-    column_chunk(descr, None, data, Encoding::PLAIN, rows, vec![Encoding::PLAIN, Encoding::RLE])
+    bufs.data.clear();
+    if runs * 2 > rows {
+        for v in values() {
+            bufs.data.extend_from_slice(&v.to_le_bytes());
+        }
+        let encodings = vec![Encoding::PLAIN, Encoding::RLE];
+        return column_chunk(descr, None, bufs, Encoding::PLAIN, rows, encodings);
+    }
+    let width = code_width(runs);
+    let code_bytes = width.div_ceil(8) as usize;
+    let mut dict = std::mem::take(&mut bufs.dict);
+    dict.clear();
+    bufs.data.push(width as u8);
+    let mut values = values().peekable();
+    let mut code = 0u32;
+    while let Some(v) = values.next() {
+        let mut n = 1u64;
+        while values.next_if_eq(&v).is_some() {
+            n += 1;
+        }
+        dict.extend_from_slice(&v.to_le_bytes());
+        push_uleb128(&mut bufs.data, n << 1);
+        bufs.data.extend_from_slice(&code.to_le_bytes()[..code_bytes]);
+        code += 1;
+    }
+    let dict = Bytes::from(dict);
+    let page = Page::DictionaryPage {
+        buf: dict.clone(),
+        num_values: runs as u32,
+        encoding: Encoding::PLAIN,
+        is_sorted: false,
+    };
+    let encodings = vec![Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
+    let chunk = column_chunk(descr, Some(page), bufs, Encoding::RLE_DICTIONARY, rows, encodings);
+    bufs.dict = Vec::from(dict);
+    chunk
 }
 
 /// A column chunk's bytes and the metadata the row group writer needs to splice it in
 /// (`SerializedRowGroupWriter::append_column`).
 pub(super) type Chunk = (Bytes, ColumnCloseResult);
 
+/// The encoder's scratch memory, reused from one column chunk to the next: a fresh megabyte
+/// per chunk would be faulted in page by page every time.
+#[derive(Default)]
+pub(super) struct Buffers {
+    codes: Vec<u32>,
+    dict: Vec<u8>,
+    data: Vec<u8>,
+    out: Vec<u8>,
+}
+
+impl Buffers {
+    /// Takes back a chunk's bytes once the row group writer copied them.
+    pub(super) fn recycle(&mut self, chunk: Bytes) {
+        self.out = Vec::from(chunk);
+        self.out.clear();
+    }
+}
+
 /// One column chunk: an optional dictionary page, then one data page of `rows` values of a
 /// required column (so no levels), uncompressed.
 fn column_chunk(
     descr: &ColumnDescPtr,
     dict: Option<Page>,
-    data: Vec<u8>,
+    bufs: &mut Buffers,
     encoding: Encoding,
     rows: usize,
     encodings: Vec<Encoding>,
 ) -> Result<Chunk, ParquetError> {
-    let mut sink = TrackedWrite::new(Vec::with_capacity(data.len() + 256));
+    let mut sink = TrackedWrite::new(std::mem::take(&mut bufs.out));
     let mut pages = SerializedPageWriter::new(&mut sink);
     let dict_offset = match dict {
         Some(page) => {
@@ -160,10 +233,12 @@ fn column_chunk(
         }
         None => None,
     };
+    // The page writer drops its page: a second handle on the data lets it be taken back.
+    let data = Bytes::from(std::mem::take(&mut bufs.data));
     let data_len = data.len();
     let data_spec = pages.write_page(CompressedPage::new(
         Page::DataPage {
-            buf: Bytes::from(data),
+            buf: data.clone(),
             num_values: rows as u32,
             encoding,
             def_level_encoding: Encoding::RLE,
@@ -173,6 +248,7 @@ fn column_chunk(
         data_len,
     ))?;
     pages.close()?;
+    bufs.data = Vec::from(data);
     let bytes = sink.into_inner()?;
     let total = bytes.len() as i64;
     let metadata = ColumnChunkMetaData::builder(descr.clone())

@@ -23,7 +23,7 @@ use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use parquet::schema::types::ColumnPath;
 use tally_tfevents::{Interner, ScalarRef};
 
-use super::pages::{plain_doubles, DictColumn};
+use super::pages::{doubles, Buffers, Chunk, DictColumn};
 use super::RowSink;
 use crate::error::CliError;
 
@@ -276,7 +276,8 @@ fn encode_groups(
     // Every tag string by its id in the file; each segment's ids mapped to those.
     let mut tag_ids = Interner::new();
     let mut maps: Vec<Vec<u32>> = Vec::new();
-    let (mut run_lengths, mut codes) = (Vec::new(), Vec::new());
+    let mut run_lengths = Vec::new();
+    let mut bufs = Buffers::default();
     while let Ok(msg) = groups.recv() {
         let (segments, new_runs) = match msg {
             Msg::Group(segments, new_runs) => (segments, new_runs),
@@ -307,23 +308,35 @@ fn encode_groups(
             .map(|(seg, map)| (&seg.tag[..], &map[..]))
             .collect();
         let mut rg = writer.next_row_group().map_err(&err)?;
-        let chunk = runs.chunk_of_runs(&run_lengths).map_err(&err)?;
-        rg.append_column(&chunk.0, chunk.1).map_err(&err)?;
-        let chunk = tags.chunk_of_ids(&parts, &mut codes).map_err(&err)?;
-        rg.append_column(&chunk.0, chunk.1).map_err(&err)?;
+        let chunk = runs.chunk_of_runs(&run_lengths, &mut bufs);
+        append(&mut rg, chunk, &mut bufs).map_err(&err)?;
+        let chunk = tags.chunk_of_ids(&parts, &mut bufs);
+        append(&mut rg, chunk, &mut bufs).map_err(&err)?;
         write_steps(&mut rg, &segments, path)?;
         let walls = segments.iter().map(|s| &s.wall[..]);
-        let chunk = plain_doubles(&columns[3], walls).map_err(&err)?;
-        rg.append_column(&chunk.0, chunk.1).map_err(&err)?;
+        let chunk = doubles(&columns[3], walls, &mut bufs);
+        append(&mut rg, chunk, &mut bufs).map_err(&err)?;
         let values = segments.iter().map(|s| &s.value[..]);
-        let chunk = plain_doubles(&columns[4], values).map_err(&err)?;
-        rg.append_column(&chunk.0, chunk.1).map_err(&err)?;
+        let chunk = doubles(&columns[4], values, &mut bufs);
+        append(&mut rg, chunk, &mut bufs).map_err(&err)?;
         rg.close().map_err(&err)?;
         for seg in segments {
             pool.give(seg);
         }
     }
     // The sink went away without `Finish`: leave the file without a footer, as it stands.
+    Ok(())
+}
+
+/// Splices a column chunk into the row group and takes its memory back.
+fn append(
+    rg: &mut SerializedRowGroupWriter<'_, std::fs::File>,
+    chunk: Result<Chunk, ParquetError>,
+    bufs: &mut Buffers,
+) -> Result<(), ParquetError> {
+    let (bytes, close) = chunk?;
+    rg.append_column(&bytes, close)?;
+    bufs.recycle(bytes);
     Ok(())
 }
 
