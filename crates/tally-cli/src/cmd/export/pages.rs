@@ -91,10 +91,19 @@ impl DictColumn {
         let mut order = Vec::new();
         let codes = &mut bufs.codes;
         codes.clear();
+        // Each of the part's ids' code, found on its first row.
+        let mut part_codes = Vec::new();
         for &(ids, map) in parts {
+            part_codes.clear();
+            part_codes.resize(map.len(), u32::MAX);
             for &id in ids {
-                let to = map.get(id as usize).copied().unwrap_or(u32::MAX);
-                codes.push(self.code(to, &mut order)?);
+                let slot = part_codes
+                    .get_mut(id as usize)
+                    .ok_or_else(|| ParquetError::General(format!("unknown segment id {id}")))?;
+                if *slot == u32::MAX {
+                    *slot = self.code(map[id as usize], &mut order)?;
+                }
+                codes.push(*slot);
             }
         }
         let width = code_width(order.len());
@@ -144,40 +153,51 @@ pub(super) fn doubles<'a>(
     parts: impl Iterator<Item = &'a [f64]> + Clone,
     bufs: &mut Buffers,
 ) -> Result<Chunk, ParquetError> {
-    let values = || parts.clone().flatten().map(|v| v.to_bits());
-    let rows = values().count();
-    let mut runs = 0;
-    let mut prev = None;
-    for v in values() {
-        if prev != Some(v) {
-            runs += 1;
-            prev = Some(v);
+    let (mut rows, mut runs, mut prev) = (0, 0, None);
+    for part in parts.clone() {
+        rows += part.len();
+        for v in part {
+            runs += usize::from(prev != Some(v.to_bits()));
+            prev = Some(v.to_bits());
         }
     }
     bufs.data.clear();
     if runs * 2 > rows {
-        for v in values() {
-            bufs.data.extend_from_slice(&v.to_le_bytes());
+        for part in parts {
+            for v in part {
+                bufs.data.extend_from_slice(&v.to_le_bytes());
+            }
         }
         let encodings = vec![Encoding::PLAIN, Encoding::RLE];
         return column_chunk(descr, None, bufs, Encoding::PLAIN, rows, encodings);
     }
     let width = code_width(runs);
-    let code_bytes = width.div_ceil(8) as usize;
     let mut dict = std::mem::take(&mut bufs.dict);
     dict.clear();
     bufs.data.push(width as u8);
-    let mut values = values().peekable();
-    let mut code = 0u32;
-    while let Some(v) = values.next() {
-        let mut n = 1u64;
-        while values.next_if_eq(&v).is_some() {
-            n += 1;
-        }
-        dict.extend_from_slice(&v.to_le_bytes());
+    let mut run = |bits: u64, n: u64, code: u32| {
+        dict.extend_from_slice(&bits.to_le_bytes());
         push_uleb128(&mut bufs.data, n << 1);
+        let code_bytes = width.div_ceil(8) as usize;
         bufs.data.extend_from_slice(&code.to_le_bytes()[..code_bytes]);
-        code += 1;
+    };
+    let (mut current, mut n, mut code) = (None, 0u64, 0u32);
+    for part in parts {
+        for v in part {
+            let bits = v.to_bits();
+            if current == Some(bits) {
+                n += 1;
+                continue;
+            }
+            if let Some(c) = current {
+                run(c, n, code);
+                code += 1;
+            }
+            (current, n) = (Some(bits), 1);
+        }
+    }
+    if let Some(c) = current {
+        run(c, n, code);
     }
     let dict = Bytes::from(dict);
     let page = Page::DictionaryPage {
