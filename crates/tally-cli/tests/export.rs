@@ -287,7 +287,12 @@ fn large_and_small_runs(root: &Path) -> std::path::PathBuf {
     let small = root.join("b_small");
     std::fs::create_dir(&small).unwrap();
     write(&small, &[(1, &[("g0/tag0", 1.0)]), (2, &[("solo", 2.0)])]);
-    let file = std::fs::read_dir(&large).unwrap().next().unwrap().unwrap().path();
+    let file = std::fs::read_dir(&large)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     assert!(std::fs::metadata(&file).unwrap().len() > 9 << 20);
     file
 }
@@ -353,7 +358,11 @@ fn damage_in_a_large_file_is_reported_and_no_row_is_lost_or_repeated() {
         bad
     };
     for (bytes, policy, warning) in [
-        (flipped(good.len() * 6 / 10), "skip", "skipped 1 corrupt record"),
+        (
+            flipped(good.len() * 6 / 10),
+            "skip",
+            "skipped 1 corrupt record",
+        ),
         (flipped(good.len() - 40), "skip", "skipped 1 corrupt record"),
         (good[..good.len() - 3].to_vec(), "error", "truncated tail"),
     ] {

@@ -192,7 +192,10 @@ fn chained_windows_give_the_sequential_scalars() {
             windows += 1;
         }
         assert_eq!(at, len);
-        assert!(span >= len || windows > 1, "one window of {span} bytes read it all");
+        assert!(
+            span >= len || windows > 1,
+            "one window of {span} bytes read it all"
+        );
         assert_eq!(got, want, "span {span}, {threads} threads");
     }
 }

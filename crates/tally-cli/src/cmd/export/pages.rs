@@ -1,6 +1,7 @@
 //! Parquet column chunks written page by page, for columns whose values tally already holds in
 //! a form the format takes as it is: strings by id (a dictionary page, then the codes in
-//! Parquet's RLE/bit-packed hybrid) and doubles (PLAIN: their little-endian bytes).
+//! Parquet's RLE/bit-packed hybrid), steps and doubles (their little-endian bytes, as they are
+//! or as a dictionary of runs of equal values).
 
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding};
@@ -8,6 +9,7 @@ use parquet::column::page::{CompressedPage, Page, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
 use parquet::file::metadata::ColumnChunkMetaData;
+use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
@@ -134,7 +136,8 @@ impl DictColumn {
             is_sorted: false,
         };
         let encodings = vec![Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
-        column_chunk(&self.descr, Some(dict), bufs, Encoding::RLE_DICTIONARY, rows, encodings)
+        let page = (Some(dict), Encoding::RLE_DICTIONARY, rows, None);
+        column_chunk(&self.descr, page, bufs, encodings)
     }
 }
 
@@ -144,32 +147,37 @@ fn code_width(n: usize) -> u32 {
     (u32::BITS - (n.max(1) as u32 - 1).leading_zeros()).max(1)
 }
 
-/// A `DOUBLE` column chunk of `parts` in order, without statistics (computing them would cost
-/// more than writing the values). When runs of equal values are at most half the rows (a tally
-/// event's scalars share its wall time), a dictionary of each run's value and one RLE run per
-/// run; otherwise PLAIN, the values' bytes as they are.
-pub(super) fn doubles<'a>(
+/// A column chunk of 8-byte values (`DOUBLE`, `INT64`; `le` their little-endian bytes) from
+/// `parts` in order. When runs of equal values are at most half the rows (a tally event's
+/// scalars share its step and wall time; a metric may stay constant), a dictionary of each
+/// run's value and one RLE run per run; otherwise PLAIN, the values' bytes as they are.
+/// Page statistics are left out: computing them per value would cost more than the copy.
+pub(super) fn eight_byte_column<'a, T: Copy + 'a>(
     descr: &ColumnDescPtr,
-    parts: impl Iterator<Item = &'a [f64]> + Clone,
+    parts: impl Iterator<Item = &'a [T]> + Clone,
+    le: fn(T) -> [u8; 8],
+    statistics: Option<Statistics>,
     bufs: &mut Buffers,
 ) -> Result<Chunk, ParquetError> {
+    let bits = |v: T| u64::from_le_bytes(le(v));
     let (mut rows, mut runs, mut prev) = (0, 0, None);
     for part in parts.clone() {
         rows += part.len();
-        for v in part {
-            runs += usize::from(prev != Some(v.to_bits()));
-            prev = Some(v.to_bits());
+        for &v in part {
+            runs += usize::from(prev != Some(bits(v)));
+            prev = Some(bits(v));
         }
     }
     bufs.data.clear();
     if runs * 2 > rows {
         for part in parts {
-            for v in part {
-                bufs.data.extend_from_slice(&v.to_le_bytes());
+            for &v in part {
+                bufs.data.extend_from_slice(&le(v));
             }
         }
         let encodings = vec![Encoding::PLAIN, Encoding::RLE];
-        return column_chunk(descr, None, bufs, Encoding::PLAIN, rows, encodings);
+        let page = (None, Encoding::PLAIN, rows, statistics);
+        return column_chunk(descr, page, bufs, encodings);
     }
     let width = code_width(runs);
     let mut dict = std::mem::take(&mut bufs.dict);
@@ -179,12 +187,13 @@ pub(super) fn doubles<'a>(
         dict.extend_from_slice(&bits.to_le_bytes());
         push_uleb128(&mut bufs.data, n << 1);
         let code_bytes = width.div_ceil(8) as usize;
-        bufs.data.extend_from_slice(&code.to_le_bytes()[..code_bytes]);
+        bufs.data
+            .extend_from_slice(&code.to_le_bytes()[..code_bytes]);
     };
     let (mut current, mut n, mut code) = (None, 0u64, 0u32);
     for part in parts {
-        for v in part {
-            let bits = v.to_bits();
+        for &v in part {
+            let bits = bits(v);
             if current == Some(bits) {
                 n += 1;
                 continue;
@@ -207,7 +216,8 @@ pub(super) fn doubles<'a>(
         is_sorted: false,
     };
     let encodings = vec![Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
-    let chunk = column_chunk(descr, Some(page), bufs, Encoding::RLE_DICTIONARY, rows, encodings);
+    let page = (Some(page), Encoding::RLE_DICTIONARY, rows, statistics);
+    let chunk = column_chunk(descr, page, bufs, encodings);
     bufs.dict = Vec::from(dict);
     chunk
 }
@@ -234,14 +244,16 @@ impl Buffers {
     }
 }
 
-/// One column chunk: an optional dictionary page, then one data page of `rows` values of a
-/// required column (so no levels), uncompressed.
+/// What a column chunk holds: an optional dictionary page, the data page's encoding, its row
+/// count, and the chunk's statistics.
+type Pages = (Option<Page>, Encoding, usize, Option<Statistics>);
+
+/// One column chunk: an optional dictionary page, then one data page (in `bufs.data`) of
+/// `rows` values of a required column (so no levels), uncompressed.
 fn column_chunk(
     descr: &ColumnDescPtr,
-    dict: Option<Page>,
+    (dict, encoding, rows, statistics): Pages,
     bufs: &mut Buffers,
-    encoding: Encoding,
-    rows: usize,
     encodings: Vec<Encoding>,
 ) -> Result<Chunk, ParquetError> {
     let mut sink = TrackedWrite::new(std::mem::take(&mut bufs.out));
@@ -271,7 +283,11 @@ fn column_chunk(
     bufs.data = Vec::from(data);
     let bytes = sink.into_inner()?;
     let total = bytes.len() as i64;
-    let metadata = ColumnChunkMetaData::builder(descr.clone())
+    let mut metadata = ColumnChunkMetaData::builder(descr.clone());
+    if let Some(statistics) = statistics {
+        metadata = metadata.set_statistics(statistics);
+    }
+    let metadata = metadata
         .set_encodings(encodings)
         .set_compression(Compression::UNCOMPRESSED)
         .set_num_values(rows as i64)

@@ -6,24 +6,22 @@
 //! string by a small id, so their columns are written as dictionary pages straight from those
 //! ids (a dictionary page of the group's distinct strings, then the codes in Parquet's
 //! RLE/bit-packed hybrid) instead of handing the Parquet writer one string per row to hash.
-//! `wall_time` and `value` are PLAIN pages of the doubles' bytes; `step` goes through the
-//! `parquet` crate's writer, delta encoded; nothing is compressed
-//! (`docs/contract/consumers.md` "Exporting to Parquet").
+//! `step`, `wall_time` and `value` are their 8-byte values as they are, or a dictionary of runs
+//! of equal values when runs are few; nothing is compressed (`docs/contract/consumers.md`
+//! "Exporting to Parquet").
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use parquet::basic::{Compression, Encoding};
-use parquet::data_type::Int64Type;
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
+use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
-use parquet::schema::types::ColumnPath;
 use tally_tfevents::{Interner, ScalarRef};
 
-use super::pages::{doubles, Buffers, Chunk, DictColumn};
+use super::pages::{eight_byte_column, Buffers, Chunk, DictColumn};
 use super::RowSink;
 use crate::error::CliError;
 
@@ -128,14 +126,9 @@ impl ParquetSink {
              REQUIRED INT64 step; REQUIRED DOUBLE wall_time; REQUIRED DOUBLE value; }",
         )
         .map_err(&err)?;
-        // The writer writes `step` only (the other columns are spliced in as whole chunks,
-        // `super::pages`): steps repeat or count up, which delta encoding stores in a few bits
-        // without compression; a dictionary would hash every step for little.
-        let props = WriterProperties::builder()
-            .set_compression(Compression::UNCOMPRESSED)
-            .set_dictionary_enabled(false)
-            .set_column_encoding(ColumnPath::from("step"), Encoding::DELTA_BINARY_PACKED)
-            .build();
+        // Every column chunk is spliced in whole (`super::pages`): the writer only lays out
+        // row groups and the footer.
+        let props = WriterProperties::builder().build();
         let file = std::fs::File::create(path).map_err(|source| CliError::Io {
             path: path.to_owned(),
             source,
@@ -312,12 +305,20 @@ fn encode_groups(
         append(&mut rg, chunk, &mut bufs).map_err(&err)?;
         let chunk = tags.chunk_of_ids(&parts, &mut bufs);
         append(&mut rg, chunk, &mut bufs).map_err(&err)?;
-        write_steps(&mut rg, &segments, path)?;
+        let steps = segments.iter().map(|s| &s.step[..]);
+        let chunk = eight_byte_column(
+            &columns[2],
+            steps,
+            i64::to_le_bytes,
+            step_range(&segments),
+            &mut bufs,
+        );
+        append(&mut rg, chunk, &mut bufs).map_err(&err)?;
         let walls = segments.iter().map(|s| &s.wall[..]);
-        let chunk = doubles(&columns[3], walls, &mut bufs);
+        let chunk = eight_byte_column(&columns[3], walls, f64::to_le_bytes, None, &mut bufs);
         append(&mut rg, chunk, &mut bufs).map_err(&err)?;
         let values = segments.iter().map(|s| &s.value[..]);
-        let chunk = doubles(&columns[4], values, &mut bufs);
+        let chunk = eight_byte_column(&columns[4], values, f64::to_le_bytes, None, &mut bufs);
         append(&mut rg, chunk, &mut bufs).map_err(&err)?;
         rg.close().map_err(&err)?;
         for seg in segments {
@@ -340,21 +341,9 @@ fn append(
     Ok(())
 }
 
-/// The row group's `step` column, written by the `parquet` crate's writer (delta encoded, with
-/// min/max statistics).
-fn write_steps(
-    rg: &mut SerializedRowGroupWriter<'_, std::fs::File>,
-    segments: &[Segment],
-    path: &Path,
-) -> Result<(), CliError> {
-    let err = parquet_error(path);
-    let mut col = rg
-        .next_column()
-        .map_err(&err)?
-        .ok_or_else(|| CliError::Run("the Parquet schema has too few columns".into()))?;
-    let typed = col.typed::<Int64Type>();
-    for seg in segments {
-        typed.write_batch(&seg.step, None, None).map_err(&err)?;
-    }
-    col.close().map_err(&err)
+/// The group's smallest and largest step, so readers can skip row groups by step.
+fn step_range(segments: &[Segment]) -> Option<Statistics> {
+    let steps = segments.iter().flat_map(|s| s.step.iter().copied());
+    let (min, max) = steps.fold((i64::MAX, i64::MIN), |(lo, hi), s| (lo.min(s), hi.max(s)));
+    (min <= max).then(|| Statistics::int64(Some(min), Some(max), None, Some(0), false))
 }

@@ -70,7 +70,9 @@ pub(super) fn export_windows(
         }
         let raw = r.raw.id(s.tag);
         if raw == r.rule_of.len() {
-            let to = rule.rename(s.tag).map(|(tag, scale)| (r.seg.tags.id(tag), scale));
+            let to = rule
+                .rename(s.tag)
+                .map(|(tag, scale)| (r.seg.tags.id(tag), scale));
             r.rule_of.push(to);
         }
         if let Some((tag, scale)) = r.rule_of[raw] {
