@@ -26,7 +26,8 @@ pub enum Format {
     Jsonl,
     /// CSV with a header row: run,tag,step,wall_time,value.
     Csv,
-    /// Apache Parquet (snappy), columns run, tag, step, wall_time, value; needs `--output`.
+    /// Apache Parquet (uncompressed, run and tag dictionary-encoded), columns run, tag, step,
+    /// wall_time, value; needs `--output`.
     Parquet,
 }
 

@@ -30,7 +30,7 @@ use crate::error::CliError;
 const ROW_GROUP: usize = 128 * 1024;
 
 /// Emptied segments kept for reuse: enough for one window on every core and one group.
-const POOL: usize = 8;
+const POOL: usize = 4;
 
 /// A stretch of rows in file order; `tag` ids index `tags`, which is the segment's own (each
 /// reading thread numbers the tags it meets). A row group is one or more segments.

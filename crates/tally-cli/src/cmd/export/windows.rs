@@ -82,8 +82,7 @@ pub(super) fn export_windows(
     };
     let (mut at, mut exported) = (0, 0);
     while at < len {
-        let Some((parts, end)) =
-            scalars_in_parallel_window(file, at, WINDOW, threads, &init, &visit)
+        let Some((parts, end)) = scalars_in_parallel_window(file, at, WINDOW, threads, init, visit)
         else {
             return Ok(Windows::Stopped {
                 exported_scalars: exported,
