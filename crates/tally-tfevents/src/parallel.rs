@@ -156,9 +156,27 @@ fn read_range<T>(
 /// only at the `SYNC_WINDOW` bytes from there (bounded work and memory, whatever the file holds;
 /// a record larger than that makes the caller read sequentially).
 fn sync(file: &File, from: u64) -> Option<u64> {
-    let mut window = vec![0u8; SYNC_WINDOW as usize];
+    // Records are usually small: a first look at `FIRST_LOOK` bytes reads far less (a windowed
+    // reader syncs once per window). It answers as the whole window would unless a record in
+    // it is cut off at its end, or it holds no boundary and the file goes on.
+    match sync_within(file, from, FIRST_LOOK)? {
+        Ok(at) => Some(at),
+        Err(LookFurther) => sync_within(file, from, SYNC_WINDOW)?.ok(),
+    }
+}
+
+/// How far the first look for a record boundary reads.
+const FIRST_LOOK: u64 = 64 << 10;
+
+/// The first `size` bytes from `from` cannot tell where the first record starts.
+struct LookFurther;
+
+/// [`sync`] within `size` bytes from `from`.
+fn sync_within(file: &File, from: u64, size: u64) -> Option<Result<u64, LookFurther>> {
+    let mut window = vec![0u8; size as usize];
     let n = read_full_at(file, &mut window, from)?;
     let window = &window[..n];
+    let cut_short = || (n as u64 == size && size < SYNC_WINDOW).then_some(Err(LookFurther));
     for p in 0..n.saturating_sub(HEADER_LEN + FOOTER_LEN - 1) {
         let len_bytes: [u8; 8] = window[p..p + 8].try_into().ok()?;
         let stored = u32::from_le_bytes(window[p + 8..p + HEADER_LEN].try_into().ok()?);
@@ -172,14 +190,18 @@ fn sync(file: &File, from: u64) -> Option<u64> {
             .and_then(|l| data.checked_add(l))
             .filter(|&e| e + FOOTER_LEN <= n)
         else {
+            // A record that may be whole in a larger window: only that one can answer.
+            if let Some(further) = cut_short() {
+                return Some(further);
+            }
             continue;
         };
         let crc = u32::from_le_bytes(window[end..end + FOOTER_LEN].try_into().ok()?);
         if masked_crc32c(&window[data..end]) == crc {
-            return Some(from + p as u64);
+            return Some(Ok(from + p as u64));
         }
     }
-    None
+    cut_short()
 }
 
 /// Reads as much of `buf` as the file holds from `offset`.

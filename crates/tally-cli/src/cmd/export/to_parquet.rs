@@ -53,6 +53,15 @@ impl Segment {
         self.value.push(value);
     }
 
+    /// Room for `rows` more rows in every column. Reserved memory is only faulted in once
+    /// written, while growing by doubling would copy (and fault in) every row again.
+    pub(super) fn reserve(&mut self, rows: usize) {
+        self.tag.reserve(rows);
+        self.step.reserve(rows);
+        self.wall.reserve(rows);
+        self.value.reserve(rows);
+    }
+
     pub(super) fn len(&self) -> usize {
         self.step.len()
     }

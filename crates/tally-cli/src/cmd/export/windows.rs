@@ -15,6 +15,9 @@ use crate::error::CliError;
 /// 4 MB of columns.
 const WINDOW: u64 = 4 << 20;
 
+/// The fewest bytes one scalar takes in an event (a value's field, a one-byte tag, a float).
+const MIN_SCALAR_BYTES: u64 = 10;
+
 /// Below this a file is read by one thread: starting threads would cost more than they save.
 pub(super) const PARALLEL_FILE_BYTES: u64 = 8 << 20;
 
@@ -55,8 +58,13 @@ pub(super) fn export_windows(
         .len();
     let trivial = rule.is_trivial();
     let pool = sink.pool.clone();
+    let share = (WINDOW / threads.max(1) as u64 / MIN_SCALAR_BYTES) as usize;
     let init = || Reading {
-        seg: pool.take(),
+        seg: {
+            let mut seg = pool.take();
+            seg.reserve(share);
+            seg
+        },
         raw: Interner::new(),
         rule_of: Vec::new(),
         seen: 0,
