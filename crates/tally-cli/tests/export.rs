@@ -266,7 +266,8 @@ fn parquet_rows(path: &Path) -> Vec<serde_json::Value> {
 }
 
 /// A run whose one event file is large enough (over 8 MiB) to be read on every core, window
-/// by window: 48 000 steps of ten tags, one of them a legacy name; and a small run after it.
+/// by window: 48 000 steps of ten tags, one of them a legacy name; a small run before it and
+/// one after it (their rows are gathered around the windows' row groups).
 fn large_and_small_runs(root: &Path) -> std::path::PathBuf {
     let tags: Vec<String> = (0..9).map(|i| format!("g{}/tag{i}", i % 3)).collect();
     let steps: Vec<(i64, Vec<(&str, f64)>)> = (0..48_000)
@@ -281,6 +282,9 @@ fn large_and_small_runs(root: &Path) -> std::path::PathBuf {
         })
         .collect();
     let refs: Vec<(i64, &[(&str, f64)])> = steps.iter().map(|(s, v)| (*s, v.as_slice())).collect();
+    let first = root.join("0_first");
+    std::fs::create_dir(&first).unwrap();
+    write(&first, &[(5, &[("g1/tag1", 5.5), ("perf/iter_ms", 250.0)])]);
     let large = root.join("a_large");
     std::fs::create_dir(&large).unwrap();
     write(&large, &refs);
