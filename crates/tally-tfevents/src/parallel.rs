@@ -93,7 +93,8 @@ pub fn scalars_in_parallel_window<T: Send>(
 }
 
 /// One thread's range: the records that start in `[from, to)`, `from` itself when `first` (a
-/// known record boundary). Returns where its first record starts, where the record after its last one starts, and its part.
+/// known record boundary). Returns where its first record starts, where the record after its
+/// last one starts, and its part.
 fn read_range<T>(
     path: &Path,
     first: bool,

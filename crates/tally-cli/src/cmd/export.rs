@@ -343,13 +343,10 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
         let mut exported = 0;
         if let (Some(parquet), [file]) = (sink.windows(), files.as_slice()) {
             if cores > 1 && size(file) >= PARALLEL_FILE_BYTES {
-                let done_before = progress.done_before;
                 let outcome = export_windows(file, cores, &rule, parquet, |at, rows| {
                     progress.rows += rows;
-                    progress.done_before = done_before;
                     progress.tick(at, false);
                 })?;
-                progress.done_before = done_before;
                 match outcome {
                     Windows::Done => {
                         progress.done_before += size(file);
