@@ -327,9 +327,7 @@ fn a_large_file_read_on_every_core_exports_the_sequential_rows() {
     let r = root.to_str().unwrap();
     for extra in [
         &[][..],
-        &["--tags", "g1/*", "Perf/*"][..],
-        &["--migrate-legacy"][..],
-        &["--migrate-legacy", "--tags", "Perf/*", "solo"][..],
+        &["--migrate-legacy", "--tags", "g1/*", "Perf/*", "solo"][..],
     ] {
         let mut args = vec![r, "--progress", "never"];
         args.extend_from_slice(extra);
@@ -367,7 +365,6 @@ fn damage_in_a_large_file_is_reported_and_no_row_is_lost_or_repeated() {
             "skip",
             "skipped 1 corrupt record",
         ),
-        (flipped(good.len() - 40), "skip", "skipped 1 corrupt record"),
         (good[..good.len() - 3].to_vec(), "error", "truncated tail"),
     ] {
         std::fs::write(&file, &bytes).unwrap();
