@@ -246,3 +246,142 @@ fn parquet_rows_equal_the_json_lines_rows_across_row_groups_runs_and_wide_dictio
     }
     assert_eq!(n, expected.len());
 }
+
+/// Every row of a Parquet export, as the `parquet` crate reads it, in JSON-lines form.
+fn parquet_rows(path: &Path) -> Vec<serde_json::Value> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::RowAccessor;
+    let reader = SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let rows = reader.get_row_iter(None).unwrap().map(|row| {
+        let row = row.unwrap();
+        serde_json::json!({
+            "run": row.get_string(0).unwrap(),
+            "tag": row.get_string(1).unwrap(),
+            "step": row.get_long(2).unwrap(),
+            "wall_time": row.get_double(3).unwrap(),
+            "value": row.get_double(4).unwrap(),
+        })
+    });
+    rows.collect()
+}
+
+/// A run whose one event file is large enough (over 8 MiB) to be read on every core, window
+/// by window: 48 000 steps of ten tags, one of them a legacy name; a small run before it and
+/// one after it (their rows are gathered around the windows' row groups).
+fn large_and_small_runs(root: &Path) -> std::path::PathBuf {
+    let tags: Vec<String> = (0..9).map(|i| format!("g{}/tag{i}", i % 3)).collect();
+    let steps: Vec<(i64, Vec<(&str, f64)>)> = (0..48_000)
+        .map(|s| {
+            let mut v: Vec<(&str, f64)> = tags
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.as_str(), s as f64 * 0.25 - i as f64))
+                .collect();
+            v.push(("perf/iter_ms", 400.0 + (s % 7) as f64));
+            (s, v)
+        })
+        .collect();
+    let refs: Vec<(i64, &[(&str, f64)])> = steps.iter().map(|(s, v)| (*s, v.as_slice())).collect();
+    let first = root.join("0_first");
+    std::fs::create_dir(&first).unwrap();
+    write(&first, &[(5, &[("g1/tag1", 5.5), ("perf/iter_ms", 250.0)])]);
+    let large = root.join("a_large");
+    std::fs::create_dir(&large).unwrap();
+    write(&large, &refs);
+    let small = root.join("b_small");
+    std::fs::create_dir(&small).unwrap();
+    write(&small, &[(1, &[("g0/tag0", 1.0)]), (2, &[("solo", 2.0)])]);
+    let file = std::fs::read_dir(&large)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(std::fs::metadata(&file).unwrap().len() > 9 << 20);
+    file
+}
+
+fn parquet_export(root: &Path, extra: &[&str]) -> (std::process::Output, Vec<serde_json::Value>) {
+    let pq = root.join("out.parquet");
+    let _ = std::fs::remove_file(&pq);
+    let mut args = vec![root.to_str().unwrap(), "--format", "parquet", "--output"];
+    args.push(pq.to_str().unwrap());
+    args.extend_from_slice(extra);
+    let out = export(&args);
+    let rows = if out.status.success() {
+        parquet_rows(&pq)
+    } else {
+        Vec::new()
+    };
+    (out, rows)
+}
+
+/// A large file is read on every core a window at a time: the rows are the sequential
+/// reader's (JSON lines), in order, with tag filters and legacy migration applied alike.
+#[test]
+fn a_large_file_read_on_every_core_exports_the_sequential_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("runs");
+    std::fs::create_dir(&root).unwrap();
+    large_and_small_runs(&root);
+    let r = root.to_str().unwrap();
+    for extra in [
+        &[][..],
+        &["--migrate-legacy", "--tags", "g1/*", "Perf/*", "solo"][..],
+    ] {
+        let mut args = vec![r, "--progress", "never"];
+        args.extend_from_slice(extra);
+        let want = rows(&export(&args));
+        let (out, got) = parquet_export(&root, extra);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(want.len() > 2, "{extra:?}");
+        assert_eq!(got.len(), want.len(), "{extra:?}");
+        assert!(got == want, "{extra:?}: rows differ");
+    }
+}
+
+/// Damage inside a large file: what the windows read before it stays exported once, the
+/// sequential reader reads the rest and reports the damage as it always does.
+#[test]
+fn damage_in_a_large_file_is_reported_and_no_row_is_lost_or_repeated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("runs");
+    std::fs::create_dir(&root).unwrap();
+    let file = large_and_small_runs(&root);
+    let good = std::fs::read(&file).unwrap();
+    let r = root.to_str().unwrap();
+    let flipped = |at: usize| {
+        let mut bad = good.clone();
+        bad[at] ^= 0x40;
+        bad
+    };
+    for (bytes, policy, warning) in [
+        (
+            flipped(good.len() * 6 / 10),
+            "skip",
+            "skipped 1 corrupt record",
+        ),
+        (good[..good.len() - 3].to_vec(), "error", "truncated tail"),
+    ] {
+        std::fs::write(&file, &bytes).unwrap();
+        let text = export(&[r, "--progress", "never", "--on-corrupt", policy]);
+        let want = rows(&text);
+        assert!(String::from_utf8_lossy(&text.stderr).contains(warning));
+        let (out, got) = parquet_export(&root, &["--on-corrupt", policy]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(stderr.contains(warning), "{policy}: {stderr}");
+        assert_eq!(got.len(), want.len(), "{policy}: {warning}");
+        assert!(got == want, "{policy}: {warning}: rows differ");
+    }
+    // Under the default policy a corrupt record in the middle is the error, naming the file.
+    std::fs::write(&file, flipped(good.len() / 2)).unwrap();
+    let (out, _) = parquet_export(&root, &[]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(file.to_str().unwrap()), "{stderr}");
+}

@@ -39,9 +39,31 @@ pub fn scalars_in_parallel<T: Send>(
     visit: impl Fn(&mut T, ScalarRef<'_>) + Sync,
 ) -> Option<Vec<T>> {
     let len = std::fs::metadata(path).ok()?.len();
-    let threads = (threads as u64).min(len / MIN_RANGE).max(1);
+    let (parts, end) = scalars_in_parallel_window(path, 0, len, threads, init, visit)?;
+    (end == len).then_some(parts)
+}
+
+/// [`scalars_in_parallel`] over one window of the file, so a caller holds one window's scalars
+/// at a time whatever the file's size: the records that start in `[start, start + span)`,
+/// `start` being a record boundary (0, or an end this function returned). Returns the parts in
+/// file order and where the record after the window's last one starts (the file's length once
+/// every record is read). `None` as for [`scalars_in_parallel`].
+pub fn scalars_in_parallel_window<T: Send>(
+    path: &Path,
+    start: u64,
+    span: u64,
+    threads: usize,
+    init: impl Fn() -> T + Sync,
+    visit: impl Fn(&mut T, ScalarRef<'_>) + Sync,
+) -> Option<(Vec<T>, u64)> {
+    let len = std::fs::metadata(path).ok()?.len();
+    let end = start.checked_add(span)?.min(len);
+    let threads = (threads as u64).min((end - start) / MIN_RANGE).max(1);
     let bounds: Vec<(u64, u64)> = (0..threads)
-        .map(|i| (len * i / threads, len * (i + 1) / threads))
+        .map(|i| {
+            let at = |k: u64| start + (end - start) * k / threads;
+            (at(i), at(i + 1))
+        })
         .collect();
     let results: Vec<Option<(u64, u64, T)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = bounds
@@ -58,20 +80,21 @@ pub fn scalars_in_parallel<T: Send>(
             .collect()
     });
     let mut out = Vec::with_capacity(results.len());
-    let mut expected_start = 0;
+    let mut expected_start = start;
     for r in results {
-        let (start, end, part) = r?;
-        if start != expected_start {
+        let (from, to, part) = r?;
+        if from != expected_start {
             return None;
         }
-        expected_start = end;
+        expected_start = to;
         out.push(part);
     }
-    (expected_start == len).then_some(out)
+    Some((out, expected_start))
 }
 
-/// One thread's range: the records that start in `[from, to)`. Returns where its first record
-/// starts, where the record after its last one starts, and its part.
+/// One thread's range: the records that start in `[from, to)`, `from` itself when `first` (a
+/// known record boundary). Returns where its first record starts, where the record after its
+/// last one starts, and its part.
 fn read_range<T>(
     path: &Path,
     first: bool,
@@ -82,7 +105,7 @@ fn read_range<T>(
     visit: &impl Fn(&mut T, ScalarRef<'_>),
 ) -> Option<(u64, u64, T)> {
     let mut file = File::open(path).ok()?;
-    let start = if first { 0 } else { sync(&file, from)? };
+    let start = if first { from } else { sync(&file, from)? };
     file.seek(SeekFrom::Start(start)).ok()?;
     let mut records = TfRecordReader::new(file);
     let mut wire = WireScalars::default();
@@ -134,9 +157,27 @@ fn read_range<T>(
 /// only at the `SYNC_WINDOW` bytes from there (bounded work and memory, whatever the file holds;
 /// a record larger than that makes the caller read sequentially).
 fn sync(file: &File, from: u64) -> Option<u64> {
-    let mut window = vec![0u8; SYNC_WINDOW as usize];
+    // Records are usually small: a first look at `FIRST_LOOK` bytes reads far less (a windowed
+    // reader syncs once per window). It answers as the whole window would unless a record in
+    // it is cut off at its end, or it holds no boundary and the file goes on.
+    match sync_within(file, from, FIRST_LOOK)? {
+        Ok(at) => Some(at),
+        Err(LookFurther) => sync_within(file, from, SYNC_WINDOW)?.ok(),
+    }
+}
+
+/// How far the first look for a record boundary reads.
+const FIRST_LOOK: u64 = 64 << 10;
+
+/// The first `size` bytes from `from` cannot tell where the first record starts.
+struct LookFurther;
+
+/// [`sync`] within `size` bytes from `from`.
+fn sync_within(file: &File, from: u64, size: u64) -> Option<Result<u64, LookFurther>> {
+    let mut window = vec![0u8; size as usize];
     let n = read_full_at(file, &mut window, from)?;
     let window = &window[..n];
+    let cut_short = || (n as u64 == size && size < SYNC_WINDOW).then_some(Err(LookFurther));
     for p in 0..n.saturating_sub(HEADER_LEN + FOOTER_LEN - 1) {
         let len_bytes: [u8; 8] = window[p..p + 8].try_into().ok()?;
         let stored = u32::from_le_bytes(window[p + 8..p + HEADER_LEN].try_into().ok()?);
@@ -150,14 +191,18 @@ fn sync(file: &File, from: u64) -> Option<u64> {
             .and_then(|l| data.checked_add(l))
             .filter(|&e| e + FOOTER_LEN <= n)
         else {
+            // A record that may be whole in a larger window: only that one can answer.
+            if let Some(further) = cut_short() {
+                return Some(further);
+            }
             continue;
         };
         let crc = u32::from_le_bytes(window[end..end + FOOTER_LEN].try_into().ok()?);
         if masked_crc32c(&window[data..end]) == crc {
-            return Some(from + p as u64);
+            return Some(Ok(from + p as u64));
         }
     }
-    None
+    cut_short()
 }
 
 /// Reads as much of `buf` as the file holds from `offset`.

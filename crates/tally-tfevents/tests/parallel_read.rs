@@ -7,7 +7,8 @@ use std::path::Path;
 use prost::Message;
 use tally_tfevents::proto::{event, summary, Event, Summary};
 use tally_tfevents::{
-    encode_scalar_event, open_event_file, scalars_in_parallel, RecordWriter, ScalarEvent,
+    encode_scalar_event, open_event_file, scalars_in_parallel, scalars_in_parallel_window,
+    RecordWriter, ScalarEvent,
 };
 
 fn sequential(path: &Path) -> Vec<ScalarEvent> {
@@ -160,5 +161,41 @@ fn damage_anywhere_is_left_to_the_sequential_reader() {
                 "flip at {at}, {threads} threads"
             );
         }
+    }
+}
+
+/// Windows chained from the start (each starting where the last one ended) read the whole
+/// file: the same scalars as one sequential read, whatever the window and thread count (no
+/// lures here: a thread misled by one declines, as above).
+#[test]
+fn chained_windows_give_the_sequential_scalars() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.out.tfevents.1");
+    write_file_with_lures(&path, 20_000, 0);
+    let want = sequential(&path);
+    let len = std::fs::metadata(&path).unwrap().len();
+    for (span, threads) in [(1, 1), (100_000, 2), (300_000, 3), (1 << 20, 2), (len, 4)] {
+        let (mut got, mut at, mut windows) = (Vec::new(), 0, 0);
+        while at < len {
+            let (parts, end) = scalars_in_parallel_window(
+                &path,
+                at,
+                span,
+                threads,
+                Vec::new,
+                |v: &mut Vec<ScalarEvent>, s| v.push(s.to_scalar_event()),
+            )
+            .unwrap_or_else(|| panic!("window at {at}, span {span}, {threads} threads"));
+            assert!(end > at, "window at {at} read nothing");
+            got.extend(parts.into_iter().flatten());
+            at = end;
+            windows += 1;
+        }
+        assert_eq!(at, len);
+        assert!(
+            span >= len || windows > 1,
+            "one window of {span} bytes read it all"
+        );
+        assert_eq!(got, want, "span {span}, {threads} threads");
     }
 }

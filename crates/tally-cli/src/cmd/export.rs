@@ -12,8 +12,11 @@ use tally_schema::legacy::glob_match;
 use tally_schema::{legacy_mapping, Profile};
 use tally_tfevents::{Damage, Interner, OnCorruption, ScalarRef};
 
+mod pages;
 mod to_parquet;
+mod windows;
 use to_parquet::ParquetSink;
+use windows::{export_windows, Windows, PARALLEL_FILE_BYTES};
 
 /// Output format of `tally export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -23,7 +26,8 @@ pub enum Format {
     Jsonl,
     /// CSV with a header row: run,tag,step,wall_time,value.
     Csv,
-    /// Apache Parquet (snappy), columns run, tag, step, wall_time, value; needs `--output`.
+    /// Apache Parquet (uncompressed, run and tag dictionary-encoded), columns run, tag, step,
+    /// wall_time, value; needs `--output`.
     Parquet,
 }
 
@@ -129,6 +133,10 @@ trait RowSink {
     fn start_run(&mut self, run: &str);
     fn row(&mut self, s: ScalarRef<'_>) -> Result<(), CliError>;
     fn finish(&mut self) -> Result<(), CliError>;
+    /// The Parquet sink, which also takes whole windows of a file read on every core.
+    fn windows(&mut self) -> Option<&mut ParquetSink> {
+        None
+    }
 }
 
 struct TextSink<'a> {
@@ -233,15 +241,40 @@ impl Progress {
     }
 }
 
-/// One scalar's tag and value through the legacy map (scaling its unit), if it is a legacy tag.
-fn migrate(s: ScalarRef<'_>, profile: Profile) -> ScalarRef<'_> {
-    match legacy_mapping(s.tag, Some(profile)) {
-        Some(row) => ScalarRef {
-            tag: row.new,
-            value: s.value * row.scale,
+/// What a run's tags become: renamed from legacy names (with their unit scale) when migrating,
+/// and kept only when they match a glob, if any was given.
+struct TagRule<'o> {
+    migrate: Option<Profile>,
+    globs: &'o [String],
+}
+
+impl TagRule<'_> {
+    /// Every tag kept as it is.
+    fn is_trivial(&self) -> bool {
+        self.migrate.is_none() && self.globs.is_empty()
+    }
+
+    /// The exported name of `tag` and the factor its values are scaled by, or `None` when the
+    /// tag is not exported.
+    fn rename<'t>(&self, tag: &'t str) -> Option<(&'t str, Option<f64>)> {
+        let (tag, scale) = match self.migrate.and_then(|p| legacy_mapping(tag, Some(p))) {
+            Some(row) => (row.new, Some(row.scale)),
+            None => (tag, None),
+        };
+        let kept = self.globs.is_empty() || self.globs.iter().any(|g| glob_match(g, tag));
+        kept.then_some((tag, scale))
+    }
+
+    fn apply<'a>(&self, s: ScalarRef<'a>) -> Option<ScalarRef<'a>> {
+        if self.is_trivial() {
+            return Some(s);
+        }
+        let (tag, scale) = self.rename(s.tag)?;
+        Some(ScalarRef {
+            tag,
+            value: scale.map_or(s.value, |k| s.value * k),
             ..s
-        },
-        None => s,
+        })
     }
 }
 
@@ -290,15 +323,39 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
             .count();
         warn(&damage);
     };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     for (dir, files) in runs {
         sink.start_run(&dir.display().to_string());
-        let profile = if opts.migrate_legacy {
-            RunConfigFacts::from_config(read_json(&dir.join("run_config.json"))?.as_ref())
-                .profile()
-                .unwrap_or(Profile::SacFamily)
+        let migrate = if opts.migrate_legacy {
+            let config = read_json(&dir.join("run_config.json"))?;
+            let profile = RunConfigFacts::from_config(config.as_ref()).profile();
+            Some(profile.unwrap_or(Profile::SacFamily))
         } else {
-            Profile::SacFamily
+            None
         };
+        let rule = TagRule {
+            migrate,
+            globs: &opts.tags,
+        };
+        // One large file: every core reads it, a window at a time. Whatever that could not
+        // read (damage to report, boundaries in doubt) the sequential reader reads after the
+        // scalars already exported.
+        let mut exported = 0;
+        if let (Some(parquet), [file]) = (sink.windows(), files.as_slice()) {
+            if cores > 1 && size(file) >= PARALLEL_FILE_BYTES {
+                let outcome = export_windows(file, cores, &rule, parquet, |at, rows| {
+                    progress.rows += rows;
+                    progress.tick(at, false);
+                })?;
+                match outcome {
+                    Windows::Done => {
+                        progress.done_before += size(file);
+                        continue;
+                    }
+                    Windows::Stopped { exported_scalars } => exported = exported_scalars,
+                }
+            }
+        }
         let mut scalars = RunScalars::new(files, opts.policy);
         let mut file_index = 0;
         while let Some(index) = scalars.advance()? {
@@ -307,15 +364,16 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
                 progress.done_before += size(&scalars.files()[file_index]);
                 file_index += 1;
             }
-            let Some(mut s) = scalars.current() else {
+            let Some(s) = scalars.current() else {
                 continue;
             };
-            if opts.migrate_legacy {
-                s = migrate(s, profile);
-            }
-            if !opts.tags.is_empty() && !opts.tags.iter().any(|g| glob_match(g, s.tag)) {
+            if exported > 0 {
+                exported -= 1;
                 continue;
             }
+            let Some(s) = rule.apply(s) else {
+                continue;
+            };
             sink.row(s)?;
             progress.rows += 1;
             if progress.rows % 4096 == 0 {

@@ -1,0 +1,475 @@
+//! Parquet column chunks written page by page, for columns whose values tally already holds in
+//! a form the format takes as it is: strings by id (a dictionary page, then the codes in
+//! Parquet's RLE/bit-packed hybrid), steps and doubles (their little-endian bytes, as they are
+//! or as a dictionary of runs of equal values).
+
+use bytes::Bytes;
+use parquet::basic::{Compression, Encoding};
+use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::column::writer::ColumnCloseResult;
+use parquet::errors::ParquetError;
+use parquet::file::metadata::ColumnChunkMetaData;
+use parquet::file::statistics::Statistics;
+use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
+use parquet::schema::types::ColumnDescPtr;
+
+/// A `BYTE_ARRAY` column written as dictionary pages from ids: the group's distinct strings in
+/// first-seen order (PLAIN), then each row's index into them (RLE/bit-packed hybrid).
+pub(super) struct DictColumn {
+    descr: ColumnDescPtr,
+    /// Every string by id, PLAIN-encoded (4-byte little-endian length, then the bytes).
+    plain: Vec<Vec<u8>>,
+    /// Each id's index in the current group's dictionary, `u32::MAX` when not in it.
+    local: Vec<u32>,
+}
+
+impl DictColumn {
+    pub(super) fn new(descr: ColumnDescPtr) -> Self {
+        DictColumn {
+            descr,
+            plain: Vec::new(),
+            local: Vec::new(),
+        }
+    }
+
+    pub(super) fn extend<S: AsRef<str>>(&mut self, strings: &[S]) {
+        for s in strings.iter().map(AsRef::as_ref) {
+            let mut p = Vec::with_capacity(4 + s.len());
+            p.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            p.extend_from_slice(s.as_bytes());
+            self.plain.push(p);
+        }
+        self.local.resize(self.plain.len(), u32::MAX);
+    }
+
+    /// This group's dictionary index of string `id`, given one on first sight.
+    fn code(&mut self, id: u32, order: &mut Vec<u32>) -> Result<u32, ParquetError> {
+        let slot = self
+            .local
+            .get_mut(id as usize)
+            .ok_or_else(|| ParquetError::General(format!("unknown dictionary id {id}")))?;
+        if *slot == u32::MAX {
+            *slot = order.len() as u32;
+            order.push(id);
+        }
+        Ok(*slot)
+    }
+
+    /// The column chunk of a group of `runs` (string id, consecutive rows of it): each run one
+    /// RLE run of the hybrid, written without looking at single rows.
+    pub(super) fn chunk_of_runs(
+        &mut self,
+        runs: &[(u32, usize)],
+        bufs: &mut Buffers,
+    ) -> Result<Chunk, ParquetError> {
+        let mut order = Vec::new();
+        let mut merged: Vec<(u32, usize)> = Vec::with_capacity(runs.len());
+        for &(id, n) in runs.iter().filter(|r| r.1 > 0) {
+            let code = self.code(id, &mut order)?;
+            match merged.last_mut() {
+                Some((c, m)) if *c == code => *m += n,
+                _ => merged.push((code, n)),
+            }
+        }
+        let width = code_width(order.len());
+        let data = &mut bufs.data;
+        data.clear();
+        data.push(width as u8);
+        for (code, n) in merged {
+            push_uleb128(data, (n as u64) << 1);
+            data.extend_from_slice(&code.to_le_bytes()[..width.div_ceil(8) as usize]);
+        }
+        let rows = runs.iter().map(|r| r.1).sum();
+        self.finish(&order, bufs, rows)
+    }
+
+    /// The column chunk of a group whose rows are `parts` in order, each a slice of ids in its
+    /// own numbering and the map from those to this column's ids.
+    pub(super) fn chunk_of_ids(
+        &mut self,
+        parts: &[(&[u32], &[u32])],
+        bufs: &mut Buffers,
+    ) -> Result<Chunk, ParquetError> {
+        let mut order = Vec::new();
+        let codes = &mut bufs.codes;
+        codes.clear();
+        // Each of the part's ids' code, found on its first row.
+        let mut part_codes = Vec::new();
+        for &(ids, map) in parts {
+            part_codes.clear();
+            part_codes.resize(map.len(), u32::MAX);
+            for &id in ids {
+                let slot = part_codes
+                    .get_mut(id as usize)
+                    .ok_or_else(|| ParquetError::General(format!("unknown segment id {id}")))?;
+                if *slot == u32::MAX {
+                    *slot = self.code(map[id as usize], &mut order)?;
+                }
+                codes.push(*slot);
+            }
+        }
+        let width = code_width(order.len());
+        let rows = codes.len();
+        bufs.data.clear();
+        bufs.data.push(width as u8);
+        encode_hybrid(&bufs.codes, width, &mut bufs.data);
+        self.finish(&order, bufs, rows)
+    }
+
+    /// The dictionary page of `order` and the data page in `bufs.data`, as one column chunk;
+    /// the group's dictionary is emptied for the next.
+    fn finish(
+        &mut self,
+        order: &[u32],
+        bufs: &mut Buffers,
+        rows: usize,
+    ) -> Result<Chunk, ParquetError> {
+        let mut dict = Vec::new();
+        for &id in order {
+            dict.extend_from_slice(&self.plain[id as usize]);
+            self.local[id as usize] = u32::MAX;
+        }
+        let dict = Page::DictionaryPage {
+            buf: Bytes::from(dict),
+            num_values: order.len() as u32,
+            encoding: Encoding::PLAIN,
+            is_sorted: false,
+        };
+        let encodings = vec![Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
+        let page = (Some(dict), Encoding::RLE_DICTIONARY, rows, None);
+        column_chunk(&self.descr, page, bufs, encodings)
+    }
+}
+
+/// Bits per dictionary code for `n` strings; at least one: a width of 0 is valid but not every
+/// reader takes it.
+fn code_width(n: usize) -> u32 {
+    (u32::BITS - (n.max(1) as u32 - 1).leading_zeros()).max(1)
+}
+
+/// A column chunk of 8-byte values (`DOUBLE`, `INT64`; `le` their little-endian bytes) from
+/// `parts` in order. When runs of equal values are at most half the rows (a tally event's
+/// scalars share its step and wall time; a metric may stay constant), a dictionary of each
+/// run's value and one RLE run per run; otherwise PLAIN, the values' bytes as they are.
+/// Page statistics are left out: computing them per value would cost more than the copy.
+pub(super) fn eight_byte_column<'a, T: Copy + 'a>(
+    descr: &ColumnDescPtr,
+    parts: impl Iterator<Item = &'a [T]> + Clone,
+    le: fn(T) -> [u8; 8],
+    statistics: Option<Statistics>,
+    bufs: &mut Buffers,
+) -> Result<Chunk, ParquetError> {
+    let bits = |v: T| u64::from_le_bytes(le(v));
+    let (mut rows, mut runs, mut prev) = (0, 0, None);
+    for part in parts.clone() {
+        rows += part.len();
+        for &v in part {
+            runs += usize::from(prev != Some(bits(v)));
+            prev = Some(bits(v));
+        }
+    }
+    bufs.data.clear();
+    if runs * 2 > rows {
+        for part in parts {
+            for &v in part {
+                bufs.data.extend_from_slice(&le(v));
+            }
+        }
+        let encodings = vec![Encoding::PLAIN, Encoding::RLE];
+        let page = (None, Encoding::PLAIN, rows, statistics);
+        return column_chunk(descr, page, bufs, encodings);
+    }
+    let width = code_width(runs);
+    let mut dict = std::mem::take(&mut bufs.dict);
+    dict.clear();
+    bufs.data.push(width as u8);
+    let mut run = |bits: u64, n: u64, code: u32| {
+        dict.extend_from_slice(&bits.to_le_bytes());
+        push_uleb128(&mut bufs.data, n << 1);
+        let code_bytes = width.div_ceil(8) as usize;
+        bufs.data
+            .extend_from_slice(&code.to_le_bytes()[..code_bytes]);
+    };
+    let (mut current, mut n, mut code) = (None, 0u64, 0u32);
+    for part in parts {
+        for &v in part {
+            let bits = bits(v);
+            if current == Some(bits) {
+                n += 1;
+                continue;
+            }
+            if let Some(c) = current {
+                run(c, n, code);
+                code += 1;
+            }
+            (current, n) = (Some(bits), 1);
+        }
+    }
+    if let Some(c) = current {
+        run(c, n, code);
+    }
+    let dict = Bytes::from(dict);
+    let page = Page::DictionaryPage {
+        buf: dict.clone(),
+        num_values: runs as u32,
+        encoding: Encoding::PLAIN,
+        is_sorted: false,
+    };
+    let encodings = vec![Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
+    let page = (Some(page), Encoding::RLE_DICTIONARY, rows, statistics);
+    let chunk = column_chunk(descr, page, bufs, encodings);
+    bufs.dict = Vec::from(dict);
+    chunk
+}
+
+/// A column chunk's bytes and the metadata the row group writer needs to splice it in
+/// (`SerializedRowGroupWriter::append_column`).
+pub(super) type Chunk = (Bytes, ColumnCloseResult);
+
+/// The encoder's scratch memory, reused from one column chunk to the next: a fresh megabyte
+/// per chunk would be faulted in page by page every time.
+#[derive(Default)]
+pub(super) struct Buffers {
+    codes: Vec<u32>,
+    dict: Vec<u8>,
+    data: Vec<u8>,
+    out: Vec<u8>,
+}
+
+impl Buffers {
+    /// Takes back a chunk's bytes once the row group writer copied them.
+    pub(super) fn recycle(&mut self, chunk: Bytes) {
+        self.out = Vec::from(chunk);
+        self.out.clear();
+    }
+}
+
+/// What a column chunk holds: an optional dictionary page, the data page's encoding, its row
+/// count, and the chunk's statistics.
+type Pages = (Option<Page>, Encoding, usize, Option<Statistics>);
+
+/// One column chunk: an optional dictionary page, then one data page (in `bufs.data`) of
+/// `rows` values of a required column (so no levels), uncompressed.
+fn column_chunk(
+    descr: &ColumnDescPtr,
+    (dict, encoding, rows, statistics): Pages,
+    bufs: &mut Buffers,
+    encodings: Vec<Encoding>,
+) -> Result<Chunk, ParquetError> {
+    let mut sink = TrackedWrite::new(std::mem::take(&mut bufs.out));
+    let mut pages = SerializedPageWriter::new(&mut sink);
+    let dict_offset = match dict {
+        Some(page) => {
+            let len = page.buffer().len();
+            Some(pages.write_page(CompressedPage::new(page, len))?.offset as i64)
+        }
+        None => None,
+    };
+    // The page writer drops its page: a second handle on the data lets it be taken back.
+    let data = Bytes::from(std::mem::take(&mut bufs.data));
+    let data_len = data.len();
+    let data_spec = pages.write_page(CompressedPage::new(
+        Page::DataPage {
+            buf: data.clone(),
+            num_values: rows as u32,
+            encoding,
+            def_level_encoding: Encoding::RLE,
+            rep_level_encoding: Encoding::RLE,
+            statistics: None,
+        },
+        data_len,
+    ))?;
+    pages.close()?;
+    bufs.data = Vec::from(data);
+    let bytes = sink.into_inner()?;
+    let total = bytes.len() as i64;
+    let mut metadata = ColumnChunkMetaData::builder(descr.clone());
+    if let Some(statistics) = statistics {
+        metadata = metadata.set_statistics(statistics);
+    }
+    let metadata = metadata
+        .set_encodings(encodings)
+        .set_compression(Compression::UNCOMPRESSED)
+        .set_num_values(rows as i64)
+        .set_total_compressed_size(total)
+        .set_total_uncompressed_size(total)
+        .set_dictionary_page_offset(dict_offset)
+        .set_data_page_offset(data_spec.offset as i64)
+        .build()?;
+    let close = ColumnCloseResult {
+        bytes_written: total as u64,
+        rows_written: rows as u64,
+        metadata,
+        bloom_filter: None,
+        column_index: None,
+        offset_index: None,
+    };
+    Ok((Bytes::from(bytes), close))
+}
+
+fn push_uleb128(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Parquet's RLE/bit-packed hybrid of `codes` at `width` bits: a run of 8 or more equal codes
+/// as one RLE run, the rest bit-packed in groups of 8 (the last group padded with zeros; a
+/// reader stops at the page's value count).
+fn encode_hybrid(codes: &[u32], width: u32, out: &mut Vec<u8>) {
+    let value_bytes = width.div_ceil(8) as usize;
+    let mut packed_from = 0;
+    let mut i = 0;
+    while i < codes.len() {
+        let v = codes[i];
+        let mut j = i + 1;
+        while j < codes.len() && codes[j] == v {
+            j += 1;
+        }
+        // A bit-packed run holds a multiple of 8 codes: the run's first codes may complete it.
+        let fill = (8 - (i - packed_from) % 8) % 8;
+        if j - i >= fill + 8 {
+            bit_pack(&codes[packed_from..i + fill], width, out);
+            push_uleb128(out, ((j - i - fill) as u64) << 1);
+            out.extend_from_slice(&v.to_le_bytes()[..value_bytes]);
+            packed_from = j;
+        }
+        i = j;
+    }
+    bit_pack(&codes[packed_from..], width, out);
+}
+
+fn bit_pack(codes: &[u32], width: u32, out: &mut Vec<u8>) {
+    if codes.is_empty() {
+        return;
+    }
+    let groups = codes.len().div_ceil(8);
+    push_uleb128(out, ((groups as u64) << 1) | 1);
+    let whole = codes.chunks_exact(8);
+    let rest = whole.remainder();
+    if width <= 16 {
+        // Eight codes of at most 16 bits fit in one u128: `width` bytes per group.
+        for group in whole {
+            let mut acc: u128 = 0;
+            for (k, &c) in group.iter().enumerate() {
+                acc |= u128::from(c) << (k as u32 * width);
+            }
+            out.extend_from_slice(&acc.to_le_bytes()[..width as usize]);
+        }
+    } else {
+        bit_pack_groups(&codes[..codes.len() - rest.len()], width, out);
+    }
+    if !rest.is_empty() {
+        let mut last = [0u32; 8];
+        last[..rest.len()].copy_from_slice(rest);
+        bit_pack_groups(&last, width, out);
+    }
+}
+
+/// Whole groups of eight codes, bit-packed at any width up to 32.
+fn bit_pack_groups(codes: &[u32], width: u32, out: &mut Vec<u8>) {
+    let mut acc: u64 = 0;
+    let mut bits = 0;
+    for &c in codes {
+        acc |= u64::from(c) << bits;
+        bits += width;
+        while bits >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            bits -= 8;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Decodes the hybrid as the format defines it, independently of the encoder's choices.
+    fn decode(mut data: &[u8], width: u32, n: usize) -> Vec<u32> {
+        let uleb = |d: &mut &[u8]| {
+            let (mut v, mut shift) = (0u64, 0);
+            loop {
+                let b = d[0];
+                *d = &d[1..];
+                v |= u64::from(b & 0x7f) << shift;
+                shift += 7;
+                if b < 0x80 {
+                    return v;
+                }
+            }
+        };
+        let mut out = Vec::new();
+        while out.len() < n {
+            let header = uleb(&mut data);
+            if header & 1 == 0 {
+                let bytes = width.div_ceil(8) as usize;
+                let mut le = [0u8; 4];
+                le[..bytes].copy_from_slice(&data[..bytes]);
+                data = &data[bytes..];
+                out.extend(std::iter::repeat_n(
+                    u32::from_le_bytes(le),
+                    (header >> 1) as usize,
+                ));
+            } else {
+                let count = (header >> 1) as usize * 8;
+                let mut bit = 0usize;
+                for _ in 0..count {
+                    let mut v = 0u32;
+                    for b in 0..width as usize {
+                        let at = bit + b;
+                        v |= u32::from((data[at / 8] >> (at % 8)) & 1) << b;
+                    }
+                    bit += width as usize;
+                    out.push(v);
+                }
+                data = &data[count * width as usize / 8..];
+            }
+        }
+        assert!(data.is_empty(), "{} bytes left over", data.len());
+        out.truncate(n);
+        out
+    }
+
+    #[test]
+    fn hybrid_round_trips_runs_cycles_and_wide_codes() {
+        let mut cases: Vec<(Vec<u32>, u32)> = vec![
+            (vec![0; 1], 1),
+            (vec![0; 1000], 1),
+            ((0..1000).map(|i| i % 10).collect(), 4),
+            ((0..1003).map(|i| (i / 13) % 7).collect(), 3),
+            ((0..777).map(|i| (i * 7919) % 300).collect(), 9),
+            (
+                (0..100)
+                    .map(|i| if (5..=90).contains(&i) { 2 } else { 1 })
+                    .collect(),
+                2,
+            ),
+            (vec![70_000; 20], 17),
+            ((0..203).map(|i| (i * 40_503) % 131_072).collect(), 17),
+            ((0..77).map(|i| 65_535 - (i * 997) % 65_536).collect(), 16),
+            ((0..1000).map(|i| u32::MAX - i % 3).collect(), 32),
+        ];
+        cases.push((
+            (0..64)
+                .map(|i| if i % 17 < 9 { 3 } else { i % 4 })
+                .collect(),
+            2,
+        ));
+        for (codes, width) in cases {
+            let mut out = Vec::new();
+            encode_hybrid(&codes, width, &mut out);
+            assert_eq!(decode(&out, width, codes.len()), codes, "width {width}");
+        }
+    }
+
+    #[test]
+    fn long_runs_are_rle_runs() {
+        let codes = vec![5u32; 100_000];
+        let mut out = Vec::new();
+        encode_hybrid(&codes, 3, &mut out);
+        assert!(out.len() < 8, "{} bytes for one repeated code", out.len());
+    }
+}
