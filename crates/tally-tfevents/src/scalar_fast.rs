@@ -12,10 +12,13 @@
 //! changes a result, only its cost (a test compares both paths on random events).
 
 use crate::intern::Interner;
-use crate::proto::{DataClass, DataType, SCALARS_PLUGIN_NAME};
+use crate::proto::{DataClass, DataType, Event, SCALARS_PLUGIN_NAME};
+use crate::reader::ScalarRef;
+use crate::scalar::into_scalars;
 
-/// The scalars of one event decoded by [`WireScalars::decode`]: step, wall time and, for each
-/// scalar in summary order, where its tag lies in the record and its value.
+/// The scalars of one event, decoded by [`WireScalars::decode`] (or handed over from the
+/// general decoder by [`WireScalars::set_event`]): step, wall time and, for each scalar in
+/// summary order, its tag's id and its value.
 #[derive(Debug, Default, Clone)]
 pub struct WireScalars {
     /// The event's step.
@@ -30,6 +33,14 @@ pub struct WireScalars {
 }
 
 impl WireScalars {
+    /// Empty, numbering tags on from `tags` (so ids stay the same across a run's files).
+    pub fn with_tags(tags: Interner) -> Self {
+        WireScalars {
+            tags,
+            ..Self::default()
+        }
+    }
+
     /// Decodes `data` (one record's payload) if it is a plain scalar event; `false` means "use
     /// the general decoder" and leaves `self` empty. The buffer is reused across calls.
     pub fn decode(&mut self, data: &[u8]) -> bool {
@@ -39,6 +50,38 @@ impl WireScalars {
             self.spans.clear();
         }
         ok
+    }
+
+    /// Holds the scalars of an event the general decoder read, their tags numbered by the same
+    /// interner as the fast path's (one id per tag whichever path read it).
+    pub fn set_event(&mut self, event: Event) {
+        self.spans.clear();
+        self.step = event.step;
+        self.wall_time = event.wall_time;
+        for s in into_scalars(event) {
+            let id = self.tags.id(&s.tag);
+            self.spans.push((id, s.value));
+        }
+    }
+
+    /// Empties the event (the tags stay numbered).
+    pub fn clear(&mut self) {
+        self.spans.clear();
+    }
+
+    /// `(tag id, value)` of each scalar, in summary order; [`tags`](Self::tags) names the ids.
+    pub fn scalars(&self) -> &[(usize, f64)] {
+        &self.spans
+    }
+
+    /// The ids' names: every tag seen so far, numbered 0, 1, 2, ... in first-seen order.
+    pub fn tags(&self) -> &Interner {
+        &self.tags
+    }
+
+    /// Gives the tag numbering back (to carry it to the next file of a run).
+    pub fn take_tags(&mut self) -> Interner {
+        std::mem::take(&mut self.tags)
     }
 
     /// How many scalars the last decoded event holds.
@@ -55,6 +98,19 @@ impl WireScalars {
     pub fn get(&self, i: usize) -> Option<(&str, f64)> {
         let &(id, value) = self.spans.get(i)?;
         Some((self.tags.name(id)?, value))
+    }
+
+    /// The `i`-th scalar as a [`ScalarRef`] with its tag's id.
+    #[inline]
+    pub fn scalar(&self, i: usize) -> Option<ScalarRef<'_>> {
+        let &(id, value) = self.spans.get(i)?;
+        Some(ScalarRef {
+            tag: self.tags.name(id)?,
+            tag_id: Some(id),
+            step: self.step,
+            wall_time: self.wall_time,
+            value,
+        })
     }
 
     fn decode_event(&mut self, data: &[u8]) -> Option<()> {
@@ -81,13 +137,30 @@ impl WireScalars {
                     return None;
                 }
                 let (vs, ve) = s.len_delimited()?;
-                let (ts, te, v) = value(data, vs, ve)?;
+                let (ts, te, v) = match plain_value(data, vs, ve) {
+                    Some(plain) => plain,
+                    None => value(data, vs, ve)?,
+                };
                 let id = self.tags.id_of_bytes(&data[ts..te])?;
                 self.spans.push((id, v));
             }
         }
         Some(())
     }
+}
+
+/// The shape nearly every writer uses, `{ tag, simple_value }` in that order with a tag below
+/// 128 bytes, checked byte by byte; `None` sends the value to [`value`], which reads any order
+/// and gives the same result for this shape.
+#[inline]
+fn plain_value(data: &[u8], start: usize, end: usize) -> Option<(usize, usize, f64)> {
+    let (&[key, len], rest) = data.get(start..end)?.split_first_chunk::<2>()?;
+    let len = usize::from(len);
+    if key != 0x0a || len >= 0x80 || rest.len() != len + 5 || rest[len] != 0x15 {
+        return None;
+    }
+    let v = f32::from_le_bytes(rest[len + 1..].try_into().ok()?);
+    Some((start + 2, start + 2 + len, f64::from(v)))
 }
 
 /// One summary value that is a scalar: `(tag start, tag end, value)`, or `None` (not handled).

@@ -238,6 +238,8 @@ fn migrate(s: ScalarRef<'_>, profile: Profile) -> ScalarRef<'_> {
     match legacy_mapping(s.tag, Some(profile)) {
         Some(row) => ScalarRef {
             tag: row.new,
+            // Renamed: the reader's id is the old tag's.
+            tag_id: None,
             value: s.value * row.scale,
             ..s
         },
