@@ -55,14 +55,22 @@ impl Interner {
 
     /// The id of the UTF-8 string `bytes`, or `None` when they are not UTF-8. When they equal
     /// the expected successor's bytes no validation is needed (that string was checked once).
+    #[inline]
     pub fn id_of_bytes(&mut self, bytes: &[u8]) -> Option<usize> {
         if let Some(prev) = self.prev {
             let guess = self.next[prev];
-            if guess != NO_ID && self.names[guess].as_bytes() == bytes {
-                self.prev = Some(guess);
-                return Some(guess);
+            if let Some(name) = self.names.get(guess) {
+                if same_bytes(name.as_bytes(), bytes) {
+                    self.prev = Some(guess);
+                    return Some(guess);
+                }
             }
         }
+        self.id_of_new_bytes(bytes)
+    }
+
+    /// [`id_of_bytes`](Self::id_of_bytes) when the guess missed.
+    fn id_of_new_bytes(&mut self, bytes: &[u8]) -> Option<usize> {
         Some(self.id(std::str::from_utf8(bytes).ok()?))
     }
 
@@ -80,6 +88,22 @@ impl Interner {
     pub fn name(&self, id: usize) -> Option<&str> {
         self.names.get(id).map(|s| &**s)
     }
+}
+
+/// `a == b` for the short strings tags are, eight bytes at a time and inline (the library
+/// comparison is a call whose set-up costs as much as comparing a tag).
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (p, q) in (&mut x).zip(&mut y) {
+        if p != q {
+            return false;
+        }
+    }
+    x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
 }
 
 #[cfg(test)]
@@ -106,5 +130,19 @@ mod tests {
         assert_eq!(i.id_of_bytes(b"b"), Some(1));
         assert_eq!(i.id_of_bytes(b"\xff"), None);
         assert_eq!(i.id_of_bytes(b"e"), Some(6));
+    }
+
+    #[test]
+    fn same_bytes_is_equality_at_every_length_and_position() {
+        let a: Vec<u8> = (0..40).collect();
+        for len in 0..40 {
+            assert!(same_bytes(&a[..len], &a[..len]));
+            assert!(!same_bytes(&a[..len], &a[..len + 1]));
+            for at in 0..len {
+                let mut b = a[..len].to_vec();
+                b[at] ^= 0x80;
+                assert!(!same_bytes(&a[..len], &b), "len {len}, byte {at}");
+            }
+        }
     }
 }

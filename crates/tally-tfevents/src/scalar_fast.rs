@@ -289,42 +289,55 @@ fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
     Some(())
 }
 
-/// A cursor over `data[pos..end]`, every read bounds-checked.
+/// A cursor over `data[pos..end]`, every read bounds-checked (`data` is cut at `end`, so one
+/// check per read; positions stay those of the whole record).
 struct Wire<'a> {
     data: &'a [u8],
     pos: usize,
-    end: usize,
 }
 
 impl<'a> Wire<'a> {
     fn new(data: &'a [u8], pos: usize, end: usize) -> Self {
-        Wire { data, pos, end }
+        Wire {
+            data: &data[..end.min(data.len())],
+            pos,
+        }
     }
 
+    #[inline]
     fn done(&self) -> bool {
-        self.pos >= self.end
+        self.pos >= self.data.len()
     }
 
     /// A one-byte key (every field handled here has a number below 16); a longer key is not
     /// the plain shape.
+    #[inline]
     fn key(&mut self) -> Option<u8> {
         let b = self.byte()?;
         (b < 0x80).then_some(b)
     }
 
+    #[inline]
     fn byte(&mut self) -> Option<u8> {
-        if self.pos >= self.end {
-            return None;
-        }
-        let b = self.data[self.pos];
+        let b = *self.data.get(self.pos)?;
         self.pos += 1;
         Some(b)
     }
 
-    /// A varint of at most ten bytes, the tenth at most 1 (as prost accepts).
+    /// A varint of at most ten bytes, the tenth at most 1 (as prost accepts); one byte (a
+    /// short length, a small step) is read inline.
+    #[inline]
     fn varint(&mut self) -> Option<u64> {
-        let mut value = 0u64;
-        for i in 0..10 {
+        let b = self.byte()?;
+        if b < 0x80 {
+            return Some(u64::from(b));
+        }
+        self.varint_rest(u64::from(b & 0x7f))
+    }
+
+    /// The bytes of a varint after its first, whose low bits are `value`.
+    fn varint_rest(&mut self, mut value: u64) -> Option<u64> {
+        for i in 1..10 {
             let b = self.byte()?;
             if i == 9 && b > 1 {
                 return None;
@@ -337,18 +350,20 @@ impl<'a> Wire<'a> {
         None
     }
 
+    #[inline]
     fn fixed<const N: usize>(&mut self) -> Option<[u8; N]> {
-        let end = self.pos.checked_add(N).filter(|&e| e <= self.end)?;
-        let bytes = self.data[self.pos..end].try_into().ok()?;
+        let end = self.pos.checked_add(N)?;
+        let bytes = self.data.get(self.pos..end)?.try_into().ok()?;
         self.pos = end;
         Some(bytes)
     }
 
     /// A length-delimited field: the range of its bytes.
+    #[inline]
     fn len_delimited(&mut self) -> Option<(usize, usize)> {
         let len = usize::try_from(self.varint()?).ok()?;
         let start = self.pos;
-        let end = start.checked_add(len).filter(|&e| e <= self.end)?;
+        let end = start.checked_add(len).filter(|&e| e <= self.data.len())?;
         self.pos = end;
         Some((start, end))
     }
