@@ -307,6 +307,11 @@ fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<RunDir>), String> 
     Ok((common_root(&bases), runs))
 }
 
+/// Fewer bytes than a scalar takes in the event files writers make (tally: about 30 per scalar,
+/// ten to an event; torch and tensorboardX: about 58, one to an event), for reserving columns:
+/// a file of shorter scalars only makes a column grow once more.
+const MIN_BYTES_PER_SCALAR: u64 = 24;
+
 /// One run's kept rows, with tag codes into its own dictionary (runs are read in parallel,
 /// then merged in run order).
 struct RunPart {
@@ -330,6 +335,30 @@ impl RunPart {
         }
     }
 
+    /// Empty, with room for the rows `bytes` of event files likely hold: growing a column by
+    /// doubling copies it (the allocator cannot always move it in place) and touches the old
+    /// and new pages. Room reserved and never written costs address space, not memory, and is
+    /// given back by [`finish`](Self::finish).
+    fn for_bytes(bytes: u64) -> Self {
+        let mut part = RunPart::new();
+        let rows = usize::try_from(bytes / MIN_BYTES_PER_SCALAR).unwrap_or(0);
+        // A refused reservation only means growing as needed.
+        let _ = part.tag_codes.try_reserve_exact(rows);
+        let _ = part.step.try_reserve_exact(rows);
+        let _ = part.wall_time.try_reserve_exact(rows);
+        let _ = part.value.try_reserve_exact(rows);
+        part
+    }
+
+    /// Gives back the room reserved and not used.
+    fn finish(mut self) -> Self {
+        self.tag_codes.shrink_to_fit();
+        self.step.shrink_to_fit();
+        self.wall_time.shrink_to_fit();
+        self.value.shrink_to_fit();
+        self
+    }
+
     fn push(&mut self, tag: i32, step: i64, wall_time: f64, value: f64) {
         self.tag_codes.push(tag);
         self.step.push(step);
@@ -339,7 +368,11 @@ impl RunPart {
 }
 
 fn read_run(files: Vec<PathBuf>, globs: Option<&[String]>) -> Result<RunPart, String> {
-    let mut part = RunPart::new();
+    let bytes = files
+        .iter()
+        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
+        .sum();
+    let mut part = RunPart::for_bytes(bytes);
     let mut tag_codes = TagCodes::new(globs);
     let mut scalars = RunScalars::new(files, OnCorruption::Error);
     while scalars
@@ -352,7 +385,7 @@ fn read_run(files: Vec<PathBuf>, globs: Option<&[String]>) -> Result<RunPart, St
         }
     }
     part.damage = scalars.take_damage();
-    Ok(part)
+    Ok(part.finish())
 }
 
 /// Below this, one file is read by one thread: starting threads would cost more than they save.
@@ -374,7 +407,14 @@ fn one_file_in_parallel(
     let parts = events_in_parallel(
         file,
         cores,
-        || (TagCodes::new(globs), RunPart::new(), None::<String>),
+        || {
+            let share = size / cores as u64;
+            (
+                TagCodes::new(globs),
+                RunPart::for_bytes(share),
+                None::<String>,
+            )
+        },
         |(codes, part, error), event| {
             if error.is_none() {
                 *error = codes.add_event(event, part).err();
@@ -386,7 +426,7 @@ fn one_file_in_parallel(
             .into_iter()
             .map(|(_, part, error)| match error {
                 Some(e) => Err(e),
-                None => Ok(part),
+                None => Ok(part.finish()),
             })
             .collect(),
     )

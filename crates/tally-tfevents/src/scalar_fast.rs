@@ -159,8 +159,8 @@ fn plain_value(data: &[u8], start: usize, end: usize) -> Option<(usize, usize, f
     if key != 0x0a || len >= 0x80 || rest.len() != len + 5 || rest[len] != 0x15 {
         return None;
     }
-    let v = f32::from_le_bytes(rest[len + 1..].try_into().ok()?);
-    Some((start + 2, start + 2 + len, f64::from(v)))
+    let (_, &v) = rest.split_last_chunk::<4>()?;
+    Some((start + 2, start + 2 + len, f64::from(f32::from_le_bytes(v))))
 }
 
 /// One summary value that is a scalar: `(tag start, tag end, value)`, or `None` (not handled).
