@@ -322,3 +322,10 @@ def test_tables_validate_in_full_and_globs_keep_exactly_their_rows_on_every_path
         kept = [r for r in every if globs is None or any(fnmatch.fnmatchcase(r[0], g) for g in globs)]
         d = big.to_pydict()
         assert list(zip(d["tag"], d["step"], d["wall_time"], d["value"])) == kept
+        # Both at once: the small runs' tag codes are renumbered after the large run's.
+        both = tally.read(tmp_path, tags=tags)
+        both.validate(full=True)
+        small = tally.read(tmp_path / "small", tags=tags)
+        assert both.column("tag").to_pylist() == d["tag"] + small.column("tag").to_pylist()
+        # NaN values among them: compared as arrays, where NaN equals NaN.
+        np.testing.assert_array_equal(np.array(both.column("value").to_pylist(), dtype=float), np.array(d["value"] + small.column("value").to_pylist(), dtype=float))

@@ -580,8 +580,12 @@ fn merge_part(
             };
             remap.push(code);
         }
-        for code in &mut part.tag_codes {
-            *code = remap[*code as usize];
+        // The usual case (one run, or runs meeting their tags in the same order) needs no pass.
+        let identity = remap.iter().enumerate().all(|(i, &c)| c as usize == i);
+        if !identity {
+            for code in &mut part.tag_codes {
+                *code = remap[*code as usize];
+            }
         }
         add_part(&mut c.chunks, part, run_code);
     }
