@@ -304,20 +304,20 @@ impl<'a> Wire<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn done(&self) -> bool {
         self.pos >= self.data.len()
     }
 
     /// A one-byte key (every field handled here has a number below 16); a longer key is not
     /// the plain shape.
-    #[inline]
+    #[inline(always)]
     fn key(&mut self) -> Option<u8> {
         let b = self.byte()?;
         (b < 0x80).then_some(b)
     }
 
-    #[inline]
+    #[inline(always)]
     fn byte(&mut self) -> Option<u8> {
         let b = *self.data.get(self.pos)?;
         self.pos += 1;
@@ -326,7 +326,7 @@ impl<'a> Wire<'a> {
 
     /// A varint of at most ten bytes, the tenth at most 1 (as prost accepts); one byte (a
     /// short length, a small step) is read inline.
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Option<u64> {
         let b = self.byte()?;
         if b < 0x80 {
@@ -350,7 +350,7 @@ impl<'a> Wire<'a> {
         None
     }
 
-    #[inline]
+    #[inline(always)]
     fn fixed<const N: usize>(&mut self) -> Option<[u8; N]> {
         let end = self.pos.checked_add(N)?;
         let bytes = self.data.get(self.pos..end)?.try_into().ok()?;
@@ -359,7 +359,7 @@ impl<'a> Wire<'a> {
     }
 
     /// A length-delimited field: the range of its bytes.
-    #[inline]
+    #[inline(always)]
     fn len_delimited(&mut self) -> Option<(usize, usize)> {
         let len = usize::try_from(self.varint()?).ok()?;
         let start = self.pos;
