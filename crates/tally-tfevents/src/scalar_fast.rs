@@ -114,19 +114,10 @@ impl WireScalars {
     }
 
     fn decode_event(&mut self, data: &[u8]) -> Option<()> {
-        let mut r = Wire::new(data, 0, data.len());
-        let (mut wall, mut step, mut summary) = (None, None, None);
-        while !r.done() {
-            match r.key()? {
-                // wall_time: double
-                0x09 => once(&mut wall, f64::from_le_bytes(r.fixed::<8>()?))?,
-                // step: int64
-                0x10 => once(&mut step, r.varint()? as i64)?,
-                // summary: message
-                0x2a => once(&mut summary, r.len_delimited()?)?,
-                _ => return None,
-            }
-        }
+        let (wall, step, summary) = match plain_header(data) {
+            Some((wall, step, summary)) => (Some(wall), Some(step), Some(summary)),
+            None => header(data)?,
+        };
         self.wall_time = wall.unwrap_or(0.0);
         self.step = step.unwrap_or(0);
         if let Some((start, end)) = summary {
@@ -147,6 +138,47 @@ impl WireScalars {
         }
         Some(())
     }
+}
+
+/// An event's fields in any order, each at most once: wall time, step and the summary's range.
+type Header = (Option<f64>, Option<i64>, Option<(usize, usize)>);
+
+/// The event's fields, or `None` when an unknown or repeated field makes it not plain.
+fn header(data: &[u8]) -> Option<Header> {
+    let mut r = Wire::new(data, 0, data.len());
+    let (mut wall, mut step, mut summary) = (None, None, None);
+    while !r.done() {
+        match r.key()? {
+            // wall_time: double
+            0x09 => once(&mut wall, f64::from_le_bytes(r.fixed::<8>()?))?,
+            // step: int64
+            0x10 => once(&mut step, r.varint()? as i64)?,
+            // summary: message
+            0x2a => once(&mut summary, r.len_delimited()?)?,
+            _ => return None,
+        }
+    }
+    Some((wall, step, summary))
+}
+
+/// The order writers use, `wall_time`, `step`, `summary` and nothing else, read straight
+/// through; `None` sends the event to [`header`], which gives the same result for this shape.
+#[inline]
+fn plain_header(data: &[u8]) -> Option<(f64, i64, (usize, usize))> {
+    let mut r = Wire::new(data, 0, data.len());
+    if r.byte()? != 0x09 {
+        return None;
+    }
+    let wall = f64::from_le_bytes(r.fixed::<8>()?);
+    if r.byte()? != 0x10 {
+        return None;
+    }
+    let step = r.varint()? as i64;
+    if r.byte()? != 0x2a {
+        return None;
+    }
+    let summary = r.len_delimited()?;
+    r.done().then_some((wall, step, summary))
 }
 
 /// The shape nearly every writer uses, `{ tag, simple_value }` in that order with a tag below
