@@ -11,8 +11,10 @@ same file, each run in a fresh process (so peak RSS is the tool's own):
 
 - floor: read every byte in 1 MiB chunks and CRC-32C it (`read_floor`, Rust); also the Rust
   reader's two paths, `prost` (general decode) and `fast` (scalar fast path);
-- `tally.read` into a pyarrow Table; `tally export` as Parquet, JSON lines and CSV (process
-  start included: what a user waits for);
+- `tally.read` into a pyarrow Table (also its CPU over every thread and its page faults);
+  `tally export` as Parquet, JSON lines and CSV (process start included: what a user waits for);
+- the first touch of as much fresh memory as `tally.read`'s table holds (28 bytes per row,
+  4 KiB pages): what the returned columns cost before a byte is read;
 - tensorboard's EventAccumulator (`Reload` + `Scalars` per tag), tbparse's `SummaryReader`,
   a minimal Python TFRecord loop (framing only: no CRC, no protobuf);
 - tensorboard-data-server (the wheel's `server` binary), `--reload once
@@ -98,6 +100,19 @@ def _one(tool: str, path: str) -> tuple[tuple[float, float, int], int]:
                     fh.read(length)
                     fh.read(4)
                     rows += 1
+    elif tool == "first_touch":
+        # The table's memory written once, fresh from the kernel, in 4 KiB pages as Rust's
+        # allocator gets it (numpy's huge-page advice off): the cost of the pages alone.
+        import numpy as np
+
+        try:
+            from numpy._core.multiarray import _set_madvise_hugepage
+        except ImportError:
+            from numpy.core.multiarray import _set_madvise_hugepage
+        _set_madvise_hugepage(False)
+        rows = int(path)
+        t = _clock()
+        np.ones(rows * 28 // 8)
     elif tool == "baseline":
         import pyarrow  # noqa: F401
 
@@ -129,7 +144,7 @@ def python_tool(tool: str, path: Path) -> tuple[float, int, int]:
     return python_tool_usage(tool, path)[:3]
 
 
-def python_tool_usage(tool: str, path: Path) -> tuple[float, int, int, float, int]:
+def python_tool_usage(tool: str, path) -> tuple[float, int, int, float, int]:
     """Seconds, peak RSS, rows, CPU seconds and minor page faults of one read in a fresh process."""
     _, rss, out = run_child([sys.executable, __file__, "--one", tool, str(path)], stdout=None)
     r = json.loads(out)
@@ -236,6 +251,15 @@ def measure_workload(name: str, run_dir: Path, repeats: int, anchor_repeats: int
     cpu, faults = zip(*usage)
     res["tally.read (pyarrow Table)"].update(cpu=stats(list(cpu)), minor_faults=statistics.median(faults))
     print(f"  {'  its CPU (every thread)':38s} {fmt(stats(list(cpu)))}  minor page faults {statistics.median(faults):.0f}", flush=True)
+    def first_touch():
+        s, r, _, cpu, faults = python_tool_usage("first_touch", rows)
+        touch.append((cpu, faults))
+        return s, r
+
+    touch: list = []
+    timed("first touch of 28 B/row fresh memory", first_touch, repeats)
+    cpu, faults = zip(*touch)
+    print(f"  {'  its CPU':38s} {fmt(stats(list(cpu)))}  minor page faults {statistics.median(faults):.0f}", flush=True)
     timed("tally export --format parquet", export("parquet"), repeats)
     timed("tally export --format jsonl", export("jsonl"), repeats)
     timed("tally export --format csv", export("csv"), repeats)
