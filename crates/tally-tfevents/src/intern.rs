@@ -74,6 +74,26 @@ impl Interner {
         Some(self.id(std::str::from_utf8(bytes).ok()?))
     }
 
+    /// Forgets every string numbered `len` or above, so the next new string gets `len` (the
+    /// tags of a record a reader then refused must not leave unused ids).
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.names.len() {
+            return;
+        }
+        for name in self.names.drain(len..) {
+            self.ids.remove(&name);
+        }
+        self.next.truncate(len);
+        for next in &mut self.next {
+            if *next >= len {
+                *next = NO_ID;
+            }
+        }
+        if self.prev.is_some_and(|p| p >= len) {
+            self.prev = None;
+        }
+    }
+
     /// How many distinct strings.
     pub fn len(&self) -> usize {
         self.names.len()
@@ -145,6 +165,24 @@ mod tests {
         assert_eq!(i.id_of_bytes(b"b"), Some(1));
         assert_eq!(i.id_of_bytes(b"\xff"), None);
         assert_eq!(i.id_of_bytes(b"e"), Some(6));
+    }
+
+    #[test]
+    fn truncate_forgets_the_last_strings_and_their_guesses() {
+        let mut i = Interner::new();
+        for s in ["a", "b", "c", "a", "b", "c", "a"] {
+            i.id(s);
+        }
+        i.truncate(1);
+        assert_eq!(i.len(), 1);
+        assert_eq!(i.name(1), None);
+        // "a" was followed by "b": that guess is gone, and new strings take the freed ids.
+        assert_eq!(i.id("x"), 1);
+        assert_eq!(i.id("b"), 2);
+        assert_eq!(i.id_of_bytes(b"a"), Some(0));
+        assert_eq!(i.id("c"), 3);
+        i.truncate(10);
+        assert_eq!(i.len(), 4);
     }
 
     #[test]

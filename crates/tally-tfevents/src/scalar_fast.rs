@@ -45,9 +45,13 @@ impl WireScalars {
     /// the general decoder" and leaves `self` empty. The buffer is reused across calls.
     pub fn decode(&mut self, data: &[u8]) -> bool {
         self.spans.clear();
+        let known = self.tags.len();
         let ok = self.decode_event(data).is_some();
         if !ok {
             self.spans.clear();
+            // Tags met before the record turned out not plain get their ids from the general
+            // decoder, or none if it refuses the record: ids stay dense.
+            self.tags.truncate(known);
         }
         ok
     }

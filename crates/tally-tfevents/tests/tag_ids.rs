@@ -136,3 +136,32 @@ fn the_parallel_reader_passes_ids_of_its_threads_own_tags() {
     let got: Vec<_> = parts.into_iter().flat_map(|(rows, _)| rows).collect();
     assert_eq!(got, expected);
 }
+
+#[test]
+fn a_refused_record_leaves_no_unused_id() {
+    // A summary holding a plain scalar "z", then a field of the invalid wire type 7: the fast
+    // path reads "z" before it declines, and prost refuses the record (skipped under Skip).
+    let mut summary = Vec::new();
+    let value = [&[0x0a, 1, b'z', 0x15][..], &1.0f32.to_le_bytes()].concat();
+    summary.extend([0x0a, value.len() as u8]);
+    summary.extend(&value);
+    summary.extend([0x0f, 0]);
+    let mut refused = vec![0x2a, summary.len() as u8];
+    refused.extend(&summary);
+    assert!(Event::decode(&refused[..]).is_err());
+    let mut w = RecordWriter::new(Vec::new());
+    w.write_record(&refused).unwrap();
+    let mut good = Vec::new();
+    encode_scalar_event(1, 0.5, &[("y", 2.0)], &mut good);
+    w.write_record(&good).unwrap();
+    let bytes = w.into_inner();
+    let mut r = tally_tfevents::EventReader::new(&bytes[..])
+        .with_on_corruption(tally_tfevents::OnCorruption::Skip)
+        .into_scalars();
+    assert!(r.advance().unwrap());
+    let s = r.current().unwrap();
+    assert_eq!((s.tag, s.tag_id), ("y", Some(0)));
+    assert!(!r.advance().unwrap());
+    assert_eq!(r.skipped_records(), 1);
+    assert_eq!(r.tags().len(), 1);
+}
