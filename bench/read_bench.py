@@ -11,8 +11,10 @@ same file, each run in a fresh process (so peak RSS is the tool's own):
 
 - floor: read every byte in 1 MiB chunks and CRC-32C it (`read_floor`, Rust); also the Rust
   reader's two paths, `prost` (general decode) and `fast` (scalar fast path);
-- `tally.read` into a pyarrow Table; `tally export` as Parquet, JSON lines and CSV (process
-  start included: what a user waits for);
+- `tally.read` into a pyarrow Table (also its CPU over every thread and its page faults);
+  `tally export` as Parquet, JSON lines and CSV (process start included: what a user waits for);
+- the first touch of as much fresh memory as `tally.read`'s table holds (28 bytes per row,
+  4 KiB pages): what the returned columns cost before a byte is read;
 - tensorboard's EventAccumulator (`Reload` + `Scalars` per tag), tbparse's `SummaryReader`,
   a minimal Python TFRecord loop (framing only: no CRC, no protobuf);
 - tensorboard-data-server (the wheel's `server` binary), `--reload once
@@ -49,28 +51,44 @@ TAGS = 10
 
 
 def one(tool: str, path: str) -> dict:
-    """Runs `tool` once on `path` and returns its seconds (reading only) and rows."""
+    """Runs `tool` once on `path` and returns its seconds (reading only), rows, and the CPU
+    seconds (every thread) and minor page faults of the reading."""
+    t, rows = _one(tool, path)
+    return {
+        "seconds": time.perf_counter() - t[0],
+        "rows": rows,
+        "cpu_seconds": time.process_time() - t[1],
+        "minor_faults": resource.getrusage(resource.RUSAGE_SELF).ru_minflt - t[2],
+    }
+
+
+def _clock() -> tuple[float, float, int]:
+    """Wall clock, CPU of every thread, minor page faults: taken after the imports."""
+    return time.perf_counter(), time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def _one(tool: str, path: str) -> tuple[tuple[float, float, int], int]:
     if tool == "tally.read":
         import pyarrow  # noqa: F401  (imported before the clock starts, as a user has it)
 
         import tally
 
-        t = time.perf_counter()
+        t = _clock()
         rows = tally.read(path).num_rows
     elif tool == "event_accumulator":
         from tensorboard.backend.event_processing import event_accumulator as ea
 
-        t = time.perf_counter()
+        t = _clock()
         acc = ea.EventAccumulator(path, size_guidance={ea.SCALARS: 0})
         acc.Reload()
         rows = sum(len(acc.Scalars(tag)) for tag in acc.Tags()["scalars"])
     elif tool == "tbparse":
         from tbparse import SummaryReader
 
-        t = time.perf_counter()
+        t = _clock()
         rows = len(SummaryReader(path, extra_columns={"wall_time"}).scalars)
     elif tool == "tfrecord_loop":
-        t = time.perf_counter()
+        t = _clock()
         rows = 0
         for f in sorted(Path(path).rglob("*tfevents*")):
             with open(f, "rb", buffering=1 << 20) as fh:
@@ -82,16 +100,29 @@ def one(tool: str, path: str) -> dict:
                     fh.read(length)
                     fh.read(4)
                     rows += 1
+    elif tool == "first_touch":
+        # The table's memory written once, fresh from the kernel, in 4 KiB pages as Rust's
+        # allocator gets it (numpy's huge-page advice off): the cost of the pages alone.
+        import numpy as np
+
+        try:
+            from numpy._core.multiarray import _set_madvise_hugepage
+        except ImportError:
+            from numpy.core.multiarray import _set_madvise_hugepage
+        _set_madvise_hugepage(False)
+        rows = int(path)
+        t = _clock()
+        np.ones(rows * 28 // 8)
     elif tool == "baseline":
         import pyarrow  # noqa: F401
 
         import tally  # noqa: F401
 
-        t = time.perf_counter()
+        t = _clock()
         rows = 0
     else:
         raise SystemExit(f"unknown tool {tool!r}")
-    return {"seconds": time.perf_counter() - t, "rows": rows}
+    return t, rows
 
 
 # ---------------------------------------------------------------- measuring processes
@@ -110,9 +141,14 @@ def run_child(argv: list[str], stdout=subprocess.DEVNULL) -> tuple[float, int, b
 
 
 def python_tool(tool: str, path: Path) -> tuple[float, int, int]:
+    return python_tool_usage(tool, path)[:3]
+
+
+def python_tool_usage(tool: str, path) -> tuple[float, int, int, float, int]:
+    """Seconds, peak RSS, rows, CPU seconds and minor page faults of one read in a fresh process."""
     _, rss, out = run_child([sys.executable, __file__, "--one", tool, str(path)], stdout=None)
     r = json.loads(out)
-    return r["seconds"], rss, r["rows"]
+    return r["seconds"], rss, r["rows"], r["cpu_seconds"], r["minor_faults"]
 
 
 def data_server(path: Path, checksum: bool) -> tuple[float, int, float]:
@@ -203,7 +239,27 @@ def measure_workload(name: str, run_dir: Path, repeats: int, anchor_repeats: int
     for key in ("floor", "prost", "fast"):
         print(f"  {'rust ' + key:38s} {fmt(res['rust ' + key])}", flush=True)
     timed("python + pyarrow + tally imported", py("baseline"), 1)
-    timed("tally.read (pyarrow Table)", py("tally.read"), repeats)
+    usage: list = []
+
+    def tally_read():
+        s, r, n, cpu, faults = python_tool_usage("tally.read", run_dir)
+        assert n == rows, (n, rows)
+        usage.append((cpu, faults))
+        return s, r
+
+    timed("tally.read (pyarrow Table)", tally_read, repeats)
+    cpu, faults = zip(*usage)
+    res["tally.read (pyarrow Table)"].update(cpu=stats(list(cpu)), minor_faults=statistics.median(faults))
+    print(f"  {'  its CPU (every thread)':38s} {fmt(stats(list(cpu)))}  minor page faults {statistics.median(faults):.0f}", flush=True)
+    def first_touch():
+        s, r, _, cpu, faults = python_tool_usage("first_touch", rows)
+        touch.append((cpu, faults))
+        return s, r
+
+    touch: list = []
+    timed("first touch of 28 B/row fresh memory", first_touch, repeats)
+    cpu, faults = zip(*touch)
+    print(f"  {'  its CPU':38s} {fmt(stats(list(cpu)))}  minor page faults {statistics.median(faults):.0f}", flush=True)
     timed("tally export --format parquet", export("parquet"), repeats)
     timed("tally export --format jsonl", export("jsonl"), repeats)
     timed("tally export --format csv", export("csv"), repeats)

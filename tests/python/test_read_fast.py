@@ -9,6 +9,7 @@ EventAccumulator on the same files. Several runs read at once must give the rows
 warnings and errors that reading them one by one gives.
 """
 
+import fnmatch
 import struct
 import warnings
 from pathlib import Path
@@ -303,3 +304,28 @@ def test_runs_of_many_rows_are_batches_of_their_own_and_config_columns_follow_ea
     assert all(seed == int(run[-1]) for run, seed in zip(d["run"], d["config.run.seed"]))
     assert d["value"][:10] == [0.0] * 10
     assert d["value"][70000 + 10 : 70000 + 20] == [float(1 * i + 1) for i in range(10)]
+
+
+def test_tables_validate_in_full_and_globs_keep_exactly_their_rows_on_every_path(tmp_path):
+    # A large file (read on several threads) whose events each mix kept and dropped tags, and
+    # a tree of small runs (read run by run).
+    path = write_big_run(tmp_path / "big")
+    make_tree(tmp_path / "small", 5)
+    every = protobuf_rows(path)
+    for tags in (None, "grp1/*", ["grp0/*", "grp2/m8", "pair/*"], []):
+        big = tally.read(tmp_path / "big", tags=tags)
+        # tally.read leaves pyarrow's check of the dictionary codes out; the full validation
+        # checks every code against its dictionary.
+        big.validate(full=True)
+        tally.read(tmp_path / "small", tags=tags).validate(full=True)
+        globs = [tags] if isinstance(tags, str) else tags
+        kept = [r for r in every if globs is None or any(fnmatch.fnmatchcase(r[0], g) for g in globs)]
+        d = big.to_pydict()
+        assert list(zip(d["tag"], d["step"], d["wall_time"], d["value"])) == kept
+        # Both at once: the small runs' tag codes are renumbered after the large run's.
+        both = tally.read(tmp_path, tags=tags)
+        both.validate(full=True)
+        small = tally.read(tmp_path / "small", tags=tags)
+        assert both.column("tag").to_pylist() == d["tag"] + small.column("tag").to_pylist()
+        # NaN values among them: compared as arrays, where NaN equals NaN.
+        np.testing.assert_array_equal(np.array(both.column("value").to_pylist(), dtype=float), np.array(d["value"] + small.column("value").to_pylist(), dtype=float))

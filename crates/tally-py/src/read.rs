@@ -21,7 +21,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use tally_cli::run_files::{runs_under, RunDir, RunScalars};
 use tally_schema::legacy::glob_match;
-use tally_tfevents::{scalars_in_parallel, Damage, Interner, OnCorruption};
+use tally_tfevents::{events_in_parallel, Damage, Interner, OnCorruption, WireScalars};
 
 use crate::errors::{class, Kind};
 
@@ -151,37 +151,93 @@ impl Columns {
     }
 }
 
-/// Which tags to keep, and each kept tag's code: each distinct tag is matched against the globs
-/// once, and found again by [`Interner`] (one string comparison for a writer's usual tag order).
+/// Which tags to keep, and each kept tag's code, by the reader's tag id
+/// ([`tally_tfevents::ScalarRef::tag_id`]): each distinct tag is matched against the globs and
+/// entered in the dictionary once, then found by indexing.
 struct TagCodes<'a> {
     globs: Option<&'a [String]>,
-    ids: Interner,
-    /// Each id's code in the dictionary, or `None` when the globs drop it.
-    codes: Vec<Option<i32>>,
+    /// Each id's code in the dictionary, [`UNSEEN`], or [`DROPPED`] when the globs drop it.
+    codes: Vec<i32>,
 }
+
+/// An id not seen yet.
+const UNSEEN: i32 = -1;
+/// A tag the globs drop.
+const DROPPED: i32 = -2;
 
 impl<'a> TagCodes<'a> {
     fn new(globs: Option<&'a [String]>) -> Self {
         TagCodes {
             globs,
-            ids: Interner::new(),
             codes: Vec::new(),
         }
     }
 
-    fn code(&mut self, tag: &str, dict: &mut Dictionary) -> Result<Option<i32>, String> {
-        let id = self.ids.id(tag);
-        if id == self.codes.len() {
-            let keep = self
-                .globs
-                .is_none_or(|globs| globs.iter().any(|g| glob_match(g, tag)));
-            self.codes.push(if keep {
-                Some(dict.push(tag, "tag")?)
-            } else {
-                None
-            });
+    /// The code of the tag with reader id `id` (named by `tags`), or `None` when dropped.
+    #[inline]
+    fn code(
+        &mut self,
+        id: usize,
+        tags: &Interner,
+        dict: &mut Dictionary,
+    ) -> Result<Option<i32>, String> {
+        let code = match self.codes.get(id) {
+            Some(&code) if code != UNSEEN => code,
+            _ => self.first(id, tags, dict)?,
+        };
+        Ok((code >= 0).then_some(code))
+    }
+
+    #[cold]
+    fn first(&mut self, id: usize, tags: &Interner, dict: &mut Dictionary) -> Result<i32, String> {
+        let tag = tags
+            .name(id)
+            .ok_or_else(|| format!("the reader gave tag id {id}, which it never named"))?;
+        let keep = self
+            .globs
+            .is_none_or(|globs| globs.iter().any(|g| glob_match(g, tag)));
+        let code = if keep {
+            dict.push(tag, "tag")?
+        } else {
+            DROPPED
+        };
+        if self.codes.len() <= id {
+            self.codes.resize(id + 1, UNSEEN);
         }
-        Ok(self.codes[id])
+        self.codes[id] = code;
+        Ok(code)
+    }
+
+    /// Appends the kept scalars of one event to `part`: the four columns extended together
+    /// when every tag of the event is kept (the usual case), else row by row.
+    fn add_event(&mut self, event: &WireScalars, part: &mut RunPart) -> Result<(), String> {
+        let scalars = event.scalars();
+        let start = part.tag_codes.len();
+        let mut all_kept = true;
+        for &(id, _) in scalars {
+            match self.code(id, event.tags(), &mut part.tags)? {
+                Some(code) => part.tag_codes.push(code),
+                None => {
+                    all_kept = false;
+                    break;
+                }
+            }
+        }
+        if all_kept {
+            let n = scalars.len();
+            part.step.extend(std::iter::repeat_n(event.step, n));
+            part.wall_time
+                .extend(std::iter::repeat_n(event.wall_time, n));
+            part.value.extend(scalars.iter().map(|&(_, v)| v));
+            return Ok(());
+        }
+        part.tag_codes.truncate(start);
+        for &(id, value) in scalars {
+            if let Some(code) = self.code(id, event.tags(), &mut part.tags)? {
+                part.push(code, event.step, event.wall_time, value);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -251,6 +307,11 @@ fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<RunDir>), String> 
     Ok((common_root(&bases), runs))
 }
 
+/// Fewer bytes than a scalar takes in the event files writers make (tally: about 30 per scalar,
+/// ten to an event; torch and tensorboardX: about 58, one to an event), for reserving columns:
+/// a file of shorter scalars only makes a column grow once more.
+const MIN_BYTES_PER_SCALAR: u64 = 24;
+
 /// One run's kept rows, with tag codes into its own dictionary (runs are read in parallel,
 /// then merged in run order).
 struct RunPart {
@@ -274,6 +335,30 @@ impl RunPart {
         }
     }
 
+    /// Empty, with room for the rows `bytes` of event files likely hold: growing a column by
+    /// doubling copies it (the allocator cannot always move it in place) and touches the old
+    /// and new pages. Room reserved and never written costs address space, not memory, and is
+    /// given back by [`finish`](Self::finish).
+    fn for_bytes(bytes: u64) -> Self {
+        let mut part = RunPart::new();
+        let rows = usize::try_from(bytes / MIN_BYTES_PER_SCALAR).unwrap_or(0);
+        // A refused reservation only means growing as needed.
+        let _ = part.tag_codes.try_reserve_exact(rows);
+        let _ = part.step.try_reserve_exact(rows);
+        let _ = part.wall_time.try_reserve_exact(rows);
+        let _ = part.value.try_reserve_exact(rows);
+        part
+    }
+
+    /// Gives back the room reserved and not used.
+    fn finish(mut self) -> Self {
+        self.tag_codes.shrink_to_fit();
+        self.step.shrink_to_fit();
+        self.wall_time.shrink_to_fit();
+        self.value.shrink_to_fit();
+        self
+    }
+
     fn push(&mut self, tag: i32, step: i64, wall_time: f64, value: f64) {
         self.tag_codes.push(tag);
         self.step.push(step);
@@ -283,20 +368,24 @@ impl RunPart {
 }
 
 fn read_run(files: Vec<PathBuf>, globs: Option<&[String]>) -> Result<RunPart, String> {
-    let mut part = RunPart::new();
+    let bytes = files
+        .iter()
+        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
+        .sum();
+    let mut part = RunPart::for_bytes(bytes);
     let mut tag_codes = TagCodes::new(globs);
     let mut scalars = RunScalars::new(files, OnCorruption::Error);
-    while scalars.advance().map_err(|e| e.to_string())?.is_some() {
-        let Some(s) = scalars.current() else {
-            continue;
-        };
-        let Some(tag) = tag_codes.code(s.tag, &mut part.tags)? else {
-            continue;
-        };
-        part.push(tag, s.step, s.wall_time, s.value);
+    while scalars
+        .advance_event()
+        .map_err(|e| e.to_string())?
+        .is_some()
+    {
+        if let Some(event) = scalars.event() {
+            tag_codes.add_event(event, &mut part)?;
+        }
     }
     part.damage = scalars.take_damage();
-    Ok(part)
+    Ok(part.finish())
 }
 
 /// Below this, one file is read by one thread: starting threads would cost more than they save.
@@ -315,18 +404,20 @@ fn one_file_in_parallel(
     if cores < 2 || size < PARALLEL_FILE_BYTES {
         return None;
     }
-    let parts = scalars_in_parallel(
+    let parts = events_in_parallel(
         file,
         cores,
-        || (TagCodes::new(globs), RunPart::new(), None::<String>),
-        |(codes, part, error), s| {
-            if error.is_some() {
-                return;
-            }
-            match codes.code(s.tag, &mut part.tags) {
-                Ok(Some(tag)) => part.push(tag, s.step, s.wall_time, s.value),
-                Ok(None) => {}
-                Err(e) => *error = Some(e),
+        || {
+            let share = size / cores as u64;
+            (
+                TagCodes::new(globs),
+                RunPart::for_bytes(share),
+                None::<String>,
+            )
+        },
+        |(codes, part, error), event| {
+            if error.is_none() {
+                *error = codes.add_event(event, part).err();
             }
         },
     )?;
@@ -335,7 +426,7 @@ fn one_file_in_parallel(
             .into_iter()
             .map(|(_, part, error)| match error {
                 Some(e) => Err(e),
-                None => Ok(part),
+                None => Ok(part.finish()),
             })
             .collect(),
     )
@@ -489,8 +580,12 @@ fn merge_part(
             };
             remap.push(code);
         }
-        for code in &mut part.tag_codes {
-            *code = remap[*code as usize];
+        // The usual case (one run, or runs meeting their tags in the same order) needs no pass.
+        let identity = remap.iter().enumerate().all(|(i, &c)| c as usize == i);
+        if !identity {
+            for code in &mut part.tag_codes {
+                *code = remap[*code as usize];
+            }
         }
         add_part(&mut c.chunks, part, run_code);
     }

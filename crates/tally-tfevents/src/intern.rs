@@ -55,15 +55,43 @@ impl Interner {
 
     /// The id of the UTF-8 string `bytes`, or `None` when they are not UTF-8. When they equal
     /// the expected successor's bytes no validation is needed (that string was checked once).
+    #[inline]
     pub fn id_of_bytes(&mut self, bytes: &[u8]) -> Option<usize> {
         if let Some(prev) = self.prev {
             let guess = self.next[prev];
-            if guess != NO_ID && self.names[guess].as_bytes() == bytes {
-                self.prev = Some(guess);
-                return Some(guess);
+            if let Some(name) = self.names.get(guess) {
+                if same_bytes(name.as_bytes(), bytes) {
+                    self.prev = Some(guess);
+                    return Some(guess);
+                }
             }
         }
+        self.id_of_new_bytes(bytes)
+    }
+
+    /// [`id_of_bytes`](Self::id_of_bytes) when the guess missed.
+    fn id_of_new_bytes(&mut self, bytes: &[u8]) -> Option<usize> {
         Some(self.id(std::str::from_utf8(bytes).ok()?))
+    }
+
+    /// Forgets every string numbered `len` or above, so the next new string gets `len` (the
+    /// tags of a record a reader then refused must not leave unused ids).
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.names.len() {
+            return;
+        }
+        for name in self.names.drain(len..) {
+            self.ids.remove(&name);
+        }
+        self.next.truncate(len);
+        for next in &mut self.next {
+            if *next >= len {
+                *next = NO_ID;
+            }
+        }
+        if self.prev.is_some_and(|p| p >= len) {
+            self.prev = None;
+        }
     }
 
     /// How many distinct strings.
@@ -80,6 +108,37 @@ impl Interner {
     pub fn name(&self, id: usize) -> Option<&str> {
         self.names.get(id).map(|s| &**s)
     }
+}
+
+/// `a == b` for the short strings tags are, a word at a time and inline (the library
+/// comparison is a call whose set-up costs as much as comparing a tag): whole words, then the
+/// last word overlapping the one before, so no byte loop for any length from 4 on.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 < n {
+            if word::<8>(a, i) != word::<8>(b, i) {
+                return false;
+            }
+            i += 8;
+        }
+        return word::<8>(a, n - 8) == word::<8>(b, n - 8);
+    }
+    if n >= 4 {
+        return word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4);
+    }
+    a.iter().zip(b).all(|(p, q)| p == q)
+}
+
+/// The `N` bytes of `s` from `at` (callers keep `at + N <= s.len()`; beyond it, `None`).
+#[inline(always)]
+fn word<const N: usize>(s: &[u8], at: usize) -> Option<&[u8; N]> {
+    s.get(at..)?.first_chunk::<N>()
 }
 
 #[cfg(test)]
@@ -106,5 +165,37 @@ mod tests {
         assert_eq!(i.id_of_bytes(b"b"), Some(1));
         assert_eq!(i.id_of_bytes(b"\xff"), None);
         assert_eq!(i.id_of_bytes(b"e"), Some(6));
+    }
+
+    #[test]
+    fn truncate_forgets_the_last_strings_and_their_guesses() {
+        let mut i = Interner::new();
+        for s in ["a", "b", "c", "a", "b", "c", "a"] {
+            i.id(s);
+        }
+        i.truncate(1);
+        assert_eq!(i.len(), 1);
+        assert_eq!(i.name(1), None);
+        // "a" was followed by "b": that guess is gone, and new strings take the freed ids.
+        assert_eq!(i.id("x"), 1);
+        assert_eq!(i.id("b"), 2);
+        assert_eq!(i.id_of_bytes(b"a"), Some(0));
+        assert_eq!(i.id("c"), 3);
+        i.truncate(10);
+        assert_eq!(i.len(), 4);
+    }
+
+    #[test]
+    fn same_bytes_is_equality_at_every_length_and_position() {
+        let a: Vec<u8> = (0..40).collect();
+        for len in 0..40 {
+            assert!(same_bytes(&a[..len], &a[..len]));
+            assert!(!same_bytes(&a[..len], &a[..len + 1]));
+            for at in 0..len {
+                let mut b = a[..len].to_vec();
+                b[at] ^= 0x80;
+                assert!(!same_bytes(&a[..len], &b), "len {len}, byte {at}");
+            }
+        }
     }
 }

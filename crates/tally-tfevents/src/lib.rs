@@ -31,7 +31,7 @@ pub use masked_crc::{mask_crc, masked_crc32c, unmask_crc};
 pub use media::{
     audio_value, encode_gif, encode_png, encode_wav, image_value, video_value, MediaError,
 };
-pub use parallel::{scalars_in_parallel, scalars_in_parallel_window};
+pub use parallel::{events_in_parallel, scalars_in_parallel, scalars_in_parallel_window};
 pub use plugin_summaries::{
     compute_pr_curve, custom_scalars_value, pr_curve_value, text_value, PrCurveError,
     MAX_PR_THRESHOLDS,

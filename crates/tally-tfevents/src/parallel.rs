@@ -19,7 +19,6 @@ use prost::Message;
 use crate::masked_crc::masked_crc32c;
 use crate::proto::Event;
 use crate::reader::ScalarRef;
-use crate::scalar::into_scalars;
 use crate::scalar_fast::WireScalars;
 use crate::tf_record::{TfRecordReader, FOOTER_LEN, HEADER_LEN};
 
@@ -30,16 +29,34 @@ const MIN_RANGE: u64 = 64 << 10;
 
 /// Reads every scalar of the file at `path` on `threads` threads, each calling `visit` on its
 /// own `T` (from `init`) for its range's scalars in file order; the `T`s come back in file
-/// order. `None`: the file is damaged, a record is not readable as it stands, or the ranges did
-/// not meet — read it sequentially instead.
+/// order. Each scalar's [`ScalarRef::tag_id`] numbers tags per thread (each `T` sees its own
+/// dense ids). `None`: the file is damaged, a record is not readable as it stands, or the
+/// ranges did not meet — read it sequentially instead.
 pub fn scalars_in_parallel<T: Send>(
     path: &Path,
     threads: usize,
     init: impl Fn() -> T + Sync,
     visit: impl Fn(&mut T, ScalarRef<'_>) + Sync,
 ) -> Option<Vec<T>> {
+    events_in_parallel(path, threads, init, |part, event| {
+        for i in 0..event.len() {
+            if let Some(s) = event.scalar(i) {
+                visit(part, s);
+            }
+        }
+    })
+}
+
+/// As [`scalars_in_parallel`], one call per event holding scalars: a sink storing columns
+/// handles an event's scalars together (they share step and wall time).
+pub fn events_in_parallel<T: Send>(
+    path: &Path,
+    threads: usize,
+    init: impl Fn() -> T + Sync,
+    visit: impl Fn(&mut T, &WireScalars) + Sync,
+) -> Option<Vec<T>> {
     let len = std::fs::metadata(path).ok()?.len();
-    let (parts, end) = scalars_in_parallel_window(path, 0, len, threads, init, visit)?;
+    let (parts, end) = events_in_parallel_window(path, 0, len, threads, init, visit)?;
     (end == len).then_some(parts)
 }
 
@@ -55,6 +72,25 @@ pub fn scalars_in_parallel_window<T: Send>(
     threads: usize,
     init: impl Fn() -> T + Sync,
     visit: impl Fn(&mut T, ScalarRef<'_>) + Sync,
+) -> Option<(Vec<T>, u64)> {
+    events_in_parallel_window(path, start, span, threads, init, |part, event| {
+        for i in 0..event.len() {
+            if let Some(s) = event.scalar(i) {
+                visit(part, s);
+            }
+        }
+    })
+}
+
+/// [`scalars_in_parallel_window`], one call per event holding scalars (as
+/// [`events_in_parallel`]).
+pub fn events_in_parallel_window<T: Send>(
+    path: &Path,
+    start: u64,
+    span: u64,
+    threads: usize,
+    init: impl Fn() -> T + Sync,
+    visit: impl Fn(&mut T, &WireScalars) + Sync,
 ) -> Option<(Vec<T>, u64)> {
     let len = std::fs::metadata(path).ok()?.len();
     let end = start.checked_add(span)?.min(len);
@@ -102,7 +138,7 @@ fn read_range<T>(
     to: u64,
     last: bool,
     init: &impl Fn() -> T,
-    visit: &impl Fn(&mut T, ScalarRef<'_>),
+    visit: &impl Fn(&mut T, &WireScalars),
 ) -> Option<(u64, u64, T)> {
     let mut file = File::open(path).ok()?;
     let start = if first { from } else { sync(&file, from)? };
@@ -122,32 +158,11 @@ fn read_range<T>(
             }
             break;
         };
-        if wire.decode(record.data) {
-            for i in 0..wire.len() {
-                let (tag, value) = wire.get(i)?;
-                visit(
-                    &mut part,
-                    ScalarRef {
-                        tag,
-                        step: wire.step,
-                        wall_time: wire.wall_time,
-                        value,
-                    },
-                );
-            }
-        } else {
-            let event = Event::decode(record.data).ok()?;
-            for s in into_scalars(event) {
-                visit(
-                    &mut part,
-                    ScalarRef {
-                        tag: &s.tag,
-                        step: s.step,
-                        wall_time: s.wall_time,
-                        value: s.value,
-                    },
-                );
-            }
+        if !wire.decode(record.data) {
+            wire.set_event(Event::decode(record.data).ok()?);
+        }
+        if !wire.is_empty() {
+            visit(&mut part, &wire);
         }
     }
     Some((start, start + records.position(), part))

@@ -5,7 +5,6 @@
 //! [`CorruptionKind::UndecodableEvent`] at the record's offset under
 //! [`OnCorruption::Error`], or skipped and counted under [`OnCorruption::Skip`].
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -13,8 +12,9 @@ use std::path::{Path, PathBuf};
 
 use prost::Message;
 
+use crate::intern::Interner;
 use crate::proto::Event;
-use crate::scalar::{into_scalars, ScalarEvent};
+use crate::scalar::ScalarEvent;
 use crate::scalar_fast::WireScalars;
 use crate::tf_record::{CorruptionKind, OnCorruption, ReadError, TfRecordReader};
 
@@ -209,11 +209,16 @@ impl<R: Read> EventReader<R> {
 
     /// Turns this into a reader of the scalars in the events.
     pub fn into_scalars(self) -> ScalarReader<R> {
+        self.into_scalars_with_tags(Interner::new())
+    }
+
+    /// As [`into_scalars`](Self::into_scalars), numbering tags on from `tags` (a run's earlier
+    /// files), so a tag keeps its id across files.
+    pub fn into_scalars_with_tags(self, tags: Interner) -> ScalarReader<R> {
         ScalarReader {
             events: self,
-            pending: VecDeque::new(),
-            wire: WireScalars::default(),
-            at: Cursor::None,
+            event: WireScalars::with_tags(tags),
+            at: 0,
         }
     }
 }
@@ -233,6 +238,11 @@ enum Payload {
 pub struct ScalarRef<'a> {
     /// The series name.
     pub tag: &'a str,
+    /// The tag's id in the reader's [`Interner`] (dense, first-seen order, the same for every
+    /// scalar of that tag the reader yields: a sink keeps per-tag data in a `Vec` indexed by it
+    /// instead of looking the name up again). `None` when the scalar did not come from a reader
+    /// as read (a sink that renamed the tag): then look the tag up by name.
+    pub tag_id: Option<usize>,
     /// The step of the event holding the value.
     pub step: i64,
     /// The wall time of the event holding the value.
@@ -253,26 +263,19 @@ impl ScalarRef<'_> {
     }
 }
 
-/// Where [`ScalarReader::current`] finds the scalar it stands on.
-#[derive(Debug)]
-enum Cursor {
-    None,
-    /// The `i`-th scalar of the fast-decoded record.
-    Wire(usize),
-    /// A scalar of a prost-decoded event.
-    Owned(ScalarEvent),
-}
-
 /// Streaming reader of every [`ScalarEvent`] in an event stream (non-scalar values are
 /// skipped silently); same `Ok(None)` and error semantics as [`EventReader`].
+///
+/// Every event's scalars land in one reused [`WireScalars`], whichever decoder read the record,
+/// so a tag has one id for the reader's life ([`ScalarRef::tag_id`]) and moving to the next
+/// scalar of an event is an index increment.
 #[derive(Debug)]
 pub struct ScalarReader<R> {
     events: EventReader<R>,
-    /// Scalars of the last prost-decoded event not yet returned.
-    pending: VecDeque<ScalarEvent>,
-    /// The last record's scalars, when the fast path decoded it.
-    wire: WireScalars,
-    at: Cursor,
+    /// The scalars of the event being read.
+    event: WireScalars,
+    /// One past the index of the current scalar in `event` (0: none yet).
+    at: usize,
 }
 
 impl<R: Read> ScalarReader<R> {
@@ -286,63 +289,72 @@ impl<R: Read> ScalarReader<R> {
         if !self.advance()? {
             return Ok(None);
         }
-        Ok(match std::mem::replace(&mut self.at, Cursor::None) {
-            Cursor::Owned(scalar) => Some(scalar),
-            at => {
-                self.at = at;
-                self.current().map(|s| s.to_scalar_event())
-            }
-        })
+        Ok(self.current().map(|s| s.to_scalar_event()))
     }
 
     /// Moves to the next scalar: `Ok(true)` when [`current`](Self::current) now holds it,
     /// `Ok(false)` when none is available yet (same semantics as [`read_scalar`](Self::read_scalar)).
+    #[inline]
     pub fn advance(&mut self) -> Result<bool, ReadError> {
+        if self.advance_in_event() {
+            return Ok(true);
+        }
+        self.advance_event()
+    }
+
+    /// Moves to the next scalar of the current event, if it has one (no reading): the caller
+    /// knows the step and wall time did not change.
+    #[inline]
+    pub fn advance_in_event(&mut self) -> bool {
+        if self.at > 0 && self.at < self.event.len() {
+            self.at += 1;
+            return true;
+        }
+        false
+    }
+
+    /// Moves to the first scalar of the next event holding scalars (the rest of the current
+    /// event is passed over): `Ok(true)` when [`event`](Self::event) now holds all of that
+    /// event's scalars, `Ok(false)` when none is available yet.
+    pub fn advance_event(&mut self) -> Result<bool, ReadError> {
         loop {
-            if let Cursor::Wire(i) = &mut self.at {
-                if *i + 1 < self.wire.len() {
-                    *i += 1;
-                    return Ok(true);
+            self.at = 0;
+            match self.events.next_payload(Some(&mut self.event))? {
+                None => {
+                    self.event.clear();
+                    return Ok(false);
                 }
+                Some(Payload::Wire) => {}
+                Some(Payload::Event(event)) => self.event.set_event(event),
             }
-            if let Some(scalar) = self.pending.pop_front() {
-                self.at = Cursor::Owned(scalar);
+            if !self.event.is_empty() {
+                self.at = 1;
                 return Ok(true);
-            }
-            self.at = Cursor::None;
-            match self.events.next_payload(Some(&mut self.wire))? {
-                None => return Ok(false),
-                Some(Payload::Wire) => {
-                    if !self.wire.is_empty() {
-                        self.at = Cursor::Wire(0);
-                        return Ok(true);
-                    }
-                }
-                Some(Payload::Event(event)) => self.pending.extend(into_scalars(event)),
             }
         }
     }
 
+    /// The scalars of the event [`advance`](Self::advance) or
+    /// [`advance_event`](Self::advance_event) moved to (empty before the first and at the end).
+    pub fn event(&self) -> &WireScalars {
+        &self.event
+    }
+
+    /// Every tag seen so far, by id.
+    pub fn tags(&self) -> &Interner {
+        self.event.tags()
+    }
+
+    /// Gives the tag numbering back (to carry it to the next file of a run, with
+    /// [`EventReader::into_scalars_with_tags`]).
+    pub fn take_tags(&mut self) -> Interner {
+        self.event.take_tags()
+    }
+
     /// The scalar [`advance`](Self::advance) moved to, borrowed from the reader.
+    #[inline]
     pub fn current(&self) -> Option<ScalarRef<'_>> {
-        match &self.at {
-            Cursor::None => None,
-            Cursor::Owned(s) => Some(ScalarRef {
-                tag: &s.tag,
-                step: s.step,
-                wall_time: s.wall_time,
-                value: s.value,
-            }),
-            Cursor::Wire(i) => {
-                let (tag, value) = self.wire.get(*i)?;
-                Some(ScalarRef {
-                    tag,
-                    step: self.wire.step,
-                    wall_time: self.wire.wall_time,
-                    value,
-                })
-            }
-        }
+        self.event.scalar(self.at.checked_sub(1)?)
     }
 
     /// Reads every scalar available now, stopping at the first error.

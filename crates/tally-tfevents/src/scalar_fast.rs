@@ -12,10 +12,13 @@
 //! changes a result, only its cost (a test compares both paths on random events).
 
 use crate::intern::Interner;
-use crate::proto::{DataClass, DataType, SCALARS_PLUGIN_NAME};
+use crate::proto::{DataClass, DataType, Event, SCALARS_PLUGIN_NAME};
+use crate::reader::ScalarRef;
+use crate::scalar::into_scalars;
 
-/// The scalars of one event decoded by [`WireScalars::decode`]: step, wall time and, for each
-/// scalar in summary order, where its tag lies in the record and its value.
+/// The scalars of one event, decoded by [`WireScalars::decode`] (or handed over from the
+/// general decoder by [`WireScalars::set_event`]): step, wall time and, for each scalar in
+/// summary order, its tag's id and its value.
 #[derive(Debug, Default, Clone)]
 pub struct WireScalars {
     /// The event's step.
@@ -30,15 +33,59 @@ pub struct WireScalars {
 }
 
 impl WireScalars {
+    /// Empty, numbering tags on from `tags` (so ids stay the same across a run's files).
+    pub fn with_tags(tags: Interner) -> Self {
+        WireScalars {
+            tags,
+            ..Self::default()
+        }
+    }
+
     /// Decodes `data` (one record's payload) if it is a plain scalar event; `false` means "use
     /// the general decoder" and leaves `self` empty. The buffer is reused across calls.
     pub fn decode(&mut self, data: &[u8]) -> bool {
         self.spans.clear();
+        let known = self.tags.len();
         let ok = self.decode_event(data).is_some();
         if !ok {
             self.spans.clear();
+            // Tags met before the record turned out not plain get their ids from the general
+            // decoder, or none if it refuses the record: ids stay dense.
+            self.tags.truncate(known);
         }
         ok
+    }
+
+    /// Holds the scalars of an event the general decoder read, their tags numbered by the same
+    /// interner as the fast path's (one id per tag whichever path read it).
+    pub fn set_event(&mut self, event: Event) {
+        self.spans.clear();
+        self.step = event.step;
+        self.wall_time = event.wall_time;
+        for s in into_scalars(event) {
+            let id = self.tags.id(&s.tag);
+            self.spans.push((id, s.value));
+        }
+    }
+
+    /// Empties the event (the tags stay numbered).
+    pub fn clear(&mut self) {
+        self.spans.clear();
+    }
+
+    /// `(tag id, value)` of each scalar, in summary order; [`tags`](Self::tags) names the ids.
+    pub fn scalars(&self) -> &[(usize, f64)] {
+        &self.spans
+    }
+
+    /// The ids' names: every tag seen so far, numbered 0, 1, 2, ... in first-seen order.
+    pub fn tags(&self) -> &Interner {
+        &self.tags
+    }
+
+    /// Gives the tag numbering back (to carry it to the next file of a run).
+    pub fn take_tags(&mut self) -> Interner {
+        std::mem::take(&mut self.tags)
     }
 
     /// How many scalars the last decoded event holds.
@@ -57,20 +104,24 @@ impl WireScalars {
         Some((self.tags.name(id)?, value))
     }
 
+    /// The `i`-th scalar as a [`ScalarRef`] with its tag's id.
+    #[inline]
+    pub fn scalar(&self, i: usize) -> Option<ScalarRef<'_>> {
+        let &(id, value) = self.spans.get(i)?;
+        Some(ScalarRef {
+            tag: self.tags.name(id)?,
+            tag_id: Some(id),
+            step: self.step,
+            wall_time: self.wall_time,
+            value,
+        })
+    }
+
     fn decode_event(&mut self, data: &[u8]) -> Option<()> {
-        let mut r = Wire::new(data, 0, data.len());
-        let (mut wall, mut step, mut summary) = (None, None, None);
-        while !r.done() {
-            match r.key()? {
-                // wall_time: double
-                0x09 => once(&mut wall, f64::from_le_bytes(r.fixed::<8>()?))?,
-                // step: int64
-                0x10 => once(&mut step, r.varint()? as i64)?,
-                // summary: message
-                0x2a => once(&mut summary, r.len_delimited()?)?,
-                _ => return None,
-            }
-        }
+        let (wall, step, summary) = match plain_header(data) {
+            Some((wall, step, summary)) => (Some(wall), Some(step), Some(summary)),
+            None => header(data)?,
+        };
         self.wall_time = wall.unwrap_or(0.0);
         self.step = step.unwrap_or(0);
         if let Some((start, end)) = summary {
@@ -81,13 +132,71 @@ impl WireScalars {
                     return None;
                 }
                 let (vs, ve) = s.len_delimited()?;
-                let (ts, te, v) = value(data, vs, ve)?;
+                let (ts, te, v) = match plain_value(data, vs, ve) {
+                    Some(plain) => plain,
+                    None => value(data, vs, ve)?,
+                };
                 let id = self.tags.id_of_bytes(&data[ts..te])?;
                 self.spans.push((id, v));
             }
         }
         Some(())
     }
+}
+
+/// An event's fields in any order, each at most once: wall time, step and the summary's range.
+type Header = (Option<f64>, Option<i64>, Option<(usize, usize)>);
+
+/// The event's fields, or `None` when an unknown or repeated field makes it not plain.
+fn header(data: &[u8]) -> Option<Header> {
+    let mut r = Wire::new(data, 0, data.len());
+    let (mut wall, mut step, mut summary) = (None, None, None);
+    while !r.done() {
+        match r.key()? {
+            // wall_time: double
+            0x09 => once(&mut wall, f64::from_le_bytes(r.fixed::<8>()?))?,
+            // step: int64
+            0x10 => once(&mut step, r.varint()? as i64)?,
+            // summary: message
+            0x2a => once(&mut summary, r.len_delimited()?)?,
+            _ => return None,
+        }
+    }
+    Some((wall, step, summary))
+}
+
+/// The order writers use, `wall_time`, `step`, `summary` and nothing else, read straight
+/// through; `None` sends the event to [`header`], which gives the same result for this shape.
+#[inline]
+fn plain_header(data: &[u8]) -> Option<(f64, i64, (usize, usize))> {
+    let mut r = Wire::new(data, 0, data.len());
+    if r.byte()? != 0x09 {
+        return None;
+    }
+    let wall = f64::from_le_bytes(r.fixed::<8>()?);
+    if r.byte()? != 0x10 {
+        return None;
+    }
+    let step = r.varint()? as i64;
+    if r.byte()? != 0x2a {
+        return None;
+    }
+    let summary = r.len_delimited()?;
+    r.done().then_some((wall, step, summary))
+}
+
+/// The shape nearly every writer uses, `{ tag, simple_value }` in that order with a tag below
+/// 128 bytes, checked byte by byte; `None` sends the value to [`value`], which reads any order
+/// and gives the same result for this shape.
+#[inline]
+fn plain_value(data: &[u8], start: usize, end: usize) -> Option<(usize, usize, f64)> {
+    let (&[key, len], rest) = data.get(start..end)?.split_first_chunk::<2>()?;
+    let len = usize::from(len);
+    if key != 0x0a || len >= 0x80 || rest.len() != len + 5 || rest[len] != 0x15 {
+        return None;
+    }
+    let (_, &v) = rest.split_last_chunk::<4>()?;
+    Some((start + 2, start + 2 + len, f64::from(f32::from_le_bytes(v))))
 }
 
 /// One summary value that is a scalar: `(tag start, tag end, value)`, or `None` (not handled).
@@ -216,42 +325,55 @@ fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
     Some(())
 }
 
-/// A cursor over `data[pos..end]`, every read bounds-checked.
+/// A cursor over `data[pos..end]`, every read bounds-checked (`data` is cut at `end`, so one
+/// check per read; positions stay those of the whole record).
 struct Wire<'a> {
     data: &'a [u8],
     pos: usize,
-    end: usize,
 }
 
 impl<'a> Wire<'a> {
     fn new(data: &'a [u8], pos: usize, end: usize) -> Self {
-        Wire { data, pos, end }
+        Wire {
+            data: &data[..end.min(data.len())],
+            pos,
+        }
     }
 
+    #[inline(always)]
     fn done(&self) -> bool {
-        self.pos >= self.end
+        self.pos >= self.data.len()
     }
 
     /// A one-byte key (every field handled here has a number below 16); a longer key is not
     /// the plain shape.
+    #[inline(always)]
     fn key(&mut self) -> Option<u8> {
         let b = self.byte()?;
         (b < 0x80).then_some(b)
     }
 
+    #[inline(always)]
     fn byte(&mut self) -> Option<u8> {
-        if self.pos >= self.end {
-            return None;
-        }
-        let b = self.data[self.pos];
+        let b = *self.data.get(self.pos)?;
         self.pos += 1;
         Some(b)
     }
 
-    /// A varint of at most ten bytes, the tenth at most 1 (as prost accepts).
+    /// A varint of at most ten bytes, the tenth at most 1 (as prost accepts); one byte (a
+    /// short length, a small step) is read inline.
+    #[inline(always)]
     fn varint(&mut self) -> Option<u64> {
-        let mut value = 0u64;
-        for i in 0..10 {
+        let b = self.byte()?;
+        if b < 0x80 {
+            return Some(u64::from(b));
+        }
+        self.varint_rest(u64::from(b & 0x7f))
+    }
+
+    /// The bytes of a varint after its first, whose low bits are `value`.
+    fn varint_rest(&mut self, mut value: u64) -> Option<u64> {
+        for i in 1..10 {
             let b = self.byte()?;
             if i == 9 && b > 1 {
                 return None;
@@ -264,18 +386,20 @@ impl<'a> Wire<'a> {
         None
     }
 
+    #[inline(always)]
     fn fixed<const N: usize>(&mut self) -> Option<[u8; N]> {
-        let end = self.pos.checked_add(N).filter(|&e| e <= self.end)?;
-        let bytes = self.data[self.pos..end].try_into().ok()?;
+        let end = self.pos.checked_add(N)?;
+        let bytes = self.data.get(self.pos..end)?.try_into().ok()?;
         self.pos = end;
         Some(bytes)
     }
 
     /// A length-delimited field: the range of its bytes.
+    #[inline(always)]
     fn len_delimited(&mut self) -> Option<(usize, usize)> {
         let len = usize::try_from(self.varint()?).ok()?;
         let start = self.pos;
-        let end = start.checked_add(len).filter(|&e| e <= self.end)?;
+        let end = start.checked_add(len).filter(|&e| e <= self.data.len())?;
         self.pos = end;
         Some((start, end))
     }

@@ -329,6 +329,8 @@ pub struct TfRecordReader<R> {
     path: Option<PathBuf>,
     /// `buf` range of the payload last returned: the bytes stay put until the next read.
     last: (usize, usize),
+    /// The last length field read and its masked CRC.
+    last_len: ([u8; 8], u32),
 }
 
 /// Outcome of looking at the buffered bytes.
@@ -358,6 +360,7 @@ impl<R: Read> TfRecordReader<R> {
             framing_lost: None,
             path: None,
             last: (0, 0),
+            last_len: ([0; 8], masked_crc32c(&[0; 8])),
         }
     }
 
@@ -470,7 +473,16 @@ impl<R: Read> TfRecordReader<R> {
             let header = &self.buf[self.start..self.start + HEADER_LEN];
             let len_bytes: [u8; 8] = header[..8].try_into().expect("8-byte slice");
             let stored = u32::from_le_bytes(header[8..].try_into().expect("4-byte slice"));
-            let computed = masked_crc32c(&len_bytes);
+            // Writers' records repeat their length (the same tags every event): its CRC is
+            // computed once per distinct length.
+            let computed = match self.last_len {
+                (bytes, crc) if bytes == len_bytes => crc,
+                _ => {
+                    let crc = masked_crc32c(&len_bytes);
+                    self.last_len = (len_bytes, crc);
+                    crc
+                }
+            };
             if stored != computed {
                 return Err(
                     self.lose_framing(CorruptionKind::LengthCrcMismatch { stored, computed })

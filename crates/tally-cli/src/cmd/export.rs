@@ -272,6 +272,8 @@ impl TagRule<'_> {
         let (tag, scale) = self.rename(s.tag)?;
         Some(ScalarRef {
             tag,
+            // A renamed tag is not the one the reader numbered.
+            tag_id: if scale.is_some() { None } else { s.tag_id },
             value: scale.map_or(s.value, |k| s.value * k),
             ..s
         })
