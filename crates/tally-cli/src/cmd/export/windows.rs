@@ -72,7 +72,13 @@ pub(super) fn export_windows(
     let visit = |r: &mut Reading, s: ScalarRef<'_>| {
         r.seen += 1;
         if trivial {
-            let tag = r.seg.tags.id(s.tag);
+            // This thread's reader numbers the window's tags in the order it meets them, as the
+            // fresh segment does: a known id needs no second lookup.
+            let tag = match s.tag_id {
+                Some(id) if id < r.seg.tags.len() => id,
+                _ => r.seg.tags.id(s.tag),
+            };
+            debug_assert_eq!(r.seg.tags.name(tag), Some(s.tag));
             r.seg.push(tag, s.step, s.wall_time, s.value);
             return;
         }
