@@ -7,7 +7,8 @@ process plays the terminal: it reads everything the child writes and answers the
 cursor-position queries of the inline viewport. After --warmup seconds it reads the
 `tally-panel` thread's utime+stime (/proc/PID/task/TID/stat, clock ticks) and its run time in
 ns (/proc/PID/task/TID/schedstat) and again --seconds later; the share of one core is the
-difference over the elapsed wall time. Prints min/median/max over --runs runs.
+difference over the elapsed wall time. Prints min/median/max over --runs runs; the budget is
+docs/contract/performance.md "The panel's share of a core".
 
 `.venv/bin/python bench/panel_cpu.py [--runs 3] [--seconds 60] [--rate 50]`
 (BENCHMARKS.md "Panel thread CPU").

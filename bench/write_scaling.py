@@ -19,7 +19,7 @@ Rows (each min / median / max over --runs runs; per step and per unit of size):
                                            engine, it is not tally's work).
 
 The growth is judged from the log-log slope between the two largest sizes: <= 1.15 is "linear
-or better". Run by `make bench`; by hand:
+or better" (docs/contract/performance.md "Cost grows at most linearly with the step"). Run by `make bench`; by hand:
 `.venv/bin/python bench/write_scaling.py [--runs 3] [--no-rust] [--plot docs/write_scaling.png]`
 (the Rust rows run `cargo bench -p tally --bench scaling` --runs times and read criterion's
 median of each run from target/criterion).
@@ -195,9 +195,13 @@ def plot(series: List[Dict[str, Any]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for s in series:
+    # CPU rows only: wall times on a shared machine mostly measure waiting for a core.
+    for s in (s for s in series if "(wall" not in s["title"]):
         ax = a if s["unit"] == "metric" else b
         ax.loglog(s["sizes"], s["median"], "o-", label=f'{s["title"]} (x^{s["exponent"]:.2f})')
+    for ax, sizes in ((a, METRICS), (b, RANKS)):
+        lo, hi = ax.get_ylim()
+        ax.loglog(sizes, [lo * 2 * n / sizes[0] for n in sizes], "--", color="grey", label="linear (guide)")
     for ax, unit in ((a, "user metrics per record"), (b, "ranks (simulated inputs)")):
         ax.set_xlabel(unit)
         ax.set_ylabel("seconds per step (median)")

@@ -3,7 +3,8 @@
 //! TensorBoard every 10 000 iterations (as `tests/faults_rss.rs`, so the event file stays
 //! small), printing VmRSS after the warm-up (a twentieth of the steps: the window and the
 //! bounded histories are full by then) and at the end. Not a criterion bench: one run, one
-//! figure; `cargo bench -p tally --bench rss_long`.
+//! figure; `cargo bench -p tally --bench rss_long` (docs/contract/performance.md "Memory over a
+//! run").
 #![allow(missing_docs)]
 
 use std::time::Instant;

@@ -82,6 +82,18 @@ impl Slot {
     /// Add a sample's values; keys usually come in the same order each step, so the entry at
     /// the value's own position is tried first.
     fn add(&mut self, values: &mut Vec<(Tag, f64)>, t: f64) {
+        // A slot's first sample opens one entry per value without looking any up: searching
+        // the entries added so far made that step quadratic in its values. (A key repeated in
+        // a sample, were there one, would make two entries, which `snapshot` sums as one.)
+        if self.n == 0 && self.entries.is_empty() {
+            self.entries.extend(values.drain(..).map(|(tag, v)| Entry {
+                tag,
+                sum: v,
+                n: 1,
+                t_last: t,
+            }));
+            return;
+        }
         for (k, (tag, v)) in values.drain(..).enumerate() {
             let at = match self.entries.get(k) {
                 Some(e) if e.tag == tag => Some(k),
