@@ -24,7 +24,15 @@ fn rss_kib() -> u64 {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; a filter argument selects nothing here.
+    // `cargo bench -p tally -- FILTER` passes FILTER to every bench binary: run only when it
+    // names this one (or there is none), as criterion's benches do.
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    if !filters.is_empty() && !filters.iter().any(|f| "rss_long".contains(f.as_str())) {
+        return;
+    }
     let steps: u64 = std::env::var("TALLY_RSS_STEPS")
         .map(|v| v.parse().expect("TALLY_RSS_STEPS is a step count"))
         .unwrap_or(10_000_000);
