@@ -1,8 +1,9 @@
 //! Steps of many values (docs/contract/performance.md "Cost grows at most linearly with the
-//! step"): past a few dozen named values a repeated key is found by hash instead of a scan, and
-//! a window slot's first sample opens its entries without searching. These check that both
-//! keep the rules they replace: every value persisted and windowed, every repeat refused
-//! naming its key, and nothing carried from one step to the next.
+//! step"): past a few dozen named values a repeated key is found by hash instead of a scan, a
+//! window slot's first sample opens its entries without searching, the window's snapshot tries
+//! each key's position before hashing it, and `reduce_ranks` finds keys by hash. These check
+//! that each keeps the rules it replaces: every value persisted, windowed and reduced, every
+//! repeat refused naming its key, and nothing carried from one step to the next.
 
 use std::sync::Arc;
 use tally::{Backend, Error, Logger, LoggerConfig, ManualClock, MemorySink, RunStatus, StepInput};
@@ -135,4 +136,51 @@ fn ranks_of_many_metrics_reduce_each_key_in_first_seen_order() {
         ),
         other => panic!("expected a refusal, got {other:?}"),
     }
+}
+
+#[test]
+fn the_window_finds_each_key_whatever_its_position_in_each_slot() {
+    use tally::window::{Sample, TimeWindow};
+    use tally::Tag;
+    let spec = |t: &str| Tag::Spec(tally::schema::metric(t).unwrap());
+    let user = Tag::User(Arc::from("charts/x"));
+    let (a, b, c) = (
+        spec("Loss/critic"),
+        spec("Loss/actor"),
+        spec("Loss/entropy"),
+    );
+    let mut w = TimeWindow::default();
+    // Three slots: keys reordered, missing, and new in a later slot.
+    for (t, values) in [
+        (
+            100.0,
+            vec![(a.clone(), 1.0), (b.clone(), 10.0), (user.clone(), 5.0)],
+        ),
+        (100.5, vec![(c.clone(), 7.0), (a.clone(), 3.0)]),
+        (
+            101.0,
+            vec![
+                (b.clone(), 20.0),
+                (user.clone(), 7.0),
+                (a.clone(), 5.0),
+                (c.clone(), 9.0),
+            ],
+        ),
+    ] {
+        w.push(Sample {
+            t,
+            iteration: t as u64,
+            values,
+        });
+    }
+    let s = w.snapshot();
+    assert_eq!(s.n, 3);
+    assert_eq!(s.get("Loss/critic"), Some(3.0));
+    assert_eq!(s.get("Loss/actor"), Some(15.0));
+    assert_eq!(s.get("Loss/entropy"), Some(8.0));
+    assert_eq!(s.get("charts/x"), Some(6.0));
+    assert_eq!(s.means.len(), 4);
+    // A user metric's newest time is its newest sample's.
+    assert_eq!(s.user_updated.get(&user), Some(&101.0));
+    assert_eq!(s.user_updated.len(), 1);
 }
