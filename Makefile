@@ -95,8 +95,8 @@ wheel-check: wheel
 ##   scaling  bench/write_scaling.py: write cost vs metrics per record and ranks, the Rust
 ##            criterion bench `scaling` and the Python rows, table and plot ("Scaling (target 8,
 ##            write rows)"); BENCH_SCALING_ARGS
-##   panel    bench/panel_cpu.py: the panel thread's CPU at 2 Hz in a 140x50 pty ("Panel thread
-##            CPU"); BENCH_PANEL_ARGS
+##   panel    bench/panel_cpu.py: the panel thread's CPU at 2 Hz in a 140x50 pty, stepping at 50
+##            and 500 it/s ("Panel thread CPU"); BENCH_PANEL_ARGS
 ##   read     bench/read_bench.py: tally.read, tally export and the Rust reader against
 ##            EventAccumulator, tbparse, tensorboard-data-server, a Python TFRecord loop and the
 ##            read + CRC-32C floor, then the read scaling rows ("Reading event files"); BENCH_ARGS
@@ -106,7 +106,7 @@ BENCH_ARGS ?= --scaling --plot docs/read_scaling.png
 BENCH_HOT_ARGS ?= --iterations 3000 --runs 5
 BENCH_TRINITY_ARGS ?= --trinity-tasks 25
 BENCH_SCALING_ARGS ?= --runs 3 --plot docs/write_scaling.png
-BENCH_PANEL_ARGS ?= --runs 3 --seconds 60
+BENCH_PANEL_ARGS ?= --runs 3 --seconds 60 --rate 50 500
 bench-on = $(if $(filter $(1),$(BENCH_ONLY)),$(2),@true)
 bench: venv py-install
 	$(CARGO) build --release -p tally-cli -p tally-tfevents --examples --bins
