@@ -38,11 +38,11 @@ import tempfile
 import time
 from array import array
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from python_hot_path import DEDICATED, record, step_kwargs  # noqa: E402
+from python_hot_path import record, step_kwargs  # noqa: E402
 
 METRICS = [10, 30, 100, 300, 1000]
 RANKS = [1, 2, 4, 8, 16, 32, 64]
