@@ -80,17 +80,44 @@ wheel: venv
 wheel-check: wheel
 	TALLY_WHEEL_DIR="$(DIST)" TALLY_WHEEL_PYTHONS="$(WHEEL_PYTHONS)" $(PY) -m pytest tests/python/test_wheel.py -q
 
-## Reading event files side by side (bench/read_bench.py): tally.read, tally export and the Rust
-## reader against EventAccumulator, tbparse, tensorboard-data-server, a Python TFRecord loop and
-## the read + CRC-32C floor, on the same generated files; prints min/median/max and the ratios
-## (BENCHMARKS.md "Reading event files"). Minutes of CPU and ~2 GB of temporary disk with
-## --scaling: not part of `make test`. Then the write hot paths side by side
-## (bench/python_hot_path.py: BENCHMARKS.md "Logger hot path (Python)").
+## Every comparison of the performance targets, each printing its figures and ratios
+## (BENCHMARKS.md; ~20-30 minutes on 2 cores, minutes of CPU and ~2 GB of temporary disk: not
+## part of `make test`). In this order, each a name in BENCH_ONLY:
+##   step     `cargo bench -p tally --bench step -- thread_cpu`: Logger::step with 60 values and
+##            the writer thread's work per step, caller-thread CPU ("Logger hot path (Rust)")
+##   render   `cargo bench -p tally-tui --bench render`: one 140x50 frame ("Terminal panel")
+##   rss      `cargo bench -p tally --bench rss_long`: VmRSS growth over 10 million steps
+##            ("Memory over a long run"; TALLY_RSS_STEPS sets the count)
+##   trinity  bench/trinity_aggregate.py: tally.metrics vs trinity-rft ("Trinity-style
+##            aggregation"); BENCH_TRINITY_ARGS
+##   python   bench/python_hot_path.py: log.step and add_scalar vs tensorboardX, wandb and the
+##            no-op floor ("Logger hot path (Python)"); BENCH_HOT_ARGS
+##   scaling  bench/write_scaling.py: write cost vs metrics per record and ranks, the Rust
+##            criterion bench `scaling` and the Python rows, table and plot ("Scaling (target 8,
+##            write rows)"); BENCH_SCALING_ARGS
+##   panel    bench/panel_cpu.py: the panel thread's CPU at 2 Hz in a 140x50 pty, stepping at 50
+##            and 500 it/s ("Panel thread CPU"); BENCH_PANEL_ARGS
+##   read     bench/read_bench.py: tally.read, tally export and the Rust reader against
+##            EventAccumulator, tbparse, tensorboard-data-server, a Python TFRecord loop and the
+##            read + CRC-32C floor, then the read scaling rows ("Reading event files"); BENCH_ARGS
+## A subset: `make bench BENCH_ONLY="panel scaling"`; `BENCH_ARGS=` drops the read scaling rows.
+BENCH_ONLY ?= step render rss trinity python scaling panel read
 BENCH_ARGS ?= --scaling --plot docs/read_scaling.png
+BENCH_HOT_ARGS ?= --iterations 3000 --runs 5
+BENCH_TRINITY_ARGS ?= --trinity-tasks 25
+BENCH_SCALING_ARGS ?= --runs 3 --plot docs/write_scaling.png
+BENCH_PANEL_ARGS ?= --runs 3 --seconds 60 --rate 50 500
+bench-on = $(if $(filter $(1),$(BENCH_ONLY)),$(2),@true)
 bench: venv py-install
 	$(CARGO) build --release -p tally-cli -p tally-tfevents --examples --bins
-	$(PY) bench/read_bench.py $(BENCH_ARGS)
-	$(PY) bench/python_hot_path.py
+	$(call bench-on,step,$(CARGO) bench -p tally --bench step -- --warm-up-time 1 --measurement-time 3 thread_cpu)
+	$(call bench-on,render,$(CARGO) bench -p tally-tui --bench render)
+	$(call bench-on,rss,$(CARGO) bench -p tally --bench rss_long)
+	$(call bench-on,trinity,$(PY) bench/trinity_aggregate.py $(BENCH_TRINITY_ARGS))
+	$(call bench-on,python,$(PY) bench/python_hot_path.py $(BENCH_HOT_ARGS))
+	$(call bench-on,scaling,$(PY) bench/write_scaling.py $(BENCH_SCALING_ARGS))
+	$(call bench-on,panel,$(PY) bench/panel_cpu.py $(BENCH_PANEL_ARGS))
+	$(call bench-on,read,$(PY) bench/read_bench.py $(BENCH_ARGS))
 
 ## Regenerate committed generated files (docs/metrics.md, schemas/*.json).
 docs:

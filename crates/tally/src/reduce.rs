@@ -9,6 +9,7 @@
 use crate::error::Error;
 use crate::input::{Key, StepInput, SystemInfo};
 use crate::user::UserMetrics;
+use rustc_hash::FxHashMap as HashMap;
 use tally_schema::{lookup, Reduction, TagRef};
 
 /// Whole-job rates: each rank's own rate, summed over ranks.
@@ -42,6 +43,8 @@ impl Rates {
 /// One key's values across ranks, folded for its reduction.
 struct Fold {
     reduction: Reduction,
+    /// 1 + the last rank that gave the key (a repeat within a rank is refused).
+    given_by: usize,
     sum: f64,
     n: u32,
     max: f64,
@@ -50,9 +53,10 @@ struct Fold {
 }
 
 impl Fold {
-    fn new(reduction: Reduction, v: f64) -> Self {
+    fn new(reduction: Reduction, given_by: usize, v: f64) -> Self {
         Fold {
             reduction,
+            given_by,
             sum: v,
             n: 1,
             max: v,
@@ -80,14 +84,39 @@ impl Fold {
     }
 }
 
-/// Accumulates one keyed map across ranks, keeping first-seen key order.
+/// Keys of a map up to which one is found by scanning them (cheaper than hashing for the few
+/// keys of a usual map).
+const KEY_SCAN: usize = 32;
+
+/// Accumulates one keyed map across ranks, keeping first-seen key order. Past [`KEY_SCAN`]
+/// keys they are found by hash: scanning them all made a reduction quadratic in the keys.
 struct Acc {
     keys: Vec<(Key, Fold)>,
+    /// Each key's position in `keys`, once there are more than [`KEY_SCAN`].
+    index: HashMap<Key, usize>,
 }
 
 impl Acc {
     fn new() -> Self {
-        Acc { keys: Vec::new() }
+        Acc {
+            keys: Vec::new(),
+            index: HashMap::default(),
+        }
+    }
+
+    fn find(&mut self, k: &Key) -> Option<usize> {
+        if self.keys.len() <= KEY_SCAN {
+            return self.keys.iter().position(|(p, _)| p == k);
+        }
+        if self.index.is_empty() {
+            let keys = self
+                .keys
+                .iter()
+                .enumerate()
+                .map(|(i, (p, _))| (p.clone(), i));
+            self.index.extend(keys);
+        }
+        self.index.get(k).copied()
     }
 
     fn add(
@@ -97,15 +126,25 @@ impl Acc {
         map: &[(Key, f64)],
         reduction: impl Fn(&str) -> Reduction,
     ) -> Result<(), Error> {
-        for (i, (k, v)) in map.iter().enumerate() {
-            if map[..i].iter().any(|(p, _)| p == k) {
-                return Err(Error::Ranks(format!(
-                    "rank {rank}: {field}['{k}'] is given twice"
-                )));
-            }
-            match self.keys.iter_mut().find(|(p, _)| p == k) {
-                Some((_, fold)) => fold.add(*v),
-                None => self.keys.push((k.clone(), Fold::new(reduction(k), *v))),
+        for (k, v) in map {
+            match self.find(k) {
+                Some(i) if self.keys[i].1.given_by == rank + 1 => {
+                    return Err(Error::Ranks(format!(
+                        "rank {rank}: {field}['{k}'] is given twice"
+                    )));
+                }
+                Some(i) => {
+                    let fold = &mut self.keys[i].1;
+                    fold.add(*v);
+                    fold.given_by = rank + 1;
+                }
+                None => {
+                    if !self.index.is_empty() {
+                        self.index.insert(k.clone(), self.keys.len());
+                    }
+                    let fold = Fold::new(reduction(k), rank + 1, *v);
+                    self.keys.push((k.clone(), fold));
+                }
             }
         }
         Ok(())

@@ -230,6 +230,8 @@ pub struct Resolver {
     /// Family members given through `metrics` (`Episode_Termination/<cause>`) once accepted:
     /// a repeat skips the full schema lookup and the term's validation.
     metric_families: HashMap<Box<str>, (&'static FamilySpec, std::sync::Arc<str>)>,
+    /// The duplicate check's set of a step with many named values, kept between steps.
+    named_seen: rustc_hash::FxHashSet<usize>,
 }
 
 impl Resolver {
@@ -240,6 +242,7 @@ impl Resolver {
             max_iterations,
             families: FamilyInterner::default(),
             metric_families: HashMap::default(),
+            named_seen: Default::default(),
         }
     }
 
@@ -346,8 +349,10 @@ impl Resolver {
                 + DEDICATED_FIELDS
                 + crate::record::TERMINAL_EXTRA,
         );
+        values.lend_seen(std::mem::take(&mut self.named_seen));
         if self.profile == Profile::Rft {
             self.rft(input, &mut values)?;
+            self.named_seen = values.take_seen();
             return Ok(Resolved {
                 iteration: it,
                 step,
@@ -439,6 +444,7 @@ impl Resolver {
                 check_nonneg(it, name, name, v)?;
             }
         }
+        self.named_seen = values.take_seen();
         Ok(Resolved {
             iteration: it,
             step,

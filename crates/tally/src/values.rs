@@ -4,6 +4,7 @@
 //! reads it by spec without a second index or a per-logger scratch array.
 
 use crate::tag::Tag;
+use rustc_hash::FxHashSet;
 use tally_schema::{spec_index, MetricSpec, METRIC_COUNT};
 
 /// How the event file holds a value: TensorBoard scalars are float32 (`simple_value`)
@@ -71,6 +72,24 @@ pub struct StepValues {
     by_spec: [Option<f64>; METRIC_COUNT],
     /// How many entries are user metrics (most steps have none, and skip looking for them).
     user: usize,
+    /// How many entries are family, free-namespace or user values.
+    named: usize,
+    /// The interned addresses of the named entries once there are more than [`NAMED_SCAN`]
+    /// (a step of many user metrics): a repeat is then found by hash, not by a scan of every
+    /// earlier value, which made such a step quadratic in its values.
+    seen: FxHashSet<usize>,
+}
+
+/// Named values up to which a repeat is found by scanning them (cheaper than hashing for the
+/// few family members of a usual step).
+const NAMED_SCAN: usize = 32;
+
+/// The address that identifies an interned named tag.
+fn interned_addr(tag: &Tag) -> Option<usize> {
+    match tag {
+        Tag::Family(_, a) | Tag::Free(a) | Tag::User(a) => Some(a.as_ptr() as usize),
+        Tag::Spec(_) => None,
+    }
 }
 
 impl Default for StepValues {
@@ -94,6 +113,8 @@ impl StepValues {
             entries: buf,
             by_spec: [None; METRIC_COUNT],
             user: 0,
+            named: 0,
+            seen: FxHashSet::default(),
         }
     }
 
@@ -113,8 +134,19 @@ impl StepValues {
     /// pointer comparison finds a repeat without comparing text.
     pub fn push_named(&mut self, tag: Tag, v: f64) -> Result<(), Duplicate> {
         debug_assert!(tag.spec().is_none(), "registry tags go through push_spec");
-        if self.entries.iter().any(|(t, _)| t.same_interned(&tag)) {
-            return Err(Duplicate);
+        if self.named < NAMED_SCAN {
+            if self.entries.iter().any(|(t, _)| t.same_interned(&tag)) {
+                return Err(Duplicate);
+            }
+        } else {
+            if self.named == NAMED_SCAN {
+                let named = self.entries.iter().filter_map(|(t, _)| interned_addr(t));
+                self.seen.extend(named);
+            }
+            let addr = interned_addr(&tag).expect("a named tag");
+            if !self.seen.insert(addr) {
+                return Err(Duplicate);
+            }
         }
         debug_assert!(
             !self
@@ -125,8 +157,21 @@ impl StepValues {
             tag.as_str()
         );
         self.user += usize::from(matches!(tag, Tag::User(_)));
+        self.named += 1;
         self.entries.push((tag, v));
         Ok(())
+    }
+
+    /// Lend this step the set a previous step's many named values filled (emptied here), so a
+    /// steady-state step of many user metrics allocates none.
+    pub fn lend_seen(&mut self, mut seen: FxHashSet<usize>) {
+        seen.clear();
+        self.seen = seen;
+    }
+
+    /// Take the set back for the next step.
+    pub fn take_seen(&mut self) -> FxHashSet<usize> {
+        std::mem::take(&mut self.seen)
     }
 
     /// How many of the values are user metrics.

@@ -82,6 +82,18 @@ impl Slot {
     /// Add a sample's values; keys usually come in the same order each step, so the entry at
     /// the value's own position is tried first.
     fn add(&mut self, values: &mut Vec<(Tag, f64)>, t: f64) {
+        // A slot's first sample opens one entry per value without looking any up: searching
+        // the entries added so far made that step quadratic in its values. (A key repeated in
+        // a sample, were there one, would make two entries, which `snapshot` sums as one.)
+        if self.n == 0 && self.entries.is_empty() {
+            self.entries.extend(values.drain(..).map(|(tag, v)| Entry {
+                tag,
+                sum: v,
+                n: 1,
+                t_last: t,
+            }));
+            return;
+        }
         for (k, (tag, v)) in values.drain(..).enumerate() {
             let at = match self.entries.get(k) {
                 Some(e) if e.tag == tag => Some(k),
@@ -198,24 +210,38 @@ impl TimeWindow {
 
     /// Per-key means over the window.
     pub fn snapshot(&self) -> WindowSnapshot {
-        let mut acc: HashMap<Tag, (f64, u64)> = HashMap::new();
-        let mut user_updated: HashMap<Tag, f64> = HashMap::new();
+        // Per key: sum, count, and the newest slot's time. A key usually sits at the same
+        // position in every slot, so that position is tried before the hash index: hashing
+        // every entry of up to 512 slots made a frame's snapshot (taken under the lock the
+        // step also takes) cost the panel thread more than drawing the frame.
+        let mut acc: Vec<(Tag, f64, u64, f64)> = Vec::new();
+        let mut index: HashMap<Tag, usize> = HashMap::new();
         for s in &self.slots {
-            for e in &s.entries {
-                let a = acc.entry(e.tag.clone()).or_insert((0.0, 0));
-                a.0 += e.sum;
-                a.1 += u64::from(e.n);
-                if matches!(e.tag, Tag::User(_)) {
-                    user_updated.insert(e.tag.clone(), e.t_last);
-                }
+            for (k, e) in s.entries.iter().enumerate() {
+                let i = match acc.get(k) {
+                    Some(a) if a.0 == e.tag => k,
+                    _ => *index.entry(e.tag.clone()).or_insert_with(|| {
+                        acc.push((e.tag.clone(), 0.0, 0, e.t_last));
+                        acc.len() - 1
+                    }),
+                };
+                let a = &mut acc[i];
+                a.1 += e.sum;
+                a.2 += u64::from(e.n);
+                a.3 = e.t_last;
             }
         }
+        let user_updated = acc
+            .iter()
+            .filter(|a| matches!(a.0, Tag::User(_)))
+            .map(|a| (a.0.clone(), a.3))
+            .collect();
         WindowSnapshot {
             n: self.n,
             iteration: self.slots.back().map_or(0, |s| s.iteration),
             means: acc
                 .into_iter()
-                .map(|(k, (sum, n))| (k, sum / n as f64))
+                .map(|(k, sum, n, _)| (k, sum / n as f64))
                 .collect(),
             user_updated,
         }

@@ -1,0 +1,186 @@
+//! Steps of many values (docs/contract/performance.md "Cost grows at most linearly with the
+//! step"): past a few dozen named values a repeated key is found by hash instead of a scan, a
+//! window slot's first sample opens its entries without searching, the window's snapshot tries
+//! each key's position before hashing it, and `reduce_ranks` finds keys by hash. These check
+//! that each keeps the rules it replaces: every value persisted, windowed and reduced, every
+//! repeat refused naming its key, and nothing carried from one step to the next.
+
+use std::sync::Arc;
+use tally::{Backend, Error, Logger, LoggerConfig, ManualClock, MemorySink, RunStatus, StepInput};
+
+fn logger(dir: &std::path::Path) -> (Logger, MemorySink) {
+    let mut c = LoggerConfig::new("sac", "task", "mujoco");
+    c.log_dir = Some(dir.join("run"));
+    c.max_iterations = Some(100);
+    c.backend = Backend::None;
+    let mem = MemorySink::new();
+    let log = Logger::with_sinks(
+        c,
+        vec![Box::new(mem.clone())],
+        Arc::new(ManualClock::at(1.0)),
+    )
+    .unwrap();
+    (log, mem)
+}
+
+/// Iteration `i` with `n` user metrics, `charts/m0000` = `base`, each next one `base + k`.
+fn many(i: u64, n: usize, base: f64) -> StepInput {
+    let mut s = StepInput::new(i).env_steps(100 * i);
+    for k in 0..n {
+        s = s.metric(format!("charts/m{k:04}"), base + k as f64);
+    }
+    s
+}
+
+fn refusal(log: &mut Logger, input: &StepInput) -> (String, String) {
+    match log.step(input) {
+        Err(Error::InvalidStep { key, reason, .. }) => (key, reason),
+        other => panic!("expected an invalid step, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_thousand_user_metrics_are_each_persisted_and_windowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut log, mem) = logger(tmp.path());
+    log.step(&many(1, 1000, 0.0)).unwrap();
+    // The same keys in reverse order: each is found in the slot whatever its position.
+    let mut second = many(2, 1000, 10.0);
+    second.metrics.reverse();
+    log.step(&second).unwrap();
+    // A subset: a key missing from a sample is averaged over the samples that have it.
+    log.step(&many(3, 10, 40.0)).unwrap();
+    let snap = log.terminal().lock().unwrap().snapshot();
+    log.close(RunStatus::Completed).unwrap();
+    let steps = mem.steps();
+    assert_eq!(steps.len(), 3);
+    for (s, n, base) in [(0, 1000, 0.0), (1, 1000, 10.0), (2, 10, 40.0)] {
+        for k in [0, 9, n - 1] {
+            let tag = format!("charts/m{k:04}");
+            let got = steps[s].scalars.iter().find(|(t, _)| t.as_str() == tag);
+            assert_eq!(
+                got.map(|(_, v)| *v),
+                Some(base + k as f64),
+                "step {s}, {tag}"
+            );
+        }
+        let user = steps[s]
+            .scalars
+            .iter()
+            .filter(|(t, _)| t.as_str().starts_with("charts/"));
+        assert_eq!(user.count(), n, "step {s}");
+    }
+    assert_eq!(
+        snap.window.get("charts/m0000"),
+        Some((0.0 + 10.0 + 40.0) / 3.0)
+    );
+    assert_eq!(
+        snap.window.get("charts/m0999"),
+        Some((999.0 + 1009.0) / 2.0)
+    );
+}
+
+#[test]
+fn a_repeat_among_many_named_values_is_refused_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut log, _) = logger(tmp.path());
+    // The repeat of the 6th key comes after 40 others: past the scan, on the hash path.
+    let (key, reason) = refusal(&mut log, &many(1, 40, 0.0).metric("charts/m0005", 1.0));
+    assert_eq!(key, "charts/m0005");
+    assert!(reason.contains("duplicate"), "{reason}");
+    // A termination cause given twice after many user metrics: refused the same way.
+    let cause = "Episode_Termination/time_out";
+    let (key, reason) = refusal(
+        &mut log,
+        &many(1, 40, 0.0).metric(cause, 0.5).metric(cause, 0.5),
+    );
+    assert_eq!(key, cause);
+    assert!(reason.contains("duplicate"), "{reason}");
+    // Nothing of a refused or accepted step is carried into the next: the same keys are
+    // accepted again, step after step.
+    for i in 1..=3 {
+        log.step(&many(i, 40, i as f64).metric(cause, 0.5)).unwrap();
+    }
+    let (key, _) = refusal(&mut log, &many(4, 33, 0.0).metric("charts/m0032", 1.0));
+    assert_eq!(key, "charts/m0032");
+    log.step(&many(4, 33, 0.0)).unwrap();
+    log.close(RunStatus::Completed).unwrap();
+}
+
+#[test]
+fn ranks_of_many_metrics_reduce_each_key_in_first_seen_order() {
+    use tally::reduce::reduce_ranks;
+    use tally::user::UserMetrics;
+    // Eight ranks of 300 user metrics (mean across ranks); rank 7 adds one key of its own.
+    let mut ranks: Vec<StepInput> = (0..8).map(|r| many(5, 300, r as f64)).collect();
+    ranks[7] = ranks[7].clone().metric("charts/only_rank_7", 2.0);
+    let (out, _) = reduce_ranks(&ranks, &UserMetrics::default()).unwrap();
+    assert_eq!(out.metrics.len(), 301);
+    for k in [0usize, 150, 299] {
+        let (tag, v) = &out.metrics[k];
+        assert_eq!(tag.as_ref(), format!("charts/m{k:04}"));
+        // The mean of base + k over bases 0..8.
+        assert_eq!(*v, 3.5 + k as f64, "{tag}");
+    }
+    assert_eq!(out.metrics[300].0.as_ref(), "charts/only_rank_7");
+    assert_eq!(
+        out.metrics[300].1, 2.0,
+        "reduced over the ranks that have it"
+    );
+    // A key given twice by one rank, far down its map: refused naming the rank and the key.
+    ranks[3] = ranks[3].clone().metric("charts/m0123", 1.0);
+    match reduce_ranks(&ranks, &UserMetrics::default()) {
+        Err(Error::Ranks(m)) => assert!(
+            m.contains("rank 3: metrics['charts/m0123'] is given twice"),
+            "{m}"
+        ),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_window_finds_each_key_whatever_its_position_in_each_slot() {
+    use tally::window::{Sample, TimeWindow};
+    use tally::Tag;
+    let spec = |t: &str| Tag::Spec(tally::schema::metric(t).unwrap());
+    let user = Tag::User(Arc::from("charts/x"));
+    let (a, b, c) = (
+        spec("Loss/critic"),
+        spec("Loss/actor"),
+        spec("Loss/entropy"),
+    );
+    let mut w = TimeWindow::default();
+    // Three slots: keys reordered, missing, and new in a later slot.
+    for (t, values) in [
+        (
+            100.0,
+            vec![(a.clone(), 1.0), (b.clone(), 10.0), (user.clone(), 5.0)],
+        ),
+        (100.5, vec![(c.clone(), 7.0), (a.clone(), 3.0)]),
+        (
+            101.0,
+            vec![
+                (b.clone(), 20.0),
+                (user.clone(), 7.0),
+                (a.clone(), 5.0),
+                (c.clone(), 9.0),
+            ],
+        ),
+    ] {
+        w.push(Sample {
+            t,
+            iteration: t as u64,
+            values,
+        });
+    }
+    let s = w.snapshot();
+    assert_eq!(s.n, 3);
+    assert_eq!(s.get("Loss/critic"), Some(3.0));
+    assert_eq!(s.get("Loss/actor"), Some(15.0));
+    assert_eq!(s.get("Loss/entropy"), Some(8.0));
+    assert_eq!(s.get("charts/x"), Some(6.0));
+    assert_eq!(s.means.len(), 4);
+    // A user metric's newest time is its newest sample's.
+    assert_eq!(s.user_updated.get(&user), Some(&101.0));
+    assert_eq!(s.user_updated.len(), 1);
+}
