@@ -12,6 +12,7 @@ use tally::{Backend, Logger, LoggerConfig, RunStatus};
 
 #[path = "../tests/support/sixty_values.rs"]
 mod sixty_values;
+mod support;
 
 /// Resident set size of this process in KiB (`VmRSS` in /proc/self/status).
 fn rss_kib() -> u64 {
@@ -24,13 +25,7 @@ fn rss_kib() -> u64 {
 }
 
 fn main() {
-    // `cargo bench -p tally -- FILTER` passes FILTER to every bench binary: run only when it
-    // names this one (or there is none), as criterion's benches do.
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    if !filters.is_empty() && !filters.iter().any(|f| "rss_long".contains(f.as_str())) {
+    if !support::selected("rss_long") {
         return;
     }
     let steps: u64 = std::env::var("TALLY_RSS_STEPS")

@@ -10,10 +10,12 @@ use std::hint::black_box;
 use std::time::Duration;
 use tally::reduce::reduce_ranks;
 use tally::user::UserMetrics;
-use tally::{Backend, Logger, LoggerConfig, RunStatus, StepInput};
+use tally::{Backend, RunStatus, StepInput};
 
 #[path = "../tests/support/sixty_values.rs"]
 mod sixty_values;
+mod support;
+use support::{bench_logger, thread_cpu};
 
 /// User metrics per record.
 const METRICS: [usize; 5] = [10, 30, 100, 300, 1000];
@@ -37,13 +39,7 @@ fn user_record(i: u64, n: usize, r: usize) -> StepInput {
 fn step_metrics(c: &mut Criterion) {
     let mut g = c.benchmark_group("step_user_metrics_thread_cpu");
     for n in METRICS {
-        let dir = tempfile::tempdir().unwrap();
-        let mut cfg = LoggerConfig::new("sac", "bench", "mujoco");
-        cfg.log_dir = Some(dir.path().join("run"));
-        cfg.max_iterations = Some(tally::resolve::MAX_COUNT);
-        cfg.backend = Backend::None;
-        cfg.summary_interval_secs = 1e9;
-        let mut log = Logger::new(cfg).unwrap();
+        let (_dir, mut log) = bench_logger(Backend::None);
         let mut input = user_record(1, n, 0);
         g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
             b.iter_custom(|iters| {
@@ -108,11 +104,6 @@ fn reduce_over_metrics(c: &mut Criterion) {
         });
     }
     g.finish();
-}
-
-fn thread_cpu() -> Duration {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 criterion_group! {

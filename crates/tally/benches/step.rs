@@ -3,28 +3,22 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
-use std::time::Duration;
 use tally::resolve::{Axis, Resolver};
-use tally::{Backend, BackendStep, Logger, LoggerConfig, Profile, RunStatus, Sink, StepInput};
+use tally::{Backend, BackendStep, Profile, RunStatus, Sink, StepInput};
 use tally::{Tag, TensorBoardSink};
 
 #[path = "../tests/support/sixty_values.rs"]
 mod sixty_values;
+mod support;
 use sixty_values::record;
+use support::{bench_logger, thread_cpu};
 
 fn bench(c: &mut Criterion) {
     for (name, backend) in [
         ("step_60_values_backend_none", Backend::None),
         ("step_60_values_tensorboard", Backend::TensorBoard),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let mut cfg = LoggerConfig::new("sac", "bench", "mujoco");
-        cfg.log_dir = Some(dir.path().join("run"));
-        // Unbounded: the largest iteration the logger accepts.
-        cfg.max_iterations = Some(tally::resolve::MAX_COUNT);
-        cfg.backend = backend;
-        cfg.summary_interval_secs = 1e9;
-        let mut log = Logger::new(cfg).unwrap();
+        let (_dir, mut log) = bench_logger(backend);
         let inputs: Vec<StepInput> = (1..=1000).map(record).collect();
         let mut i = 0u64;
         c.bench_function(name, |b| {
@@ -40,13 +34,7 @@ fn bench(c: &mut Criterion) {
     }
     // `Logger::step` alone: one input advanced in place, no per-iteration clone of it (the
     // benches above also pay for cloning the input's maps).
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = LoggerConfig::new("sac", "bench", "mujoco");
-    cfg.log_dir = Some(dir.path().join("run"));
-    cfg.max_iterations = Some(tally::resolve::MAX_COUNT);
-    cfg.backend = Backend::None;
-    cfg.summary_interval_secs = 1e9;
-    let mut log = Logger::new(cfg).unwrap();
+    let (_dir, mut log) = bench_logger(Backend::None);
     let mut input = record(1);
     c.bench_function("step_60_values_backend_none_in_place", |b| {
         b.iter(|| {
@@ -113,11 +101,6 @@ fn writer(c: &mut Criterion) {
         })
     });
     sink.close().unwrap();
-}
-
-fn thread_cpu() -> Duration {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 criterion_group!(benches, bench, writer);

@@ -6,31 +6,20 @@
 #![allow(missing_docs)]
 
 use std::hint::black_box;
-use tally::{Backend, Logger, LoggerConfig, RunStatus};
+use tally::{Backend, RunStatus};
 
 #[path = "../tests/support/sixty_values.rs"]
 mod sixty_values;
+mod support;
 
 fn main() {
-    // `cargo bench -p tally -- FILTER` passes FILTER to every bench binary: run only when it
-    // names this one (or there is none), as criterion's benches do.
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    if !filters.is_empty() && !filters.iter().any(|f| "step_count".contains(f.as_str())) {
+    if !support::selected("step_count") {
         return;
     }
     let n: u64 = std::env::var("TALLY_STEP_COUNT")
         .map(|v| v.parse().expect("TALLY_STEP_COUNT is a step count"))
         .unwrap_or(100_000);
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = LoggerConfig::new("sac", "bench", "mujoco");
-    cfg.log_dir = Some(dir.path().join("run"));
-    cfg.max_iterations = Some(tally::resolve::MAX_COUNT);
-    cfg.backend = Backend::None;
-    cfg.summary_interval_secs = 1e9;
-    let mut log = Logger::new(cfg).unwrap();
+    let (_dir, mut log) = support::bench_logger(Backend::None);
     let mut input = sixty_values::record(1);
     for _ in 0..n {
         input.iteration += 1;
