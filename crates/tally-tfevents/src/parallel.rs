@@ -38,13 +38,7 @@ pub fn scalars_in_parallel<T: Send>(
     init: impl Fn() -> T + Sync,
     visit: impl Fn(&mut T, ScalarRef<'_>) + Sync,
 ) -> Option<Vec<T>> {
-    events_in_parallel(path, threads, init, |part, event| {
-        for i in 0..event.len() {
-            if let Some(s) = event.scalar(i) {
-                visit(part, s);
-            }
-        }
-    })
+    events_in_parallel(path, threads, init, each_scalar(visit))
 }
 
 /// As [`scalars_in_parallel`], one call per event holding scalars: a sink storing columns
@@ -73,13 +67,7 @@ pub fn scalars_in_parallel_window<T: Send>(
     init: impl Fn() -> T + Sync,
     visit: impl Fn(&mut T, ScalarRef<'_>) + Sync,
 ) -> Option<(Vec<T>, u64)> {
-    events_in_parallel_window(path, start, span, threads, init, |part, event| {
-        for i in 0..event.len() {
-            if let Some(s) = event.scalar(i) {
-                visit(part, s);
-            }
-        }
-    })
+    events_in_parallel_window(path, start, span, threads, init, each_scalar(visit))
 }
 
 /// [`scalars_in_parallel_window`], one call per event holding scalars (as
@@ -126,6 +114,19 @@ pub fn events_in_parallel_window<T: Send>(
         out.push(part);
     }
     Some((out, expected_start))
+}
+
+/// An event visitor calling `visit` on each of the event's scalars in order.
+fn each_scalar<T>(
+    visit: impl Fn(&mut T, ScalarRef<'_>) + Sync,
+) -> impl Fn(&mut T, &WireScalars) + Sync {
+    move |part, event| {
+        for i in 0..event.len() {
+            if let Some(s) = event.scalar(i) {
+                visit(part, s);
+            }
+        }
+    }
 }
 
 /// One thread's range: the records that start in `[from, to)`, `from` itself when `first` (a

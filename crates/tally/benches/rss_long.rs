@@ -14,15 +14,9 @@ use tally::{Backend, Logger, LoggerConfig, RunStatus};
 mod sixty_values;
 mod support;
 
-/// Resident set size of this process in KiB (`VmRSS` in /proc/self/status).
-fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .expect("VmRSS in /proc/self/status");
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
+#[path = "../tests/support/rss.rs"]
+mod rss;
+use rss::rss_kib;
 
 fn main() {
     if !support::selected("rss_long") {

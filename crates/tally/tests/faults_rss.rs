@@ -6,15 +6,9 @@
 use std::path::Path;
 use tally::{Backend, Logger, LoggerConfig, RunStatus, StepInput};
 
-/// Resident set size of this process in KiB (`VmRSS` in /proc/self/status).
-fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .expect("VmRSS in /proc/self/status");
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
+#[path = "support/rss.rs"]
+mod rss;
+use rss::rss_kib;
 
 fn step(i: u64) -> StepInput {
     let x = (i % 1000) as f64;
