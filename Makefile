@@ -81,7 +81,7 @@ wheel-check: wheel
 	TALLY_WHEEL_DIR="$(DIST)" TALLY_WHEEL_PYTHONS="$(WHEEL_PYTHONS)" $(PY) -m pytest tests/python/test_wheel.py -q
 
 ## Every comparison of the performance targets, each printing its figures and ratios
-## (BENCHMARKS.md; ~20-30 minutes on 2 cores, minutes of CPU and ~2 GB of temporary disk: not
+## (BENCHMARKS.md; ~16 minutes on the quiet 2-core machine, minutes of CPU and ~2 GB of temporary disk: not
 ## part of `make test`). In this order, each a name in BENCH_ONLY:
 ##   step     `cargo bench -p tally --bench step -- thread_cpu`: Logger::step with 60 values and
 ##            the writer thread's work per step, caller-thread CPU ("Logger hot path (Rust)")
