@@ -155,7 +155,7 @@ fn code_width(n: usize) -> u32 {
 pub(super) fn eight_byte_column<'a, T: Copy + 'a>(
     descr: &ColumnDescPtr,
     parts: impl Iterator<Item = &'a [T]> + Clone,
-    le: fn(T) -> [u8; 8],
+    le: impl Fn(T) -> [u8; 8] + Copy,
     statistics: Option<Statistics>,
     bufs: &mut Buffers,
 ) -> Result<Chunk, ParquetError> {
@@ -170,6 +170,7 @@ pub(super) fn eight_byte_column<'a, T: Copy + 'a>(
     }
     bufs.data.clear();
     if runs * 2 > rows {
+        bufs.data.reserve(rows * 8);
         for part in parts {
             for &v in part {
                 bufs.data.extend_from_slice(&le(v));
