@@ -5,33 +5,29 @@
 //! thread and the sample to the terminal state.
 
 use crate::error::{Error, Result};
-use crate::input::{Backend, LoggerConfig, OnStorageError, StepInput};
+use crate::input::{LoggerConfig, OnStorageError, StepInput};
 use crate::record::StepRecord;
 use crate::reduce::{reduce_ranks, Rates};
 use crate::remote::RemoteSinks;
 use crate::resolve::{Axis, Resolver};
 use crate::resume::Carried;
-use crate::run::{
-    initial_summary, iso_utc, run_identity, utc, write_run_config, write_run_summary,
-    RUN_CONFIG_FILE,
-};
-use crate::rundir::{create_run_dir, RunDirSpec, Unstarted};
+use crate::run::{iso_utc, utc, write_run_summary, RUN_CONFIG_FILE};
 use crate::runlock::RunLock;
-use crate::sink::{BackendStep, Sink, TensorBoardSink};
+use crate::sink::BackendStep;
 use crate::summary::{contract_warning, SummaryState};
 use crate::tag::Tag;
-use crate::terminal::{Level, RunFacts, TerminalState, TerminalView};
+use crate::terminal::{Level, TerminalState, TerminalView};
 use crate::trace::Tracer;
 use crate::user::{UserMetricSpec, UserMetrics};
 use crate::window::Sample;
 use crate::writer::WriterThread;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tally_clock::{Clock, SystemClock};
-use tally_schema::artifacts::{LoggerFacts, RunConfig, RunStatus, RunSummary};
-use tally_tfevents::WriterOptions;
+use tally_clock::Clock;
+use tally_schema::artifacts::{RunConfig, RunStatus, RunSummary};
 
 mod producer;
+mod start;
 
 /// The training logger. Build one per run on rank 0; call [`Logger::step`] once per iteration.
 pub struct Logger {
@@ -71,246 +67,6 @@ pub struct Logger {
 }
 
 impl Logger {
-    /// Create the run directory, `run_config.json`, the first `run_summary.json`, and the
-    /// backend named by the config (TensorBoard by default).
-    pub fn new(config: LoggerConfig) -> Result<Self> {
-        Self::with_sinks(config, Vec::new(), Arc::new(SystemClock::default()))
-    }
-
-    /// As [`Logger::new`], with additional sinks (the Python W&B sink, a test's memory sink)
-    /// and the run's clock (every time the logger, its writer, trace and panel read).
-    pub fn with_sinks(
-        config: LoggerConfig,
-        mut extra: Vec<Box<dyn Sink>>,
-        clock: Arc<dyn Clock>,
-    ) -> Result<Self> {
-        config.check()?;
-        if config.backend == Backend::None {
-            if let Some(s) = extra.iter().find(|s| s.is_remote()) {
-                return Err(Error::Config(format!(
-                    "the {} sink is fed from the run's event file, and logger=none writes none: \
-                     use logger=tensorboard (or wandb)",
-                    s.name()
-                )));
-            }
-        }
-        if config.backend == Backend::Wandb && !extra.iter().any(|s| s.name() == "wandb") {
-            return Err(Error::Config(
-                "logger=wandb needs the W&B SDK: use the Python package (tally.Logger(logger=\"wandb\")), \
-                 or logger=tensorboard from Rust"
-                    .into(),
-            ));
-        }
-        let spec = RunDirSpec {
-            algo: config.algo.clone(),
-            task: config.task.clone(),
-            sim_backend: config.sim_backend.clone(),
-            log_root: config.log_root.clone(),
-            log_dir: config.log_dir.clone(),
-        };
-        let start = utc(clock.wall());
-        let prior_dir = match config.resume {
-            true => crate::resume::find(&config, &spec)?,
-            false => None,
-        };
-        // Taken before the run is read: a live logger's run is refused as in use.
-        let prior_lock = prior_dir.as_deref().map(RunLock::acquire).transpose()?;
-        let prior = prior_dir
-            .map(|dir| crate::resume::load(&dir, &config))
-            .transpose()?;
-        let existed = spec.log_dir.as_ref().is_some_and(|d| d.exists());
-        let run_dir = match &prior {
-            Some(p) => p.dir.clone(),
-            None => create_run_dir(&spec, &start.with_timezone(&chrono::Local))?,
-        };
-        // Until the logger exists, a failure takes back what this start wrote.
-        let mut unstarted = Unstarted {
-            dir: prior.is_none().then(|| run_dir.clone()),
-            existed,
-        };
-        let lock = match prior_lock {
-            Some(lock) => lock,
-            None => RunLock::acquire(&run_dir)?,
-        };
-        let mut identity = match &prior {
-            Some(p) => p.identity(config.wandb.clone()),
-            None => run_identity(
-                &config.algo,
-                &config.task,
-                &config.sim_backend,
-                &run_dir,
-                &start,
-                config.wandb.clone(),
-            ),
-        };
-        if config.name.is_some() {
-            identity.name = config.name.clone();
-        }
-        if config.seed.is_some() {
-            identity.seed = config.seed;
-        }
-        identity.logger = Some(LoggerFacts {
-            profile: config.profile,
-            backend: config.backend.as_str().to_owned(),
-            max_iterations: config.max_iterations,
-            num_envs: config.num_envs,
-            num_gpus: config.num_gpus,
-            log_interval: config.log_interval,
-            trace_enabled: config.trace,
-        });
-        let (mut summary, carried, axis) = match &prior {
-            Some(p) => p.continued_summary(&iso_utc(&start)),
-            None => (
-                initial_summary(&identity),
-                Carried::default(),
-                Axis::default(),
-            ),
-        };
-        let earlier_metrics = prior
-            .as_ref()
-            .map(|p| p.config.user_metrics.clone())
-            .unwrap_or_default();
-        let tracer = match config.trace {
-            true => {
-                let dir = config.trace_output_dir.as_deref().unwrap_or(&run_dir);
-                let path = dir.join(trace_file_name(summary.resumed.len()));
-                let name = format!("tally {} {}", config.algo, config.task);
-                let options = crate::trace::TraceOptions {
-                    thread_time: config.trace_thread_time,
-                    cuda_events: config.trace_cuda_events,
-                };
-                let t = Tracer::start(&path, &name, clock.clone(), options)?;
-                // Recorded now, so a run that dies still points at its trace.
-                summary.trace_path = Some(path.display().to_string());
-                t
-            }
-            false => Tracer::disabled(),
-        };
-        let run_config = write_run_config(&run_dir, identity, &config.run_config, earlier_metrics)?;
-        write_run_summary(&run_dir, &summary)?;
-        // Extra sinks (W&B) open now: they need the run directory and run_config.json.
-        for i in 0..extra.len() {
-            let started = extra[i].start(&run_dir);
-            if let Err(e) = started {
-                // Sinks started before this one hold resources (a W&B run): close them.
-                for earlier in &mut extra[..i] {
-                    let _ = earlier.close();
-                }
-                let sink = &extra[i];
-                let failure = Error::Sink {
-                    sink: sink.name().to_owned(),
-                    iteration: 0,
-                    message: e.to_string(),
-                };
-                // A complete record of a failed start, kept.
-                unstarted.dir = None;
-                summary.status = RunStatus::Failed;
-                summary.sink_errors.push(failure.to_string());
-                write_run_summary(&run_dir, &summary)?;
-                return Err(failure);
-            }
-            if summary.wandb_run_url.is_none() {
-                summary.wandb_run_url = extra[i].run_url();
-            }
-        }
-        if summary.wandb_run_url.is_some() {
-            write_run_summary(&run_dir, &summary)?;
-        }
-
-        let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
-        let mut event_file = None;
-        // The event file is the run's truth: W&B follows it (docs/contract/remote-sinks.md).
-        if matches!(config.backend, Backend::TensorBoard | Backend::Wandb) {
-            let mut options = WriterOptions::from_env();
-            options.fsync = config.fsync;
-            let wall = clock.wall().max(0.0);
-            options.created_at = match &prior {
-                Some(p) => {
-                    let secs = p.event_file_secs(wall as u64);
-                    std::time::UNIX_EPOCH
-                        + std::time::Duration::from_secs_f64(wall.max(secs as f64))
-                }
-                None => std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(wall),
-            };
-            let tb = TensorBoardSink::create(&run_dir, options)?;
-            event_file = Some(tb.path().to_owned());
-            sinks.push(Box::new(tb));
-        }
-        let (remote, mut local): (Vec<_>, Vec<_>) = extra.into_iter().partition(|s| s.is_remote());
-        sinks.append(&mut local);
-        // A periodic summary is as durable as the event file it describes: fsynced only when the
-        // event file is (docs/contract/threads-and-signals.md "The summary during a run").
-        let sync_summary = config.fsync != tally_tfevents::FsyncPolicy::Never;
-        let mut writer = WriterThread::spawn(
-            sinks,
-            run_dir.clone(),
-            config.queue_capacity,
-            clock.clone(),
-            sync_summary,
-        )
-        .map_err(Error::io("start writer thread", &run_dir))?;
-        // Held to put back if the run directory is removed mid-run.
-        writer.hold_config(run_config.clone());
-        let facts = RunFacts {
-            algo: config.algo.clone(),
-            task: config.task.clone(),
-            sim: run_config.run.sim_backend.clone(),
-            name: run_config.run.name.clone(),
-            num_gpus: config.num_gpus,
-            num_envs: config.num_envs,
-            max_iterations: config.max_iterations,
-            profile: config.profile,
-        };
-        let started_at = clock.monotonic();
-        let state = match &prior {
-            Some(p) => SummaryState::resumed_from(&p.summary),
-            None => SummaryState::default(),
-        };
-        let mut term = TerminalState::new(facts);
-        // Shown until the runner passes its own MPS state (docs/contract/panel.md "System column").
-        let (mps, mps_warning) = crate::host::run_mps(&config.run_config);
-        term.system.cuda_mps = Some(mps);
-        if let Some(text) = mps_warning {
-            term.message(started_at, Level::Warning, text);
-        }
-        let terminal = Arc::new(Mutex::new(term));
-        let remotes = {
-            let (terminal, clock) = (terminal.clone(), clock.clone());
-            // Outages and recoveries show on the panel.
-            RemoteSinks::start(remote, &run_dir, move |text| {
-                let t = clock.monotonic();
-                let mut s = terminal.lock().unwrap_or_else(|e| e.into_inner());
-                s.message(t, Level::Warning, text);
-            })?
-        };
-        unstarted.dir = None;
-        Ok(Logger {
-            resolver: Resolver::new(config.profile, config.max_iterations),
-            config,
-            run_dir,
-            event_file,
-            axis,
-            clock,
-            started_at,
-            terminal,
-            state,
-            summary,
-            last_summary_at: started_at,
-            writer,
-            reported_failures: 0,
-            closed: false,
-            tracer,
-            view: None,
-            awaiting_first_step: prior.is_some(),
-            run_config,
-            user: UserMetrics::default(),
-            carried,
-            remotes,
-            spare_values: Vec::new(),
-            lock,
-        })
-    }
-
     /// The run directory.
     pub fn run_dir(&self) -> &Path {
         &self.run_dir
@@ -695,18 +451,6 @@ impl Drop for Logger {
                 RunStatus::Interrupted
             };
             let _ = self.close(status);
-        }
-    }
-}
-
-/// The trace file of the run's `segment`-th resume (0: the first logger): a resumed run keeps
-/// the earlier segments' traces.
-fn trace_file_name(segment: usize) -> String {
-    match segment {
-        0 => crate::trace::TRACE_FILE.to_owned(),
-        n => {
-            let stem = crate::trace::TRACE_FILE.trim_end_matches(".json");
-            format!("{stem}.resume{n}.json")
         }
     }
 }
