@@ -38,12 +38,15 @@ impl Tag {
     /// Whether two family, free or user tags hold the same text `Arc` (for tags from one
     /// [`FamilyInterner`], the same tag).
     pub fn same_interned(&self, other: &Tag) -> bool {
-        match (self, other) {
-            (
-                Tag::Family(_, a) | Tag::Free(a) | Tag::User(a),
-                Tag::Family(_, b) | Tag::Free(b) | Tag::User(b),
-            ) => Arc::ptr_eq(a, b),
-            _ => false,
+        matches!((self.interned_addr(), other.interned_addr()), (Some(a), Some(b)) if a == b)
+    }
+
+    /// The address of a family, free or user tag's interned text, which identifies it (None
+    /// for a registry tag).
+    pub fn interned_addr(&self) -> Option<usize> {
+        match self {
+            Tag::Family(_, a) | Tag::Free(a) | Tag::User(a) => Some(a.as_ptr() as usize),
+            Tag::Spec(_) => None,
         }
     }
 

@@ -84,14 +84,6 @@ pub struct StepValues {
 /// few family members of a usual step).
 const NAMED_SCAN: usize = 32;
 
-/// The address that identifies an interned named tag.
-fn interned_addr(tag: &Tag) -> Option<usize> {
-    match tag {
-        Tag::Family(_, a) | Tag::Free(a) | Tag::User(a) => Some(a.as_ptr() as usize),
-        Tag::Spec(_) => None,
-    }
-}
-
 impl Default for StepValues {
     fn default() -> Self {
         StepValues::with_capacity(0)
@@ -140,10 +132,10 @@ impl StepValues {
             }
         } else {
             if self.named == NAMED_SCAN {
-                let named = self.entries.iter().filter_map(|(t, _)| interned_addr(t));
+                let named = self.entries.iter().filter_map(|(t, _)| t.interned_addr());
                 self.seen.extend(named);
             }
-            let addr = interned_addr(&tag).expect("a named tag");
+            let addr = tag.interned_addr().expect("a named tag");
             if !self.seen.insert(addr) {
                 return Err(Duplicate);
             }
