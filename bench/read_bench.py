@@ -21,7 +21,8 @@ same file, each run in a fresh process (so peak RSS is the tool's own):
   --samples-per-plugin scalars=all`: process start until its "Finished load cycle" log line,
   without `--checksum` (its default: it checks CRCs only when a record fails to parse) and with.
 
-Times are min/median/max over the repeats; ratios use medians. `--scaling` adds tally's reading
+Python tools start their clock after their imports and a settle of `SETTLE` seconds (why:
+`_clock`). Times are min/median/max over the repeats; ratios use medians. `--scaling` adds tally's reading
 cost against file size (10 MB to 2 GB) and number of runs (1 to 1 000).
 """
 
@@ -43,6 +44,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+SETTLE = 0.5
 RELEASE = REPO / "target" / "release"
 TAGS = 10
 
@@ -63,7 +65,14 @@ def one(tool: str, path: str) -> dict:
 
 
 def _clock() -> tuple[float, float, int]:
-    """Wall clock, CPU of every thread, minor page faults: taken after the imports."""
+    """Wall clock, CPU of every thread, minor page faults: taken after the imports, once the
+    process is settled.
+
+    numpy (which pyarrow, tensorboard and tbparse import) starts OpenBLAS's thread pool, whose
+    threads busy-wait for about a tenth of a second after starting: on two cores a read started
+    at once shares its cores with that spin (it doubled `tally.read`'s CPU time here). Every
+    tool waits the same `SETTLE` seconds first, so none is measured against it."""
+    time.sleep(SETTLE)
     return time.perf_counter(), time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 

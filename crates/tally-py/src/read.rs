@@ -407,11 +407,10 @@ fn one_file_in_parallel(
     let parts = events_in_parallel(
         file,
         cores,
-        || {
-            let share = size / cores as u64;
+        |range_bytes| {
             (
                 TagCodes::new(globs),
-                RunPart::for_bytes(share),
+                RunPart::for_bytes(range_bytes),
                 None::<String>,
             )
         },

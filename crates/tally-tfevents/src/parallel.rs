@@ -1,18 +1,21 @@
-//! [`scalars_in_parallel`]: one undamaged event file's scalars read by several threads, each from
-//! its own byte range, with an exact check that the ranges meet on record boundaries.
+//! [`scalars_in_parallel`]: one undamaged event file's scalars read by several threads, the
+//! file cut into byte ranges the threads take in turn, with an exact check that the ranges meet
+//! on record boundaries.
 //!
-//! TFRecord framing has no sync marker, so a thread starting mid-file guesses the first record
-//! boundary after its range's start (a length whose masked CRC matches, then the record's data
-//! CRC). The guess is only used if the thread before it, which reads from a known boundary,
-//! ends exactly there: the framing it walked is the file's framing, so a false guess can never
-//! be used. Anything unusual — a mismatch, a corrupt, undecodable or truncated record, an I/O
-//! error — returns `None`, and the caller reads the file sequentially, which reports it exactly
+//! TFRecord framing has no sync marker, so a range starting mid-file guesses the first record
+//! boundary after its start (a length whose masked CRC matches, then the record's data CRC).
+//! The guess is only used if the range before it, read from a known boundary, ends exactly
+//! there: the framing it walked is the file's framing, so a false guess can never be used; a
+//! range whose guess was false is read again from where the range before it ended. Anything
+//! else unusual — a corrupt, undecodable or truncated record, an I/O error — returns `None`,
+//! and the caller reads the file sequentially, which reports it exactly
 //! (`docs/contract/consumers.md` "Reading scalars fast").
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use prost::Message;
 
@@ -26,16 +29,20 @@ use crate::tf_record::{TfRecordReader, FOOTER_LEN, HEADER_LEN};
 const SYNC_WINDOW: u64 = 1 << 20;
 /// The smallest range a thread is given (so no range is empty).
 const MIN_RANGE: u64 = 64 << 10;
+/// Ranges per thread: more ranges than threads, taken in turn, keep every core busy to the end
+/// when one is slowed; each range costs one boundary search.
+const RANGES_PER_THREAD: u64 = 4;
 
-/// Reads every scalar of the file at `path` on `threads` threads, each calling `visit` on its
-/// own `T` (from `init`) for its range's scalars in file order; the `T`s come back in file
-/// order. Each scalar's [`ScalarRef::tag_id`] numbers tags per thread (each `T` sees its own
-/// dense ids). `None`: the file is damaged, a record is not readable as it stands, or the
+/// Reads every scalar of the file at `path` on `threads` threads. The file is cut into byte
+/// ranges, a few per thread, which the threads take in turn; each range calls `visit` on its
+/// own `T` (from `init`, given the range's length in bytes) for the range's scalars in file
+/// order, and the `T`s come back in file order. Each scalar's [`ScalarRef::tag_id`] numbers
+/// tags per range (each `T` sees its own dense ids). `None`: the file is damaged, a record is not readable as it stands, or the
 /// ranges did not meet — read it sequentially instead.
 pub fn scalars_in_parallel<T: Send>(
     path: &Path,
     threads: usize,
-    init: impl Fn() -> T + Sync,
+    init: impl Fn(u64) -> T + Sync,
     visit: impl Fn(&mut T, ScalarRef<'_>) + Sync,
 ) -> Option<Vec<T>> {
     events_in_parallel(path, threads, init, each_scalar(visit))
@@ -46,7 +53,7 @@ pub fn scalars_in_parallel<T: Send>(
 pub fn events_in_parallel<T: Send>(
     path: &Path,
     threads: usize,
-    init: impl Fn() -> T + Sync,
+    init: impl Fn(u64) -> T + Sync,
     visit: impl Fn(&mut T, &WireScalars) + Sync,
 ) -> Option<Vec<T>> {
     let len = std::fs::metadata(path).ok()?.len();
@@ -64,7 +71,7 @@ pub fn scalars_in_parallel_window<T: Send>(
     start: u64,
     span: u64,
     threads: usize,
-    init: impl Fn() -> T + Sync,
+    init: impl Fn(u64) -> T + Sync,
     visit: impl Fn(&mut T, ScalarRef<'_>) + Sync,
 ) -> Option<(Vec<T>, u64)> {
     events_in_parallel_window(path, start, span, threads, init, each_scalar(visit))
@@ -77,39 +84,67 @@ pub fn events_in_parallel_window<T: Send>(
     start: u64,
     span: u64,
     threads: usize,
-    init: impl Fn() -> T + Sync,
+    init: impl Fn(u64) -> T + Sync,
     visit: impl Fn(&mut T, &WireScalars) + Sync,
 ) -> Option<(Vec<T>, u64)> {
     let len = std::fs::metadata(path).ok()?.len();
     let end = start.checked_add(span)?.min(len);
-    let threads = (threads as u64).min((end - start) / MIN_RANGE).max(1);
-    let bounds: Vec<(u64, u64)> = (0..threads)
+    let ranges = (threads as u64 * RANGES_PER_THREAD)
+        .min((end - start) / MIN_RANGE)
+        .max(1);
+    let bounds: Vec<(u64, u64)> = (0..ranges)
         .map(|i| {
-            let at = |k: u64| start + (end - start) * k / threads;
+            let at = |k: u64| start + (end - start) * k / ranges;
             (at(i), at(i + 1))
         })
         .collect();
-    let results: Vec<Option<(u64, u64, T)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = bounds
-            .iter()
-            .enumerate()
-            .map(|(i, &(from, to))| {
-                let (init, visit) = (&init, &visit);
-                scope.spawn(move || read_range(path, i == 0, from, to, to == len, init, visit))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().ok().flatten())
-            .collect()
-    });
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    // Each thread takes the next unread range until none is left, so a thread slowed by
+    // another process on its core reads fewer ranges instead of holding up the whole read.
+    let work = || {
+        let mut done = Vec::new();
+        while !failed.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&(from, to)) = bounds.get(i) else {
+                break;
+            };
+            let read = read_range(path, i == 0, from, to, to == len, &init, &visit);
+            // Only the first range starts on a known boundary: another range failing may
+            // have started at a false one, and is read again below.
+            if read.is_none() && i == 0 {
+                failed.store(true, Ordering::Relaxed);
+            }
+            done.push((i, read));
+        }
+        done
+    };
+    let helpers = threads.clamp(1, bounds.len()) - 1;
+    let mut results = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..helpers).map(|_| scope.spawn(work)).collect();
+        // The calling thread reads too rather than waiting.
+        let mut all = work();
+        for h in handles {
+            all.extend(h.join().ok()?);
+        }
+        Some(all)
+    })?;
+    if failed.into_inner() || results.len() != bounds.len() {
+        return None;
+    }
+    results.sort_unstable_by_key(|&(i, _)| i);
     let mut out = Vec::with_capacity(results.len());
     let mut expected_start = start;
-    for r in results {
-        let (from, to, part) = r?;
-        if from != expected_start {
-            return None;
-        }
+    for (i, read) in results {
+        let (_, to, part) = match read {
+            Some(read) if read.0 == expected_start => read,
+            // The range's guessed start was not where the range before it ended (a false
+            // boundary inside a record): read it again from that end, a known boundary.
+            _ => {
+                let to = bounds[i].1;
+                read_range(path, true, expected_start, to, to == len, &init, &visit)?
+            }
+        };
         expected_start = to;
         out.push(part);
     }
@@ -129,7 +164,7 @@ fn each_scalar<T>(
     }
 }
 
-/// One thread's range: the records that start in `[from, to)`, `from` itself when `first` (a
+/// One range: the records that start in `[from, to)`, `from` itself when `first` (a
 /// known record boundary). Returns where its first record starts, where the record after its
 /// last one starts, and its part.
 fn read_range<T>(
@@ -138,7 +173,7 @@ fn read_range<T>(
     from: u64,
     to: u64,
     last: bool,
-    init: &impl Fn() -> T,
+    init: &impl Fn(u64) -> T,
     visit: &impl Fn(&mut T, &WireScalars),
 ) -> Option<(u64, u64, T)> {
     let mut file = File::open(path).ok()?;
@@ -146,7 +181,7 @@ fn read_range<T>(
     file.seek(SeekFrom::Start(start)).ok()?;
     let mut records = TfRecordReader::new(file);
     let mut wire = WireScalars::default();
-    let mut part = init();
+    let mut part = init(to.saturating_sub(from));
     loop {
         if !last && start + records.position() >= to {
             break;

@@ -112,7 +112,7 @@ fn events_at_a_time_yield_the_same_scalars() {
 }
 
 #[test]
-fn the_parallel_reader_passes_ids_of_its_threads_own_tags() {
+fn the_parallel_reader_passes_ids_of_each_ranges_own_tags() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("events.out.tfevents.1.x");
     let (bytes, expected) = stream(30_000);
@@ -120,10 +120,10 @@ fn the_parallel_reader_passes_ids_of_its_threads_own_tags() {
     let parts = scalars_in_parallel(
         &path,
         2,
-        || (Vec::new(), Vec::<String>::new()),
+        |_| (Vec::new(), Vec::<String>::new()),
         |(rows, names), s| {
             let id = s.tag_id.expect("an id");
-            // Each thread's ids are dense in its own first-seen order.
+            // Each range's ids are dense in its own first-seen order.
             if id == names.len() {
                 names.push(s.tag.to_owned());
             }
@@ -132,7 +132,7 @@ fn the_parallel_reader_passes_ids_of_its_threads_own_tags() {
         },
     )
     .expect("an undamaged file reads in parallel");
-    assert_eq!(parts.len(), 2);
+    assert!(parts.len() > 2, "more ranges than threads: {}", parts.len());
     let got: Vec<_> = parts.into_iter().flat_map(|(rows, _)| rows).collect();
     assert_eq!(got, expected);
 }

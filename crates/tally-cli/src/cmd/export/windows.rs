@@ -58,11 +58,10 @@ pub(super) fn export_windows(
         .len();
     let trivial = rule.is_trivial();
     let pool = sink.pool.clone();
-    let share = (WINDOW / threads.max(1) as u64 / MIN_SCALAR_BYTES) as usize;
-    let init = || Reading {
+    let init = |range_bytes: u64| Reading {
         seg: {
             let mut seg = pool.take();
-            seg.reserve(share);
+            seg.reserve((range_bytes / MIN_SCALAR_BYTES) as usize);
             seg
         },
         raw: Interner::new(),
