@@ -20,11 +20,13 @@ mod manifest;
 mod run_summary;
 mod shape;
 mod soak;
+mod soak_verdict;
 mod stamps;
 
 pub use manifest::accelerator_context;
 pub use shape::{SHAPE_KEYWORDS, UTC_SECOND_PATTERN};
 pub use soak::{NORMAL_COMPLETION, SHUTDOWN_CLASSIFICATIONS};
+pub use soak_verdict::{summary_verdict, SummaryVerdict};
 
 use crate::artifacts::ArtifactKind;
 use serde_json::Value;

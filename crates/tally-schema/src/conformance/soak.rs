@@ -3,14 +3,16 @@
 //! After the shape: the top-level `shutdown` is the producer's raw
 //! `runtime_manifest.shutdown`; a pass needs a clean exit, no residual process, a clean, owned
 //! `normal_completion` shutdown snapshot and a completed, drained, valid run summary; a failure
-//! needs a reason and the classification the precedence rules give: a summary that is not an
-//! object, then one with a missing or unsupported schema, then `normal_completion` on a run
-//! that did not complete, then a trusted producer classification (which wins over the
-//! monitor's); a classification naming an owner needs that producer classification.
+//! needs a reason and the classification the precedence rules give (`soak_verdict.rs`: a
+//! summary that is not an object, then one with a missing or unsupported schema, then
+//! `normal_completion` on a run that did not complete, then a trusted producer classification,
+//! which wins over the monitor's); a classification naming an owner needs that producer
+//! classification.
 
 use super::run_summary::check_run_summary;
 use super::shape::Shape;
-use super::stamps::{int_stamp, soak_stamp, Stamp};
+use super::soak_verdict::{summary_verdict, SummaryVerdict};
+use super::stamps::{soak_stamp, Stamp};
 use super::{child, describe, is_int, non_empty_str, quoted, Violation};
 use crate::artifacts::{ArtifactKind, FailureClassification};
 use serde_json::{Map, Value};
@@ -371,81 +373,30 @@ fn check_soak_failure(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
             describe(fc),
         ));
     };
-    let summary = obj.get("run_summary");
-    match summary {
-        None | Some(Value::Null) => return,
-        Some(s) if !s.is_object() => {
-            if have_c != FailureClassification::InvalidRunSummary {
-                want(format!(
-                    "\"invalid_run_summary\" (run_summary is {})",
-                    describe(Some(s))
-                ));
-            }
-            return;
-        }
-        Some(_) => {}
-    }
-    let s = summary.expect("matched above");
-    let mut stamps = Vec::new();
-    let metric = int_stamp(s.get("metric_schema_version"), "", "", &mut stamps);
-    let manifest = match s.get("runtime_manifest") {
-        Some(m) if m.is_object() => int_stamp(m.get("schema_version"), "", "", &mut stamps),
-        _ => Stamp::Malformed,
+    let Some(summary) = obj.get("run_summary").filter(|s| !s.is_null()) else {
+        return;
     };
     // `returncode` null: the monitor ended the command (a timeout or a cancellation).
     let monitor_ended = obj.get("returncode").is_some_and(Value::is_null);
-    let status = s.get("status").and_then(Value::as_str);
-    // A run the monitor ended before it closed may not have recorded its manifest yet: a
-    // summary left `running` without one is unfinished, not in another schema.
-    let unfinished = monitor_ended
-        && metric == Stamp::Supported
-        && status == Some("running")
-        && s.get("runtime_manifest").is_none_or(Value::is_null);
-    if !unfinished && (metric != Stamp::Supported || manifest != Stamp::Supported) {
-        // The monitor refuses to read a producer classification out of an unsupported schema.
-        if have_c != FailureClassification::SchemaViolation {
-            want(
-                "\"schema_violation\" (the run summary's metric or manifest schema is missing or \
-                  unsupported)"
-                    .into(),
-            );
+    let verdict = summary_verdict(summary, monitor_ended);
+    if let Some(forced) = verdict.forced() {
+        if have_c != forced {
+            let why = match verdict {
+                SummaryVerdict::NotAnObject => {
+                    format!("run_summary is {}", describe(Some(summary)))
+                }
+                SummaryVerdict::UnsupportedSchema => {
+                    "the run summary's metric or manifest schema is missing or unsupported".into()
+                }
+                SummaryVerdict::CompletionOnUnfinishedRun { status } => format!(
+                    "normal_completion on a run whose summary status is {}",
+                    quoted(status)
+                ),
+                _ => "the producer's shutdown classification wins over the monitor's".into(),
+            };
+            want(format!("{} ({why})", quoted(forced.as_str())));
         }
         return;
-    }
-    let shutdown = obj.get("shutdown").filter(|x| x.is_object());
-    let classification = shutdown
-        .and_then(|x| x.get("classification"))
-        .and_then(Value::as_str);
-    if status.is_some_and(|st| st != "completed") {
-        if classification == Some(NORMAL_COMPLETION) {
-            if have_c != FailureClassification::ShutdownContractViolation {
-                want(format!(
-                    "\"shutdown_contract_violation\" (normal_completion on a run whose summary \
-                     status is {})",
-                    quoted(status.unwrap_or_default())
-                ));
-            }
-            return;
-        }
-        let trusted = shutdown.is_some_and(well_formed_shutdown);
-        if let Some(producer) = classification
-            .filter(|_| trusted)
-            .and_then(FailureClassification::from_name)
-            .filter(|c| c.is_producer())
-        {
-            // The monitor's own SIGTERM is what the producer records as external_cancellation:
-            // the monitor's reason for ending the command stands.
-            let monitor_stands = producer == FailureClassification::ExternalCancellation
-                && monitor_ended
-                && !names_an_owner(have_c);
-            if have_c != producer && !monitor_stands {
-                want(format!(
-                    "{} (the producer's shutdown classification wins over the monitor's)",
-                    quoted(producer.as_str())
-                ));
-            }
-            return;
-        }
     }
     // No valid producer classification: one only a producer can make has no source.
     if names_an_owner(have_c) {
@@ -455,32 +406,6 @@ fn check_soak_failure(obj: &Map<String, Value>, out: &mut Vec<Violation>) {
             quoted(have)
         ));
     }
-}
-
-/// A shutdown snapshot whose classification may be trusted: a known classification, an
-/// exception that is null or `{type, message}`, a `cleanup.errors` list, and a non-empty owner
-/// and phase.
-fn well_formed_shutdown(s: &Value) -> bool {
-    let class_ok = s
-        .get("classification")
-        .and_then(Value::as_str)
-        .is_some_and(|c| SHUTDOWN_CLASSIFICATIONS.contains(&c));
-    let exception_ok = match s.get("exception") {
-        None | Some(Value::Null) => true,
-        Some(e) => {
-            e.get("type").is_some_and(Value::is_string)
-                && e.get("message").is_some_and(Value::is_string)
-        }
-    };
-    let cleanup_ok = s
-        .get("cleanup")
-        .and_then(|c| c.get("errors"))
-        .is_some_and(Value::is_array);
-    class_ok
-        && exception_ok
-        && cleanup_ok
-        && non_empty_str(s.get("owner"))
-        && non_empty_str(s.get("phase"))
 }
 
 /// A classification only a producer can make: it names the component that failed.

@@ -2,16 +2,15 @@
 //! (`docs/contract/manifest-and-soak.md` "A failed soak: classification" and "The soak monitor").
 //!
 //! Pure: what the monitor observed and the run summary as read go in, the verdict comes out.
-//! The precedence is the contract's: a summary that is not an object or not under a supported
-//! schema, then `normal_completion` on a run that did not complete, then a trusted producer
-//! classification (except an `external_cancellation` that the monitor itself caused), then the
-//! monitor's own, then what the summary says. Every reason found is
+//! The precedence is the contract's: what the run summary imposes
+//! ([`tally_schema::conformance::summary_verdict`], the rule the artefact validator checks too),
+//! then the monitor's own classification, then what the summary suggests. Every reason found is
 //! kept, in that order, and the producer's description of the shutdown of a run that did not
 //! complete is appended last.
 
 use serde_json::Value;
 use tally_schema::artifacts::{FailureClassification, ShutdownSnapshot};
-use tally_schema::conformance::{Violation, NORMAL_COMPLETION, SHUTDOWN_CLASSIFICATIONS};
+use tally_schema::conformance::{summary_verdict, SummaryVerdict, Violation};
 
 /// What the monitor saw of the command.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,14 +58,6 @@ pub fn producer_shutdown(summary: &Value) -> Option<ShutdownSnapshot> {
     serde_json::from_value(raw.clone()).ok()
 }
 
-/// A snapshot whose classification may be trusted: a known classification and a non-empty
-/// owner and phase (the typed shape already holds exception and cleanup).
-fn trusted(s: &ShutdownSnapshot) -> bool {
-    SHUTDOWN_CLASSIFICATIONS.contains(&s.classification.as_str())
-        && !s.owner.trim().is_empty()
-        && !s.phase.trim().is_empty()
-}
-
 /// How the producer described its shutdown, for the end of the reason.
 fn describe_shutdown(s: &ShutdownSnapshot) -> String {
     let mut d = format!(
@@ -80,11 +71,6 @@ fn describe_shutdown(s: &ShutdownSnapshot) -> String {
         d.push_str(&format!(", {} cleanup error(s)", s.cleanup.errors.len()));
     }
     d
-}
-
-/// Whether `v` is exactly the integer 1.
-fn is_one(v: Option<&Value>) -> bool {
-    v.is_some_and(|x| x.is_u64() && x.as_u64() == Some(1))
 }
 
 /// The verdict: None when every monitor check held and the summary describes a completed run
@@ -129,60 +115,40 @@ pub fn classify(o: &Observed, summary: &SummaryRead) -> Option<Failure> {
             reasons.push(format!("run_summary.json is unreadable: {msg}"));
             forced = Some(C::InvalidRunSummary);
         }
-        SummaryRead::Json(v) if !v.is_object() => {
-            reasons.push("run_summary.json is not a JSON object".into());
-            forced = Some(C::InvalidRunSummary);
-        }
         SummaryRead::Json(v) => {
-            let manifest = v.get("runtime_manifest").filter(|m| m.is_object());
-            let status = v.get("status").and_then(Value::as_str).unwrap_or("missing");
-            // A run the monitor ended before it closed may not have recorded its manifest yet:
-            // a summary left `running` is unfinished, not in another schema.
-            let unfinished = o.monitor.is_some()
-                && status == "running"
-                && v.get("runtime_manifest").is_none_or(Value::is_null);
-            if unfinished && is_one(v.get("metric_schema_version")) {
-                reasons.push(
-                    "run_summary.json was never finalised (status running, no runtime manifest \
-                     yet)"
-                        .into(),
-                );
-                fallback = Some(C::UnknownFailure);
-            } else if !is_one(v.get("metric_schema_version"))
-                || !manifest.is_some_and(|m| is_one(m.get("schema_version")))
-            {
-                reasons.push(
+            let verdict = summary_verdict(v, o.monitor.is_some());
+            forced = verdict.forced();
+            match verdict {
+                SummaryVerdict::NotAnObject => {
+                    reasons.push("run_summary.json is not a JSON object".into());
+                }
+                SummaryVerdict::Unfinished => {
+                    reasons.push(
+                        "run_summary.json was never finalised (status running, no runtime \
+                         manifest yet)"
+                            .into(),
+                    );
+                    fallback = Some(C::UnknownFailure);
+                }
+                SummaryVerdict::UnsupportedSchema => reasons.push(
                     "run_summary.json needs metric_schema_version 1 and a runtime_manifest with \
                      schema_version 1 (the monitor reads nothing out of another schema)"
                         .into(),
-                );
-                forced = Some(C::SchemaViolation);
-            } else {
-                let shutdown = producer_shutdown(v);
-                if status != "completed" {
+                ),
+                SummaryVerdict::CompletionOnUnfinishedRun { status }
+                | SummaryVerdict::Producer { status, .. }
+                | SummaryVerdict::NotCompleted { status } => {
                     reasons.push(format!("the run's status is {status}"));
-                    match &shutdown {
-                        Some(s) if s.classification == NORMAL_COMPLETION => {
-                            reasons.push(format!(
-                                "the producer reports normal_completion on a run whose status \
-                                 is {status}"
-                            ));
-                            forced = Some(C::ShutdownContractViolation);
-                        }
-                        // The monitor's own SIGTERM is what the producer records as
-                        // external_cancellation: that says nothing about why it was ended.
-                        Some(s)
-                            if s.classification == "external_cancellation"
-                                && o.monitor.is_some() => {}
-                        Some(s) if trusted(s) => {
-                            forced = FailureClassification::from_name(&s.classification)
-                                .filter(|c| c.is_producer());
-                        }
-                        _ => {}
+                    if let SummaryVerdict::CompletionOnUnfinishedRun { .. } = verdict {
+                        reasons.push(format!(
+                            "the producer reports normal_completion on a run whose status is \
+                             {status}"
+                        ));
                     }
                     fallback = Some(C::UnknownFailure);
-                    producer_note = shutdown.as_ref().map(describe_shutdown);
+                    producer_note = producer_shutdown(v).as_ref().map(describe_shutdown);
                 }
+                SummaryVerdict::Completed => {}
             }
         }
     }
