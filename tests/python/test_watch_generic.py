@@ -62,3 +62,26 @@ def test_watch_shows_a_summary_writer_run_generically(tally_bin, tmp_path, write
     ]:
         assert part in line, (part, line)
     assert "iter " not in line
+
+
+@pytest.mark.parametrize("writer", ["tensorboardX", "tally"])
+def test_add_scalars_series_are_shown_in_their_charts_group(tally_bin, tmp_path, writer):
+    # add_scalars writes each key to its own sub-run under the tag "loss" (tensorboardX:
+    # run/loss/train/, tally as torch: run/loss_train/): watch follows them beside the run's
+    # own file, merged by wall time.
+    run_dir = tmp_path / "run"
+    if writer == "tensorboardX":
+        w = tensorboardX.SummaryWriter(logdir=str(run_dir))
+    else:
+        w = tally.SummaryWriter(log_dir=str(run_dir))
+    for step in range(0, 8193, 256):
+        wall = 1000.0 + step / 1000
+        w.add_scalar("charts/episodic_return", float(step), step, walltime=wall)
+        w.add_scalars("loss", {"train": float(step), "val": 2.0 * step}, step, walltime=wall)
+    w.close()
+    subruns = {p.parent.relative_to(run_dir).as_posix() for p in run_dir.rglob("events.out.tfevents.*")}
+    assert subruns == ({".", "loss/train", "loss/val"} if writer == "tensorboardX" else {".", "loss_train", "loss_val"})
+    line = first_summary(tally_bin, run_dir)
+    # Steps 6400..8192 in the window, one sample per step whichever file a value came from.
+    for part in ["charts/episodic_return 7296.0", "loss/train 7296.0", "loss/val 14592.0", "Avg 2s (n=8)"]:
+        assert part in line, (part, line)

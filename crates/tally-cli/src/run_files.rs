@@ -75,6 +75,67 @@ pub fn run_event_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
     }
 }
 
+/// A run's event files and its sub-runs: the directories below it holding event files of
+/// their own, as torch's and tensorboardX's `add_scalars` make (one per series, named
+/// `<main_tag>_<key>`). Each sub-run is named relative to the run's directory.
+#[derive(Debug, Default)]
+pub struct RunWithSubruns {
+    /// The run's own files, in run order.
+    pub files: Vec<PathBuf>,
+    /// Each sub-run's name (relative to the run, `/`-separated) and directory, in path order.
+    pub subruns: Vec<(String, PathBuf)>,
+}
+
+/// The run in `dir` with its sub-runs (`tally watch`): as [`run_event_files`], except that
+/// directories with event files below the run's own directory are its sub-runs rather than
+/// other runs. Directories of which none holds all the others are still several runs, refused
+/// naming them.
+pub fn run_with_subruns(dir: &Path) -> Result<RunWithSubruns, CliError> {
+    if !dir.is_dir() {
+        return run_event_files(dir).map(|files| RunWithSubruns {
+            files,
+            subruns: Vec::new(),
+        });
+    }
+    // Path order puts a directory before everything below it.
+    let mut runs = runs_under(dir)?.into_iter();
+    let Some((main, files)) = runs.next() else {
+        return Ok(RunWithSubruns::default());
+    };
+    let mut subruns = Vec::new();
+    for (sub, _) in runs {
+        let Ok(rel) = sub.strip_prefix(&main) else {
+            // Siblings: several runs.
+            return run_event_files(dir).map(|files| RunWithSubruns {
+                files,
+                subruns: Vec::new(),
+            });
+        };
+        let name: Vec<_> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect();
+        subruns.push((name.join("/"), sub));
+    }
+    Ok(RunWithSubruns { files, subruns })
+}
+
+/// The event files directly in `dir` (one run's, no sub-run's), in run order.
+pub fn dir_event_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
+    let io = |source| CliError::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        if entry.file_name().to_str().is_some_and(is_event_file_name) && entry.path().is_file() {
+            files.push(entry.path());
+        }
+    }
+    Ok(order_run_files(files))
+}
+
 /// The event files of the run in `dir` ([`run_event_files`]), which must exist by now.
 pub fn require_run_event_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
     let files = run_event_files(dir)?;

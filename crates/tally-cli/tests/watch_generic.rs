@@ -127,3 +127,102 @@ fn below_96_columns_groups_stack_and_q_quits_with_0() {
     pty.send(b"q");
     assert_eq!(pty.wait_exit(), 0, "{}", pty.screen());
 }
+
+/// `add_scalars("loss", {"train": .., "val": ..})` as torch and tensorboardX write it: the run's
+/// own file, and one sub-run per key (`loss_train/`, `loss_val/`) holding the tag `loss`.
+fn write_add_scalars(run: &Path, from: i64, last: i64) -> Vec<EventFileWriter> {
+    let mut subs = Vec::new();
+    for (key, scale) in [("train", 1.0), ("val", 2.0)] {
+        let dir = run.join(format!("loss_{key}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut w = writer(&dir);
+        for step in (from..=last).step_by(256) {
+            let wall = 1000.0 + step as f64 / 1000.0;
+            w.write_scalars(step, wall, &[("loss", scale * step as f64)])
+                .unwrap();
+        }
+        w.flush().unwrap();
+        subs.push(w);
+    }
+    subs
+}
+
+#[test]
+fn add_scalars_sub_runs_show_as_series_of_their_chart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("runs").join("exp");
+    std::fs::create_dir_all(&run).unwrap();
+    let mut w = writer(&run);
+    write_steps(&mut w, 0, 8192);
+    let _subs = write_add_scalars(&run, 0, 8192);
+    // The run's directory, and a directory above it: one run with its sub-runs either way.
+    for target in [run.clone(), tmp.path().join("runs")] {
+        let line = first_summary(&target);
+        // The window's steps 6400..=8192: the train series' mean is 7296, val's twice that.
+        for part in [
+            "loss/train 7296.0",
+            "loss/val 14592.0",
+            "charts/episodic_return 7296.0",
+        ] {
+            assert!(line.contains(part), "{part:?} not in {line:?}");
+        }
+    }
+    // Two runs side by side are still refused, naming them.
+    let other = tmp.path().join("runs").join("exp2");
+    std::fs::create_dir_all(&other).unwrap();
+    write_steps(&mut writer(&other), 0, 256);
+    let out = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["watch", "--panel", "off"])
+        .arg(tmp.path().join("runs"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("exp2"), "{err}");
+}
+
+#[test]
+fn a_sub_run_that_appears_or_grows_later_is_followed() {
+    use std::sync::{Arc, Mutex};
+    use tally::terminal::{RunFacts, TerminalState};
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    let mut w = writer(&run);
+    write_steps(&mut w, 0, 256);
+    let clock: Arc<dyn tally::Clock> = Arc::new(tally::ManualClock::at(0.0));
+    let state = Mutex::new(TerminalState::new(RunFacts {
+        algo: String::new(),
+        task: "run".into(),
+        sim: String::new(),
+        name: None,
+        num_gpus: 1,
+        num_envs: None,
+        max_iterations: None,
+        profile: tally::Profile::SacFamily,
+    }));
+    let mut tail = tally_cli::cmd::watch::Tailer::generic(&run, clock);
+    assert_eq!(tail.poll(&state).unwrap(), 6);
+    let latest = |tag: &str| {
+        let s = state.lock().unwrap();
+        s.board
+            .as_ref()
+            .unwrap()
+            .tags
+            .get(tag)
+            .map(|l| (l.step, l.value))
+    };
+    assert_eq!(latest("loss/train"), None);
+    // The sub-runs appear after the first poll (add_scalars opens them on first use).
+    let mut subs = write_add_scalars(&run, 0, 256);
+    assert_eq!(tail.poll(&state).unwrap(), 4);
+    assert_eq!(latest("loss/train"), Some((256, 256.0)));
+    assert_eq!(latest("loss/val"), Some((256, 512.0)));
+    // And grow.
+    subs[1]
+        .write_scalars(512, 1000.512, &[("loss", 7.0)])
+        .unwrap();
+    subs[1].flush().unwrap();
+    assert_eq!(tail.poll(&state).unwrap(), 1);
+    assert_eq!(latest("loss/val"), Some((512, 7.0)));
+    assert_eq!(latest("loss/train"), Some((256, 256.0)));
+}

@@ -6,16 +6,20 @@
 //! other run (tensorboardX, torch, stable-baselines3, `tally.SummaryWriter`) gets the generic
 //! dashboard: every scalar tag on the state's [`TagBoard`] and in the 2 s window.
 //!
-//! The run's event files ([`run_event_files`]) are read in name order with the resumable reader:
-//! older files to their end, then the newest is followed (`Ok(None)` at a partial record means
-//! "not yet"). A corrupt record ends `watch` with an error naming the file and byte offset; the
-//! terminal going away (SIGHUP, a failed write) ends it with exit 0 and a line saying so.
+//! The run's event files ([`run_with_subruns`]) are followed with the resumable reader
+//! ([`follow`]); a generic run's sub-runs (`add_scalars` series) are followed beside it, their
+//! scalars shown under [`follow::subrun_tag`]. A corrupt record ends `watch` with an error
+//! naming the file and byte offset; the terminal going away (SIGHUP, a failed write) ends it
+//! with exit 0 and a line saying so.
+
+mod follow;
 
 use crate::error::{CliError, Exit};
-use crate::run_files::run_event_files;
+use crate::run_files::{dir_event_files, run_with_subruns};
 use crate::run_reader::{read_json, require_schema_v1, RunConfigFacts};
-use std::fs::File;
-use std::io::{BufReader, Write};
+use follow::{subrun_tag, Follow};
+use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,7 +29,7 @@ use tally::replay::Replay;
 use tally::terminal::{Level, RunFacts, TerminalState};
 use tally::window::Sample;
 use tally::{Clock, Profile, SystemClock, SystemInfo, Tag};
-use tally_tfevents::{into_scalars, is_event_file_name, open_event_file, EventReader, ScalarEvent};
+use tally_tfevents::{into_scalars, is_event_file_name, ScalarEvent};
 use tally_tui::{Output, Panel, PanelOptions};
 
 /// How often the event files and the run summary are polled.
@@ -139,8 +143,10 @@ pub struct Tailer {
     only: Option<PathBuf>,
     /// `None` until the first event file shows which kind of run this is.
     kind: Option<Kind>,
-    /// The file being read, and the reader at its position.
-    current: Option<(PathBuf, EventReader<BufReader<File>>)>,
+    /// The run's own event files.
+    main: Follow,
+    /// A generic run's sub-runs, by directory, with their names.
+    subruns: BTreeMap<PathBuf, (String, Follow)>,
     clock: Arc<dyn Clock>,
     replay: Replay,
     pending: Option<Pending>,
@@ -172,7 +178,8 @@ impl Tailer {
             dir,
             only,
             kind,
-            current: None,
+            main: Follow::default(),
+            subruns: BTreeMap::new(),
             replay: Replay::new(clock.clone()),
             clock,
             pending: None,
@@ -221,52 +228,66 @@ impl Tailer {
         result
     }
 
+    /// Read every complete event of the run and of its sub-runs, merged in wall-time order (the
+    /// run's own first on a tie), so one step's values from every file meet in one window
+    /// sample.
     fn read(&mut self, state: &Mutex<TerminalState>) -> Result<usize, CliError> {
         let mut added = 0;
+        let (dir, only) = (self.dir.clone(), self.only.clone());
+        self.find_subruns()?;
         loop {
-            if self.current.is_none() {
-                let files = target_files(&self.dir, self.only.as_deref())?;
-                let Some(first) = files.first() else {
-                    return Ok(added);
-                };
+            let warn = warning(&self.replay, state);
+            let main = self
+                .main
+                .peek(|| target_files(&dir, only.as_deref()), warn)?;
+            if main.is_some() && self.kind.is_none() {
                 self.decide(state)?;
-                self.current = Some((first.clone(), open_event_file(first)?));
+                self.find_subruns()?;
             }
-            let Some((path, reader)) = self.current.as_mut() else {
+            let mut first = main.map(|wall| (wall, None));
+            for (sub_dir, (_, follow)) in &mut self.subruns {
+                let warn = warning(&self.replay, state);
+                if let Some(wall) = follow.peek(|| dir_event_files(sub_dir), warn)? {
+                    if first.as_ref().is_none_or(|(w, _)| wall < *w) {
+                        first = Some((wall, Some(sub_dir.clone())));
+                    }
+                }
+            }
+            let Some((_, from)) = first else {
                 return Ok(added);
             };
-            match reader.read_event()? {
-                Some(event) => {
-                    let scalars: Vec<ScalarEvent> = into_scalars(event).collect();
-                    if !scalars.is_empty() {
-                        self.push(state, &scalars);
-                        added += 1;
-                    }
+            let (event, name) = match &from {
+                None => (self.main.take(), None),
+                Some(d) => {
+                    let (name, follow) = self.subruns.get_mut(d).expect("found above");
+                    (follow.take(), Some(name.clone()))
                 }
-                // The end of this file, or a partial record: a newer file means the writer
-                // moved on (a resumed run); otherwise it is still writing.
-                None => {
-                    let files = target_files(&self.dir, self.only.as_deref())?;
-                    let Some(next) = files.iter().find(|f| f.file_name() > path.file_name()) else {
-                        return Ok(added);
-                    };
-                    let records = reader.records();
-                    if records.pending_bytes() > 0 {
-                        let text = format!(
-                            "{}: truncated final record at byte {} ({} bytes), continuing with {}",
-                            path.display(),
-                            records.position(),
-                            records.pending_bytes(),
-                            next.display()
-                        );
-                        self.message(state, Level::Warning, text);
-                    }
-                    let next = next.clone();
-                    let reader = open_event_file(&next)?;
-                    self.current = Some((next, reader));
+            };
+            let mut scalars: Vec<ScalarEvent> = event.into_iter().flat_map(into_scalars).collect();
+            if let Some(name) = name {
+                for sc in &mut scalars {
+                    sc.tag = subrun_tag(&name, &sc.tag);
                 }
             }
+            if !scalars.is_empty() {
+                self.push(state, &scalars);
+                added += 1;
+            }
         }
+    }
+
+    /// Add a generic run's sub-runs not known yet (`add_scalars` opens them on first use). A
+    /// logger's run has no place for them on the RL panel; a single event file given has none.
+    fn find_subruns(&mut self) -> Result<(), CliError> {
+        if self.kind != Some(Kind::Generic) || self.only.is_some() {
+            return Ok(());
+        }
+        for (name, dir) in run_with_subruns(&self.dir)?.subruns {
+            self.subruns
+                .entry(dir)
+                .or_insert_with(|| (name, Follow::default()));
+        }
+        Ok(())
     }
 
     fn push(&mut self, state: &Mutex<TerminalState>, scalars: &[ScalarEvent]) {
@@ -322,18 +343,13 @@ impl Tailer {
             return Ok(false);
         };
         self.poll(state)?;
-        if let Some((path, reader)) = &self.current {
-            let records = reader.records();
-            if records.pending_bytes() > 0 {
-                let text = format!(
-                    "{}: truncated final record at byte {} ({} bytes): the run ended before it \
-                     was written whole",
-                    path.display(),
-                    records.position(),
-                    records.pending_bytes()
-                );
-                self.message(state, Level::Warning, text);
-            }
+        if let Some((path, at, bytes)) = self.main.partial_tail() {
+            let text = format!(
+                "{}: truncated final record at byte {at} ({bytes} bytes): the run ended before it \
+                 was written whole",
+                path.display(),
+            );
+            self.message(state, Level::Warning, text);
         }
         self.replay.finish(&mut lock(state), &status);
         Ok(true)
@@ -376,12 +392,17 @@ fn split_target(path: PathBuf) -> (PathBuf, Option<PathBuf>) {
     }
 }
 
-/// The event files to read: the one given, else the run's ([`run_event_files`]).
+/// The event files to read: the one given, else the run's own ([`run_with_subruns`]).
 fn target_files(dir: &Path, only: Option<&Path>) -> Result<Vec<PathBuf>, CliError> {
     match only {
         Some(file) => Ok(vec![file.to_owned()]),
-        None => run_event_files(dir),
+        None => run_with_subruns(dir).map(|r| r.files),
     }
+}
+
+/// Where a follower's warnings go: a warning line on the panel.
+fn warning<'a>(replay: &'a Replay, state: &'a Mutex<TerminalState>) -> impl FnMut(String) + 'a {
+    move |text| replay.message(&mut lock(state), Level::Warning, text)
 }
 
 fn lock(state: &Mutex<TerminalState>) -> std::sync::MutexGuard<'_, TerminalState> {
