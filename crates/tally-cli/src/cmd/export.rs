@@ -12,6 +12,7 @@ use tally_schema::legacy::glob_match;
 use tally_schema::{legacy_mapping, Profile};
 use tally_tfevents::{Damage, Interner, OnCorruption, ScalarRef};
 
+mod blocks;
 mod pages;
 mod to_parquet;
 mod windows;

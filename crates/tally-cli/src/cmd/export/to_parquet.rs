@@ -21,6 +21,7 @@ use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use tally_tfevents::{Interner, ScalarRef};
 
+use super::blocks::BlockWriter;
 use super::pages::{eight_byte_column, Buffers, Chunk, DictColumn};
 use super::RowSink;
 use crate::error::CliError;
@@ -28,6 +29,9 @@ use crate::error::CliError;
 /// Rows per row group from the sequential reader: memory stays constant (three groups at most:
 /// one filling, one encoding, one emptied for reuse).
 const ROW_GROUP: usize = 128 * 1024;
+
+/// The file, written a block at a time.
+type Output = BlockWriter<std::fs::File>;
 
 /// Emptied segments kept for reuse: enough for one window on every core and one group.
 const POOL: usize = 4;
@@ -142,6 +146,7 @@ impl ParquetSink {
             path: path.to_owned(),
             source,
         })?;
+        let file = BlockWriter::new(file);
         let writer =
             SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props)).map_err(&err)?;
         // A rendezvous: the reader hands a full group over only when the encoder is free, so
@@ -266,7 +271,7 @@ impl Drop for ParquetSink {
 
 /// The encoder thread: each group as a row group; the footer on `Finish`.
 fn encode_groups(
-    mut writer: SerializedFileWriter<std::fs::File>,
+    mut writer: SerializedFileWriter<Output>,
     path: &Path,
     groups: &Receiver<Msg>,
     pool: &Pool,
@@ -340,7 +345,7 @@ fn encode_groups(
 
 /// Splices a column chunk into the row group and takes its memory back.
 fn append(
-    rg: &mut SerializedRowGroupWriter<'_, std::fs::File>,
+    rg: &mut SerializedRowGroupWriter<'_, Output>,
     chunk: Result<Chunk, ParquetError>,
     bufs: &mut Buffers,
 ) -> Result<(), ParquetError> {
