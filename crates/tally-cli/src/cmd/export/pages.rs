@@ -85,6 +85,10 @@ impl DictColumn {
 
     /// The column chunk of a group whose rows are `parts` in order, each a slice of ids in its
     /// own numbering and the map from those to this column's ids.
+    ///
+    /// A part numbers its strings in the order its rows first name them (an interner filled
+    /// row by row), so coding each part's ids in id order codes them in row order: one table
+    /// per part, then one lookup per row.
     pub(super) fn chunk_of_ids(
         &mut self,
         parts: &[(&[u32], &[u32])],
@@ -93,20 +97,17 @@ impl DictColumn {
         let mut order = Vec::new();
         let codes = &mut bufs.codes;
         codes.clear();
-        // Each of the part's ids' code, found on its first row.
-        let mut part_codes = Vec::new();
+        codes.reserve(parts.iter().map(|p| p.0.len()).sum());
+        let mut table = Vec::new();
         for &(ids, map) in parts {
-            part_codes.clear();
-            part_codes.resize(map.len(), u32::MAX);
-            for &id in ids {
-                let slot = part_codes
-                    .get_mut(id as usize)
-                    .ok_or_else(|| ParquetError::General(format!("unknown segment id {id}")))?;
-                if *slot == u32::MAX {
-                    *slot = self.code(map[id as usize], &mut order)?;
-                }
-                codes.push(*slot);
+            table.clear();
+            for &id in map {
+                table.push(self.code(id, &mut order)?);
             }
+            if let Some(bad) = ids.iter().find(|&&id| id as usize >= table.len()) {
+                return Err(ParquetError::General(format!("unknown segment id {bad}")));
+            }
+            codes.extend(ids.iter().map(|&id| table[id as usize]));
         }
         let width = code_width(order.len());
         let rows = codes.len();
@@ -159,27 +160,21 @@ pub(super) fn eight_byte_column<'a, T: Copy + 'a>(
     statistics: Option<Statistics>,
     bufs: &mut Buffers,
 ) -> Result<Chunk, ParquetError> {
+    let rows: usize = parts.clone().map(<[T]>::len).sum();
     let bits = |v: T| u64::from_le_bytes(le(v));
-    let (mut rows, mut runs, mut prev) = (0, 0, None);
-    for part in parts.clone() {
-        rows += part.len();
-        for &v in part {
-            runs += usize::from(prev != Some(bits(v)));
-            prev = Some(bits(v));
-        }
-    }
     bufs.data.clear();
-    if runs * 2 > rows {
-        bufs.data.reserve(rows * 8);
+    let Some(runs) = count_runs(parts.clone(), bits, rows / 2) else {
         for part in parts {
-            for &v in part {
-                bufs.data.extend_from_slice(&le(v));
+            let at = bufs.data.len();
+            bufs.data.resize(at + part.len() * 8, 0);
+            for (out, &v) in bufs.data[at..].chunks_exact_mut(8).zip(part) {
+                out.copy_from_slice(&le(v));
             }
         }
         let encodings = vec![Encoding::PLAIN, Encoding::RLE];
         let page = (None, Encoding::PLAIN, rows, statistics);
         return column_chunk(descr, page, bufs, encodings);
-    }
+    };
     let width = code_width(runs);
     let mut dict = std::mem::take(&mut bufs.dict);
     dict.clear();
@@ -221,6 +216,37 @@ pub(super) fn eight_byte_column<'a, T: Copy + 'a>(
     let chunk = column_chunk(descr, page, bufs, encodings);
     bufs.dict = Vec::from(dict);
     chunk
+}
+
+/// How many runs of equal values (by `bits`) `parts` hold; `None` once they are more than
+/// `most` (mostly distinct values are known as such half-way through). Counted a block at a
+/// time, without a branch per value, so the count vectorises.
+fn count_runs<'a, T: Copy + 'a>(
+    parts: impl Iterator<Item = &'a [T]>,
+    bits: impl Fn(T) -> u64 + Copy,
+    most: usize,
+) -> Option<usize> {
+    const BLOCK: usize = 4096;
+    let (mut runs, mut last) = (0, None);
+    for part in parts {
+        let Some(&first) = part.first() else {
+            continue;
+        };
+        runs += usize::from(last != Some(bits(first)));
+        // Blocks overlap by one value, so every neighbouring pair is compared once.
+        for at in (0..part.len() - 1).step_by(BLOCK) {
+            let block = &part[at..part.len().min(at + BLOCK + 1)];
+            let pairs = block.windows(2);
+            runs += pairs
+                .map(|w| usize::from(bits(w[0]) != bits(w[1])))
+                .sum::<usize>();
+            if runs > most {
+                return None;
+            }
+        }
+        last = part.last().map(|&v| bits(v));
+    }
+    (runs <= most).then_some(runs)
 }
 
 /// A column chunk's bytes and the metadata the row group writer needs to splice it in
@@ -324,6 +350,10 @@ fn encode_hybrid(codes: &[u32], width: u32, out: &mut Vec<u8>) {
     let mut packed_from = 0;
     let mut i = 0;
     while i < codes.len() {
+        // Codes unlike the next are runs of one, never RLE: eight are skipped at once.
+        while codes.len() - i > 8 && no_two_alike(&codes[i..i + 9]) {
+            i += 8;
+        }
         let v = codes[i];
         let mut j = i + 1;
         while j < codes.len() && codes[j] == v {
@@ -340,6 +370,14 @@ fn encode_hybrid(codes: &[u32], width: u32, out: &mut Vec<u8>) {
         i = j;
     }
     bit_pack(&codes[packed_from..], width, out);
+}
+
+/// Whether no code of `w` (nine codes) equals the one after it; branch-free, so it vectorises.
+fn no_two_alike(w: &[u32]) -> bool {
+    w[..8]
+        .iter()
+        .zip(&w[1..9])
+        .fold(true, |all, (a, b)| all & (a != b))
 }
 
 fn bit_pack(codes: &[u32], width: u32, out: &mut Vec<u8>) {

@@ -357,7 +357,16 @@ fn append(
 
 /// The group's smallest and largest step, so readers can skip row groups by step.
 fn step_range(segments: &[Segment]) -> Option<Statistics> {
-    let steps = segments.iter().flat_map(|s| s.step.iter().copied());
-    let (min, max) = steps.fold((i64::MAX, i64::MIN), |(lo, hi), s| (lo.min(s), hi.max(s)));
+    // Per segment, so each is one vectorised pass.
+    let (min, max) = segments
+        .iter()
+        .map(|s| {
+            let lo = s.step.iter().copied().min().unwrap_or(i64::MAX);
+            let hi = s.step.iter().copied().max().unwrap_or(i64::MIN);
+            (lo, hi)
+        })
+        .fold((i64::MAX, i64::MIN), |(lo, hi), (l, h)| {
+            (lo.min(l), hi.max(h))
+        });
     (min <= max).then(|| Statistics::int64(Some(min), Some(max), None, Some(0), false))
 }
