@@ -505,6 +505,30 @@ mod tests {
     }
 
     #[test]
+    fn runs_are_counted_across_blocks_and_parts_as_one_by_one() {
+        let bits = |v: u64| v;
+        for len in [0, 1, 2, 4096, 4097, 4098, 8193, 10_000] {
+            // Runs of varying length, some ending exactly on a block's edge.
+            let values: Vec<u64> = (0..len as u64).map(|i| (i / (1 + i % 5)) % 3).collect();
+            let naive = values.windows(2).filter(|w| w[0] != w[1]).count() + usize::from(len > 0);
+            for cuts in [vec![], vec![len / 2], vec![1.min(len), len / 3, len - len / 4]] {
+                let mut parts = Vec::new();
+                let mut from = 0;
+                for &c in cuts.iter().chain([&len]) {
+                    parts.push(&values[from..c.max(from)]);
+                    from = c.max(from);
+                }
+                let got = count_runs(parts.iter().copied(), bits, usize::MAX);
+                assert_eq!(got, Some(naive), "len {len}, cuts {cuts:?}");
+                assert_eq!(count_runs(parts.iter().copied(), bits, naive), Some(naive));
+                if naive > 0 {
+                    assert_eq!(count_runs(parts.into_iter(), bits, naive - 1), None);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn long_runs_are_rle_runs() {
         let codes = vec![5u32; 100_000];
         let mut out = Vec::new();
