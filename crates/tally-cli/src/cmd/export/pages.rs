@@ -164,6 +164,8 @@ pub(super) fn eight_byte_column<'a, T: Copy + 'a>(
     let bits = |v: T| u64::from_le_bytes(le(v));
     bufs.data.clear();
     let Some(runs) = count_runs(parts.clone(), bits, rows / 2) else {
+        // Room for all parts at once: growing part by part would move (and fault in) it.
+        bufs.data.reserve(rows * 8);
         for part in parts {
             let at = bufs.data.len();
             bufs.data.resize(at + part.len() * 8, 0);
@@ -511,7 +513,11 @@ mod tests {
             // Runs of varying length, some ending exactly on a block's edge.
             let values: Vec<u64> = (0..len as u64).map(|i| (i / (1 + i % 5)) % 3).collect();
             let naive = values.windows(2).filter(|w| w[0] != w[1]).count() + usize::from(len > 0);
-            for cuts in [vec![], vec![len / 2], vec![1.min(len), len / 3, len - len / 4]] {
+            for cuts in [
+                vec![],
+                vec![len / 2],
+                vec![1.min(len), len / 3, len - len / 4],
+            ] {
                 let mut parts = Vec::new();
                 let mut from = 0;
                 for &c in cuts.iter().chain([&len]) {

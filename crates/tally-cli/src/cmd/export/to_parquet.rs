@@ -38,7 +38,6 @@ const POOL: usize = 4;
 
 /// A stretch of rows in file order; `tag` ids index `tags`, which is the segment's own (each
 /// reading thread numbers the tags it meets). A row group is one or more segments.
-#[derive(Default)]
 pub(super) struct Segment {
     /// Each run's id (in the sink's numbering) and how many consecutive rows are of it.
     runs: Vec<(u32, usize)>,
@@ -47,10 +46,31 @@ pub(super) struct Segment {
     step: Vec<i64>,
     wall: Vec<f64>,
     value: Vec<f64>,
+    /// The smallest and largest step, kept as rows come: a pass over the column afterwards
+    /// would cost more (64-bit comparisons do not vectorise on baseline x86-64).
+    steps: (i64, i64),
 }
+
+impl Default for Segment {
+    fn default() -> Self {
+        Segment {
+            runs: Vec::new(),
+            tags: Interner::new(),
+            tag: Vec::new(),
+            step: Vec::new(),
+            wall: Vec::new(),
+            value: Vec::new(),
+            steps: NO_STEPS,
+        }
+    }
+}
+
+/// The step range of no rows.
+const NO_STEPS: (i64, i64) = (i64::MAX, i64::MIN);
 
 impl Segment {
     pub(super) fn push(&mut self, tag: usize, step: i64, wall: f64, value: f64) {
+        self.steps = (self.steps.0.min(step), self.steps.1.max(step));
         self.tag.push(tag as u32);
         self.step.push(step);
         self.wall.push(wall);
@@ -77,6 +97,7 @@ impl Segment {
         self.step.clear();
         self.wall.clear();
         self.value.clear();
+        self.steps = NO_STEPS;
     }
 }
 
@@ -357,16 +378,8 @@ fn append(
 
 /// The group's smallest and largest step, so readers can skip row groups by step.
 fn step_range(segments: &[Segment]) -> Option<Statistics> {
-    // Per segment, so each is one vectorised pass.
-    let (min, max) = segments
-        .iter()
-        .map(|s| {
-            let lo = s.step.iter().copied().min().unwrap_or(i64::MAX);
-            let hi = s.step.iter().copied().max().unwrap_or(i64::MIN);
-            (lo, hi)
-        })
-        .fold((i64::MAX, i64::MIN), |(lo, hi), (l, h)| {
-            (lo.min(l), hi.max(h))
-        });
+    let (min, max) = segments.iter().fold(NO_STEPS, |(lo, hi), s| {
+        (lo.min(s.steps.0), hi.max(s.steps.1))
+    });
     (min <= max).then(|| Statistics::int64(Some(min), Some(max), None, Some(0), false))
 }
