@@ -14,6 +14,7 @@ use tally_tfevents::{Damage, Interner, OnCorruption, ScalarRef};
 
 mod blocks;
 mod pages;
+mod spliced;
 mod to_parquet;
 mod windows;
 use to_parquet::ParquetSink;

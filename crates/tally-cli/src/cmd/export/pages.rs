@@ -3,15 +3,20 @@
 //! Parquet's RLE/bit-packed hybrid), steps and doubles (their little-endian bytes, as they are
 //! or as a dictionary of runs of equal values).
 
+use std::io::Write;
+
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding};
 use parquet::column::page::{CompressedPage, Page, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
 use parquet::file::metadata::ColumnChunkMetaData;
+use parquet::file::reader::Length;
 use parquet::file::statistics::Statistics;
-use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
+use parquet::file::writer::{SerializedPageWriter, SerializedRowGroupWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
+
+use super::spliced::{Pieces, Splicer};
 
 /// A `BYTE_ARRAY` column written as dictionary pages from ids: the group's distinct strings in
 /// first-seen order (PLAIN), then each row's index into them (RLE/bit-packed hybrid).
@@ -125,19 +130,14 @@ impl DictColumn {
         bufs: &mut Buffers,
         rows: usize,
     ) -> Result<Chunk, ParquetError> {
-        let mut dict = Vec::new();
+        let dict = &mut bufs.dict;
+        dict.clear();
         for &id in order {
             dict.extend_from_slice(&self.plain[id as usize]);
             self.local[id as usize] = u32::MAX;
         }
-        let dict = Page::DictionaryPage {
-            buf: Bytes::from(dict),
-            num_values: order.len() as u32,
-            encoding: Encoding::PLAIN,
-            is_sorted: false,
-        };
         let encodings = vec![Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
-        let page = (Some(dict), Encoding::RLE_DICTIONARY, rows, None);
+        let page = (Some(order.len()), Encoding::RLE_DICTIONARY, rows, None);
         column_chunk(&self.descr, page, bufs, encodings)
     }
 }
@@ -178,11 +178,10 @@ pub(super) fn eight_byte_column<'a, T: Copy + 'a>(
         return column_chunk(descr, page, bufs, encodings);
     };
     let width = code_width(runs);
-    let mut dict = std::mem::take(&mut bufs.dict);
-    dict.clear();
+    bufs.dict.clear();
     bufs.data.push(width as u8);
     let mut run = |bits: u64, n: u64, code: u32| {
-        dict.extend_from_slice(&bits.to_le_bytes());
+        bufs.dict.extend_from_slice(&bits.to_le_bytes());
         push_uleb128(&mut bufs.data, n << 1);
         let code_bytes = width.div_ceil(8) as usize;
         bufs.data
@@ -206,18 +205,9 @@ pub(super) fn eight_byte_column<'a, T: Copy + 'a>(
     if let Some(c) = current {
         run(c, n, code);
     }
-    let dict = Bytes::from(dict);
-    let page = Page::DictionaryPage {
-        buf: dict.clone(),
-        num_values: runs as u32,
-        encoding: Encoding::PLAIN,
-        is_sorted: false,
-    };
     let encodings = vec![Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
-    let page = (Some(page), Encoding::RLE_DICTIONARY, rows, statistics);
-    let chunk = column_chunk(descr, page, bufs, encodings);
-    bufs.dict = Vec::from(dict);
-    chunk
+    let page = (Some(runs), Encoding::RLE_DICTIONARY, rows, statistics);
+    column_chunk(descr, page, bufs, encodings)
 }
 
 /// How many runs of equal values (by `bits`) `parts` hold; `None` once they are more than
@@ -251,52 +241,81 @@ fn count_runs<'a, T: Copy + 'a>(
     (runs <= most).then_some(runs)
 }
 
-/// A column chunk's bytes and the metadata the row group writer needs to splice it in
-/// (`SerializedRowGroupWriter::append_column`).
-pub(super) type Chunk = (Bytes, ColumnCloseResult);
+/// A column chunk: its bytes (`pieces`), the metadata the row group writer needs to splice it
+/// in (`SerializedRowGroupWriter::append_column`), and handles on the encoder's buffers that
+/// the pieces share, to take them back after.
+pub(super) struct Chunk {
+    pieces: Pieces,
+    close: ColumnCloseResult,
+    data: Bytes,
+    dict: Option<Bytes>,
+}
+
+impl Chunk {
+    /// Splices the chunk into the row group, then takes back its memory into `bufs`.
+    pub(super) fn append_to<W: Write + Send>(
+        self,
+        rg: &mut SerializedRowGroupWriter<'_, W>,
+        bufs: &mut Buffers,
+    ) -> Result<(), ParquetError> {
+        let Chunk {
+            pieces,
+            close,
+            data,
+            dict,
+        } = self;
+        rg.append_column(&pieces, close)?;
+        // The last handles on the buffers: they come back without a copy.
+        drop(pieces);
+        bufs.data = Vec::from(data);
+        if let Some(dict) = dict {
+            bufs.dict = Vec::from(dict);
+        }
+        Ok(())
+    }
+}
 
 /// The encoder's scratch memory, reused from one column chunk to the next: a fresh megabyte
 /// per chunk would be faulted in page by page every time.
 #[derive(Default)]
 pub(super) struct Buffers {
     codes: Vec<u32>,
+    /// The dictionary page's values, PLAIN.
     dict: Vec<u8>,
+    /// The data page's values.
     data: Vec<u8>,
-    out: Vec<u8>,
 }
 
-impl Buffers {
-    /// Takes back a chunk's bytes once the row group writer copied them.
-    pub(super) fn recycle(&mut self, chunk: Bytes) {
-        self.out = Vec::from(chunk);
-        self.out.clear();
-    }
-}
+/// What a column chunk holds: the number of values of its dictionary page (in `Buffers::dict`)
+/// if it has one, the data page's encoding, its row count, and the chunk's statistics.
+type Pages = (Option<usize>, Encoding, usize, Option<Statistics>);
 
-/// What a column chunk holds: an optional dictionary page, the data page's encoding, its row
-/// count, and the chunk's statistics.
-type Pages = (Option<Page>, Encoding, usize, Option<Statistics>);
-
-/// One column chunk: an optional dictionary page, then one data page (in `bufs.data`) of
-/// `rows` values of a required column (so no levels), uncompressed.
+/// One column chunk: an optional dictionary page (in `bufs.dict`), then one data page (in
+/// `bufs.data`) of `rows` values of a required column (so no levels), uncompressed.
 fn column_chunk(
     descr: &ColumnDescPtr,
-    (dict, encoding, rows, statistics): Pages,
+    (dict_values, encoding, rows, statistics): Pages,
     bufs: &mut Buffers,
     encodings: Vec<Encoding>,
 ) -> Result<Chunk, ParquetError> {
-    let mut sink = TrackedWrite::new(std::mem::take(&mut bufs.out));
+    let dict = dict_values.map(|_| Bytes::from(std::mem::take(&mut bufs.dict)));
+    let data = Bytes::from(std::mem::take(&mut bufs.data));
+    let shared = dict.iter().chain([&data]).cloned().collect();
+    let mut sink = TrackedWrite::new(Splicer::new(shared));
     let mut pages = SerializedPageWriter::new(&mut sink);
-    let dict_offset = match dict {
-        Some(page) => {
-            let len = page.buffer().len();
+    let dict_offset = match (&dict, dict_values) {
+        (Some(buf), Some(n)) => {
+            let page = Page::DictionaryPage {
+                buf: buf.clone(),
+                num_values: n as u32,
+                encoding: Encoding::PLAIN,
+                is_sorted: false,
+            };
+            let len = buf.len();
             Some(pages.write_page(CompressedPage::new(page, len))?.offset as i64)
         }
-        None => None,
+        _ => None,
     };
-    // The page writer drops its page: a second handle on the data lets it be taken back.
-    let data = Bytes::from(std::mem::take(&mut bufs.data));
-    let data_len = data.len();
     let data_spec = pages.write_page(CompressedPage::new(
         Page::DataPage {
             buf: data.clone(),
@@ -306,12 +325,11 @@ fn column_chunk(
             rep_level_encoding: Encoding::RLE,
             statistics: None,
         },
-        data_len,
+        data.len(),
     ))?;
     pages.close()?;
-    bufs.data = Vec::from(data);
-    let bytes = sink.into_inner()?;
-    let total = bytes.len() as i64;
+    let pieces = sink.into_inner()?.finish();
+    let total = pieces.len() as i64;
     let mut metadata = ColumnChunkMetaData::builder(descr.clone());
     if let Some(statistics) = statistics {
         metadata = metadata.set_statistics(statistics);
@@ -333,7 +351,12 @@ fn column_chunk(
         column_index: None,
         offset_index: None,
     };
-    Ok((Bytes::from(bytes), close))
+    Ok(Chunk {
+        pieces,
+        close,
+        data,
+        dict,
+    })
 }
 
 fn push_uleb128(out: &mut Vec<u8>, mut v: u64) {

@@ -370,10 +370,7 @@ fn append(
     chunk: Result<Chunk, ParquetError>,
     bufs: &mut Buffers,
 ) -> Result<(), ParquetError> {
-    let (bytes, close) = chunk?;
-    rg.append_column(&bytes, close)?;
-    bufs.recycle(bytes);
-    Ok(())
+    chunk?.append_to(rg, bufs)
 }
 
 /// The group's smallest and largest step, so readers can skip row groups by step.
