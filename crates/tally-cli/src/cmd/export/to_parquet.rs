@@ -69,6 +69,7 @@ impl Default for Segment {
 const NO_STEPS: (i64, i64) = (i64::MAX, i64::MIN);
 
 impl Segment {
+    #[inline]
     pub(super) fn push(&mut self, tag: usize, step: i64, wall: f64, value: f64) {
         self.steps = (self.steps.0.min(step), self.steps.1.max(step));
         self.tag.push(tag as u32);
