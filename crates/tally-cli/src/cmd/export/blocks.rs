@@ -1,9 +1,8 @@
 //! The Parquet file's bytes handed to the kernel in whole blocks at block-aligned offsets.
 //!
 //! The Parquet writer splices each column chunk through an 8 KiB copy buffer, so written as it
-//! comes the file is a thousand small `write` calls per 10 MB. A file system caches a large
-//! aligned write in large pages: measured on ext4, writing 10.7 MB in 256 KiB blocks costs
-//! the kernel about half of what 8 KiB writes cost (`docs/contract/consumers.md` "Exporting to
+//! comes the file is a thousand small `write` calls per 10 MB. Measured on ext4, writing
+//! 10.7 MB in 256 KiB blocks costs the kernel about half of what 8 KiB writes cost (`docs/contract/consumers.md` "Exporting to
 //! Parquet").
 
 use std::io::{self, Write};
