@@ -2,8 +2,8 @@
 //!
 //! The Parquet writer splices each column chunk through an 8 KiB copy buffer, so written as it
 //! comes the file is a thousand small `write` calls per 10 MB. Measured on ext4, writing
-//! 10.7 MB in 256 KiB blocks costs the kernel about half of what 8 KiB writes cost (`docs/contract/consumers.md` "Exporting to
-//! Parquet").
+//! 10.7 MB in 256 KiB blocks costs the kernel about half of what 8 KiB writes cost
+//! (`docs/contract/consumers.md` "Exporting to Parquet").
 
 use std::io::{self, Write};
 
