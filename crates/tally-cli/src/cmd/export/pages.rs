@@ -148,29 +148,64 @@ fn code_width(n: usize) -> u32 {
     (u32::BITS - (n.max(1) as u32 - 1).leading_zeros()).max(1)
 }
 
+/// How many rows each value of a column's part stands for.
+#[derive(Clone, Copy)]
+pub(super) enum Rows<'a> {
+    /// One each.
+    One,
+    /// The count beside each value.
+    Counted(&'a [u32]),
+}
+
+impl Rows<'_> {
+    fn total(self, values: usize) -> usize {
+        match self {
+            Rows::One => values,
+            Rows::Counted(counts) => counts.iter().map(|&n| n as usize).sum(),
+        }
+    }
+
+    fn of(self, i: usize) -> u32 {
+        match self {
+            Rows::One => 1,
+            Rows::Counted(counts) => counts[i],
+        }
+    }
+}
+
 /// A column chunk of 8-byte values (`DOUBLE`, `INT64`; `le` their little-endian bytes) from
-/// `parts` in order. When runs of equal values are at most half the rows (a tally event's
-/// scalars share its step and wall time; a metric may stay constant), a dictionary of each
-/// run's value and one RLE run per run; otherwise PLAIN, the values' bytes as they are.
-/// Page statistics are left out: computing them per value would cost more than the copy.
+/// `parts` in order, each value standing for its [`Rows`]. When runs of equal values are at
+/// most half the rows (a tally event's scalars share its step and wall time; a metric may stay
+/// constant), a dictionary of each run's value and one RLE run per run; otherwise PLAIN, the
+/// values' bytes as they are. Page statistics are left out: computing them per value would cost
+/// more than the copy.
 pub(super) fn eight_byte_column<'a, T: Copy + 'a>(
     descr: &ColumnDescPtr,
-    parts: impl Iterator<Item = &'a [T]> + Clone,
+    parts: impl Iterator<Item = (&'a [T], Rows<'a>)> + Clone,
     le: impl Fn(T) -> [u8; 8] + Copy,
     statistics: Option<Statistics>,
     bufs: &mut Buffers,
 ) -> Result<Chunk, ParquetError> {
-    let rows: usize = parts.clone().map(<[T]>::len).sum();
+    let rows: usize = parts.clone().map(|(v, r)| r.total(v.len())).sum();
     let bits = |v: T| u64::from_le_bytes(le(v));
     bufs.data.clear();
-    let Some(runs) = count_runs(parts.clone(), bits, rows / 2) else {
+    // Equal neighbours make one run whatever rows they stand for: the runs are the values'.
+    let Some(runs) = count_runs(parts.clone().map(|p| p.0), bits, rows / 2) else {
         // Room for all parts at once: growing part by part would move (and fault in) it.
         bufs.data.reserve(rows * 8);
-        for part in parts {
-            let at = bufs.data.len();
-            bufs.data.resize(at + part.len() * 8, 0);
-            for (out, &v) in bufs.data[at..].chunks_exact_mut(8).zip(part) {
-                out.copy_from_slice(&le(v));
+        for (part, counts) in parts {
+            let Rows::Counted(counts) = counts else {
+                let at = bufs.data.len();
+                bufs.data.resize(at + part.len() * 8, 0);
+                for (out, &v) in bufs.data[at..].chunks_exact_mut(8).zip(part) {
+                    out.copy_from_slice(&le(v));
+                }
+                continue;
+            };
+            for (&v, &n) in part.iter().zip(counts) {
+                for _ in 0..n {
+                    bufs.data.extend_from_slice(&le(v));
+                }
             }
         }
         let encodings = vec![Encoding::PLAIN, Encoding::RLE];
@@ -188,18 +223,18 @@ pub(super) fn eight_byte_column<'a, T: Copy + 'a>(
             .extend_from_slice(&code.to_le_bytes()[..code_bytes]);
     };
     let (mut current, mut n, mut code) = (None, 0u64, 0u32);
-    for part in parts {
-        for &v in part {
-            let bits = bits(v);
+    for (part, counts) in parts {
+        for (i, &v) in part.iter().enumerate() {
+            let (bits, k) = (bits(v), u64::from(counts.of(i)));
             if current == Some(bits) {
-                n += 1;
+                n += k;
                 continue;
             }
             if let Some(c) = current {
                 run(c, n, code);
                 code += 1;
             }
-            (current, n) = (Some(bits), 1);
+            (current, n) = (Some(bits), k);
         }
     }
     if let Some(c) = current {
@@ -563,6 +598,58 @@ mod tests {
                     assert_eq!(count_runs(parts.into_iter(), bits, naive - 1), None);
                 }
             }
+        }
+    }
+
+    /// A chunk's bytes, its page kinds aside.
+    fn chunk_bytes(chunk: Chunk) -> Vec<u8> {
+        use parquet::file::reader::ChunkReader;
+        chunk
+            .pieces
+            .get_bytes(0, chunk.pieces.len() as usize)
+            .unwrap()
+            .to_vec()
+    }
+
+    #[test]
+    fn values_with_row_counts_make_the_chunk_their_rows_make() {
+        use parquet::schema::types::SchemaDescriptor;
+        let schema =
+            parquet::schema::parser::parse_message_type("message m { REQUIRED DOUBLE v; }");
+        let descr = SchemaDescriptor::new(std::sync::Arc::new(schema.unwrap())).column(0);
+        let odd = [0.0, -0.0, f64::NAN, -f64::NAN, 1.5, f64::INFINITY];
+        // Entries (value, rows), equal neighbours included: a dictionary (few runs), then PLAIN.
+        let few: Vec<(f64, u32)> = (0..300)
+            .map(|i| (odd[i / 7 % 6], 1 + (i % 4) as u32))
+            .collect();
+        let many: Vec<(f64, u32)> = (0..300)
+            .map(|i| (odd[i % 6] + (i / 50) as f64, 1))
+            .collect();
+        let mixed: Vec<(f64, u32)> = (0..300)
+            .map(|i| (odd[i % 6], 1 + (i % 3 / 2) as u32))
+            .collect();
+        for entries in [few, many, mixed] {
+            let (values, counts): (Vec<f64>, Vec<u32>) = entries.iter().copied().unzip();
+            let rows: Vec<f64> = entries
+                .iter()
+                .flat_map(|&(v, n)| std::iter::repeat_n(v, n as usize))
+                .collect();
+            let cut = values.len() / 3;
+            let cut_rows: usize = counts[..cut].iter().map(|&n| n as usize).sum();
+            let counted = [
+                (&values[..cut], Rows::Counted(&counts[..cut])),
+                (&values[cut..], Rows::Counted(&counts[cut..])),
+            ];
+            let one_each = [
+                (&rows[..cut_rows], Rows::One),
+                (&rows[cut_rows..], Rows::One),
+            ];
+            let mut bufs = Buffers::default();
+            let le = f64::to_le_bytes;
+            let a = eight_byte_column(&descr, counted.into_iter(), le, None, &mut bufs).unwrap();
+            let b = eight_byte_column(&descr, one_each.into_iter(), le, None, &mut bufs).unwrap();
+            assert_eq!(a.close.rows_written, rows.len() as u64);
+            assert_eq!(chunk_bytes(a), chunk_bytes(b));
         }
     }
 
