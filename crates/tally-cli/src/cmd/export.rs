@@ -13,6 +13,7 @@ use tally_schema::{legacy_mapping, Profile};
 use tally_tfevents::{Damage, Interner, OnCorruption, ScalarRef};
 
 mod blocks;
+mod hybrid;
 mod pages;
 mod spliced;
 mod to_parquet;
