@@ -74,15 +74,28 @@ impl Default for Segment {
 impl Segment {
     #[inline]
     pub(super) fn push(&mut self, tag: usize, step: i64, wall: f64, value: f64) {
+        self.push_value(tag, value);
+        self.push_rows(step, wall, 1);
+    }
+
+    /// A row's tag and value; its step and wall time come with [`push_rows`](Self::push_rows).
+    #[inline]
+    pub(super) fn push_value(&mut self, tag: usize, value: f64) {
         self.tag.push(tag as u32);
         self.value.push(value);
+    }
+
+    /// The step and wall time of the last `n` rows pushed (none when `n` is 0).
+    #[inline]
+    pub(super) fn push_rows(&mut self, step: i64, wall: f64, n: u32) {
         let key = (step, wall.to_bits());
         match self.rows_of.last_mut() {
-            Some(n) if self.last == key && *n < u32::MAX => *n += 1,
+            _ if n == 0 => {}
+            Some(m) if self.last == key && m.checked_add(n).is_some() => *m += n,
             _ => {
                 self.step.push(step);
                 self.wall.push(wall);
-                self.rows_of.push(1);
+                self.rows_of.push(n);
                 self.last = key;
             }
         }
@@ -431,5 +444,14 @@ mod tests {
         seg.clear();
         seg.push(0, 1, 0.5, 0.0);
         assert_eq!((seg.len(), &seg.rows_of[..]), (1, &[1][..]));
+        // An event whose scalars were all dropped adds nothing; one of two rows adds one entry.
+        seg.push_rows(2, 0.5, 0);
+        seg.push_value(1, 1.0);
+        seg.push_value(0, 2.0);
+        seg.push_rows(2, 0.5, 2);
+        assert_eq!(
+            (seg.len(), &seg.rows_of[..], &seg.step[..]),
+            (3, &[1, 2][..], &[1, 2][..])
+        );
     }
 }
