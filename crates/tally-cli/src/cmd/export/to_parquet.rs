@@ -33,8 +33,10 @@ const ROW_GROUP: usize = 128 * 1024;
 /// The file, written a block at a time.
 type Output = BlockWriter<std::fs::File>;
 
-/// Emptied segments kept for reuse: enough for one window on every core and one group.
-const POOL: usize = 4;
+/// Emptied segments kept for reuse: enough for two windows however finely the reader splits a
+/// window into ranges (one segment each). Only segments that were in use come back, so what it
+/// holds is about two windows' rows whatever this bound.
+const POOL: usize = 64;
 
 /// A stretch of rows in file order; `tag` ids index `tags`, which is the segment's own (each
 /// reading thread numbers the tags it meets). A row group is one or more segments.
