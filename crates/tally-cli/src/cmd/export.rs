@@ -12,7 +12,10 @@ use tally_schema::legacy::glob_match;
 use tally_schema::{legacy_mapping, Profile};
 use tally_tfevents::{Damage, Interner, OnCorruption, ScalarRef};
 
+mod blocks;
+mod hybrid;
 mod pages;
+mod spliced;
 mod to_parquet;
 mod windows;
 use to_parquet::ParquetSink;

@@ -3,15 +3,21 @@
 //! Parquet's RLE/bit-packed hybrid), steps and doubles (their little-endian bytes, as they are
 //! or as a dictionary of runs of equal values).
 
+use std::io::Write;
+
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding};
 use parquet::column::page::{CompressedPage, Page, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
 use parquet::file::metadata::ColumnChunkMetaData;
+use parquet::file::reader::Length;
 use parquet::file::statistics::Statistics;
-use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
+use parquet::file::writer::{SerializedPageWriter, SerializedRowGroupWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
+
+use super::hybrid::{encode_hybrid, push_uleb128};
+use super::spliced::{Pieces, Splicer};
 
 /// A `BYTE_ARRAY` column written as dictionary pages from ids: the group's distinct strings in
 /// first-seen order (PLAIN), then each row's index into them (RLE/bit-packed hybrid).
@@ -85,6 +91,10 @@ impl DictColumn {
 
     /// The column chunk of a group whose rows are `parts` in order, each a slice of ids in its
     /// own numbering and the map from those to this column's ids.
+    ///
+    /// A part numbers its strings in the order its rows first name them (an interner filled
+    /// row by row), so coding each part's ids in id order codes them in row order: one table
+    /// per part, then one lookup per row.
     pub(super) fn chunk_of_ids(
         &mut self,
         parts: &[(&[u32], &[u32])],
@@ -93,20 +103,17 @@ impl DictColumn {
         let mut order = Vec::new();
         let codes = &mut bufs.codes;
         codes.clear();
-        // Each of the part's ids' code, found on its first row.
-        let mut part_codes = Vec::new();
+        codes.reserve(parts.iter().map(|p| p.0.len()).sum());
+        let mut table = Vec::new();
         for &(ids, map) in parts {
-            part_codes.clear();
-            part_codes.resize(map.len(), u32::MAX);
-            for &id in ids {
-                let slot = part_codes
-                    .get_mut(id as usize)
-                    .ok_or_else(|| ParquetError::General(format!("unknown segment id {id}")))?;
-                if *slot == u32::MAX {
-                    *slot = self.code(map[id as usize], &mut order)?;
-                }
-                codes.push(*slot);
+            table.clear();
+            for &id in map {
+                table.push(self.code(id, &mut order)?);
             }
+            if let Some(bad) = ids.iter().find(|&&id| id as usize >= table.len()) {
+                return Err(ParquetError::General(format!("unknown segment id {bad}")));
+            }
+            codes.extend(ids.iter().map(|&id| table[id as usize]));
         }
         let width = code_width(order.len());
         let rows = codes.len();
@@ -124,19 +131,14 @@ impl DictColumn {
         bufs: &mut Buffers,
         rows: usize,
     ) -> Result<Chunk, ParquetError> {
-        let mut dict = Vec::new();
+        let dict = &mut bufs.dict;
+        dict.clear();
         for &id in order {
             dict.extend_from_slice(&self.plain[id as usize]);
             self.local[id as usize] = u32::MAX;
         }
-        let dict = Page::DictionaryPage {
-            buf: Bytes::from(dict),
-            num_values: order.len() as u32,
-            encoding: Encoding::PLAIN,
-            is_sorted: false,
-        };
         let encodings = vec![Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
-        let page = (Some(dict), Encoding::RLE_DICTIONARY, rows, None);
+        let page = (Some(order.len()), Encoding::RLE_DICTIONARY, rows, None);
         column_chunk(&self.descr, page, bufs, encodings)
     }
 }
@@ -147,128 +149,209 @@ fn code_width(n: usize) -> u32 {
     (u32::BITS - (n.max(1) as u32 - 1).leading_zeros()).max(1)
 }
 
+/// How many rows each value of a column's part stands for.
+#[derive(Clone, Copy)]
+pub(super) enum Rows<'a> {
+    /// One each.
+    One,
+    /// The count beside each value.
+    Counted(&'a [u32]),
+}
+
+impl Rows<'_> {
+    fn total(self, values: usize) -> usize {
+        match self {
+            Rows::One => values,
+            Rows::Counted(counts) => counts.iter().map(|&n| n as usize).sum(),
+        }
+    }
+
+    fn of(self, i: usize) -> u32 {
+        match self {
+            Rows::One => 1,
+            Rows::Counted(counts) => counts[i],
+        }
+    }
+}
+
 /// A column chunk of 8-byte values (`DOUBLE`, `INT64`; `le` their little-endian bytes) from
-/// `parts` in order. When runs of equal values are at most half the rows (a tally event's
-/// scalars share its step and wall time; a metric may stay constant), a dictionary of each
-/// run's value and one RLE run per run; otherwise PLAIN, the values' bytes as they are.
-/// Page statistics are left out: computing them per value would cost more than the copy.
+/// `parts` in order, each value standing for its [`Rows`]. When runs of equal values are at
+/// most half the rows (a tally event's scalars share its step and wall time; a metric may stay
+/// constant), a dictionary of each run's value and one RLE run per run; otherwise PLAIN, the
+/// values' bytes as they are. Page statistics are left out: computing them per value would cost
+/// more than the copy.
 pub(super) fn eight_byte_column<'a, T: Copy + 'a>(
     descr: &ColumnDescPtr,
-    parts: impl Iterator<Item = &'a [T]> + Clone,
+    parts: impl Iterator<Item = (&'a [T], Rows<'a>)> + Clone,
     le: impl Fn(T) -> [u8; 8] + Copy,
     statistics: Option<Statistics>,
     bufs: &mut Buffers,
 ) -> Result<Chunk, ParquetError> {
+    let rows: usize = parts.clone().map(|(v, r)| r.total(v.len())).sum();
     let bits = |v: T| u64::from_le_bytes(le(v));
-    let (mut rows, mut runs, mut prev) = (0, 0, None);
-    for part in parts.clone() {
-        rows += part.len();
-        for &v in part {
-            runs += usize::from(prev != Some(bits(v)));
-            prev = Some(bits(v));
-        }
-    }
     bufs.data.clear();
-    if runs * 2 > rows {
+    // Equal neighbours make one run whatever rows they stand for: the runs are the values'.
+    let Some(runs) = count_runs(parts.clone().map(|p| p.0), bits, rows / 2) else {
+        // Room for all parts at once: growing part by part would move (and fault in) it.
         bufs.data.reserve(rows * 8);
-        for part in parts {
-            for &v in part {
-                bufs.data.extend_from_slice(&le(v));
+        for (part, counts) in parts {
+            let Rows::Counted(counts) = counts else {
+                let at = bufs.data.len();
+                bufs.data.resize(at + part.len() * 8, 0);
+                for (out, &v) in bufs.data[at..].chunks_exact_mut(8).zip(part) {
+                    out.copy_from_slice(&le(v));
+                }
+                continue;
+            };
+            for (&v, &n) in part.iter().zip(counts) {
+                for _ in 0..n {
+                    bufs.data.extend_from_slice(&le(v));
+                }
             }
         }
         let encodings = vec![Encoding::PLAIN, Encoding::RLE];
         let page = (None, Encoding::PLAIN, rows, statistics);
         return column_chunk(descr, page, bufs, encodings);
-    }
+    };
     let width = code_width(runs);
-    let mut dict = std::mem::take(&mut bufs.dict);
-    dict.clear();
+    bufs.dict.clear();
     bufs.data.push(width as u8);
     let mut run = |bits: u64, n: u64, code: u32| {
-        dict.extend_from_slice(&bits.to_le_bytes());
+        bufs.dict.extend_from_slice(&bits.to_le_bytes());
         push_uleb128(&mut bufs.data, n << 1);
         let code_bytes = width.div_ceil(8) as usize;
         bufs.data
             .extend_from_slice(&code.to_le_bytes()[..code_bytes]);
     };
     let (mut current, mut n, mut code) = (None, 0u64, 0u32);
-    for part in parts {
-        for &v in part {
-            let bits = bits(v);
+    for (part, counts) in parts {
+        for (i, &v) in part.iter().enumerate() {
+            let (bits, k) = (bits(v), u64::from(counts.of(i)));
             if current == Some(bits) {
-                n += 1;
+                n += k;
                 continue;
             }
             if let Some(c) = current {
                 run(c, n, code);
                 code += 1;
             }
-            (current, n) = (Some(bits), 1);
+            (current, n) = (Some(bits), k);
         }
     }
     if let Some(c) = current {
         run(c, n, code);
     }
-    let dict = Bytes::from(dict);
-    let page = Page::DictionaryPage {
-        buf: dict.clone(),
-        num_values: runs as u32,
-        encoding: Encoding::PLAIN,
-        is_sorted: false,
-    };
     let encodings = vec![Encoding::PLAIN, Encoding::RLE, Encoding::RLE_DICTIONARY];
-    let page = (Some(page), Encoding::RLE_DICTIONARY, rows, statistics);
-    let chunk = column_chunk(descr, page, bufs, encodings);
-    bufs.dict = Vec::from(dict);
-    chunk
+    let page = (Some(runs), Encoding::RLE_DICTIONARY, rows, statistics);
+    column_chunk(descr, page, bufs, encodings)
 }
 
-/// A column chunk's bytes and the metadata the row group writer needs to splice it in
-/// (`SerializedRowGroupWriter::append_column`).
-pub(super) type Chunk = (Bytes, ColumnCloseResult);
+/// How many runs of equal values (by `bits`) `parts` hold; `None` once they are more than
+/// `most` (mostly distinct values are known as such half-way through). Counted a block at a
+/// time, without a branch per value, so the count vectorises.
+fn count_runs<'a, T: Copy + 'a>(
+    parts: impl Iterator<Item = &'a [T]>,
+    bits: impl Fn(T) -> u64 + Copy,
+    most: usize,
+) -> Option<usize> {
+    const BLOCK: usize = 4096;
+    let (mut runs, mut last) = (0, None);
+    for part in parts {
+        let Some(&first) = part.first() else {
+            continue;
+        };
+        runs += usize::from(last != Some(bits(first)));
+        // Blocks overlap by one value, so every neighbouring pair is compared once.
+        for at in (0..part.len() - 1).step_by(BLOCK) {
+            let block = &part[at..part.len().min(at + BLOCK + 1)];
+            let pairs = block.windows(2);
+            runs += pairs
+                .map(|w| usize::from(bits(w[0]) != bits(w[1])))
+                .sum::<usize>();
+            if runs > most {
+                return None;
+            }
+        }
+        last = part.last().map(|&v| bits(v));
+    }
+    (runs <= most).then_some(runs)
+}
+
+/// A column chunk: its bytes (`pieces`), the metadata the row group writer needs to splice it
+/// in (`SerializedRowGroupWriter::append_column`), and handles on the encoder's buffers that
+/// the pieces share, to take them back after.
+pub(super) struct Chunk {
+    pieces: Pieces,
+    close: ColumnCloseResult,
+    data: Bytes,
+    dict: Option<Bytes>,
+}
+
+impl Chunk {
+    /// Splices the chunk into the row group, then takes back its memory into `bufs`.
+    pub(super) fn append_to<W: Write + Send>(
+        self,
+        rg: &mut SerializedRowGroupWriter<'_, W>,
+        bufs: &mut Buffers,
+    ) -> Result<(), ParquetError> {
+        let Chunk {
+            pieces,
+            close,
+            data,
+            dict,
+        } = self;
+        rg.append_column(&pieces, close)?;
+        // The last handles on the buffers: they come back without a copy.
+        drop(pieces);
+        bufs.data = Vec::from(data);
+        if let Some(dict) = dict {
+            bufs.dict = Vec::from(dict);
+        }
+        Ok(())
+    }
+}
 
 /// The encoder's scratch memory, reused from one column chunk to the next: a fresh megabyte
 /// per chunk would be faulted in page by page every time.
 #[derive(Default)]
 pub(super) struct Buffers {
     codes: Vec<u32>,
+    /// The dictionary page's values, PLAIN.
     dict: Vec<u8>,
+    /// The data page's values.
     data: Vec<u8>,
-    out: Vec<u8>,
 }
 
-impl Buffers {
-    /// Takes back a chunk's bytes once the row group writer copied them.
-    pub(super) fn recycle(&mut self, chunk: Bytes) {
-        self.out = Vec::from(chunk);
-        self.out.clear();
-    }
-}
+/// What a column chunk holds: the number of values of its dictionary page (in `Buffers::dict`)
+/// if it has one, the data page's encoding, its row count, and the chunk's statistics.
+type Pages = (Option<usize>, Encoding, usize, Option<Statistics>);
 
-/// What a column chunk holds: an optional dictionary page, the data page's encoding, its row
-/// count, and the chunk's statistics.
-type Pages = (Option<Page>, Encoding, usize, Option<Statistics>);
-
-/// One column chunk: an optional dictionary page, then one data page (in `bufs.data`) of
-/// `rows` values of a required column (so no levels), uncompressed.
+/// One column chunk: an optional dictionary page (in `bufs.dict`), then one data page (in
+/// `bufs.data`) of `rows` values of a required column (so no levels), uncompressed.
 fn column_chunk(
     descr: &ColumnDescPtr,
-    (dict, encoding, rows, statistics): Pages,
+    (dict_values, encoding, rows, statistics): Pages,
     bufs: &mut Buffers,
     encodings: Vec<Encoding>,
 ) -> Result<Chunk, ParquetError> {
-    let mut sink = TrackedWrite::new(std::mem::take(&mut bufs.out));
+    let dict = dict_values.map(|_| Bytes::from(std::mem::take(&mut bufs.dict)));
+    let data = Bytes::from(std::mem::take(&mut bufs.data));
+    let shared = dict.iter().chain([&data]).cloned().collect();
+    let mut sink = TrackedWrite::new(Splicer::new(shared));
     let mut pages = SerializedPageWriter::new(&mut sink);
-    let dict_offset = match dict {
-        Some(page) => {
-            let len = page.buffer().len();
+    let dict_offset = match (&dict, dict_values) {
+        (Some(buf), Some(n)) => {
+            let page = Page::DictionaryPage {
+                buf: buf.clone(),
+                num_values: n as u32,
+                encoding: Encoding::PLAIN,
+                is_sorted: false,
+            };
+            let len = buf.len();
             Some(pages.write_page(CompressedPage::new(page, len))?.offset as i64)
         }
-        None => None,
+        _ => None,
     };
-    // The page writer drops its page: a second handle on the data lets it be taken back.
-    let data = Bytes::from(std::mem::take(&mut bufs.data));
-    let data_len = data.len();
     let data_spec = pages.write_page(CompressedPage::new(
         Page::DataPage {
             buf: data.clone(),
@@ -278,12 +361,11 @@ fn column_chunk(
             rep_level_encoding: Encoding::RLE,
             statistics: None,
         },
-        data_len,
+        data.len(),
     ))?;
     pages.close()?;
-    bufs.data = Vec::from(data);
-    let bytes = sink.into_inner()?;
-    let total = bytes.len() as i64;
+    let pieces = sink.into_inner()?.finish();
+    let total = pieces.len() as i64;
     let mut metadata = ColumnChunkMetaData::builder(descr.clone());
     if let Some(statistics) = statistics {
         metadata = metadata.set_statistics(statistics);
@@ -305,172 +387,94 @@ fn column_chunk(
         column_index: None,
         offset_index: None,
     };
-    Ok((Bytes::from(bytes), close))
-}
-
-fn push_uleb128(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Parquet's RLE/bit-packed hybrid of `codes` at `width` bits: a run of 8 or more equal codes
-/// as one RLE run, the rest bit-packed in groups of 8 (the last group padded with zeros; a
-/// reader stops at the page's value count).
-fn encode_hybrid(codes: &[u32], width: u32, out: &mut Vec<u8>) {
-    let value_bytes = width.div_ceil(8) as usize;
-    let mut packed_from = 0;
-    let mut i = 0;
-    while i < codes.len() {
-        let v = codes[i];
-        let mut j = i + 1;
-        while j < codes.len() && codes[j] == v {
-            j += 1;
-        }
-        // A bit-packed run holds a multiple of 8 codes: the run's first codes may complete it.
-        let fill = (8 - (i - packed_from) % 8) % 8;
-        if j - i >= fill + 8 {
-            bit_pack(&codes[packed_from..i + fill], width, out);
-            push_uleb128(out, ((j - i - fill) as u64) << 1);
-            out.extend_from_slice(&v.to_le_bytes()[..value_bytes]);
-            packed_from = j;
-        }
-        i = j;
-    }
-    bit_pack(&codes[packed_from..], width, out);
-}
-
-fn bit_pack(codes: &[u32], width: u32, out: &mut Vec<u8>) {
-    if codes.is_empty() {
-        return;
-    }
-    let groups = codes.len().div_ceil(8);
-    push_uleb128(out, ((groups as u64) << 1) | 1);
-    let whole = codes.chunks_exact(8);
-    let rest = whole.remainder();
-    if width <= 16 {
-        // Eight codes of at most 16 bits fit in one u128: `width` bytes per group.
-        for group in whole {
-            let mut acc: u128 = 0;
-            for (k, &c) in group.iter().enumerate() {
-                acc |= u128::from(c) << (k as u32 * width);
-            }
-            out.extend_from_slice(&acc.to_le_bytes()[..width as usize]);
-        }
-    } else {
-        bit_pack_groups(&codes[..codes.len() - rest.len()], width, out);
-    }
-    if !rest.is_empty() {
-        let mut last = [0u32; 8];
-        last[..rest.len()].copy_from_slice(rest);
-        bit_pack_groups(&last, width, out);
-    }
-}
-
-/// Whole groups of eight codes, bit-packed at any width up to 32.
-fn bit_pack_groups(codes: &[u32], width: u32, out: &mut Vec<u8>) {
-    let mut acc: u64 = 0;
-    let mut bits = 0;
-    for &c in codes {
-        acc |= u64::from(c) << bits;
-        bits += width;
-        while bits >= 8 {
-            out.push(acc as u8);
-            acc >>= 8;
-            bits -= 8;
-        }
-    }
+    Ok(Chunk {
+        pieces,
+        close,
+        data,
+        dict,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Decodes the hybrid as the format defines it, independently of the encoder's choices.
-    fn decode(mut data: &[u8], width: u32, n: usize) -> Vec<u32> {
-        let uleb = |d: &mut &[u8]| {
-            let (mut v, mut shift) = (0u64, 0);
-            loop {
-                let b = d[0];
-                *d = &d[1..];
-                v |= u64::from(b & 0x7f) << shift;
-                shift += 7;
-                if b < 0x80 {
-                    return v;
-                }
-            }
-        };
-        let mut out = Vec::new();
-        while out.len() < n {
-            let header = uleb(&mut data);
-            if header & 1 == 0 {
-                let bytes = width.div_ceil(8) as usize;
-                let mut le = [0u8; 4];
-                le[..bytes].copy_from_slice(&data[..bytes]);
-                data = &data[bytes..];
-                out.extend(std::iter::repeat_n(
-                    u32::from_le_bytes(le),
-                    (header >> 1) as usize,
-                ));
-            } else {
-                let count = (header >> 1) as usize * 8;
-                let mut bit = 0usize;
-                for _ in 0..count {
-                    let mut v = 0u32;
-                    for b in 0..width as usize {
-                        let at = bit + b;
-                        v |= u32::from((data[at / 8] >> (at % 8)) & 1) << b;
-                    }
-                    bit += width as usize;
-                    out.push(v);
-                }
-                data = &data[count * width as usize / 8..];
-            }
-        }
-        assert!(data.is_empty(), "{} bytes left over", data.len());
-        out.truncate(n);
-        out
-    }
-
     #[test]
-    fn hybrid_round_trips_runs_cycles_and_wide_codes() {
-        let mut cases: Vec<(Vec<u32>, u32)> = vec![
-            (vec![0; 1], 1),
-            (vec![0; 1000], 1),
-            ((0..1000).map(|i| i % 10).collect(), 4),
-            ((0..1003).map(|i| (i / 13) % 7).collect(), 3),
-            ((0..777).map(|i| (i * 7919) % 300).collect(), 9),
-            (
-                (0..100)
-                    .map(|i| if (5..=90).contains(&i) { 2 } else { 1 })
-                    .collect(),
-                2,
-            ),
-            (vec![70_000; 20], 17),
-            ((0..203).map(|i| (i * 40_503) % 131_072).collect(), 17),
-            ((0..77).map(|i| 65_535 - (i * 997) % 65_536).collect(), 16),
-            ((0..1000).map(|i| u32::MAX - i % 3).collect(), 32),
-        ];
-        cases.push((
-            (0..64)
-                .map(|i| if i % 17 < 9 { 3 } else { i % 4 })
-                .collect(),
-            2,
-        ));
-        for (codes, width) in cases {
-            let mut out = Vec::new();
-            encode_hybrid(&codes, width, &mut out);
-            assert_eq!(decode(&out, width, codes.len()), codes, "width {width}");
+    fn runs_are_counted_across_blocks_and_parts_as_one_by_one() {
+        let bits = |v: u64| v;
+        for len in [0, 1, 2, 4096, 4097, 4098, 8193, 10_000] {
+            // Runs of varying length, some ending exactly on a block's edge.
+            let values: Vec<u64> = (0..len as u64).map(|i| (i / (1 + i % 5)) % 3).collect();
+            let naive = values.windows(2).filter(|w| w[0] != w[1]).count() + usize::from(len > 0);
+            for cuts in [
+                vec![],
+                vec![len / 2],
+                vec![1.min(len), len / 3, len - len / 4],
+            ] {
+                let mut parts = Vec::new();
+                let mut from = 0;
+                for &c in cuts.iter().chain([&len]) {
+                    parts.push(&values[from..c.max(from)]);
+                    from = c.max(from);
+                }
+                let got = count_runs(parts.iter().copied(), bits, usize::MAX);
+                assert_eq!(got, Some(naive), "len {len}, cuts {cuts:?}");
+                assert_eq!(count_runs(parts.iter().copied(), bits, naive), Some(naive));
+                if naive > 0 {
+                    assert_eq!(count_runs(parts.into_iter(), bits, naive - 1), None);
+                }
+            }
         }
     }
 
+    /// A chunk's bytes, its page kinds aside.
+    fn chunk_bytes(chunk: Chunk) -> Vec<u8> {
+        use parquet::file::reader::ChunkReader;
+        chunk
+            .pieces
+            .get_bytes(0, chunk.pieces.len() as usize)
+            .unwrap()
+            .to_vec()
+    }
+
     #[test]
-    fn long_runs_are_rle_runs() {
-        let codes = vec![5u32; 100_000];
-        let mut out = Vec::new();
-        encode_hybrid(&codes, 3, &mut out);
-        assert!(out.len() < 8, "{} bytes for one repeated code", out.len());
+    fn values_with_row_counts_make_the_chunk_their_rows_make() {
+        use parquet::schema::types::SchemaDescriptor;
+        let schema =
+            parquet::schema::parser::parse_message_type("message m { REQUIRED DOUBLE v; }");
+        let descr = SchemaDescriptor::new(std::sync::Arc::new(schema.unwrap())).column(0);
+        let odd = [0.0, -0.0, f64::NAN, -f64::NAN, 1.5, f64::INFINITY];
+        // Entries (value, rows), equal neighbours included: a dictionary (few runs), then PLAIN.
+        let few: Vec<(f64, u32)> = (0..300)
+            .map(|i| (odd[i / 7 % 6], 1 + (i % 4) as u32))
+            .collect();
+        let many: Vec<(f64, u32)> = (0..300)
+            .map(|i| (odd[i % 6] + (i / 50) as f64, 1))
+            .collect();
+        let mixed: Vec<(f64, u32)> = (0..300)
+            .map(|i| (odd[i % 6], 1 + (i % 3 / 2) as u32))
+            .collect();
+        for entries in [few, many, mixed] {
+            let (values, counts): (Vec<f64>, Vec<u32>) = entries.iter().copied().unzip();
+            let rows: Vec<f64> = entries
+                .iter()
+                .flat_map(|&(v, n)| std::iter::repeat_n(v, n as usize))
+                .collect();
+            let cut = values.len() / 3;
+            let cut_rows: usize = counts[..cut].iter().map(|&n| n as usize).sum();
+            let counted = [
+                (&values[..cut], Rows::Counted(&counts[..cut])),
+                (&values[cut..], Rows::Counted(&counts[cut..])),
+            ];
+            let one_each = [
+                (&rows[..cut_rows], Rows::One),
+                (&rows[cut_rows..], Rows::One),
+            ];
+            let mut bufs = Buffers::default();
+            let le = f64::to_le_bytes;
+            let a = eight_byte_column(&descr, counted.into_iter(), le, None, &mut bufs).unwrap();
+            let b = eight_byte_column(&descr, one_each.into_iter(), le, None, &mut bufs).unwrap();
+            assert_eq!(a.close.rows_written, rows.len() as u64);
+            assert_eq!(chunk_bytes(a), chunk_bytes(b));
+        }
     }
 }

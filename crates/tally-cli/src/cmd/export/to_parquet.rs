@@ -21,7 +21,8 @@ use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use tally_tfevents::{Interner, ScalarRef};
 
-use super::pages::{eight_byte_column, Buffers, Chunk, DictColumn};
+use super::blocks::BlockWriter;
+use super::pages::{eight_byte_column, Buffers, Chunk, DictColumn, Rows};
 use super::RowSink;
 use crate::error::CliError;
 
@@ -29,50 +30,101 @@ use crate::error::CliError;
 /// one filling, one encoding, one emptied for reuse).
 const ROW_GROUP: usize = 128 * 1024;
 
-/// Emptied segments kept for reuse: enough for one window on every core and one group.
-const POOL: usize = 4;
+/// The file, written a block at a time.
+type Output = BlockWriter<std::fs::File>;
+
+/// Emptied segments kept for reuse: enough for two windows however finely the reader splits a
+/// window into ranges (one segment each). Only segments that were in use come back, so what it
+/// holds is about two windows' rows whatever this bound.
+const POOL: usize = 64;
 
 /// A stretch of rows in file order; `tag` ids index `tags`, which is the segment's own (each
 /// reading thread numbers the tags it meets). A row group is one or more segments.
-#[derive(Default)]
+///
+/// Rows that follow each other with the same step and wall time (an event's scalars) keep them
+/// once, with a count: a tally event's ten scalars take 14 bytes a row instead of 28, so half
+/// the memory is touched, and the writer sees those columns' runs without comparing rows.
 pub(super) struct Segment {
     /// Each run's id (in the sink's numbering) and how many consecutive rows are of it.
     runs: Vec<(u32, usize)>,
     pub(super) tags: Interner,
     tag: Vec<u32>,
+    value: Vec<f64>,
+    /// One entry per stretch of rows sharing a step and a wall time (by bits), and its rows.
     step: Vec<i64>,
     wall: Vec<f64>,
-    value: Vec<f64>,
+    rows_of: Vec<u32>,
+    /// The last entry's step and wall time's bits.
+    last: (i64, u64),
+}
+
+impl Default for Segment {
+    fn default() -> Self {
+        Segment {
+            runs: Vec::new(),
+            tags: Interner::new(),
+            tag: Vec::new(),
+            value: Vec::new(),
+            step: Vec::new(),
+            wall: Vec::new(),
+            rows_of: Vec::new(),
+            last: (0, 0),
+        }
+    }
 }
 
 impl Segment {
+    #[inline]
     pub(super) fn push(&mut self, tag: usize, step: i64, wall: f64, value: f64) {
+        self.push_value(tag, value);
+        self.push_rows(step, wall, 1);
+    }
+
+    /// A row's tag and value; its step and wall time come with [`push_rows`](Self::push_rows).
+    #[inline]
+    pub(super) fn push_value(&mut self, tag: usize, value: f64) {
         self.tag.push(tag as u32);
-        self.step.push(step);
-        self.wall.push(wall);
         self.value.push(value);
+    }
+
+    /// The step and wall time of the last `n` rows pushed (none when `n` is 0).
+    #[inline]
+    pub(super) fn push_rows(&mut self, step: i64, wall: f64, n: u32) {
+        let key = (step, wall.to_bits());
+        match self.rows_of.last_mut() {
+            _ if n == 0 => {}
+            Some(m) if self.last == key && m.checked_add(n).is_some() => *m += n,
+            _ => {
+                self.step.push(step);
+                self.wall.push(wall);
+                self.rows_of.push(n);
+                self.last = key;
+            }
+        }
     }
 
     /// Room for `rows` more rows in every column. Reserved memory is only faulted in once
     /// written, while growing by doubling would copy (and fault in) every row again.
     pub(super) fn reserve(&mut self, rows: usize) {
         self.tag.reserve(rows);
+        self.value.reserve(rows);
         self.step.reserve(rows);
         self.wall.reserve(rows);
-        self.value.reserve(rows);
+        self.rows_of.reserve(rows);
     }
 
     pub(super) fn len(&self) -> usize {
-        self.step.len()
+        self.tag.len()
     }
 
     fn clear(&mut self) {
         self.runs.clear();
         self.tags = Interner::new();
         self.tag.clear();
+        self.value.clear();
         self.step.clear();
         self.wall.clear();
-        self.value.clear();
+        self.rows_of.clear();
     }
 }
 
@@ -142,6 +194,7 @@ impl ParquetSink {
             path: path.to_owned(),
             source,
         })?;
+        let file = BlockWriter::new(file);
         let writer =
             SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props)).map_err(&err)?;
         // A rendezvous: the reader hands a full group over only when the encoder is free, so
@@ -266,7 +319,7 @@ impl Drop for ParquetSink {
 
 /// The encoder thread: each group as a row group; the footer on `Finish`.
 fn encode_groups(
-    mut writer: SerializedFileWriter<std::fs::File>,
+    mut writer: SerializedFileWriter<Output>,
     path: &Path,
     groups: &Receiver<Msg>,
     pool: &Pool,
@@ -314,7 +367,9 @@ fn encode_groups(
         append(&mut rg, chunk, &mut bufs).map_err(&err)?;
         let chunk = tags.chunk_of_ids(&parts, &mut bufs);
         append(&mut rg, chunk, &mut bufs).map_err(&err)?;
-        let steps = segments.iter().map(|s| &s.step[..]);
+        let steps = segments
+            .iter()
+            .map(|s| (&s.step[..], Rows::Counted(&s.rows_of)));
         let chunk = eight_byte_column(
             &columns[2],
             steps,
@@ -323,10 +378,12 @@ fn encode_groups(
             &mut bufs,
         );
         append(&mut rg, chunk, &mut bufs).map_err(&err)?;
-        let walls = segments.iter().map(|s| &s.wall[..]);
+        let walls = segments
+            .iter()
+            .map(|s| (&s.wall[..], Rows::Counted(&s.rows_of)));
         let chunk = eight_byte_column(&columns[3], walls, f64::to_le_bytes, None, &mut bufs);
         append(&mut rg, chunk, &mut bufs).map_err(&err)?;
-        let values = segments.iter().map(|s| &s.value[..]);
+        let values = segments.iter().map(|s| (&s.value[..], Rows::One));
         let chunk = eight_byte_column(&columns[4], values, f64::to_le_bytes, None, &mut bufs);
         append(&mut rg, chunk, &mut bufs).map_err(&err)?;
         rg.close().map_err(&err)?;
@@ -340,14 +397,11 @@ fn encode_groups(
 
 /// Splices a column chunk into the row group and takes its memory back.
 fn append(
-    rg: &mut SerializedRowGroupWriter<'_, std::fs::File>,
+    rg: &mut SerializedRowGroupWriter<'_, Output>,
     chunk: Result<Chunk, ParquetError>,
     bufs: &mut Buffers,
 ) -> Result<(), ParquetError> {
-    let (bytes, close) = chunk?;
-    rg.append_column(&bytes, close)?;
-    bufs.recycle(bytes);
-    Ok(())
+    chunk?.append_to(rg, bufs)
 }
 
 /// The group's smallest and largest step, so readers can skip row groups by step.
@@ -355,4 +409,51 @@ fn step_range(segments: &[Segment]) -> Option<Statistics> {
     let steps = segments.iter().flat_map(|s| s.step.iter().copied());
     let (min, max) = steps.fold((i64::MAX, i64::MIN), |(lo, hi), s| (lo.min(s), hi.max(s)));
     (min <= max).then(|| Statistics::int64(Some(min), Some(max), None, Some(0), false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_sharing_a_step_and_wall_time_keep_them_once_and_expand_back_exactly() {
+        let nan = f64::from_bits(0x7ff8_0000_0000_0001);
+        // (step, wall): an event of three, one of a new wall time, one of the same wall time's
+        // other zero, NaN walls alike by their bits, then a step going back.
+        let rows = [
+            (1, 0.5),
+            (1, 0.5),
+            (1, 0.5),
+            (1, 0.75),
+            (2, 0.0),
+            (2, -0.0),
+            (3, nan),
+            (3, nan),
+            (3, f64::NAN),
+            (1, 0.5),
+        ];
+        let mut seg = Segment::default();
+        for (i, &(step, wall)) in rows.iter().enumerate() {
+            seg.push(i % 2, step, wall, i as f64);
+        }
+        assert_eq!(seg.len(), rows.len());
+        assert_eq!(seg.rows_of, [3, 1, 1, 1, 2, 1, 1]);
+        let expanded: Vec<(i64, u64)> = (seg.step.iter().zip(&seg.wall).zip(&seg.rows_of))
+            .flat_map(|((&s, &w), &n)| std::iter::repeat_n((s, w.to_bits()), n as usize))
+            .collect();
+        let want: Vec<(i64, u64)> = rows.iter().map(|&(s, w)| (s, w.to_bits())).collect();
+        assert_eq!(expanded, want);
+        seg.clear();
+        seg.push(0, 1, 0.5, 0.0);
+        assert_eq!((seg.len(), &seg.rows_of[..]), (1, &[1][..]));
+        // An event whose scalars were all dropped adds nothing; one of two rows adds one entry.
+        seg.push_rows(2, 0.5, 0);
+        seg.push_value(1, 1.0);
+        seg.push_value(0, 2.0);
+        seg.push_rows(2, 0.5, 2);
+        assert_eq!(
+            (seg.len(), &seg.rows_of[..], &seg.step[..]),
+            (3, &[1, 2][..], &[1, 2][..])
+        );
+    }
 }

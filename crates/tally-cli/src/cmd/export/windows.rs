@@ -1,11 +1,12 @@
 //! One large event file exported on every core, a bounded window at a time: each window's
-//! byte range is split between threads (`scalars_in_parallel_window`), each filling its own
+//! byte range is split between threads (`events_in_parallel_window`), each filling its own
 //! [`Segment`]; the window's segments become one row group, encoded while the next window is
 //! read. Memory is that of two windows whatever the file's size.
 
 use std::path::Path;
 
-use tally_tfevents::{scalars_in_parallel_window, Interner, ScalarRef};
+use tally_tfevents::parallel::events_in_parallel_window;
+use tally_tfevents::scalar_fast::WireScalars;
 
 use super::to_parquet::{ParquetSink, Segment};
 use super::TagRule;
@@ -24,12 +25,45 @@ pub(super) const PARALLEL_FILE_BYTES: u64 = 8 << 20;
 /// One reading thread's state for a window.
 struct Reading {
     seg: Segment,
-    /// With a tag rule: each tag as read, and what it becomes (its id in `seg.tags` and the
-    /// unit scale), or `None` when the rule drops it. Decided once per distinct tag.
-    raw: Interner,
-    rule_of: Vec<Option<(usize, Option<f64>)>>,
+    /// What each tag, by the reader's id, becomes: decided on its first row (the tag rule, and
+    /// its id in `seg.tags`, which so numbers tags in the order rows first name them).
+    to: Vec<Target>,
     /// Scalars read, kept or not.
     seen: u64,
+}
+
+#[derive(Clone, Copy)]
+enum Target {
+    /// Not met yet.
+    Unseen,
+    /// Not exported.
+    Dropped,
+    /// Exported as this tag of the segment, its values scaled by the factor if any.
+    Kept(usize, Option<f64>),
+}
+
+impl Reading {
+    /// What the reader's tag `id` (named by `event`) becomes under `rule`.
+    #[inline]
+    fn target(&mut self, id: usize, event: &WireScalars, rule: &TagRule<'_>) -> Target {
+        match self.to.get(id) {
+            Some(&t @ (Target::Dropped | Target::Kept(..))) => t,
+            _ => self.first_sight(id, event, rule),
+        }
+    }
+
+    #[cold]
+    fn first_sight(&mut self, id: usize, event: &WireScalars, rule: &TagRule<'_>) -> Target {
+        let renamed = event.tags().name(id).and_then(|name| rule.rename(name));
+        let t = renamed.map_or(Target::Dropped, |(tag, scale)| {
+            Target::Kept(self.seg.tags.id(tag), scale)
+        });
+        if self.to.len() <= id {
+            self.to.resize(id + 1, Target::Unseen);
+        }
+        self.to[id] = t;
+        t
+    }
 }
 
 /// How far [`export_windows`] got.
@@ -56,7 +90,6 @@ pub(super) fn export_windows(
             source,
         })?
         .len();
-    let trivial = rule.is_trivial();
     let pool = sink.pool.clone();
     let init = |range_bytes: u64| Reading {
         seg: {
@@ -64,38 +97,24 @@ pub(super) fn export_windows(
             seg.reserve((range_bytes / MIN_SCALAR_BYTES) as usize);
             seg
         },
-        raw: Interner::new(),
-        rule_of: Vec::new(),
+        to: Vec::new(),
         seen: 0,
     };
-    let visit = |r: &mut Reading, s: ScalarRef<'_>| {
-        r.seen += 1;
-        if trivial {
-            // This thread's reader numbers the window's tags in the order it meets them, as the
-            // fresh segment does: a known id needs no second lookup.
-            let tag = match s.tag_id {
-                Some(id) if id < r.seg.tags.len() => id,
-                _ => r.seg.tags.id(s.tag),
-            };
-            debug_assert_eq!(r.seg.tags.name(tag), Some(s.tag));
-            r.seg.push(tag, s.step, s.wall_time, s.value);
-            return;
+    // An event's scalars share its step and wall time: the segment takes them once.
+    let visit = |r: &mut Reading, event: &WireScalars| {
+        r.seen += event.len() as u64;
+        let mut kept = 0;
+        for &(id, value) in event.scalars() {
+            if let Target::Kept(tag, scale) = r.target(id, event, rule) {
+                r.seg.push_value(tag, scale.map_or(value, |k| value * k));
+                kept += 1;
+            }
         }
-        let raw = r.raw.id(s.tag);
-        if raw == r.rule_of.len() {
-            let to = rule
-                .rename(s.tag)
-                .map(|(tag, scale)| (r.seg.tags.id(tag), scale));
-            r.rule_of.push(to);
-        }
-        if let Some((tag, scale)) = r.rule_of[raw] {
-            let value = scale.map_or(s.value, |k| s.value * k);
-            r.seg.push(tag, s.step, s.wall_time, value);
-        }
+        r.seg.push_rows(event.step, event.wall_time, kept);
     };
     let (mut at, mut exported) = (0, 0);
     while at < len {
-        let Some((parts, end)) = scalars_in_parallel_window(file, at, WINDOW, threads, init, visit)
+        let Some((parts, end)) = events_in_parallel_window(file, at, WINDOW, threads, init, visit)
         else {
             return Ok(Windows::Stopped {
                 exported_scalars: exported,
