@@ -107,6 +107,68 @@ fn a_repeat_among_many_named_values_is_refused_naming_it() {
     log.close(RunStatus::Completed).unwrap();
 }
 
+/// Iteration `i` as a SAC runner logs it: one termination cause (a named value), 17 registry
+/// metrics, then `extra` metrics, then the 21 learner and collector phases (registry values).
+fn sac(i: u64, extra: &[&'static str]) -> StepInput {
+    let mut s = StepInput::new(i)
+        .env_steps(100 * i)
+        .metric("Episode_Termination/time_out", 0.5);
+    for t in [
+        "Loss/critic", "Loss/actor", "Loss/temperature", "Loss/entropy", "Policy/temperature",
+        "Train/actor_gradient_norm", "Train/critic_gradient_norm", "Train/target_q_max",
+        "Train/target_q_min", "Train/reward_scale_std", "Train/replay_ingress_depth",
+        "Train/replay_ingress_occupancy", "Train/replay_ingress_high_water",
+        "Train/replay_ingress_backpressure_wait_ms", "Train/replay_ingress_dropped_batches",
+        "Perf/dp_gradient_sync_ms_per_rank", "Perf/dp_gradient_sync_calls_per_rank",
+    ] {
+        s = s.metric(t, 1.0);
+    }
+    for t in extra {
+        s = s.metric(*t, 2.0);
+    }
+    for p in [
+        "collector_wait", "inference", "collector_release", "replay_batch_wait", "replay_sample",
+        "learning", "inference_h2d", "inference_forward", "inference_d2h",
+        "replay_ingress_h2d_submit",
+    ] {
+        s = s.learner(p, 0.001);
+    }
+    for p in [
+        "inference_request", "learner_action_wait", "env_step", "env_step_action_validate",
+        "env_step_apply_action", "env_step_backend", "env_step_update_state",
+        "env_step_reset_done", "transition_extract", "replay_write", "metrics_publish",
+    ] {
+        s = s.collector(p, 0.001);
+    }
+    s
+}
+
+#[test]
+fn a_repeat_after_many_registry_values_is_refused_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut log, mem) = logger(tmp.path());
+    // Few named values among many registry ones: a repeat past the first 32 values is found
+    // whether its first occurrence came before them or after.
+    let twice = sac(1, &[]).reward("lin_vel", 1.0).reward("lin_vel", 2.0);
+    let (key, reason) = refusal(&mut log, &twice);
+    assert!(key.ends_with("lin_vel"), "{key}");
+    assert!(reason.contains("duplicate"), "{reason}");
+    let fourteen: Vec<&'static str> = (0..14)
+        .map(|k| &*Box::leak(format!("charts/m{k:04}").into_boxed_str()))
+        .collect();
+    let mut late = fourteen.clone();
+    late.push("Episode_Termination/time_out"); // the 33rd value repeats the 1st
+    let (key, reason) = refusal(&mut log, &sac(1, &late));
+    assert_eq!(key, "Episode_Termination/time_out");
+    assert!(reason.contains("duplicate"), "{reason}");
+    // The same named values once each: accepted, step after step.
+    for i in 1..=3 {
+        log.step(&sac(i, &fourteen).reward("lin_vel", 1.0)).unwrap();
+    }
+    log.close(RunStatus::Completed).unwrap();
+    assert_eq!(mem.steps().len(), 3);
+}
+
 #[test]
 fn ranks_of_many_metrics_reduce_each_key_in_first_seen_order() {
     use tally::reduce::reduce_ranks;
