@@ -18,9 +18,11 @@ use tally_schema::{
 };
 
 mod bounds;
+mod memo;
 
 pub use bounds::MAX_COUNT;
 use bounds::{check_count, check_duration, check_nonneg, check_range, err};
+use memo::SpecMemo;
 
 /// A validated step: every value resolved to its canonical tag and converted to its unit.
 #[derive(Debug, Clone)]
@@ -172,12 +174,17 @@ fn phase_spec(field: &str, key: &str) -> Option<&'static MetricSpec> {
         }
         maps
     });
-    let slot = match field {
+    maps[phase_slot(field)].get(key).copied()
+}
+
+/// The place of phase map `field` (`learner`, `collector`, `collector_inference`) in per-map
+/// arrays.
+fn phase_slot(field: &str) -> usize {
+    match field {
         "learner" => 0,
         "collector" => 1,
         _ => 2,
-    };
-    maps[slot].get(key).copied()
+    }
 }
 
 /// The registry's key for learner phase `name` of `profile`, or why it is not one, listing the
@@ -232,6 +239,9 @@ pub struct Resolver {
     metric_families: HashMap<Box<str>, (&'static FamilySpec, std::sync::Arc<str>)>,
     /// The duplicate check's set of a step with many named values, kept between steps.
     named_seen: rustc_hash::FxHashSet<usize>,
+    /// Last step's registry lookups by position in `metrics` and in each phase map.
+    metric_memo: SpecMemo,
+    phase_memo: [SpecMemo; 3],
 }
 
 impl Resolver {
@@ -243,6 +253,8 @@ impl Resolver {
             families: FamilyInterner::default(),
             metric_families: HashMap::default(),
             named_seen: Default::default(),
+            metric_memo: SpecMemo::default(),
+            phase_memo: Default::default(),
         }
     }
 
@@ -504,10 +516,11 @@ impl Resolver {
         metrics: &[(Key, f64)],
         out: &mut StepValues,
     ) -> Result<(), Error> {
-        for (key, v) in metrics {
+        for (pos, (key, v)) in metrics.iter().enumerate() {
+            // Registry tags first (one hash lookup, or none for last step's key at this
+            // position); a user tag seen before skips the full lookup.
+            let spec = self.metric_memo.spec(pos, key, metric);
             let key: &str = key;
-            // Registry tags first (one hash lookup); a user tag seen before skips the full lookup.
-            let spec = metric(key);
             let known_family = spec
                 .is_none()
                 .then(|| self.metric_families.get(key))
@@ -598,9 +611,11 @@ impl Resolver {
         out: &mut StepValues,
         is_kind: impl Fn(&Input) -> bool,
     ) -> Result<(), Error> {
-        for (key, v) in phases {
+        let slot = phase_slot(field);
+        for (pos, (key, v)) in phases.iter().enumerate() {
+            let m = self.phase_memo[slot].spec(pos, key, |k| phase_spec(field, k));
             let key: &str = key;
-            let Some(m) = phase_spec(field, key) else {
+            let Some(m) = m else {
                 let known = keys_for(self.profile, |i| match i {
                     Input::Learner(k) | Input::Collector(k) | Input::CollectorInference(k)
                         if is_kind(i) =>
