@@ -343,15 +343,23 @@ pub fn fill_map(
     m: &Bound<'_, PyAny>,
     out: &mut Vec<(Key, f64)>,
 ) -> Result<()> {
-    let mut one = |pos: usize, k: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>| -> Result<()> {
+    // Inlined into both loops (a call per value is a tenth of the hot path's own work).
+    #[inline(always)]
+    fn one(
+        keys: &mut KeyCache,
+        it: u64,
+        (slot, field): (usize, &'static str),
+        (pos, k, v): (usize, &Bound<'_, PyAny>, &Bound<'_, PyAny>),
+        out: &mut Vec<(Key, f64)>,
+    ) -> Result<()> {
         let key = keys.key_at(slot, pos, it, field, k)?;
         let value = number(it, &|| format!("{field}['{key}']"), v)?;
         out.push((key, value));
         Ok(())
-    };
+    }
     if let Ok(d) = m.cast::<PyDict>() {
         for (pos, (k, v)) in d.iter().enumerate() {
-            one(pos, &k, &v)?;
+            one(keys, it, (slot, field), (pos, &k, &v), out)?;
         }
         return Ok(());
     }
@@ -369,7 +377,7 @@ pub fn fill_map(
         let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = pair
             .extract()
             .map_err(|e| Failure::ValueType(format!("{field}: {e}")))?;
-        one(pos, &k, &v)?;
+        one(keys, it, (slot, field), (pos, &k, &v), out)?;
     }
     Ok(())
 }
