@@ -263,6 +263,7 @@ impl Resolver {
         self.profile
     }
 
+    #[inline]
     fn spec_in_profile(
         &self,
         it: u64,
@@ -273,18 +274,30 @@ impl Resolver {
         if m.profiles.contains(self.profile) {
             Ok(())
         } else {
-            Err(err(
-                it,
-                field,
-                key,
-                format!(
-                    "{} is not emitted by the {} profile (only {})",
-                    m.tag,
-                    self.profile,
-                    profiles_text(m)
-                ),
-            ))
+            self.not_in_profile(it, field, key, m)
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn not_in_profile(
+        &self,
+        it: u64,
+        field: &'static str,
+        key: &str,
+        m: &'static MetricSpec,
+    ) -> Result<(), Error> {
+        Err(err(
+            it,
+            field,
+            key,
+            format!(
+                "{} is not emitted by the {} profile (only {})",
+                m.tag,
+                self.profile,
+                profiles_text(m)
+            ),
+        ))
     }
 
     /// Validate `input` against the profile and the step `axis`; nothing is mutated on error.
