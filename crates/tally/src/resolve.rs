@@ -73,6 +73,7 @@ impl Axis {
 const DEDICATED_FIELDS: usize = 5;
 
 /// Add a registry value given through `field['key']`; a second value for its spec is refused.
+#[inline]
 fn push_spec(
     out: &mut StepValues,
     iteration: u64,
@@ -81,14 +82,22 @@ fn push_spec(
     m: &'static MetricSpec,
     v: f64,
 ) -> Result<(), Error> {
-    out.push_spec(m, v).map_err(|_| {
-        err(
-            iteration,
-            field,
-            key,
-            format!("duplicate: {} was already given in this step", m.tag),
-        )
-    })
+    match out.push_spec(m, v) {
+        Ok(()) => Ok(()),
+        Err(_) => Err(duplicate_spec(iteration, field, key, m)),
+    }
+}
+
+/// The refusal of a spec given twice (out of line: every value passes through `push_spec`).
+#[cold]
+#[inline(never)]
+fn duplicate_spec(iteration: u64, field: &'static str, key: &str, m: &MetricSpec) -> Error {
+    err(
+        iteration,
+        field,
+        key,
+        format!("duplicate: {} was already given in this step", m.tag),
+    )
 }
 
 /// The interner slot of the `rft` profile's free keys (after the families').

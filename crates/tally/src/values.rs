@@ -111,6 +111,7 @@ impl StepValues {
     }
 
     /// Add a registry value; a spec given twice is refused and nothing is added.
+    #[inline]
     pub fn push_spec(&mut self, spec: &'static MetricSpec, v: f64) -> Result<(), Duplicate> {
         let slot = &mut self.by_spec[spec_index(spec).expect("specs come from the registry")];
         if slot.is_some() {
