@@ -114,12 +114,23 @@ fn sac(i: u64, extra: &[&'static str]) -> StepInput {
         .env_steps(100 * i)
         .metric("Episode_Termination/time_out", 0.5);
     for t in [
-        "Loss/critic", "Loss/actor", "Loss/temperature", "Loss/entropy", "Policy/temperature",
-        "Train/actor_gradient_norm", "Train/critic_gradient_norm", "Train/target_q_max",
-        "Train/target_q_min", "Train/reward_scale_std", "Train/replay_ingress_depth",
-        "Train/replay_ingress_occupancy", "Train/replay_ingress_high_water",
-        "Train/replay_ingress_backpressure_wait_ms", "Train/replay_ingress_dropped_batches",
-        "Perf/dp_gradient_sync_ms_per_rank", "Perf/dp_gradient_sync_calls_per_rank",
+        "Loss/critic",
+        "Loss/actor",
+        "Loss/temperature",
+        "Loss/entropy",
+        "Policy/temperature",
+        "Train/actor_gradient_norm",
+        "Train/critic_gradient_norm",
+        "Train/target_q_max",
+        "Train/target_q_min",
+        "Train/reward_scale_std",
+        "Train/replay_ingress_depth",
+        "Train/replay_ingress_occupancy",
+        "Train/replay_ingress_high_water",
+        "Train/replay_ingress_backpressure_wait_ms",
+        "Train/replay_ingress_dropped_batches",
+        "Perf/dp_gradient_sync_ms_per_rank",
+        "Perf/dp_gradient_sync_calls_per_rank",
     ] {
         s = s.metric(t, 1.0);
     }
@@ -127,16 +138,31 @@ fn sac(i: u64, extra: &[&'static str]) -> StepInput {
         s = s.metric(*t, 2.0);
     }
     for p in [
-        "collector_wait", "inference", "collector_release", "replay_batch_wait", "replay_sample",
-        "learning", "inference_h2d", "inference_forward", "inference_d2h",
+        "collector_wait",
+        "inference",
+        "collector_release",
+        "replay_batch_wait",
+        "replay_sample",
+        "learning",
+        "inference_h2d",
+        "inference_forward",
+        "inference_d2h",
         "replay_ingress_h2d_submit",
     ] {
         s = s.learner(p, 0.001);
     }
     for p in [
-        "inference_request", "learner_action_wait", "env_step", "env_step_action_validate",
-        "env_step_apply_action", "env_step_backend", "env_step_update_state",
-        "env_step_reset_done", "transition_extract", "replay_write", "metrics_publish",
+        "inference_request",
+        "learner_action_wait",
+        "env_step",
+        "env_step_action_validate",
+        "env_step_apply_action",
+        "env_step_backend",
+        "env_step_update_state",
+        "env_step_reset_done",
+        "transition_extract",
+        "replay_write",
+        "metrics_publish",
     ] {
         s = s.collector(p, 0.001);
     }
