@@ -1,7 +1,9 @@
 //! Steps of many values (docs/contract/performance.md "Cost grows at most linearly with the
 //! step"): past a few dozen named values a repeated key is found by hash instead of a scan, a
 //! window slot's first sample opens its entries without searching, the window's snapshot tries
-//! each key's position before hashing it, and `reduce_ranks` finds keys by hash. These check
+//! each key's position before hashing it, `reduce_ranks` finds keys by hash, a registry key is
+//! looked up by its position in last step's map, and the backend payload keeps last step's tags
+//! where they are the same. These check
 //! that each keeps the rules it replaces: every value persisted, windowed and reduced, every
 //! repeat refused naming its key, and nothing carried from one step to the next.
 
@@ -193,6 +195,82 @@ fn a_repeat_after_many_registry_values_is_refused_naming_it() {
     }
     log.close(RunStatus::Completed).unwrap();
     assert_eq!(mem.steps().len(), 3);
+}
+
+#[test]
+fn keys_that_change_places_between_steps_keep_their_own_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut log, mem) = logger(tmp.path());
+    // The same literal keys every step (the positions remember them), in another order, then
+    // fewer of them: each value still goes to its own tag, and nothing of an earlier step
+    // stays in a later one (in the lookups by position, nor in the payload buffer, which the
+    // next step refills).
+    let steps = [
+        vec![
+            ("learning", 0.1),
+            ("inference", 0.2),
+            ("replay_sample", 0.3),
+        ],
+        vec![
+            ("inference", 0.4),
+            ("learning", 0.5),
+            ("replay_sample", 0.6),
+        ],
+        vec![("replay_sample", 0.7)],
+    ];
+    for (i, phases) in steps.iter().enumerate() {
+        let it = i as u64 + 1;
+        let mut s = StepInput::new(it)
+            .env_steps(100 * it)
+            .metric("Loss/critic", it as f64)
+            .reward(if it == 2 { "air_time" } else { "lin_vel" }, it as f64);
+        for (p, secs) in phases {
+            s = s.learner(*p, *secs);
+        }
+        log.step(&s).unwrap();
+        // Written before the next step: its payload buffer comes back to be refilled.
+        log.flush().unwrap();
+    }
+    log.close(RunStatus::Completed).unwrap();
+    // A phase's tag, and its unit per second.
+    let spec = |phase: &'static str| {
+        let m = tally_schema::METRICS
+            .iter()
+            .find(|m| m.input == tally_schema::Input::Learner(phase))
+            .unwrap();
+        (m.tag, m.unit.per_second().unwrap())
+    };
+    let tag = |phase: &'static str| spec(phase).0;
+    let written = mem.steps();
+    assert_eq!(written.len(), 3);
+    for (i, phases) in steps.iter().enumerate() {
+        let got: Vec<(&str, f64)> = written[i]
+            .scalars
+            .iter()
+            .map(|(t, v)| (t.as_str(), *v))
+            .collect();
+        let value = |t: &str| got.iter().find(|(g, _)| *g == t).map(|(_, v)| *v);
+        for (p, secs) in phases {
+            let (t, per_second) = spec(p);
+            let v = value(t).unwrap_or_else(|| panic!("step {i}: {p} missing from {got:?}"));
+            assert!((v - secs * per_second).abs() < 1e-9, "step {i}: {p} = {v}");
+        }
+        let others = ["learning", "inference", "replay_sample"]
+            .into_iter()
+            .filter(|p| !phases.iter().any(|(q, _)| q == p));
+        for p in others {
+            assert_eq!(value(tag(p)), None, "step {i}: {p} carried over");
+        }
+        let it = i as f64 + 1.0;
+        assert_eq!(value("Loss/critic"), Some(it));
+        let (term, gone) = if i == 1 {
+            ("reward/air_time", "reward/lin_vel")
+        } else {
+            ("reward/lin_vel", "reward/air_time")
+        };
+        assert_eq!(value(term), Some(it), "step {i}");
+        assert_eq!(value(gone), None, "step {i}: {gone} carried over");
+    }
 }
 
 #[test]
