@@ -41,11 +41,20 @@ impl Hasher for AddrHasher {
 /// Cached keys beyond this are dropped wholesale (a runner inventing keys every step).
 const MAX_CACHED_KEYS: usize = 8192;
 
+/// The step's maps a [`KeyCache`] remembers key order for (`metrics`, `learner`, `collector`,
+/// `collector_inference`, `rewards`).
+pub const STEP_MAPS: usize = 5;
+
 /// Python key string (by identity) → `Key`; every key becomes a `&'static str` (no allocation),
 /// canonical names the registry's own, others [`leaked`] once.
 #[derive(Default)]
 pub struct KeyCache {
     map: HashMap<usize, (Py<PyString>, Key), BuildHasherDefault<AddrHasher>>,
+    /// Per step map, the last step's keys by position (address, key): a training loop's dicts
+    /// hold the same key objects in the same order every step, so the key at a position is
+    /// first compared with the one seen there last time, before any hashing. Holds only
+    /// addresses `map` holds (and so keeps alive); cleared with it.
+    order: [Vec<(usize, Key)>; STEP_MAPS],
 }
 
 /// The registry's own `&'static str` for `text`, when it is a canonical tag or input key.
@@ -87,12 +96,63 @@ fn leaked(text: &str) -> Option<&'static str> {
 }
 
 impl KeyCache {
+    /// The `Key` for the key at position `pos` of step map `slot` (< [`STEP_MAPS`]), named
+    /// `field` in errors: the key seen at that position last step if `k` is the same object,
+    /// else as [`KeyCache::key`].
+    #[inline]
+    pub fn key_at(
+        &mut self,
+        slot: usize,
+        pos: usize,
+        it: u64,
+        field: &str,
+        k: &Bound<'_, PyAny>,
+    ) -> Result<Key> {
+        match self.order[slot].get(pos) {
+            Some((addr, key)) if *addr == k.as_ptr() as usize => Ok(key.clone()),
+            _ => self.remember_at(slot, pos, it, field, k),
+        }
+    }
+
+    /// [`KeyCache::key`], then remembered at position `pos` of map `slot` for the next step.
+    #[inline(never)]
+    fn remember_at(
+        &mut self,
+        slot: usize,
+        pos: usize,
+        it: u64,
+        field: &str,
+        k: &Bound<'_, PyAny>,
+    ) -> Result<Key> {
+        let key = self.key(it, field, k)?;
+        // Past the map's bound a runner invents keys: not worth remembering.
+        if pos < MAX_CACHED_KEYS {
+            let order = &mut self.order[slot];
+            let entry = (k.as_ptr() as usize, key.clone());
+            if pos < order.len() {
+                order[pos] = entry;
+            } else if pos == order.len() {
+                order.push(entry);
+            }
+            // (Beyond its end `key` has just emptied `order` at the map's bound: it refills
+            // from position 0 next step.)
+        }
+        Ok(key)
+    }
+
     /// The `Key` for a dict key of `field`, or a type error naming it.
     pub fn key(&mut self, it: u64, field: &str, k: &Bound<'_, PyAny>) -> Result<Key> {
         let addr = k.as_ptr() as usize;
         if let Some((_, key)) = self.map.get(&addr) {
             return Ok(key.clone());
         }
+        self.insert(it, field, k)
+    }
+
+    /// Convert and cache a key not seen before (or since the cache was emptied).
+    #[cold]
+    fn insert(&mut self, it: u64, field: &str, k: &Bound<'_, PyAny>) -> Result<Key> {
+        let addr = k.as_ptr() as usize;
         let Ok(s) = k.cast::<PyString>() else {
             return Err(Failure::ValueType(format!(
                 "invalid step at iteration {it}: {field} has a key {} of type {}: keys must be str",
@@ -108,7 +168,9 @@ impl KeyCache {
             None => Cow::Owned(text.into_owned()),
         };
         if self.map.len() >= MAX_CACHED_KEYS {
+            // The positions name addresses only the map keeps alive: dropped together.
             self.map.clear();
+            self.order.iter_mut().for_each(Vec::clear);
         }
         self.map.insert(addr, (s.clone().unbind(), key.clone()));
         Ok(key)
@@ -132,10 +194,17 @@ pub(crate) fn type_name(v: &Bound<'_, PyAny>) -> String {
 
 /// `what` as an f64: Python numbers, numpy scalars, 0-d tensors (anything with `__float__`).
 /// A str, bytes or None is rejected by name, never coerced.
+#[inline]
 pub fn number(it: u64, what: &dyn Fn() -> String, v: &Bound<'_, PyAny>) -> Result<f64> {
-    if let Ok(f) = v.cast::<PyFloat>() {
-        return Ok(f.value());
+    match v.cast::<PyFloat>() {
+        Ok(f) => Ok(f.value()),
+        Err(_) => other_number(it, what, v),
     }
+}
+
+/// [`number`] for anything but a `float` (kept out of line: the hot path is floats).
+#[inline(never)]
+fn other_number(it: u64, what: &dyn Fn() -> String, v: &Bound<'_, PyAny>) -> Result<f64> {
     let bad = |why: String| {
         Failure::ValueType(format!(
             "invalid step at iteration {it}: {}: expected a number (int, float, numpy scalar or \
@@ -265,23 +334,32 @@ pub fn step_iteration(v: &Bound<'_, PyAny>) -> Result<u64> {
     })
 }
 
-/// Append every `(key, value)` of the mapping `m` (a dict, or anything with `.items()`) to `out`.
+/// Append every `(key, value)` of the mapping `m` (a dict, or anything with `.items()`) to `out`;
+/// `slot` is the map's place in the [`KeyCache`]'s key order (< [`STEP_MAPS`]).
 pub fn fill_map(
     keys: &mut KeyCache,
     it: u64,
-    field: &'static str,
+    (slot, field): (usize, &'static str),
     m: &Bound<'_, PyAny>,
     out: &mut Vec<(Key, f64)>,
 ) -> Result<()> {
-    let mut one = |k: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>| -> Result<()> {
-        let key = keys.key(it, field, k)?;
+    // Inlined into both loops (a call per value is a tenth of the hot path's own work).
+    #[inline(always)]
+    fn one(
+        keys: &mut KeyCache,
+        it: u64,
+        (slot, field): (usize, &'static str),
+        (pos, k, v): (usize, &Bound<'_, PyAny>, &Bound<'_, PyAny>),
+        out: &mut Vec<(Key, f64)>,
+    ) -> Result<()> {
+        let key = keys.key_at(slot, pos, it, field, k)?;
         let value = number(it, &|| format!("{field}['{key}']"), v)?;
         out.push((key, value));
         Ok(())
-    };
+    }
     if let Ok(d) = m.cast::<PyDict>() {
-        for (k, v) in d.iter() {
-            one(&k, &v)?;
+        for (pos, (k, v)) in d.iter().enumerate() {
+            one(keys, it, (slot, field), (pos, &k, &v), out)?;
         }
         return Ok(());
     }
@@ -294,12 +372,12 @@ pub fn fill_map(
     let iter = items
         .try_iter()
         .map_err(|e| Failure::ValueType(e.to_string()))?;
-    for pair in iter {
+    for (pos, pair) in iter.enumerate() {
         let pair = pair.map_err(|e| Failure::ValueType(e.to_string()))?;
         let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = pair
             .extract()
             .map_err(|e| Failure::ValueType(format!("{field}: {e}")))?;
-        one(&k, &v)?;
+        one(keys, it, (slot, field), (pos, &k, &v), out)?;
     }
     Ok(())
 }
@@ -402,7 +480,7 @@ impl StepArgs<'_, '_> {
             Some(v) => count(it, "env_steps", v)?,
             None => 0,
         };
-        for (field, arg, out) in [
+        let maps: [_; STEP_MAPS] = [
             ("metrics", self.metrics, &mut s.metrics),
             ("learner", self.learner, &mut s.learner),
             ("collector", self.collector, &mut s.collector),
@@ -412,10 +490,11 @@ impl StepArgs<'_, '_> {
                 &mut s.collector_inference,
             ),
             ("rewards", self.rewards, &mut s.rewards),
-        ] {
+        ];
+        for (slot, (field, arg, out)) in maps.into_iter().enumerate() {
             out.clear();
             if let Some(m) = present(arg) {
-                fill_map(keys, it, field, m, out)?;
+                fill_map(keys, it, (slot, field), m, out)?;
             }
         }
         s.iteration_time = opt_number(it, "iteration_time", self.iteration_time)?;

@@ -92,9 +92,16 @@ pub struct StepRecord {
     pub user_metrics: usize,
 }
 
+/// Whether `a` and `b` are one tag: the same kind and text (one registry spec, or one family
+/// member, free key or user metric, whose text names it).
+fn same_tag(a: &Tag, b: &Tag) -> bool {
+    std::mem::discriminant(a) == std::mem::discriminant(b) && a == b
+}
+
 impl StepRecord {
     /// Derive the record of `r`; `persist` is the buffer to build the backend payload in (a
-    /// spare one of an earlier step, emptied here) when the backend writes this step.
+    /// spare one of an earlier step, still holding its values, overwritten here) when the
+    /// backend writes this step.
     ///
     /// The payload holds the persisted values, plus `Perf/total_fps` from the rank-summed rate
     /// when the profile has it; `Perf/iteration_time` only when measured and `Train/iteration`
@@ -135,18 +142,20 @@ impl StepRecord {
             odd,
         };
         let payload = persist.map(|mut out| {
-            out.clear();
-            out.reserve(r.values.len() + 1);
-            out.extend(
-                r.values
-                    .entries()
-                    .iter()
-                    .filter(|(t, _)| t.persisted())
-                    .cloned(),
-            );
-            if let Some(fps) = fps_stored {
-                out.push((Tag::Spec(s.total_fps), fps));
+            // `out` holds a written step's values: a steady run's tags are the same, in the
+            // same order, and are kept, their values overwritten (no reference count moves).
+            let persisted = r.values.entries().iter().filter(|(t, _)| t.persisted());
+            let fps = fps_stored.map(|fps| (Tag::Spec(s.total_fps), fps));
+            let mut n = 0;
+            for (t, v) in persisted.chain(fps.as_ref()) {
+                match out.get_mut(n) {
+                    Some(e) if same_tag(&e.0, t) => e.1 = *v,
+                    Some(e) => *e = (t.clone(), *v),
+                    None => out.push((t.clone(), *v)),
+                }
+                n += 1;
             }
+            out.truncate(n);
             out
         });
         let wall_given = r.values.get(s.iteration_time).is_some();

@@ -18,9 +18,11 @@ use tally_schema::{
 };
 
 mod bounds;
+mod memo;
 
 pub use bounds::MAX_COUNT;
 use bounds::{check_count, check_duration, check_nonneg, check_range, err};
+use memo::SpecMemo;
 
 /// A validated step: every value resolved to its canonical tag and converted to its unit.
 #[derive(Debug, Clone)]
@@ -71,6 +73,7 @@ impl Axis {
 const DEDICATED_FIELDS: usize = 5;
 
 /// Add a registry value given through `field['key']`; a second value for its spec is refused.
+#[inline]
 fn push_spec(
     out: &mut StepValues,
     iteration: u64,
@@ -79,14 +82,22 @@ fn push_spec(
     m: &'static MetricSpec,
     v: f64,
 ) -> Result<(), Error> {
-    out.push_spec(m, v).map_err(|_| {
-        err(
-            iteration,
-            field,
-            key,
-            format!("duplicate: {} was already given in this step", m.tag),
-        )
-    })
+    match out.push_spec(m, v) {
+        Ok(()) => Ok(()),
+        Err(_) => Err(duplicate_spec(iteration, field, key, m)),
+    }
+}
+
+/// The refusal of a spec given twice (out of line: every value passes through `push_spec`).
+#[cold]
+#[inline(never)]
+fn duplicate_spec(iteration: u64, field: &'static str, key: &str, m: &MetricSpec) -> Error {
+    err(
+        iteration,
+        field,
+        key,
+        format!("duplicate: {} was already given in this step", m.tag),
+    )
 }
 
 /// The interner slot of the `rft` profile's free keys (after the families').
@@ -172,12 +183,17 @@ fn phase_spec(field: &str, key: &str) -> Option<&'static MetricSpec> {
         }
         maps
     });
-    let slot = match field {
+    maps[phase_slot(field)].get(key).copied()
+}
+
+/// The place of phase map `field` (`learner`, `collector`, `collector_inference`) in per-map
+/// arrays.
+fn phase_slot(field: &str) -> usize {
+    match field {
         "learner" => 0,
         "collector" => 1,
         _ => 2,
-    };
-    maps[slot].get(key).copied()
+    }
 }
 
 /// The registry's key for learner phase `name` of `profile`, or why it is not one, listing the
@@ -232,6 +248,9 @@ pub struct Resolver {
     metric_families: HashMap<Box<str>, (&'static FamilySpec, std::sync::Arc<str>)>,
     /// The duplicate check's set of a step with many named values, kept between steps.
     named_seen: rustc_hash::FxHashSet<usize>,
+    /// Last step's registry lookups by position in `metrics` and in each phase map.
+    metric_memo: SpecMemo,
+    phase_memo: [SpecMemo; 3],
 }
 
 impl Resolver {
@@ -243,6 +262,8 @@ impl Resolver {
             families: FamilyInterner::default(),
             metric_families: HashMap::default(),
             named_seen: Default::default(),
+            metric_memo: SpecMemo::default(),
+            phase_memo: Default::default(),
         }
     }
 
@@ -251,6 +272,7 @@ impl Resolver {
         self.profile
     }
 
+    #[inline]
     fn spec_in_profile(
         &self,
         it: u64,
@@ -261,18 +283,30 @@ impl Resolver {
         if m.profiles.contains(self.profile) {
             Ok(())
         } else {
-            Err(err(
-                it,
-                field,
-                key,
-                format!(
-                    "{} is not emitted by the {} profile (only {})",
-                    m.tag,
-                    self.profile,
-                    profiles_text(m)
-                ),
-            ))
+            self.not_in_profile(it, field, key, m)
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn not_in_profile(
+        &self,
+        it: u64,
+        field: &'static str,
+        key: &str,
+        m: &'static MetricSpec,
+    ) -> Result<(), Error> {
+        Err(err(
+            it,
+            field,
+            key,
+            format!(
+                "{} is not emitted by the {} profile (only {})",
+                m.tag,
+                self.profile,
+                profiles_text(m)
+            ),
+        ))
     }
 
     /// Validate `input` against the profile and the step `axis`; nothing is mutated on error.
@@ -504,10 +538,11 @@ impl Resolver {
         metrics: &[(Key, f64)],
         out: &mut StepValues,
     ) -> Result<(), Error> {
-        for (key, v) in metrics {
+        for (pos, (key, v)) in metrics.iter().enumerate() {
+            // Registry tags first (one hash lookup, or none for last step's key at this
+            // position); a user tag seen before skips the full lookup.
+            let spec = self.metric_memo.spec(pos, key, metric);
             let key: &str = key;
-            // Registry tags first (one hash lookup); a user tag seen before skips the full lookup.
-            let spec = metric(key);
             let known_family = spec
                 .is_none()
                 .then(|| self.metric_families.get(key))
@@ -598,9 +633,11 @@ impl Resolver {
         out: &mut StepValues,
         is_kind: impl Fn(&Input) -> bool,
     ) -> Result<(), Error> {
-        for (key, v) in phases {
+        let slot = phase_slot(field);
+        for (pos, (key, v)) in phases.iter().enumerate() {
+            let m = self.phase_memo[slot].spec(pos, key, |k| phase_spec(field, k));
             let key: &str = key;
-            let Some(m) = phase_spec(field, key) else {
+            let Some(m) = m else {
                 let known = keys_for(self.profile, |i| match i {
                     Input::Learner(k) | Input::Collector(k) | Input::CollectorInference(k)
                         if is_kind(i) =>

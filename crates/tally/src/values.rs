@@ -72,16 +72,16 @@ pub struct StepValues {
     by_spec: [Option<f64>; METRIC_COUNT],
     /// How many entries are user metrics (most steps have none, and skip looking for them).
     user: usize,
-    /// How many entries are family, free-namespace or user values.
-    named: usize,
-    /// The interned addresses of the named entries once there are more than [`NAMED_SCAN`]
-    /// (a step of many user metrics): a repeat is then found by hash, not by a scan of every
-    /// earlier value, which made such a step quadratic in its values.
+    /// The interned addresses of the named entries once the step holds [`NAMED_SCAN`] values:
+    /// a repeat is then found by hash, not by a scan of every earlier value (registry values
+    /// included), which made a step of many values quadratic in them.
     seen: FxHashSet<usize>,
+    /// Whether `seen` holds every named entry (it is filled once, when first needed).
+    hashed: bool,
 }
 
-/// Named values up to which a repeat is found by scanning them (cheaper than hashing for the
-/// few family members of a usual step).
+/// Values up to which a named repeat is found by scanning them (cheaper than hashing for a
+/// short step).
 const NAMED_SCAN: usize = 32;
 
 impl Default for StepValues {
@@ -105,12 +105,13 @@ impl StepValues {
             entries: buf,
             by_spec: [None; METRIC_COUNT],
             user: 0,
-            named: 0,
             seen: FxHashSet::default(),
+            hashed: false,
         }
     }
 
     /// Add a registry value; a spec given twice is refused and nothing is added.
+    #[inline]
     pub fn push_spec(&mut self, spec: &'static MetricSpec, v: f64) -> Result<(), Duplicate> {
         let slot = &mut self.by_spec[spec_index(spec).expect("specs come from the registry")];
         if slot.is_some() {
@@ -126,12 +127,13 @@ impl StepValues {
     /// pointer comparison finds a repeat without comparing text.
     pub fn push_named(&mut self, tag: Tag, v: f64) -> Result<(), Duplicate> {
         debug_assert!(tag.spec().is_none(), "registry tags go through push_spec");
-        if self.named < NAMED_SCAN {
+        if !self.hashed && self.entries.len() < NAMED_SCAN {
             if self.entries.iter().any(|(t, _)| t.same_interned(&tag)) {
                 return Err(Duplicate);
             }
         } else {
-            if self.named == NAMED_SCAN {
+            if !self.hashed {
+                self.hashed = true;
                 let named = self.entries.iter().filter_map(|(t, _)| t.interned_addr());
                 self.seen.extend(named);
             }
@@ -149,7 +151,6 @@ impl StepValues {
             tag.as_str()
         );
         self.user += usize::from(matches!(tag, Tag::User(_)));
-        self.named += 1;
         self.entries.push((tag, v));
         Ok(())
     }
@@ -159,6 +160,7 @@ impl StepValues {
     pub fn lend_seen(&mut self, mut seen: FxHashSet<usize>) {
         seen.clear();
         self.seen = seen;
+        self.hashed = false;
     }
 
     /// Take the set back for the next step.

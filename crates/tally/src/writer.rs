@@ -252,10 +252,10 @@ fn run(
                 for slot in &mut slots {
                     slot.write(&step, &mut out);
                 }
-                // Emptied here, off the caller's thread.
-                let mut buf = step.scalars;
-                buf.clear();
-                let _ = spares.try_send(buf);
+                // Handed back with its tags: the caller's next step overwrites them in place,
+                // so an interned tag's reference count is not raised on the caller's thread and
+                // dropped on this one every step (its cache line would cross the cores twice).
+                let _ = spares.try_send(step.scalars);
             }
             Msg::Summary(mut s) => {
                 let it = s.completed_iterations;
@@ -388,7 +388,8 @@ impl WriterThread {
         self.send(Msg::Step(step));
     }
 
-    /// An emptied payload buffer of a written step, if one came back (no wait).
+    /// The payload buffer of a written step, still holding its values, if one came back (no
+    /// wait).
     pub fn spare_payload(&self) -> Option<Vec<(Tag, f64)>> {
         self.spares.try_recv().ok()
     }

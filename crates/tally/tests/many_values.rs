@@ -1,7 +1,9 @@
 //! Steps of many values (docs/contract/performance.md "Cost grows at most linearly with the
 //! step"): past a few dozen named values a repeated key is found by hash instead of a scan, a
 //! window slot's first sample opens its entries without searching, the window's snapshot tries
-//! each key's position before hashing it, and `reduce_ranks` finds keys by hash. These check
+//! each key's position before hashing it, `reduce_ranks` finds keys by hash, a registry key is
+//! looked up by its position in last step's map, and the backend payload keeps last step's tags
+//! where they are the same. These check
 //! that each keeps the rules it replaces: every value persisted, windowed and reduced, every
 //! repeat refused naming its key, and nothing carried from one step to the next.
 
@@ -105,6 +107,170 @@ fn a_repeat_among_many_named_values_is_refused_naming_it() {
     assert_eq!(key, "charts/m0032");
     log.step(&many(4, 33, 0.0)).unwrap();
     log.close(RunStatus::Completed).unwrap();
+}
+
+/// Iteration `i` as a SAC runner logs it: one termination cause (a named value), 17 registry
+/// metrics, then `extra` metrics, then the 21 learner and collector phases (registry values).
+fn sac(i: u64, extra: &[&'static str]) -> StepInput {
+    let mut s = StepInput::new(i)
+        .env_steps(100 * i)
+        .metric("Episode_Termination/time_out", 0.5);
+    for t in [
+        "Loss/critic",
+        "Loss/actor",
+        "Loss/temperature",
+        "Loss/entropy",
+        "Policy/temperature",
+        "Train/actor_gradient_norm",
+        "Train/critic_gradient_norm",
+        "Train/target_q_max",
+        "Train/target_q_min",
+        "Train/reward_scale_std",
+        "Train/replay_ingress_depth",
+        "Train/replay_ingress_occupancy",
+        "Train/replay_ingress_high_water",
+        "Train/replay_ingress_backpressure_wait_ms",
+        "Train/replay_ingress_dropped_batches",
+        "Perf/dp_gradient_sync_ms_per_rank",
+        "Perf/dp_gradient_sync_calls_per_rank",
+    ] {
+        s = s.metric(t, 1.0);
+    }
+    for t in extra {
+        s = s.metric(*t, 2.0);
+    }
+    for p in [
+        "collector_wait",
+        "inference",
+        "collector_release",
+        "replay_batch_wait",
+        "replay_sample",
+        "learning",
+        "inference_h2d",
+        "inference_forward",
+        "inference_d2h",
+        "replay_ingress_h2d_submit",
+    ] {
+        s = s.learner(p, 0.001);
+    }
+    for p in [
+        "inference_request",
+        "learner_action_wait",
+        "env_step",
+        "env_step_action_validate",
+        "env_step_apply_action",
+        "env_step_backend",
+        "env_step_update_state",
+        "env_step_reset_done",
+        "transition_extract",
+        "replay_write",
+        "metrics_publish",
+    ] {
+        s = s.collector(p, 0.001);
+    }
+    s
+}
+
+#[test]
+fn a_repeat_after_many_registry_values_is_refused_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut log, mem) = logger(tmp.path());
+    // Few named values among many registry ones: a repeat past the first 32 values is found
+    // whether its first occurrence came before them or after.
+    let twice = sac(1, &[]).reward("lin_vel", 1.0).reward("lin_vel", 2.0);
+    let (key, reason) = refusal(&mut log, &twice);
+    assert!(key.ends_with("lin_vel"), "{key}");
+    assert!(reason.contains("duplicate"), "{reason}");
+    let fourteen: Vec<&'static str> = (0..14)
+        .map(|k| &*Box::leak(format!("charts/m{k:04}").into_boxed_str()))
+        .collect();
+    let mut late = fourteen.clone();
+    late.push("Episode_Termination/time_out"); // the 33rd value repeats the 1st
+    let (key, reason) = refusal(&mut log, &sac(1, &late));
+    assert_eq!(key, "Episode_Termination/time_out");
+    assert!(reason.contains("duplicate"), "{reason}");
+    // The same named values once each: accepted, step after step.
+    for i in 1..=3 {
+        log.step(&sac(i, &fourteen).reward("lin_vel", 1.0)).unwrap();
+    }
+    log.close(RunStatus::Completed).unwrap();
+    assert_eq!(mem.steps().len(), 3);
+}
+
+#[test]
+fn keys_that_change_places_between_steps_keep_their_own_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut log, mem) = logger(tmp.path());
+    // The same literal keys every step (the positions remember them), in another order, then
+    // fewer of them: each value still goes to its own tag, and nothing of an earlier step
+    // stays in a later one (in the lookups by position, nor in the payload buffer, which the
+    // next step refills).
+    let steps = [
+        vec![
+            ("learning", 0.1),
+            ("inference", 0.2),
+            ("replay_sample", 0.3),
+        ],
+        vec![
+            ("inference", 0.4),
+            ("learning", 0.5),
+            ("replay_sample", 0.6),
+        ],
+        vec![("replay_sample", 0.7)],
+    ];
+    for (i, phases) in steps.iter().enumerate() {
+        let it = i as u64 + 1;
+        let mut s = StepInput::new(it)
+            .env_steps(100 * it)
+            .metric("Loss/critic", it as f64)
+            .reward(if it == 2 { "air_time" } else { "lin_vel" }, it as f64);
+        for (p, secs) in phases {
+            s = s.learner(*p, *secs);
+        }
+        log.step(&s).unwrap();
+        // Written before the next step: its payload buffer comes back to be refilled.
+        log.flush().unwrap();
+    }
+    log.close(RunStatus::Completed).unwrap();
+    // A phase's tag, and its unit per second.
+    let spec = |phase: &'static str| {
+        let m = tally_schema::METRICS
+            .iter()
+            .find(|m| m.input == tally_schema::Input::Learner(phase))
+            .unwrap();
+        (m.tag, m.unit.per_second().unwrap())
+    };
+    let tag = |phase: &'static str| spec(phase).0;
+    let written = mem.steps();
+    assert_eq!(written.len(), 3);
+    for (i, phases) in steps.iter().enumerate() {
+        let got: Vec<(&str, f64)> = written[i]
+            .scalars
+            .iter()
+            .map(|(t, v)| (t.as_str(), *v))
+            .collect();
+        let value = |t: &str| got.iter().find(|(g, _)| *g == t).map(|(_, v)| *v);
+        for (p, secs) in phases {
+            let (t, per_second) = spec(p);
+            let v = value(t).unwrap_or_else(|| panic!("step {i}: {p} missing from {got:?}"));
+            assert!((v - secs * per_second).abs() < 1e-9, "step {i}: {p} = {v}");
+        }
+        let others = ["learning", "inference", "replay_sample"]
+            .into_iter()
+            .filter(|p| !phases.iter().any(|(q, _)| q == p));
+        for p in others {
+            assert_eq!(value(tag(p)), None, "step {i}: {p} carried over");
+        }
+        let it = i as f64 + 1.0;
+        assert_eq!(value("Loss/critic"), Some(it));
+        let (term, gone) = if i == 1 {
+            ("reward/air_time", "reward/lin_vel")
+        } else {
+            ("reward/lin_vel", "reward/air_time")
+        };
+        assert_eq!(value(term), Some(it), "step {i}");
+        assert_eq!(value(gone), None, "step {i}: {gone} carried over");
+    }
 }
 
 #[test]

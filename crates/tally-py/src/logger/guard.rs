@@ -19,16 +19,23 @@ pub(super) fn lock<'a, T>(py: Python<'_>, m: &'a Mutex<T>) -> MutexGuard<'a, T> 
 /// comes from a sink's `write()`/`flush()`/`close()`, and waiting on the writer (or on a
 /// caller that waits on it) from the writer itself would never end.
 pub(super) fn refuse_tally_thread(method: &str) -> Result<()> {
-    match std::thread::current().name() {
-        Some(name) if name.starts_with("tally-") => Err(Failure::Reentrant(format!(
-            "tally.Logger.{method}() cannot be called from a sink's write() (it runs on tally's \
-             {name} thread, which that call would wait on); call it from the training loop"
-        ))),
-        _ => Ok(()),
+    if !ON_TALLY_THREAD.with(|t| *t) {
+        return Ok(());
     }
+    let current = std::thread::current();
+    let name = current.name().unwrap_or_default();
+    Err(Failure::Reentrant(format!(
+        "tally.Logger.{method}() cannot be called from a sink's write() (it runs on tally's \
+         {name} thread, which that call would wait on); call it from the training loop"
+    )))
 }
 
 thread_local! {
+    /// This is one of tally's own threads: named once, when it starts, so asked once (a
+    /// step would otherwise look the name up every call).
+    static ON_TALLY_THREAD: bool = std::thread::current()
+        .name()
+        .is_some_and(|n| n.starts_with("tally-"));
     /// This thread is inside `step`, converting its arguments: Python code that runs there (a
     /// value's `__float__`, a signal handler) cannot start a step or end a phase on this
     /// thread, which holds the step's lock.

@@ -19,12 +19,30 @@ pub(super) fn err(
     }
 }
 
+/// Whether a value the stored float32 holds as a finite number is finite and not negative:
+/// what [`check_duration`] and [`check_nonneg`] accept, decided inline (every value of a step
+/// passes here; the refusals are built out of line).
+#[inline]
+fn finite_nonneg(v: f64) -> bool {
+    v.is_finite() && v >= 0.0 && (v as f32).is_finite()
+}
+
+#[inline]
 pub(super) fn check_duration(
     iteration: u64,
     field: &'static str,
     key: &str,
     v: f64,
 ) -> Result<(), Error> {
+    if finite_nonneg(v) {
+        return Ok(());
+    }
+    refuse_duration(iteration, field, key, v)
+}
+
+#[cold]
+#[inline(never)]
+fn refuse_duration(iteration: u64, field: &'static str, key: &str, v: f64) -> Result<(), Error> {
     if !v.is_finite() {
         return Err(err(
             iteration,
@@ -45,7 +63,23 @@ pub(super) fn check_duration(
 }
 
 /// A value that must be finite is refused when float32, its stored type, cannot hold it.
+#[inline]
 pub(super) fn check_range(
+    iteration: u64,
+    field: &'static str,
+    key: &str,
+    v: f64,
+    unit: &str,
+) -> Result<(), Error> {
+    if (v as f32).is_finite() {
+        return Ok(());
+    }
+    refuse_range(iteration, field, key, v, unit)
+}
+
+#[cold]
+#[inline(never)]
+fn refuse_range(
     iteration: u64,
     field: &'static str,
     key: &str,
@@ -87,12 +121,22 @@ pub(super) fn check_count(iteration: u64, field: &'static str, n: u64) -> Result
     Ok(())
 }
 
+#[inline]
 pub(super) fn check_nonneg(
     iteration: u64,
     field: &'static str,
     key: &str,
     v: f64,
 ) -> Result<(), Error> {
+    if finite_nonneg(v) {
+        return Ok(());
+    }
+    refuse_nonneg(iteration, field, key, v)
+}
+
+#[cold]
+#[inline(never)]
+fn refuse_nonneg(iteration: u64, field: &'static str, key: &str, v: f64) -> Result<(), Error> {
     if !v.is_finite() || v < 0.0 {
         return Err(err(
             iteration,
