@@ -92,6 +92,8 @@ wheel-check: wheel
 ##            aggregation"); BENCH_TRINITY_ARGS
 ##   python   bench/python_hot_path.py: log.step and add_scalar vs tensorboardX, wandb and the
 ##            no-op floor ("Logger hot path (Python)"); BENCH_HOT_ARGS
+##            (not run here, needs valgrind: bench/python_step_instructions.py, the caller
+##            thread's instructions per log.step and per no-op call, stable under load)
 ##   scaling  bench/write_scaling.py: write cost vs metrics per record and ranks, the Rust
 ##            criterion bench `scaling` and the Python rows, table and plot ("Scaling (target 8,
 ##            write rows)"); BENCH_SCALING_ARGS
