@@ -1,6 +1,5 @@
-//! [`scalars_in_parallel`]: one undamaged event file's scalars read by several threads, the
-//! file cut into byte ranges the threads take in turn, with an exact check that the ranges meet
-//! on record boundaries.
+//! [`scalars_in_parallel`]: one undamaged event file's scalars read by several threads, each from
+//! its own byte range, with an exact check that the ranges meet on record boundaries.
 //!
 //! TFRecord framing has no sync marker, so a range starting mid-file guesses the first record
 //! boundary after its start (a length whose masked CRC matches, then the record's data CRC).
@@ -15,7 +14,6 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use prost::Message;
 
@@ -29,15 +27,12 @@ use crate::tf_record::{TfRecordReader, FOOTER_LEN, HEADER_LEN};
 const SYNC_WINDOW: u64 = 1 << 20;
 /// The smallest range a thread is given (so no range is empty).
 const MIN_RANGE: u64 = 64 << 10;
-/// Ranges per thread: more ranges than threads, taken in turn, keep every core busy to the end
-/// when one is slowed; each range costs one boundary search.
-const RANGES_PER_THREAD: u64 = 4;
 
-/// Reads every scalar of the file at `path` on `threads` threads. The file is cut into byte
-/// ranges, a few per thread, which the threads take in turn; each range calls `visit` on its
-/// own `T` (from `init`, given the range's length in bytes) for the range's scalars in file
-/// order, and the `T`s come back in file order. Each scalar's [`ScalarRef::tag_id`] numbers
-/// tags per range (each `T` sees its own dense ids). `None`: the file is damaged, a record is not readable as it stands, or the
+/// Reads every scalar of the file at `path` on `threads` threads, each from its own byte range
+/// (the calling thread reads the first): each range calls `visit` on its own `T` (from `init`,
+/// given the range's length in bytes) for the range's scalars in file order, and the `T`s come
+/// back in file order. Each scalar's [`ScalarRef::tag_id`] numbers tags per range (each `T`
+/// sees its own dense ids). `None`: the file is damaged, a record is not readable as it stands, or the
 /// ranges did not meet — read it sequentially instead.
 pub fn scalars_in_parallel<T: Send>(
     path: &Path,
@@ -89,61 +84,38 @@ pub fn events_in_parallel_window<T: Send>(
 ) -> Option<(Vec<T>, u64)> {
     let len = std::fs::metadata(path).ok()?.len();
     let end = start.checked_add(span)?.min(len);
-    let ranges = (threads as u64 * RANGES_PER_THREAD)
-        .min((end - start) / MIN_RANGE)
-        .max(1);
+    let ranges = (threads as u64).min((end - start) / MIN_RANGE).max(1);
     let bounds: Vec<(u64, u64)> = (0..ranges)
         .map(|i| {
             let at = |k: u64| start + (end - start) * k / ranges;
             (at(i), at(i + 1))
         })
         .collect();
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    // Each thread takes the next unread range until none is left, so a thread slowed by
-    // another process on its core reads fewer ranges instead of holding up the whole read.
-    let work = || {
-        let mut done = Vec::new();
-        while !failed.load(Ordering::Relaxed) {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(&(from, to)) = bounds.get(i) else {
-                break;
-            };
-            let read = read_range(path, i == 0, from, to, to == len, &init, &visit);
-            // Only the first range starts on a known boundary: another range failing may
-            // have started at a false one, and is read again below.
-            if read.is_none() && i == 0 {
-                failed.store(true, Ordering::Relaxed);
-            }
-            done.push((i, read));
-        }
-        done
+    let read = |(from, to): (u64, u64), known: bool| {
+        read_range(path, known, from, to, to == len, &init, &visit)
     };
-    let helpers = threads.clamp(1, bounds.len()) - 1;
-    let mut results = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..helpers).map(|_| scope.spawn(work)).collect();
-        // The calling thread reads too rather than waiting.
-        let mut all = work();
+    let results = std::thread::scope(|scope| {
+        let handles: Vec<_> = bounds[1..]
+            .iter()
+            .map(|&range| scope.spawn(move || read(range, false)))
+            .collect();
+        // The calling thread reads the first range rather than waiting. Only it starts on a
+        // known boundary: another range failing may have started at a false one, and is
+        // read again below.
+        let mut all = vec![Some(read(bounds[0], true)?)];
         for h in handles {
-            all.extend(h.join().ok()?);
+            all.push(h.join().ok()?);
         }
         Some(all)
     })?;
-    if failed.into_inner() || results.len() != bounds.len() {
-        return None;
-    }
-    results.sort_unstable_by_key(|&(i, _)| i);
     let mut out = Vec::with_capacity(results.len());
     let mut expected_start = start;
-    for (i, read) in results {
-        let (_, to, part) = match read {
-            Some(read) if read.0 == expected_start => read,
+    for (result, &(_, range_end)) in results.into_iter().zip(&bounds) {
+        let (_, to, part) = match result {
+            Some(result) if result.0 == expected_start => result,
             // The range's guessed start was not where the range before it ended (a false
             // boundary inside a record): read it again from that end, a known boundary.
-            _ => {
-                let to = bounds[i].1;
-                read_range(path, true, expected_start, to, to == len, &init, &visit)?
-            }
+            _ => read((expected_start, range_end), true)?,
         };
         expected_start = to;
         out.push(part);
