@@ -146,6 +146,10 @@ impl StepRecord {
             // same order, and are kept, their values overwritten (no reference count moves).
             let persisted = r.values.entries().iter().filter(|(t, _)| t.persisted());
             let fps = fps_stored.map(|fps| (Tag::Spec(s.total_fps), fps));
+            // A fresh buffer (none came back from the writer yet) is made at once, not by
+            // doubling as the values come: one allocation.
+            let most = r.values.entries().len() + 1;
+            out.reserve(most.saturating_sub(out.len()));
             let mut n = 0;
             for (t, v) in persisted.chain(fps.as_ref()) {
                 match out.get_mut(n) {

@@ -10,6 +10,11 @@
 use std::sync::Arc;
 use tally::{Backend, Error, Logger, LoggerConfig, ManualClock, MemorySink, RunStatus, StepInput};
 
+#[path = "support/sixty_values.rs"]
+#[allow(dead_code)] // the lists only, not the whole record
+mod sixty_values;
+use sixty_values::{COLLECTOR_PHASES, LEARNER_PHASES, SAC_METRICS};
+
 fn logger(dir: &std::path::Path) -> (Logger, MemorySink) {
     let mut c = LoggerConfig::new("sac", "task", "mujoco");
     c.log_dir = Some(dir.join("run"));
@@ -115,57 +120,16 @@ fn sac(i: u64, extra: &[&'static str]) -> StepInput {
     let mut s = StepInput::new(i)
         .env_steps(100 * i)
         .metric("Episode_Termination/time_out", 0.5);
-    for t in [
-        "Loss/critic",
-        "Loss/actor",
-        "Loss/temperature",
-        "Loss/entropy",
-        "Policy/temperature",
-        "Train/actor_gradient_norm",
-        "Train/critic_gradient_norm",
-        "Train/target_q_max",
-        "Train/target_q_min",
-        "Train/reward_scale_std",
-        "Train/replay_ingress_depth",
-        "Train/replay_ingress_occupancy",
-        "Train/replay_ingress_high_water",
-        "Train/replay_ingress_backpressure_wait_ms",
-        "Train/replay_ingress_dropped_batches",
-        "Perf/dp_gradient_sync_ms_per_rank",
-        "Perf/dp_gradient_sync_calls_per_rank",
-    ] {
+    for t in SAC_METRICS {
         s = s.metric(t, 1.0);
     }
     for t in extra {
         s = s.metric(*t, 2.0);
     }
-    for p in [
-        "collector_wait",
-        "inference",
-        "collector_release",
-        "replay_batch_wait",
-        "replay_sample",
-        "learning",
-        "inference_h2d",
-        "inference_forward",
-        "inference_d2h",
-        "replay_ingress_h2d_submit",
-    ] {
+    for p in LEARNER_PHASES {
         s = s.learner(p, 0.001);
     }
-    for p in [
-        "inference_request",
-        "learner_action_wait",
-        "env_step",
-        "env_step_action_validate",
-        "env_step_apply_action",
-        "env_step_backend",
-        "env_step_update_state",
-        "env_step_reset_done",
-        "transition_extract",
-        "replay_write",
-        "metrics_publish",
-    ] {
+    for p in COLLECTOR_PHASES {
         s = s.collector(p, 0.001);
     }
     s

@@ -100,6 +100,35 @@ fn a_steady_state_step_allocates_nothing() {
     assert!(lagging <= queue + 2, "{lagging} allocations in 5000 steps");
     log.close(RunStatus::Completed).unwrap();
 
+    // A writer held in its sink returns no buffer: each step past the spares then makes its
+    // payload buffer, in one allocation, not one per doubling as its values are pushed.
+    let queue = 8;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut l = Loop::new();
+    let gate = Arc::new(std::sync::Mutex::new(()));
+    let mut log = Logger::with_sinks(
+        config(tmp.path(), 1, queue),
+        vec![Box::new(Gated(gate.clone()))],
+        l.clock.clone(),
+    )
+    .unwrap();
+    for _ in 0..100 {
+        l.step(&mut log);
+        log.flush().unwrap();
+    }
+    let held = gate.lock().unwrap();
+    let region = Region::new(GLOBAL);
+    for _ in 0..queue {
+        l.step(&mut log);
+    }
+    let fresh = count(&region);
+    drop(held);
+    log.close(RunStatus::Completed).unwrap();
+    assert!(
+        (1..=queue).contains(&fresh),
+        "{fresh} allocations in {queue} steps with the writer held"
+    );
+
     // The count is live: a memory sink copies every step it receives.
     let tmp = tempfile::tempdir().unwrap();
     let mut l = Loop::new();
@@ -122,4 +151,18 @@ fn a_steady_state_step_allocates_nothing() {
     log.close(RunStatus::Completed).unwrap();
     assert!(copies >= 100, "{copies}");
     assert_eq!(mem.steps().len(), 200);
+}
+
+/// A sink whose writes wait for `0`'s lock: the writer thread held while a test steps.
+struct Gated(Arc<std::sync::Mutex<()>>);
+
+impl tally::Sink for Gated {
+    fn name(&self) -> &str {
+        "gated"
+    }
+
+    fn write(&mut self, _: &tally::BackendStep) -> Result<(), tally::SinkError> {
+        drop(self.0.lock());
+        Ok(())
+    }
 }
