@@ -89,7 +89,7 @@ fn write_file_with_lures(path: &Path, events: i64, lure_copies: usize) {
 }
 
 #[test]
-fn any_thread_count_gives_the_sequential_scalars_or_declines() {
+fn any_thread_count_gives_the_sequential_scalars() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("events.out.tfevents.1");
     write_file(&path, 20_000);
