@@ -235,6 +235,10 @@ impl Tailer {
         let mut added = 0;
         let (dir, only) = (self.dir.clone(), self.only.clone());
         self.find_subruns()?;
+        self.main.wake();
+        for (_, follow) in self.subruns.values_mut() {
+            follow.wake();
+        }
         loop {
             let warn = warning(&self.replay, state);
             let main = self

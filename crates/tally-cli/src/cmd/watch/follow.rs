@@ -16,6 +16,9 @@ use tally_tfevents::{open_event_file, EventReader};
 pub(super) struct Follow {
     current: Option<(PathBuf, EventReader<BufReader<File>>)>,
     next: Option<Event>,
+    /// Nothing more was there at the last look: not looked for again until [`Follow::wake`]
+    /// (a poll looks once, however many events the other files give it).
+    dry: bool,
 }
 
 impl Follow {
@@ -31,7 +34,11 @@ impl Follow {
         mut warn: impl FnMut(String),
     ) -> Result<Option<f64>, CliError> {
         while self.next.is_none() {
+            if self.dry {
+                return Ok(None);
+            }
             let Some(event) = self.read(&files, &mut warn)? else {
+                self.dry = true;
                 return Ok(None);
             };
             if matches!(event.what, Some(What::Summary(_))) {
@@ -39,6 +46,11 @@ impl Follow {
             }
         }
         Ok(self.next.as_ref().map(|e| e.wall_time))
+    }
+
+    /// Look again at the next [`peek`](Self::peek): a new poll.
+    pub(super) fn wake(&mut self) {
+        self.dry = false;
     }
 
     /// The event [`peek`](Self::peek) read.
