@@ -179,6 +179,9 @@ enum Command {
         /// Write to this file instead of stdout (required for parquet).
         #[arg(long, short)]
         output: Option<PathBuf>,
+        /// Parquet page compression: none (fastest) or snappy (smaller, as pandas writes).
+        #[arg(long, value_enum, default_value_t = export::Compression::None)]
+        compression: export::Compression,
         /// Progress bar on stderr: auto (when stderr is a terminal), always, never.
         #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
         progress: ProgressMode,
@@ -472,6 +475,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             tags,
             migrate_legacy,
             output,
+            compression,
             progress,
         } => {
             let policy = match on_corrupt {
@@ -485,6 +489,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
                 migrate_legacy,
                 policy,
                 output,
+                compression,
                 progress,
             };
             to_stdout(|out| export::run(&paths, &opts, out))

@@ -29,9 +29,18 @@ pub enum Format {
     Jsonl,
     /// CSV with a header row: run,tag,step,wall_time,value.
     Csv,
-    /// Apache Parquet (uncompressed, run and tag dictionary-encoded), columns run, tag, step,
-    /// wall_time, value; needs `--output`.
+    /// Apache Parquet (uncompressed unless `--compression`, run and tag dictionary-encoded),
+    /// columns run, tag, step, wall_time, value; needs `--output`.
     Parquet,
+}
+
+/// How Parquet pages are compressed (`docs/contract/consumers.md` "Exporting to Parquet").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Compression {
+    /// Not at all: the fastest export, the largest file.
+    None,
+    /// Snappy, as pandas and pyarrow write by default: a smaller file, a slower export.
+    Snappy,
 }
 
 /// Everything `tally export` was asked for.
@@ -47,6 +56,8 @@ pub struct Options {
     pub policy: OnCorruption,
     /// Write here instead of stdout (required for Parquet).
     pub output: Option<PathBuf>,
+    /// Parquet page compression (Parquet only).
+    pub compression: Compression,
     /// Show a progress bar on stderr (default: when stderr is a terminal).
     pub progress: bool,
 }
@@ -287,6 +298,16 @@ impl TagRule<'_> {
 /// the error names the file and byte offset. Truncated tails and skipped records are reported
 /// on stderr as they are found.
 pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<(), CliError> {
+    if opts.compression != Compression::None && opts.format != Format::Parquet {
+        let format = opts
+            .format
+            .to_possible_value()
+            .map(|v| v.get_name().to_owned());
+        return Err(CliError::Usage(format!(
+            "--compression applies to --format parquet only, not {}",
+            format.unwrap_or_default()
+        )));
+    }
     let mut runs = Vec::new();
     for p in paths {
         runs.extend(runs_of(p)?);
@@ -295,7 +316,7 @@ pub fn run(paths: &[PathBuf], opts: &Options, stdout: &mut dyn Write) -> Result<
     let total = runs.iter().flat_map(|(_, files)| files).map(size).sum();
     let mut file_out;
     let mut sink: Box<dyn RowSink + '_> = match (opts.format, &opts.output) {
-        (Format::Parquet, Some(path)) => Box::new(ParquetSink::create(path)?),
+        (Format::Parquet, Some(path)) => Box::new(ParquetSink::create(path, opts.compression)?),
         (Format::Parquet, None) => {
             return Err(CliError::Setting(
                 "--format parquet writes a binary file: pass --output FILE.parquet".into(),

@@ -5,6 +5,7 @@
 
 use std::io::Write;
 
+use super::Compression as Codec;
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding};
 use parquet::column::page::{CompressedPage, Page, PageWriter};
@@ -283,8 +284,8 @@ fn count_runs<'a, T: Copy + 'a>(
 pub(super) struct Chunk {
     pieces: Pieces,
     close: ColumnCloseResult,
-    data: Bytes,
-    dict: Option<Bytes>,
+    /// The encoder's data and dictionary buffers, written as they are (uncompressed pages).
+    scratch: Option<(Bytes, Option<Bytes>)>,
 }
 
 impl Chunk {
@@ -297,15 +298,16 @@ impl Chunk {
         let Chunk {
             pieces,
             close,
-            data,
-            dict,
+            scratch,
         } = self;
         rg.append_column(&pieces, close)?;
         // The last handles on the buffers: they come back without a copy.
         drop(pieces);
-        bufs.data = Vec::from(data);
-        if let Some(dict) = dict {
-            bufs.dict = Vec::from(dict);
+        if let Some((data, dict)) = scratch {
+            bufs.data = Vec::from(data);
+            if let Some(dict) = dict {
+                bufs.dict = Vec::from(dict);
+            }
         }
         Ok(())
     }
@@ -320,6 +322,18 @@ pub(super) struct Buffers {
     dict: Vec<u8>,
     /// The data page's values.
     data: Vec<u8>,
+    /// The pages' compressor, when they are compressed.
+    snappy: Option<snap::raw::Encoder>,
+}
+
+impl Buffers {
+    /// Empty buffers for pages compressed as `compression` says.
+    pub(super) fn new(compression: Codec) -> Self {
+        Buffers {
+            snappy: (compression == Codec::Snappy).then(snap::raw::Encoder::new),
+            ..Buffers::default()
+        }
+    }
 }
 
 /// What a column chunk holds: the number of values of its dictionary page (in `Buffers::dict`)
@@ -327,15 +341,35 @@ pub(super) struct Buffers {
 type Pages = (Option<usize>, Encoding, usize, Option<Statistics>);
 
 /// One column chunk: an optional dictionary page (in `bufs.dict`), then one data page (in
-/// `bufs.data`) of `rows` values of a required column (so no levels), uncompressed.
+/// `bufs.data`) of `rows` values of a required column (so no levels), each page compressed
+/// when `bufs` says so.
 fn column_chunk(
     descr: &ColumnDescPtr,
     (dict_values, encoding, rows, statistics): Pages,
     bufs: &mut Buffers,
     encodings: Vec<Encoding>,
 ) -> Result<Chunk, ParquetError> {
-    let dict = dict_values.map(|_| Bytes::from(std::mem::take(&mut bufs.dict)));
-    let data = Bytes::from(std::mem::take(&mut bufs.data));
+    // Each page's bytes as written and its size uncompressed. Uncompressed, the pages are the
+    // encoder's own buffers (taken back once the chunk is spliced in); compressed, the buffers
+    // stay with the encoder.
+    let (dict_len, data_len) = (bufs.dict.len(), bufs.data.len());
+    let (dict, data, codec) = match &mut bufs.snappy {
+        None => (
+            dict_values.map(|_| Bytes::from(std::mem::take(&mut bufs.dict))),
+            Bytes::from(std::mem::take(&mut bufs.data)),
+            Compression::UNCOMPRESSED,
+        ),
+        Some(snappy) => {
+            let mut squeeze = |raw: &[u8]| {
+                snappy
+                    .compress_vec(raw)
+                    .map(Bytes::from)
+                    .map_err(|e| ParquetError::External(Box::new(e)))
+            };
+            let dict = dict_values.map(|_| squeeze(&bufs.dict)).transpose()?;
+            (dict, squeeze(&bufs.data)?, Compression::SNAPPY)
+        }
+    };
     let shared = dict.iter().chain([&data]).cloned().collect();
     let mut sink = TrackedWrite::new(Splicer::new(shared));
     let mut pages = SerializedPageWriter::new(&mut sink);
@@ -347,8 +381,11 @@ fn column_chunk(
                 encoding: Encoding::PLAIN,
                 is_sorted: false,
             };
-            let len = buf.len();
-            Some(pages.write_page(CompressedPage::new(page, len))?.offset as i64)
+            Some(
+                pages
+                    .write_page(CompressedPage::new(page, dict_len))?
+                    .offset as i64,
+            )
         }
         _ => None,
     };
@@ -361,21 +398,24 @@ fn column_chunk(
             rep_level_encoding: Encoding::RLE,
             statistics: None,
         },
-        data.len(),
+        data_len,
     ))?;
     pages.close()?;
     let pieces = sink.into_inner()?.finish();
     let total = pieces.len() as i64;
+    let compressed = dict.as_ref().map_or(0, Bytes::len) + data.len();
+    let raw = dict.as_ref().map_or(0, |_| dict_len) + data_len;
+    let total_uncompressed = total - compressed as i64 + raw as i64;
     let mut metadata = ColumnChunkMetaData::builder(descr.clone());
     if let Some(statistics) = statistics {
         metadata = metadata.set_statistics(statistics);
     }
     let metadata = metadata
         .set_encodings(encodings)
-        .set_compression(Compression::UNCOMPRESSED)
+        .set_compression(codec)
         .set_num_values(rows as i64)
         .set_total_compressed_size(total)
-        .set_total_uncompressed_size(total)
+        .set_total_uncompressed_size(total_uncompressed)
         .set_dictionary_page_offset(dict_offset)
         .set_data_page_offset(data_spec.offset as i64)
         .build()?;
@@ -387,11 +427,11 @@ fn column_chunk(
         column_index: None,
         offset_index: None,
     };
+    let scratch = (codec == Compression::UNCOMPRESSED).then_some((data, dict));
     Ok(Chunk {
         pieces,
         close,
-        data,
-        dict,
+        scratch,
     })
 }
 

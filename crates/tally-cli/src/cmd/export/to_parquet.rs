@@ -23,6 +23,7 @@ use tally_tfevents::{Interner, ScalarRef};
 
 use super::blocks::BlockWriter;
 use super::pages::{eight_byte_column, Buffers, Chunk, DictColumn, Rows};
+use super::Compression;
 use super::RowSink;
 use crate::error::CliError;
 
@@ -180,7 +181,7 @@ fn parquet_error(path: &Path) -> impl Fn(ParquetError) -> CliError + '_ {
 }
 
 impl ParquetSink {
-    pub(super) fn create(path: &Path) -> Result<Self, CliError> {
+    pub(super) fn create(path: &Path, compression: Compression) -> Result<Self, CliError> {
         let err = parquet_error(path);
         let schema = parquet::schema::parser::parse_message_type(
             "message scalar { REQUIRED BYTE_ARRAY run (UTF8); REQUIRED BYTE_ARRAY tag (UTF8); \
@@ -205,7 +206,7 @@ impl ParquetSink {
         let encoder_pool = pool.clone();
         let encoder = std::thread::Builder::new()
             .name("tally-export-parquet".into())
-            .spawn(move || encode_groups(writer, &out, &groups, &encoder_pool))
+            .spawn(move || encode_groups(writer, &out, &groups, &encoder_pool, compression))
             .map_err(|source| CliError::Io {
                 path: path.to_owned(),
                 source,
@@ -323,6 +324,7 @@ fn encode_groups(
     path: &Path,
     groups: &Receiver<Msg>,
     pool: &Pool,
+    compression: Compression,
 ) -> Result<(), CliError> {
     let err = parquet_error(path);
     let columns = writer.schema_descr().columns().to_vec();
@@ -332,7 +334,7 @@ fn encode_groups(
     let mut tag_ids = Interner::new();
     let mut maps: Vec<Vec<u32>> = Vec::new();
     let mut run_lengths = Vec::new();
-    let mut bufs = Buffers::default();
+    let mut bufs = Buffers::new(compression);
     while let Ok(msg) = groups.recv() {
         let (segments, new_runs) = match msg {
             Msg::Group(segments, new_runs) => (segments, new_runs),
