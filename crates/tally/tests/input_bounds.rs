@@ -3,10 +3,11 @@
 //! hold as finite float32 are persisted, counted and agree with `run_summary.json`.
 
 use serde_json::Value;
-use std::sync::Arc;
-use tally::{
-    Backend, Error, Logger, LoggerConfig, ManualClock, MemorySink, Profile, RunStatus, StepInput,
-};
+use tally::{Backend, Error, Logger, LoggerConfig, MemorySink, Profile, RunStatus, StepInput};
+
+#[path = "support/memory_logger.rs"]
+mod memory_logger;
+use memory_logger::memory_logger;
 
 fn config(dir: &std::path::Path, profile: Profile, max: Option<u64>) -> LoggerConfig {
     let mut c = LoggerConfig::new("sac", "task", "mujoco");
@@ -18,9 +19,7 @@ fn config(dir: &std::path::Path, profile: Profile, max: Option<u64>) -> LoggerCo
 }
 
 fn logger(c: LoggerConfig) -> (Logger, MemorySink) {
-    let mem = MemorySink::new();
-    let clock = Arc::new(ManualClock::at(100.0));
-    let log = Logger::with_sinks(c, vec![Box::new(mem.clone())], clock).unwrap();
+    let (log, mem, _) = memory_logger(c, 100.0);
     (log, mem)
 }
 

@@ -9,6 +9,10 @@ use tally::{
     SinkError, StepInput,
 };
 
+#[path = "support/memory_logger.rs"]
+mod memory_logger;
+use memory_logger::memory_logger;
+
 fn config(dir: &std::path::Path, profile: Profile, max: u64) -> LoggerConfig {
     let mut c = LoggerConfig::new(
         if profile == Profile::Appo {
@@ -27,10 +31,7 @@ fn config(dir: &std::path::Path, profile: Profile, max: u64) -> LoggerConfig {
 }
 
 fn logger(c: LoggerConfig) -> (Logger, MemorySink, Arc<ManualClock>) {
-    let mem = MemorySink::new();
-    let clock = Arc::new(ManualClock::at(100.0));
-    let log = Logger::with_sinks(c, vec![Box::new(mem.clone())], clock.clone()).unwrap();
-    (log, mem, clock)
+    memory_logger(c, 100.0)
 }
 
 fn tags(s: &BackendStep) -> Vec<&str> {

@@ -8,25 +8,23 @@
 //! repeat refused naming its key, and nothing carried from one step to the next.
 
 use std::sync::Arc;
-use tally::{Backend, Error, Logger, LoggerConfig, ManualClock, MemorySink, RunStatus, StepInput};
+use tally::{Backend, Error, Logger, LoggerConfig, MemorySink, RunStatus, StepInput};
 
 #[path = "support/sixty_values.rs"]
 #[allow(dead_code)] // the lists only, not the whole record
 mod sixty_values;
 use sixty_values::{COLLECTOR_PHASES, LEARNER_PHASES, SAC_METRICS};
 
+#[path = "support/memory_logger.rs"]
+mod memory_logger;
+use memory_logger::memory_logger;
+
 fn logger(dir: &std::path::Path) -> (Logger, MemorySink) {
     let mut c = LoggerConfig::new("sac", "task", "mujoco");
     c.log_dir = Some(dir.join("run"));
     c.max_iterations = Some(100);
     c.backend = Backend::None;
-    let mem = MemorySink::new();
-    let log = Logger::with_sinks(
-        c,
-        vec![Box::new(mem.clone())],
-        Arc::new(ManualClock::at(1.0)),
-    )
-    .unwrap();
+    let (log, mem, _) = memory_logger(c, 1.0);
     (log, mem)
 }
 

@@ -1,10 +1,11 @@
 //! The `rft` profile: Trinity-style keys validated by the `{category}/...` naming convention
 //! (docs/contract/rft.md), persisted as given on the iteration axis.
 
-use std::sync::Arc;
-use tally::{
-    Backend, Error, Logger, LoggerConfig, ManualClock, MemorySink, Profile, RunStatus, StepInput,
-};
+use tally::{Backend, Error, Logger, LoggerConfig, MemorySink, Profile, RunStatus, StepInput};
+
+#[path = "support/memory_logger.rs"]
+mod memory_logger;
+use memory_logger::memory_logger;
 
 fn logger() -> (tempfile::TempDir, Logger, MemorySink) {
     let dir = tempfile::tempdir().unwrap();
@@ -13,13 +14,7 @@ fn logger() -> (tempfile::TempDir, Logger, MemorySink) {
     c.profile = Profile::Rft;
     c.max_iterations = Some(10);
     c.backend = Backend::None;
-    let mem = MemorySink::new();
-    let log = Logger::with_sinks(
-        c,
-        vec![Box::new(mem.clone())],
-        Arc::new(ManualClock::at(0.0)),
-    )
-    .unwrap();
+    let (log, mem, _) = memory_logger(c, 0.0);
     (dir, log, mem)
 }
 

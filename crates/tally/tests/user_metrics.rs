@@ -2,10 +2,11 @@
 //! groups is accepted, persisted unsmoothed with the step and shown in the window; canonical
 //! groups stay closed; legacy and retired names stay refused.
 
-use std::sync::Arc;
-use tally::{
-    Backend, Error, Logger, LoggerConfig, ManualClock, MemorySink, Profile, RunStatus, StepInput,
-};
+use tally::{Backend, Error, Logger, LoggerConfig, MemorySink, Profile, RunStatus, StepInput};
+
+#[path = "support/memory_logger.rs"]
+mod memory_logger;
+use memory_logger::memory_logger;
 
 fn logger(dir: &std::path::Path, profile: Profile) -> (Logger, MemorySink) {
     let algo = if profile == Profile::OnPolicy {
@@ -18,13 +19,7 @@ fn logger(dir: &std::path::Path, profile: Profile) -> (Logger, MemorySink) {
     c.profile = profile;
     c.max_iterations = Some(10);
     c.backend = Backend::None;
-    let mem = MemorySink::new();
-    let log = Logger::with_sinks(
-        c,
-        vec![Box::new(mem.clone())],
-        Arc::new(ManualClock::at(1.0)),
-    )
-    .unwrap();
+    let (log, mem, _) = memory_logger(c, 1.0);
     (log, mem)
 }
 
