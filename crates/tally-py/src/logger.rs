@@ -1,13 +1,12 @@
 //! `tally.Logger`: the Rust logger as a Python class. Beside it: `guard.rs` (how a call waits
-//! and what it refuses), `documents.rs` (Python documents into JSON), `phase.rs` (the
-//! `log.phase(...)` timer).
+//! and what it refuses), `closing.rs` (closing a logger: by `close`, at exit, on a signal),
+//! `documents.rs` (Python documents into JSON), `phase.rs` (the `log.phase(...)` timer).
 //!
 //! Longer than 600 lines on purpose: one PyO3 class whose every method spells out its Python
-//! signature and conversions (binding boilerplate, one block per Python entry point).
+//! signature and conversions (one block per Python entry point).
 //!
-//! The Python object owns the `tally::Logger` behind an `Arc<Mutex<..>>` so an `atexit` hook
-//! can close loggers a script forgot (before interpreter teardown, when releasing the GIL is
-//! still safe). Every call that can wait on the writer thread releases the GIL.
+//! The Python object owns the `tally::Logger` behind an `Arc<Mutex<..>>`, shared with the exit
+//! hook (`closing.rs`). Every call that can wait on the writer thread releases the GIL.
 //!
 //! Any thread may call any method at any time (docs/contract/threads-and-signals.md
 //! "Sharing a logger between threads"): the class is frozen (no PyO3 borrow flag to trip),
@@ -17,15 +16,15 @@
 
 use crate::convert::{int_arg, step_iteration, IntArg, KeyCache, StepArgs};
 use crate::errors::{Failure, Result};
-use crate::sink::{wandb_sink, PySink};
+use crate::sink::python_sinks;
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyType};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use tally::{
-    Backend, Key, Level, LoggerConfig, OnStorageError, Profile, Rates, RunStatus, Sink, StepInput,
+    Backend, Key, Level, LoggerConfig, OnStorageError, Profile, Rates, RunStatus, StepInput,
     SystemClock,
 };
 
@@ -41,13 +40,13 @@ struct Core {
     video_noted: bool,
 }
 
-/// Loggers not yet dropped, for the `atexit` hook.
-static OPEN: Mutex<Vec<Weak<Mutex<Core>>>> = Mutex::new(Vec::new());
-
+mod closing;
 mod documents;
 mod guard;
 mod phase;
 
+pub use closing::_close_open_loggers;
+use closing::{close_core, parse_status};
 use documents::{json_text, refuse_nonfinite, wandb_settings};
 use guard::{lock, refuse_tally_thread, Stepping};
 pub use phase::Phase;
@@ -60,23 +59,6 @@ fn status_level(text: &str) -> Level {
     } else {
         Level::Info
     }
-}
-
-/// Parse a run status name (`completed`, `failed`, `interrupted`, `collector_died`).
-pub fn parse_status(s: &str) -> Result<RunStatus> {
-    [
-        RunStatus::Completed,
-        RunStatus::Failed,
-        RunStatus::Interrupted,
-        RunStatus::CollectorDied,
-    ]
-    .into_iter()
-    .find(|st| st.as_str() == s)
-    .ok_or_else(|| {
-        Failure::Config(format!(
-            "unknown run status '{s}': expected completed, failed, interrupted or collector_died"
-        ))
-    })
 }
 
 fn path_object(py: Python<'_>, p: &Path) -> PyResult<Py<PyAny>> {
@@ -104,66 +86,6 @@ fn each_sink<'py>(
         }
     }
     first_err.map_or(Ok(()), Err)
-}
-
-/// Close `log` (GIL released: the writer thread may need it for a Python sink), then
-/// `finish` the Python sinks on this thread.
-fn close_core(py: Python<'_>, core: &Mutex<Core>, status: Option<RunStatus>) -> PyResult<()> {
-    // Python runs outside the lock: partial lines reach the panel before its last frame.
-    let console = lock(py, core).console.take();
-    crate::console::flush(py, console.as_ref());
-    let mut guard = lock(py, core);
-    let c: &mut Core = &mut guard;
-    if c.log.as_ref().is_none_or(|l| l.is_closed()) {
-        drop(guard);
-        crate::console::restore(py, console);
-        return Ok(());
-    }
-    let closed = match (status, c.log.as_mut()) {
-        (Some(st), Some(log)) => py.detach(|| log.close(st)),
-        _ => {
-            // Implicit close: let tally's Drop choose completed / interrupted.
-            let log = c.log.take();
-            py.detach(move || drop(log));
-            Ok(())
-        }
-    };
-    let run_dir = guard.run_dir.to_string_lossy().into_owned();
-    let sinks: Vec<Py<PyAny>> = guard.py_sinks.iter().map(|s| s.clone_ref(py)).collect();
-    drop(guard);
-    // The panel has stopped: the original streams come back.
-    crate::console::restore(py, console);
-    let finished = each_sink(py, &sinks, "finish", || {
-        pyo3::types::PyTuple::new(py, [run_dir.clone()])
-    });
-    closed.map_err(Failure::from)?;
-    finished.map_err(|e| {
-        PyErr::from(Failure::Tally(tally::Error::Sink {
-            sink: "python".into(),
-            iteration: 0,
-            message: format!("finish after close: {e}"),
-        }))
-    })
-}
-
-/// Close every logger still open: at exit (registered with `atexit`, the status chosen by
-/// each logger) and on a terminating signal (`tally._signals`, `status="interrupted"`).
-#[pyfunction]
-#[pyo3(signature = (status = None))]
-pub fn _close_open_loggers(py: Python<'_>, status: Option<&str>) -> PyResult<()> {
-    let status = status.map(parse_status).transpose()?;
-    let open: Vec<Arc<Mutex<Core>>> = {
-        let mut list = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-        let live = list.iter().filter_map(Weak::upgrade).collect();
-        list.clear();
-        live
-    };
-    for core in open {
-        if let Err(e) = close_core(py, &core, status) {
-            e.write_unraisable(py, None);
-        }
-    }
-    Ok(())
 }
 
 /// The step being built: conversion buffers and the phase timers' seconds not yet submitted.
@@ -356,24 +278,13 @@ impl PyLogger {
         if let Some(w) = wandb {
             lc.wandb = wandb_settings(py, w)?;
         }
-        let mut objs: Vec<Bound<'_, PyAny>> = sinks.unwrap_or_default();
-        let mut has_wandb = false;
-        for o in &objs {
-            if let Ok(n) = o.getattr("name") {
-                has_wandb |= n.extract::<String>().is_ok_and(|n| n == "wandb");
-            }
-        }
-        if backend == Backend::Wandb && !has_wandb {
-            objs.push(wandb_sink(py, wandb.map(|w| w.as_any()))?);
-        }
-        let mut boxed: Vec<Box<dyn Sink>> = Vec::with_capacity(objs.len());
-        for o in &objs {
-            // A remote sink's `finish` after close has the same deadline as its sending.
-            if o.hasattr("finish_timeout")? {
-                o.setattr("finish_timeout", lc.remote_finish_timeout_secs)?;
-            }
-            boxed.push(Box::new(PySink::new(o)?));
-        }
+        let (objs, boxed) = python_sinks(
+            py,
+            sinks.unwrap_or_default(),
+            backend == Backend::Wandb,
+            wandb,
+            lc.remote_finish_timeout_secs,
+        )?;
         let mut log = tally::Logger::with_sinks(lc, boxed, Arc::new(SystemClock::default()))
             .map_err(Failure::from)?;
         let run_dir = log.run_dir().to_owned();
@@ -396,20 +307,7 @@ impl PyLogger {
             console,
             video_noted: false,
         }));
-        {
-            let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-            open.retain(|w| w.strong_count() > 0);
-            open.push(Arc::downgrade(&core));
-        }
-        // atexit runs handlers last-registered first: move ours behind any the W&B SDK just
-        // registered in `wandb.init`, so forgotten loggers close while the run is still open.
-        let atexit = py.import("atexit")?;
-        let hook = py.import("tally._tally")?.getattr("_close_open_loggers")?;
-        atexit.call_method1("unregister", (&hook,))?;
-        atexit.call_method1("register", (&hook,))?;
-        // SIGTERM, SIGHUP and SIGINT close the run (docs/contract/threads-and-signals.md
-        // "Signals").
-        py.import("tally._signals")?.call_method0("install")?;
+        closing::register(py, &core)?;
         Ok(PyLogger {
             core,
             draft: Mutex::new(Draft::default()),

@@ -34,6 +34,40 @@ pub fn wandb_sink<'py>(
         .call1((settings,))
 }
 
+/// The Python sink objects (kept to `finish` them after close) and the same wrapped for the
+/// writer thread.
+pub type Sinks<'py> = (Vec<Bound<'py, PyAny>>, Vec<Box<dyn Sink>>);
+
+/// The logger's Python sinks: those given, plus the W&B sink when `wandb_backend` and none of
+/// them is named `wandb`; each wrapped for the writer, a remote one's `finish_timeout` set to
+/// the logger's.
+pub fn python_sinks<'py>(
+    py: Python<'py>,
+    mut objs: Vec<Bound<'py, PyAny>>,
+    wandb_backend: bool,
+    wandb: Option<&Bound<'py, PyDict>>,
+    finish_timeout: f64,
+) -> PyResult<Sinks<'py>> {
+    let mut has_wandb = false;
+    for o in &objs {
+        if let Ok(n) = o.getattr("name") {
+            has_wandb |= n.extract::<String>().is_ok_and(|n| n == "wandb");
+        }
+    }
+    if wandb_backend && !has_wandb {
+        objs.push(wandb_sink(py, wandb.map(|w| w.as_any()))?);
+    }
+    let mut boxed: Vec<Box<dyn Sink>> = Vec::with_capacity(objs.len());
+    for o in &objs {
+        // A remote sink's `finish` after close has the same deadline as its sending.
+        if o.hasattr("finish_timeout")? {
+            o.setattr("finish_timeout", finish_timeout)?;
+        }
+        boxed.push(Box::new(PySink::new(o)?));
+    }
+    Ok((objs, boxed))
+}
+
 /// `settings` with every secret redacted: names and notes are free text that W&B stores
 /// (docs/contract/run-artifacts.md "Secrets").
 fn redacted<'py>(py: Python<'py>, settings: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
