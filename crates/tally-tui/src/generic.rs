@@ -7,8 +7,6 @@
 //! from the step axis. Which rows fit is the view's business: it keeps the most recently
 //! updated ones ([`GenericModel::recent`]).
 
-use crate::format;
-use crate::state::Model;
 use tally::board::TagBoard;
 use tally::window::WindowSnapshot;
 
@@ -94,52 +92,4 @@ impl GenericModel {
         }
         keep
     }
-}
-
-/// How many tags a plain line names (the most recently updated).
-pub const PLAIN_TAGS: usize = 6;
-
-/// The plain summary line of a generic run: `step 12,288 | time 1m02s | Steps/s 2,048 |
-/// charts/episodic_return 12.345 | ... | +N more | Avg 2s (n=4) | status` (ASCII only).
-pub fn summary_line(model: &Model, g: &GenericModel) -> String {
-    let mut parts = Vec::new();
-    if let Some(s) = g.step {
-        parts.push(format!("step {}", format::grouped(s as f64)));
-    }
-    if let Some(e) = model.elapsed {
-        parts.push(format!("time {}", format::time(e)));
-    }
-    if let Some(s) = g.steps_per_sec {
-        parts.push(format!("Steps/s {}", format::grouped(s)));
-    }
-    let keep = g.recent(PLAIN_TAGS);
-    let mut shown: Vec<&TagRow> = g
-        .rows
-        .iter()
-        .zip(&keep)
-        .filter(|(_, k)| **k)
-        .map(|(r, _)| r)
-        .collect();
-    shown.sort_by(|a, b| {
-        b.updated
-            .total_cmp(&a.updated)
-            .then_with(|| a.tag.cmp(&b.tag))
-    });
-    for r in shown {
-        parts.push(format!(
-            "{} {}",
-            r.tag,
-            format::number(r.mean.unwrap_or(r.last))
-        ));
-    }
-    if g.rows.len() > PLAIN_TAGS {
-        parts.push(format!("+{} more", g.rows.len() - PLAIN_TAGS));
-    }
-    if let Some(n) = model.window_n {
-        parts.push(format!("Avg 2s (n={n})"));
-    }
-    if let Some(s) = &model.status {
-        parts.push(crate::view::strip_markup(s));
-    }
-    crate::plain::ascii(&parts.join(" | "))
 }

@@ -5,6 +5,7 @@
 //! - [`view`]: `impl Widget for &PanelState`, the width tiers and tables (pure).
 //! - [`plain`]: the one-line ASCII summary for log files, CI and `--panel off`.
 //! - [`generic`]: the model of a run shown without a schema (another tool's event files).
+//! - [`text`]: markup stripping and ASCII-only text, shared by the panel and the plain lines.
 //! - [`rft`]: the `rft` profile's model, Trinity-RFT keys grouped by category
 //!   (`docs/contract/rft.md`),
 //!   which the view draws instead of the RL tables.
@@ -31,6 +32,7 @@ pub mod mode;
 pub mod plain;
 pub mod rft;
 pub mod state;
+pub mod text;
 pub mod view;
 
 pub use app::{

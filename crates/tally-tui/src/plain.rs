@@ -3,24 +3,28 @@
 //! Off a terminal there are no escape codes at all; a one-line summary every N
 //! seconds carries the iteration, Steps/s, the mean reward and the top learner phases. An
 //! `rft` run carries the rollout accuracy, the latest eval `mean@N` and the two
-//! longest `time/` operations instead. See `docs/contract/panel.md` ("Plain output").
+//! longest `time/` operations instead, and a run without a schema its step and most recently
+//! updated tags. See `docs/contract/panel.md` ("Plain output", "The generic dashboard").
 
 use crate::format;
+use crate::generic::{GenericModel, TagRow};
 use crate::rft::{Column, RftModel};
 use crate::state::Model;
-use crate::view::strip_markup;
+use crate::text::{ascii, strip_markup};
 
 /// How many learner phases the summary names (largest share first).
 pub const TOP_PHASES: usize = 3;
 /// How many `time/` operations an rft summary names (longest first).
 pub const TOP_TIMES: usize = 2;
+/// How many tags the summary of a run without a schema names (the most recently updated).
+pub const PLAIN_TAGS: usize = 6;
 
 /// The one-line summary of `model`: `iter 120/2000 | Steps/s 12,345 | Reward 12.345 | ...`.
 ///
 /// Only printable ASCII (non-ASCII characters of a task name or status become `?`).
 pub fn summary_line(model: &Model) -> String {
     if let Some(g) = &model.generic {
-        return crate::generic::summary_line(model, g);
+        return generic_line(model, g);
     }
     let t = &model.title;
     let mut parts = vec![t.progress()];
@@ -128,15 +132,47 @@ fn rft_parts(rft: &RftModel) -> Vec<String> {
     parts
 }
 
-/// Replace anything that is not printable ASCII (an ESC byte above all) by `?`.
-pub fn ascii(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c == ' ' || c.is_ascii_graphic() {
-                c
-            } else {
-                '?'
-            }
-        })
-        .collect()
+/// The plain summary line of a generic run: `step 12,288 | time 1m02s | Steps/s 2,048 |
+/// charts/episodic_return 12.345 | ... | +N more | Avg 2s (n=4) | status` (ASCII only).
+fn generic_line(model: &Model, g: &GenericModel) -> String {
+    let mut parts = Vec::new();
+    if let Some(s) = g.step {
+        parts.push(format!("step {}", format::grouped(s as f64)));
+    }
+    if let Some(e) = model.elapsed {
+        parts.push(format!("time {}", format::time(e)));
+    }
+    if let Some(s) = g.steps_per_sec {
+        parts.push(format!("Steps/s {}", format::grouped(s)));
+    }
+    let keep = g.recent(PLAIN_TAGS);
+    let mut shown: Vec<&TagRow> = g
+        .rows
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(r, _)| r)
+        .collect();
+    shown.sort_by(|a, b| {
+        b.updated
+            .total_cmp(&a.updated)
+            .then_with(|| a.tag.cmp(&b.tag))
+    });
+    for r in shown {
+        parts.push(format!(
+            "{} {}",
+            r.tag,
+            format::number(r.mean.unwrap_or(r.last))
+        ));
+    }
+    if g.rows.len() > PLAIN_TAGS {
+        parts.push(format!("+{} more", g.rows.len() - PLAIN_TAGS));
+    }
+    if let Some(n) = model.window_n {
+        parts.push(format!("Avg 2s (n={n})"));
+    }
+    if let Some(s) = &model.status {
+        parts.push(strip_markup(s));
+    }
+    ascii(&parts.join(" | "))
 }

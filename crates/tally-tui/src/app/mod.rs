@@ -22,7 +22,7 @@ pub use restore::restore_terminal;
 
 use crate::glyphs::Glyphs;
 use crate::mode::{Mode, Output, TermEnv};
-use crate::view::strip_markup;
+use crate::text::strip_markup;
 use console::Gate;
 use crossterm::terminal as ct;
 use live::Live;

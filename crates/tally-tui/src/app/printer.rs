@@ -2,7 +2,8 @@
 //! live panel does not run.
 
 use super::{is_warmup, message_line, new_messages, snapshot, Command, PanelOptions};
-use crate::plain::{ascii, summary_line};
+use crate::plain::summary_line;
+use crate::text::ascii;
 use std::io::{self, Write};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Mutex;

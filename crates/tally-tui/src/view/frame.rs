@@ -5,6 +5,7 @@ use super::draw::{put_fit, width_of, Pal, Spans};
 use crate::format;
 use crate::glyphs::Glyphs;
 use crate::state::Model;
+use crate::text::strip_markup;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
@@ -13,48 +14,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Widget};
 use tally::terminal::Level;
 use unicode_width::UnicodeWidthStr;
-
-/// Remove Rich-style markup (`[red]`, `[bold yellow]`, `[/]`) from a status text.
-pub fn strip_markup(text: &str) -> String {
-    const WORDS: [&str; 12] = [
-        "red",
-        "yellow",
-        "green",
-        "cyan",
-        "blue",
-        "magenta",
-        "white",
-        "bold",
-        "dim",
-        "italic",
-        "bright_blue",
-        "on",
-    ];
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find('[') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        match after.find(']') {
-            Some(close) => {
-                let inner = after[..close].trim_start_matches('/');
-                let is_tag =
-                    inner.is_empty() || inner.split_whitespace().all(|w| WORDS.contains(&w));
-                if !is_tag {
-                    out.push('[');
-                    out.push_str(&after[..=close]);
-                }
-                rest = &after[close + 1..];
-            }
-            None => {
-                out.push_str(&rest[open..]);
-                rest = "";
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
 
 fn header_fields(m: &Model, g: &Glyphs, pal: Pal) -> Vec<Spans> {
     let mut f: Vec<Spans> = Vec::new();

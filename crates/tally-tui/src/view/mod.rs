@@ -17,7 +17,6 @@ mod layout;
 mod rft;
 mod rl;
 
-pub use frame::strip_markup;
 pub use layout::Tier;
 
 use crate::state::PanelState;
