@@ -1,7 +1,6 @@
 //! Facts about the host and the source tree a run starts from: for `run_config.json`, and the
 //! CUDA MPS state the panel shows when the runner does not pass one.
 
-use crate::input::MpsState;
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -95,6 +94,48 @@ pub fn hardware() -> Hardware {
         cpu_total_cores: cores.to_string(),
         gpu_name,
         memory,
+    }
+}
+
+/// Rank-local CUDA MPS state shown in the System column.
+///
+/// A validated request shows `on`, an environment-level transparent daemon `ambient`,
+/// anything else `off` (docs/contract/panel.md "System column"); [`detect_mps`] tells
+/// them apart when the runner passes none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MpsState {
+    /// A validated MPS request.
+    On,
+    /// An environment-level transparent daemon.
+    Ambient,
+    /// No MPS.
+    #[default]
+    Off,
+}
+
+impl MpsState {
+    /// `on`, `ambient` or `off`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MpsState::On => "on",
+            MpsState::Ambient => "ambient",
+            MpsState::Off => "off",
+        }
+    }
+}
+
+impl std::str::FromStr for MpsState {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "on" => Ok(MpsState::On),
+            "ambient" => Ok(MpsState::Ambient),
+            "off" => Ok(MpsState::Off),
+            _ => Err(format!(
+                "unknown CUDA MPS state '{s}': expected on, ambient or off"
+            )),
+        }
     }
 }
 

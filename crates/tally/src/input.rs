@@ -10,50 +10,11 @@ use tally_schema::artifacts::WandbSettings;
 use tally_schema::Profile;
 use tally_tfevents::FsyncPolicy;
 
+// The MPS state is host.rs's (it probes it); named here too, where `SystemInfo` carries it.
+pub use crate::host::MpsState;
+
 /// A key of a step map: a `&'static str` literal (free) or an owned `String` (from Python).
 pub type Key = Cow<'static, str>;
-
-/// Rank-local CUDA MPS state shown in the System column.
-///
-/// A validated request shows `on`, an environment-level transparent daemon `ambient`,
-/// anything else `off` (docs/contract/panel.md "System column"); `crate::host::detect_mps`
-/// tells them apart when the runner passes none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum MpsState {
-    /// A validated MPS request.
-    On,
-    /// An environment-level transparent daemon.
-    Ambient,
-    /// No MPS.
-    #[default]
-    Off,
-}
-
-impl MpsState {
-    /// `on`, `ambient` or `off`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MpsState::On => "on",
-            MpsState::Ambient => "ambient",
-            MpsState::Off => "off",
-        }
-    }
-}
-
-impl std::str::FromStr for MpsState {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "on" => Ok(MpsState::On),
-            "ambient" => Ok(MpsState::Ambient),
-            "off" => Ok(MpsState::Off),
-            _ => Err(format!(
-                "unknown CUDA MPS state '{s}': expected on, ambient or off"
-            )),
-        }
-    }
-}
 
 /// System facts of the iteration (the panel's System column; not persisted).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

@@ -36,9 +36,9 @@ pub mod window;
 pub mod writer;
 
 pub use error::{Error, Result};
+pub use host::MpsState;
 pub use input::{
-    Backend, FieldKind, Key, LoggerConfig, MpsState, OnStorageError, StepInput, SystemInfo,
-    STEP_FIELDS,
+    Backend, FieldKind, Key, LoggerConfig, OnStorageError, StepInput, SystemInfo, STEP_FIELDS,
 };
 pub use logger::Logger;
 pub use reduce::{reduce_ranks, reduction, Rates};
