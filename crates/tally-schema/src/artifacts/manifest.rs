@@ -1,7 +1,7 @@
 //! Runtime manifest v1 and the `backend_diagnostics` shape it (or a PPO run summary) carries
 //! (`docs/contract/manifest-and-soak.md`, runtime manifest v1).
 
-use super::require_every_property;
+use super::schema_transform::require_every_property;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};

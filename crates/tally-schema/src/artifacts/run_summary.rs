@@ -1,6 +1,7 @@
 //! `run_summary.json` (`docs/contract/run-artifacts.md`, `run_summary.json`).
 
-use super::{RunStatus, RuntimeManifest};
+use super::manifest::RuntimeManifest;
+use super::status::RunStatus;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

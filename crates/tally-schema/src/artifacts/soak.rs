@@ -1,7 +1,7 @@
 //! The soak-monitor artifact 0.3.0 and the producer shutdown snapshot it copies
 //! (`docs/contract/manifest-and-soak.md`, soak artifact 0.3.0).
 
-use super::require_every_property;
+use super::schema_transform::require_every_property;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
