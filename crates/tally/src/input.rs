@@ -4,6 +4,7 @@
 //! (docs/contract/step.md). Every duration in a `StepInput` is in **seconds**; the schema maps
 //! it to the persisted unit.
 
+use crate::resolve::bounds::MAX_COUNT;
 use std::borrow::Cow;
 use std::path::PathBuf;
 use tally_schema::artifacts::WandbSettings;
@@ -259,6 +260,9 @@ impl std::str::FromStr for OnStorageError {
     }
 }
 
+/// Seconds `close()` waits for remote sinks by default before leaving the rest to `tally sync`.
+pub const DEFAULT_FINISH_TIMEOUT_SECS: f64 = 5.0;
+
 /// Everything a `Logger` is built from.
 #[derive(Debug, Clone)]
 pub struct LoggerConfig {
@@ -326,14 +330,10 @@ impl LoggerConfig {
         if self.max_iterations == Some(0) {
             return bad("max_iterations must be at least 1 (or unset when unknown)".into());
         }
-        if let Some(m) = self
-            .max_iterations
-            .filter(|&m| m > crate::resolve::MAX_COUNT)
-        {
+        if let Some(m) = self.max_iterations.filter(|&m| m > MAX_COUNT) {
             // No iteration beyond MAX_COUNT is accepted (docs/contract/step.md "Input bounds").
             return bad(format!(
-                "max_iterations {m} exceeds {}, the largest iteration accepted",
-                crate::resolve::MAX_COUNT
+                "max_iterations {m} exceeds {MAX_COUNT}, the largest iteration accepted"
             ));
         }
         if self.num_gpus == 0 {
@@ -413,7 +413,7 @@ impl LoggerConfig {
             queue_capacity: 1024,
             summary_interval_secs: 0.0,
             on_storage_error: OnStorageError::Raise,
-            remote_finish_timeout_secs: crate::remote::DEFAULT_FINISH_TIMEOUT_SECS,
+            remote_finish_timeout_secs: DEFAULT_FINISH_TIMEOUT_SECS,
         }
     }
 }

@@ -39,9 +39,6 @@ fn specs() -> &'static Specs {
     })
 }
 
-/// The most values the terminal adds to a step's own: Iter Wall, the env-step rate, Rows/s.
-pub const TERMINAL_EXTRA: usize = 3;
-
 /// What `run_summary.json` folds in from one step.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct StepFigures {

@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::sync::OnceLock;
 use tally_schema::{input_spec, FamilySpec, Input, MetricSpec, Profile, FAMILIES, METRICS};
 
-mod bounds;
+pub(crate) mod bounds;
 mod maps;
 mod memo;
 
@@ -69,6 +69,10 @@ impl Axis {
 /// The most values the dedicated `StepInput` fields add (iteration_time, episode_return,
 /// episode_length, timeout_rate, Train/iteration).
 const DEDICATED_FIELDS: usize = 5;
+
+/// The most values the terminal adds to a step's own: Iter Wall, the env-step rate, Rows/s
+/// (`StepRecord::derive` appends them to the resolved values, so resolution makes room).
+pub const TERMINAL_EXTRA: usize = 3;
 
 /// Add a registry value given through `field['key']`; a second value for its spec is refused.
 #[inline]
@@ -379,7 +383,7 @@ impl Resolver {
                 + input.collector_inference.len()
                 + input.rewards.len()
                 + DEDICATED_FIELDS
-                + crate::record::TERMINAL_EXTRA,
+                + TERMINAL_EXTRA,
         );
         values.lend_seen(std::mem::take(&mut self.named_seen));
         if self.profile == Profile::Rft {

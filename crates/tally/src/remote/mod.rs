@@ -13,6 +13,8 @@ mod rows;
 
 pub use fleet::RemoteSinks;
 pub use follower::{send_run, Follower, Notify, SyncReport};
+// A default of `LoggerConfig`, kept reachable at its old path.
+pub use crate::input::DEFAULT_FINISH_TIMEOUT_SECS;
 
 use crate::atomic::write_json_atomic;
 use crate::error::{Error, Result};
@@ -27,8 +29,6 @@ use tally_tfevents::{Damage, OnCorruption};
 
 /// The directory of the run's remote-sink cursors, inside the run directory.
 pub const CURSOR_DIR: &str = ".tally";
-/// Seconds `close()` waits for remote sinks by default before leaving the rest to `tally sync`.
-pub const DEFAULT_FINISH_TIMEOUT_SECS: f64 = 5.0;
 
 /// Where a remote sink stands in the run's event files.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
