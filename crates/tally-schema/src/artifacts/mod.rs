@@ -33,6 +33,6 @@ pub use soak::{
     FailureClassification, ShutdownCleanup, ShutdownException, ShutdownSnapshot, SoakArtifact,
     SoakContext, SoakEnvironment, SoakFdClasses, SoakGpuDevice, SoakGpuSample, SoakMonitorSettings,
     SoakPostShutdown, SoakProcessSample, SoakProgressSample, SoakResourceSummary, SoakSample,
-    SoakSoftware, SoakSource, SoakStatus,
+    SoakSoftware, SoakSource, SoakStatus, NORMAL_COMPLETION, SHUTDOWN_CLASSIFICATIONS,
 };
 pub use status::RunStatus;

@@ -404,6 +404,21 @@ pub struct ShutdownCleanup {
     pub extra: Map<String, Value>,
 }
 
+/// The value of `shutdown.classification` a passing run carries.
+pub const NORMAL_COMPLETION: &str = "normal_completion";
+
+/// Every `shutdown.classification` a producer snapshot may carry: normal completion and the
+/// producer failure classifications.
+pub const SHUTDOWN_CLASSIFICATIONS: [&str; 7] = [
+    NORMAL_COMPLETION,
+    "learner_failure",
+    "collector_failure",
+    "backend_worker_failure",
+    "timeout/stale_tick",
+    "external_cancellation",
+    "unknown_failure",
+];
+
 /// The producer's shutdown snapshot (`runtime_manifest.shutdown`, copied raw to the soak
 /// artifact's top level). Opaque in runtime manifest v1; the soak artifact checks the members
 /// typed here, and everything else (iteration, coordination tick, inference ring, collector

@@ -25,8 +25,9 @@ mod stamps;
 
 pub use manifest::accelerator_context;
 pub use shape::{SHAPE_KEYWORDS, UTC_SECOND_PATTERN};
-pub use soak::{NORMAL_COMPLETION, SHUTDOWN_CLASSIFICATIONS};
 pub use soak_verdict::{summary_verdict, SummaryVerdict};
+// The shutdown classification vocabulary is the soak artefact's; also public here, its first home.
+pub use crate::artifacts::{NORMAL_COMPLETION, SHUTDOWN_CLASSIFICATIONS};
 
 use crate::artifacts::ArtifactKind;
 use serde_json::Value;

@@ -14,23 +14,8 @@ use super::shape::Shape;
 use super::soak_verdict::{summary_verdict, SummaryVerdict};
 use super::stamps::{soak_stamp, Stamp};
 use super::{child, describe, is_int, non_empty_str, quoted, Violation};
-use crate::artifacts::{ArtifactKind, FailureClassification};
+use crate::artifacts::{ArtifactKind, FailureClassification, NORMAL_COMPLETION};
 use serde_json::{Map, Value};
-
-/// The value of `shutdown.classification` a passing run carries.
-pub const NORMAL_COMPLETION: &str = "normal_completion";
-
-/// Every `shutdown.classification` a producer snapshot may carry: normal completion and the
-/// producer failure classifications.
-pub const SHUTDOWN_CLASSIFICATIONS: [&str; 7] = [
-    NORMAL_COMPLETION,
-    "learner_failure",
-    "collector_failure",
-    "backend_worker_failure",
-    "timeout/stale_tick",
-    "external_cancellation",
-    "unknown_failure",
-];
 
 pub(super) fn check_soak(v: &Value, out: &mut Vec<Violation>) {
     let Some(obj) = v.as_object() else {

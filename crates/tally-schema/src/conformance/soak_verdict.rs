@@ -6,8 +6,7 @@
 use serde_json::Value;
 
 use super::non_empty_str;
-use super::soak::{NORMAL_COMPLETION, SHUTDOWN_CLASSIFICATIONS};
-use crate::artifacts::FailureClassification;
+use crate::artifacts::{FailureClassification, NORMAL_COMPLETION, SHUTDOWN_CLASSIFICATIONS};
 
 /// What the run summary says of a failed soak, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
