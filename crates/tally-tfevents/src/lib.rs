@@ -20,6 +20,7 @@ pub mod proto;
 pub mod reader;
 pub mod scalar;
 pub mod scalar_fast;
+pub mod scalar_ref;
 pub mod summary_event;
 pub mod tf_record;
 pub mod writer;
@@ -39,12 +40,12 @@ pub use plugin_summaries::{
 pub use proto::Event;
 pub use reader::{
     is_event_file_name, open_event_file, read_scalars_from_file, Damage, EventReader, ScalarReader,
-    ScalarRef,
 };
 pub use scalar::{
     encode_scalar_event, into_scalars, scalar_value, scalars_of, tensor_scalar, ScalarEvent,
 };
 pub use scalar_fast::WireScalars;
+pub use scalar_ref::ScalarRef;
 pub use summary_event::{encode_summary, encode_summary_event, override_event};
 pub use tf_record::{
     CorruptionKind, OnCorruption, ReadError, Record, RecordWriter, SkippedRecord, TfRecordReader,

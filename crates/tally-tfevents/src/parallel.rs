@@ -19,8 +19,8 @@ use prost::Message;
 
 use crate::masked_crc::masked_crc32c;
 use crate::proto::Event;
-use crate::reader::ScalarRef;
 use crate::scalar_fast::WireScalars;
+use crate::scalar_ref::ScalarRef;
 use crate::tf_record::{TfRecordReader, FOOTER_LEN, HEADER_LEN};
 
 /// How far past its range's start a thread looks for the first record boundary.

@@ -13,8 +13,8 @@
 
 use crate::intern::Interner;
 use crate::proto::{DataClass, DataType, Event, SCALARS_PLUGIN_NAME};
-use crate::reader::ScalarRef;
 use crate::scalar::into_scalars;
+use crate::scalar_ref::ScalarRef;
 
 /// The scalars of one event, decoded by [`WireScalars::decode`] (or handed over from the
 /// general decoder by [`WireScalars::set_event`]): step, wall time and, for each scalar in
