@@ -2,7 +2,8 @@
 //! together within one deadline at close (docs/contract/remote-sinks.md "Finishing with a
 //! deadline").
 
-use super::{ordered_event_files, Follower};
+use super::follower::Follower;
+use super::order::ordered_event_files;
 use crate::error::{Error, Result};
 use crate::sink::Sink;
 use std::path::Path;

@@ -3,8 +3,9 @@
 //! acknowledged batch; after a failure the rows are sent again from the cursor, after a wait
 //! that doubles up to [`BACKOFF_MAX`].
 
+use super::cursor::Cursor;
+use super::pending::scan_pending;
 use super::rows::{Pos, RowReader};
-use super::{scan_pending, Cursor};
 use crate::error::{Error, Result};
 use crate::sink::{BackendStep, Sink, SinkError};
 use std::collections::VecDeque;
@@ -450,7 +451,7 @@ pub fn send_run(
         last_error: None,
     };
     // Before the sink closes: W&B copies the summary into its own when it finishes.
-    super::record_in_summary(run_dir, &progress)?;
+    super::progress::record_in_summary(run_dir, &progress)?;
     let closed = pump.sink.flush().and_then(|()| pump.sink.close());
     closed.map_err(|e| sink_error(&*pump.sink, e))?;
     Ok(SyncReport {
