@@ -2,7 +2,8 @@
 //! viewport, in order with the panel's status lines, or straight to their stream when no live
 //! panel runs (`docs/contract/panel.md`, "The user's output under the panel").
 
-use super::Command;
+use super::command::Command;
+use super::feed::snapshot;
 use crate::mode::Output;
 use std::io::{self, Write};
 use std::sync::mpsc::Sender;
@@ -70,7 +71,7 @@ impl Gate {
     /// A snapshot of `state` and the lines queued so far, taken together.
     pub(super) fn take(&self, state: &Mutex<TerminalState>) -> (PanelSnapshot, Vec<(u64, String)>) {
         let mut inner = self.lock();
-        let snap = super::snapshot(state);
+        let snap = snapshot(state);
         (snap, std::mem::take(&mut inner.lines))
     }
 

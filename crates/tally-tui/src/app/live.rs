@@ -1,9 +1,11 @@
 //! The live panel: a ratatui inline viewport redrawn on the 2 Hz clock, lines printed above
 //! it, keys, resizes, and the final frame on close.
 
+use super::command::Command;
 use super::console::{printable, Gate};
+use super::feed::{is_warmup, message_line, messages_between, snapshot};
+use super::options::PanelOptions;
 use super::restore::{BOTTOM, DRAW, RAW, RESTORED};
-use super::{is_warmup, message_line, messages_between, snapshot, Command, PanelOptions};
 use crate::glyphs::Glyphs;
 use crate::state::PanelState;
 use crossterm::cursor::{MoveTo, Show};

@@ -6,23 +6,28 @@
 //! - `console`: the user's own lines, printed above the live viewport from any thread.
 //! - `printer`: plain lines when the live panel does not run.
 //! - `restore`: one live panel per process; the terminal restored exactly once.
+//! - `options`: [`PanelOptions`], how to run the panel.
+//! - `command`: what the panel thread is told; `feed`: what it reads from the logger.
 //!
 //! A fixed 2 Hz clock independent of the training loop (`docs/contract/panel.md`, "One
 //! producer, a fixed clock"): `Logger::step` only updates the shared [`TerminalState`] (a
 //! short mutex hold) and never renders or waits on the terminal. The panel thread takes a snapshot under the lock,
 //! releases it, and only then draws.
 
+mod command;
 mod console;
+mod feed;
 mod live;
+mod options;
 mod printer;
 mod restore;
 
 pub use console::{Console, Stream};
+pub use options::{PanelOptions, PLAIN_INTERVAL, REFRESH};
 pub use restore::restore_terminal;
 
-use crate::glyphs::Glyphs;
 use crate::mode::{Mode, Output, TermEnv};
-use crate::text::strip_markup;
+use command::Command;
 use console::Gate;
 use crossterm::terminal as ct;
 use live::Live;
@@ -33,67 +38,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
-use tally::terminal::{Level, Message, PanelSnapshot, TerminalState};
+use tally::terminal::TerminalState;
 use tally::Clock;
-
-/// The panel refreshes on a fixed 2 Hz clock (`docs/contract/panel.md`).
-pub const REFRESH: Duration = Duration::from_millis(500);
-/// Off a terminal, a summary line every 10 s by default (`docs/contract/panel.md`, "Plain output").
-pub const PLAIN_INTERVAL: Duration = Duration::from_secs(10);
-
-/// How to run the panel.
-pub struct PanelOptions {
-    /// `auto`, `on` or `off`.
-    pub mode: Mode,
-    /// Frame period (2 Hz).
-    pub refresh: Duration,
-    /// Seconds between plain summary lines.
-    pub plain_interval: Duration,
-    /// Symbols; detected from the locale when `None`.
-    pub glyphs: Option<Glyphs>,
-    /// Colour; `!NO_COLOR` when `None`.
-    pub color: Option<bool>,
-    /// Read keys (`q`, `Esc`, Ctrl-C set [`PanelHandle::quit_requested`]); puts the terminal
-    /// in raw mode while the panel runs.
-    pub keys: bool,
-    /// Where plain lines go (stdout when `None`).
-    pub plain_writer: Option<Box<dyn Write + Send>>,
-}
-
-impl Default for PanelOptions {
-    fn default() -> Self {
-        PanelOptions {
-            mode: Mode::Auto,
-            refresh: REFRESH,
-            plain_interval: PLAIN_INTERVAL,
-            glyphs: None,
-            color: None,
-            keys: false,
-            plain_writer: None,
-        }
-    }
-}
-
-impl std::fmt::Debug for PanelOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PanelOptions")
-            .field("mode", &self.mode)
-            .field("refresh", &self.refresh)
-            .field("plain_interval", &self.plain_interval)
-            .field("glyphs", &self.glyphs)
-            .field("color", &self.color)
-            .field("keys", &self.keys)
-            .field("plain_writer", &self.plain_writer.is_some())
-            .finish()
-    }
-}
-
-enum Command {
-    Log(String),
-    Refresh,
-    Stop,
-}
 
 /// Starts the panel.
 #[derive(Debug)]
@@ -235,39 +181,6 @@ impl tally::terminal::TerminalView for PanelHandle {
 impl Drop for PanelHandle {
     fn drop(&mut self) {
         let _ = self.stop();
-    }
-}
-
-fn snapshot(state: &Mutex<TerminalState>) -> PanelSnapshot {
-    state.lock().unwrap_or_else(|e| e.into_inner()).snapshot()
-}
-
-/// Messages recorded since `seen` (a count of all messages ever recorded).
-fn new_messages(snap: &PanelSnapshot, seen: u64) -> &[Message] {
-    messages_between(snap, seen, snap.messages_total)
-}
-
-/// The messages numbered `from..to` (counting every message ever recorded) still in `snap`.
-fn messages_between(snap: &PanelSnapshot, from: u64, to: u64) -> &[Message] {
-    let first = snap.messages_total - snap.messages.len() as u64;
-    let lo = from.clamp(first, snap.messages_total) - first;
-    let hi = to.clamp(first, snap.messages_total) - first;
-    &snap.messages[lo as usize..hi.max(lo) as usize]
-}
-
-/// Whether `m` is warm-up progress: an info line from before training started
-/// (`training_started_at`). Those show in the panel header (or, in plain mode, only the latest
-/// one per interval); everything else is also printed as a line.
-fn is_warmup(m: &Message, training_started_at: Option<f64>) -> bool {
-    m.level == Level::Info && training_started_at.is_none_or(|t0| m.t < t0)
-}
-
-fn message_line(m: &Message) -> String {
-    let text = strip_markup(&m.text);
-    match m.level {
-        Level::Error => format!("ERROR {text}"),
-        Level::Warning => format!("WARN {text}"),
-        Level::Info => text,
     }
 }
 

@@ -1,7 +1,9 @@
 //! Plain output: messages and a summary line every interval, no escape codes, for when the
 //! live panel does not run.
 
-use super::{is_warmup, message_line, new_messages, snapshot, Command, PanelOptions};
+use super::command::Command;
+use super::feed::{is_warmup, message_line, new_messages, snapshot};
+use super::options::PanelOptions;
 use crate::plain::summary_line;
 use crate::text::ascii;
 use std::io::{self, Write};
