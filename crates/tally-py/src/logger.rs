@@ -1,6 +1,7 @@
-//! `tally.Logger`: the Rust logger as a Python class. Beside it: `guard.rs` (how a call waits
-//! and what it refuses), `closing.rs` (closing a logger: by `close`, at exit, on a signal),
-//! `documents.rs` (Python documents into JSON), `phase.rs` (the `log.phase(...)` timer).
+//! `tally.Logger`: the Rust logger as a Python class, its methods here. Beside it: `state.rs`
+//! (what a logger holds), `guard.rs` (how a call waits and what it refuses), `closing.rs`
+//! (closing a logger: by `close`, at exit, on a signal), `documents.rs` (Python documents into
+//! JSON), `phase.rs` (the `log.phase(...)` timer).
 //!
 //! Longer than 600 lines on purpose: one PyO3 class whose every method spells out its Python
 //! signature and conversions (one block per Python entry point).
@@ -14,42 +15,30 @@
 //! the logger's mutex is held, and calls from tally's own threads (a sink's `write()`) are
 //! refused before they could wait on themselves.
 
-use crate::convert::{int_arg, step_iteration, IntArg, KeyCache, StepArgs};
+use crate::convert::{int_arg, step_iteration, IntArg, StepArgs};
 use crate::errors::{Failure, Result};
-use crate::sink::python_sinks;
+use crate::sink::{each_sink, python_sinks};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyType};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tally::{
-    Backend, Key, Level, LoggerConfig, OnStorageError, Profile, Rates, RunStatus, StepInput,
-    SystemClock,
-};
-
-/// The shared part: the Rust logger (which owns its panel) and the Python sinks to finish
-/// after it closes.
-struct Core {
-    log: Option<tally::Logger>,
-    py_sinks: Vec<Py<PyAny>>,
-    run_dir: PathBuf,
-    /// `sys.stdout`/`sys.stderr` redirected above the live panel, undone at close.
-    console: Option<Py<PyAny>>,
-    /// `log_video` said once that nothing here uploads videos.
-    video_noted: bool,
-}
+use tally::{Backend, Level, LoggerConfig, OnStorageError, Profile, Rates, RunStatus, SystemClock};
 
 mod closing;
 mod documents;
 mod guard;
 mod phase;
+mod state;
 
 pub use closing::_close_open_loggers;
 use closing::{close_core, parse_status};
 use documents::{json_text, refuse_nonfinite, wandb_settings};
 use guard::{lock, refuse_tally_thread, Stepping};
 pub use phase::Phase;
+pub use state::PyLogger;
+use state::{Core, Draft};
 
 /// The level of a Python status line: Python runners mark errors with rich-style `[red]`
 /// markup or the word `ERROR`; the Rust logger takes the level explicitly.
@@ -67,47 +56,6 @@ fn path_object(py: Python<'_>, p: &Path) -> PyResult<Py<PyAny>> {
         .getattr("Path")?
         .call1((p.to_string_lossy().into_owned(),))?
         .unbind())
-}
-
-/// Call `method(args)` on each Python sink that has it (caller thread, GIL held).
-fn each_sink<'py>(
-    py: Python<'py>,
-    sinks: &[Py<PyAny>],
-    method: &str,
-    args: impl Fn() -> PyResult<Bound<'py, pyo3::types::PyTuple>>,
-) -> PyResult<()> {
-    let mut first_err = None;
-    for s in sinks {
-        let s = s.bind(py);
-        if s.hasattr(method)? {
-            if let Err(e) = s.call_method1(method, args()?) {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    first_err.map_or(Ok(()), Err)
-}
-
-/// The step being built: conversion buffers and the phase timers' seconds not yet submitted.
-#[derive(Default)]
-struct Draft {
-    scratch: StepInput,
-    keys: KeyCache,
-    pending: Vec<(Key, f64)>,
-}
-
-/// The training logger: one per run, on rank 0; `step()` once per iteration.
-#[pyclass(module = "tally._tally", name = "Logger", subclass, frozen)]
-pub struct PyLogger {
-    core: Arc<Mutex<Core>>,
-    /// Taken before `core` by `step` (a step converts its Python arguments here, running
-    /// Python code, before the logger's lock is taken); `phase` adds to it.
-    draft: Mutex<Draft>,
-    run_dir: Py<PyAny>,
-    event_file: Option<Py<PyAny>>,
-    panel: String,
-    /// The trace recorder, disabled unless `trace=True` (docs/contract/trace.md).
-    tracer: tally::Tracer,
 }
 
 impl PyLogger {

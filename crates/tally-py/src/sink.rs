@@ -10,9 +10,10 @@
 //! `start(run_dir) -> url | None` (caller thread, once); `write(step, wall_time, iteration,
 //! scalars)` (writer thread, once per logged iteration, `scalars` the exact TensorBoard
 //! payload); `flush()`, `close()` (writer thread); optional `finish(run_dir)` and
-//! `log_video(path, key)` (caller thread, after close / on demand). A remote sink also has
-//! `remote = True`, `resume_at(rows)` (the index of the next row it is given) and, once
-//! started, `remote_run` (its destination: a cursor kept for another one does not apply).
+//! `log_video(path, key)` (caller thread, after close / on demand, through `each_sink`). A
+//! remote sink also has `remote = True`, `resume_at(rows)` (the index of the next row it is
+//! given) and, once started, `remote_run` (its destination: a cursor kept for another one does
+//! not apply).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -66,6 +67,25 @@ pub fn python_sinks<'py>(
         boxed.push(Box::new(PySink::new(o)?));
     }
     Ok((objs, boxed))
+}
+
+/// Call `method(args)` on each Python sink that has it (caller thread, GIL held).
+pub fn each_sink<'py>(
+    py: Python<'py>,
+    sinks: &[Py<PyAny>],
+    method: &str,
+    args: impl Fn() -> PyResult<Bound<'py, pyo3::types::PyTuple>>,
+) -> PyResult<()> {
+    let mut first_err = None;
+    for s in sinks {
+        let s = s.bind(py);
+        if s.hasattr(method)? {
+            if let Err(e) = s.call_method1(method, args()?) {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    first_err.map_or(Ok(()), Err)
 }
 
 /// `settings` with every secret redacted: names and notes are free text that W&B stores

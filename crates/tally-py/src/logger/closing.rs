@@ -3,8 +3,9 @@
 //! and on a terminating signal (docs/contract/threads-and-signals.md "Signals").
 
 use super::guard::lock;
-use super::{each_sink, Core};
+use super::state::Core;
 use crate::errors::{Failure, Result};
+use crate::sink::each_sink;
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex, Weak};
 use tally::RunStatus;

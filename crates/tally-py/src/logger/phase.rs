@@ -1,7 +1,7 @@
 //! `with log.phase(name):`, the learner-phase timer of a `tally.Logger`.
 
 use super::guard::{lock, refuse_reentry, refuse_tally_thread};
-use super::PyLogger;
+use super::state::PyLogger;
 use pyo3::prelude::*;
 use std::time::Instant;
 use tally::Key;
