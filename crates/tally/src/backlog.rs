@@ -7,7 +7,7 @@
 //! others back.
 
 use crate::sink::{BackendStep, Relinked, Sink, SinkError, StorageFault};
-use crate::writer::SinkFailure;
+use crate::writer::failures::SinkFailure;
 use std::collections::VecDeque;
 
 /// Most steps a failing local sink keeps for a retry.

@@ -3,47 +3,34 @@
 //! The hot path validates and enqueues; this thread writes. The queue is bounded and
 //! lossless: when it is full, `step` waits (and the wait is counted), it never drops. A failed
 //! write of the event file keeps the step for a retry (`backlog.rs`); a failed rewrite of a JSON
-//! artefact is retried on the next rewrite.
+//! artefact is retried on the next rewrite (`writer/artefact.rs`).
 
-use crate::atomic::write_json_replace;
 use crate::backlog::Slot;
 use crate::run::{RUN_CONFIG_FILE, RUN_SUMMARY_FILE};
 use crate::sink::{BackendStep, Sink};
 use crate::summary_pace::{SummaryDone, SummaryPace};
 use crate::tag::Tag;
+use artefact::Artefact;
+use counts::StorageCounts;
+use failures::{record, texts, Failures};
 use queue::{Pushed, Queue};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 use tally_clock::Clock;
 use tally_schema::artifacts::{RunConfig, RunSummary};
 
+mod artefact;
+mod counts;
+pub(crate) mod failures;
 mod queue;
 mod restore;
 
-/// A sink failure, reported once through the next `step`/`close` and kept for the summary.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SinkFailure {
-    /// Sink name.
-    pub sink: String,
-    /// Iteration whose write failed (0 for close/flush).
-    pub iteration: u64,
-    /// The error text.
-    pub message: String,
-}
-
-impl std::fmt::Display for SinkFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} sink failed at iteration {}: {}",
-            self.sink, self.iteration, self.message
-        )
-    }
-}
+pub use counts::StorageTally;
+pub use failures::SinkFailure;
 
 enum Msg {
     Step(BackendStep),
@@ -77,141 +64,6 @@ pub struct WriterThread {
 
 /// A step's scalars.
 type Payload = Vec<(Tag, f64)>;
-
-/// Failures shared between the writer thread and the logger. The count is read on every step
-/// without taking the lock; the list is locked only when something new is to be reported.
-#[derive(Debug, Default)]
-struct Failures {
-    count: AtomicUsize,
-    list: Mutex<Vec<SinkFailure>>,
-}
-
-fn record(failures: &Failures, f: SinkFailure) {
-    let mut list = failures.list.lock().unwrap_or_else(|e| e.into_inner());
-    list.push(f);
-    failures.count.store(list.len(), Ordering::Release);
-}
-
-fn texts(failures: &Failures) -> Vec<String> {
-    let list = failures.list.lock().unwrap_or_else(|e| e.into_inner());
-    list.iter().map(ToString::to_string).collect()
-}
-
-/// The run's local-storage counts, as the writer thread last left them.
-#[derive(Debug, Default)]
-struct StorageCounts {
-    /// Whether the run has a local-storage sink at all.
-    any: bool,
-    persisted: AtomicU64,
-    lost: AtomicU64,
-    pending: AtomicU64,
-}
-
-/// Where the run's steps stand in its local storage (docs/contract/run-artifacts.md
-/// "Storage faults").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct StorageTally {
-    /// Steps in the file; `None` when the run has no local storage.
-    pub persisted: Option<u64>,
-    /// Steps that will never reach it.
-    pub lost: u64,
-    /// Steps kept for a retry.
-    pub pending: u64,
-}
-
-impl StorageTally {
-    /// Fill the summary's storage fields.
-    pub fn fill(&self, s: &mut RunSummary) {
-        s.persisted_iterations = self.persisted;
-        s.lost_iterations = self.lost;
-        s.pending_iterations = self.pending;
-    }
-}
-
-impl StorageCounts {
-    /// With several local sinks a step counts as persisted only if all hold it (the fewest
-    /// persisted), and as lost or pending if any lost it or keeps it.
-    fn update(&self, slots: &[Slot]) {
-        let local = || slots.iter().filter(|s| s.is_storage());
-        let persisted = local().map(Slot::persisted).min().unwrap_or(0);
-        self.persisted.store(persisted, Ordering::Release);
-        let lost = local().map(|s| s.lost).max().unwrap_or(0);
-        self.lost.store(lost, Ordering::Release);
-        let pending = local().map(Slot::pending).max().unwrap_or(0);
-        self.pending.store(pending, Ordering::Release);
-    }
-
-    fn tally(&self) -> StorageTally {
-        StorageTally {
-            persisted: self.any.then(|| self.persisted.load(Ordering::Acquire)),
-            lost: self.lost.load(Ordering::Acquire),
-            pending: self.pending.load(Ordering::Acquire),
-        }
-    }
-}
-
-/// A JSON artefact rewrite that failed, kept until a later rewrite (or a flush) succeeds.
-struct Artefact<T> {
-    file: &'static str,
-    pending: Option<Box<T>>,
-    /// The last document written, to put back if the run directory is removed.
-    last: Option<Box<T>>,
-    /// Its failure was reported; reported again only after a success.
-    failing: bool,
-    /// Whether each rewrite is fsynced.
-    sync: bool,
-}
-
-impl<T: serde::Serialize> Artefact<T> {
-    fn new(file: &'static str, sync: bool) -> Self {
-        Artefact {
-            file,
-            pending: None,
-            last: None,
-            failing: false,
-            sync,
-        }
-    }
-
-    /// Write `doc` (or retry the kept one when `doc` is `None`); a failure keeps it.
-    fn write(&mut self, doc: Option<Box<T>>, iteration: u64, run_dir: &Path, failures: &Failures) {
-        let Some(doc) = doc.or_else(|| self.pending.take()) else {
-            return;
-        };
-        // Redacted like the artefacts written at start and close: a summary holds the runtime
-        // manifest and free text (docs/contract/run-artifacts.md "Secrets").
-        let clean = serde_json::to_value(&*doc).map(|v| crate::redact::redact_value(&v));
-        let path = run_dir.join(self.file);
-        let written = clean
-            .map_err(|source| crate::Error::Json {
-                path: path.clone(),
-                source,
-            })
-            .and_then(|v| write_json_replace(&path, &v, self.sync));
-        match written {
-            Ok(()) => {
-                // A newer document replaces a kept one: the kept one is never written after it.
-                self.pending = None;
-                self.last = Some(doc);
-                self.failing = false;
-            }
-            Err(e) => {
-                if !self.failing {
-                    self.failing = true;
-                    record(
-                        failures,
-                        SinkFailure {
-                            sink: self.file.trim_end_matches(".json").into(),
-                            iteration,
-                            message: format!("{e}; retried on the next rewrite"),
-                        },
-                    );
-                }
-                self.pending = Some(doc);
-            }
-        }
-    }
-}
 
 /// What the writer thread hands back to the logger besides failures and counts.
 struct Back {

@@ -6,7 +6,9 @@
 //! an unlinked one is copied back to its path and written on there, and the JSON artefacts
 //! tally holds in memory are rewritten. It is said once.
 
-use super::{record, Artefact, Failures, StorageCounts};
+use super::artefact::Artefact;
+use super::counts::StorageCounts;
+use super::failures::{record, Failures};
 use crate::backlog::Slot;
 use std::path::{Path, PathBuf};
 use tally_schema::artifacts::{RunConfig, RunSummary};
