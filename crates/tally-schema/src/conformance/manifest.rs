@@ -11,9 +11,11 @@
 //! non-empty string other than `none` or `cpu`) makes null a violation; an absent, null,
 //! `none` or `cpu` context leaves null accepted, as runtime manifest v1 allows it.
 
+use super::path::child;
 use super::shape::Shape;
 use super::stamps::{int_stamp, Stamp};
-use super::{child, describe, is_int, quoted, Violation};
+use super::value::is_int;
+use super::violation::{describe, quoted, Violation};
 use crate::artifacts::ArtifactKind;
 use serde_json::{Map, Value};
 

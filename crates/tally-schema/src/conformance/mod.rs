@@ -8,8 +8,10 @@
 //! stamps (`stamps.rs`: each wrong kind of value with its own message), a completed run's
 //! lifecycle fields and the null-device rule (`manifest.rs`), the run summary's embedded
 //! manifest (`run_summary.rs`), and the soak artifact's pass/failure classification and drain
-//! invariants (`soak.rs`). The rules: `docs/contract/run-artifacts.md`,
-//! `docs/contract/manifest-and-soak.md`; versions and evolution: `docs/contract/schema.md`.
+//! invariants (`soak.rs`). The rules share a violation and its wording (`violation.rs`), a
+//! member's JSONPath (`path.rs`) and what counts as an integer (`value.rs`). The rules:
+//! `docs/contract/run-artifacts.md`, `docs/contract/manifest-and-soak.md`; versions and
+//! evolution: `docs/contract/schema.md`.
 //!
 //! Two deliberate differences from a generic JSON Schema validator: an integer is a JSON
 //! number written without a fraction or exponent (`1.0` is not the integer 1; JSON Schema says
@@ -17,52 +19,24 @@
 //! guess) while the other namespaces are still checked.
 
 mod manifest;
+mod path;
 mod run_summary;
 mod shape;
 mod soak;
 mod soak_verdict;
 mod stamps;
+mod value;
+mod violation;
 
 pub use manifest::accelerator_context;
 pub use shape::{SHAPE_KEYWORDS, UTC_SECOND_PATTERN};
 pub use soak_verdict::{summary_verdict, SummaryVerdict};
+pub use violation::{describe, Violation};
 // The shutdown classification vocabulary is the soak artefact's; also public here, its first home.
 pub use crate::artifacts::{NORMAL_COMPLETION, SHUTDOWN_CLASSIFICATIONS};
 
 use crate::artifacts::ArtifactKind;
 use serde_json::Value;
-use std::fmt;
-
-/// One broken rule: where, what the contract expects there, and what the file holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    /// JSONPath of the offending member, e.g. `$.runtime_manifest.replay_ingress.occupancy`.
-    pub path: String,
-    /// What the rule expects.
-    pub expected: String,
-    /// What was found (`missing` when the member is absent).
-    pub found: String,
-}
-
-impl Violation {
-    fn new(path: impl Into<String>, expected: impl Into<String>, found: impl Into<String>) -> Self {
-        Violation {
-            path: path.into(),
-            expected: expected.into(),
-            found: found.into(),
-        }
-    }
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: expected {}, found {}",
-            self.path, self.expected, self.found
-        )
-    }
-}
 
 /// The outcome of [`validate`]: the detected kind (None when it could not be told) and every
 /// violation.
@@ -197,94 +171,4 @@ pub fn validate_soak_artifact(v: &Value) -> Vec<Violation> {
     let mut out = Vec::new();
     soak::check_soak(v, &mut out);
     out
-}
-
-/// How a violation names a found value: `missing`, `null`, `the bool true`, `the integer 2`,
-/// `the float 1.0`, `the string "1"`, `an array of 3 items`, `an object`.
-pub fn describe(v: Option<&Value>) -> String {
-    match v {
-        None => "missing".to_owned(),
-        Some(Value::Null) => "null".to_owned(),
-        Some(Value::Bool(b)) => format!("the bool {b}"),
-        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => format!("the integer {n}"),
-        Some(Value::Number(n)) => format!("the float {:?}", n.as_f64().unwrap_or(f64::NAN)),
-        Some(Value::String(s)) => {
-            let shown: String = s.chars().take(60).collect();
-            let more = if shown.len() < s.len() { "…" } else { "" };
-            format!(
-                "the string {}{more}",
-                serde_json::to_string(&shown).unwrap_or_default()
-            )
-        }
-        Some(Value::Array(a)) => match a.len() {
-            1 => "an array of 1 item".to_owned(),
-            n => format!("an array of {n} items"),
-        },
-        Some(Value::Object(o)) if o.is_empty() => "an empty object".to_owned(),
-        Some(Value::Object(_)) => "an object".to_owned(),
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Paths and small readers the rules share.
-
-/// The JSONPath of member `key` under `path`: `$.a.b`, or `$.a["x/y"]` for a key that is not
-/// an identifier.
-fn child(path: &str, key: &str) -> String {
-    let plain = !key.is_empty()
-        && key
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if plain {
-        format!("{path}.{key}")
-    } else {
-        format!("{path}[{}]", serde_json::to_string(key).unwrap_or_default())
-    }
-}
-
-/// Whether `v` is a JSON integer (written without a fraction or exponent).
-fn is_int(v: &Value) -> bool {
-    v.as_number().is_some_and(|n| n.is_i64() || n.is_u64())
-}
-
-/// Whether `v` is a string with something other than whitespace.
-fn non_empty_str(v: Option<&Value>) -> bool {
-    v.and_then(Value::as_str)
-        .is_some_and(|s| !s.trim().is_empty())
-}
-
-/// `s` as a JSON string literal.
-fn quoted(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn describe_names_each_json_type_distinctly() {
-        assert_eq!(describe(None), "missing");
-        assert_eq!(describe(Some(&json!(true))), "the bool true");
-        assert_eq!(describe(Some(&json!(1))), "the integer 1");
-        assert_eq!(describe(Some(&json!(1.0))), "the float 1.0");
-        assert_eq!(describe(Some(&json!("1"))), "the string \"1\"");
-        assert_eq!(describe(Some(&json!([1]))), "an array of 1 item");
-    }
-
-    #[test]
-    fn child_paths_quote_keys_that_are_not_identifiers() {
-        assert_eq!(child("$", "replay_ingress"), "$.replay_ingress");
-        assert_eq!(
-            child("$.context.environment", "CUDA_VISIBLE_DEVICES"),
-            "$.context.environment.CUDA_VISIBLE_DEVICES"
-        );
-        assert_eq!(
-            child("$.x", "timeout/stale_tick"),
-            "$.x[\"timeout/stale_tick\"]"
-        );
-    }
 }

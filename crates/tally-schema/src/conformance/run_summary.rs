@@ -4,9 +4,10 @@
 //! (`docs/contract/run-artifacts.md`, `run_summary.json`).
 
 use super::manifest::check_manifest;
+use super::path::child;
 use super::shape::Shape;
 use super::stamps::{int_stamp, Stamp};
-use super::{child, describe, Violation};
+use super::violation::{describe, Violation};
 use crate::artifacts::ArtifactKind;
 use serde_json::Value;
 

@@ -2,7 +2,9 @@
 //! schemas use (`$ref`, `anyOf`/`oneOf`, `const`, `enum`, `type`, bounds, the one time
 //! pattern, properties, items). Violations name what the schema accepts in words.
 
-use super::{child, describe, is_int, quoted, Violation};
+use super::path::child;
+use super::value::is_int;
+use super::violation::{describe, quoted, Violation};
 use crate::artifacts::{json_schema, ArtifactKind};
 use serde_json::Value;
 use std::sync::OnceLock;

@@ -9,11 +9,13 @@
 //! which wins over the monitor's); a classification naming an owner needs that producer
 //! classification.
 
+use super::path::child;
 use super::run_summary::check_run_summary;
 use super::shape::Shape;
 use super::soak_verdict::{summary_verdict, SummaryVerdict};
 use super::stamps::{soak_stamp, Stamp};
-use super::{child, describe, is_int, non_empty_str, quoted, Violation};
+use super::value::{is_int, non_empty_str};
+use super::violation::{describe, quoted, Violation};
 use crate::artifacts::{ArtifactKind, FailureClassification, NORMAL_COMPLETION};
 use serde_json::{Map, Value};
 

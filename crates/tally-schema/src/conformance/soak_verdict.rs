@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::non_empty_str;
+use super::value::non_empty_str;
 use crate::artifacts::{FailureClassification, NORMAL_COMPLETION, SHUTDOWN_CLASSIFICATIONS};
 
 /// What the run summary says of a failed soak, strongest first.

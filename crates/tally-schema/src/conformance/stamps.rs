@@ -4,7 +4,8 @@
 //! wrong kind of value gets a message of its own (`docs/contract/schema.md`, the version stamp;
 //! `docs/contract/manifest-and-soak.md`, version namespaces).
 
-use super::{describe, is_int, quoted, Violation};
+use super::value::is_int;
+use super::violation::{describe, quoted, Violation};
 use serde_json::Value;
 
 /// What a version stamp turned out to be.
