@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use _tally::read::{read_all, Dictionary};
+use tally_read::columns::{read_all, Dictionary};
 use tally_schema::legacy::glob_match;
 use tally_tfevents::ScalarReader;
 

@@ -41,15 +41,9 @@ pub enum CliError {
     /// An event file could not be read (the message names the file and byte offset).
     #[error(transparent)]
     Events(#[from] tally_tfevents::ReadError),
-    /// The Parquet writer failed on the output file.
-    #[error("{}: {source}", .path.display())]
-    Parquet {
-        /// The output file.
-        path: PathBuf,
-        /// The writer's error.
-        #[source]
-        source: parquet::errors::ParquetError,
-    },
+    /// Reading, analysing or exporting a run failed (the message names the culprit).
+    #[error(transparent)]
+    Read(#[from] tally_read::Error),
     /// The logger of a demo run failed.
     #[error(transparent)]
     Logger(#[from] tally::Error),

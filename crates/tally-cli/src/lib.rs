@@ -7,8 +7,7 @@
 pub mod cmd;
 pub mod error;
 mod interrupt;
-pub mod run_files;
-pub mod run_reader;
+mod stderr;
 
 pub use error::{CliError, Exit};
 
@@ -20,6 +19,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use stderr::StderrObserver;
+use tally_read::diagnose::Thresholds;
 
 /// tally: one honest source of telemetry for RL training runs.
 #[derive(Debug, Parser)]
@@ -126,25 +127,25 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// learner Collector Wait, % of Iter Wall, at or above which it is high.
-        #[arg(long, value_name = "PCT", default_value_t = diagnose::Thresholds::default().wait_high_pct)]
+        #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().wait_high_pct)]
         wait_high: f64,
         /// learner Collector Wait, % of Iter Wall, below which it is low.
-        #[arg(long, value_name = "PCT", default_value_t = diagnose::Thresholds::default().wait_low_pct)]
+        #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().wait_low_pct)]
         wait_low: f64,
         /// collector Learner Action Wait, % of the collector cycle, that is high.
-        #[arg(long, value_name = "PCT", default_value_t = diagnose::Thresholds::default().action_wait_high_pct)]
+        #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().action_wait_high_pct)]
         action_wait_high: f64,
         /// learner Inference, % of Iter Wall, that is high.
-        #[arg(long, value_name = "PCT", default_value_t = diagnose::Thresholds::default().inference_high_pct)]
+        #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().inference_high_pct)]
         inference_high: f64,
         /// learner Replay Batch Wait, % of Iter Wall, that is high.
-        #[arg(long, value_name = "PCT", default_value_t = diagnose::Thresholds::default().batch_wait_high_pct)]
+        #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().batch_wait_high_pct)]
         batch_wait_high: f64,
         /// collector Replay Write, % of the collector cycle, that is high.
-        #[arg(long, value_name = "PCT", default_value_t = diagnose::Thresholds::default().replay_write_high_pct)]
+        #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().replay_write_high_pct)]
         replay_write_high: f64,
         /// Replay H2D Submit, % of Iter Wall, that is high.
-        #[arg(long, value_name = "PCT", default_value_t = diagnose::Thresholds::default().submit_high_pct)]
+        #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().submit_high_pct)]
         submit_high: f64,
     },
     /// The DP scaling report: throughput, speed-up and efficiency of one task at several GPU counts.
@@ -407,12 +408,14 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             allow_truncated,
         } => {
             let mode = if legacy_unversioned {
-                extract::Mode::LegacyUnversioned
+                tally_read::extract::Mode::LegacyUnversioned
             } else {
-                extract::Mode::Versioned
+                tally_read::extract::Mode::Versioned
             };
-            let extraction = extract::extract(&dir, last, mode, allow_truncated)?;
-            run_files::warn(&extraction.damage);
+            let mut notes = StderrObserver::new(None);
+            let extraction =
+                tally_read::extract::extract(&dir, last, mode, allow_truncated, &mut notes)?;
+            stderr::warn(&extraction.damage);
             to_stdout(|out| Ok(extract::print(&extraction, json, out)?))
         }
         Command::Diagnose {
@@ -427,7 +430,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             replay_write_high,
             submit_high,
         } => {
-            let thresholds = diagnose::Thresholds {
+            let thresholds = Thresholds {
                 wait_high_pct: wait_high,
                 wait_low_pct: wait_low,
                 action_wait_high_pct: action_wait_high,
@@ -445,13 +448,13 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
                 "--replay-write-high",
                 "--submit-high",
             ])?;
-            let diagnosis = diagnose::diagnose(&run_dir, last, thresholds)?;
-            run_files::warn(&diagnosis.damage);
+            let diagnosis = tally_read::diagnose::diagnose(&run_dir, last, thresholds)?;
+            stderr::warn(&diagnosis.damage);
             to_stdout(|out| Ok(diagnose::print(&diagnosis, json, out)?))
         }
         Command::Scaling { dirs, last, json } => {
-            let report = scaling::report(&dirs, last)?;
-            run_files::warn(&report.damage);
+            let report = tally_read::scaling::report(&dirs, last)?;
+            stderr::warn(&report.damage);
             to_stdout(|out| Ok(scaling::print(&report, json, out)?))
         }
         Command::Schema {
@@ -482,17 +485,16 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
                 OnCorrupt::Error => tally_tfevents::OnCorruption::Error,
                 OnCorrupt::Skip => tally_tfevents::OnCorruption::Skip,
             };
-            let progress = progress.enabled();
-            let opts = export::Options {
-                format,
+            export::check_compression(format, compression)?;
+            let opts = tally_read::export::Options {
+                format: format.into(),
                 tags,
                 migrate_legacy,
                 policy,
                 output,
-                compression,
-                progress,
+                compression: compression.into(),
             };
-            to_stdout(|out| export::run(&paths, &opts, out))
+            to_stdout(|out| export::run(&paths, &opts, progress.enabled(), out))
         }
         Command::Sync {
             dirs,

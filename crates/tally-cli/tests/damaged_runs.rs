@@ -234,7 +234,7 @@ fn demo_run(root: &Path, log_interval: u64) -> (PathBuf, PathBuf, Vec<(i64, u64)
             .strip_prefix("run: ")
             .unwrap(),
     );
-    let files = tally_cli::run_files::run_event_files(&dir).unwrap();
+    let files = tally_read::files::run_event_files(&dir).unwrap();
     let file = files[0].clone();
     let mut reader = tally_tfevents::open_event_file(&file).unwrap();
     let mut iterations = Vec::new();

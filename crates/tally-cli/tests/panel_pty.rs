@@ -254,7 +254,7 @@ fn watch_follows_a_run_that_is_still_writing() {
     let t = Instant::now();
     let run = loop {
         if let Some(run) = find_run(&root)
-            .filter(|r| tally_cli::run_files::run_event_files(r).is_ok_and(|f| !f.is_empty()))
+            .filter(|r| tally_read::files::run_event_files(r).is_ok_and(|f| !f.is_empty()))
         {
             break run;
         }

@@ -3,9 +3,9 @@
 //! (from its `run_config.json`, docs/contract/schema.md "User metrics").
 
 use crate::error::CliError;
-use crate::run_reader::read_json;
 use std::io::Write;
 use std::path::Path;
+use tally_read::meta::read_json;
 use tally_schema::artifacts::UserMetric;
 
 /// Which rendering of the schema to print.

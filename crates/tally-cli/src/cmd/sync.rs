@@ -7,11 +7,12 @@
 //! embedding the command line (the Python package's W&B sink); `--dry-run` needs none.
 
 use crate::error::CliError;
-use crate::run_files::{require_run_event_files, warn};
+use crate::stderr::warn;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tally::remote::{scan_pending, send_run, Cursor};
+use tally_read::files::require_run_event_files;
 
 /// Where `tally sync` sends runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

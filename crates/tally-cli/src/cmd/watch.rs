@@ -7,17 +7,12 @@
 //! dashboard: every scalar tag on the state's [`TagBoard`] and in the 2 s window.
 //!
 //! The run's event files ([`run_with_subruns`]) are followed with the resumable reader
-//! ([`follow`]); a generic run's sub-runs (`add_scalars` series) are followed beside it, their
-//! scalars shown under [`follow::subrun_tag`]. A corrupt record ends `watch` with an error
+//! ([`Follow`]); a generic run's sub-runs (`add_scalars` series) are followed beside it, their
+//! scalars shown under [`subrun_tag`]. A corrupt record ends `watch` with an error
 //! naming the file and byte offset; the terminal going away (SIGHUP, a failed write) ends it
 //! with exit 0 and a line saying so.
 
-mod follow;
-
 use crate::error::{CliError, Exit};
-use crate::run_files::{dir_event_files, run_with_subruns};
-use crate::run_reader::{read_json, require_schema_v1, RunConfigFacts};
-use follow::{subrun_tag, Follow};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -29,6 +24,9 @@ use tally::replay::Replay;
 use tally::terminal::{Level, RunFacts, TerminalState};
 use tally::window::Sample;
 use tally::{Clock, Profile, SystemClock, SystemInfo, Tag};
+use tally_read::files::{dir_event_files, run_with_subruns};
+use tally_read::follow::{subrun_tag, Follow};
+use tally_read::meta::{check_schema, read_status, RunConfigFacts};
 use tally_tfevents::{into_scalars, is_event_file_name, ScalarEvent};
 use tally_tui::{Output, Panel, PanelOptions};
 
@@ -90,30 +88,6 @@ fn generic_facts(dir: &Path) -> RunFacts {
         max_iterations: None,
         profile: Profile::SacFamily,
     }
-}
-
-/// The run's status from `dir/run_summary.json` (`running`, `completed`, ...), if readable.
-pub fn read_status(dir: &Path) -> Option<String> {
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("run_summary.json")).ok()?).ok()?;
-    doc["status"].as_str().map(str::to_owned)
-}
-
-/// Refuse a run stamped with a schema version other than 1 in `run_config.json` or
-/// `run_summary.json`, as `extract` does (`docs/contract/consumers.md` "The schema-v1 gate");
-/// an unstamped run (another tool's) is shown generically, so a missing stamp passes.
-pub fn check_schema(dir: &Path) -> Result<(), CliError> {
-    for name in ["run_config.json", "run_summary.json"] {
-        let path = dir.join(name);
-        // A file still being written is read again on a later poll, never guessed at.
-        let Ok(Some(doc)) = read_json(&path) else {
-            continue;
-        };
-        if doc.get("metric_schema_version").is_some() {
-            require_schema_v1(&path, Some(&doc))?;
-        }
-    }
-    Ok(())
 }
 
 /// How a run's events reach the terminal state.
@@ -397,7 +371,7 @@ fn split_target(path: PathBuf) -> (PathBuf, Option<PathBuf>) {
 }
 
 /// The event files to read: the one given, else the run's own ([`run_with_subruns`]).
-fn target_files(dir: &Path, only: Option<&Path>) -> Result<Vec<PathBuf>, CliError> {
+fn target_files(dir: &Path, only: Option<&Path>) -> tally_read::Result<Vec<PathBuf>> {
     match only {
         Some(file) => Ok(vec![file.to_owned()]),
         None => run_with_subruns(dir).map(|r| r.files),

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use super::Compression as Codec;
+use super::options::Compression as Codec;
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding};
 use parquet::column::page::{CompressedPage, Page, PageWriter};

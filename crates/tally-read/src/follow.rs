@@ -2,7 +2,7 @@
 //! the newest (`Ok(None)` at a partial record means "not yet"), moving on when a newer file
 //! appears (`docs/contract/panel.md` "tally watch").
 
-use crate::error::CliError;
+use crate::error::Error;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
@@ -13,7 +13,7 @@ use tally_tfevents::{open_event_file, EventReader};
 /// The file being read and the reader at its position (nothing before the first file
 /// appears), and the next event when it has been read but not taken yet.
 #[derive(Debug, Default)]
-pub(super) struct Follow {
+pub struct Follow {
     current: Option<(PathBuf, EventReader<BufReader<File>>)>,
     next: Option<Event>,
     /// Nothing more was there at the last look: not looked for again until [`Follow::wake`]
@@ -28,11 +28,11 @@ impl Follow {
     /// files by when each was created rather than by their records. `files` lists the run's
     /// event files in run order (asked again when a file ends, so a new file is found); a
     /// partial record left at the end of a file that a newer one follows is said to `warn`.
-    pub(super) fn peek(
+    pub fn peek(
         &mut self,
-        files: impl Fn() -> Result<Vec<PathBuf>, CliError>,
+        files: impl Fn() -> Result<Vec<PathBuf>, Error>,
         mut warn: impl FnMut(String),
-    ) -> Result<Option<f64>, CliError> {
+    ) -> Result<Option<f64>, Error> {
         while self.next.is_none() {
             if self.dry {
                 return Ok(None);
@@ -49,20 +49,20 @@ impl Follow {
     }
 
     /// Look again at the next [`peek`](Self::peek): a new poll.
-    pub(super) fn wake(&mut self) {
+    pub fn wake(&mut self) {
         self.dry = false;
     }
 
     /// The event [`peek`](Self::peek) read.
-    pub(super) fn take(&mut self) -> Option<Event> {
+    pub fn take(&mut self) -> Option<Event> {
         self.next.take()
     }
 
     fn read(
         &mut self,
-        files: &impl Fn() -> Result<Vec<PathBuf>, CliError>,
+        files: &impl Fn() -> Result<Vec<PathBuf>, Error>,
         warn: &mut impl FnMut(String),
-    ) -> Result<Option<Event>, CliError> {
+    ) -> Result<Option<Event>, Error> {
         loop {
             if self.current.is_none() {
                 let Some(first) = files()?.into_iter().next() else {
@@ -100,7 +100,7 @@ impl Follow {
 
     /// The file being read and where its unread partial record starts with how many bytes it
     /// holds so far, when it ends in one.
-    pub(super) fn partial_tail(&self) -> Option<(&PathBuf, u64, usize)> {
+    pub fn partial_tail(&self) -> Option<(&PathBuf, u64, usize)> {
         let (path, reader) = self.current.as_ref()?;
         let records = reader.records();
         (records.pending_bytes() > 0).then(|| (path, records.position(), records.pending_bytes()))
@@ -111,7 +111,7 @@ impl Follow {
 /// makes, holding `tag` (tensorboardX names them `<tag>/<key>`, torch `<tag with / as _>_<key>`),
 /// so a series sits in its chart's group as TensorBoard overlays it; `<sub-run>/<tag>` for any
 /// other sub-run.
-pub(super) fn subrun_tag(subrun: &str, tag: &str) -> String {
+pub fn subrun_tag(subrun: &str, tag: &str) -> String {
     let torch = format!("{}_", tag.replace('/', "_"));
     let key = subrun
         .strip_prefix(tag)

@@ -8,9 +8,9 @@ use std::path::Path;
 use tally_tfevents::parallel::events_in_parallel_window;
 use tally_tfevents::scalar_fast::WireScalars;
 
+use super::rule::TagRule;
 use super::to_parquet::{ParquetSink, Segment};
-use super::TagRule;
-use crate::error::CliError;
+use crate::error::Error;
 
 /// Bytes of the file per window (all threads together): about 140 000 rows of 10-tag events,
 /// 4 MB of columns.
@@ -83,9 +83,9 @@ pub(super) fn export_windows(
     rule: &TagRule<'_>,
     sink: &mut ParquetSink,
     mut progress: impl FnMut(u64, u64),
-) -> Result<Windows, CliError> {
+) -> Result<Windows, Error> {
     let len = std::fs::metadata(file)
-        .map_err(|source| CliError::Io {
+        .map_err(|source| Error::Io {
             path: file.to_owned(),
             source,
         })?

@@ -1,160 +1,16 @@
-//! A run's event files: which files make up a run ([`run_event_files`], [`runs_under`]), the
-//! order they are read in, and [`RunScalars`], which streams their scalars as one series,
-//! checks that steps continue across files, and collects what the reader found damaged
-//! (`docs/contract/consumers.md` "A run's event files", "What readers report").
+//! [`RunScalars`]: a run's files streamed as one series of scalars, steps checked to continue
+//! across files, and what the reader found damaged collected (`docs/contract/consumers.md`
+//! "A run's event files", "What readers report").
 
-use crate::error::CliError;
-use std::collections::BTreeMap;
+use crate::error::Error;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use tally_tfevents::proto::event::What;
 use tally_tfevents::{
-    is_event_file_name, open_event_file, Damage, Interner, OnCorruption, ScalarEvent, ScalarReader,
-    ScalarRef, WireScalars,
+    open_event_file, Damage, Interner, OnCorruption, ScalarEvent, ScalarReader, ScalarRef,
+    WireScalars,
 };
-
-/// One run: its directory and its event files in reading order.
-pub type RunDir = (PathBuf, Vec<PathBuf>);
-
-/// Every directory at or below `dir` that holds event files, in path order, each with its
-/// files in run order ([`order_run_files`]). A directory's event files are one run.
-pub fn runs_under(dir: &Path) -> Result<Vec<RunDir>, CliError> {
-    let mut by_dir: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        let io = |source| CliError::Io {
-            path: d.clone(),
-            source,
-        };
-        for entry in std::fs::read_dir(&d).map_err(io)? {
-            let entry = entry.map_err(io)?;
-            let p = entry.path();
-            let ty = entry.file_type().map_err(|source| CliError::Io {
-                path: p.clone(),
-                source,
-            })?;
-            if ty.is_dir() {
-                stack.push(p);
-            } else if entry.file_name().to_str().is_some_and(is_event_file_name) {
-                by_dir.entry(d.clone()).or_default().push(p);
-            }
-        }
-    }
-    Ok(by_dir
-        .into_iter()
-        .map(|(d, files)| (d, order_run_files(files)))
-        .collect())
-}
-
-/// The event files of the run in `dir`, in run order; empty when it has none yet. Every
-/// command that reads one run (`extract`, `scaling`, `watch`) finds its events here.
-///
-/// The rule: a run is one directory's `events.out.tfevents.*` files (a resumed run adds a
-/// file beside the first). `dir` is that directory, or a directory with exactly one such
-/// directory at or below it; several are several runs, and a one-run reader refuses to pick.
-pub fn run_event_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
-    if !dir.is_dir() {
-        return Err(CliError::Refused(format!(
-            "{}: not a run directory",
-            dir.display()
-        )));
-    }
-    let mut runs = runs_under(dir)?;
-    match runs.len() {
-        0 => Ok(Vec::new()),
-        1 => Ok(runs.pop().map(|(_, files)| files).unwrap_or_default()),
-        n => Err(CliError::Refused(format!(
-            "{}: event files of {n} runs found ({}): pass one run directory",
-            dir.display(),
-            runs.iter()
-                .map(|(d, _)| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
-    }
-}
-
-/// A run's event files and its sub-runs: the directories below it holding event files of
-/// their own, as torch's and tensorboardX's `add_scalars` make (one per series, named
-/// `<main_tag>_<key>`). Each sub-run is named relative to the run's directory.
-#[derive(Debug, Default)]
-pub struct RunWithSubruns {
-    /// The run's own files, in run order.
-    pub files: Vec<PathBuf>,
-    /// Each sub-run's name (relative to the run, `/`-separated) and directory, in path order.
-    pub subruns: Vec<(String, PathBuf)>,
-}
-
-/// The run in `dir` with its sub-runs (`tally watch`): as [`run_event_files`], except that
-/// directories with event files below the run's own directory are its sub-runs rather than
-/// other runs. Directories of which none holds all the others are still several runs, refused
-/// naming them.
-pub fn run_with_subruns(dir: &Path) -> Result<RunWithSubruns, CliError> {
-    if !dir.is_dir() {
-        return run_event_files(dir).map(|files| RunWithSubruns {
-            files,
-            subruns: Vec::new(),
-        });
-    }
-    // Path order puts a directory before everything below it.
-    let mut runs = runs_under(dir)?.into_iter();
-    let Some((main, files)) = runs.next() else {
-        return Ok(RunWithSubruns::default());
-    };
-    let mut subruns = Vec::new();
-    for (sub, _) in runs {
-        let Ok(rel) = sub.strip_prefix(&main) else {
-            // Siblings: several runs.
-            return run_event_files(dir).map(|files| RunWithSubruns {
-                files,
-                subruns: Vec::new(),
-            });
-        };
-        let name: Vec<_> = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect();
-        subruns.push((name.join("/"), sub));
-    }
-    Ok(RunWithSubruns { files, subruns })
-}
-
-/// The event files directly in `dir` (one run's, no sub-run's), in run order.
-pub fn dir_event_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
-    let io = |source| CliError::Io {
-        path: dir.to_owned(),
-        source,
-    };
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let entry = entry.map_err(io)?;
-        if entry.file_name().to_str().is_some_and(is_event_file_name) && entry.path().is_file() {
-            files.push(entry.path());
-        }
-    }
-    Ok(order_run_files(files))
-}
-
-/// The event files of the run in `dir` ([`run_event_files`]), which must exist by now.
-pub fn require_run_event_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
-    let files = run_event_files(dir)?;
-    if files.is_empty() {
-        return Err(CliError::Refused(format!(
-            "{}: no events.out.tfevents.* file: pass one run directory",
-            dir.display()
-        )));
-    }
-    Ok(files)
-}
-
-/// Sorts one run's files by their first event's wall time (the `file_version` event a
-/// writer puts first), then by name. A file whose first event cannot be read yet (empty, or
-/// damaged at its start) sorts after every dated file; reading it reports the problem.
-pub fn order_run_files(files: Vec<PathBuf>) -> Vec<PathBuf> {
-    // The one rule, shared with the logger's remote sinks.
-    tally::remote::order_event_files(files)
-}
 
 /// The step of the `SessionLog.START` event in `file`, if any: TensorBoard's purge marker
 /// (what `SummaryWriter(purge_step=...)` writes). Only read to explain a refusal.
@@ -226,7 +82,7 @@ impl RunScalars {
     }
 
     /// The next scalar and the index of its file, or `None` once every file is read.
-    pub fn next_scalar(&mut self) -> Result<Option<(usize, ScalarEvent)>, CliError> {
+    pub fn next_scalar(&mut self) -> Result<Option<(usize, ScalarEvent)>, Error> {
         let Some(index) = self.advance()? else {
             return Ok(None);
         };
@@ -237,7 +93,7 @@ impl RunScalars {
     /// per scalar): the index of its file, or `None` once every file is read. Its
     /// [`ScalarRef::tag_id`] numbers the run's tags across its files.
     #[inline]
-    pub fn advance(&mut self) -> Result<Option<usize>, CliError> {
+    pub fn advance(&mut self) -> Result<Option<usize>, Error> {
         // The next scalar of the same event: same step, so nothing to check.
         if let Some(reader) = self.current.as_mut() {
             if reader.advance_in_event() {
@@ -251,7 +107,7 @@ impl RunScalars {
     /// whose scalars [`event`](Self::event) then borrows: the index of its file, or `None` once
     /// every file is read. The tag ids of [`WireScalars::scalars`] are the run's, as in
     /// [`advance`](Self::advance).
-    pub fn advance_event(&mut self) -> Result<Option<usize>, CliError> {
+    pub fn advance_event(&mut self) -> Result<Option<usize>, Error> {
         loop {
             let Some(reader) = self.current.as_mut() else {
                 let Some(file) = self.files.get(self.next) else {
@@ -294,7 +150,7 @@ impl RunScalars {
                              does not drop data)"
                         )
                     });
-                    return Err(CliError::Refused(format!(
+                    return Err(Error::Refused(format!(
                         "{}: step {step} of tag '{tag}' does not continue the run: {} already reached step {max}{purge}; \
                          a run's event files must have increasing steps across files (read them one by one by passing the files)",
                         self.files[index].display(),
@@ -333,28 +189,6 @@ impl RunScalars {
     pub fn take_damage(&mut self) -> Vec<Damage> {
         std::mem::take(&mut self.damage)
     }
-}
-
-/// One line per damage found, for stderr: `tally: warning: <file>: truncated tail at byte N: ...`.
-pub fn warn(damage: &[Damage]) {
-    for d in damage {
-        eprintln!("tally: warning: {d}");
-    }
-}
-
-/// The JSON form of damage found: `[{"file", "offset", "kind", "detail"}]`.
-pub fn damage_json(damage: &[Damage]) -> serde_json::Value {
-    damage
-        .iter()
-        .map(|d| {
-            serde_json::json!({
-                "file": d.path().map(|p| p.display().to_string()),
-                "offset": d.offset(),
-                "kind": d.kind_name(),
-                "detail": d.detail(),
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -22,10 +22,10 @@ use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use tally_tfevents::{Interner, ScalarRef};
 
 use super::blocks::BlockWriter;
+use super::options::Compression;
 use super::pages::{eight_byte_column, Buffers, Chunk, DictColumn, Rows};
-use super::Compression;
-use super::RowSink;
-use crate::error::CliError;
+use super::sink::RowSink;
+use crate::error::Error;
 
 /// Rows per row group from the sequential reader: memory stays constant (three groups at most:
 /// one filling, one encoding, one emptied for reuse).
@@ -168,20 +168,20 @@ pub(super) struct ParquetSink {
     new_runs: Vec<String>,
     to_encoder: Option<SyncSender<Msg>>,
     pub(super) pool: Pool,
-    encoder: Option<JoinHandle<Result<(), CliError>>>,
+    encoder: Option<JoinHandle<Result<(), Error>>>,
     runs: usize,
     current_run: u32,
 }
 
-fn parquet_error(path: &Path) -> impl Fn(ParquetError) -> CliError + '_ {
-    move |source| CliError::Parquet {
+fn parquet_error(path: &Path) -> impl Fn(ParquetError) -> Error + '_ {
+    move |source| Error::Parquet {
         path: path.to_owned(),
         source,
     }
 }
 
 impl ParquetSink {
-    pub(super) fn create(path: &Path, compression: Compression) -> Result<Self, CliError> {
+    pub(super) fn create(path: &Path, compression: Compression) -> Result<Self, Error> {
         let err = parquet_error(path);
         let schema = parquet::schema::parser::parse_message_type(
             "message scalar { REQUIRED BYTE_ARRAY run (UTF8); REQUIRED BYTE_ARRAY tag (UTF8); \
@@ -191,7 +191,7 @@ impl ParquetSink {
         // Every column chunk is spliced in whole (`super::pages`): the writer only lays out
         // row groups and the footer.
         let props = WriterProperties::builder().build();
-        let file = std::fs::File::create(path).map_err(|source| CliError::Io {
+        let file = std::fs::File::create(path).map_err(|source| Error::Io {
             path: path.to_owned(),
             source,
         })?;
@@ -207,7 +207,7 @@ impl ParquetSink {
         let encoder = std::thread::Builder::new()
             .name("tally-export-parquet".into())
             .spawn(move || encode_groups(writer, &out, &groups, &encoder_pool, compression))
-            .map_err(|source| CliError::Io {
+            .map_err(|source| Error::Io {
                 path: path.to_owned(),
                 source,
             })?;
@@ -224,18 +224,18 @@ impl ParquetSink {
     }
 
     /// The encoder thread's error, once it stopped early.
-    fn encoder_error(&mut self) -> CliError {
+    fn encoder_error(&mut self) -> Error {
         self.to_encoder = None;
         match self.encoder.take().map(JoinHandle::join) {
             Some(Ok(Err(e))) => e,
-            _ => CliError::Run(format!(
+            _ => Error::Stopped(format!(
                 "{}: the Parquet encoder thread stopped",
                 self.path.display()
             )),
         }
     }
 
-    fn send(&mut self, msg: Msg) -> Result<(), CliError> {
+    fn send(&mut self, msg: Msg) -> Result<(), Error> {
         let sent = self
             .to_encoder
             .as_ref()
@@ -247,7 +247,7 @@ impl ParquetSink {
         }
     }
 
-    fn flush_batch(&mut self) -> Result<(), CliError> {
+    fn flush_batch(&mut self) -> Result<(), Error> {
         if self.batch.len() == 0 {
             return Ok(());
         }
@@ -258,7 +258,7 @@ impl ParquetSink {
 
     /// One window of the current run, as segments in file order: one row group, after the
     /// rows gathered before it.
-    pub(super) fn window(&mut self, mut parts: Vec<Segment>) -> Result<(), CliError> {
+    pub(super) fn window(&mut self, mut parts: Vec<Segment>) -> Result<(), Error> {
         self.flush_batch()?;
         parts.retain(|p| p.len() > 0);
         if parts.is_empty() {
@@ -279,7 +279,7 @@ impl RowSink for ParquetSink {
         self.new_runs.push(run.to_owned());
     }
 
-    fn row(&mut self, s: ScalarRef<'_>) -> Result<(), CliError> {
+    fn row(&mut self, s: ScalarRef<'_>) -> Result<(), Error> {
         let b = &mut self.batch;
         match b.runs.last_mut() {
             Some((run, n)) if *run == self.current_run => *n += 1,
@@ -293,11 +293,7 @@ impl RowSink for ParquetSink {
         Ok(())
     }
 
-    fn windows(&mut self) -> Option<&mut ParquetSink> {
-        Some(self)
-    }
-
-    fn finish(&mut self) -> Result<(), CliError> {
+    fn finish(&mut self) -> Result<(), Error> {
         self.flush_batch()?;
         self.send(Msg::Finish)?;
         self.to_encoder = None;
@@ -325,7 +321,7 @@ fn encode_groups(
     groups: &Receiver<Msg>,
     pool: &Pool,
     compression: Compression,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     let err = parquet_error(path);
     let columns = writer.schema_descr().columns().to_vec();
     let mut runs = DictColumn::new(columns[0].clone());

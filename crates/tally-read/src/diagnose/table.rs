@@ -2,7 +2,7 @@
 //! (`docs/contract/consumers.md` "Reading a bottleneck"): each row that fires becomes a
 //! [`Finding`] with its evidence, meaning and what to check first.
 
-use crate::error::CliError;
+use crate::error::Error;
 use serde::Serialize;
 use tally::timeline::{CollectorTimeline, LearnerTimeline};
 use tally_schema::Profile;
@@ -42,7 +42,7 @@ impl Default for Thresholds {
 
 impl Thresholds {
     /// Each threshold is a percentage in [0, 100]; `flags` names them as the command line does.
-    pub fn check(&self, flags: [&str; 7]) -> Result<(), CliError> {
+    pub fn check(&self, flags: [&str; 7]) -> Result<(), Error> {
         let values = [
             self.wait_high_pct,
             self.wait_low_pct,
@@ -54,7 +54,7 @@ impl Thresholds {
         ];
         for (flag, v) in flags.iter().zip(values) {
             if !(0.0..=100.0).contains(&v) {
-                return Err(CliError::Setting(format!(
+                return Err(Error::Setting(format!(
                     "{flag} {v}: expected a percentage in [0, 100]"
                 )));
             }

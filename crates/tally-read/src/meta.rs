@@ -1,92 +1,28 @@
-//! Reading a run directory back, for the commands that consume runs: its JSON artefacts (the
-//! `run_config.json` facts, the schema-v1 gate on `run_summary.json`), and the tail of every
-//! scalar series (constant memory, streamed across the run's files, [`crate::run_files`]).
+//! A run's metadata: its JSON artefacts beside the event files (the `run_config.json` facts,
+//! the status and the schema-v1 gate of `run_summary.json`).
 
-use crate::error::CliError;
-use crate::run_files::RunScalars;
+use crate::error::Error;
 use serde::Deserialize as _;
 use serde_json::Value;
-use std::collections::{BTreeMap, VecDeque};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use tally_schema::artifacts::LoggerFacts;
-use tally_schema::legacy::{legacy_rows, retired_match};
-use tally_schema::{Profile, SchemaError, TagRef, METRIC_SCHEMA_VERSION};
-use tally_tfevents::{Damage, OnCorruption};
+use tally_schema::{Profile, METRIC_SCHEMA_VERSION};
 
 /// Read a JSON file beside the event file, if it exists.
-pub fn read_json(path: &Path) -> Result<Option<Value>, CliError> {
+pub fn read_json(path: &Path) -> Result<Option<Value>, Error> {
     match std::fs::read_to_string(path) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
-            .map_err(|source| CliError::Json {
+            .map_err(|source| Error::Json {
                 path: path.to_owned(),
                 source,
             }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(CliError::Io {
+        Err(source) => Err(Error::Io {
             path: path.to_owned(),
             source,
         }),
     }
-}
-
-/// The last `n` values of every tag, in file order, how many values each tag had, and what
-/// the reader found damaged.
-#[derive(Debug, Default)]
-pub struct Tails {
-    /// tag → last n values.
-    pub last: BTreeMap<String, VecDeque<f64>>,
-    /// tag → number of values seen.
-    pub counts: BTreeMap<String, u64>,
-    /// The largest step of any scalar.
-    pub max_step: Option<i64>,
-    /// Truncated tails found, in reading order (a corrupt record is an error instead).
-    pub damage: Vec<Damage>,
-}
-
-impl Tails {
-    /// The mean of the last values of `tag`, if it had any.
-    pub fn mean(&self, tag: &str) -> Option<f64> {
-        let v = self.last.get(tag)?;
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-    }
-}
-
-/// Stream a run's `files` (in run order) keeping the last `n` values per tag.
-pub fn read_tails(files: &[PathBuf], n: usize) -> Result<Tails, CliError> {
-    let mut tails = Tails::default();
-    let mut reader = RunScalars::new(files.to_vec(), OnCorruption::Error);
-    while let Some((_, s)) = reader.next_scalar()? {
-        tails.max_step = Some(tails.max_step.map_or(s.step, |m| m.max(s.step)));
-        *tails.counts.entry(s.tag.clone()).or_default() += 1;
-        let q = tails.last.entry(s.tag).or_default();
-        if q.len() == n {
-            q.pop_front();
-        }
-        q.push_back(s.value);
-    }
-    tails.damage = reader.take_damage();
-    Ok(tails)
-}
-
-/// Whether `tag` is canonical schema-v1 (closed registry or open family; a user's own metric
-/// is not).
-pub fn is_canonical(tag: &str) -> bool {
-    matches!(
-        tally_schema::lookup(tag),
-        Ok(TagRef::Metric(_) | TagRef::Family(..))
-    )
-}
-
-/// Whether `tag` lies in a canonical group but is not a schema tag (a typo, or a tag of a newer
-/// schema): a schema-v1 consumer refuses it rather than guess.
-pub fn is_unknown_canonical(tag: &str) -> bool {
-    matches!(tally_schema::lookup(tag), Err(SchemaError::Unknown { .. }))
-}
-
-/// Whether `tag` is a recognised pre-schema tag (in the legacy map or the retired list).
-pub fn is_legacy(tag: &str) -> bool {
-    legacy_rows(tag).next().is_some() || retired_match(tag).is_some()
 }
 
 /// What the consumer tools take from `run_config.json`: `run.algo`, `run.task`, `run.sim_backend`,
@@ -143,8 +79,8 @@ impl RunConfigFacts {
 
 /// Check the run summary's schema stamp for a schema-v1 consumer; the error says which rule
 /// failed and what to do.
-pub fn require_schema_v1(summary_path: &Path, summary: Option<&Value>) -> Result<(), CliError> {
-    let refused = |message: String| Err(CliError::Refused(message));
+pub fn require_schema_v1(summary_path: &Path, summary: Option<&Value>) -> Result<(), Error> {
+    let refused = |message: String| Err(Error::Refused(message));
     let Some(summary) = summary else {
         return refused(format!(
             "{}: missing: a schema-v1 run writes run_summary.json with metric_schema_version; \
@@ -181,4 +117,28 @@ pub fn describe(v: &Value) -> String {
         Value::Array(_) => "an array".into(),
         Value::Object(_) => "an object".into(),
     }
+}
+
+/// The run's status from `dir/run_summary.json` (`running`, `completed`, ...), if readable.
+pub fn read_status(dir: &Path) -> Option<String> {
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run_summary.json")).ok()?).ok()?;
+    doc["status"].as_str().map(str::to_owned)
+}
+
+/// Refuse a run stamped with a schema version other than 1 in `run_config.json` or
+/// `run_summary.json`, as `extract` does (`docs/contract/consumers.md` "The schema-v1 gate");
+/// an unstamped run (another tool's) is shown generically, so a missing stamp passes.
+pub fn check_schema(dir: &Path) -> Result<(), Error> {
+    for name in ["run_config.json", "run_summary.json"] {
+        let path = dir.join(name);
+        // A file still being written is read again on a later poll, never guessed at.
+        let Ok(Some(doc)) = read_json(&path) else {
+            continue;
+        };
+        if doc.get("metric_schema_version").is_some() {
+            require_schema_v1(&path, Some(&doc))?;
+        }
+    }
+    Ok(())
 }

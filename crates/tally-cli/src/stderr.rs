@@ -1,0 +1,71 @@
+//! What a command tells the user on stderr while it reads runs: damage as warnings, notes,
+//! and export's progress bar ([`StderrObserver`], the CLI's [`Observer`]).
+
+use std::time::{Duration, Instant};
+use tally_read::Observer;
+use tally_tfevents::Damage;
+
+/// One line per damage found: `tally: warning: <file>: truncated tail at byte N: ...`.
+pub fn warn(damage: &[Damage]) {
+    for d in damage {
+        eprintln!("tally: warning: {d}");
+    }
+}
+
+/// Prints notes and damage as they come, counts skipped records, and draws a one-line
+/// progress bar (at most 5 times a second) when asked to.
+pub struct StderrObserver {
+    /// The progress bar's title (`export`); `None` draws no bar.
+    bar: Option<&'static str>,
+    last: Instant,
+    /// Corrupt records skipped so far.
+    pub skipped: usize,
+}
+
+impl StderrObserver {
+    /// Prints notes and damage; with `bar`, also a progress bar titled `bar`.
+    pub fn new(bar: Option<&'static str>) -> Self {
+        StderrObserver {
+            bar,
+            last: Instant::now(),
+            skipped: 0,
+        }
+    }
+}
+
+impl Observer for StderrObserver {
+    fn note(&mut self, text: &str) {
+        eprintln!("tally: note: {text}");
+    }
+
+    fn damage(&mut self, found: &[Damage]) {
+        self.skipped += found
+            .iter()
+            .filter(|d| matches!(d, Damage::Skipped { .. }))
+            .count();
+        warn(found);
+    }
+
+    fn progress(&mut self, done: u64, total: u64, rows: u64, last: bool) {
+        let Some(title) = self.bar else {
+            return;
+        };
+        if !last && self.last.elapsed() < Duration::from_millis(200) {
+            return;
+        }
+        self.last = Instant::now();
+        let pct = if total > 0 {
+            done as f64 / total as f64 * 100.0
+        } else {
+            100.0
+        };
+        eprint!(
+            "\r{title}: {pct:5.1}% ({:.1} / {:.1} MB, {rows} scalars)",
+            done as f64 / 1e6,
+            total as f64 / 1e6,
+        );
+        if last {
+            eprintln!();
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! Reading training runs back, for every front end (the `tally` command, the Python package,
+//! and later the board and health readers): which files make up a run and in which order
+//! ([`files`]), a run's scalars streamed as one series ([`scalars`]) or read into columns
+//! ([`columns`]), growing files followed as they are written ([`follow`]), a run's metadata
+//! ([`meta`]) and the damage a reader found ([`damage`]), the analyses (trailing values
+//! [`tails`], [`extract`], [`diagnose`], [`scaling`]) and the export writers ([`export`]).
+//!
+//! Nothing here prints: what a long read finds on the way goes to an [`Observer`]; every
+//! failure is an [`Error`] naming the culprit. The rules are `docs/contract/consumers.md`'s.
+
+pub mod columns;
+pub mod damage;
+pub mod diagnose;
+pub mod error;
+pub mod export;
+pub mod extract;
+pub mod files;
+pub mod follow;
+pub mod meta;
+pub mod observer;
+pub mod scalars;
+pub mod scaling;
+pub mod tails;
+
+pub use error::{Error, Result};
+pub use files::{run_event_files, runs_of, runs_under, RunDir};
+pub use observer::{Observer, Quiet};
+pub use scalars::RunScalars;

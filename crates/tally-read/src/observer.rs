@@ -1,0 +1,21 @@
+//! [`Observer`]: what a long read tells its front end while it goes (a note about the run, damage
+//! as soon as it is found, progress), so the library prints nothing and each front end shows
+//! it its own way (the CLI on stderr, Python as warnings).
+
+use tally_tfevents::Damage;
+
+/// Receives what a read finds on the way; every method ignores it by default.
+pub trait Observer {
+    /// A fact about the run worth a line, that does not stop the read.
+    fn note(&mut self, _text: &str) {}
+    /// Damage the reader read past (truncated tails, skipped records), in reading order.
+    fn damage(&mut self, _found: &[Damage]) {}
+    /// Bytes read of `total`, and rows written so far; `last` once, when the read is done.
+    fn progress(&mut self, _done: u64, _total: u64, _rows: u64, _last: bool) {}
+}
+
+/// An [`Observer`] that keeps nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Quiet;
+
+impl Observer for Quiet {}
