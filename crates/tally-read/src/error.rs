@@ -46,6 +46,9 @@ pub enum Error {
         #[source]
         source: parquet::errors::ParquetError,
     },
+    /// The logger's own reader of a run artefact (the trace) failed.
+    #[error(transparent)]
+    Logger(#[from] tally::Error),
     /// A thread of the export stopped without saying why.
     #[error("{0}")]
     Stopped(String),

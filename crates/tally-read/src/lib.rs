@@ -3,7 +3,8 @@
 //! ([`files`]), a run's scalars streamed as one series ([`scalars`]) or read into columns
 //! ([`columns`]), growing files followed as they are written ([`follow`]), a run's metadata
 //! ([`meta`]) and the damage a reader found ([`damage`]), the analyses (trailing values
-//! [`tails`], [`extract`], [`diagnose`], [`scaling`]) and the export writers ([`export`]).
+//! [`tails`], [`extract`], [`diagnose`], [`scaling`], [`trace_stats`]) and the export writers
+//! ([`export`]).
 //!
 //! Nothing here prints: what a long read finds on the way goes to an [`Observer`]; every
 //! failure is an [`Error`] naming the culprit. The rules are `docs/contract/consumers.md`'s.
@@ -21,6 +22,7 @@ pub mod observer;
 pub mod scalars;
 pub mod scaling;
 pub mod tails;
+pub mod trace_stats;
 
 pub use error::{Error, Result};
 pub use files::{run_event_files, runs_of, runs_under, RunDir};
