@@ -251,6 +251,17 @@ fn demo_run(root: &Path, log_interval: u64) -> (PathBuf, PathBuf, Vec<(i64, u64)
 }
 
 #[test]
+fn the_refusal_of_a_run_that_ends_early_reads_as_one_sentence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (file, offsets) = run(tmp.path(), 200, completed(200));
+    cut(&file, offsets[99]);
+    let (_, _, err) = tally(&["extract", s(tmp.path())]);
+    // The message once carried a run of spaces where a source line was continued.
+    assert!(err.contains("but its event files end at iteration 99: pass"), "{err}");
+    assert!(!err.contains("  "), "{err}");
+}
+
+#[test]
 fn a_completed_demo_run_missing_its_last_iterations_fails_on_its_train_iteration() {
     let tmp = tempfile::tempdir().unwrap();
     let (dir, file, iterations) = demo_run(tmp.path(), 1);

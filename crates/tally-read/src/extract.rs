@@ -342,7 +342,8 @@ fn require_complete(
     if behind {
         let found = persisted.map_or("no iteration".to_owned(), |it| format!("iteration {it}"));
         return Err(Error::Refused(format!(
-            "{}: says the run completed {claimed} iterations (log interval {interval}), but its event              files end at {found}: {allow}",
+            "{}: says the run completed {claimed} iterations (log interval {interval}), but its \
+             event files end at {found}: {allow}",
             summary_path.display()
         )));
     }
