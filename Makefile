@@ -15,6 +15,7 @@ test: lint rust-test fuzz-replay py-test wheel-check
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	python3 tools/import_floors.py
 
 rust-test:
 	$(CARGO) test --workspace
