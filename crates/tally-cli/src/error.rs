@@ -44,11 +44,17 @@ pub enum CliError {
     /// Reading, analysing or exporting a run failed (the message names the culprit).
     #[error(transparent)]
     Read(#[from] tally_read::Error),
-    /// The logger of a demo run failed.
+    /// `tally soak` could not start or its monitor failed. Its usage errors become `Usage`
+    /// and a soak that ran and failed is `Refused`.
+    #[error(transparent)]
+    Soak(tally_soak::Error),
+    /// `tally demo` refused a setting or failed while running (a thread, a sink, its logger).
+    #[error(transparent)]
+    Demo(#[from] tally_demo::Error),
+    /// The core library failed: `tally sync`'s cursor, scan or send.
     #[error(transparent)]
     Logger(#[from] tally::Error),
-    /// A command failed while running: a demo thread stopped or could not start, a demo sink
-    /// could not be built, the panel could not be drawn.
+    /// A command failed while running: `tally sync`'s remote sink could not be built.
     #[error("{0}")]
     Run(String),
 }
@@ -59,6 +65,16 @@ impl CliError {
         match self {
             CliError::Usage(_) => ExitCode::from(2),
             _ => ExitCode::FAILURE,
+        }
+    }
+}
+
+impl From<tally_soak::Error> for CliError {
+    /// A setting `tally soak` refuses is a usage error (exit 2), as the parser's own are.
+    fn from(e: tally_soak::Error) -> CliError {
+        match e {
+            tally_soak::Error::Usage(m) => CliError::Usage(m),
+            e => CliError::Soak(e),
         }
     }
 }

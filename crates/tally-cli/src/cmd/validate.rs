@@ -17,12 +17,10 @@ use std::path::{Path, PathBuf};
 use tally_schema::artifacts::ArtifactKind;
 use tally_schema::conformance::{self, Violation};
 
-/// The file a directory argument stands for.
-pub const RUN_SUMMARY_FILE: &str = "run_summary.json";
-
-/// The largest file `validate` reads: 16 MiB. Artefacts are kilobytes; parsing a JSON document
-/// takes many times its size in memory, so the cap is what bounds it.
-pub const MAX_ARTIFACT_BYTES: u64 = 16 * 1024 * 1024;
+// The file a directory argument stands for, and the largest file `validate` reads: facts of
+// the crates that write and check artefacts, which `tally soak` needs too.
+pub use tally::run::RUN_SUMMARY_FILE;
+pub use tally_schema::conformance::MAX_ARTIFACT_BYTES;
 
 /// Validate every path and print the outcome; `Err` (exit 1) when any file failed.
 ///

@@ -38,6 +38,12 @@ pub use crate::artifacts::{NORMAL_COMPLETION, SHUTDOWN_CLASSIFICATIONS};
 use crate::artifacts::ArtifactKind;
 use serde_json::Value;
 
+/// The largest artefact file a validator reads: 16 MiB. Artefacts are kilobytes; parsing a
+/// JSON document takes many times its size in memory, so the cap is what bounds it
+/// (`docs/contract/consumers.md` "validate reads bounded input"). A soak reads the run summary
+/// it embeds under the same cap.
+pub const MAX_ARTIFACT_BYTES: u64 = 16 * 1024 * 1024;
+
 /// The outcome of [`validate`]: the detected kind (None when it could not be told) and every
 /// violation.
 #[derive(Debug, Clone, PartialEq, Eq)]

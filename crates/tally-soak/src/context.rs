@@ -30,6 +30,7 @@ pub fn collect(cwd: &Path, nvidia_smi: Option<&Path>) -> SoakContext {
         .map(|t| parse_gpu_devices(&t))
         .unwrap_or_default();
     let mut software_extra = Map::new();
+    // Every crate of the workspace carries the same version: this is tally's.
     software_extra.insert("tally".into(), Value::from(env!("CARGO_PKG_VERSION")));
     SoakContext {
         source: source(cwd),

@@ -1,16 +1,21 @@
-//! `tally soak [options] -- COMMAND...`: run a training command in its own process group,
-//! sample its process tree, GPU memory and progress files, end it when it stalls or is
-//! cancelled, check the run summary it leaves, and write the soak artifact 0.3.0
-//! (`docs/contract/manifest-and-soak.md` "The soak monitor").
+//! The soak monitor behind `tally soak [options] -- COMMAND...`: run a training command in its
+//! own process group, sample its process tree, GPU memory and progress files, end it when it
+//! stalls or is cancelled, check the run summary it leaves, and write the soak artifact 0.3.0
+//! (`docs/contract/manifest-and-soak.md` "The soak monitor"). The command line parses the flags
+//! into a [`SoakConfig`], calls [`run`] and turns its [`Outcome`] or [`Error`] into an exit code.
 //!
-//! `child.rs` owns the process group, `sample.rs`/`procfs.rs` what a sample holds,
-//! `classify.rs` the verdict, `artifact.rs` the document, `context.rs` where it ran,
-//! `watch.rs` the sampling loop and its timeouts, `status.rs` what stderr shows.
+//! `config.rs` owns the settings and their checks, `error.rs` what can fail, `child.rs` the
+//! process group, `sample.rs`/`procfs.rs`/`probe.rs` what a sample holds and how it is taken,
+//! `samples.rs` which samples are kept, `classify.rs` the verdict, `artifact.rs` the document,
+//! `context.rs` where it ran, `watch.rs` the sampling loop and its timeouts, `status.rs` what
+//! stderr shows; this file runs them in order.
 
 mod artifact;
 mod child;
 mod classify;
+mod config;
 mod context;
+mod error;
 mod probe;
 mod procfs;
 mod sample;
@@ -18,8 +23,9 @@ mod samples;
 mod status;
 mod watch;
 
-use crate::cmd::validate::MAX_ARTIFACT_BYTES;
-use crate::error::{CliError, Exit};
+pub use config::{SoakConfig, CONSOLE_LOG, DEFAULT_OUTPUT, LOG_DIR_ARG};
+pub use error::Error;
+
 use classify::{Observed, SummaryRead};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -27,100 +33,33 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tally_schema::artifacts::{FailureClassification as C, SoakMonitorSettings, SoakStatus};
+use tally_schema::conformance::MAX_ARTIFACT_BYTES;
 
-/// The console log's name in the progress directory.
-pub const CONSOLE_LOG: &str = "soak-console.log";
-/// The artifact's default name in the progress directory.
-pub const DEFAULT_OUTPUT: &str = "soak_artifact.json";
-/// The command argument the progress directory is inferred from.
-pub const LOG_DIR_ARG: &str = "training.log_dir=";
-
-/// A soak's settings.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SoakConfig {
-    /// The command and its arguments.
-    pub command: Vec<String>,
-    /// Run it through `sh -c` (its words joined by spaces).
-    pub shell: bool,
-    /// Where the run writes (None: inferred from `training.log_dir=DIR`).
-    pub progress_dir: Option<PathBuf>,
-    /// The artifact's path (None: `<progress_dir>/soak_artifact.json`).
-    pub output: Option<PathBuf>,
-    /// Seconds between samples.
-    pub sample_interval_s: f64,
-    /// Seconds allowed before the first progress byte.
-    pub startup_timeout_s: f64,
-    /// Seconds progress may stay unchanged.
-    pub stale_progress_s: f64,
-    /// Seconds the group may outlive the command (and the command a SIGTERM).
-    pub post_shutdown_grace_s: f64,
-    /// Shortest run that can pass.
-    pub min_duration_s: f64,
+/// How a soak that ran to its verdict ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The soak passed.
+    Passed,
+    /// The soak failed; the artifact says why.
+    Failed {
+        /// The artifact's `failure_reason` (`unknown` when it has none).
+        reason: String,
+        /// Where the artifact was written.
+        artifact: PathBuf,
+    },
 }
 
-impl SoakConfig {
-    /// Refuse settings that cannot be honoured, naming the flag.
-    pub fn check(&self) -> Result<(), CliError> {
-        if self.command.first().is_none_or(String::is_empty) {
-            return Err(CliError::Usage(
-                "tally soak needs a command after `--`".into(),
-            ));
-        }
-        let seconds = [
-            ("--sample-interval-seconds", self.sample_interval_s, false),
-            ("--startup-timeout-seconds", self.startup_timeout_s, true),
-            ("--stale-progress-seconds", self.stale_progress_s, true),
-            (
-                "--post-shutdown-grace-seconds",
-                self.post_shutdown_grace_s,
-                true,
-            ),
-            ("--min-duration-seconds", self.min_duration_s, true),
-        ];
-        for (flag, v, zero_ok) in seconds {
-            let ok = v.is_finite() && (v > 0.0 || (zero_ok && v == 0.0)) && v < 1e9;
-            if !ok {
-                let want = if zero_ok {
-                    "zero or more"
-                } else {
-                    "a positive number of"
-                };
-                return Err(CliError::Usage(format!(
-                    "{flag} {v} must be {want} seconds"
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// The progress directory: the flag, else the last `training.log_dir=DIR` of the command.
-    pub fn progress_dir(&self) -> Result<PathBuf, CliError> {
-        if let Some(d) = &self.progress_dir {
-            return Ok(d.clone());
-        }
-        self.command
-            .iter()
-            .rev()
-            .find_map(|a| a.strip_prefix(LOG_DIR_ARG))
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .ok_or_else(|| {
-                CliError::Usage(format!(
-                    "--progress-dir is required: the command has no {LOG_DIR_ARG}DIR argument \
-                     to infer it from"
-                ))
-            })
-    }
-}
-
-/// `tally soak`: exit 0 only when the soak passed; a failed soak is an error
-/// `soak failed: {reason}; soak artifact: {path}` (exit 1).
-pub fn main(c: &SoakConfig) -> Result<Exit, CliError> {
+/// Run the soak `c` describes and write its artifact. A soak that ran to a verdict is an
+/// [`Outcome`], failed or not; an [`Error`] is a soak that could not start, an artifact that
+/// could not be written, or a monitor defect.
+/// SIGINT and SIGTERM end the command's group while it runs (the soak then fails as
+/// `external_cancellation`).
+pub fn run(c: &SoakConfig) -> Result<Outcome, Error> {
     c.check()?;
     // Absolute, so the artifact's paths mean the same from anywhere.
     let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
     let progress_dir = absolute(c.progress_dir()?);
-    std::fs::create_dir_all(&progress_dir).map_err(|source| CliError::Io {
+    std::fs::create_dir_all(&progress_dir).map_err(|source| Error::Io {
         path: progress_dir.clone(),
         source,
     })?;
@@ -131,7 +70,7 @@ pub fn main(c: &SoakConfig) -> Result<Exit, CliError> {
     );
     // Refuse an output that cannot be written before the run, not after hours of it.
     if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|source| CliError::Io {
+        std::fs::create_dir_all(parent).map_err(|source| Error::Io {
             path: parent.to_owned(),
             source,
         })?;
@@ -142,7 +81,7 @@ pub fn main(c: &SoakConfig) -> Result<Exit, CliError> {
     let mut handlers = Vec::new();
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let id = signal_hook::flag::register(sig, stop.clone())
-            .map_err(|e| CliError::Run(format!("cannot install the signal handler: {e}")))?;
+            .map_err(|e| Error::Monitor(format!("cannot install the signal handler: {e}")))?;
         handlers.push(id);
     }
     let result = soak(c, &progress_dir, &output, &console, &stop);
@@ -150,14 +89,13 @@ pub fn main(c: &SoakConfig) -> Result<Exit, CliError> {
         signal_hook::low_level::unregister(id);
     }
     let a = result?;
-    match a.status {
-        SoakStatus::Passed => Ok(Exit::Success),
-        SoakStatus::Failed => Err(CliError::Refused(format!(
-            "soak failed: {}; soak artifact: {}",
-            a.failure_reason.as_deref().unwrap_or("unknown"),
-            output.display()
-        ))),
-    }
+    Ok(match a.status {
+        SoakStatus::Passed => Outcome::Passed,
+        SoakStatus::Failed => Outcome::Failed {
+            reason: a.failure_reason.unwrap_or_else(|| "unknown".into()),
+            artifact: output,
+        },
+    })
 }
 
 fn utc_now() -> String {
@@ -171,9 +109,9 @@ fn soak(
     output: &Path,
     console: &Path,
     stop: &AtomicBool,
-) -> Result<tally_schema::artifacts::SoakArtifact, CliError> {
+) -> Result<tally_schema::artifacts::SoakArtifact, Error> {
     let nvidia_smi = sample::find_on_path("nvidia-smi");
-    let cwd = std::env::current_dir().map_err(|source| CliError::Io {
+    let cwd = std::env::current_dir().map_err(|source| Error::Io {
         path: PathBuf::from("."),
         source,
     })?;
@@ -262,7 +200,7 @@ fn soak(
         g.kill_rest(&escaped);
     }
 
-    let summary_path = progress_dir.join(crate::cmd::validate::RUN_SUMMARY_FILE);
+    let summary_path = progress_dir.join(tally::run::RUN_SUMMARY_FILE);
     let (summary_read, run_summary) = read_summary(&summary_path);
     let observed = Observed {
         monitor,
@@ -304,7 +242,7 @@ fn soak(
     status.finish(&a, output);
     if !violations.is_empty() {
         let listed: Vec<String> = violations.iter().map(ToString::to_string).collect();
-        return Err(CliError::Run(format!(
+        return Err(Error::Monitor(format!(
             "the soak artifact {} breaks its own contract (a monitor defect): {}",
             output.display(),
             listed.join("; ")
@@ -346,62 +284,5 @@ fn read_summary(path: &Path) -> (SummaryRead, Option<Value>) {
                 Some(Value::String(text)),
             ),
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn config(command: &[&str]) -> SoakConfig {
-        SoakConfig {
-            command: command.iter().map(|s| (*s).to_owned()).collect(),
-            shell: false,
-            progress_dir: None,
-            output: None,
-            sample_interval_s: 5.0,
-            startup_timeout_s: 600.0,
-            stale_progress_s: 120.0,
-            post_shutdown_grace_s: 5.0,
-            min_duration_s: 0.0,
-        }
-    }
-
-    #[test]
-    fn progress_dir_from_the_last_log_dir_argument() {
-        let c = config(&["train", "training.log_dir=/a", "x=1", "training.log_dir=/b"]);
-        assert_eq!(c.progress_dir().unwrap(), PathBuf::from("/b"));
-        let err = config(&["train", "x=1"])
-            .progress_dir()
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("--progress-dir") && err.contains("training.log_dir="),
-            "{err}"
-        );
-        let mut c = config(&["train"]);
-        c.progress_dir = Some("/p".into());
-        assert_eq!(c.progress_dir().unwrap(), PathBuf::from("/p"));
-    }
-
-    #[test]
-    fn settings_name_the_bad_flag() {
-        let mut c = config(&["train"]);
-        c.sample_interval_s = 0.0;
-        assert!(c
-            .check()
-            .unwrap_err()
-            .to_string()
-            .contains("--sample-interval-seconds"));
-        let mut c = config(&["train"]);
-        c.stale_progress_s = f64::NAN;
-        assert!(c
-            .check()
-            .unwrap_err()
-            .to_string()
-            .contains("--stale-progress-seconds"));
-        let mut c = config(&["train"]);
-        c.min_duration_s = 0.0;
-        assert!(c.check().is_ok());
     }
 }
