@@ -257,7 +257,10 @@ fn the_refusal_of_a_run_that_ends_early_reads_as_one_sentence() {
     cut(&file, offsets[99]);
     let (_, _, err) = tally(&["extract", s(tmp.path())]);
     // The message once carried a run of spaces where a source line was continued.
-    assert!(err.contains("but its event files end at iteration 99: pass"), "{err}");
+    assert!(
+        err.contains("but its event files end at iteration 99: pass"),
+        "{err}"
+    );
     assert!(!err.contains("  "), "{err}");
 }
 
