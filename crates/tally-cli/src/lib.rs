@@ -320,7 +320,7 @@ enum OnCorrupt {
 #[derive(Clone, Copy, Default)]
 pub struct Extensions<'a> {
     /// Builds the demo's extra sinks; with one, `training.logger=wandb` is accepted.
-    pub demo_sinks: Option<&'a demo::SinkFactory<'a>>,
+    pub demo_sinks: Option<&'a tally_demo::SinkFactory<'a>>,
     /// Builds `tally sync`'s remote sink; without one, only `sync --dry-run` works.
     pub remote_sinks: Option<&'a sync::RemoteSinkFactory<'a>>,
 }
@@ -368,7 +368,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             slow,
             overrides,
         } => {
-            let mut c = demo::DemoConfig::from_flags(
+            let mut c = tally_demo::DemoConfig::from_flags(
                 algo,
                 task,
                 sim,
@@ -380,7 +380,8 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             )?;
             c.panel = panel.into();
             c.panic_at = panic_at_iteration;
-            c.slow = demo::Slowdown::parse(&slow, &c.algo, demo::profile_of(&c.algo)?)?;
+            let profile = tally_demo::profile_of(&c.algo)?;
+            c.slow = tally_demo::Slowdown::parse(&slow, &c.algo, profile)?;
             demo::main(&c, extensions.demo_sinks)
         }
         Command::Watch {

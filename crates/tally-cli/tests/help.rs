@@ -98,7 +98,7 @@ fn demo_help_names_every_algorithm_the_demo_runs() {
 #[test]
 fn demo_help_names_every_override_the_demo_accepts() {
     let help = stdout(&["demo", "--help"]);
-    for key in tally_cli::cmd::demo::KNOWN_OVERRIDES {
+    for key in tally_demo::KNOWN_OVERRIDES {
         assert!(help.contains(key), "{key} missing from demo --help: {help}");
     }
     assert!(help.contains("--slow"), "{help}");

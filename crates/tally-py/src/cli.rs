@@ -18,14 +18,14 @@ fn wandb_sinks(
     backend: Backend,
     settings: &WandbSettings,
     created: &Mutex<Vec<Py<PyAny>>>,
-) -> Result<Vec<Box<dyn Sink>>, tally_cli::CliError> {
+) -> Result<Vec<Box<dyn Sink>>, tally_demo::Error> {
     if backend != Backend::Wandb {
         return Ok(Vec::new());
     }
     Python::attach(|py| {
-        let failed = |e: PyErr| tally_cli::CliError::Run(e.to_string());
+        let failed = |e: PyErr| tally_demo::Error::Run(e.to_string());
         let json = serde_json::to_string(settings)
-            .map_err(|e| tally_cli::CliError::Run(format!("W&B settings: {e}")))?;
+            .map_err(|e| tally_demo::Error::Run(format!("W&B settings: {e}")))?;
         let settings = py
             .import("json")
             .and_then(|m| m.call_method1("loads", (json,)))

@@ -1,11 +1,11 @@
 //! The SAC-family demo loop: the collector steps environments under a per-tick barrier with
 //! learner-owned inference, and the replay buffer fills before the first update.
 
-use super::config::DemoConfig;
-use super::slow::Slowdown;
-use super::training::ProfileLoop;
-use super::workload::{mean_phases, timed, Noise, Phases};
-use crate::error::CliError;
+use crate::config::DemoConfig;
+use crate::error::Error;
+use crate::slow::Slowdown;
+use crate::training::ProfileLoop;
+use crate::workload::{mean_phases, timed, Noise, Phases};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread::{self, JoinHandle};
@@ -72,7 +72,7 @@ fn collector(
 }
 
 /// The learner's ends of the collector's channels.
-pub(super) struct SacFamily {
+pub(crate) struct SacFamily {
     requests: Receiver<()>,
     actions: SyncSender<()>,
     reports: Receiver<Phases>,
@@ -85,7 +85,7 @@ impl ProfileLoop for SacFamily {
     const PROFILE: Profile = Profile::SacFamily;
     const STEPS_PER_ENV: u32 = 1;
 
-    fn start(slow: &Slowdown, tracer: &Tracer) -> Result<Self, CliError> {
+    fn start(slow: &Slowdown, tracer: &Tracer) -> Result<Self, Error> {
         let (req_tx, requests) = sync_channel::<()>(1);
         let (actions, act_rx) = sync_channel::<()>(1);
         let (rep_tx, reports) = channel::<Phases>();
@@ -93,7 +93,7 @@ impl ProfileLoop for SacFamily {
         let collector = thread::Builder::new()
             .name("collector".into())
             .spawn(move || collector(req_tx, act_rx, rep_tx, collector_slow, tr))
-            .map_err(|e| CliError::Run(format!("spawn collector thread: {e}")))?;
+            .map_err(|e| Error::Run(format!("spawn collector thread: {e}")))?;
         Ok(SacFamily {
             requests,
             actions,
@@ -104,12 +104,7 @@ impl ProfileLoop for SacFamily {
         })
     }
 
-    fn warm_up(
-        &mut self,
-        c: &DemoConfig,
-        log: &Logger,
-        stop: &AtomicBool,
-    ) -> Result<bool, CliError> {
+    fn warm_up(&mut self, c: &DemoConfig, log: &Logger, stop: &AtomicBool) -> Result<bool, Error> {
         let target = 10 * c.num_envs;
         for k in 1..=10u64 {
             if stop.load(Ordering::SeqCst) {
@@ -118,10 +113,10 @@ impl ProfileLoop for SacFamily {
             // Warm-up: the replay buffer fills before the first update.
             self.requests
                 .recv()
-                .map_err(|_| CliError::Run("collector stopped during warm-up".into()))?;
+                .map_err(|_| Error::Run("collector stopped during warm-up".into()))?;
             self.actions
                 .send(())
-                .map_err(|_| CliError::Run("collector stopped during warm-up".into()))?;
+                .map_err(|_| Error::Run("collector stopped during warm-up".into()))?;
             let n = k * c.num_envs;
             log.status(
                 tally::Level::Info,
@@ -135,15 +130,11 @@ impl ProfileLoop for SacFamily {
         Ok(true)
     }
 
-    fn learner_phases(
-        &mut self,
-        input: StepInput,
-        noise: &mut Noise,
-    ) -> Result<StepInput, CliError> {
+    fn learner_phases(&mut self, input: StepInput, noise: &mut Noise) -> Result<StepInput, Error> {
         let (tr, l) = (&self.tracer, "learner");
         let t = Instant::now();
         tr.in_span("collector_wait", l, || self.requests.recv())
-            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
+            .map_err(|_| Error::Run("collector thread stopped".into()))?;
         let mut input = input.learner("collector_wait", t.elapsed().as_secs_f64());
         let t = Instant::now();
         let slow = &self.slow;
@@ -162,7 +153,7 @@ impl ProfileLoop for SacFamily {
             .learner("inference_d2h", d2h);
         let t = Instant::now();
         tr.in_span("collector_release", l, || self.actions.send(()))
-            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
+            .map_err(|_| Error::Run("collector thread stopped".into()))?;
         input = input.learner("collector_release", t.elapsed().as_secs_f64());
         input = input
             .learner(
@@ -205,13 +196,13 @@ impl ProfileLoop for SacFamily {
         Ok(input)
     }
 
-    fn finish(self) -> Result<(), CliError> {
+    fn finish(self) -> Result<(), Error> {
         // Closing the channels makes the collector's next send or receive fail: it returns.
         drop(self.requests);
         drop(self.actions);
         drop(self.reports);
         self.collector
             .join()
-            .map_err(|_| CliError::Run("collector thread panicked".into()))
+            .map_err(|_| Error::Run("collector thread panicked".into()))
     }
 }

@@ -2,12 +2,12 @@
 //! can be made learner-bound or collector-bound on purpose (the runs `tally diagnose` is tested
 //! on; `docs/contract/consumers.md` "Reading a bottleneck").
 
-use crate::error::CliError;
+use crate::error::Error;
 use std::sync::OnceLock;
 use std::time::Duration;
+use tally::schema::{Input, MetricSpec, Role, METRICS};
 use tally::timeline::{collector_specs, learner_phases};
 use tally::Profile;
-use tally_schema::{Input, MetricSpec, Role, METRICS};
 
 /// The largest factor accepted: a demo iteration stays bounded.
 const MAX_FACTOR: f64 = 1000.0;
@@ -83,11 +83,11 @@ pub struct Slowdown(Vec<(&'static str, f64)>);
 impl Slowdown {
     /// Parse `PHASE=FACTOR` specs for the demo of `algo` (profile `profile`): the phase must be
     /// one the profile simulates, the factor a number in (0, 1000], each phase named once.
-    pub fn parse(specs: &[String], algo: &str, profile: Profile) -> Result<Self, CliError> {
+    pub fn parse(specs: &[String], algo: &str, profile: Profile) -> Result<Self, Error> {
         let valid = slow_phases(profile);
         let mut out: Vec<(&'static str, f64)> = Vec::new();
         for spec in specs {
-            let refuse = |why: String| Err(CliError::Setting(format!("--slow {spec}: {why}")));
+            let refuse = |why: String| Err(Error::Setting(format!("--slow {spec}: {why}")));
             let Some((name, factor)) = spec.split_once('=') else {
                 return refuse("expected PHASE=FACTOR (for example learning=6)".into());
             };

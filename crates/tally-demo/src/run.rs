@@ -1,21 +1,10 @@
-//! `tally demo`: a synthetic training job with a real learner thread and a real collector
-//! thread whose phases take measurable time, logging through the `Logger` like a real runner,
-//! with the live panel (or plain summary lines) of `tally-tui`.
+//! A demo run: the logger configured from a [`DemoConfig`] with the panel attached, the
+//! profile's training loop, and the run closed with the status it earned (completed,
+//! interrupted or failed).
 
-mod appo;
-mod config;
-mod onpolicy;
-mod rft;
-mod sac_family;
-mod slow;
-mod training;
-mod workload;
-
-pub use config::{profile_of, DemoConfig, KNOWN_OVERRIDES};
-pub use slow::Slowdown;
-
-use crate::error::{CliError, Exit};
-use std::io::Write as _;
+use crate::config::{profile_of, DemoConfig};
+use crate::error::Error;
+use crate::{appo, onpolicy, rft, sac_family, training};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use tally::{Backend, Logger, LoggerConfig, Profile, RunStatus};
@@ -27,7 +16,7 @@ use tally_tui::{Panel, PanelOptions};
 pub type SinkFactory<'a> = dyn Fn(
         Backend,
         &tally::schema::artifacts::WandbSettings,
-    ) -> Result<Vec<Box<dyn tally::Sink>>, CliError>
+    ) -> Result<Vec<Box<dyn tally::Sink>>, Error>
     + Sync
     + 'a;
 
@@ -36,23 +25,9 @@ pub type SinkFactory<'a> = dyn Fn(
 pub struct Outcome {
     /// The run directory.
     pub run_dir: PathBuf,
-    /// The status the logger was closed with.
+    /// The status the logger was closed with: [`RunStatus::Interrupted`] when `stop` ended
+    /// the run early.
     pub status: RunStatus,
-}
-
-/// `tally demo`: run, print `run: <dir>`; [`Exit::Interrupted`] when Ctrl-C stopped it.
-pub fn main(c: &DemoConfig, sinks: Option<&SinkFactory<'_>>) -> Result<Exit, CliError> {
-    let stop = crate::interrupt::interrupt_flag();
-    let outcome = run(c, sinks, stop)?;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "run: {}", outcome.run_dir.display());
-    let _ = out.flush();
-    if outcome.status == RunStatus::Interrupted {
-        eprintln!("tally: interrupted; the run was closed with status interrupted");
-        Ok(Exit::Interrupted)
-    } else {
-        Ok(Exit::Success)
-    }
 }
 
 /// Run the demo until the last iteration or until `stop` is set; `sinks` adds sinks beside
@@ -61,7 +36,7 @@ pub fn run(
     c: &DemoConfig,
     sinks: Option<&SinkFactory<'_>>,
     stop: &AtomicBool,
-) -> Result<Outcome, CliError> {
+) -> Result<Outcome, Error> {
     let profile = profile_of(&c.algo)?;
     let mut lc = LoggerConfig::new(c.algo.clone(), c.task.clone(), c.sim.clone());
     lc.max_iterations = Some(c.iterations);

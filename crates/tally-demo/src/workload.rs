@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use tally::{Profile, StepInput};
 
 /// Busy-wait short phases (sleep overshoots sub-millisecond durations), sleep long ones.
-pub(super) fn work(d: Duration) {
+pub(crate) fn work(d: Duration) {
     if d > Duration::from_micros(300) {
         thread::sleep(d);
     } else {
@@ -18,18 +18,18 @@ pub(super) fn work(d: Duration) {
 }
 
 /// Work for `d` and return the seconds it really took.
-pub(super) fn timed(d: Duration) -> f64 {
+pub(crate) fn timed(d: Duration) -> f64 {
     let t = Instant::now();
     work(d);
     t.elapsed().as_secs_f64()
 }
 
 /// A tiny deterministic noise source (xorshift), so runs are reproducible.
-pub(super) struct Noise(pub(super) u64);
+pub(crate) struct Noise(pub(crate) u64);
 
 impl Noise {
     /// A uniform draw in [0, 1).
-    pub(super) fn next(&mut self) -> f64 {
+    pub(crate) fn next(&mut self) -> f64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -37,16 +37,16 @@ impl Noise {
     }
 
     /// 1 ± `amp` multiplicative jitter.
-    pub(super) fn jitter(&mut self, amp: f64) -> f64 {
+    pub(crate) fn jitter(&mut self, amp: f64) -> f64 {
         1.0 + amp * (2.0 * self.next() - 1.0)
     }
 }
 
 /// Collector timings of one report, seconds.
-pub(super) type Phases = Vec<(&'static str, f64)>;
+pub(crate) type Phases = Vec<(&'static str, f64)>;
 
 /// The per-phase mean of several collector reports.
-pub(super) fn mean_phases(reports: &[Phases]) -> Phases {
+pub(crate) fn mean_phases(reports: &[Phases]) -> Phases {
     let mut out: Phases = Vec::new();
     for r in reports {
         for (k, v) in r {
@@ -62,7 +62,7 @@ pub(super) fn mean_phases(reports: &[Phases]) -> Phases {
 }
 
 /// Training-like statistics for iteration `i` of `n`: decaying losses, rising reward.
-pub(super) fn training_metrics(
+pub(crate) fn training_metrics(
     algo: &str,
     profile: Profile,
     i: u64,
@@ -135,7 +135,7 @@ pub(super) fn training_metrics(
 }
 
 /// Reward terms at training progress `p` (0..1): tracking terms rise, penalties shrink.
-pub(super) fn rewards(p: f64, noise: &mut Noise) -> Vec<(&'static str, f64)> {
+pub(crate) fn rewards(p: f64, noise: &mut Noise) -> Vec<(&'static str, f64)> {
     vec![
         ("tracking_lin_vel", 0.8 * p * noise.jitter(0.05)),
         ("tracking_ang_vel", 0.4 * p * noise.jitter(0.05)),
@@ -147,7 +147,7 @@ pub(super) fn rewards(p: f64, noise: &mut Noise) -> Vec<(&'static str, f64)> {
 
 /// A simulated rank's view of the measured iteration: small per-rank differences in what is
 /// measured, none in what is configured or counted.
-pub(super) fn jitter_rank(base: &StepInput, rank: usize, noise: &mut Noise) -> StepInput {
+pub(crate) fn jitter_rank(base: &StepInput, rank: usize, noise: &mut Noise) -> StepInput {
     let mut r = base.clone();
     let f = |noise: &mut Noise| noise.jitter(0.05);
     // Sizes and counts (the schema's summed tags) are exact on every rank.

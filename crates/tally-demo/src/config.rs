@@ -1,8 +1,8 @@
 //! The demo's settings: its flags and `training.KEY=VALUE` overrides, checked into a
 //! [`DemoConfig`].
 
-use super::slow::Slowdown;
-use crate::error::CliError;
+use crate::error::Error;
+use crate::slow::Slowdown;
 use std::path::PathBuf;
 use std::time::Duration;
 use tally::schema::artifacts::WandbSettings;
@@ -38,13 +38,13 @@ const WANDB_MODES: [&str; 3] = ["online", "offline", "disabled"];
 const DEMO_ALGOS: [&str; 6] = ["sac", "flashsac", "warpsac", "appo", "ppo", "grpo"];
 
 /// The timing profile of a demo algorithm.
-pub fn profile_of(algo: &str) -> Result<Profile, CliError> {
+pub fn profile_of(algo: &str) -> Result<Profile, Error> {
     DEMO_ALGOS
         .contains(&algo)
         .then(|| tally::schema::Algo::parse(algo).profile())
         .flatten()
         .ok_or_else(|| {
-            CliError::Setting(format!(
+            Error::Setting(format!(
                 "unknown --algo '{algo}': expected {}",
                 DEMO_ALGOS.join(", ")
             ))
@@ -106,8 +106,8 @@ impl DemoConfig {
         num_envs: u64,
         overrides: &[String],
         wandb_sinks: bool,
-    ) -> Result<Self, CliError> {
-        let setting = |message: String| Err(CliError::Setting(message));
+    ) -> Result<Self, Error> {
+        let setting = |message: String| Err(Error::Setting(message));
         profile_of(&algo)?;
         if iterations == 0 {
             return setting("--iterations must be at least 1".into());
@@ -163,7 +163,7 @@ impl DemoConfig {
                 "training.log_dir" => c.log_dir = Some(PathBuf::from(value)),
                 "training.log_interval" => {
                     c.log_interval = value.parse().ok().filter(|n| *n >= 1).ok_or_else(|| {
-                        CliError::Setting(format!(
+                        Error::Setting(format!(
                             "training.log_interval={value}: expected an integer >= 1"
                         ))
                     })?
@@ -219,8 +219,8 @@ impl DemoConfig {
     }
 }
 
-fn unknown_override(key: &str) -> CliError {
-    CliError::Setting(format!(
+fn unknown_override(key: &str) -> Error {
+    Error::Setting(format!(
         "unknown override '{key}': known keys are {}",
         KNOWN_OVERRIDES.join(", ")
     ))
@@ -233,7 +233,7 @@ after `pip install 'tally-rl[wandb]'`)";
 
 /// Set the W&B setting `key` (a `training.wandb_*` override) to `value`; an empty value
 /// leaves it to W&B's own default.
-fn set_wandb(w: &mut WandbSettings, key: &str, value: &str) -> Result<(), CliError> {
+fn set_wandb(w: &mut WandbSettings, key: &str, value: &str) -> Result<(), Error> {
     let text = (!value.is_empty()).then(|| value.to_owned());
     match key {
         "training.wandb_project" => w.project = text,
@@ -245,7 +245,7 @@ fn set_wandb(w: &mut WandbSettings, key: &str, value: &str) -> Result<(), CliErr
         "training.wandb_tags" => w.tags = parse_tags(value)?,
         "training.wandb_mode" => {
             if !(value.is_empty() || WANDB_MODES.contains(&value)) {
-                return Err(CliError::Setting(format!(
+                return Err(Error::Setting(format!(
                     "training.wandb_mode={value}: expected {}",
                     WANDB_MODES.join(", ")
                 )));
@@ -259,9 +259,9 @@ fn set_wandb(w: &mut WandbSettings, key: &str, value: &str) -> Result<(), CliErr
 
 /// `training.wandb_tags`: a list as Hydra writes it, `[a,b]`, or bare, `a,b`; items are
 /// trimmed and may be quoted ('a b' or "a b"); `[]` or nothing is no tags.
-fn parse_tags(value: &str) -> Result<Vec<String>, CliError> {
+fn parse_tags(value: &str) -> Result<Vec<String>, Error> {
     let bad = |why: &str| {
-        CliError::Setting(format!(
+        Error::Setting(format!(
             "training.wandb_tags={value}: {why} (expected a list such as [a,b] or a,b)"
         ))
     };

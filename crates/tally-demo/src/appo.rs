@@ -1,10 +1,10 @@
 //! The APPO demo loop: the collector fills a ring of rollouts on its own clock; the learner
 //! consumes ready slots and publishes weights.
 
-use super::slow::Slowdown;
-use super::training::ProfileLoop;
-use super::workload::{timed, Noise, Phases};
-use crate::error::CliError;
+use crate::error::Error;
+use crate::slow::Slowdown;
+use crate::training::ProfileLoop;
+use crate::workload::{timed, Noise, Phases};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::{self, JoinHandle};
 use std::time::Instant;
@@ -42,7 +42,7 @@ fn collector(ring: SyncSender<Phases>, steps_per_env: u32, slow: Slowdown, tr: T
 }
 
 /// The learner's end of the rollout ring.
-pub(super) struct Appo {
+pub(crate) struct Appo {
     ring: Receiver<Phases>,
     collector: JoinHandle<()>,
     slow: Slowdown,
@@ -53,13 +53,13 @@ impl ProfileLoop for Appo {
     const PROFILE: Profile = Profile::Appo;
     const STEPS_PER_ENV: u32 = 16;
 
-    fn start(slow: &Slowdown, tracer: &Tracer) -> Result<Self, CliError> {
+    fn start(slow: &Slowdown, tracer: &Tracer) -> Result<Self, Error> {
         let (ring_tx, ring) = sync_channel::<Phases>(2);
         let (collector_slow, tr) = (slow.clone(), tracer.clone());
         let collector = thread::Builder::new()
             .name("collector".into())
             .spawn(move || collector(ring_tx, Self::STEPS_PER_ENV, collector_slow, tr))
-            .map_err(|e| CliError::Run(format!("spawn collector thread: {e}")))?;
+            .map_err(|e| Error::Run(format!("spawn collector thread: {e}")))?;
         Ok(Appo {
             ring,
             collector,
@@ -68,16 +68,12 @@ impl ProfileLoop for Appo {
         })
     }
 
-    fn learner_phases(
-        &mut self,
-        input: StepInput,
-        noise: &mut Noise,
-    ) -> Result<StepInput, CliError> {
+    fn learner_phases(&mut self, input: StepInput, noise: &mut Noise) -> Result<StepInput, Error> {
         let (tr, l) = (&self.tracer, "learner");
         let t = Instant::now();
         let rollout = tr
             .in_span("collector_wait", l, || self.ring.recv())
-            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
+            .map_err(|_| Error::Run("collector thread stopped".into()))?;
         let mut input = input.learner("collector_wait", t.elapsed().as_secs_f64());
         let slow = &self.slow;
         input = input
@@ -105,11 +101,11 @@ impl ProfileLoop for Appo {
         Ok(input)
     }
 
-    fn finish(self) -> Result<(), CliError> {
+    fn finish(self) -> Result<(), Error> {
         // Closing the ring makes the collector's next send fail: it returns.
         drop(self.ring);
         self.collector
             .join()
-            .map_err(|_| CliError::Run("collector thread panicked".into()))
+            .map_err(|_| Error::Run("collector thread panicked".into()))
     }
 }

@@ -1,9 +1,9 @@
 //! The on-policy (PPO) demo loop: the learner asks for a rollout, waits for it, then updates.
 
-use super::slow::Slowdown;
-use super::training::ProfileLoop;
-use super::workload::{timed, work, Noise, Phases};
-use crate::error::CliError;
+use crate::error::Error;
+use crate::slow::Slowdown;
+use crate::training::ProfileLoop;
+use crate::workload::{timed, work, Noise, Phases};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::{self, JoinHandle};
 use std::time::Instant;
@@ -34,7 +34,7 @@ fn collector(
 }
 
 /// The learner's ends of the request and rollout channels.
-pub(super) struct OnPolicy {
+pub(crate) struct OnPolicy {
     go: SyncSender<()>,
     rollouts: Receiver<Phases>,
     collector: JoinHandle<()>,
@@ -47,14 +47,14 @@ impl ProfileLoop for OnPolicy {
     const STEPS_PER_ENV: u32 = 24;
     const FIRST_ITERATION: u64 = 0;
 
-    fn start(slow: &Slowdown, tracer: &Tracer) -> Result<Self, CliError> {
+    fn start(slow: &Slowdown, tracer: &Tracer) -> Result<Self, Error> {
         let (go, go_rx) = sync_channel::<()>(1);
         let (done_tx, rollouts) = sync_channel::<Phases>(2);
         let (collector_slow, tr) = (slow.clone(), tracer.clone());
         let collector = thread::Builder::new()
             .name("collector".into())
             .spawn(move || collector(go_rx, done_tx, Self::STEPS_PER_ENV, collector_slow, tr))
-            .map_err(|e| CliError::Run(format!("spawn collector thread: {e}")))?;
+            .map_err(|e| Error::Run(format!("spawn collector thread: {e}")))?;
         Ok(OnPolicy {
             go,
             rollouts,
@@ -64,18 +64,14 @@ impl ProfileLoop for OnPolicy {
         })
     }
 
-    fn learner_phases(
-        &mut self,
-        input: StepInput,
-        noise: &mut Noise,
-    ) -> Result<StepInput, CliError> {
+    fn learner_phases(&mut self, input: StepInput, noise: &mut Noise) -> Result<StepInput, Error> {
         self.go
             .send(())
-            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
+            .map_err(|_| Error::Run("collector thread stopped".into()))?;
         let rollout = self
             .rollouts
             .recv()
-            .map_err(|_| CliError::Run("collector thread stopped".into()))?;
+            .map_err(|_| Error::Run("collector thread stopped".into()))?;
         let learning = self.tracer.in_span("learning", "learner", || {
             timed(self.slow.us("learning", 2000.0 * noise.jitter(0.1)))
         });
@@ -86,12 +82,12 @@ impl ProfileLoop for OnPolicy {
         Ok(input)
     }
 
-    fn finish(self) -> Result<(), CliError> {
+    fn finish(self) -> Result<(), Error> {
         // Closing the request channel ends the collector's loop.
         drop(self.go);
         drop(self.rollouts);
         self.collector
             .join()
-            .map_err(|_| CliError::Run("collector thread panicked".into()))
+            .map_err(|_| Error::Run("collector thread panicked".into()))
     }
 }

@@ -2,16 +2,16 @@
 //! collector thread and learner phases ([`ProfileLoop`]); this loop adds the training
 //! statistics, rewards and rates, and submits the iteration (per rank when `--gpus` > 1).
 
-use super::config::DemoConfig;
-use super::slow::Slowdown;
-use super::workload::{jitter_rank, rewards, training_metrics, Noise};
-use crate::error::CliError;
+use crate::config::DemoConfig;
+use crate::error::Error;
+use crate::slow::Slowdown;
+use crate::workload::{jitter_rank, rewards, training_metrics, Noise};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use tally::{Logger, MpsState, Profile, StepInput, SystemInfo, Tracer};
 
 /// One timing profile's threads: its collector and the learner phases of one iteration.
-pub(super) trait ProfileLoop: Sized {
+pub(crate) trait ProfileLoop: Sized {
     /// The profile whose timelines the loop produces.
     const PROFILE: Profile;
     /// Environment steps each environment takes per iteration.
@@ -21,7 +21,7 @@ pub(super) trait ProfileLoop: Sized {
 
     /// Spawn the collector thread; `slow` scales the simulated phases, and the learner and
     /// collector record spans on `tracer`.
-    fn start(slow: &Slowdown, tracer: &Tracer) -> Result<Self, CliError>;
+    fn start(slow: &Slowdown, tracer: &Tracer) -> Result<Self, Error>;
 
     /// Work before the first iteration; `Ok(false)` when `stop` ended it.
     fn warm_up(
@@ -29,27 +29,23 @@ pub(super) trait ProfileLoop: Sized {
         _c: &DemoConfig,
         _log: &Logger,
         _stop: &AtomicBool,
-    ) -> Result<bool, CliError> {
+    ) -> Result<bool, Error> {
         Ok(true)
     }
 
     /// Run one iteration's learner phases, with the collector's report, into `input`.
-    fn learner_phases(
-        &mut self,
-        input: StepInput,
-        noise: &mut Noise,
-    ) -> Result<StepInput, CliError>;
+    fn learner_phases(&mut self, input: StepInput, noise: &mut Noise) -> Result<StepInput, Error>;
 
     /// Stop the collector thread and wait for it.
-    fn finish(self) -> Result<(), CliError>;
+    fn finish(self) -> Result<(), Error>;
 }
 
 /// The training loop of profile `L`; `Ok(false)` when `stop` ended it early.
-pub(super) fn train<L: ProfileLoop>(
+pub(crate) fn train<L: ProfileLoop>(
     c: &DemoConfig,
     log: &mut Logger,
     stop: &AtomicBool,
-) -> Result<bool, CliError> {
+) -> Result<bool, Error> {
     let mut noise = Noise(0x7a11_u64 ^ c.iterations);
     log.status(tally::Level::Info, "Warming up...");
     // This thread is the learner: the trace names it so.

@@ -3,8 +3,8 @@
 //! (experience → run → task → step, `docs/aggregation.md`) and logs the step-level keys
 //! (`docs/contract/rft.md`).
 
-use super::workload::Noise;
-use crate::error::CliError;
+use crate::error::Error;
+use crate::workload::Noise;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::thread;
@@ -80,11 +80,7 @@ fn sleep_ms(ms: f64) {
 }
 
 /// The training loop; `Ok(false)` when `stop` ended it early.
-pub(super) fn train(
-    iterations: u64,
-    log: &mut Logger,
-    stop: &AtomicBool,
-) -> Result<bool, CliError> {
+pub(crate) fn train(iterations: u64, log: &mut Logger, stop: &AtomicBool) -> Result<bool, Error> {
     let (tx, rx) = sync_channel::<(Vec<Vec<Run>>, f64)>(2);
     let explorer = thread::Builder::new()
         .name("explorer".into())
@@ -106,7 +102,7 @@ pub(super) fn train(
                 }
             }
         })
-        .map_err(|e| CliError::Run(format!("spawn explorer thread: {e}")))?;
+        .map_err(|e| Error::Run(format!("spawn explorer thread: {e}")))?;
     let mut noise = Noise(0xe7a1);
     log.status(tally::Level::Info, "Waiting for the first explore step...");
     for step in 1..=iterations {
@@ -118,7 +114,7 @@ pub(super) fn train(
         let t_wait = Instant::now();
         let (tasks, explore_secs) = rx
             .recv()
-            .map_err(|_| CliError::Run("explorer thread stopped".into()))?;
+            .map_err(|_| Error::Run("explorer thread stopped".into()))?;
         let wait = t_wait.elapsed().as_secs_f64();
         let t_update = Instant::now();
         sleep_ms(4.0);
@@ -175,6 +171,6 @@ pub(super) fn train(
     drop(rx);
     explorer
         .join()
-        .map_err(|_| CliError::Run("explorer thread panicked".into()))?;
+        .map_err(|_| Error::Run("explorer thread panicked".into()))?;
     Ok(true)
 }
