@@ -11,21 +11,23 @@
 
 use crate::convert::{event_step, number, repr, type_name, AddrHasher, KeyCache};
 use crate::errors::Failure;
+use crate::flusher::{self, Batched};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyString};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tally_tfevents::proto::{event, Event, SessionLog};
 use tally_tfevents::{encode_summary_event, override_event, EventFileWriter, WriterOptions};
 
 /// An `events.out.tfevents.*` file in a directory, written one step (event) at a time.
 #[pyclass(module = "tally._tally", name = "EventWriter", frozen)]
 pub struct EventWriter {
-    inner: Mutex<Inner>,
+    /// Shared with the batch timer, which holds it weakly.
+    inner: Arc<Mutex<Inner>>,
     path: PathBuf,
 }
 
@@ -36,6 +38,9 @@ struct Inner {
     scratch: Vec<(tally::Key, f64)>,
     tags: Tags,
     batch: Batch,
+    /// How long a batch may wait for its step's next value (the last `add_scalar`'s
+    /// `flush_secs`); `None` never.
+    flush_after: Option<Duration>,
 }
 
 /// Tag tables beyond this are dropped when the next batch starts (tags invented every step).
@@ -123,6 +128,49 @@ impl Inner {
     }
 }
 
+/// `flush_secs` as a wait: none for 0 or less, `None` (never) for NaN or beyond `Duration`.
+fn flush_after(flush_secs: f64) -> Option<Duration> {
+    if flush_secs <= 0.0 {
+        return Some(Duration::ZERO);
+    }
+    Duration::try_from_secs_f64(flush_secs).ok()
+}
+
+impl Batched for Inner {
+    fn due(&self) -> Option<Instant> {
+        if self.batch.values.is_empty() || self.writer.is_none() {
+            return None;
+        }
+        self.batch.started.checked_add(self.flush_after?)
+    }
+
+    fn write_pending(&mut self) {
+        if self.write_batch().is_err() {
+            // Kept for the next call, which retries and reports it; tried again a whole
+            // `flush_secs` later, not at once.
+            self.batch.started = Instant::now();
+        }
+    }
+}
+
+impl Drop for Inner {
+    /// An unclosed writer being collected: its batch and file are closed, as `close()` would;
+    /// nothing can be raised here, so a failure is said on stderr.
+    fn drop(&mut self) {
+        let say = |e: &dyn std::fmt::Display| {
+            eprintln!(
+                "tally: warning: an unclosed event writer could not write its last step: {e}"
+            );
+        };
+        if let Err(Failure::Write(e)) = self.write_batch() {
+            say(&e);
+        }
+        if let Some(Err(e)) = self.writer.take().map(EventFileWriter::close) {
+            say(&e);
+        }
+    }
+}
+
 /// `add_scalar`'s value as torch takes it: `float(v)` of anything but None, str or bytes.
 fn scalar_value(tag: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>) -> Result<f64, Failure> {
     if let Ok(f) = v.cast::<PyFloat>() {
@@ -139,17 +187,29 @@ fn scalar_value(tag: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>) -> Result<f64, Fai
             repr(v)
         )));
     }
-    v.py()
-        .get_type::<PyFloat>()
-        .call1((v,))
+    let py = v.py();
+    let refused = |e: PyErr| {
+        Failure::ValueType(format!(
+            "add_scalar('{tag}'): expected a number, got {}: {}",
+            type_name(v),
+            e.value(py)
+        ))
+    };
+    // A one-element array or tensor (what `keepdims=True` or a shape-[1] tensor's `.numpy()`
+    // gives) is its element, as torch's writer squeezes it; numpy refuses `float()` of one.
+    let is_array = !v.is_instance_of::<PyInt>()
+        && v.getattr(pyo3::intern!(py, "ndim"))
+            .and_then(|n| n.extract::<i64>())
+            .is_ok_and(|n| n > 0);
+    let element = if is_array {
+        v.call_method0(pyo3::intern!(py, "item")).map_err(refused)?
+    } else {
+        v.clone()
+    };
+    py.get_type::<PyFloat>()
+        .call1((element,))
         .and_then(|f| f.extract::<f64>())
-        .map_err(|e| {
-            Failure::ValueType(format!(
-                "add_scalar('{tag}'): expected a number, got {}: {}",
-                type_name(v),
-                e.value(v.py())
-            ))
-        })
+        .map_err(refused)
 }
 
 /// `add_scalar`'s step as torch takes it: `int(global_step)`, None as 0, within int64.
@@ -210,6 +270,13 @@ impl EventWriter {
     }
 }
 
+/// Write every event writer's pending scalar batch now, the GIL released (registered with
+/// `atexit`: a writer never closed has its last step on disk when the interpreter exits).
+#[pyfunction]
+pub fn _write_event_batches(py: Python<'_>) {
+    py.detach(flusher::write_all);
+}
+
 /// An optional event step, refused (on this call only) beyond int64.
 fn opt_step(step: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
     Ok(match step.filter(|s| !s.is_none()) {
@@ -244,27 +311,29 @@ impl EventWriter {
         };
         let writer = EventFileWriter::open(&log_dir, options).map_err(Failure::from)?;
         let path = writer.path().to_owned();
-        Ok(EventWriter {
-            inner: Mutex::new(Inner {
-                writer: Some(writer),
-                keys: KeyCache::default(),
-                scratch: Vec::new(),
-                tags: Tags::default(),
-                batch: Batch {
-                    number: 0,
-                    step: 0,
-                    wall_time: 0.0,
-                    started: Instant::now(),
-                    values: Vec::new(),
-                },
-            }),
-            path,
-        })
+        let inner = Arc::new(Mutex::new(Inner {
+            writer: Some(writer),
+            keys: KeyCache::default(),
+            scratch: Vec::new(),
+            tags: Tags::default(),
+            batch: Batch {
+                number: 0,
+                step: 0,
+                wall_time: 0.0,
+                started: Instant::now(),
+                values: Vec::new(),
+            },
+            flush_after: flush_after(120.0),
+        }));
+        let timed: Arc<Mutex<dyn Batched>> = inner.clone();
+        flusher::register(&timed);
+        Ok(EventWriter { inner, path })
     }
 
     /// Add `tag: value` to the batch of `global_step`. The batch is written as one event first
     /// when the step changes, the tag is already in it, `walltime` differs from the batch's,
-    /// or the batch is `flush_secs` old. A bad argument is refused with the batch kept.
+    /// or the batch is `flush_secs` old; the batch timer writes it once it is `flush_secs` old
+    /// with no call coming. A bad argument is refused with the batch kept.
     #[pyo3(signature = (tag, value, global_step=None, walltime=None, flush_secs=120.0))]
     fn add_scalar(
         &self,
@@ -308,6 +377,12 @@ impl EventWriter {
             b.step = step;
             b.wall_time = walltime.unwrap_or_else(now_wall);
             b.started = now;
+            if inner.flush_after.map(|d| d.as_secs_f64()) != Some(flush_secs) {
+                inner.flush_after = flush_after(flush_secs);
+            }
+            if let Some(due) = inner.flush_after.and_then(|d| now.checked_add(d)) {
+                flusher::batch_started(due);
+            }
         }
         inner.tags.last_batch[id as usize] = inner.batch.number;
         inner.batch.values.push((id, value));

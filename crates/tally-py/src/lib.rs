@@ -10,8 +10,9 @@ mod console;
 mod convert;
 mod errors;
 mod events;
+mod flusher;
 mod logger;
-pub mod read;
+mod read;
 mod remote;
 mod sink;
 mod summaries;
@@ -51,9 +52,11 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Loggers a script forgot are closed before interpreter teardown (the GIL can still be
     // released then, which closing a logger with a Python sink needs).
     let close = m.getattr("_close_open_loggers")?;
-    m.py()
-        .import("atexit")?
-        .call_method1("register", (close,))?;
+    let atexit = m.py().import("atexit")?;
+    atexit.call_method1("register", (close,))?;
+    // Writers never closed have their last step written at exit.
+    m.add_function(wrap_pyfunction!(events::_write_event_batches, m)?)?;
+    atexit.call_method1("register", (m.getattr("_write_event_batches")?,))?;
     aggregate::register(m)?;
     read::register(m)?;
     summaries::register(m)?;
