@@ -156,8 +156,18 @@ class SummaryWriter:
         *,
         wandb: Union[None, bool, Mapping[str, Any]] = None,
         remote_finish_timeout: float = DEFAULT_FINISH_TIMEOUT,
+        write_to_disk: bool = True,
+        logdir: Optional[Union[str, "os.PathLike[str]"]] = None,
     ) -> None:
         purge = _step(purge_step, "purge_step")  # before any file is made
+        if logdir is not None:
+            # tensorboardX's spelling of the same keyword.
+            if log_dir is not None:
+                raise ConfigError(f"log_dir={log_dir!r} and logdir={logdir!r}: give one")
+            log_dir = logdir
+        self._write_to_disk = bool(write_to_disk)
+        if wandb and not self._write_to_disk:
+            raise ConfigError("wandb= with write_to_disk=False: W&B is fed from the event file, which is not written")
         timeout = float(remote_finish_timeout)
         if not (math.isfinite(timeout) and timeout >= 0):
             raise ConfigError(f"remote_finish_timeout {remote_finish_timeout!r} must be a finite number of seconds >= 0")
@@ -171,10 +181,10 @@ class SummaryWriter:
         self.flush_secs = float(flush_secs)
         self.filename_suffix = str(filename_suffix)
         self.max_queue = max_queue
-        self._main = EventWriter(self.log_dir, self.filename_suffix)
+        self._main = self._event_writer(self.log_dir)
         if purge is not None:
             self._main.write_session_start(purge, time.time())
-        self._subs: Dict[str, EventWriter] = {}
+        self._subs: "Dict[str, Union[EventWriter, _NoDisk]]" = {}
         self._closed = False
         self._wandb: Optional[WandbSink] = None
         self._follower: Optional[RemoteFollower] = None
@@ -245,7 +255,7 @@ class SummaryWriter:
         """Add one scalar; same-step calls are batched into one event (the batch lives in the
         event writer, behind its own lock: this is the hot path, one call per value)."""
         if self._closed:
-            self._check_open()
+            self._ensure_open()
         self._main.add_scalar(tag, scalar_value, global_step, walltime, self.flush_secs)
 
     @_under_lock
@@ -256,29 +266,48 @@ class SummaryWriter:
         global_step: Optional[int] = None,
         walltime: Optional[float] = None,
     ) -> None:
-        """As torch: each ``tag`` goes to ``log_dir/<main_tag>_<tag>/`` under the tag ``main_tag``."""
-        self._check_open()
+        """As torch: each ``tag`` goes to ``log_dir/<main_tag>_<tag>/`` under the tag ``main_tag``
+        (``tally.tensorboardX.SummaryWriter`` lays them out as tensorboardX does)."""
+        self._ensure_open()
         step = _scalar_step(global_step)
         for tag, v in tag_scalar_dict.items():
             value = _number(f"{main_tag}/{tag}", v)
-            sub = os.path.join(self.log_dir, main_tag.replace("/", "_") + "_" + tag)
+            sub = self._subrun(main_tag, tag)
             writer = self._subs.get(sub)
             if writer is None:
-                writer = self._subs[sub] = EventWriter(sub, self.filename_suffix)
+                writer = self._subs[sub] = self._event_writer(sub)
             writer.add_scalar(main_tag, value, step, walltime, self.flush_secs)
+
+    def _subrun(self, main_tag: str, tag: str) -> str:
+        """The directory of ``add_scalars``' series ``tag``: torch's layout."""
+        return os.path.join(self.log_dir, main_tag.replace("/", "_") + "_" + tag)
+
+    def _event_writer(self, directory: str) -> "Union[EventWriter, _NoDisk]":
+        """A new event file in ``directory``; nothing at all with ``write_to_disk=False``."""
+        if not self._write_to_disk:
+            return _NoDisk()
+        return EventWriter(directory, self.filename_suffix)
 
     # -- everything else torch's writer adds ------------------------------------------------------
     @property
-    def file_writer(self) -> FileWriter:
-        """torch's ``writer.file_writer``: ``add_summary``/``add_event`` for prebuilt protos."""
-        return FileWriter(self)
+    def file_writer(self) -> Optional[FileWriter]:
+        """torch's ``writer.file_writer``: ``add_summary``/``add_event`` for prebuilt protos;
+        ``None`` once closed, as torch's."""
+        return None if self._closed else FileWriter(self)
 
     def _get_file_writer(self) -> FileWriter:
-        return self.file_writer
+        """The file writer, reopened after ``close()`` as torch's ``_get_file_writer`` does."""
+        self._ensure_open()
+        return FileWriter(self)
 
-    def _events_writer(self) -> EventWriter:
-        self._check_open()
+    def _events_writer(self) -> "Union[EventWriter, _NoDisk]":
+        self._ensure_open()
         return self._main  # which writes its scalar batch first: the file keeps the call order
+
+    @_under_lock
+    def _write_scalars(self, step: int, walltime: float, scalars: Dict[str, float]) -> None:
+        """One event of ``scalars`` at ``step``, written at once (no batch)."""
+        self._events_writer().write_scalars(step, walltime, scalars)
 
     @_under_lock
     def _write_summary(self, summary: bytes, global_step: Any, walltime: Optional[float]) -> None:
@@ -453,14 +482,18 @@ class SummaryWriter:
         self,
         hparam_dict: Mapping[str, Any],
         metric_dict: Mapping[str, Any],
-        hparam_domain_discrete: Optional[Mapping[str, Any]] = None,
+        hparam_domain_discrete: Union[None, Mapping[str, Any], str] = None,
         run_name: Optional[str] = None,
         global_step: Optional[int] = None,
         *,
         name: Optional[str] = None,
     ) -> None:
         """One HParams session in the run ``log_dir/<run_name>`` (default: the time), with
-        ``metric_dict`` logged there as scalars, as torch does (tensorboardX calls it ``name``)."""
+        ``metric_dict`` logged there as scalars, as torch does. tensorboardX calls the run
+        ``name`` and takes it third, where torch takes ``hparam_domain_discrete``: a ``str``
+        there is tensorboardX's name (a domain is a dict)."""
+        if isinstance(hparam_domain_discrete, str):
+            name, hparam_domain_discrete = hparam_domain_discrete, None
         if not isinstance(hparam_dict, Mapping) or not isinstance(metric_dict, Mapping):
             raise TypeError("add_hparams: hparam_dict and metric_dict must be dicts")
         domains = dict(hparam_domain_discrete or {})
@@ -471,9 +504,11 @@ class SummaryWriter:
         doms = {str(k): [_media().hparam_value(str(k), x) for x in d] for k, d in domains.items()}
         metrics = {str(k): _number(str(k), v, "add_hparams: metric_dict") for k, v in metric_dict.items()}
         exp, start, end = _summaries.hparams(values, doms, list(metrics))
-        self._check_open()
+        self._ensure_open()
         run = run_name or name or str(time.time())
-        with SummaryWriter(os.path.join(self.log_dir, run), filename_suffix=self.filename_suffix) as hp:
+        with SummaryWriter(
+            os.path.join(self.log_dir, run), filename_suffix=self.filename_suffix, write_to_disk=self._write_to_disk
+        ) as hp:
             for s in (exp, start, end):
                 hp._write_summary(s, global_step, None)
             for k, v in metrics.items():
@@ -514,11 +549,17 @@ class SummaryWriter:
             w.close()
         self._finish_wandb()
 
-    def _check_open(self) -> None:
-        if self._closed:
-            from tally._tally import ClosedError
-
-            raise ClosedError(f"SummaryWriter({self.log_dir!r}) is closed")
+    def _ensure_open(self) -> None:
+        """A record after ``close()`` reopens the writer, as torch's does: a new event file in
+        ``log_dir`` (read with the earlier ones as one run). W&B is not mirrored again: its run
+        was finished at ``close()``."""
+        if not self._closed:
+            return
+        with self._lock:
+            if self._closed:
+                self._main = self._event_writer(self.log_dir)
+                self._subs = {}
+                self._closed = False
 
     def __enter__(self) -> "SummaryWriter":
         return self
@@ -557,6 +598,21 @@ class SummaryWriter:
     def stop(self) -> None:
         """rsl_rl's name for ``close``."""
         self.close()
+
+
+class _NoDisk:
+    """The event writer of ``write_to_disk=False`` (tensorboardX's switch): takes every record,
+    keeps none."""
+
+    closed = False
+
+    def add_scalar(self, *args: Any) -> None: ...
+    def write_scalars(self, *args: Any) -> None: ...
+    def write_summary(self, *args: Any) -> None: ...
+    def write_event(self, *args: Any) -> None: ...
+    def write_session_start(self, *args: Any) -> None: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
 
 
 def _close_if_alive(ref: "weakref.ReferenceType[SummaryWriter]") -> None:

@@ -361,6 +361,17 @@ def test_hparams_write_the_session_tensorboard_reads(tmp_path):
         assert [(e.step, e.value) for e in sa.Scalars(tag)] == [(e.step, e.value) for e in sb.Scalars(tag)] == [(3, metrics[tag])]
 
 
+def test_hparams_with_tensorboardx_positional_name_lands_in_that_run(tmp_path):
+    # tensorboardX's third parameter is the run's name, torch's the discrete domains: a str
+    # there can only be tensorboardX's.
+    ref, ours = tmp_path / "tbx", tmp_path / "tally"
+    with tensorboardX.SummaryWriter(logdir=str(ref)) as w:
+        w.add_hparams({"lr": 0.1}, {"m": 1.0}, "trial7")
+    with tally.SummaryWriter(ours) as w:
+        w.add_hparams({"lr": 0.1}, {"m": 1.0}, "trial7")
+    assert list(hparams_by_run(ours)) == list(hparams_by_run(ref)) == ["trial7"]
+
+
 def test_hparam_domains_and_numpy_values(tmp_path):
     with tally.SummaryWriter(tmp_path) as w:
         w.add_hparams(
@@ -442,8 +453,9 @@ def test_constructor_keywords_and_lifecycle(tmp_path, monkeypatch):
     assert f.name.endswith(".sfx")
     w.close()
     w.close()  # twice is harmless
-    with pytest.raises(tally.ClosedError):
-        w.add_text("t", "again", 1)
+    w.add_text("t", "again", 1)  # reopens, as torch's writer does: a second file
+    w.close()
+    assert len(list((tmp_path / "a").glob("events.out.tfevents.*"))) == 2
     monkeypatch.chdir(tmp_path)
     with tally.SummaryWriter(comment="_lr0.1") as w2:
         assert w2.get_logdir().startswith("runs" + os.sep) and w2.get_logdir().endswith("_lr0.1")
