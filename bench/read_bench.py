@@ -206,7 +206,7 @@ def generate(dir: Path, steps: int, tags: int, mode: str | None) -> Path:
     return path
 
 
-def measure_workload(name: str, run_dir: Path, repeats: int, anchor_repeats: int, rows: int) -> dict:
+def measure_workload(name: str, run_dir: Path, repeats: int, anchor_repeats: int, rows: int, anchors: bool = True) -> dict:
     (file,) = run_dir.glob("events.out.tfevents.*")
     size = file.stat().st_size
     print(f"\n== {name}: {rows} scalars, {size / 1e6:.1f} MB ({file.name})", flush=True)
@@ -272,6 +272,8 @@ def measure_workload(name: str, run_dir: Path, repeats: int, anchor_repeats: int
     timed("tally export --format parquet", export("parquet"), repeats)
     timed("tally export --format jsonl", export("jsonl"), repeats)
     timed("tally export --format csv", export("csv"), repeats)
+    if not anchors:
+        return res
     timed("python TFRecord loop (framing only)", py("tfrecord_loop"), anchor_repeats)
     try:
         for checksum in (False, True):
@@ -393,7 +395,14 @@ def main() -> None:
     ap.add_argument("--scaling", action="store_true")
     ap.add_argument("--plot", type=Path)
     ap.add_argument("--json", type=Path)
+    # A/B runs of two builds: tally's rows only, from another build's target/release (with that
+    # build's package first on PYTHONPATH).
+    ap.add_argument("--tally-only", action="store_true", help="skip the anchors (EventAccumulator, tbparse, data server, TFRecord loop)")
+    ap.add_argument("--release", type=Path, help="another build's target/release (default: this checkout's)")
     args = ap.parse_args()
+    if args.release is not None:
+        global RELEASE
+        RELEASE = args.release
     if args.one:
         print(json.dumps(one(*args.one)))
         return
@@ -408,8 +417,9 @@ def main() -> None:
         for name, mode in (("per-tag (one scalar per event, as torch/tensorboardX write)", "per-tag"), ("per-step (10 scalars per event, as tally writes)", None)):
             run_dir = tmp / (mode or "per-step")
             generate(run_dir, args.steps, TAGS, mode)
-            results[name] = measure_workload(name, run_dir, args.repeats, args.anchor_repeats, rows)
-            ratios(results[name])
+            results[name] = measure_workload(name, run_dir, args.repeats, args.anchor_repeats, rows, not args.tally_only)
+            if not args.tally_only:
+                ratios(results[name])
             shutil.rmtree(run_dir)
         if args.scaling:
             results["scaling"] = scaling(tmp, max(1, min(args.repeats, 3)))
