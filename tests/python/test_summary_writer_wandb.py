@@ -111,6 +111,20 @@ def test_only_scalars_reach_wandb_and_other_summaries_stay_in_the_event_file(tmp
     assert_rows_equal_the_event_file(w.log_dir, rows)
 
 
+def test_a_tag_written_twice_at_one_step_reaches_wandb_as_two_rows_at_that_step(tmp_path):
+    # Two episodes ending at one step (CleanRL's `charts/episodic_return`): W&B keeps one
+    # value per key per row, so each value gets a row of its own, both at tally/step 100.
+    with tally.SummaryWriter(tmp_path / "run", wandb={"project": "tally-test"}) as w:
+        w.add_scalar("charts/episodic_return", 10.0, 100)
+        w.add_scalar("charts/episodic_length", 7.0, 100)
+        w.add_scalar("charts/episodic_return", 12.0, 100)
+        w.add_scalar("charts/episodic_return", 15.0, 200)
+    wait_for_exit_records(w.log_dir)
+    rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in wandb_rows(w.log_dir)]
+    got = [(r["tally/step"], r.get("charts/episodic_return"), r.get("charts/episodic_length")) for r in rows]
+    assert got == [(100, 10.0, 7.0), (100, 12.0, None), (200, 15.0, None)]
+
+
 def test_a_second_writer_on_the_log_dir_continues_the_wandb_run_without_resending(tmp_path):
     with tally.SummaryWriter(tmp_path / "run", wandb={"project": "tally-test"}) as w:
         for step in (1, 2, 3):

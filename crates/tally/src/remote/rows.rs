@@ -1,4 +1,5 @@
-//! Rows out of a run's event files: one per step, read from a position, tailing a live file.
+//! Rows out of a run's event files: one per step (two when a tag repeats at a step), read from
+//! a position, tailing a live file.
 
 use crate::sink::BackendStep;
 use crate::tag::Tag;
@@ -20,7 +21,8 @@ pub(crate) struct Pos {
 }
 
 /// Reads a run's event files from a position as rows: one row per step, the consecutive
-/// events of one step merged (a writer such as tensorboardX writes one event per tag).
+/// events of one step merged (a writer such as tensorboardX writes one event per tag), a new
+/// row at the same step when an event repeats a tag of the row.
 pub(crate) struct RowReader {
     files: Vec<PathBuf>,
     at: Pos,
@@ -111,7 +113,9 @@ impl RowReader {
                 .find(|(t, _)| t.as_str() == ITERATION_TAG)
                 .map_or(0, |(_, v)| *v as u64);
             if let Some((row, row_end)) = &mut self.group {
-                if row.step == event.step {
+                // A tag already in the row (two episodes ending at one step) starts a row of
+                // its own at the same step: a row holds one value per tag, and none is dropped.
+                if row.step == event.step && !repeats(&row.scalars, &scalars) {
                     row.scalars.extend(scalars);
                     row.iteration = row.iteration.max(iteration);
                     *row_end = end;
@@ -130,6 +134,13 @@ impl RowReader {
         }
         Ok(None)
     }
+}
+
+/// Whether one of `new`'s tags is already in `row`. Rows merged from one-scalar events hold a
+/// step's tags (tens); a linear scan of them is cheaper than hashing for that.
+fn repeats(row: &[(Tag, f64)], new: &[(Tag, f64)]) -> bool {
+    new.iter()
+        .any(|(t, _)| row.iter().any(|(r, _)| r.as_str() == t.as_str()))
 }
 
 /// `e` with its byte offset counted from the file's start, not from where the reader opened.
