@@ -39,6 +39,8 @@ from types import ModuleType
 from tally._tally import ConfigError, EventWriter, RemoteFollower, SchemaError, ValueTypeError
 from tally._tally import summaries as _summaries
 from tally._wandb import DEFAULT_FINISH_TIMEOUT, DEFAULT_PROJECT, WandbSink, import_wandb, read_run_id
+from tally._writer_config import param_table
+from tally._writer_config import record as _record_config
 
 __all__ = ["SummaryWriter", "FileWriter"]
 
@@ -158,8 +160,11 @@ class SummaryWriter:
         remote_finish_timeout: float = DEFAULT_FINISH_TIMEOUT,
         write_to_disk: bool = True,
         logdir: Optional[Union[str, "os.PathLike[str]"]] = None,
+        config: Optional[Mapping[str, Any]] = None,
     ) -> None:
         purge = _step(purge_step, "purge_step")  # before any file is made
+        if config is not None and not isinstance(config, Mapping):
+            raise ConfigError(f"SummaryWriter(config=...): a run configuration must be a dict, got {type(config).__name__}")
         if logdir is not None:
             # tensorboardX's spelling of the same keyword.
             if log_dir is not None:
@@ -189,8 +194,16 @@ class SummaryWriter:
         self._wandb: Optional[WandbSink] = None
         self._follower: Optional[RemoteFollower] = None
         self._at_exit: Optional[Callable[[], None]] = None
+        if config is not None:
+            self.record_config(config)
         if wandb:
             self._start_wandb({} if wandb is True else dict(wandb))
+
+    def record_config(self, config: Mapping[str, Any]) -> None:
+        """Record ``config`` as the run's configuration (``run_config.json``'s ``config``, keys
+        already there replaced), for ``tally.read_runs(config=True)``; secrets redacted."""
+        if self._write_to_disk:
+            _record_config(self.log_dir, config, "SummaryWriter.record_config")
 
     @property
     def _wandb_run(self) -> Any:
@@ -319,6 +332,10 @@ class SummaryWriter:
         if not isinstance(text_string, str):
             raise ValueTypeError(f"add_text('{tag}'): text_string must be str, got {type(text_string).__name__}")
         self._write_summary(_summaries.text(tag, text_string), global_step, walltime)
+        params = param_table(text_string)
+        if params:
+            # A hyperparameter table (CleanRL's): the run's configuration too.
+            self.record_config(params)
 
     def add_histogram(
         self,
@@ -505,6 +522,7 @@ class SummaryWriter:
         metrics = {str(k): _number(str(k), v, "add_hparams: metric_dict") for k, v in metric_dict.items()}
         exp, start, end = _summaries.hparams(values, doms, list(metrics))
         self._ensure_open()
+        self.record_config({k: v for k, v in hparam_dict.items() if v is not None})
         run = run_name or name or str(time.time())
         with SummaryWriter(
             os.path.join(self.log_dir, run), filename_suffix=self.filename_suffix, write_to_disk=self._write_to_disk
@@ -569,12 +587,14 @@ class SummaryWriter:
 
     # -- rsl_rl's WandbSummaryWriter extras ---------------------------------------------------------
     def store_config(self, env_cfg: Any, train_cfg: Any) -> None:
-        """Put the configs into the W&B run config (no-op without W&B)."""
+        """Record the configs as the run's (and in the W&B run config, with W&B)."""
+        self.record_config({"runner_cfg": train_cfg, "env_cfg": _as_dict(env_cfg)})
         if self._wandb_run is not None:
             self._wandb_run.config.update({"runner_cfg": train_cfg, "env_cfg": _as_dict(env_cfg)}, allow_val_change=True)
 
     def log_config(self, env_cfg: Any, runner_cfg: Any, alg_cfg: Any, policy_cfg: Any) -> None:
-        """rsl_rl ≥ 2: store every config in the W&B run config (no-op without W&B)."""
+        """rsl_rl ≥ 2: record every config as the run's (and in the W&B run config, with W&B)."""
+        self.record_config({"env_cfg": _as_dict(env_cfg), "runner_cfg": runner_cfg, "alg_cfg": alg_cfg, "policy_cfg": policy_cfg})
         if self._wandb_run is not None:
             self._wandb_run.config.update(
                 {

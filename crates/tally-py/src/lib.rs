@@ -17,6 +17,7 @@ mod remote;
 mod sink;
 mod summaries;
 mod trace;
+mod writer_config;
 
 use pyo3::prelude::*;
 
@@ -47,6 +48,7 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<events::EventWriter>()?;
     m.add_class::<remote::RemoteFollower>()?;
     m.add_function(wrap_pyfunction!(reduction, m)?)?;
+    m.add_function(wrap_pyfunction!(writer_config::record_config, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(logger::_close_open_loggers, m)?)?;
     // Loggers a script forgot are closed before interpreter teardown (the GIL can still be

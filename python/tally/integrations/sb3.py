@@ -82,6 +82,7 @@ def _write_hparams(writer: SummaryWriter, value: Any) -> None:
     hp = [(str(k), media.hparam_value(str(k), v)) for k, v in value.hparam_dict.items() if v is not None]
     for summary in summaries.hparams(hp, {}, [str(k) for k in value.metric_dict]):
         writer._write_summary(summary, None, None)
+    writer.record_config({str(k): v for k, v in value.hparam_dict.items() if v is not None})
 
 
 _class: Optional[type] = None

@@ -1,0 +1,77 @@
+"""A writer's run configuration (docs/contract/integrations.md "A writer's configuration"):
+what ``SummaryWriter(config=...)``, ``add_hparams``, a hyperparameter table given to
+``add_text`` (CleanRL's) and the frameworks' config hooks record into ``run_config.json``'s
+``config``, where ``tally.read_runs(config=True)`` finds it. The file is merged and written
+atomically, secrets redacted, by ``tally._tally.record_config``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from typing import Any, Dict, Mapping, Optional
+
+from tally._tally import ConfigError, record_config
+
+
+def jsonable(v: Any) -> Any:
+    """``v`` as JSON data: mappings, sequences and plain values as they are, numpy and torch
+    scalars as their Python value, configs by their ``to_dict()``, dataclasses and namespaces
+    by their fields, anything else by its ``str``."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else str(v)
+    if isinstance(v, Mapping):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    if getattr(v, "ndim", None) == 0 and hasattr(v, "item"):
+        return jsonable(v.item())
+    if hasattr(v, "to_dict"):
+        return jsonable(v.to_dict())
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return jsonable(dataclasses.asdict(v))
+    if hasattr(v, "__dict__") and type(v).__name__ == "Namespace":
+        return jsonable(vars(v))
+    return str(v)
+
+
+def record(log_dir: str, update: Mapping[str, Any], what: str) -> None:
+    """Merge ``update`` into ``log_dir/run_config.json``'s ``config`` (same keys replaced)."""
+    if not isinstance(update, Mapping):
+        raise ConfigError(f"{what}: a run configuration must be a dict, got {type(update).__name__}")
+    os.makedirs(log_dir, exist_ok=True)
+    record_config(log_dir, json.dumps(jsonable(update)))
+
+
+def param_table(text: str) -> Optional[Dict[str, Any]]:
+    """The parameters of a two-column markdown table headed ``|param|value|`` (what CleanRL
+    logs as ``hyperparameters``), values read back as numbers, booleans and None where they
+    spell one; ``None`` for any other text."""
+    lines = [line.strip() for line in text.strip().splitlines()]
+    if len(lines) < 2 or [c.strip().lower() for c in lines[0].strip("|").split("|")] != ["param", "value"]:
+        return None
+    if not lines[1] or set(lines[1]) - set("|-: "):
+        return None
+    out: Dict[str, Any] = {}
+    for line in lines[2:]:
+        cells = line.strip("|").split("|", 1)
+        if not line.startswith("|") or len(cells) != 2:
+            return None
+        out[cells[0].strip()] = _cell(cells[1].strip())
+    return out
+
+
+def _cell(s: str) -> Any:
+    words = {"True": True, "False": False, "None": None}
+    if s in words:
+        return words[s]
+    for kind in (int, float):
+        try:
+            x = kind(s)
+        except ValueError:
+            continue
+        return x if not isinstance(x, float) or math.isfinite(x) else s
+    return s
