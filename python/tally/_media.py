@@ -8,7 +8,7 @@ Rust (``tally._tally.summaries``). Every error names the argument at fault.
 from __future__ import annotations
 
 import math
-from typing import Any, List
+from typing import Any, List, Sequence
 
 import numpy as np
 
@@ -63,6 +63,17 @@ def _grid(nchw: np.ndarray, ncols: int = 8) -> np.ndarray:
         y, x = divmod(i, ncols)
         canvas[:, y * h : (y + 1) * h, x * w : (x + 1) * w] = nchw[i]
     return canvas
+
+
+def stacked(images: Sequence[Any], name: str) -> np.ndarray:
+    """A list of same-shaped images (arrays, tensors) as one array with a leading N axis."""
+    arrays = [to_numpy(x, f"{name}[{i}]") for i, x in enumerate(images)]
+    if not arrays:
+        raise ValueError(f"{name}: the list holds no image")
+    shapes = {a.shape for a in arrays}
+    if len(shapes) > 1:
+        raise ValueError(f"{name}: the images differ in shape ({', '.join(map(str, sorted(shapes)))}); a batch needs one")
+    return np.stack(arrays)
 
 
 def image_hwc(x: Any, dataformats: str, name: str = "img_tensor") -> np.ndarray:

@@ -406,7 +406,11 @@ class SummaryWriter:
     def add_images(
         self, tag: str, img_tensor: Any, global_step: Optional[int] = None, walltime: Optional[float] = None, dataformats: str = "NCHW"
     ) -> None:
-        """A batch of images tiled into one grid (8 per row), as torch does."""
+        """A batch of images tiled into one grid (8 per row), as torch does; a list of images
+        each in ``dataformats`` ``'CHW'`` or ``'HWC'`` is a batch, as tensorboardX takes it."""
+        if isinstance(img_tensor, (list, tuple)) and dataformats.upper() in ("CHW", "HWC"):
+            img_tensor = _media().stacked(img_tensor, "img_tensor")
+            dataformats = "N" + dataformats
         self._image(tag, _media().image_hwc(img_tensor, dataformats), global_step, walltime)
 
     def add_figure(

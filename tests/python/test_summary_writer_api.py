@@ -160,6 +160,24 @@ def test_images_decode_to_the_same_pixels(tmp_path):
     assert (grid.height, grid.width) == (8, 40)  # 10 images, 8 per row
 
 
+def test_a_list_of_images_is_a_batch_as_tensorboardx_takes_it(tmp_path):
+    # tensorboardX stacks a list (it needs torch for that, so it is not the reference here): the
+    # same grid as the stacked batch, which test_images_decode_to_the_same_pixels pins to it.
+    chw = [RNG.integers(0, 256, (3, 4, 5), dtype=np.uint8) for _ in range(3)]
+    with tally.SummaryWriter(tmp_path) as w:
+        w.add_images("list_chw", chw, 0, dataformats="CHW")
+        w.add_images("list_hwc", [c.transpose(1, 2, 0) for c in chw], 0, dataformats="HWC")
+        w.add_images("stacked", np.stack(chw), 0)
+        with pytest.raises(ValueError, match=r"differ in shape"):
+            w.add_images("x", [chw[0], chw[0][:, :2]], 0, dataformats="CHW")
+    b = load(tmp_path)
+    (want,) = b.Images("stacked")
+    assert (want.height, want.width) == (4, 15)
+    for tag in ("list_chw", "list_hwc"):
+        (got,) = b.Images(tag)
+        np.testing.assert_array_equal(pixels(got.encoded_image_string), pixels(want.encoded_image_string), err_msg=tag)
+
+
 def test_pil_images_and_tensor_like_objects_are_accepted(tmp_path):
     hwc = RNG.integers(0, 256, (5, 6, 3), dtype=np.uint8)
 
