@@ -10,23 +10,12 @@ pub enum CliError {
     /// A flag value the argument parser cannot check (exit 2, like the parser's own errors).
     #[error("{0}")]
     Usage(String),
-    /// A flag or `training.KEY=VALUE` setting the command rejects once parsed.
-    #[error("{0}")]
-    Setting(String),
-    /// The input breaks a rule a consumer checks: not a run directory, no or several event
-    /// files, the schema-v1 gate, a canonical/legacy mix, a file that failed validation.
+    /// The input breaks a rule the command itself checks: a file that failed validation, a
+    /// soak that failed, a run `sync` cannot continue, `schema`'s listed metrics. (Reading a
+    /// run refuses through [`CliError::Read`].)
     #[error("{0}")]
     Refused(String),
-    /// A file or directory could not be read or written.
-    #[error("{}: {source}", .path.display())]
-    Io {
-        /// The path involved.
-        path: PathBuf,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A JSON file beside an event file does not parse.
+    /// A JSON document beside an event file is not what it should be (`schema`'s metrics list).
     #[error("{}: not valid JSON: {source}", .path.display())]
     Json {
         /// The file.
@@ -38,9 +27,6 @@ pub enum CliError {
     /// Writing the command's output failed.
     #[error("{0}")]
     Output(#[from] std::io::Error),
-    /// An event file could not be read (the message names the file and byte offset).
-    #[error(transparent)]
-    Events(#[from] tally_tfevents::ReadError),
     /// Reading, analysing or exporting a run failed (the message names the culprit).
     #[error(transparent)]
     Read(#[from] tally_read::Error),
