@@ -536,6 +536,14 @@ class SummaryWriter:
             for k, v in metrics.items():
                 hp.add_scalar(k, v, global_step)
 
+    def add_tensor(self, tag: str, tensor: Any, global_step: Optional[int] = None, walltime: Optional[float] = None) -> None:
+        """torch's ``add_tensor``: the array or tensor whole, under the ``tensor`` plugin
+        (TensorBoard's ``Tensors(tag)``; ``tensor_util.make_ndarray`` gives it back)."""
+        arr = _media().to_numpy(tensor, f"add_tensor('{tag}')")
+        little = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
+        summary = _summaries.tensor(tag, arr.dtype.name, list(arr.shape), little.tobytes(order="C"))
+        self._write_summary(summary, global_step, walltime)
+
     def add_graph(self, *args: Any, **kwargs: Any) -> None:
         raise NotImplementedError("tally.SummaryWriter.add_graph is not supported (it needs torch.jit tracing); log the graph with torch's writer")
 

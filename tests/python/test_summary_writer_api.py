@@ -519,3 +519,27 @@ def test_bad_inputs_name_the_argument(tmp_path, call, exc, culprit):
     with tally.SummaryWriter(tmp_path) as w:
         with pytest.raises(exc, match=culprit):
             call(w)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"])
+def test_add_tensor_is_read_back_whole_by_tensorboard(tmp_path, dtype):
+    from tensorboard.util import tensor_util
+
+    arr = (RNG.random((2, 3, 4)) * 100).astype(dtype)
+    with tally.SummaryWriter(tmp_path) as w:
+        w.add_tensor("weights", arr, 7)
+        w.add_tensor("big_endian", arr.astype(arr.dtype.newbyteorder(">")), 8)
+    acc = load(tmp_path)
+    for tag, step in (("weights", 7), ("big_endian", 8)):
+        (e,) = acc.Tensors(tag)
+        assert e.step == step
+        got = tensor_util.make_ndarray(e.tensor_proto)
+        assert got.dtype == arr.dtype.newbyteorder("=") and got.shape == arr.shape
+        np.testing.assert_array_equal(got, arr, err_msg=tag)
+    assert acc.SummaryMetadata("weights").plugin_data.plugin_name == "tensor"
+
+
+def test_add_tensor_of_a_type_tensorboard_cannot_hold_is_refused_naming_it(tmp_path):
+    with tally.SummaryWriter(tmp_path) as w:
+        with pytest.raises(TypeError, match=r"add_tensor\(.z.\).*complex128"):
+            w.add_tensor("z", np.zeros(3, dtype=np.complex128))

@@ -140,6 +140,27 @@ fn text(py: Python<'_>, tag: &str, text: &str) -> Py<PyBytes> {
     summary_bytes(py, vec![tfe::text_value(tag, text)])
 }
 
+/// A tensor as torch's `add_tensor` writes it: `dtype` numpy's name of the element type,
+/// `shape` its dimensions, `content` its elements little-endian in row-major order.
+#[pyfunction]
+fn tensor(
+    py: Python<'_>,
+    tag: &str,
+    dtype: &str,
+    shape: Vec<i64>,
+    content: Vec<u8>,
+) -> PyResult<Py<PyBytes>> {
+    let value = tfe::tensor_value(tag, dtype, &shape, content).ok_or_else(|| {
+        let known: Vec<_> = tfe::TENSOR_DTYPES.iter().map(|(n, ..)| *n).collect();
+        PyValueError::new_err(format!(
+            "add_tensor('{tag}'): a tensor of {dtype} elements and shape {shape:?} has no \
+             TensorBoard form here (element types: {})",
+            known.join(", ")
+        ))
+    })?;
+    Ok(summary_bytes(py, vec![value]))
+}
+
 /// PR curve from float64 labels, predictions and optional weights.
 #[pyfunction]
 #[pyo3(signature = (tag, labels, predictions, num_thresholds, weights=None))]
@@ -288,6 +309,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sub.add_function(wrap_pyfunction!(video, &sub)?)?;
     sub.add_function(wrap_pyfunction!(audio, &sub)?)?;
     sub.add_function(wrap_pyfunction!(text, &sub)?)?;
+    sub.add_function(wrap_pyfunction!(tensor, &sub)?)?;
     sub.add_function(wrap_pyfunction!(pr_curve, &sub)?)?;
     sub.add_function(wrap_pyfunction!(pr_curve_raw, &sub)?)?;
     sub.add_function(wrap_pyfunction!(custom_scalars, &sub)?)?;

@@ -1,4 +1,5 @@
-//! Text, PR-curve and custom-scalars summaries: tensors tagged with the plugin that reads them.
+//! Text, PR-curve, custom-scalars and plain tensor summaries: tensors tagged with the plugin
+//! that reads them.
 //!
 //! Tags, plugin names and tensor layouts are the ones TensorBoard's text, pr_curves and
 //! custom_scalars plugins read (and torch/tensorboardX write).
@@ -18,6 +19,8 @@ pub const TEXT_TAG_SUFFIX: &str = "/text_summary";
 pub const PR_CURVES_PLUGIN_NAME: &str = "pr_curves";
 /// Most thresholds a PR curve may have (more breaks TensorBoard's reader).
 pub const MAX_PR_THRESHOLDS: u32 = 127;
+/// The plugin name torch's `add_tensor` tags a tensor with.
+pub const TENSOR_PLUGIN_NAME: &str = "tensor";
 /// The custom-scalars plugin's name.
 pub const CUSTOM_SCALARS_PLUGIN_NAME: &str = "custom_scalars";
 /// The one tag the custom-scalars plugin reads its layout from.
@@ -71,6 +74,49 @@ pub fn text_value(tag: &str, text: &str) -> summary::Value {
         Vec::new(),
         tensor,
     )
+}
+
+/// The element types a plain tensor summary takes, by numpy's name for them.
+pub const TENSOR_DTYPES: [(&str, DataType, usize); 9] = [
+    ("float16", DataType::DtHalf, 2),
+    ("float32", DataType::DtFloat, 4),
+    ("float64", DataType::DtDouble, 8),
+    ("int8", DataType::DtInt8, 1),
+    ("uint8", DataType::DtUint8, 1),
+    ("int16", DataType::DtInt16, 2),
+    ("int32", DataType::DtInt32, 4),
+    ("int64", DataType::DtInt64, 8),
+    ("bool", DataType::DtBool, 1),
+];
+
+/// A tensor as torch's `add_tensor` writes it (plugin `tensor`): `content` holds the elements
+/// little-endian in row-major order, `dtype` names their type ([`TENSOR_DTYPES`]). `None` for
+/// a type it does not take or content of the wrong length.
+pub fn tensor_value(
+    tag: &str,
+    dtype: &str,
+    dims: &[i64],
+    content: Vec<u8>,
+) -> Option<summary::Value> {
+    let &(_, dt, width) = TENSOR_DTYPES.iter().find(|(name, ..)| *name == dtype)?;
+    let elements = dims
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))?;
+    if elements.checked_mul(width)? != content.len() {
+        return None;
+    }
+    let tensor = TensorProto {
+        dtype: dt as i32,
+        tensor_shape: Some(shape(dims)),
+        tensor_content: content,
+        ..Default::default()
+    };
+    Some(plugin_value(
+        tag.to_owned(),
+        TENSOR_PLUGIN_NAME,
+        Vec::new(),
+        tensor,
+    ))
 }
 
 /// `PrCurvePluginData` (tensorboard/plugins/pr_curve/plugin_data.proto).

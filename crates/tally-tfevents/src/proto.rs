@@ -238,6 +238,12 @@ pub enum DataType {
     DtDouble = 2,
     /// 32-bit signed integer.
     DtInt32 = 3,
+    /// 8-bit unsigned integer.
+    DtUint8 = 4,
+    /// 16-bit signed integer.
+    DtInt16 = 5,
+    /// 8-bit signed integer.
+    DtInt8 = 6,
     /// Byte string.
     DtString = 7,
     /// 64-bit signed integer.
