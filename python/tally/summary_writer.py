@@ -264,6 +264,8 @@ class SummaryWriter:
         walltime: Optional[float] = None,
         new_style: bool = False,
         double_precision: bool = False,
+        display_name: str = "",
+        summary_description: str = "",
     ) -> None:
         """Add one scalar; same-step calls are batched into one event (the batch lives in the
         event writer, behind its own lock: this is the hot path, one call per value)."""

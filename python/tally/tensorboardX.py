@@ -57,6 +57,21 @@ class SummaryWriter(_TorchFlavour):
         # What add_scalars logged since the last export, as tensorboardX keeps it.
         self.scalar_dict: Dict[str, List[List[Any]]] = {}
 
+    def add_scalar(  # type: ignore[override]  # tensorboardX's order, not torch's
+        self,
+        tag: str,
+        scalar_value: Any,
+        global_step: Optional[int] = None,
+        walltime: Optional[float] = None,
+        display_name: str = "",
+        summary_description: str = "",
+    ) -> None:
+        """One scalar, batched with its step's others (``display_name`` and
+        ``summary_description`` are accepted and not written)."""
+        if self._closed:
+            self._ensure_open()
+        self._main.add_scalar(tag, scalar_value, global_step, walltime, self.flush_secs)
+
     @property
     def logdir(self) -> str:
         """tensorboardX's name for ``log_dir``."""
