@@ -46,6 +46,16 @@ pub enum CliError {
 }
 
 impl CliError {
+    /// Whether writing the command's output failed because its reader went away
+    /// (`tally export ... | head`): the command's end, not an error worth a message.
+    pub fn is_closed_pipe(&self) -> bool {
+        let io = match self {
+            CliError::Output(e) | CliError::Read(tally_read::Error::Output(e)) => e,
+            _ => return false,
+        };
+        io.kind() == std::io::ErrorKind::BrokenPipe
+    }
+
     /// The process exit code: 2 for usage errors (as the argument parser uses), 1 otherwise.
     pub fn exit_code(&self) -> ExitCode {
         match self {

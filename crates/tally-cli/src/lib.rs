@@ -554,12 +554,11 @@ fn to_stdout(
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let result = command(&mut out);
-    let flushed = out.flush();
-    result?;
-    match flushed {
+    let flushed = out.flush().map_err(CliError::Output);
+    match result.and(flushed) {
         Ok(()) => Ok(Exit::Success),
         // A closed pipe (`tally export ... | head`) is not an error worth a message.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(Exit::Success),
-        Err(e) => Err(CliError::Output(e)),
+        Err(e) if e.is_closed_pipe() => Ok(Exit::Success),
+        Err(e) => Err(e),
     }
 }

@@ -385,3 +385,36 @@ fn damage_in_a_large_file_is_reported_and_no_row_is_lost_or_repeated() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(file.to_str().unwrap()), "{stderr}");
 }
+
+#[test]
+fn a_reader_closing_the_pipe_early_ends_the_export_quietly() {
+    // `tally export RUN | head -1`: the reader goes away after one line; the export stops with
+    // exit 0 and says nothing (docs/contract/consumers.md "What readers report").
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().unwrap();
+    let steps: Vec<(i64, Vec<(&str, f64)>)> = (0..20_000)
+        .map(|s| (s, vec![("a", s as f64), ("b", -s as f64)]))
+        .collect();
+    let steps: Vec<(i64, &[(&str, f64)])> = steps.iter().map(|(s, v)| (*s, v.as_slice())).collect();
+    write(tmp.path(), &steps);
+    for format in ["jsonl", "csv"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tally"))
+            .args(["export", "--progress", "never", "--format", format])
+            .arg(tmp.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.is_empty());
+        // The pipe's read end is dropped here.
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{format}: {:?} {err}", out.status);
+        assert!(err.is_empty(), "{format}: {err}");
+    }
+}

@@ -15,7 +15,8 @@ fn write_json_number(out: &mut dyn Write, v: f64) -> std::io::Result<()> {
     } else if v.is_infinite() {
         out.write_all(if v > 0.0 { b"Infinity" } else { b"-Infinity" })
     } else {
-        serde_json::to_writer(out, &v).map_err(std::io::Error::other)
+        // `from` keeps an I/O error's kind: a reader gone away stays a closed pipe.
+        serde_json::to_writer(out, &v).map_err(std::io::Error::from)
     }
 }
 
