@@ -222,6 +222,8 @@ fn a_run_without_the_schema_stamp_is_refused_like_extract_refuses_it() {
     let extract = tally(&["extract", dir.to_str().unwrap()]);
     let extract_err = String::from_utf8_lossy(&extract.stderr);
     assert_eq!(err, extract_err, "diagnose and extract refuse alike");
+    // The way out it names is one diagnose has: extract's flag, said with its command.
+    assert!(err.contains("tally extract --legacy-unversioned"), "{err}");
 }
 
 #[test]

@@ -82,5 +82,8 @@ fn different_tasks_and_unversioned_runs_are_refused() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("a scaling report compares one task"));
     std::fs::write(b.join("run_summary.json"), "{}").unwrap();
     let out = scaling(&[&b], &[]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no metric_schema_version"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no metric_schema_version"), "{err}");
+    // scaling has no legacy mode: the way out it names is extract's.
+    assert!(err.contains("tally extract --legacy-unversioned"), "{err}");
 }

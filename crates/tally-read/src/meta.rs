@@ -84,14 +84,14 @@ pub fn require_schema_v1(summary_path: &Path, summary: Option<&Value>) -> Result
     let Some(summary) = summary else {
         return refused(format!(
             "{}: missing: a schema-v1 run writes run_summary.json with metric_schema_version; \
-             for a pre-schema run use --legacy-unversioned",
+             a pre-schema run is read by `tally extract --legacy-unversioned`",
             summary_path.display()
         ));
     };
     match summary.get("metric_schema_version") {
         None => refused(format!(
             "{}: no metric_schema_version: refusing to guess the schema of an unversioned run; \
-             --legacy-unversioned is only for runs from before the canonical schema",
+             `tally extract --legacy-unversioned` is only for runs from before the canonical schema",
             summary_path.display()
         )),
         Some(Value::Number(n)) if n.as_u64() == Some(u64::from(METRIC_SCHEMA_VERSION)) => Ok(()),
