@@ -122,6 +122,8 @@ def test_close_keeps_its_deadline_with_a_hung_sink_and_tally_sync_completes_the_
     assert time.monotonic() - t0 < 15.0
     err = capfd.readouterr().err
     assert f"tally sync {log.run_dir} --to wandb" in err
+    # Nothing reached W&B: said in words, not as a step named "none".
+    assert "wandb has 300 rows of this run still to receive (none sent yet)" in err, err
     summary = json.loads((log.run_dir / "run_summary.json").read_text())
     assert summary["status"] == "completed"
     assert summary["remote_sinks"] == [{"name": "wandb", "sent_through_step": None, "pending": 300}]

@@ -67,13 +67,15 @@ impl RemoteSinks {
         for mut f in std::mem::take(&mut self.followers) {
             let p = f.finish(deadline.saturating_duration_since(Instant::now()));
             if p.pending > 0 {
+                let sent = p.sent_through_step.map_or_else(
+                    || "none sent yet".to_owned(),
+                    |s| format!("sent through step {s}"),
+                );
                 left.push(format!(
-                    "{} has {} rows of this run still to receive (sent through step {}); they are \
-                     in the event file: tally sync {} --to {}",
+                    "{} has {} rows of this run still to receive ({sent}); they are in the event \
+                     file: tally sync {} --to {}",
                     p.name,
                     p.pending,
-                    p.sent_through_step
-                        .map_or_else(|| "none".to_owned(), |s| s.to_string()),
                     run_dir.display(),
                     p.name
                 ));
