@@ -95,7 +95,7 @@ class Logger:
         max_iterations: Optional[int] = None,
         num_envs: Optional[int] = None,
         num_gpus: int = 1,
-        profile: Literal["sac_family", "appo", "onpolicy"] = "sac_family",
+        profile: Optional[Literal["sac_family", "appo", "onpolicy", "rft"]] = None,
         logger: Literal["tensorboard", "wandb", "none"] = "tensorboard",
         log_root: _PathLike = ...,
         log_dir: Optional[_PathLike] = None,

@@ -134,7 +134,7 @@ impl PyLogger {
     #[new]
     #[pyo3(signature = (
         *, algo, task, sim = None, max_iterations = None, num_envs = None,
-        num_gpus = IntArg::Default(1), profile = "sac_family", logger = "tensorboard",
+        num_gpus = IntArg::Default(1), profile = None, logger = "tensorboard",
         log_root = PathBuf::from("logs"), log_dir = None, log_interval = IntArg::Default(1),
         panel = "auto", trace = false, trace_output_dir = None, trace_thread_time = false,
         trace_cuda_events = false, config = None, wandb = None, sinks = None, name = None,
@@ -143,7 +143,7 @@ impl PyLogger {
     // The integer defaults are spelled out here: PyO3 shows only literal defaults.
     #[pyo3(
         text_signature = "(*, algo, task, sim=None, max_iterations=None, num_envs=None, \
-        num_gpus=1, profile=\"sac_family\", logger=\"tensorboard\", log_root=..., log_dir=None, \
+        num_gpus=1, profile=None, logger=\"tensorboard\", log_root=..., log_dir=None, \
         log_interval=1, panel=\"auto\", trace=False, trace_output_dir=None, \
         trace_thread_time=False, trace_cuda_events=False, config=None, wandb=None, sinks=None, \
         name=None, seed=None, resume=False, on_storage_error=\"raise\", \
@@ -158,7 +158,7 @@ impl PyLogger {
         max_iterations: Option<&Bound<'_, PyAny>>,
         num_envs: Option<&Bound<'_, PyAny>>,
         num_gpus: IntArg<'_>,
-        profile: &str,
+        profile: Option<&str>,
         logger: &str,
         log_root: PathBuf,
         log_dir: Option<PathBuf>,
@@ -188,7 +188,18 @@ impl PyLogger {
         let seed = int_arg("seed", seed, 0, u64::MAX)?;
         let num_gpus = num_gpus.get("num_gpus", 1, u32::MAX.into())? as u32;
         let log_interval = log_interval.get("log_interval", 1, u64::MAX)?;
-        let profile: Profile = profile.parse().map_err(Failure::Config)?;
+        // Without `profile=`, the algorithm's when tally knows it (docs/contract/schema.md
+        // "Profiles"); a guess would refuse the run's first collector key.
+        let profile: Profile = match profile {
+            Some(p) => p.parse().map_err(Failure::Config)?,
+            None => tally::schema::Algo::parse(&algo).profile().ok_or_else(|| {
+                Failure::Config(format!(
+                    "Logger(algo='{algo}'): tally does not know this algorithm's timing profile; \
+                     pass profile= one of sac_family (SAC-like: learner inference, a per-tick \
+                     collector), appo, onpolicy (collect, then learn) or rft"
+                ))
+            })?,
+        };
         let on_storage_error: OnStorageError = on_storage_error.parse().map_err(Failure::Config)?;
         let backend: Backend = logger.parse().map_err(Failure::Config)?;
         let panel_mode: tally_tui::Mode = panel

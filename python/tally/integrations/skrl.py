@@ -46,6 +46,8 @@ class SummaryWriter(_TallyWriter):
         walltime: Optional[float] = None,
         new_style: bool = False,
         double_precision: bool = False,
+        display_name: str = "",
+        summary_description: str = "",
         *,
         value: Any = None,
         timestep: Optional[int] = None,
