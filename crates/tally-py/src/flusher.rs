@@ -8,7 +8,7 @@
 //! step's first value, a wake-up only when the new batch is due first).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Condvar, Mutex, Once, OnceLock, Weak};
 use std::time::Instant;
 
 /// A writer holding a batch the timer may have to write.
@@ -39,22 +39,30 @@ struct Timer {
 
 fn timer() -> &'static Timer {
     static TIMER: OnceLock<Timer> = OnceLock::new();
-    TIMER.get_or_init(|| {
-        // Named so the writers refuse calls from it, as from every `tally-*` thread; it never
-        // calls Python.
-        std::thread::Builder::new()
+    static THREAD: Once = Once::new();
+    let t = TIMER.get_or_init(|| Timer {
+        writers: Mutex::new(Vec::new()),
+        sleep: Mutex::new(()),
+        wake: Condvar::new(),
+        base: Instant::now(),
+        sleeping_until: AtomicU64::new(0),
+        started: AtomicBool::new(false),
+    });
+    THREAD.call_once(|| {
+        // Named as tally's threads are; it never calls Python.
+        let spawned = std::thread::Builder::new()
             .name("tally-batch-timer".into())
-            .spawn(run)
-            .expect("start the batch timer thread");
-        Timer {
-            writers: Mutex::new(Vec::new()),
-            sleep: Mutex::new(()),
-            wake: Condvar::new(),
-            base: Instant::now(),
-            sleeping_until: AtomicU64::new(0),
-            started: AtomicBool::new(false),
+            .spawn(run);
+        if let Err(e) = spawned {
+            // Out of threads: nothing is lost, a batch just waits for the writer's next call,
+            // flush(), close() or the exit hook.
+            eprintln!(
+                "tally: warning: no batch timer thread ({e}): an idle writer's last step is \
+                 written at its next call, flush(), close() or exit"
+            );
         }
-    })
+    });
+    t
 }
 
 /// Let the timer write `writer`'s batches when due, for as long as the writer lives.
