@@ -602,23 +602,16 @@ class SummaryWriter:
     # -- rsl_rl's WandbSummaryWriter extras ---------------------------------------------------------
     def store_config(self, env_cfg: Any, train_cfg: Any) -> None:
         """Record the configs as the run's (and in the W&B run config, with W&B)."""
-        self.record_config({"runner_cfg": train_cfg, "env_cfg": _as_dict(env_cfg)})
-        if self._wandb_run is not None:
-            self._wandb_run.config.update({"runner_cfg": train_cfg, "env_cfg": _as_dict(env_cfg)}, allow_val_change=True)
+        self._rsl_rl_config({"runner_cfg": train_cfg, "env_cfg": _as_dict(env_cfg)})
 
     def log_config(self, env_cfg: Any, runner_cfg: Any, alg_cfg: Any, policy_cfg: Any) -> None:
         """rsl_rl ≥ 2: record every config as the run's (and in the W&B run config, with W&B)."""
-        self.record_config({"env_cfg": _as_dict(env_cfg), "runner_cfg": runner_cfg, "alg_cfg": alg_cfg, "policy_cfg": policy_cfg})
+        self._rsl_rl_config({"env_cfg": _as_dict(env_cfg), "runner_cfg": runner_cfg, "alg_cfg": alg_cfg, "policy_cfg": policy_cfg})
+
+    def _rsl_rl_config(self, configs: Dict[str, Any]) -> None:
+        self.record_config(configs)
         if self._wandb_run is not None:
-            self._wandb_run.config.update(
-                {
-                    "env_cfg": _as_dict(env_cfg),
-                    "runner_cfg": runner_cfg,
-                    "alg_cfg": alg_cfg,
-                    "policy_cfg": policy_cfg,
-                },
-                allow_val_change=True,
-            )
+            self._wandb_run.config.update(configs, allow_val_change=True)
 
     def save_model(self, model_path: str, iter: int) -> None:  # noqa: A002 - rsl_rl's name
         """Upload a checkpoint to W&B (no-op without W&B)."""
