@@ -196,3 +196,25 @@ fn a_board_without_tags_waits_for_data() {
         "{screen}"
     );
 }
+
+#[test]
+fn fewer_groups_than_columns_share_the_width_so_long_tags_are_not_cut() {
+    // CleanRL-like: two groups at 140 columns (three-column tier). Two columns of the width,
+    // not three with one empty, so the long tag shows whole.
+    let mut s = state();
+    log(
+        &mut s,
+        0.0,
+        0,
+        &[
+            ("charts/episodic_return_of_the_evaluation_env", 1.0),
+            ("losses/approximate_kl_divergence", 0.01),
+        ],
+    );
+    let screen = text(&s, 140, None);
+    assert!(
+        screen.contains("episodic_return_of_the_evaluation_env"),
+        "{screen}"
+    );
+    assert!(screen.contains("approximate_kl_divergence"), "{screen}");
+}

@@ -174,7 +174,10 @@ pub(super) fn render(state: &PanelState, g: &GenericModel, area: Rect, buf: &mut
         return;
     }
     let bottom = inner.y + inner.height;
-    let col_w = inner.width.saturating_sub(GAP * (cols - 1)) / cols;
+    // Groups fill the leftmost columns first: fewer groups than columns share the whole width,
+    // so labels are not cut beside empty columns.
+    let used = b.groups.iter().map(|p| p.col + 1).max().unwrap_or(1);
+    let col_w = inner.width.saturating_sub(GAP * (used - 1)) / used;
     let label_w = col_w.saturating_sub(2 * VALUE_W + 1);
     for p in &b.groups {
         let x = inner.x + p.col * (col_w + GAP);
