@@ -1,7 +1,6 @@
 //! How a `tally` command ends: [`CliError`] for every failure, [`Exit`] for the ways it can
 //! succeed, and the one mapping of both to process exit codes.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Everything a `tally` command can fail with; printed as `tally: <message>` on stderr.
@@ -15,15 +14,6 @@ pub enum CliError {
     /// run refuses through [`CliError::Read`].)
     #[error("{0}")]
     Refused(String),
-    /// A JSON document beside an event file is not what it should be (`schema`'s metrics list).
-    #[error("{}: not valid JSON: {source}", .path.display())]
-    Json {
-        /// The file.
-        path: PathBuf,
-        /// The parse error.
-        #[source]
-        source: serde_json::Error,
-    },
     /// Writing the command's output failed.
     #[error("{0}")]
     Output(#[from] std::io::Error),

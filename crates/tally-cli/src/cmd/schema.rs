@@ -38,7 +38,7 @@ fn user_metrics(dir: &Path) -> Result<Vec<UserMetric>, CliError> {
         .get("user_metrics")
         .cloned()
         .unwrap_or(serde_json::Value::Array(Vec::new()));
-    serde_json::from_value(listed).map_err(|source| CliError::Json { path, source })
+    serde_json::from_value(listed).map_err(|source| tally_read::Error::Json { path, source }.into())
 }
 
 fn user_table(dir: &Path, metrics: &[UserMetric]) -> String {
