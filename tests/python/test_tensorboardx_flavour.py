@@ -107,3 +107,25 @@ def test_global_writer_counts_steps_per_tag_across_a_pools_processes(tmp_path):
         values = sorted(v * sign for _, v in got[tag])
         assert steps == list(range(41 if tag == "pool/x" else 40))
         assert values[:40] == [float(i) for i in range(40)]
+
+
+def test_tensorboardx_scalar_keywords_are_taken_and_the_value_written(tmp_path):
+    with tx.SummaryWriter(tmp_path / "tx") as w:
+        w.add_scalar("a", 1.0, 3, None, "A shown", "what A is")  # tensorboardX's positions
+    with tally.SummaryWriter(tmp_path / "torch") as w:
+        w.add_scalar("a", 1.0, 3, display_name="A shown", summary_description="what A is")
+    assert scalar_runs(tmp_path / "tx") == scalar_runs(tmp_path / "torch") == {".": {"a": [(3, 1.0)]}}
+
+
+def test_global_writer_counts_text_and_image_steps_per_tag(tmp_path):
+    import numpy as np
+
+    w = tx.GlobalSummaryWriter(logdir=str(tmp_path))
+    for i in range(3):
+        w.add_text("notes", f"n{i}")
+        w.add_image("img", np.zeros((3, 2, 2)))
+    w.close()
+    acc = EventAccumulator(str(tmp_path))
+    acc.Reload()
+    assert [e.step for e in acc.Images("img")] == [0, 1, 2]
+    assert [e.step for e in acc.Tensors("notes/text_summary")] == [0, 1, 2]

@@ -62,3 +62,17 @@ def test_a_config_that_is_not_a_dict_is_refused_naming_it(tmp_path):
     else:
         raise AssertionError("a list config was accepted")
     assert not (tmp_path / "run").exists()  # refused before any file was made
+
+
+def test_a_run_config_that_is_not_an_object_is_refused_and_left_as_it_was(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run_config.json").write_text("[1, 2]")
+    with tally.SummaryWriter(run) as w:
+        try:
+            w.record_config({"lr": 0.1})
+        except tally.ConfigError as e:
+            assert "run_config.json" in str(e) and "not a JSON object" in str(e)
+        else:
+            raise AssertionError("a non-object run_config.json was overwritten")
+    assert (run / "run_config.json").read_text() == "[1, 2]"
