@@ -109,6 +109,14 @@ def to_uint8(arr: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray((arr * 255.0).clip(0, 255).astype(np.uint8))
 
 
+def rescaled(hwc: np.ndarray, factor: float) -> np.ndarray:
+    """The image scaled by ``factor``, each output pixel the nearest input one."""
+    h, w = hwc.shape[:2]
+    rows = np.minimum((np.arange(max(1, int(h * factor))) / factor).astype(np.int64), h - 1)
+    cols = np.minimum((np.arange(max(1, int(w * factor))) / factor).astype(np.int64), w - 1)
+    return np.ascontiguousarray(hwc[rows][:, cols])
+
+
 def video_thwc(x: Any, dataformats: str = "NTCHW") -> np.ndarray:
     """N videos of T frames tiled into one: T × H' × W' × C, uint8.
 

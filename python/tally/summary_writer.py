@@ -558,8 +558,34 @@ class SummaryWriter:
     def add_mesh(self, *args: Any, **kwargs: Any) -> None:
         raise NotImplementedError("tally.SummaryWriter.add_mesh is not supported (TensorBoard's mesh plugin is not written)")
 
-    def add_image_with_boxes(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError("tally.SummaryWriter.add_image_with_boxes is not supported; draw the boxes and call add_image")
+    def add_image_with_boxes(
+        self,
+        tag: str,
+        img_tensor: Any,
+        box_tensor: Any,
+        global_step: Optional[int] = None,
+        walltime: Optional[float] = None,
+        rescale: float = 1,
+        dataformats: str = "CHW",
+        labels: Optional[Any] = None,
+    ) -> None:
+        """One image with boxes (N × 4, ``[xmin, ymin, xmax, ymax]`` in pixels) drawn as torch
+        draws them: red outlines, each label in black on a red band (a string is one label).
+        ``rescale`` scales the image (nearest pixel) and the boxes before drawing."""
+        name = f"add_image_with_boxes('{tag}')"
+        px = _media().to_uint8(_media().image_hwc(img_tensor, dataformats, name))
+        boxes = _media().to_numpy(box_tensor, f"{name} box_tensor").astype("float64")
+        if boxes.size == 0:
+            boxes = boxes.reshape(0, 4)
+        if boxes.ndim != 2 or boxes.shape[1] != 4:
+            raise ValueError(f"{name}: box_tensor has the shape {boxes.shape}; expected (N, 4) rows of [xmin, ymin, xmax, ymax]")
+        if not rescale > 0:
+            raise ValueError(f"{name}: rescale={rescale!r}; expected a number above 0")
+        if rescale != 1:
+            px, boxes = _media().rescaled(px, rescale), boxes * rescale
+        names = [labels] if isinstance(labels, str) else None if labels is None else [str(x) for x in labels]
+        summary = _summaries.image_with_boxes(tag, px.tobytes(), px.shape, boxes.tolist(), names)
+        self._write_summary(summary, global_step, walltime)
 
     @_under_lock
     def flush(self) -> None:

@@ -5,6 +5,7 @@ torch's writer (docs/contract/integrations.md "tensorboardX"):
 - ``add_scalars`` lays its series out as ``logdir/<main_tag>/<tag>/`` (torch: ``<main_tag>_<tag>``),
   so runs keep their names in TensorBoard, and keeps them for ``export_scalars_to_json``;
 - ``add_hparams(hparam_dict, metric_dict, name=None, global_step=None)``;
+- ``add_image_with_boxes(..., walltime, dataformats, labels)`` (``rescale`` by keyword only);
 - ``GlobalSummaryWriter``: steps counted per tag, shared by the processes of a pool.
 
 Everything else is ``tally.SummaryWriter``'s, which already takes tensorboardX's ``logdir=`` and
@@ -112,6 +113,20 @@ class SummaryWriter(_TorchFlavour):
     ) -> None:
         """One HParams session in ``logdir/<name>`` (default: the time)."""
         super().add_hparams(hparam_dict, metric_dict, name=name, global_step=global_step)
+
+    def add_image_with_boxes(  # type: ignore[override]  # tensorboardX's order: no rescale before dataformats
+        self,
+        tag: str,
+        img_tensor: Any,
+        box_tensor: Any,
+        global_step: Optional[int] = None,
+        walltime: Optional[float] = None,
+        dataformats: str = "CHW",
+        labels: Optional[Any] = None,
+        rescale: float = 1,
+    ) -> None:
+        """One image with its boxes drawn (``rescale`` is a keyword, as tensorboardX takes it)."""
+        super().add_image_with_boxes(tag, img_tensor, box_tensor, global_step, walltime, rescale, dataformats, labels)
 
 
 class GlobalSummaryWriter:

@@ -481,7 +481,7 @@ def test_constructor_keywords_and_lifecycle(tmp_path, monkeypatch):
         tally.SummaryWriter(tmp_path / "b", filename_suffix="a/b")
 
 
-@pytest.mark.parametrize("method", ["add_graph", "add_embedding", "add_mesh", "add_onnx_graph", "add_image_with_boxes"])
+@pytest.mark.parametrize("method", ["add_graph", "add_embedding", "add_mesh", "add_onnx_graph"])
 def test_unsupported_methods_name_themselves(tmp_path, method):
     with tally.SummaryWriter(tmp_path) as w:
         with pytest.raises(NotImplementedError, match=method):
@@ -543,3 +543,65 @@ def test_add_tensor_of_a_type_tensorboard_cannot_hold_is_refused_naming_it(tmp_p
     with tally.SummaryWriter(tmp_path) as w:
         with pytest.raises(TypeError, match=r"add_tensor\(.z.\).*complex128"):
             w.add_tensor("z", np.zeros(3, dtype=np.complex128))
+
+
+BOXES = np.array([[10, 10, 40, 40], [40, 40, 60, 60], [0, 0, 63, 47], [-5, -5, 10, 10], [50, 40, 70, 60]])
+
+
+def test_image_with_boxes_draws_the_pixels_tensorboardx_draws(tmp_path):
+    from tally.tensorboardX import SummaryWriter as TallyX
+
+    img = RNG.integers(0, 256, (3, 48, 64), dtype=np.uint8)
+    ref = tmp_path / "tbx"
+    with tensorboardX.SummaryWriter(logdir=str(ref)) as w:
+        w.add_image_with_boxes("boxes", img, BOXES, 3)
+        w.add_image_with_boxes("hwc", img.transpose(1, 2, 0), BOXES[:2], 4, None, "HWC")
+    with tally.SummaryWriter(tmp_path / "torch_order") as w:
+        w.add_image_with_boxes("boxes", img, BOXES, 3)
+        w.add_image_with_boxes("hwc", img.transpose(1, 2, 0), BOXES[:2], 4, None, 1, "HWC")
+    with TallyX(tmp_path / "tbx_order") as w:
+        w.add_image_with_boxes("boxes", img, BOXES.tolist(), 3)
+        w.add_image_with_boxes("hwc", img.transpose(1, 2, 0), BOXES[:2], 4, None, "HWC")
+    want = load(ref)
+    for ours in ("torch_order", "tbx_order"):
+        got = load(tmp_path / ours)
+        for tag in ("boxes", "hwc"):
+            (a,), (b,) = want.Images(tag), got.Images(tag)
+            assert (a.step, a.height, a.width) == (b.step, b.height, b.width), (ours, tag)
+            np.testing.assert_array_equal(pixels(a.encoded_image_string), pixels(b.encoded_image_string), err_msg=f"{ours} {tag}")
+
+
+def test_image_with_boxes_labels_sit_on_a_red_band_at_the_bottom_left(tmp_path):
+    img = np.zeros((3, 48, 64), dtype=np.float32)
+    with tally.SummaryWriter(tmp_path) as w:
+        w.add_image_with_boxes("labelled", img, BOXES[:2], 0, labels=["cat", "dog"])
+        w.add_image_with_boxes("one", img, BOXES[:1], 0, labels="cat")
+        w.add_image_with_boxes("twice", img, BOXES[:1], 0, rescale=2)
+    acc = load(tmp_path)
+    px = pixels(acc.Images("labelled")[0].encoded_image_string)[:, :, :3]
+    red, black = (px == [255, 0, 0]).all(2), (px == 0).all(2)
+    # "cat" on box 0 (left 10, bottom 40): a band 3 glyphs wide, rows 30..40, columns 10..34.
+    band = red[30:41, 10:35] | black[30:41, 10:35]
+    assert band.all()
+    assert black[30:41, 10:35].sum() > 20  # the glyphs' ink
+    assert not red[20:29, 20:30].any()  # above the band, inside the box: the image
+    np.testing.assert_array_equal(pixels(acc.Images("one")[0].encoded_image_string)[30:41, 10:35], pixels(acc.Images("labelled")[0].encoded_image_string)[30:41, 10:35])
+    big = acc.Images("twice")[0]
+    assert (big.height, big.width) == (96, 128)
+    big_px = pixels(big.encoded_image_string)[:, :, :3]
+    assert (big_px[19:21, 20:81] == [255, 0, 0]).all()  # the top edge of box 0, scaled to y=20
+
+
+def test_image_with_boxes_refuses_what_it_cannot_draw(tmp_path):
+    img = np.zeros((3, 8, 8), dtype=np.uint8)
+    with tally.SummaryWriter(tmp_path) as w:
+        with pytest.raises(ValueError, match=r"box_tensor has the shape \(4,\)"):
+            w.add_image_with_boxes("x", img, np.array([1, 2, 3, 4]), 0)
+        with pytest.raises(ValueError, match=r"1 labels for 2 boxes"):
+            w.add_image_with_boxes("x", img, BOXES[:2], 0, labels=["only one"])
+        with pytest.raises(ValueError, match=r"rescale=0"):
+            w.add_image_with_boxes("x", img, BOXES[:1], 0, rescale=0)
+        w.add_image_with_boxes("none", img, np.zeros((0, 4)), 0)
+        w.add_scalar("after", 1.0, 0)
+    acc = load(tmp_path)
+    assert acc.Tags()["images"] == ["none"] and acc.Scalars("after")[0].value == 1.0

@@ -102,6 +102,26 @@ fn image(
     Ok(summary_bytes(py, vec![v]))
 }
 
+/// PNG image from 8-bit pixels of `shape` (height, width, channels 3 or 4) with `boxes`
+/// (`[xmin, ymin, xmax, ymax]` each) and optional `labels` drawn on it.
+#[pyfunction]
+#[pyo3(signature = (tag, pixels, shape, boxes, labels=None))]
+fn image_with_boxes(
+    py: Python<'_>,
+    tag: &str,
+    pixels: &[u8],
+    shape: (usize, usize, usize),
+    boxes: Vec<tfe::Box4>,
+    labels: Option<Vec<String>>,
+) -> PyResult<Py<PyBytes>> {
+    let v = py
+        .detach(|| {
+            tfe::image_with_boxes_value(tag, pixels.to_vec(), shape, &boxes, labels.as_deref())
+        })
+        .map_err(bad)?;
+    Ok(summary_bytes(py, vec![v]))
+}
+
 /// Animated GIF from 8-bit frames × height × width × channels pixels.
 #[pyfunction]
 fn video(
@@ -306,6 +326,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sub.add_function(wrap_pyfunction!(histogram, &sub)?)?;
     sub.add_function(wrap_pyfunction!(histogram_raw, &sub)?)?;
     sub.add_function(wrap_pyfunction!(image, &sub)?)?;
+    sub.add_function(wrap_pyfunction!(image_with_boxes, &sub)?)?;
     sub.add_function(wrap_pyfunction!(video, &sub)?)?;
     sub.add_function(wrap_pyfunction!(audio, &sub)?)?;
     sub.add_function(wrap_pyfunction!(text, &sub)?)?;

@@ -9,6 +9,7 @@
 //! `Read`, tolerate a truncated tail (so they can tail a live file) and follow the
 //! corruption policy documented in [`tf_record`].
 
+pub mod boxes;
 pub mod histogram;
 pub mod hparams;
 pub mod intern;
@@ -25,6 +26,7 @@ pub mod summary_event;
 pub mod tf_record;
 pub mod writer;
 
+pub use boxes::{draw_boxes, image_with_boxes_value, Box4};
 pub use histogram::{default_edges, histogram, histogram_value, Bins, HistogramError};
 pub use hparams::{hparams_values, HParam};
 pub use intern::Interner;
