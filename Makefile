@@ -152,3 +152,20 @@ $(INTEG_VENV)/rsl_rl_2/.installed: $(INTEG_VENV)/.installed
 test-integrations: integrations-venv
 	$(INTEG_PY) -m pip install --quiet --no-build-isolation --no-deps --force-reinstall .
 	$(INTEG_PY) -m pytest tests/integrations -q
+
+## tensorboardX's and torch's own writer tests against tally's writers (docs/contract/integrations.md
+## "Their own test suites"): tensorboardX's come from its PyPI sdist; torch's test/test_tensorboard.py
+## from a PyTorch checkout, given as TORCH_TESTS=path/to/test_tensorboard.py (torch has no sdist).
+UPSTREAM := build/upstream
+TBX_VERSION := 2.6.5
+TORCH_TESTS ?=
+.PHONY: test-upstream
+test-upstream: integrations-venv
+	$(INTEG_PY) -m pip install --quiet -r tests/upstream/requirements.txt
+	$(INTEG_PY) -m pip install --quiet --no-build-isolation --no-deps --force-reinstall .
+	rm -rf $(UPSTREAM) && mkdir -p $(UPSTREAM)
+	$(INTEG_PY) -m pip download --quiet --no-binary :all: --no-deps tensorboardX==$(TBX_VERSION) -d $(UPSTREAM)
+	tar -xzf $(UPSTREAM)/tensorboardx-$(TBX_VERSION).tar.gz -C $(UPSTREAM)
+	# The tests import the installed tensorboardX, not the sdist's source beside them.
+	rm -rf $(UPSTREAM)/tensorboardx-$(TBX_VERSION)/tensorboardX
+	$(INTEG_PY) tests/upstream/run_suites.py --tensorboardx $(UPSTREAM)/tensorboardx-$(TBX_VERSION) $(if $(TORCH_TESTS),--torch $(TORCH_TESTS))

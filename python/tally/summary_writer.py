@@ -136,6 +136,24 @@ class FileWriter:
     def close(self) -> None:
         self._owner.close()
 
+    @property
+    def event_writer(self) -> "FileWriter":
+        """Where torch's writer keeps its event file (``file_writer.event_writer``); this
+        writer, since it writes the file itself."""
+        return self
+
+    @property
+    def _ev_writer(self) -> "FileWriter":
+        """tensorboardX's ``file_writer.event_writer._ev_writer``: this writer too."""
+        return self
+
+    @property
+    def _file_name(self) -> Optional[str]:
+        """The event file's path, where scripts read it from torch's and tensorboardX's
+        writers (``None`` with ``write_to_disk=False``)."""
+        path = getattr(self._owner._main, "path", None)
+        return None if path is None else str(path)
+
 
 class SummaryWriter:
     """Writes TensorBoard summaries to ``log_dir`` (torch-compatible signature).

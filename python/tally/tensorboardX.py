@@ -6,6 +6,7 @@ torch's writer (docs/contract/integrations.md "tensorboardX"):
   so runs keep their names in TensorBoard, and keeps them for ``export_scalars_to_json``;
 - ``add_hparams(hparam_dict, metric_dict, name=None, global_step=None)``;
 - ``add_image_with_boxes(..., walltime, dataformats, labels)`` (``rescale`` by keyword only);
+- ``use_metadata(global_step=, walltime=)``: defaults for the calls inside a ``with`` block;
 - ``GlobalSummaryWriter``: steps counted per tag, shared by the processes of a pool.
 
 Everything else is ``tally.SummaryWriter``'s, which already takes tensorboardX's ``logdir=`` and
@@ -14,11 +15,12 @@ Everything else is ``tally.SummaryWriter``'s, which already takes tensorboardX's
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing as mp
 import os
 import time
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from tally._wandb import DEFAULT_FINISH_TIMEOUT
 from tally.summary_writer import _number, _scalar_step
@@ -57,6 +59,29 @@ class SummaryWriter(_TorchFlavour):
         )
         # What add_scalars logged since the last export, as tensorboardX keeps it.
         self.scalar_dict: Dict[str, List[List[Any]]] = {}
+        # use_metadata's step and wall time for calls that give none.
+        self._defaults: Optional[Tuple[Optional[int], Optional[float]]] = None
+
+    @contextlib.contextmanager
+    def use_metadata(self, *, global_step: Optional[int] = None, walltime: Optional[float] = None) -> Iterator["SummaryWriter"]:
+        """tensorboardX's defaults: inside the block, a call that gives no step or wall time
+        gets these. Blocks do not nest (tensorboardX refuses that too)."""
+        if self._defaults is not None:
+            raise RuntimeError("use_metadata: a block is already open on this writer; blocks do not nest")
+        self._defaults = (global_step, walltime)
+        try:
+            yield self
+        finally:
+            self._defaults = None
+
+    def _with_defaults(self, global_step: Any, walltime: Optional[float]) -> Tuple[Any, Optional[float]]:
+        if self._defaults is None:
+            return global_step, walltime
+        step, wall = self._defaults
+        return (step if global_step is None else global_step, wall if walltime is None else walltime)
+
+    def _write_summary(self, summary: bytes, global_step: Any, walltime: Optional[float]) -> None:
+        super()._write_summary(summary, *self._with_defaults(global_step, walltime))
 
     def add_scalar(  # type: ignore[override]  # tensorboardX's order, not torch's
         self,
@@ -71,6 +96,7 @@ class SummaryWriter(_TorchFlavour):
         ``summary_description`` are accepted and not written)."""
         if self._closed:
             self._ensure_open()
+        global_step, walltime = self._with_defaults(global_step, walltime)
         self._main.add_scalar(tag, scalar_value, global_step, walltime, self.flush_secs)
 
     @property
@@ -90,6 +116,7 @@ class SummaryWriter(_TorchFlavour):
     ) -> None:
         """Each ``tag`` to ``logdir/<main_tag>/<tag>/`` under the tag ``main_tag``, and kept
         for ``export_scalars_to_json``."""
+        global_step, walltime = self._with_defaults(global_step, walltime)
         super().add_scalars(main_tag, tag_scalar_dict, global_step, walltime)
         step = _scalar_step(global_step)
         wall = time.time() if walltime is None else float(walltime)
@@ -181,6 +208,11 @@ class GlobalSummaryWriter:
         with self.lock:
             self.smw.add_text(tag, text_string, self._next_step("text", tag), walltime=walltime)
             self.smw.flush()
+
+    @property
+    def file_writer(self) -> Any:
+        """The file writer of the one event file every process writes."""
+        return self.smw._get_file_writer()
 
     def flush(self) -> None:
         self.smw.flush()

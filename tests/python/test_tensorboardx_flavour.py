@@ -129,3 +129,54 @@ def test_global_writer_counts_text_and_image_steps_per_tag(tmp_path):
     acc.Reload()
     assert [e.step for e in acc.Images("img")] == [0, 1, 2]
     assert [e.step for e in acc.Tensors("notes/text_summary")] == [0, 1, 2]
+
+
+def events_of(d):
+    """(step, wall_time, tags) of each event with a summary, in file order."""
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    (path,) = Path(d).glob("events.out.tfevents.*")
+    return [(e.step, e.wall_time, sorted(v.tag for v in e.summary.value)) for e in EventFileLoader(str(path)).Load() if e.summary.value]
+
+
+def test_use_metadata_gives_calls_without_a_step_its_defaults(tmp_path):
+    def calls(w):
+        with w.use_metadata(global_step=17, walltime=13.0):
+            w.add_scalar("defaults", 0.1)
+            w.add_scalar("own_step", 0.2, global_step=7)
+            w.add_scalar("own_wall", 0.3, walltime=18.0)
+            w.add_text("text", "hi")
+        w.add_scalar("outside", 0.4, walltime=50.0)
+
+    with tensorboardX.SummaryWriter(logdir=str(tmp_path / "tbx")) as w:
+        calls(w)
+    with tx.SummaryWriter(logdir=str(tmp_path / "tally")) as w:
+        calls(w)
+        with w.use_metadata(global_step=1):
+            try:
+                with w.use_metadata(global_step=2):
+                    raise AssertionError("nested block accepted")
+            except RuntimeError as e:
+                assert "do not nest" in str(e)
+
+    def by_tag(d):
+        return {tag: (step, wall) for step, wall, tags in events_of(d) for tag in tags}
+
+    want = by_tag(tmp_path / "tbx")
+    assert want["defaults"] == (17, 13.0) and want["own_step"] == (7, 13.0) and want["outside"] == (0, 50.0)
+    assert by_tag(tmp_path / "tally") == want
+
+
+def test_the_event_files_path_is_where_scripts_read_it(tmp_path):
+    with tally.SummaryWriter(tmp_path / "torch") as w:
+        (path,) = (tmp_path / "torch").glob("events.out.tfevents.*")
+        assert w.file_writer.event_writer._file_name == str(path)  # torch's place
+        assert w.file_writer.event_writer._ev_writer._file_name == str(path)  # tensorboardX's
+    with tx.SummaryWriter(logdir=str(tmp_path / "off"), write_to_disk=False) as w:
+        assert w.file_writer.event_writer._file_name is None
+    g = tx.GlobalSummaryWriter(logdir=str(tmp_path / "global"))
+    try:
+        (path,) = (tmp_path / "global").glob("events.out.tfevents.*")
+        assert g.file_writer.event_writer._ev_writer._file_name == str(path)
+    finally:
+        g.close()
