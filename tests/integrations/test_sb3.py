@@ -27,7 +27,7 @@ from tensorboard.util import tensor_util  # noqa: E402
 from conftest import f32, import_example, load, scalars  # noqa: E402
 
 import tally  # noqa: E402
-from tally.integrations.sb3 import TallyOutputFormat, configure  # noqa: E402
+from tally.integrations.sb3 import TallyOutputFormat, configure, install  # noqa: E402
 
 NOT_IN_FILES = ("stdout", "log", "json", "csv")
 # What SB3 itself keeps out of TensorBoard (exclude="tensorboard") in PPO's records.
@@ -47,8 +47,8 @@ class Spy(sb3_logger.KVWriter):
         pass
 
 
-def ppo(seed: int = 0) -> PPO:
-    return PPO("MlpPolicy", "CartPole-v1", seed=seed, device="cpu", n_steps=512, batch_size=64, n_epochs=4)
+def ppo(seed: int = 0, **kwargs) -> PPO:
+    return PPO("MlpPolicy", "CartPole-v1", seed=seed, device="cpu", n_steps=512, batch_size=64, n_epochs=4, **kwargs)
 
 
 def both(tmp_path, extra=()):
@@ -228,3 +228,34 @@ def test_configure_builds_sb3s_logger_with_the_tally_format(tmp_path, capsys):
         configure(str(tmp_path / "d"), ["tensorboard", "tally"])
     with pytest.raises(TypeError, match="format_strings must be a list"):
         configure(str(tmp_path / "c"), "stdout,tally")
+
+
+class FindsTheTensorBoardFormat(BaseCallback):
+    """SB3's documented pattern for logging more to TensorBoard: find the output format that is a
+    ``TensorBoardOutputFormat`` and write through its ``writer``."""
+
+    def _on_training_start(self) -> None:
+        fmt = next(f for f in self.logger.output_formats if isinstance(f, sb3_logger.TensorBoardOutputFormat))
+        fmt.writer.add_text("found", type(fmt).__name__, 0)
+
+    def _on_step(self) -> bool:
+        return True
+
+
+def test_install_writes_sb3s_own_numbered_run_folders_through_tally(tmp_path, monkeypatch):
+    # A script run twice with tensorboard_log=: SB3 numbers the folders PPO_1, PPO_2 itself.
+    for _ in range(2):
+        ppo(tensorboard_log=str(tmp_path / "sb3")).learn(1024, tb_log_name="PPO", callback=FindsTheTensorBoardFormat())
+    monkeypatch.setattr(sb3_logger, "make_output_format", sb3_logger.make_output_format)  # undone after the test
+    install()
+    install()  # a second call changes nothing
+    for _ in range(2):
+        ppo(tensorboard_log=str(tmp_path / "tally")).learn(1024, tb_log_name="PPO", callback=FindsTheTensorBoardFormat())
+    runs = sorted(p.name for p in (tmp_path / "tally").iterdir())
+    assert runs == sorted(p.name for p in (tmp_path / "sb3").iterdir()) == ["PPO_1", "PPO_2"]
+    for run in runs:
+        assert len(list((tmp_path / "tally" / run).glob("events.out.tfevents.*"))) == 1
+        ref, ours = scalars(tmp_path / "sb3" / run), scalars(tmp_path / "tally" / run)
+        assert set(ours) == set(ref) and ours["train/loss"] == ref["train/loss"]
+        assert load(tmp_path / "tally" / run).Tags()["tensors"] == ["found/text_summary"]
+        assert tally._tally.read_columns([tmp_path / "tally" / run])  # one writer per folder: the run is read, not refused

@@ -7,6 +7,11 @@ through :class:`tally.SummaryWriter`.
     model.set_logger(configure("runs/ppo", ["stdout", "tally"]))
     model.learn(100_000)
 
+or, keeping SB3's own ``tensorboard_log=`` and its numbered run folders (``runs/PPO_1``,
+``runs/PPO_2``...), one line before the model is built::
+
+    tally.integrations.sb3.install()
+
 Same tags, steps and exclusion rules as SB3's ``TensorBoardOutputFormat`` (values excluded
 from ``"tensorboard"`` are excluded here too, as are those excluded from ``"tally"``); the
 value mapping is docs/contract/integrations.md "stable-baselines3". SB3 (and so torch) is
@@ -26,7 +31,7 @@ from tally._tally import ClosedError, TallyError, ValueTypeError
 from tally.integrations._require import require
 from tally.summary_writer import SummaryWriter, _media
 
-__all__ = ["TallyOutputFormat", "configure", "FORMAT"]
+__all__ = ["TallyOutputFormat", "configure", "install", "FORMAT"]
 
 #: The name of this output format in ``configure``'s ``format_strings``.
 FORMAT = "tally"
@@ -89,13 +94,16 @@ _class: Optional[type] = None
 
 
 def _format_class() -> type:
-    """``TallyOutputFormat``, defined on first use as a subclass of SB3's ``KVWriter``."""
+    """``TallyOutputFormat``, defined on first use as a subclass of SB3's
+    ``TensorBoardOutputFormat``, so callbacks that look for that class among the logger's
+    formats (SB3's documented way to log more to TensorBoard) find this one; its ``__init__``,
+    which builds torch's writer, is not called."""
     global _class
     if _class is not None:
         return _class
     sb3 = _sb3_logger()
 
-    class TallyOutputFormat(sb3.KVWriter):  # type: ignore[name-defined,misc]
+    class TallyOutputFormat(sb3.TensorBoardOutputFormat):  # type: ignore[name-defined,misc]
         """SB3 output format writing TensorBoard event files through :class:`tally.SummaryWriter`
         (``writer`` is its ``SummaryWriter``, as on SB3's ``TensorBoardOutputFormat``)."""
 
@@ -150,6 +158,30 @@ def make_output_format(_format: str, log_dir: str, log_suffix: str = "") -> Any:
         os.makedirs(log_dir, exist_ok=True)
         return _format_class()(log_dir)
     return sb3.make_output_format(_format, log_dir, log_suffix)
+
+
+def install() -> None:
+    """SB3's own ``"tensorboard"`` format written by tally from now on: a model built with
+    ``tensorboard_log=DIR`` writes ``DIR/<tb_log_name>_1``, ``_2``... as SB3 numbers them (SB3
+    picks the folder, tally writes it). Calling it again changes nothing."""
+    sb3 = _sb3_logger()
+    original = sb3.make_output_format
+    if getattr(original, "_tally_installed", False):
+        return
+
+    def make_output_format(_format: str, log_dir: str, log_suffix: str = "") -> Any:
+        if _format == "tensorboard":
+            os.makedirs(log_dir, exist_ok=True)
+            return _format_class()(log_dir)
+        return original(_format, log_dir, log_suffix)
+
+    setattr(make_output_format, "_tally_installed", True)
+    sb3.make_output_format = make_output_format
+    # SB3 refuses tensorboard_log= when torch's writer cannot be imported (no tensorboard
+    # package); tally's writer needs none.
+    utils = sys.modules.get("stable_baselines3.common.utils")
+    if utils is not None and getattr(utils, "SummaryWriter", None) is None:
+        setattr(utils, "SummaryWriter", SummaryWriter)
 
 
 def configure(folder: Optional[str] = None, format_strings: Optional[Sequence[str]] = None) -> Any:
