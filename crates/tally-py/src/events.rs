@@ -20,7 +20,6 @@ use std::hash::BuildHasherDefault;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use tally_tfevents::proto::{event, Event, SessionLog};
 use tally_tfevents::{encode_summary_event, override_event, EventFileWriter, WriterOptions};
 
 /// An `events.out.tfevents.*` file in a directory, written one step (event) at a time.
@@ -454,15 +453,7 @@ impl EventWriter {
         wall_time: f64,
     ) -> PyResult<()> {
         let step = event_step("step", step)?;
-        let event = Event {
-            wall_time,
-            step,
-            what: Some(event::What::SessionLog(SessionLog {
-                status: 1,
-                ..Default::default()
-            })),
-        };
-        self.with_open(py, |w| w.write_event(&event))
+        self.with_open(py, |w| w.write_session_start(step, wall_time))
     }
 
     /// Write the scalar batch, and push written records to the OS (records are never buffered).

@@ -55,6 +55,26 @@ pub struct SessionLog {
     pub msg: String,
 }
 
+impl SessionLog {
+    /// `SessionLog.SessionStatus.START`.
+    pub const START: i32 = 1;
+}
+
+/// The purge marker: a `SessionLog{status: START}` event at `step`. TensorBoard drops every
+/// point it read before the marker at `step` or later, so a file that opens with it replaces
+/// an earlier file's tail (torch's `purge_step`, a resume from a checkpoint:
+/// docs/contract/run-artifacts.md "Resume"). The one encoding of it, for every writer.
+pub fn session_start_event(step: i64, wall_time: f64) -> Event {
+    Event {
+        wall_time,
+        step,
+        what: Some(event::What::SessionLog(SessionLog {
+            status: SessionLog::START,
+            ..Default::default()
+        })),
+    }
+}
+
 /// A set of tagged values recorded at one step (`tensorflow.Summary`).
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct Summary {

@@ -397,6 +397,12 @@ impl<C: Clock> EventFileWriter<C> {
         self.after_write(result)
     }
 
+    /// Writes the purge marker at `step` ([`crate::proto::session_start_event`]): TensorBoard
+    /// then drops the points of earlier files at `step` and later.
+    pub fn write_session_start(&mut self, step: i64, wall_time: f64) -> Result<(), WriteError> {
+        self.write_event(&crate::proto::session_start_event(step, wall_time))
+    }
+
     /// Writes an already-serialized `Event` as one record.
     pub fn write_event_bytes(&mut self, event: &[u8]) -> Result<(), WriteError> {
         self.repair()?;
