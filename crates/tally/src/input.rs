@@ -295,6 +295,12 @@ pub struct LoggerConfig {
     /// `log_root`) instead of refusing it; start a new run when there is none
     /// (docs/contract/run-artifacts.md "Resume").
     pub resume: bool,
+    /// With `resume`: the iteration of the checkpoint the job restarts from (the last one whose
+    /// results it holds). The run is rewound to it: the next accepted iteration is one past it,
+    /// and what was logged after it is purged for readers (docs/contract/run-artifacts.md
+    /// "Resume", "Rewind"). Signed so that a negative value (a script's arithmetic) meets the
+    /// same refusal, naming the run's last iteration, as any iteration the run cannot rewind to.
+    pub resume_from: Option<i64>,
     /// Write the backend every N iterations (the final iteration always).
     pub log_interval: u64,
     /// Record a Perfetto trace (docs/contract/trace.md).
@@ -334,6 +340,12 @@ impl LoggerConfig {
             // No iteration beyond MAX_COUNT is accepted (docs/contract/step.md "Input bounds").
             return bad(format!(
                 "max_iterations {m} exceeds {MAX_COUNT}, the largest iteration accepted"
+            ));
+        }
+        if let Some(from) = self.resume_from.filter(|_| !self.resume) {
+            return bad(format!(
+                "resume_from={from} rewinds an existing run and needs resume=True \
+                 (LoggerConfig::resume)"
             ));
         }
         if self.num_gpus == 0 {
@@ -402,6 +414,7 @@ impl LoggerConfig {
             log_root: PathBuf::from("logs"),
             log_dir: None,
             resume: false,
+            resume_from: None,
             log_interval: 1,
             trace: false,
             trace_output_dir: None,

@@ -57,6 +57,13 @@ pub struct Logger {
     carried: Carried,
     /// A resumed run's first persisted step is still to be recorded in `run_summary.json`.
     awaiting_first_step: bool,
+    /// The step of the last accepted iteration, or of the run on disk (a resumed run's last
+    /// step, or its rewind point) until one is accepted.
+    last_step: Option<i64>,
+    /// A resumed run's documents as the resume found them, while this logger has accepted no
+    /// step: a close `failed` puts them back and removes the new event file, so a failed
+    /// resume leaves the run as it was (docs/contract/run-artifacts.md "Resume").
+    untouched: Option<crate::resume::PriorDocuments>,
     /// The remote sinks (W&B), each following the event file on its own thread.
     remotes: RemoteSinks,
     /// An emptied buffer the next step's values are collected in (an evicted window sample's),
@@ -75,6 +82,19 @@ impl Logger {
     /// The event file, when the TensorBoard backend is on.
     pub fn event_file(&self) -> Option<&Path> {
         self.event_file.as_deref()
+    }
+
+    /// The step of the run's last logged iteration: the last one this logger accepted, else
+    /// what the run holds on disk (a resumed run's last step, or the step of the iteration it
+    /// was rewound to); `None` for a new run before its first step.
+    pub fn last_step(&self) -> Option<i64> {
+        self.last_step
+    }
+
+    /// The run's last logged iteration, as [`Logger::last_step`]: a training loop goes on at
+    /// the next one.
+    pub fn last_iteration(&self) -> Option<u64> {
+        self.axis.last_iteration
     }
 
     /// The configuration the logger was built from.
@@ -170,6 +190,8 @@ impl Logger {
         let buf = std::mem::take(&mut self.spare_values);
         let resolved = self.resolver.resolve(input, self.axis, buf)?;
         self.axis = Axis::after(&resolved);
+        self.last_step = Some(resolved.step);
+        self.untouched = None;
         let persist = self
             .config
             .persists(resolved.iteration)
@@ -360,6 +382,11 @@ impl Logger {
         self.writer.finish();
         self.finish_remote();
         let trace_error = self.tracer.finish().err();
+        if status == RunStatus::Failed {
+            if let Some(documents) = self.untouched.take() {
+                return self.close_untouched(documents, trace_error);
+            }
+        }
         let mut config_error = None;
         if self.user.take_changed() {
             self.run_config.user_metrics = self.user_metrics_documented();
@@ -411,6 +438,51 @@ impl Logger {
         if let Some(e) = manifest_error {
             return Err(e);
         }
+        shown.map_err(Error::View)
+    }
+
+    /// Close a resumed run that failed before this logger accepted a step: its
+    /// `run_config.json` and `run_summary.json` go back as the resume found them and the new
+    /// event file (nothing but its header, and the purge marker of a rewind) is removed, so the
+    /// run keeps its earlier status and files and resumes again as before
+    /// (docs/contract/run-artifacts.md "Resume").
+    fn close_untouched(
+        &mut self,
+        documents: crate::resume::PriorDocuments,
+        trace_error: Option<Error>,
+    ) -> Result<()> {
+        let config = self.run_dir.join(RUN_CONFIG_FILE);
+        let summary = self.run_dir.join(crate::run::RUN_SUMMARY_FILE);
+        let mut put_back = crate::atomic::write_atomic(&config, documents.run_config.as_bytes())
+            .and_then(|()| crate::atomic::write_atomic(&summary, documents.run_summary.as_bytes()));
+        if let Some(file) = self.event_file.take() {
+            if let Err(e) = std::fs::remove_file(&file) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    put_back = put_back.and(Err(Error::io("remove", file)(e)));
+                }
+            }
+        }
+        let t = self.clock.monotonic();
+        self.with_terminal(|s| {
+            s.message(
+                t,
+                Level::Info,
+                "Resume failed before its first step: the run is left as it was".to_owned(),
+            )
+        });
+        self.lock = None;
+        let failure = self.take_failure();
+        let shown = self.view.take().map_or(Ok(()), |mut v| v.stop());
+        match put_back {
+            Err(e) if self.config.on_storage_error == OnStorageError::Warn => {
+                eprintln!("tally: warning: {e}");
+            }
+            other => other?,
+        }
+        if let Some(e) = trace_error {
+            return Err(e);
+        }
+        failure?;
         shown.map_err(Error::View)
     }
 

@@ -54,6 +54,9 @@ pub struct Axis {
     pub last_iteration: Option<u64>,
     /// The last accepted env-step count.
     pub last_env_steps: u64,
+    /// Where a resumed run stopped (or was rewound to), no step accepted since: a step that
+    /// does not advance past it is told how to go on from an earlier checkpoint.
+    pub resumed: bool,
 }
 
 impl Axis {
@@ -62,6 +65,19 @@ impl Axis {
         Axis {
             last_iteration: Some(r.iteration),
             last_env_steps: r.env_steps,
+            resumed: false,
+        }
+    }
+
+    /// What a refusal adds on a resumed run's first step: the run stopped there, and a job
+    /// restarting from an earlier checkpoint rewinds to it (docs/contract/run-artifacts.md
+    /// "Resume").
+    fn resume_hint(&self) -> &'static str {
+        if self.resumed {
+            " (the resumed run's last step; a job restarting from a checkpoint of an earlier \
+             iteration passes it as resume_from= to rewind the run to it)"
+        } else {
+            ""
         }
     }
 }
@@ -341,7 +357,10 @@ impl Resolver {
                     it,
                     "iteration",
                     "iteration",
-                    format!("iteration {it} does not advance past {last}"),
+                    format!(
+                        "iteration {it} does not advance past {last}{}",
+                        axis.resume_hint()
+                    ),
                 ));
             }
         }
@@ -365,8 +384,10 @@ impl Resolver {
                 "env_steps",
                 "env_steps",
                 format!(
-                    "env step axis collision: {} does not advance past {}",
-                    input.env_steps, axis.last_env_steps
+                    "env step axis collision: {} does not advance past {}{}",
+                    input.env_steps,
+                    axis.last_env_steps,
+                    axis.resume_hint()
                 ),
             ));
         }

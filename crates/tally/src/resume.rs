@@ -3,7 +3,9 @@
 //!
 //! A resumed run keeps its directory, `run_config.json` identity and `run_summary.json`
 //! counters; the new logger writes a new event file beside the old ones (TensorBoard merges a
-//! directory's files) and accepts only steps after the last persisted one.
+//! directory's files) and accepts only steps after the last persisted one, or, rewound to a
+//! checkpoint (`resume_from`), after that checkpoint's step, its file opening with the purge
+//! marker that hides the later ones from readers.
 
 use crate::error::{Error, Result};
 use crate::input::LoggerConfig;
@@ -16,7 +18,8 @@ use std::path::{Path, PathBuf};
 use tally_schema::artifacts::{
     ResumeSegment, RunConfig, RunIdentity, RunStatus, RunSummary, UserMetric, WandbSettings,
 };
-use tally_tfevents::reader::{is_event_file_name, open_event_file};
+use tally_tfevents::proto::{event, SessionLog};
+use tally_tfevents::reader::open_event_file;
 use tally_tfevents::scalar::scalars_of;
 
 /// The tag an env-step-axis run writes its iteration under (absent on an iteration axis).
@@ -35,8 +38,41 @@ pub struct PriorRun {
     pub axis: Axis,
     /// The last persisted step, if any.
     pub last_step: Option<i64>,
+    /// The checkpoint the resume rewinds the run to (`resume_from` before the last iteration).
+    pub rewind: Option<Rewind>,
     /// The largest creation second in the names of its event files, if it has any.
     pub latest_event_file_secs: Option<u64>,
+    /// `run_config.json` and `run_summary.json` as read: put back when the resumed logger
+    /// closes `failed` before accepting a step, so a failed resume leaves the run as it was.
+    pub documents: PriorDocuments,
+}
+
+/// A run's two JSON documents as a resume found them, byte for byte.
+#[derive(Debug, Clone)]
+pub struct PriorDocuments {
+    /// `run_config.json`.
+    pub run_config: String,
+    /// `run_summary.json`.
+    pub run_summary: String,
+}
+
+/// Where a resume rewinds a run: the checkpoint's iteration and its step on the run's axis
+/// (docs/contract/run-artifacts.md "Resume", "Rewind").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rewind {
+    /// The checkpoint's iteration (`resume_from`).
+    pub iteration: u64,
+    /// Its step: the iteration itself on an iteration axis, else the env step it was written at.
+    pub step: i64,
+    /// Whether env steps are the run's axis.
+    pub env_axis: bool,
+}
+
+impl Rewind {
+    /// The step of the purge marker: readers drop the earlier files' points from here on.
+    pub fn purge_from(&self) -> i64 {
+        self.step + 1
+    }
 }
 
 impl PriorRun {
@@ -51,20 +87,59 @@ impl PriorRun {
     }
 
     /// The summary the resumed segment continues from (the earlier document, running again,
-    /// with one more `resumed` entry started at `start_time_utc`), the figures the earlier
-    /// segments add, and where the step axis stopped.
-    pub fn continued_summary(&self, start_time_utc: &str) -> (RunSummary, Carried, Axis) {
+    /// with one more `resumed` entry started at `start_time_utc`, its counts rewound with the
+    /// run), the figures the earlier segments add, and the step axis the new logger continues:
+    /// where the run stopped, or the rewind point. `marker`: the new event file opens with the
+    /// purge marker (a rewind with an event file).
+    pub fn continued_summary(
+        &self,
+        start_time_utc: &str,
+        marker: bool,
+    ) -> (RunSummary, Carried, Axis) {
         let mut s = self.summary.clone();
         s.resumed.push(ResumeSegment {
             start_time_utc: start_time_utc.to_owned(),
             previous_status: s.status,
             after_step: self.last_step,
             first_step: None,
+            rewound_to_step: self.rewind.map(|r| r.step),
+            rewound_to_iteration: self.rewind.map(|r| r.iteration),
+            purged_from_step: self.rewind.filter(|_| marker).map(|r| r.purge_from()),
         });
+        if let Some(r) = self.rewind {
+            // The last accepted step's, as for any run: the checkpoint's until a step arrives.
+            // An iteration axis does not hold env steps: the earlier count stays until then.
+            s.completed_iterations = r.iteration;
+            if r.env_axis {
+                s.total_env_steps = r.step as u64;
+            }
+        }
         s.status = RunStatus::Running;
         s.end_time_utc = None;
         s.log_dir = self.dir.display().to_string();
-        (s, Carried::of(self), self.axis)
+        (s, Carried::of(self), self.start_axis())
+    }
+
+    /// The axis the resumed logger's first step must advance: the rewind point, else where
+    /// the run stopped.
+    pub fn start_axis(&self) -> Axis {
+        let axis = match self.rewind {
+            Some(r) => Axis {
+                last_iteration: Some(r.iteration),
+                last_env_steps: if r.env_axis { r.step as u64 } else { 0 },
+                resumed: true,
+            },
+            None => self.axis,
+        };
+        Axis {
+            resumed: true,
+            ..axis
+        }
+    }
+
+    /// The step on disk the resumed logger starts from: the rewind point's, else the last.
+    pub fn start_step(&self) -> Option<i64> {
+        self.rewind.map(|r| r.step).or(self.last_step)
     }
 
     /// The creation second to name the resumed segment's event file by: `wall_secs`, or one
@@ -112,21 +187,33 @@ pub fn latest_run(parent: &Path) -> Result<Option<PathBuf>> {
 }
 
 fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(Error::io("read", path))?;
-    serde_json::from_str(&text).map_err(|source| Error::Json {
-        path: path.to_owned(),
-        source,
-    })
+    Ok(read_document(path)?.1)
 }
 
-/// Read the run in `dir` and check that `config` may continue it.
+/// A JSON document's text and what it holds.
+fn read_document<T: DeserializeOwned>(path: &Path) -> Result<(String, T)> {
+    let text = std::fs::read_to_string(path).map_err(Error::io("read", path))?;
+    let doc = serde_json::from_str(&text).map_err(|source| Error::Json {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok((text, doc))
+}
+
+/// Read the run in `dir` and check that `config` may continue it (and rewind it to
+/// `resume_from`, when given). Nothing is written.
 pub fn load(dir: &Path, config: &LoggerConfig) -> Result<PriorRun> {
-    let run_config: RunConfig = read_json(&dir.join(RUN_CONFIG_FILE))?;
-    let summary: RunSummary = read_json(&dir.join(RUN_SUMMARY_FILE))?;
+    let (config_text, run_config) = read_document::<RunConfig>(&dir.join(RUN_CONFIG_FILE))?;
+    let (summary_text, summary) = read_document::<RunSummary>(&dir.join(RUN_SUMMARY_FILE))?;
     check_compatible(dir, &run_config, config)?;
-    let (axis, last_step) = match persisted_axis(dir)? {
+    let points = shown_points(dir)?;
+    let (axis, last_step) = match axis_of(&points) {
         (_, None) => summary_axis(&summary, config),
         found => found,
+    };
+    let rewind = match config.resume_from {
+        Some(from) => rewind_to(dir, from, axis, &points)?,
+        None => None,
     };
     Ok(PriorRun {
         dir: dir.to_owned(),
@@ -134,8 +221,61 @@ pub fn load(dir: &Path, config: &LoggerConfig) -> Result<PriorRun> {
         summary,
         axis,
         last_step,
+        rewind,
         latest_event_file_secs: latest_event_file_secs(dir)?,
+        documents: PriorDocuments {
+            run_config: config_text,
+            run_summary: summary_text,
+        },
     })
+}
+
+/// Where `resume_from` rewinds a run whose axis stopped at `axis`: `None` at its last
+/// iteration (an ordinary resume). Refused, naming the value and the run's last iteration,
+/// past the last iteration, below 0, or on an env-step axis at an iteration the event files
+/// never wrote (its step is unknown).
+fn rewind_to(dir: &Path, from: i64, axis: Axis, points: &[Point]) -> Result<Option<Rewind>> {
+    let refuse = |why: String| Err(Error::Config(format!("resume_from={from}: {why}")));
+    let Some(last) = axis.last_iteration else {
+        return refuse(format!(
+            "the run in {} has logged no iteration to rewind to",
+            dir.display()
+        ));
+    };
+    let iteration = match u64::try_from(from) {
+        Ok(it) if it <= last => it,
+        _ => {
+            return refuse(format!(
+                "the run in {} logged iterations up to {last}; resume_from is the iteration \
+                 of the checkpoint the job restarts from, from 0 to {last}",
+                dir.display()
+            ))
+        }
+    };
+    if iteration == last {
+        return Ok(None);
+    }
+    let env_axis = axis.last_env_steps > 0;
+    if !env_axis {
+        return Ok(Some(Rewind {
+            iteration,
+            step: iteration as i64,
+            env_axis,
+        }));
+    }
+    match points.iter().rev().find(|p| p.iteration == Some(iteration)) {
+        Some(p) => Ok(Some(Rewind {
+            iteration,
+            step: p.step,
+            env_axis,
+        })),
+        None => refuse(format!(
+            "the run in {} never wrote iteration {iteration} to its event files (its last \
+             iteration is {last}), so the env step to rewind to is unknown; resume from a \
+             checkpoint of an iteration the run logged (with log_interval N, every Nth)",
+            dir.display()
+        )),
+    }
 }
 
 /// Refuse a logger whose algo, task, profile or simulator differ from the run's: its tags,
@@ -166,48 +306,70 @@ fn check_compatible(dir: &Path, prior: &RunConfig, config: &LoggerConfig) -> Res
     Ok(())
 }
 
-/// Where the step axis of the event files directly in `dir` stopped: the largest step, and
-/// on an env-step axis the iteration written with it.
-pub fn persisted_axis(dir: &Path) -> Result<(Axis, Option<i64>)> {
-    let mut last: Option<(i64, Option<f64>)> = None;
-    for entry in std::fs::read_dir(dir).map_err(Error::io("list event files in", dir))? {
-        let entry = entry.map_err(Error::io("list event files in", dir))?;
-        let name = entry.file_name();
-        if !entry.path().is_file() || !is_event_file_name(&name.to_string_lossy()) {
-            continue;
-        }
-        let path = entry.path();
+/// A point readers show: an event with scalars, its step and the `Train/iteration` written
+/// with it (present on an env-step axis).
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    step: i64,
+    iteration: Option<u64>,
+}
+
+/// The points of the event files directly in `dir`, read in run order
+/// ([`crate::remote::order`]) as TensorBoard shows them: a purge marker (a session start at
+/// step p, a rewinding resume's) drops every point read before it at step p or later.
+fn shown_points(dir: &Path) -> Result<Vec<Point>> {
+    let files =
+        crate::remote::ordered_event_files(dir).map_err(Error::io("list event files in", dir))?;
+    let mut points: Vec<Point> = Vec::new();
+    for path in files {
         let mut reader = open_event_file(&path).map_err(|e| resume_read_error(&path, e))?;
         while let Some(event) = reader
             .read_event()
             .map_err(|e| resume_read_error(&path, e))?
         {
+            if let Some(event::What::SessionLog(log)) = &event.what {
+                if log.status == SessionLog::START {
+                    points.retain(|p| p.step < event.step);
+                }
+                continue;
+            }
             let mut scalars = scalars_of(&event).peekable();
             if scalars.peek().is_none() {
                 continue;
             }
-            let iteration = scalars.find(|s| s.tag == ITERATION_TAG).map(|s| s.value);
-            if last.is_none_or(|(s, _)| event.step >= s) {
-                last = Some((event.step, iteration));
-            }
+            let iteration = scalars
+                .find(|s| s.tag == ITERATION_TAG)
+                .map(|s| s.value as u64);
+            points.push(Point {
+                step: event.step,
+                iteration,
+            });
         }
     }
-    let Some((step, iteration)) = last else {
-        return Ok((Axis::default(), None));
+    Ok(points)
+}
+
+/// Where the step axis of `points` stopped: the largest step (the later of equal ones), and
+/// on an env-step axis the iteration written with it.
+fn axis_of(points: &[Point]) -> (Axis, Option<i64>) {
+    let Some(last) = points.iter().rev().max_by_key(|p| p.step) else {
+        return (Axis::default(), None);
     };
-    let step_u = u64::try_from(step).unwrap_or(0);
-    let axis = match iteration {
+    let step_u = u64::try_from(last.step).unwrap_or(0);
+    let axis = match last.iteration {
         // Env steps were the axis: the step is the env-step count.
         Some(it) => Axis {
-            last_iteration: Some(it as u64),
+            last_iteration: Some(it),
             last_env_steps: step_u,
+            resumed: false,
         },
         None => Axis {
             last_iteration: Some(step_u),
             last_env_steps: 0,
+            resumed: false,
         },
     };
-    Ok((axis, Some(step)))
+    (axis, Some(last.step))
 }
 
 /// The axis a run without event files (W&B or no backend) reached, as its last
@@ -221,6 +383,7 @@ fn summary_axis(s: &RunSummary, config: &LoggerConfig) -> (Axis, Option<i64>) {
     let axis = Axis {
         last_iteration: Some(s.completed_iterations),
         last_env_steps: if env_axis { s.total_env_steps } else { 0 },
+        resumed: false,
     };
     let step = if env_axis {
         s.total_env_steps

@@ -127,6 +127,22 @@ impl TensorBoardSink {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Write the purge marker at `step` (a rewinding resume, before any step: readers drop
+    /// the earlier files' points from `step` on; docs/contract/run-artifacts.md "Resume").
+    pub fn write_session_start(&mut self, step: i64, wall_time: f64) -> crate::Result<()> {
+        let w = self.writer.as_mut().ok_or_else(|| crate::Error::Io {
+            op: "write the purge marker to",
+            path: self.path.clone(),
+            source: std::io::Error::other("event file already closed"),
+        })?;
+        w.write_session_start(step, wall_time)
+            .map_err(|e| crate::Error::Io {
+                op: "write the purge marker to",
+                path: self.path.clone(),
+                source: std::io::Error::other(e.to_string()),
+            })
+    }
 }
 
 impl Sink for TensorBoardSink {

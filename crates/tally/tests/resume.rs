@@ -476,3 +476,378 @@ fn a_resumed_trace_keeps_the_earlier_segments_trace() {
     let s = json(&run.join("run_summary.json"));
     assert_eq!(s["trace_path"], second.display().to_string());
 }
+
+// Rewinding to a checkpoint (docs/contract/run-artifacts.md "Resume", "Rewind").
+
+use tally_tfevents::proto::{event, Event};
+use tally_tfevents::reader::open_event_file;
+
+fn events(path: &Path) -> Vec<Event> {
+    open_event_file(path).unwrap().read_to_end().unwrap()
+}
+
+/// The `SessionLog{status: START}` events of a file: (index in the file, step).
+fn session_starts(path: &Path) -> Vec<(usize, i64)> {
+    events(path)
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match &e.what {
+            Some(event::What::SessionLog(s)) if s.status == 1 => Some((i, e.step)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `tag`'s points as TensorBoard shows the run: files in name order, each session start at
+/// step p dropping every point read before it at step >= p.
+fn shown(dir: &Path, tag: &str) -> Vec<(i64, f64)> {
+    let mut out: Vec<(i64, f64)> = Vec::new();
+    for f in event_files(dir) {
+        for e in events(&f) {
+            match &e.what {
+                Some(event::What::SessionLog(s)) if s.status == 1 => {
+                    out.retain(|p| p.0 < e.step);
+                }
+                _ => out.extend(
+                    tally_tfevents::scalar::scalars_of(&e)
+                        .filter(|s| s.tag == tag)
+                        .map(|s| (e.step, s.value)),
+                ),
+            }
+        }
+    }
+    out
+}
+
+fn resume_from(run: &Path, algo: &str, profile: Profile, iteration: i64) -> LoggerConfig {
+    let mut c = config(run, algo, profile);
+    c.resume = true;
+    c.resume_from = Some(iteration);
+    c
+}
+
+/// A PPO run (iteration axis) logged 0..=37 and interrupted.
+fn ppo_run_to_37(run: &Path) {
+    let mut log = logger_at(config(run, "ppo", Profile::OnPolicy), 1_000.0);
+    for i in 0..=37 {
+        log.step(&ppo_step(i)).unwrap();
+    }
+    log.close(RunStatus::Interrupted).unwrap();
+}
+
+/// A SAC run (env-step axis, 256 env steps an iteration) logged 1..=37 and interrupted.
+fn sac_run_to_37(run: &Path) {
+    let mut log = logger_at(config(run, "sac", Profile::SacFamily), 1_000.0);
+    for i in 1..=37 {
+        log.step(&sac_step(i)).unwrap();
+    }
+    log.close(RunStatus::Interrupted).unwrap();
+}
+
+#[test]
+fn resume_from_a_checkpoint_rewinds_an_iteration_axis_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    ppo_run_to_37(&run);
+
+    let mut log = logger_at(resume_from(&run, "ppo", Profile::OnPolicy, 30), 2_000.0);
+    assert_eq!(
+        (log.last_step(), log.last_iteration()),
+        (Some(30), Some(30))
+    );
+    // The marker is in the new file from the start, right after file_version.
+    let new_file = log.event_file().unwrap().to_owned();
+    assert_eq!(session_starts(&new_file), [(1, 31)]);
+    let s = json(&run.join("run_summary.json"));
+    assert_eq!(
+        s["completed_iterations"], 30,
+        "the summary follows the rewind"
+    );
+    let err = log.step(&ppo_step(30)).unwrap_err().to_string();
+    assert!(
+        err.contains("iteration 30 does not advance past 30"),
+        "{err}"
+    );
+    for i in 31..=40 {
+        log.step(&StepInput::new(i).metric("Loss/value", 1000.0 + i as f64))
+            .unwrap();
+    }
+    assert_eq!(
+        (log.last_step(), log.last_iteration()),
+        (Some(40), Some(40))
+    );
+    log.close(RunStatus::Completed).unwrap();
+
+    // The earlier file is untouched: it still holds 31..=37; TensorBoard drops them.
+    assert_eq!(event_files(&run).len(), 2);
+    let want: Vec<(i64, f64)> = (0..=40)
+        .map(|i| (i, if i > 30 { 1000.0 + i as f64 } else { i as f64 }))
+        .collect();
+    assert_eq!(shown(&run, "Loss/value"), want);
+    assert_eq!(session_starts(&new_file), [(1, 31)], "one marker");
+
+    let s = json(&run.join("run_summary.json"));
+    assert_eq!(s["completed_iterations"], 40);
+    let seg = &s["resumed"][0];
+    assert_eq!(seg["after_step"], 37);
+    assert_eq!(seg["rewound_to_iteration"], 30);
+    assert_eq!(seg["rewound_to_step"], 30);
+    assert_eq!(seg["purged_from_step"], 31);
+    assert_eq!(seg["first_step"], 31);
+    assert_eq!(seg["previous_status"], "interrupted");
+    let errors = tally::schema::conformance::validate_run_summary(&s);
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn resume_from_a_checkpoint_rewinds_an_env_step_axis_run_to_the_step_of_its_iteration() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    sac_run_to_37(&run);
+
+    let mut log = logger_at(resume_from(&run, "sac", Profile::SacFamily, 30), 2_000.0);
+    // Iteration 30 was written at env step 7680.
+    assert_eq!(
+        (log.last_step(), log.last_iteration()),
+        (Some(7680), Some(30))
+    );
+    assert_eq!(session_starts(log.event_file().unwrap()), [(1, 7681)]);
+    let s = json(&run.join("run_summary.json"));
+    assert_eq!(
+        (&s["completed_iterations"], &s["total_env_steps"]),
+        (&Value::from(30), &Value::from(7680))
+    );
+    let err = log
+        .step(&StepInput::new(31).env_steps(7680))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("7680"), "{err}");
+    // The resumed job collects 100 more env steps an iteration than before.
+    let step = |i: u64| {
+        StepInput::new(i)
+            .env_steps(7680 + 356 * (i - 30))
+            .metric("Loss/critic", 1000.0 + i as f64)
+    };
+    for i in 31..=34 {
+        log.step(&step(i)).unwrap();
+    }
+    assert_eq!(
+        (log.last_step(), log.last_iteration()),
+        (Some(7680 + 4 * 356), Some(34))
+    );
+    log.close(RunStatus::Interrupted).unwrap();
+
+    let mut want: Vec<(i64, f64)> = (1..=30).map(|i| (256 * i, i as f64)).collect();
+    want.extend((31..=34).map(|i| (7680 + 356 * (i - 30), 1000.0 + i as f64)));
+    assert_eq!(shown(&run, "Loss/critic"), want);
+    let s = json(&run.join("run_summary.json"));
+    assert_eq!(s["completed_iterations"], 34);
+    assert_eq!(s["total_env_steps"], 7680 + 4 * 356);
+    let seg = &s["resumed"][0];
+    assert_eq!(
+        (
+            &seg["after_step"],
+            &seg["rewound_to_step"],
+            &seg["rewound_to_iteration"],
+            &seg["purged_from_step"]
+        ),
+        (
+            &Value::from(256 * 37),
+            &Value::from(7680),
+            &Value::from(30),
+            &Value::from(7681)
+        )
+    );
+
+    // A later resume continues after the rewound run's last step (8104 at iteration 34), not
+    // after the purged 9472 at 37; a later rewind finds iteration 32 in the new file.
+    let mut c = config(&run, "sac", Profile::SacFamily);
+    c.resume = true;
+    let log = logger_at(c, 3_000.0);
+    assert_eq!(
+        (log.last_step(), log.last_iteration()),
+        (Some(7680 + 4 * 356), Some(34))
+    );
+    drop(log);
+    let log = logger_at(resume_from(&run, "sac", Profile::SacFamily, 32), 4_000.0);
+    assert_eq!(
+        (log.last_step(), log.last_iteration()),
+        (Some(7680 + 2 * 356), Some(32))
+    );
+}
+
+#[test]
+fn resume_from_the_last_iteration_is_an_ordinary_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    ppo_run_to_37(&run);
+    let mut log = logger_at(resume_from(&run, "ppo", Profile::OnPolicy, 37), 2_000.0);
+    assert_eq!(session_starts(log.event_file().unwrap()), []);
+    log.step(&ppo_step(38)).unwrap();
+    log.close(RunStatus::Completed).unwrap();
+    let seg = &json(&run.join("run_summary.json"))["resumed"][0];
+    assert_eq!(seg["rewound_to_step"], Value::Null);
+    assert_eq!(seg["rewound_to_iteration"], Value::Null);
+    assert_eq!(seg["purged_from_step"], Value::Null);
+    assert_eq!(seg["after_step"], 37);
+}
+
+/// What a refused or failed resume must leave: every file of the run as it was.
+fn snapshot(run: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut v: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(run)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn resume_from_is_refused_without_resume_past_the_last_iteration_or_where_never_logged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    ppo_run_to_37(&run);
+    let before = snapshot(&run);
+    let refused = |c: LoggerConfig| {
+        let clock = Arc::new(ManualClock::with_wall(0.0, 2_000.0));
+        let err = Logger::with_sinks(c, Vec::new(), clock)
+            .err()
+            .expect("refused");
+        assert!(matches!(err, tally::Error::Config(_)), "{err:?}");
+        err.to_string()
+    };
+
+    let mut c = resume_from(&run, "ppo", Profile::OnPolicy, 30);
+    c.resume = false;
+    let err = refused(c);
+    assert!(
+        err.contains("resume_from") && err.contains("resume=True"),
+        "{err}"
+    );
+    for bad in [38, -1] {
+        let err = refused(resume_from(&run, "ppo", Profile::OnPolicy, bad));
+        assert!(
+            err.contains(&format!("resume_from={bad}")) && err.contains("37"),
+            "{err}"
+        );
+    }
+    assert_eq!(snapshot(&run), before, "nothing written");
+
+    // No run to rewind: resume_from names an iteration of a run that is not there.
+    let err = refused(resume_from(
+        &tmp.path().join("none"),
+        "ppo",
+        Profile::OnPolicy,
+        3,
+    ));
+    assert!(err.contains("resume_from=3"), "{err}");
+    assert!(!tmp.path().join("none").exists());
+
+    // On an env-step axis the iteration must have been written: its step is read from the file.
+    let sac = tmp.path().join("sac");
+    let mut c = config(&sac, "sac", Profile::SacFamily);
+    c.log_interval = 2;
+    let mut log = logger_at(c, 1_000.0);
+    for i in 1..=9 {
+        log.step(&sac_step(i)).unwrap();
+    }
+    log.close(RunStatus::Interrupted).unwrap();
+    let before = snapshot(&sac);
+    let err = refused(resume_from(&sac, "sac", Profile::SacFamily, 5));
+    assert!(
+        err.contains("resume_from=5") && err.contains("never") && err.contains('8'),
+        "{err}"
+    );
+    assert_eq!(snapshot(&sac), before, "nothing written");
+}
+
+#[test]
+fn a_failed_resume_leaves_the_run_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    ppo_run_to_37(&run);
+    let before = snapshot(&run);
+
+    // The first step does not advance, the runner gives up and closes the run failed.
+    let mut c = config(&run, "ppo", Profile::OnPolicy);
+    c.resume = true;
+    let mut log = logger_at(c, 2_000.0);
+    assert!(log.step(&ppo_step(31)).is_err());
+    log.close(RunStatus::Failed).unwrap();
+    assert_eq!(snapshot(&run), before, "status and files as they were");
+
+    // The same through a rewind, and through a logger dropped while a panic unwinds.
+    let run2 = run.clone();
+    let panicked = std::thread::spawn(move || {
+        let mut log = logger_at(resume_from(&run2, "ppo", Profile::OnPolicy, 30), 3_000.0);
+        let _ = log.step(&ppo_step(30));
+        panic!("the training loop failed before its first step");
+    })
+    .join();
+    assert!(panicked.is_err());
+    assert_eq!(snapshot(&run), before);
+    assert_eq!(json(&run.join("run_summary.json"))["status"], "interrupted");
+
+    // An event file that cannot be read refuses the resume before anything is written.
+    let first = event_files(&run)[0].clone();
+    let mut bytes = std::fs::read(&first).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    std::fs::write(&first, &bytes).unwrap();
+    let before = snapshot(&run);
+    let mut c = config(&run, "ppo", Profile::OnPolicy);
+    c.resume = true;
+    let clock = Arc::new(ManualClock::with_wall(0.0, 4_000.0));
+    let err = Logger::with_sinks(c, Vec::new(), clock)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("cannot read"), "{err}");
+    assert_eq!(snapshot(&run), before);
+}
+
+#[test]
+fn last_step_and_last_iteration_are_what_the_run_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let mut log = logger_at(config(&run, "sac", Profile::SacFamily), 1_000.0);
+    assert_eq!((log.last_step(), log.last_iteration()), (None, None));
+    log.step(&sac_step(1)).unwrap();
+    log.step(&sac_step(2)).unwrap();
+    assert_eq!(
+        (log.last_step(), log.last_iteration()),
+        (Some(512), Some(2))
+    );
+    // A refused step changes nothing.
+    assert!(log.step(&sac_step(2)).is_err());
+    assert_eq!(
+        (log.last_step(), log.last_iteration()),
+        (Some(512), Some(2))
+    );
+    log.close(RunStatus::Interrupted).unwrap();
+
+    let mut c = config(&run, "sac", Profile::SacFamily);
+    c.resume = true;
+    let mut log = logger_at(c, 2_000.0);
+    assert_eq!(
+        (log.last_step(), log.last_iteration()),
+        (Some(512), Some(2))
+    );
+    log.step(&sac_step(3)).unwrap();
+    assert_eq!(
+        (log.last_step(), log.last_iteration()),
+        (Some(768), Some(3))
+    );
+    log.close(RunStatus::Completed).unwrap();
+
+    // An iteration-axis run's step is its iteration.
+    let ppo = tmp.path().join("ppo");
+    let mut log = logger_at(config(&ppo, "ppo", Profile::OnPolicy), 1_000.0);
+    log.step(&ppo_step(0).env_steps(4096)).unwrap();
+    assert_eq!((log.last_step(), log.last_iteration()), (Some(0), Some(0)));
+}

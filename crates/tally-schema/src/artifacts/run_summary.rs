@@ -158,6 +158,19 @@ pub struct ResumeSegment {
     pub after_step: Option<i64>,
     /// The first step the resumed logger persisted (null until it persists one).
     pub first_step: Option<i64>,
+    /// The step the resume rewound the run to (`resume_from`, a checkpoint's iteration, on the
+    /// run's step axis): the resumed logger went on after it, not after `after_step`. Null
+    /// when the resume did not rewind.
+    #[serde(default)]
+    pub rewound_to_step: Option<i64>,
+    /// The checkpoint's iteration the resume rewound to (`resume_from`); null without a rewind.
+    #[serde(default)]
+    pub rewound_to_iteration: Option<u64>,
+    /// The step of the purge marker the resumed logger's event file opens with
+    /// (`rewound_to_step + 1`): readers drop the earlier files' points from this step on. Null
+    /// when no marker was written (no rewind, or no event file).
+    #[serde(default)]
+    pub purged_from_step: Option<i64>,
 }
 
 /// How far a remote sink (W&B) got: it is fed from the run's event files, so what it has not

@@ -71,6 +71,26 @@ impl Logger {
         let prior = prior_dir
             .map(|dir| crate::resume::load(&dir, &config))
             .transpose()?;
+        if let (Some(from), None) = (config.resume_from, &prior) {
+            // A checkpoint's iteration of a run that is not there: starting a new run at its
+            // first iteration would not be what the job asked for.
+            let which = match &spec.log_dir {
+                Some(d) => format!("{} holds no run", d.display()),
+                None => format!(
+                    "no run of algo '{}' and task '{}' under {}",
+                    config.algo,
+                    config.task,
+                    spec.log_root.display()
+                ),
+            };
+            return Err(Error::Config(format!(
+                "resume_from={from}: there is no run to rewind ({which}); drop resume_from to \
+                 start a new run"
+            )));
+        }
+        // The new event file opens with the purge marker when the resume rewinds the run.
+        let writes_events = matches!(config.backend, Backend::TensorBoard | Backend::Wandb);
+        let rewind = prior.as_ref().and_then(|p| p.rewind);
         let existed = spec.log_dir.as_ref().is_some_and(|d| d.exists());
         let run_dir = match &prior {
             Some(p) => p.dir.clone(),
@@ -112,7 +132,7 @@ impl Logger {
             trace_enabled: config.trace,
         });
         let (mut summary, carried, axis) = match &prior {
-            Some(p) => p.continued_summary(&iso_utc(&start)),
+            Some(p) => p.continued_summary(&iso_utc(&start), writes_events),
             None => (
                 initial_summary(&identity),
                 Carried::default(),
@@ -173,7 +193,7 @@ impl Logger {
         let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
         let mut event_file = None;
         // The event file is the run's truth: W&B follows it (docs/contract/remote-sinks.md).
-        if matches!(config.backend, Backend::TensorBoard | Backend::Wandb) {
+        if writes_events {
             let mut options = WriterOptions::from_env();
             options.fsync = config.fsync;
             let wall = clock.wall().max(0.0);
@@ -185,7 +205,21 @@ impl Logger {
                 }
                 None => std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(wall),
             };
-            let tb = TensorBoardSink::create(&run_dir, options)?;
+            let created = options.created_at;
+            let mut tb = TensorBoardSink::create(&run_dir, options)?;
+            if let Some(r) = rewind {
+                // Right after file_version: readers drop what the earlier files hold after the
+                // checkpoint (docs/contract/run-artifacts.md "Resume", "Rewind").
+                let wall = created
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0.0, |d| d.as_secs_f64());
+                if let Err(e) = tb.write_session_start(r.purge_from(), wall) {
+                    let path = tb.path().to_owned();
+                    drop(tb);
+                    let _ = std::fs::remove_file(&path);
+                    return Err(e);
+                }
+            }
             event_file = Some(tb.path().to_owned());
             sinks.push(Box::new(tb));
         }
@@ -216,7 +250,8 @@ impl Logger {
         };
         let started_at = clock.monotonic();
         let state = match &prior {
-            Some(p) => SummaryState::resumed_from(&p.summary),
+            // The continued summary: its counts are the rewind point's after a rewind.
+            Some(_) => SummaryState::resumed_from(&summary),
             None => SummaryState::default(),
         };
         let mut term = TerminalState::new(facts);
@@ -255,6 +290,8 @@ impl Logger {
             tracer,
             view: None,
             awaiting_first_step: prior.is_some(),
+            last_step: prior.as_ref().and_then(|p| p.start_step()),
+            untouched: prior.map(|p| p.documents),
             run_config,
             user: UserMetrics::default(),
             carried,
