@@ -112,6 +112,9 @@ class Logger:
         name: Optional[str] = None,
         seed: Optional[int] = None,
         resume: bool = False,
+        # With resume=True: the iteration the job's checkpoint holds; the run is rewound to it
+        # (docs/contract/run-artifacts.md "Resume").
+        resume_from: Optional[int] = None,
         remote_finish_timeout: Optional[float] = None,
     ) -> Logger: ...
     def step(
@@ -185,6 +188,13 @@ class Logger:
     def event_file(self) -> Optional[Path]: ...
     @property
     def closed(self) -> bool: ...
+    # The run's last logged step (env steps on an env-step axis, else the iteration) and
+    # iteration: a resumed run's own, or its rewind point's, until a step is logged; None for a
+    # new run before its first step.
+    @property
+    def last_step(self) -> Optional[int]: ...
+    @property
+    def last_iteration(self) -> Optional[int]: ...
     @property
     def panel(self) -> str: ...
     @property

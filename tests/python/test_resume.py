@@ -183,3 +183,140 @@ def test_only_algo_and_task_are_required_and_name_and_seed_are_recorded(tmp_path
         tally.Logger(algo="sac", task="go2", sim="", log_root=tmp_path, panel="off")
     with pytest.raises(tally.ConfigError, match="name"):
         tally.Logger(algo="sac", task="go2", log_root=tmp_path, panel="off", name=" ")
+
+
+# Rewinding to a checkpoint (docs/contract/run-artifacts.md "Resume" (Rewind)): a run killed at
+# iteration 37 whose checkpoint holds iteration 30 goes on from 31, and TensorBoard shows one
+# series, the steps after the checkpoint replaced by the resumed job's.
+
+
+def session_starts(path):
+    """(index in the file, step) of each SessionLog START event, read by TensorBoard's loader."""
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+    from tensorboard.compat.proto import event_pb2
+
+    events = list(EventFileLoader(str(path)).Load())
+    return [
+        (i, e.step)
+        for i, e in enumerate(events)
+        if e.HasField("session_log") and e.session_log.status == event_pb2.SessionLog.START
+    ]
+
+
+def files_of(run):
+    return {p.name: p.read_bytes() for p in sorted(Path(run).iterdir()) if p.is_file()}
+
+
+def sac_run_to_37(run):
+    with logger(log_dir=run, max_iterations=100) as log:
+        segment(log, range(1, 38))
+        log.close("interrupted")
+
+
+def test_resume_from_a_checkpoint_rewinds_an_env_step_run_and_tensorboard_shows_one_series(tmp_path):
+    run = tmp_path / "run"
+    sac_run_to_37(run)
+    with logger(log_dir=run, max_iterations=100, resume=True, resume_from=30) as log:
+        # Iteration 30 was written at env step 3000: the run goes on as if it stopped there.
+        assert (log.last_step, log.last_iteration) == (3000, 30)
+        assert session_starts(log.event_file) == [(1, 3001)]
+        with pytest.raises(tally.SchemaError, match="iteration 30 does not advance past 30"):
+            log.step(30, env_steps=3000, metrics={"Loss/critic": 9.0})
+        for i in range(31, 41):
+            log.step(i, env_steps=100 * i, metrics={"Loss/critic": 1000.0 + i})
+        assert (log.last_step, log.last_iteration) == (4000, 40)
+    series = accumulated(run)["Loss/critic"]
+    steps = [s for s, _ in series]
+    assert steps == sorted(set(steps)), "strictly increasing, no duplicates"
+    assert series == [(100 * i, f32(1000.0 + i) if i > 30 else f32(0.5 * i)) for i in range(1, 41)]
+    assert [s for s, _ in accumulated(run)["Train/iteration"]] == [100 * i for i in range(1, 41)]
+
+    s = doc(run, "run_summary.json")
+    assert (s["completed_iterations"], s["total_env_steps"]) == (40, 4000)
+    seg = s["resumed"][0]
+    assert (seg["after_step"], seg["rewound_to_step"], seg["rewound_to_iteration"], seg["purged_from_step"]) == (
+        3700,
+        3000,
+        30,
+        3001,
+    )
+    assert seg["first_step"] == 3100
+
+
+def test_resume_from_a_checkpoint_rewinds_an_iteration_axis_run(tmp_path):
+    run = tmp_path / "run"
+    ppo = dict(algo="ppo", task="t", profile="onpolicy", log_dir=run, panel="off")
+    with tally.Logger(**ppo) as log:
+        for i in range(38):
+            log.step(i, metrics={"Loss/value": float(i)})
+    with tally.Logger(**ppo, resume=True, resume_from=30) as log:
+        assert (log.last_step, log.last_iteration) == (30, 30)
+        assert session_starts(log.event_file) == [(1, 31)]
+        for i in range(31, 35):
+            log.step(i, metrics={"Loss/value": -float(i)})
+    assert accumulated(run)["Loss/value"] == [(i, -float(i) if i > 30 else float(i)) for i in range(35)]
+    seg = doc(run, "run_summary.json")["resumed"][0]
+    assert (seg["rewound_to_step"], seg["rewound_to_iteration"], seg["purged_from_step"]) == (30, 30, 31)
+    assert doc(run, "run_summary.json")["completed_iterations"] == 34
+
+
+def test_resume_from_the_last_iteration_writes_no_marker(tmp_path):
+    run = tmp_path / "run"
+    sac_run_to_37(run)
+    with logger(log_dir=run, max_iterations=100, resume=True, resume_from=37) as log:
+        assert session_starts(log.event_file) == []
+        segment(log, [38])
+    seg = doc(run, "run_summary.json")["resumed"][0]
+    assert (seg["rewound_to_step"], seg["rewound_to_iteration"], seg["purged_from_step"]) == (None, None, None)
+
+
+def test_resume_from_is_refused_before_anything_is_written(tmp_path):
+    run = tmp_path / "run"
+    sac_run_to_37(run)
+    before = files_of(run)
+    with pytest.raises(tally.ConfigError, match=r"resume_from=30.*resume=True"):
+        logger(log_dir=run, max_iterations=100, resume_from=30)
+    with pytest.raises(tally.ConfigError, match=r"resume_from=38\b.*\b37\b"):
+        logger(log_dir=run, max_iterations=100, resume=True, resume_from=38)
+    with pytest.raises(tally.ConfigError, match=r"resume_from=-1\b.*\b37\b"):
+        logger(log_dir=run, max_iterations=100, resume=True, resume_from=-1)
+    with pytest.raises(TypeError, match="resume_from"):
+        logger(log_dir=run, max_iterations=100, resume=True, resume_from=30.0)
+    assert files_of(run) == before
+    assert doc(run, "run_summary.json")["status"] == "interrupted"
+
+    # On an env-step axis the checkpoint's iteration must be in the event file.
+    sparse = tmp_path / "sparse"
+    with logger(log_dir=sparse, max_iterations=100, log_interval=2) as log:
+        segment(log, range(1, 10))
+    before = files_of(sparse)
+    with pytest.raises(tally.ConfigError, match=r"resume_from=5\b.*never.*\b8\b"):
+        logger(log_dir=sparse, max_iterations=100, resume=True, resume_from=5)
+    assert files_of(sparse) == before
+
+
+def test_a_failed_resume_leaves_the_run_as_it_was(tmp_path):
+    # The job restarts with resume=True but not from the last iteration: its first step is
+    # refused and the block exits with the error. The run is not marked failed, and no empty
+    # event file is left beside the run's own.
+    run = tmp_path / "run"
+    sac_run_to_37(run)
+    before = files_of(run)
+    with pytest.raises(tally.SchemaError, match="does not advance past 37"):
+        with logger(log_dir=run, max_iterations=100, resume=True) as log:
+            log.step(31, env_steps=3100, metrics={"Loss/critic": 1.0})
+    assert files_of(run) == before
+    assert doc(run, "run_summary.json")["status"] == "interrupted"
+
+
+def test_last_step_and_last_iteration(tmp_path):
+    run = tmp_path / "run"
+    with logger(log_dir=run) as log:
+        assert (log.last_step, log.last_iteration) == (None, None)
+        segment(log, [1, 2])
+        assert (log.last_step, log.last_iteration) == (200, 2)
+    assert (log.last_step, log.last_iteration) == (200, 2), "still readable once closed"
+    with logger(log_dir=run, resume=True) as log:
+        assert (log.last_step, log.last_iteration) == (200, 2)
+        segment(log, [3])
+        assert (log.last_step, log.last_iteration) == (300, 3)

@@ -259,6 +259,30 @@ pub fn int_arg(name: &str, v: Option<&Bound<'_, PyAny>>, lo: u64, hi: u64) -> Re
     }
 }
 
+/// An optional signed integer argument `name` (an iteration the logger checks itself, so a
+/// negative value reaches its own refusal): a wrong type is a `TypeError`, an int outside
+/// int64 a `ConfigError`, each naming the argument.
+pub fn signed_int_arg(name: &str, v: Option<&Bound<'_, PyAny>>) -> Result<Option<i64>> {
+    let Some(v) = v.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    if v.is_instance_of::<PyBool>() || !is_index(v) {
+        return Err(Failure::ValueType(format!(
+            "{name}={}: expected an int (or None), got {}",
+            repr(v),
+            type_name(v)
+        )));
+    }
+    v.extract::<i64>().map(Some).map_err(|_| {
+        Failure::Config(format!(
+            "{name}={}: expected an int from {} to {}",
+            repr(v),
+            i64::MIN,
+            i64::MAX
+        ))
+    })
+}
+
 /// Whether `v` is an integer to Python (`operator.index` accepts it).
 fn is_index(v: &Bound<'_, PyAny>) -> bool {
     v.is_instance_of::<PyInt>() || v.hasattr("__index__").unwrap_or(false)

@@ -15,7 +15,7 @@
 //! the logger's mutex is held, and calls from tally's own threads (a sink's `write()`) are
 //! refused before they could wait on themselves.
 
-use crate::convert::{int_arg, step_iteration, IntArg, StepArgs};
+use crate::convert::{int_arg, signed_int_arg, step_iteration, IntArg, StepArgs};
 use crate::errors::{Failure, Result};
 use crate::sink::{each_sink, python_sinks};
 use pyo3::exceptions::PyKeyboardInterrupt;
@@ -130,7 +130,8 @@ impl PyLogger {
     /// Create the run directory, `run_config.json`, the first `run_summary.json` and the backend.
     /// `sim`, `max_iterations` and `num_envs` are optional (progress and ETA need
     /// `max_iterations`); `name` titles the run; `seed` is recorded; `resume=True` appends to
-    /// the run in `log_dir` (else the latest of this algo and task) or starts one.
+    /// the run in `log_dir` (else the latest of this algo and task) or starts one;
+    /// `resume_from=ITERATION` (with `resume=True`) rewinds it to a checkpoint's iteration.
     #[new]
     #[pyo3(signature = (
         *, algo, task, sim = None, max_iterations = None, num_envs = None,
@@ -138,7 +139,8 @@ impl PyLogger {
         log_root = PathBuf::from("logs"), log_dir = None, log_interval = IntArg::Default(1),
         panel = "auto", trace = false, trace_output_dir = None, trace_thread_time = false,
         trace_cuda_events = false, config = None, wandb = None, sinks = None, name = None,
-        seed = None, resume = false, on_storage_error = "raise", remote_finish_timeout = None
+        seed = None, resume = false, resume_from = None, on_storage_error = "raise",
+        remote_finish_timeout = None
     ))]
     // The integer defaults are spelled out here: PyO3 shows only literal defaults.
     #[pyo3(
@@ -146,7 +148,7 @@ impl PyLogger {
         num_gpus=1, profile=None, logger=\"tensorboard\", log_root=..., log_dir=None, \
         log_interval=1, panel=\"auto\", trace=False, trace_output_dir=None, \
         trace_thread_time=False, trace_cuda_events=False, config=None, wandb=None, sinks=None, \
-        name=None, seed=None, resume=False, on_storage_error=\"raise\", \
+        name=None, seed=None, resume=False, resume_from=None, on_storage_error=\"raise\", \
         remote_finish_timeout=None)"
     )]
     #[allow(clippy::too_many_arguments)]
@@ -174,6 +176,7 @@ impl PyLogger {
         name: Option<String>,
         seed: Option<&Bound<'_, PyAny>>,
         resume: bool,
+        resume_from: Option<&Bound<'_, PyAny>>,
         on_storage_error: &str,
         remote_finish_timeout: Option<f64>,
     ) -> PyResult<Self> {
@@ -186,6 +189,8 @@ impl PyLogger {
         )?;
         let num_envs = int_arg("num_envs", num_envs, 1, u64::MAX)?;
         let seed = int_arg("seed", seed, 0, u64::MAX)?;
+        // Any int: the logger refuses one the run cannot rewind to, naming its last iteration.
+        let resume_from = signed_int_arg("resume_from", resume_from)?;
         let num_gpus = num_gpus.get("num_gpus", 1, u32::MAX.into())? as u32;
         let log_interval = log_interval.get("log_interval", 1, u64::MAX)?;
         // Without `profile=`, the algorithm's when tally knows it (docs/contract/schema.md
@@ -217,6 +222,7 @@ impl PyLogger {
         lc.name = name;
         lc.seed = seed;
         lc.resume = resume;
+        lc.resume_from = resume_from;
         lc.num_gpus = num_gpus;
         lc.profile = profile;
         lc.backend = backend;
@@ -599,6 +605,28 @@ impl PyLogger {
     #[getter]
     fn event_file(&self, py: Python<'_>) -> Option<Py<PyAny>> {
         self.event_file.as_ref().map(|p| p.clone_ref(py))
+    }
+
+    /// The step of the run's last logged iteration (env steps on an env-step axis, else the
+    /// iteration): after a resume the run's own (or its rewind point's) until a step is
+    /// logged, then the latest; None for a new run before its first step.
+    #[getter]
+    fn last_step(&self, py: Python<'_>) -> PyResult<Option<i64>> {
+        refuse_tally_thread("last_step")?;
+        Ok(lock(py, &self.core)
+            .log
+            .as_ref()
+            .and_then(|l| l.last_step()))
+    }
+
+    /// The run's last logged iteration, as `last_step`: the training loop goes on at the next.
+    #[getter]
+    fn last_iteration(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        refuse_tally_thread("last_iteration")?;
+        Ok(lock(py, &self.core)
+            .log
+            .as_ref()
+            .and_then(|l| l.last_iteration()))
     }
 
     /// Whether `close()` has run.
