@@ -298,7 +298,7 @@ pub struct LoggerConfig {
     /// With `resume`: the iteration of the checkpoint the job restarts from (the last one whose
     /// results it holds). The run is rewound to it: the next accepted iteration is one past it,
     /// and what was logged after it is purged for readers (docs/contract/run-artifacts.md
-    /// "Resume", "Rewind"). Signed so that a negative value (a script's arithmetic) meets the
+    /// "Resume" (Rewind)). Signed so that a negative value (a script's arithmetic) meets the
     /// same refusal, naming the run's last iteration, as any iteration the run cannot rewind to.
     pub resume_from: Option<i64>,
     /// Write the backend every N iterations (the final iteration always).

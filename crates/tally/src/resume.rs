@@ -57,7 +57,7 @@ pub struct PriorDocuments {
 }
 
 /// Where a resume rewinds a run: the checkpoint's iteration and its step on the run's axis
-/// (docs/contract/run-artifacts.md "Resume", "Rewind").
+/// (docs/contract/run-artifacts.md "Resume" (Rewind)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rewind {
     /// The checkpoint's iteration (`resume_from`).

@@ -477,7 +477,7 @@ fn a_resumed_trace_keeps_the_earlier_segments_trace() {
     assert_eq!(s["trace_path"], second.display().to_string());
 }
 
-// Rewinding to a checkpoint (docs/contract/run-artifacts.md "Resume", "Rewind").
+// Rewinding to a checkpoint (docs/contract/run-artifacts.md "Resume" (Rewind)).
 
 use tally_tfevents::proto::{event, Event};
 use tally_tfevents::reader::open_event_file;

@@ -209,7 +209,7 @@ impl Logger {
             let mut tb = TensorBoardSink::create(&run_dir, options)?;
             if let Some(r) = rewind {
                 // Right after file_version: readers drop what the earlier files hold after the
-                // checkpoint (docs/contract/run-artifacts.md "Resume", "Rewind").
+                // checkpoint (docs/contract/run-artifacts.md "Resume" (Rewind)).
                 let wall = created
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0.0, |d| d.as_secs_f64());
