@@ -176,7 +176,7 @@ def install() -> None:
         return original(_format, log_dir, log_suffix)
 
     setattr(make_output_format, "_tally_installed", True)
-    sb3.make_output_format = make_output_format
+    setattr(sb3, "make_output_format", make_output_format)
     # SB3 refuses tensorboard_log= when torch's writer cannot be imported (no tensorboard
     # package); tally's writer needs none.
     utils = sys.modules.get("stable_baselines3.common.utils")
