@@ -34,7 +34,7 @@ from tally._tally import (
     ValueTypeError,
     __version__,
 )
-from tally._read import TruncatedEventFileWarning, read, read_runs
+from tally._read import PurgedPointsWarning, StepsGoBackWarning, TruncatedEventFileWarning, UnreadableRunWarning, read, read_runs
 from tally._wandb import WandbSink
 from tally.summary_writer import SummaryWriter
 
@@ -48,6 +48,9 @@ __all__ = [
     "read",
     "read_runs",
     "TruncatedEventFileWarning",
+    "StepsGoBackWarning",
+    "PurgedPointsWarning",
+    "UnreadableRunWarning",
     "TallyError",
     "SchemaError",
     "ConfigError",

@@ -1,15 +1,15 @@
 """Reading runs back as Arrow tables: :func:`read` and :func:`read_runs`.
 
 The event files are read in Rust (``tally._tally.read_columns``) with the GIL released: a
-directory's event files are one run (a resumed run's files, ordered by first wall time, steps
-continuing across them), CRC-checked; a truncated final record ends a file's data and is
-reported as a :class:`TruncatedEventFileWarning` naming the file and byte offset; a corrupt
-record, or a step going back across a run's files, raises :class:`tally.StorageError` naming
-the file(s) and byte offset. The columns come back as Rust-owned buffers that
-pyarrow wraps in place, one record batch per chunk read (a large run, or a thread's share of a
-large file, is a chunk as read: never copied into one array); ``run`` and ``tag`` are
-dictionary-encoded, every chunk sharing one dictionary. pyarrow is imported only
-here, when a table is asked for.
+directory's event files are one run (a resumed run's files, ordered by first wall time), read
+as TensorBoard reads them (docs/contract/consumers.md "A run's event files"): a purge marker
+drops the earlier files' points from its step on, a step going back across files is kept; both
+are said as warnings naming the files, as is a truncated final record. A corrupt record raises
+:class:`tally.StorageError` naming the file and byte offset. The columns come back as
+Rust-owned buffers that pyarrow wraps in place, one record batch per chunk read (a large run,
+or a thread's share of a large file, is a chunk as read: never copied into one array); ``run``
+and ``tag`` are dictionary-encoded, every chunk sharing one dictionary. pyarrow is imported
+only here, when a table is asked for.
 """
 
 from __future__ import annotations
@@ -34,11 +34,42 @@ class TruncatedEventFileWarning(RuntimeWarning):
     ``warnings.simplefilter("error", TruncatedEventFileWarning)``."""
 
 
-def _read_columns(paths: List[PathLike], tags: Optional[List[str]]) -> Dict[str, Any]:
-    cols = read_columns(paths, tags)
-    for file, offset, _kind, detail in cols["damage"]:
-        # stacklevel 3: the warning points at the caller of tally.read / read_runs.
-        warnings.warn(f"{file}: truncated tail at byte {offset}: {detail}", TruncatedEventFileWarning, stacklevel=3)
+class StepsGoBackWarning(RuntimeWarning):
+    """A run's file holds points whose steps do not pass a step an earlier file of the same
+    run reached, and no purge marker drops the earlier ones (a script run twice into one
+    directory, an evaluation series logged at earlier steps): they are kept, as TensorBoard
+    draws them. The message names the file, the first such step, how many points, and the
+    earlier file. ``strict=True`` refuses such a run instead."""
+
+
+class PurgedPointsWarning(RuntimeWarning):
+    """A purge marker (what ``purge_step`` and a rewinding resume write) dropped an earlier
+    file's points from its step on, as TensorBoard drops them: the message names both files,
+    the step and how many points."""
+
+
+class UnreadableRunWarning(RuntimeWarning):
+    """:func:`read_runs` skipped a run it could not read (the message is the reader's);
+    ``errors="raise"`` raises instead."""
+
+
+_WARNINGS = {
+    "truncated_tail": ("truncated tail", TruncatedEventFileWarning),
+    "steps_back": ("steps going back", StepsGoBackWarning),
+    "purged": ("purge", PurgedPointsWarning),
+}
+
+
+def _read_columns(paths: List[PathLike], tags: Optional[List[str]], strict: bool, skip: bool = False) -> Dict[str, Any]:
+    if not isinstance(strict, bool):
+        raise TypeError(f"tally.read: strict must be True or False, got {type(strict).__name__} {strict!r}")
+    cols = read_columns(paths, tags, strict, skip)
+    # stacklevel 3: each warning points at the caller of tally.read / read_runs.
+    for file, offset, kind, detail in cols["damage"]:
+        what, category = _WARNINGS.get(kind, (kind, RuntimeWarning))
+        warnings.warn(f"{file}: {what} at byte {offset}: {detail}", category, stacklevel=3)
+    for run, why in cols["skipped"]:
+        warnings.warn(f"{run}: run skipped: {why}", UnreadableRunWarning, stacklevel=3)
     return cols
 
 
@@ -117,12 +148,12 @@ def _table(pa: ModuleType, cols: Dict[str, Any]) -> Tuple[Any, Any]:
     return table, run_codes
 
 
-def read(paths: Union[PathLike, Iterable[PathLike]], tags: Union[str, Sequence[str], None] = None) -> Any:
+def read(paths: Union[PathLike, Iterable[PathLike]], tags: Union[str, Sequence[str], None] = None, *, strict: bool = False) -> Any:
     """Every scalar of event files as a ``pyarrow.Table``, one row per scalar, in file order.
 
     ``paths``: an event file (read alone), a directory (searched recursively for
     ``events.out.tfevents.*``; each directory's files are one run, read in order of their first
-    event's wall time, then name, and their steps must increase across files), or a list of them.
+    event's wall time, then name, as TensorBoard reads them), or a list of them.
     ``tags``: ``*`` globs (e.g. ``"Loss/*"``); a row is kept when its tag matches one of them
     (``None`` keeps every tag, ``[]`` none).
 
@@ -133,17 +164,32 @@ def read(paths: Union[PathLike, Iterable[PathLike]], tags: Union[str, Sequence[s
     tally reads"). ``.to_pandas()`` and ``polars.from_arrow(table)`` convert it.
 
     A truncated final record is the end of a file's data and warns
-    (:class:`TruncatedEventFileWarning`, naming the file and byte offset); a corrupt record, or
-    a step going back across one directory's files, raises :class:`tally.StorageError` naming
-    the file(s) (and byte offset); pass the files themselves to read them one by one.
+    (:class:`TruncatedEventFileWarning`, naming the file and byte offset). A later file's purge
+    marker drops the earlier files' points from its step on (:class:`PurgedPointsWarning`); a
+    step going back across one directory's files without one is kept
+    (:class:`StepsGoBackWarning`), or, with ``strict=True``, raises :class:`tally.StorageError`
+    naming both files. A corrupt record raises :class:`tally.StorageError` naming the file and
+    byte offset.
     """
     pa = _pyarrow()
-    table, _ = _table(pa, _read_columns(_paths(paths), _tags(tags)))
+    table, _ = _table(pa, _read_columns(_paths(paths), _tags(tags), strict))
     return table
 
 
-def read_runs(root: PathLike, config: bool = False, tags: Union[str, Sequence[str], None] = None) -> Any:
+def read_runs(
+    root: PathLike,
+    config: bool = False,
+    tags: Union[str, Sequence[str], None] = None,
+    *,
+    strict: bool = False,
+    errors: str = "skip",
+) -> Any:
     """:func:`read` over every run below the directory ``root`` (runs named relative to it).
+
+    A run that cannot be read (a corrupt record, with ``strict=True`` steps going back, an
+    unreadable ``run_config.json`` with ``config=True``) is skipped with an
+    :class:`UnreadableRunWarning` carrying the reader's message, and the others are read;
+    ``errors="raise"`` raises the first such run's error instead.
 
     With ``config=True``, each run's ``run_config.json`` is flattened into extra columns
     ``config.<dotted.key>`` (e.g. ``config.run.algo``, ``config.config.training.lr``), the
@@ -154,18 +200,32 @@ def read_runs(root: PathLike, config: bool = False, tags: Union[str, Sequence[st
         raise TypeError(f"tally.read_runs: root must be str or os.PathLike, got {type(root).__name__} {root!r}")
     if not Path(root).is_dir():
         raise StorageError(f"{os.fspath(root)}: not a directory (tally.read_runs reads the runs below a directory)")
+    if errors not in ("skip", "raise"):
+        raise ValueError(f"tally.read_runs: errors={errors!r}; expected 'skip' or 'raise'")
     pa = _pyarrow()
-    cols = _read_columns([root], _tags(tags))
+    cols = _read_columns([root], _tags(tags), strict, errors == "skip")
     table, run_codes = _table(pa, cols)
     if not config:
         return table
-    per_run = [_flat_config(Path(d) / "run_config.json") for d in cols["run_dirs"]]
+    per_run = [_run_config(Path(d), errors) for d in cols["run_dirs"]]
     keys = sorted({k for flat in per_run for k in flat})
     for key in keys:
         values = _per_run_array(pa, [flat.get(key) for flat in per_run])
         taken = [values.take(codes) for codes in run_codes.chunks]
         table = table.append_column(f"config.{key}", pa.chunked_array(taken, values.type))
     return table
+
+
+def _run_config(run: Path, errors: str) -> Dict[str, Any]:
+    """The run's flattened configuration; under ``errors="skip"`` one that cannot be read is
+    said (the run's rows stay, its config columns null)."""
+    try:
+        return _flat_config(run / "run_config.json")
+    except StorageError as e:
+        if errors == "raise":
+            raise
+        warnings.warn(f"{run}: configuration skipped: {e}", UnreadableRunWarning, stacklevel=4)
+        return {}
 
 
 def _flat_config(path: Path) -> Dict[str, Any]:

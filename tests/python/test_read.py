@@ -239,11 +239,13 @@ def test_read_runs_adds_each_runs_config_as_columns(tmp_path):
     assert tbx and all(v is None for r in tbx for k, v in r.items() if k.startswith("config."))
 
 
-def test_a_broken_run_config_is_a_storage_error_naming_it(tmp_path):
+def test_a_broken_run_config_is_named_and_a_storage_error_when_asked(tmp_path):
     write_tbx_run(tmp_path / "r", steps=range(1))
     (tmp_path / "r" / "run_config.json").write_text("{not json")
     with pytest.raises(tally.StorageError, match="run_config.json"):
-        tally.read_runs(tmp_path, config=True)
+        tally.read_runs(tmp_path, config=True, errors="raise")
+    with pytest.warns(tally.UnreadableRunWarning, match="run_config.json: not valid JSON"):
+        assert tally.read_runs(tmp_path, config=True).num_rows > 0
     assert tally.read_runs(tmp_path).num_rows > 0  # without config it is not read
 
 
@@ -331,22 +333,30 @@ def test_a_resumed_run_reads_as_one_run_as_tensorboard_shows_it(tmp_path):
     assert set(d["run"]) == {"."}
 
 
-def test_a_step_going_back_across_a_runs_files_is_a_storage_error_naming_both(tmp_path):
+def test_a_step_going_back_across_a_runs_files_is_kept_as_tensorboard_draws_it_and_said(tmp_path):
     write_tbx_run(tmp_path, steps=range(0, 10), suffix=".1")
     time.sleep(1.1)
     write_tbx_run(tmp_path, steps=range(5, 15), suffix=".2", offset=100.0)
     first, second = sorted(tmp_path.glob("events.out.tfevents.*"))
-    # TensorBoard shows both sessions' points for steps 5..9 (no purge for file_version 2);
-    # tally refuses rather than return a series whose steps go back.
-    assert [e[1] for e in event_accumulator_scalars(tmp_path) if e[0] == "loss"] == list(range(10)) + list(range(5, 15))
+    # TensorBoard shows both sessions' points for steps 5..9 (no purge for file_version 2).
+    expected = event_accumulator_scalars(tmp_path)
+    assert [e[1] for e in expected if e[0] == "loss"] == list(range(10)) + list(range(5, 15))
+    with pytest.warns(tally.StepsGoBackWarning) as caught:
+        d = tally.read(tmp_path).to_pydict()
+    got = list(zip(d["tag"], d["step"], d["wall_time"], d["value"]))
+    for tag in {r[0] for r in expected}:
+        assert [r for r in got if r[0] == tag] == [r for r in expected if r[0] == tag], tag
+    (w,) = [str(c.message) for c in caught]
+    # Steps 5..9 of the second file, five tags each, do not pass the first file's 9.
+    assert str(second) in w and str(first) in w and "25 points from step 5 on do not pass step 9" in w, w
     with pytest.raises(tally.StorageError) as e:
-        tally.read(tmp_path)
+        tally.read(tmp_path, strict=True)
     assert str(first) in str(e.value) and str(second) in str(e.value) and "step 5" in str(e.value)
-    # Passing the files themselves reads each alone.
-    assert tally.read([first, second]).num_rows == 20 * 5
+    with pytest.raises(TypeError, match="strict must be True or False"):
+        tally.read(tmp_path, strict="yes")
 
 
-def test_two_rust_written_files_read_as_tensorboard_reads_them_and_a_purge_is_refused(tmp_path, tally_bin):
+def test_two_rust_written_files_read_as_tensorboard_reads_them_and_a_purge_applied(tmp_path, tally_bin):
     # The Rust writer (tally.EventWriter) makes both files; the second continues the steps.
     first = tally.EventWriter(tmp_path)
     for step in range(1, 6):
@@ -364,22 +374,55 @@ def test_two_rust_written_files_read_as_tensorboard_reads_them_and_a_purge_is_re
     got = list(zip(d["tag"], d["step"], d["wall_time"], d["value"]))
     assert sorted(got) == sorted(expected)
     assert [r[1] for r in got if r[0] == "Loss/a"] == list(range(1, 11))
-    out = subprocess.run([tally_bin, "export", tmp_path, "--progress", "never"], capture_output=True, text=True, check=True)
-    rows = [json.loads(line) for line in out.stdout.splitlines()]
-    assert sorted((r["tag"], r["step"], r["wall_time"], r["value"]) for r in rows) == sorted(expected)
 
     # A third file with TensorBoard's purge marker at step 8 (SummaryWriter(purge_step=8)):
-    # TensorBoard drops the earlier points from step 8 on; tally refuses and says why.
+    # TensorBoard drops the earlier points from step 8 on, and so does tally, saying so.
     time.sleep(1.1)
     third = tally.EventWriter(tmp_path)
     third.write_session_start(8, WALL0 + 20)
     third.write_scalars(8, WALL0 + 21, {"Loss/a": 100.0, "Loss/b": 100.0})
     third_path = third.path
     third.close()
-    assert [r[1] for r in event_accumulator_scalars(tmp_path) if r[0] == "Loss/a"] == list(range(1, 9))
-    with pytest.raises(tally.StorageError, match="purge marker at step 8") as e:
-        tally.read(tmp_path)
-    assert str(third_path) in str(e.value) and str(second_path) in str(e.value)
+    expected = event_accumulator_scalars(tmp_path)
+    assert [r[1] for r in expected if r[0] == "Loss/a"] == list(range(1, 9))
+    with pytest.warns(tally.PurgedPointsWarning) as caught:
+        d = tally.read(tmp_path).to_pydict()
+    got = list(zip(d["tag"], d["step"], d["wall_time"], d["value"]))
+    assert sorted(got) == sorted(expected)
+    (w,) = [str(c.message) for c in caught]
+    assert w.startswith(f"{third_path}: purge at byte") and f"6 points of {second_path} at steps >= 8" in w, w
+    out = subprocess.run([tally_bin, "export", tmp_path, "--progress", "never"], capture_output=True, text=True, check=True)
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert sorted((r["tag"], r["step"], r["wall_time"], r["value"]) for r in rows) == sorted(expected)
+    assert "purge marker at step 8" in out.stderr
+
+
+def test_read_runs_skips_a_run_it_cannot_read_and_says_why(tmp_path):
+    write_tbx_run(tmp_path / "good", steps=range(3))
+    write_tbx_run(tmp_path / "also_good", steps=range(4))
+    bad = tmp_path / "bad"
+    write_tbx_run(bad, steps=range(5))
+    (path,) = bad.glob("events.out.tfevents.*")
+    data = bytearray(path.read_bytes())
+    data[40] ^= 0xFF  # a flipped byte inside a record: its crc fails
+    path.write_bytes(bytes(data))
+    with pytest.warns(tally.UnreadableRunWarning) as caught:
+        table = tally.read_runs(tmp_path)
+    assert sorted(set(table.column("run").to_pylist())) == ["also_good", "good"]
+    (w,) = [str(c.message) for c in caught]
+    assert w.startswith(f"{bad}: run skipped:") and str(path) in w, w
+    with pytest.raises(tally.StorageError, match="events.out.tfevents"):
+        tally.read_runs(tmp_path, errors="raise")
+    with pytest.raises(ValueError, match="errors='ignore'"):
+        tally.read_runs(tmp_path, errors="ignore")
+    # A run whose configuration cannot be read keeps its rows; its config columns are null.
+    (tmp_path / "good" / "run_config.json").write_text("{not json")
+    (tmp_path / "also_good" / "run_config.json").write_text('{"run": {"algo": "ppo"}}')
+    with pytest.warns(tally.UnreadableRunWarning, match="configuration skipped"):
+        table = tally.read_runs(tmp_path, config=True)
+    runs = table.column("run").to_pylist()
+    algos = table.column("config.run.algo").to_pylist()
+    assert {r: a for r, a in zip(runs, algos)} == {"good": None, "also_good": "ppo"}
 
 
 # --- conversions --------------------------------------------------------------------------------

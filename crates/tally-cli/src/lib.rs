@@ -171,6 +171,10 @@ enum Command {
         /// What to do with a corrupt record.
         #[arg(long, value_enum, default_value_t = OnCorrupt::Error)]
         on_corrupt: OnCorrupt,
+        /// Refuse a run whose steps go back across its files (without a purge marker); by
+        /// default they are exported and reported, as TensorBoard draws them.
+        #[arg(long)]
+        strict: bool,
         /// Keep only tags matching these globs (`*` matches anything), after migration.
         #[arg(long, num_args = 1..)]
         tags: Vec<String>,
@@ -476,6 +480,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             paths,
             format,
             on_corrupt,
+            strict,
             tags,
             migrate_legacy,
             output,
@@ -492,6 +497,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
                 tags,
                 migrate_legacy,
                 policy,
+                strict,
                 output,
                 compression: compression.into(),
             };

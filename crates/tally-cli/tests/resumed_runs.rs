@@ -1,6 +1,7 @@
 //! A run's several event files (a resumed run writes a new file in the same directory): read
-//! in order of their first event's wall time, then name, as one run with steps increasing
-//! across files (`docs/contract/consumers.md` "A run's event files").
+//! in order of their first event's wall time, then name, as one run, purge markers applied and
+//! steps going back kept and reported, as TensorBoard reads them
+//! (`docs/contract/consumers.md` "A run's event files").
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -104,30 +105,48 @@ fn export_of_a_run_directory_streams_its_files_in_run_order() {
     assert_eq!(steps, (1..=10).collect::<Vec<_>>());
 }
 
+/// The `(step, value)` rows of `tally export`'s JSON lines.
+fn exported(out: &str) -> Vec<(i64, f64)> {
+    out.lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            (v["step"].as_i64().unwrap(), v["value"].as_f64().unwrap())
+        })
+        .collect()
+}
+
 #[test]
-fn a_step_going_back_across_files_is_an_error_naming_both_files() {
+fn a_step_going_back_across_files_is_kept_and_reported_and_refused_when_strict() {
     let tmp = tempfile::tempdir().unwrap();
     let first = segment(tmp.path(), "a", 1_700_000_000.0, 1..=5);
     let second = segment(tmp.path(), "b", 1_700_000_100.0, 5..=8);
     summary(tmp.path(), 8);
-    for args in [
-        vec!["extract", tmp.path().to_str().unwrap()],
-        vec![
-            "export",
-            tmp.path().to_str().unwrap(),
-            "--progress",
-            "never",
-        ],
-    ] {
-        let (code, _, err) = tally(&args);
-        assert_eq!(code, 1, "{args:?}: {err}");
-        assert!(
-            err.contains(&first.display().to_string())
-                && err.contains(&second.display().to_string())
-                && err.contains("step 5"),
-            "{args:?}: {err}"
-        );
-    }
+    let dir = tmp.path().to_str().unwrap();
+    let (code, out, err) = tally(&["export", dir, "--progress", "never"]);
+    assert_eq!(code, 0, "{err}");
+    let steps: Vec<i64> = exported(&out).iter().map(|r| r.0).collect();
+    assert_eq!(
+        steps,
+        [1, 2, 3, 4, 5, 5, 6, 7, 8],
+        "both segments, as TensorBoard draws them"
+    );
+    assert!(
+        err.contains(&format!("{}: steps going back", second.display()))
+            && err.contains("1 points from step 5 on do not pass step 5")
+            && err.contains(&first.display().to_string()),
+        "{err}"
+    );
+    let (code, _, err) = tally(&["extract", dir]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("steps going back"), "{err}");
+    let (code, _, err) = tally(&["export", dir, "--strict", "--progress", "never"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&first.display().to_string())
+            && err.contains(&second.display().to_string())
+            && err.contains("step 5"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -154,7 +173,7 @@ fn several_run_directories_below_one_directory_are_refused_by_one_run_readers() 
 }
 
 #[test]
-fn a_purge_marker_is_named_in_the_refusal_not_applied() {
+fn a_purge_marker_drops_the_earlier_points_from_its_step_as_tensorboard_does() {
     use tally_tfevents::proto::{event::What, SessionLog};
     let tmp = tempfile::tempdir().unwrap();
     let first = segment(tmp.path(), "a", 1_700_000_000.0, 1..=8);
@@ -180,17 +199,22 @@ fn a_purge_marker_is_named_in_the_refusal_not_applied() {
         .unwrap();
     let second = w.path().to_owned();
     w.close().unwrap();
-    let (code, _, err) = tally(&[
+    let (code, out, err) = tally(&[
         "export",
         tmp.path().to_str().unwrap(),
         "--progress",
         "never",
     ]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        exported(&out),
+        [(1, 1.0), (2, 2.0), (3, 3.0), (4, 4.0), (5, 5.0)],
+        "the first segment's steps 5..8 dropped, the second's 5 kept"
+    );
     assert!(
-        err.contains("purge marker at step 5")
-            && err.contains(&first.display().to_string())
-            && err.contains(&second.display().to_string()),
+        err.contains(&format!("{}: purge at byte", second.display()))
+            && err.contains("purge marker at step 5: 4 points of")
+            && err.contains(&first.display().to_string()),
         "{err}"
     );
 }

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use tally_read::columns::read_all;
+use tally_read::columns::{read_all, ReadOptions};
 
 use crate::errors::{class, Kind};
 
@@ -64,17 +64,25 @@ fn buffer(py: Python<'_>, data: Data) -> PyResult<Py<ColumnBuffer>> {
 /// `rows`, `chunks` (the rows in order, each chunk a dict of `rows`, `step` (int64),
 /// `wall_time`, `value` (float64) and `run_codes`/`tag_codes` (int32 indices into the
 /// dictionaries)), `runs`/`tags` (`(offsets int32, utf8 bytes, count)`) and
-/// `run_dirs` (each run's absolute directory, by code) and `damage` (one `(file, offset, kind,
-/// detail)` per truncated tail found, `kind` being `truncated_tail`).
-/// Raises `StorageError` naming the file (and byte offset) that could not be read.
+/// `run_dirs` (each run's absolute directory, by code), `damage` (one `(file, offset, kind,
+/// detail)` per finding: `truncated_tail`, `steps_back`, `purged`) and `skipped` (one `(run
+/// directory, message)` per run not read, with `skip_unreadable`). `strict` refuses a run whose
+/// steps go back across its files. Raises `StorageError` naming the file (and byte offset)
+/// that could not be read.
 #[pyfunction]
-#[pyo3(signature = (paths, tags=None))]
+#[pyo3(signature = (paths, tags=None, strict=false, skip_unreadable=false))]
 fn read_columns<'py>(
     py: Python<'py>,
     paths: Vec<PathBuf>,
     tags: Option<Vec<String>>,
+    strict: bool,
+    skip_unreadable: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let c = match py.detach(|| read_all(&paths, tags.as_deref())) {
+    let opts = ReadOptions {
+        strict,
+        skip_unreadable,
+    };
+    let c = match py.detach(|| read_all(&paths, tags.as_deref(), opts)) {
         Ok(c) => c,
         Err(message) => return Err(PyErr::from_type(class(py, Kind::Storage)?, message)),
     };
@@ -91,6 +99,12 @@ fn read_columns<'py>(
         })
         .collect();
     out.set_item("damage", damage)?;
+    let skipped: Vec<_> = c
+        .skipped
+        .iter()
+        .map(|(dir, why)| (dir.to_string_lossy().into_owned(), why.as_str()))
+        .collect();
+    out.set_item("skipped", skipped)?;
     for (key, dict) in [("runs", c.runs), ("tags", c.tags)] {
         let count = dict.len();
         let offsets = buffer(py, Data::I32(dict.offsets))?;

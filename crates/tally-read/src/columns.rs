@@ -99,8 +99,20 @@ pub struct Columns {
     pub tags: Dictionary,
     /// The rows in order, at least one chunk (empty when no row was kept).
     pub chunks: Vec<Chunk>,
-    /// What the reader read past: truncated tails, skipped records.
+    /// What the reader read past: truncated tails, skipped records, steps going back, purges.
     pub damage: Vec<Damage>,
+    /// Runs not read under [`ReadOptions::skip_unreadable`]: each run's directory and why.
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
+/// How [`read_all`] takes what it meets (`docs/contract/consumers.md` "A run's event files").
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    /// Refuse a run whose steps go back across its files (else kept and reported).
+    pub strict: bool,
+    /// Report a run that cannot be read in [`Columns::skipped`] and read the others (else the
+    /// first such run's error is the result).
+    pub skip_unreadable: bool,
 }
 
 impl Columns {
@@ -326,14 +338,18 @@ impl RunPart {
     }
 }
 
-fn read_run(files: Vec<PathBuf>, globs: Option<&[String]>) -> Result<RunPart, String> {
+fn read_run(
+    files: Vec<PathBuf>,
+    globs: Option<&[String]>,
+    strict: bool,
+) -> Result<RunPart, String> {
     let bytes = files
         .iter()
         .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
         .sum();
     let mut part = RunPart::for_bytes(bytes);
     let mut tag_codes = TagCodes::new(globs);
-    let mut scalars = RunScalars::new(files, OnCorruption::Error);
+    let mut scalars = RunScalars::new(files, OnCorruption::Error).strict(strict);
     while scalars
         .advance_event()
         .map_err(|e| e.to_string())?
@@ -399,6 +415,7 @@ type RunResult = (PathBuf, Result<RunPart, String>);
 fn read_runs_parallel(
     runs: Vec<RunDir>,
     globs: Option<&[String]>,
+    strict: bool,
     mut take: impl FnMut(RunResult) -> bool,
 ) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -416,7 +433,7 @@ fn read_runs_parallel(
     let threads = cores.min(runs.len());
     if threads <= 1 {
         for (dir, files) in runs {
-            if !take((dir, read_run(files, globs))) {
+            if !take((dir, read_run(files, globs, strict))) {
                 return;
             }
         }
@@ -438,7 +455,7 @@ fn read_runs_parallel(
                     let Some((dir, files)) = job.lock().ok().and_then(|mut j| j.take()) else {
                         continue;
                     };
-                    let part = read_run(files, globs);
+                    let part = read_run(files, globs, strict);
                     if done.send((i, (dir, part))).is_err() {
                         break;
                     }
@@ -466,10 +483,14 @@ fn read_runs_parallel(
 }
 
 /// Reads every kept scalar of `inputs` (in parallel across runs): the core of `tally.read`,
-/// which the fuzz targets also drive. The result is
-/// the same as reading the runs one after the other: the first failing run's error, rows and
-/// dictionaries in run order.
-pub fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns, String> {
+/// which the fuzz targets also drive. The result is the same as reading the runs one after the
+/// other: rows and dictionaries in run order, and the first failing run's error (or, under
+/// [`ReadOptions::skip_unreadable`], every failing run in [`Columns::skipped`]).
+pub fn read_all(
+    inputs: &[PathBuf],
+    globs: Option<&[String]>,
+    opts: ReadOptions,
+) -> Result<Columns, String> {
     let (root, runs) = resolve_inputs(inputs)?;
     let mut c = Columns {
         root,
@@ -478,19 +499,26 @@ pub fn read_all(inputs: &[PathBuf], globs: Option<&[String]>) -> Result<Columns,
         tags: Dictionary::new(),
         chunks: Vec::new(),
         damage: Vec::new(),
+        skipped: Vec::new(),
     };
     let mut tag_map: HashMap<Vec<u8>, i32> = HashMap::new();
     let mut run_map: HashMap<PathBuf, i32> = HashMap::new();
     let mut failed = None;
-    read_runs_parallel(runs, globs, |(dir, part)| {
-        let merged =
-            part.and_then(|part| merge_part(&mut c, &mut tag_map, &mut run_map, dir, part));
-        match merged {
+    read_runs_parallel(runs, globs, opts.strict, |(dir, part)| match part {
+        Ok(part) => match merge_part(&mut c, &mut tag_map, &mut run_map, dir, part) {
             Ok(()) => true,
             Err(e) => {
                 failed = Some(e);
                 false
             }
+        },
+        Err(e) if opts.skip_unreadable => {
+            c.skipped.push((dir, e));
+            true
+        }
+        Err(e) => {
+            failed = Some(e);
+            false
         }
     });
     if let Some(e) = failed {

@@ -127,7 +127,7 @@ pub fn export(
             }
         }
         let sink = out.rows();
-        let mut scalars = RunScalars::new(files, opts.policy);
+        let mut scalars = RunScalars::new(files, opts.policy).strict(opts.strict);
         let mut file_index = 0;
         while let Some(index) = scalars.advance()? {
             observer.damage(&scalars.take_damage());

@@ -1,6 +1,7 @@
-//! [`RunScalars`]: a run's files streamed as one series of scalars, steps checked to continue
-//! across files, and what the reader found damaged collected (`docs/contract/consumers.md`
-//! "A run's event files", "What readers report").
+//! [`RunScalars`]: a run's files streamed as one series of scalars, read as TensorBoard reads
+//! them: purge markers applied, steps that go back across files kept and reported, and what the
+//! reader found damaged collected (`docs/contract/consumers.md` "A run's event files", "What
+//! readers report").
 
 use crate::error::Error;
 use std::fs::File;
@@ -12,42 +13,111 @@ use tally_tfevents::{
     WireScalars,
 };
 
-/// The step of the `SessionLog.START` event in `file`, if any: TensorBoard's purge marker
-/// (what `SummaryWriter(purge_step=...)` writes). Only read to explain a refusal.
-fn purge_marker(file: &Path) -> Option<i64> {
+/// Events a purge marker is looked for among at the head of a file: writers put it right after
+/// the `file_version` event (torch's and tensorboardX's `purge_step`, tally's resume).
+const MARKER_SEARCH_EVENTS: usize = 8;
+
+/// A purge marker: TensorBoard's `SessionLog.START` event.
+#[derive(Debug, Clone, Copy)]
+struct Marker {
+    step: i64,
+    /// Offset of its record.
+    offset: u64,
+}
+
+/// The purge marker at the head of `file`, if any (a file that cannot be read has none here:
+/// reading it reports why).
+fn purge_marker(file: &Path) -> Option<Marker> {
     const START: i32 = 1;
     let mut reader = open_event_file(file)
         .ok()?
         .with_on_corruption(OnCorruption::Skip);
-    while let Ok(Some(event)) = reader.read_event() {
-        if let Some(What::SessionLog(log)) = &event.what {
-            if log.status == START {
-                return Some(event.step);
+    for _ in 0..MARKER_SEARCH_EVENTS {
+        let offset = reader.records().position();
+        let event = reader.read_event().ok()??;
+        match &event.what {
+            Some(What::SessionLog(log)) if log.status == START => {
+                return Some(Marker {
+                    step: event.step,
+                    offset,
+                });
             }
+            Some(What::Summary(_)) => return None,
+            _ => {}
         }
     }
     None
 }
 
-/// Streams the scalars of one run's files (in the order given) as one series.
+/// Where a later file's marker cuts a file: its points at `step` or later are dropped.
+#[derive(Debug, Clone, Copy)]
+struct Cut {
+    step: i64,
+    /// The file holding the marker, and the marker's offset.
+    marker_file: usize,
+    marker_offset: u64,
+}
+
+/// For each file, the cut of the lowest marker among the files after it (TensorBoard drops,
+/// at each marker, every point read before it at the marker's step or later).
+fn cuts(files: &[PathBuf]) -> Vec<Option<Cut>> {
+    let mut out = vec![None; files.len()];
+    let mut lowest: Option<Cut> = None;
+    for i in (0..files.len()).rev() {
+        out[i] = lowest;
+        if let Some(m) = purge_marker(&files[i]) {
+            if lowest.is_none_or(|c| m.step <= c.step) {
+                lowest = Some(Cut {
+                    step: m.step,
+                    marker_file: i,
+                    marker_offset: m.offset,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Points of the current file whose step does not pass the earlier files' largest.
+#[derive(Debug, Clone, Copy)]
+struct Back {
+    offset: u64,
+    first_step: i64,
+    points: u64,
+    reached: i64,
+    reached_in: usize,
+}
+
+/// Streams the scalars of one run's files (in the order given) as one series, as TensorBoard
+/// reads them:
 ///
-/// Each scalar's step must be greater than every step of the files before its own: a step
-/// that goes back across files is an error naming both files. Within a file steps are not
-/// checked (TensorBoard draws them as written). Truncated tails and, under
-/// [`OnCorruption::Skip`], skipped records are kept for [`RunScalars::take_damage`]; a
-/// corrupt record under [`OnCorruption::Error`] is the error, naming file and byte offset.
+/// - a file whose head holds a purge marker at step s drops the earlier files' points at step
+///   s or later (reported as [`Damage::Purged`]);
+/// - a point whose step does not pass every step of the earlier files is kept and reported
+///   ([`Damage::StepsBack`]), or, with [`strict`](Self::strict), is an error naming both files.
+///   Within a file steps are not checked (TensorBoard draws them as written).
+///
+/// Truncated tails and, under [`OnCorruption::Skip`], skipped records are kept for
+/// [`RunScalars::take_damage`]; a corrupt record under [`OnCorruption::Error`] is the error,
+/// naming file and byte offset.
 pub struct RunScalars {
     files: Vec<PathBuf>,
     policy: OnCorruption,
+    strict: bool,
     /// Index of the next file to open.
     next: usize,
     current: Option<ScalarReader<BufReader<File>>>,
     /// The tag numbering, between files (the open reader holds it while it reads).
     tags: Interner,
-    /// Largest step of the files before the current one, and the file that holds it.
+    /// Each file's cut, found when the first file is opened.
+    cuts: Vec<Option<Cut>>,
+    /// Largest kept step of the files before the current one, and the file that holds it.
     before: Option<(i64, usize)>,
-    /// Largest step of the current file so far.
+    /// Largest kept step of the current file so far.
     current_max: Option<i64>,
+    /// The current file's points that go back, and those a later marker dropped.
+    back: Option<Back>,
+    dropped: u64,
     damage: Vec<Damage>,
 }
 
@@ -57,13 +127,24 @@ impl RunScalars {
         RunScalars {
             files,
             policy,
+            strict: false,
             next: 0,
             current: None,
             tags: Interner::new(),
+            cuts: Vec::new(),
             before: None,
             current_max: None,
+            back: None,
+            dropped: 0,
             damage: Vec::new(),
         }
+    }
+
+    /// Refuses a step that goes back across files instead of keeping it (the reader's
+    /// `strict` option).
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
     }
 
     /// Numbers tags on from `tags` (a sink reading several runs keeps one numbering), before
@@ -103,16 +184,19 @@ impl RunScalars {
         self.advance_event()
     }
 
-    /// Moves to the next event holding scalars (passing over the rest of the current one),
-    /// whose scalars [`event`](Self::event) then borrows: the index of its file, or `None` once
-    /// every file is read. The tag ids of [`WireScalars::scalars`] are the run's, as in
-    /// [`advance`](Self::advance).
+    /// Moves to the next event holding scalars that is kept (passing over the rest of the
+    /// current one), whose scalars [`event`](Self::event) then borrows: the index of its file,
+    /// or `None` once every file is read. The tag ids of [`WireScalars::scalars`] are the
+    /// run's, as in [`advance`](Self::advance).
     pub fn advance_event(&mut self) -> Result<Option<usize>, Error> {
         loop {
             let Some(reader) = self.current.as_mut() else {
                 let Some(file) = self.files.get(self.next) else {
                     return Ok(None);
                 };
+                if self.next == 0 && self.files.len() > 1 {
+                    self.cuts = cuts(&self.files);
+                }
                 self.current = Some(
                     open_event_file(file)?
                         .with_on_corruption(self.policy)
@@ -128,39 +212,90 @@ impl RunScalars {
                 self.damage.extend(reader.take_skipped());
             }
             if !more {
-                self.damage.extend(reader.truncated_tail());
+                let tail = reader.truncated_tail();
                 self.tags = reader.take_tags();
                 self.current = None;
-                if let Some(max) = self.current_max.take() {
-                    self.before = Some(match self.before {
-                        Some((b, f)) if b >= max => (b, f),
-                        _ => (max, index),
-                    });
-                }
+                self.end_of_file(index);
+                self.damage.extend(tail);
                 continue;
             }
-            let step = reader.event().step;
+            let event = reader.event();
+            let (step, points) = (event.step, event.len() as u64);
+            if let Some(cut) = self.cuts.get(index).copied().flatten() {
+                if step >= cut.step {
+                    self.dropped += points;
+                    continue;
+                }
+            }
             if let Some((max, file)) = self.before {
                 if step <= max {
-                    let tag = reader.current().map_or("", |s| s.tag);
-                    let purge = purge_marker(&self.files[index]).map_or(String::new(), |at| {
-                        format!(
-                            " (it starts with TensorBoard's purge marker at step {at}, which tells \
-                             TensorBoard to drop the earlier files' points from that step on; tally \
-                             does not drop data)"
-                        )
+                    let records = reader.events().records();
+                    let offset = records.position() - 16 - records.last_record().len() as u64;
+                    if self.strict {
+                        let tag = reader.current().map_or("", |s| s.tag).to_owned();
+                        return Err(self.refusal(index, file, step, &tag, max));
+                    }
+                    let back = self.back.get_or_insert(Back {
+                        offset,
+                        first_step: step,
+                        points: 0,
+                        reached: max,
+                        reached_in: file,
                     });
-                    return Err(Error::Refused(format!(
-                        "{}: step {step} of tag '{tag}' does not continue the run: {} already reached step {max}{purge}; \
-                         a run's event files must have increasing steps across files (read them one by one by passing the files)",
-                        self.files[index].display(),
-                        self.files[file].display(),
-                    )));
+                    back.points += points;
                 }
             }
             self.current_max = Some(self.current_max.map_or(step, |m| m.max(step)));
             return Ok(Some(index));
         }
+    }
+
+    /// What the file just read ended with: its largest kept step joins the earlier files',
+    /// and what went back or was purged is reported.
+    fn end_of_file(&mut self, index: usize) {
+        if let Some(max) = self.current_max.take() {
+            self.before = Some(match self.before {
+                Some((b, f)) if b >= max => (b, f),
+                _ => (max, index),
+            });
+        }
+        if let Some(b) = self.back.take() {
+            self.damage.push(Damage::StepsBack {
+                path: Some(self.files[index].clone()),
+                offset: b.offset,
+                first_step: b.first_step,
+                points: b.points,
+                reached: b.reached,
+                reached_in: self.files[b.reached_in].clone(),
+            });
+        }
+        let dropped = std::mem::take(&mut self.dropped);
+        if let Some(cut) = self
+            .cuts
+            .get(index)
+            .copied()
+            .flatten()
+            .filter(|_| dropped > 0)
+        {
+            self.damage.push(Damage::Purged {
+                path: Some(self.files[cut.marker_file].clone()),
+                offset: cut.marker_offset,
+                from_step: cut.step,
+                points: dropped,
+                earlier: self.files[index].clone(),
+            });
+        }
+    }
+
+    /// The strict reader's error for a step that goes back.
+    fn refusal(&self, index: usize, file: usize, step: i64, tag: &str, max: i64) -> Error {
+        Error::Refused(format!(
+            "{}: step {step} of tag '{tag}' does not continue the run: {} already reached step {max}, \
+             and no purge marker drops those points; a strict read refuses a run whose steps go \
+             back across files (read without strict to keep both, as TensorBoard draws them)",
+            self.files[index].display(),
+            self.files[file].display(),
+        ))
     }
 
     /// The event [`advance_event`](Self::advance_event) (or [`advance`](Self::advance)) is in.
@@ -248,18 +383,160 @@ mod tests {
         assert_eq!(events, want);
     }
 
+    fn marker_then(path: &Path, at: i64, events: &[(i64, &[(&str, f64)])]) {
+        use prost::Message;
+        use tally_tfevents::proto::{event, Event, SessionLog};
+        let mut w = RecordWriter::new(Vec::new());
+        let version = Event {
+            wall_time: 0.5,
+            what: Some(event::What::FileVersion("brain.Event:2".into())),
+            ..Default::default()
+        };
+        let marker = Event {
+            wall_time: 0.5,
+            step: at,
+            what: Some(event::What::SessionLog(SessionLog {
+                status: 1,
+                ..Default::default()
+            })),
+        };
+        w.write_record(&version.encode_to_vec()).unwrap();
+        w.write_record(&marker.encode_to_vec()).unwrap();
+        for &(step, scalars) in events {
+            let mut buf = Vec::new();
+            encode_scalar_event(step, 0.5, scalars, &mut buf);
+            w.write_record(&buf).unwrap();
+        }
+        std::fs::write(path, w.into_inner()).unwrap();
+    }
+
+    fn steps(r: &mut RunScalars) -> Vec<(usize, String, i64)> {
+        let mut out = Vec::new();
+        while let Some(file) = r.advance().unwrap() {
+            let s = r.current().unwrap();
+            out.push((file, s.tag.to_owned(), s.step));
+        }
+        out
+    }
+
     #[test]
-    fn a_step_going_back_across_files_is_refused_naming_the_tag() {
+    fn a_step_going_back_across_files_is_kept_and_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("1.tfevents"), dir.path().join("2.tfevents"));
+        write(&a, &[(5, &[("x", 1.0)])]);
+        write(
+            &b,
+            &[
+                (4, &[("y", 1.0), ("x", 2.0)]),
+                (5, &[("x", 3.0)]),
+                (6, &[("x", 4.0)]),
+            ],
+        );
+        let mut r = RunScalars::new(vec![a.clone(), b.clone()], OnCorruption::Error);
+        let got = steps(&mut r);
+        let want = [
+            (0, "x", 5),
+            (1, "y", 4),
+            (1, "x", 4),
+            (1, "x", 5),
+            (1, "x", 6),
+        ];
+        let want: Vec<_> = want.iter().map(|&(f, t, s)| (f, t.to_owned(), s)).collect();
+        assert_eq!(got, want);
+        let damage = r.take_damage();
+        assert_eq!(
+            damage,
+            vec![Damage::StepsBack {
+                path: Some(b.clone()),
+                offset: 0,
+                first_step: 4,
+                points: 3,
+                reached: 5,
+                reached_in: a.clone(),
+            }]
+        );
+        let text = damage[0].to_string();
+        assert!(
+            text.contains("3 points from step 4 on do not pass step 5"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_strict_read_refuses_a_step_going_back_naming_the_tag_and_both_files() {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (dir.path().join("1.tfevents"), dir.path().join("2.tfevents"));
         write(&a, &[(5, &[("x", 1.0)])]);
         write(&b, &[(4, &[("y", 1.0), ("x", 2.0)])]);
-        let mut r = RunScalars::new(vec![a, b], OnCorruption::Error);
+        let mut r = RunScalars::new(vec![a, b], OnCorruption::Error).strict(true);
         assert_eq!(r.advance().unwrap(), Some(0));
         let e = r.advance().unwrap_err().to_string();
         assert!(
             e.contains("step 4 of tag 'y' does not continue the run"),
             "{e}"
         );
+        assert!(e.contains("1.tfevents already reached step 5"), "{e}");
+    }
+
+    #[test]
+    fn a_purge_marker_drops_the_earlier_files_points_from_its_step_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let [a, b, c] = ["1", "2", "3"].map(|n| dir.path().join(format!("{n}.tfevents")));
+        write(
+            &a,
+            &[
+                (1, &[("x", 1.0)]),
+                (2, &[("x", 2.0)]),
+                (3, &[("x", 3.0), ("y", 0.0)]),
+                (4, &[("x", 4.0)]),
+            ],
+        );
+        // A resume from step 2: the marker at 3 drops a's steps 3 and 4 (three points).
+        marker_then(
+            &b,
+            3,
+            &[
+                (3, &[("x", 30.0)]),
+                (4, &[("x", 40.0)]),
+                (5, &[("x", 50.0)]),
+            ],
+        );
+        // A second rewind, to step 3: b's 4 and 5 go; a is cut at 3 already.
+        marker_then(&c, 4, &[(4, &[("x", 400.0)])]);
+        let mut r = RunScalars::new(vec![a.clone(), b.clone(), c.clone()], OnCorruption::Error);
+        let got: Vec<_> = steps(&mut r).into_iter().map(|(_, t, s)| (t, s)).collect();
+        let want: Vec<_> = [("x", 1), ("x", 2), ("x", 3), ("x", 4)]
+            .iter()
+            .map(|&(t, s)| (t.to_owned(), s))
+            .collect();
+        assert_eq!(got, want);
+        let damage = r.take_damage();
+        let purged: Vec<_> = damage
+            .iter()
+            .map(|d| match d {
+                Damage::Purged {
+                    path,
+                    from_step,
+                    points,
+                    earlier,
+                    offset,
+                } => {
+                    assert!(*offset > 0, "the marker follows the file_version record");
+                    (path.clone().unwrap(), *from_step, *points, earlier.clone())
+                }
+                other => panic!("{other}"),
+            })
+            .collect();
+        assert_eq!(
+            purged,
+            vec![(b.clone(), 3, 3, a.clone()), (c.clone(), 4, 2, b.clone())]
+        );
+        // Values: the resumed segment's, not the purged ones.
+        let mut r = RunScalars::new(vec![a, b, c], OnCorruption::Error);
+        let mut values = Vec::new();
+        while r.advance().unwrap().is_some() {
+            values.push(r.current().unwrap().value);
+        }
+        assert_eq!(values, [1.0, 2.0, 30.0, 400.0]);
     }
 }

@@ -42,28 +42,69 @@ pub enum Damage {
         /// What was wrong with it.
         kind: CorruptionKind,
     },
+    /// Points of a run's file whose steps do not pass a step an earlier file of the run
+    /// reached, with no purge marker to drop the earlier ones: kept, as TensorBoard draws them
+    /// (a script run twice into one directory, an evaluation series on an earlier step).
+    StepsBack {
+        /// The file holding them.
+        path: Option<PathBuf>,
+        /// Offset of the first such event's record.
+        offset: u64,
+        /// The first such event's step.
+        first_step: i64,
+        /// How many points of the file do not pass `reached`.
+        points: u64,
+        /// The largest step of the earlier files.
+        reached: i64,
+        /// The earlier file that reached it.
+        reached_in: PathBuf,
+    },
+    /// Points of an earlier file of a run dropped by a later file's purge marker (a
+    /// `SessionLog.START` event at step `from_step`, what `purge_step` and a rewinding resume
+    /// write), as TensorBoard drops them.
+    Purged {
+        /// The file holding the marker.
+        path: Option<PathBuf>,
+        /// Offset of the marker's record.
+        offset: u64,
+        /// The marker's step: earlier points at this step or later are dropped.
+        from_step: i64,
+        /// How many points of `earlier` were dropped.
+        points: u64,
+        /// The earlier file whose points were dropped.
+        earlier: PathBuf,
+    },
 }
 
 impl Damage {
     /// The damaged file, when known.
     pub fn path(&self) -> Option<&Path> {
         match self {
-            Damage::TruncatedTail { path, .. } | Damage::Skipped { path, .. } => path.as_deref(),
+            Damage::TruncatedTail { path, .. }
+            | Damage::Skipped { path, .. }
+            | Damage::StepsBack { path, .. }
+            | Damage::Purged { path, .. } => path.as_deref(),
         }
     }
 
     /// The byte offset of the damaged record.
     pub fn offset(&self) -> u64 {
         match self {
-            Damage::TruncatedTail { offset, .. } | Damage::Skipped { offset, .. } => *offset,
+            Damage::TruncatedTail { offset, .. }
+            | Damage::Skipped { offset, .. }
+            | Damage::StepsBack { offset, .. }
+            | Damage::Purged { offset, .. } => *offset,
         }
     }
 
-    /// A stable name of the kind of damage: `truncated_tail` or `corrupt_record`.
+    /// A stable name of the kind of damage: `truncated_tail`, `corrupt_record`, `steps_back`
+    /// or `purged`.
     pub fn kind_name(&self) -> &'static str {
         match self {
             Damage::TruncatedTail { .. } => "truncated_tail",
             Damage::Skipped { .. } => "corrupt_record",
+            Damage::StepsBack { .. } => "steps_back",
+            Damage::Purged { .. } => "purged",
         }
     }
 
@@ -74,6 +115,27 @@ impl Damage {
                 format!("the file ends inside a record ({bytes} bytes of an incomplete record)")
             }
             Damage::Skipped { kind, .. } => format!("skipped: {kind}"),
+            Damage::StepsBack {
+                first_step,
+                points,
+                reached,
+                reached_in,
+                ..
+            } => format!(
+                "{points} points from step {first_step} on do not pass step {reached}, which {} \
+                 already reached (no purge marker); kept, as TensorBoard draws them",
+                reached_in.display()
+            ),
+            Damage::Purged {
+                from_step,
+                points,
+                earlier,
+                ..
+            } => format!(
+                "purge marker at step {from_step}: {points} points of {} at steps >= {from_step} \
+                 dropped, as TensorBoard drops them",
+                earlier.display()
+            ),
         }
     }
 }
@@ -86,6 +148,8 @@ impl fmt::Display for Damage {
         let what = match self {
             Damage::TruncatedTail { .. } => "truncated tail",
             Damage::Skipped { .. } => "corrupt record",
+            Damage::StepsBack { .. } => "steps going back",
+            Damage::Purged { .. } => "purge",
         };
         write!(f, "{what} at byte {}: {}", self.offset(), self.detail())
     }

@@ -1,5 +1,5 @@
 //! What an export is asked for: the format, the tags kept, legacy migration, the corruption
-//! policy, where it goes and how Parquet pages are compressed.
+//! policy, strictness about steps, where it goes and how Parquet pages are compressed.
 
 use std::path::PathBuf;
 use tally_tfevents::OnCorruption;
@@ -37,6 +37,8 @@ pub struct Options {
     pub migrate_legacy: bool,
     /// Corruption policy.
     pub policy: OnCorruption,
+    /// Refuse a run whose steps go back across its files (else kept and reported).
+    pub strict: bool,
     /// Write here instead of stdout (required for Parquet).
     pub output: Option<PathBuf>,
     /// Parquet page compression (Parquet only).
