@@ -320,3 +320,43 @@ def test_last_step_and_last_iteration(tmp_path):
         assert (log.last_step, log.last_iteration) == (200, 2)
         segment(log, [3])
         assert (log.last_step, log.last_iteration) == (300, 3)
+
+
+def test_a_run_killed_after_its_checkpoint_resumes_at_it_and_every_reader_shows_one_series(tmp_path):
+    # The pre-emption scenario: the job checkpoints at iteration 30, runs on to 37, is
+    # SIGKILLed; the restarted job loads the checkpoint and resumes from iteration 30.
+    code = textwrap.dedent(
+        """
+        import os, sys, tally
+        log = tally.Logger(algo="sac", task="go2", sim="mujoco", max_iterations=100, num_envs=4,
+                           panel="off", log_dir=sys.argv[1])
+        for i in range(1, 38):
+            log.step(i, env_steps=100 * i, metrics={"Loss/critic": 0.5 * i})
+            if i == 30:
+                log.flush()  # the checkpoint is declared done once its step is durable
+        log.flush()
+        os.kill(os.getpid(), 9)
+        """
+    )
+    run = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-c", code, str(run)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    with logger(log_dir=run, max_iterations=100, resume=True, resume_from=30) as log:
+        assert (log.last_step, log.last_iteration) == (3000, 30)
+        for i in range(31, 46):
+            log.step(i, env_steps=100 * i, metrics={"Loss/critic": 1000.0 + i})
+    want = [(100 * i, f32(1000.0 + i) if i > 30 else f32(0.5 * i)) for i in range(1, 46)]
+
+    # TensorBoard's EventAccumulator.
+    assert accumulated(run)["Loss/critic"] == want
+    # tbparse (which reads through TensorBoard's loader).
+    df = SummaryReader(str(run)).scalars
+    critic = df[df["tag"] == "Loss/critic"]
+    assert list(zip(critic["step"], critic["value"].map(f32))) == want
+    # tally.read: the same series, and the purge said.
+    with pytest.warns(tally.PurgedPointsWarning, match="purge marker at step 3001"):
+        t = tally.read(run, tags="Loss/critic").to_pydict()
+    got = list(zip(t["step"], map(f32, t["value"])))
+    assert got == want
+    steps = [s for s, _ in got]
+    assert steps == sorted(set(steps)), "one continuous series, no step twice"

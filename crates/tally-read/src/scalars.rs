@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use tally_tfevents::proto::event::What;
+use tally_tfevents::proto::SessionLog;
 use tally_tfevents::{
     open_event_file, Damage, Interner, OnCorruption, ScalarEvent, ScalarReader, ScalarRef,
     WireScalars,
@@ -28,7 +29,6 @@ struct Marker {
 /// The purge marker at the head of `file`, if any (a file that cannot be read has none here:
 /// reading it reports why).
 fn purge_marker(file: &Path) -> Option<Marker> {
-    const START: i32 = 1;
     let mut reader = open_event_file(file)
         .ok()?
         .with_on_corruption(OnCorruption::Skip);
@@ -36,7 +36,7 @@ fn purge_marker(file: &Path) -> Option<Marker> {
         let offset = reader.records().position();
         let event = reader.read_event().ok()??;
         match &event.what {
-            Some(What::SessionLog(log)) if log.status == START => {
+            Some(What::SessionLog(log)) if log.status == SessionLog::START => {
                 return Some(Marker {
                     step: event.step,
                     offset,
@@ -385,23 +385,16 @@ mod tests {
 
     fn marker_then(path: &Path, at: i64, events: &[(i64, &[(&str, f64)])]) {
         use prost::Message;
-        use tally_tfevents::proto::{event, Event, SessionLog};
+        use tally_tfevents::proto::{event, session_start_event, Event};
         let mut w = RecordWriter::new(Vec::new());
         let version = Event {
             wall_time: 0.5,
             what: Some(event::What::FileVersion("brain.Event:2".into())),
             ..Default::default()
         };
-        let marker = Event {
-            wall_time: 0.5,
-            step: at,
-            what: Some(event::What::SessionLog(SessionLog {
-                status: 1,
-                ..Default::default()
-            })),
-        };
         w.write_record(&version.encode_to_vec()).unwrap();
-        w.write_record(&marker.encode_to_vec()).unwrap();
+        w.write_record(&session_start_event(at, 0.5).encode_to_vec())
+            .unwrap();
         for &(step, scalars) in events {
             let mut buf = Vec::new();
             encode_scalar_event(step, 0.5, scalars, &mut buf);
