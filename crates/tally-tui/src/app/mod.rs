@@ -52,7 +52,7 @@ pub struct PanelHandle {
     output: Output,
     gate: Arc<Gate>,
     tx: Sender<Command>,
-    thread: Option<JoinHandle<io::Result<()>>>,
+    thread: Option<JoinHandle<()>>,
     quit: Arc<AtomicBool>,
 }
 
@@ -150,7 +150,7 @@ impl PanelHandle {
     }
 
     /// Whether the panel thread still runs: it ends early when writing to the terminal fails
-    /// (the terminal went away); [`PanelHandle::stop`] then returns that error.
+    /// (the terminal or the pipe went away), saying so once on stderr.
     pub fn is_running(&self) -> bool {
         self.thread.as_ref().is_some_and(|t| !t.is_finished())
     }
@@ -160,7 +160,8 @@ impl PanelHandle {
         self.quit.load(Ordering::SeqCst)
     }
 
-    /// Draw the final frame and restore the terminal (cursor, raw mode). Idempotent.
+    /// Draw the final frame and restore the terminal (cursor, raw mode). Idempotent. A panel
+    /// that lost its output is no error here: it said so when it stopped.
     pub fn stop(&mut self) -> io::Result<()> {
         let Some(thread) = self.thread.take() else {
             return Ok(());
@@ -168,7 +169,7 @@ impl PanelHandle {
         let _ = self.tx.send(Command::Stop);
         thread
             .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the panel thread panicked")))
+            .map_err(|_| io::Error::other("the panel thread panicked"))
     }
 }
 
@@ -191,7 +192,24 @@ struct Link {
     rx: Receiver<Command>,
 }
 
+/// The panel thread. A panel that loses its output (a closed pipe, a terminal gone) stops and
+/// says so once on stderr: the run it shows goes on (docs/contract/panel.md "A closed
+/// terminal").
 fn run(
+    state: Arc<Mutex<TerminalState>>,
+    clock: Arc<dyn Clock>,
+    opts: PanelOptions,
+    wanted: Output,
+    link: Link,
+    ready: Sender<Output>,
+    quit: Arc<AtomicBool>,
+) {
+    if let Err(e) = drive(state, clock, opts, wanted, link, ready, quit) {
+        eprintln!("tally: warning: panel: {e}; the panel stopped, the run goes on");
+    }
+}
+
+fn drive(
     state: Arc<Mutex<TerminalState>>,
     clock: Arc<dyn Clock>,
     mut opts: PanelOptions,
