@@ -130,7 +130,7 @@ def test_a_run_with_a_live_logger_in_another_process_refuses_a_resume(tmp_path):
     first = subprocess.Popen([sys.executable, "-c", code, str(run)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert first.stdout.readline() == "started\n"
-        with pytest.raises(tally.ConfigError, match=f"run directory {run} is in use by another live logger"):
+        with pytest.raises(tally.ConfigError, match=f"run directory {run} is in use by process {first.pid}: a live logger"):
             logger(log_dir=run, resume=True)
         first.stdin.write("\n")
         first.stdin.flush()

@@ -195,7 +195,7 @@ impl From<Failure> for PyErr {
                     E::InvalidStep { .. } | E::Ranks(_) | E::Document { .. } => Kind::Schema,
                     E::InvalidName { .. }
                     | E::RunDirTaken(..)
-                    | E::RunInUse(_)
+                    | E::RunInUse(..)
                     | E::Config(_)
                     | E::EventFile(tally_tfevents::OpenError::InvalidHostname { .. }) => {
                         Kind::Config

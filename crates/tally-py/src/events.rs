@@ -20,6 +20,7 @@ use std::hash::BuildHasherDefault;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tally::runlock::RunLock;
 use tally_tfevents::{encode_summary_event, override_event, EventFileWriter, WriterOptions};
 
 /// An `events.out.tfevents.*` file in a directory, written one step (event) at a time.
@@ -33,6 +34,9 @@ pub struct EventWriter {
 /// What the calls change: the open file, the scalar batch and the conversion buffers.
 struct Inner {
     writer: Option<EventFileWriter>,
+    /// The directory's lock while the file is open: one writer per directory
+    /// (docs/contract/run-artifacts.md "Resume").
+    lock: Option<RunLock>,
     keys: KeyCache,
     scratch: Vec<(tally::Key, f64)>,
     tags: Tags,
@@ -308,10 +312,13 @@ impl EventWriter {
             suffix: filename_suffix.to_string(),
             ..WriterOptions::from_env()
         };
+        // Refused before the file exists when another writer holds the directory.
+        let lock = RunLock::acquire(&log_dir).map_err(Failure::from)?;
         let writer = EventFileWriter::open(&log_dir, options).map_err(Failure::from)?;
         let path = writer.path().to_owned();
         let inner = Arc::new(Mutex::new(Inner {
             writer: Some(writer),
+            lock,
             keys: KeyCache::default(),
             scratch: Vec::new(),
             tags: Tags::default(),
@@ -469,14 +476,14 @@ impl EventWriter {
     /// Write the scalar batch and close the file (left open if the batch cannot be written).
     /// Closing twice is harmless.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let writer = {
+        let (writer, lock) = {
             let mut inner = self.inner(py);
             inner.write_batch()?;
-            inner.writer.take()
+            (inner.writer.take(), inner.lock.take())
         };
-        if let Some(w) = writer {
-            w.close().map_err(Failure::from)?;
-        }
+        let closed = writer.map_or(Ok(()), EventFileWriter::close);
+        drop(lock); // the directory is free once its file is closed
+        closed.map_err(Failure::from)?;
         Ok(())
     }
 

@@ -32,9 +32,10 @@ pub enum Error {
     /// An explicit `log_dir` already holds another run (and `resume` was not asked for).
     #[error("log_dir {} already holds a run ({} exists): pass resume=True (Rust: LoggerConfig::resume) to append to it, or choose another directory", .0.display(), .1)]
     RunDirTaken(PathBuf, &'static str),
-    /// Another live logger holds the run (docs/contract/run-artifacts.md "Resume").
-    #[error("run directory {} is in use by another live logger (it holds the run's lock): a run takes one logger at a time; close that logger first, or log to another directory", .0.display())]
-    RunInUse(PathBuf),
+    /// Another live logger or writer holds the directory, named by the second field (`this
+    /// process`, `process <pid>`) (docs/contract/run-artifacts.md "Resume").
+    #[error("run directory {dir} is in use by {holder}: a live logger or writer holds its lock; a directory takes one writer at a time, so close that one first, or write to another directory", dir = .0.display(), holder = .1)]
+    RunInUse(PathBuf, String),
     /// A step submission broke the schema or the step-axis contract; nothing was logged for it.
     #[error("invalid step at iteration {iteration}: {field}['{key}']: {reason}")]
     InvalidStep {

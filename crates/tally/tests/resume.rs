@@ -247,7 +247,7 @@ fn a_run_with_a_live_logger_refuses_a_second_one_until_it_closes() {
         .err()
         .expect("a second logger on a live run is refused");
     assert!(
-        matches!(err, tally::Error::RunInUse(ref d) if *d == run),
+        matches!(err, tally::Error::RunInUse(ref d, _) if *d == run),
         "{err:?}"
     );
     let text = err.to_string();
