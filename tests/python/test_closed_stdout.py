@@ -15,8 +15,12 @@ SCRIPT = textwrap.dedent(
     with tally.Logger(algo="ppo", task="t", profile="onpolicy", log_dir=sys.argv[1], panel=sys.argv[2],
                       max_iterations=400) as log:
         for i in range(400):
-            log.step(i, metrics={"Loss/value": float(i)}, iteration_time=0.008)
-            time.sleep(0.008)  # about 3 s: the panel draws several times after the pipe closed
+            log.step(i, metrics={"Loss/value": float(i)}, iteration_time=0.002)
+            if i % 100 == 0:
+                # A status line is printed when it happens: the first one is what `head` reads,
+                # the later ones meet the closed pipe.
+                log.status(f"checkpoint {i}")
+                time.sleep(0.3)
     """
 )
 
