@@ -14,7 +14,6 @@ only here, when a table is asked for.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import warnings
@@ -22,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
+from tally._require import require
 from tally._tally import ColumnBuffer, StorageError, read_columns
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -74,12 +74,7 @@ def _read_columns(paths: List[PathLike], tags: Optional[List[str]], strict: bool
 
 
 def _pyarrow() -> ModuleType:
-    try:
-        return importlib.import_module("pyarrow")
-    except ImportError as e:
-        raise ImportError(
-            "tally.read and tally.read_runs return pyarrow Tables: install pyarrow (pip install pyarrow)"
-        ) from e
+    return require("pyarrow", "tally.read and tally.read_runs (which return pyarrow Tables)", "pyarrow")
 
 
 def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[PathLike]:

@@ -27,6 +27,8 @@ import threading
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
+from tally._require import require
+
 DEFAULT_PROJECT = "tally"
 VIDEO_KEY = "media/play_video"
 # The playback video a run directory may hold, uploaded when the sink finishes.
@@ -44,15 +46,8 @@ DEFAULT_FINISH_TIMEOUT = 5.0
 
 
 def import_wandb() -> Any:
-    """``import wandb``, or an ImportError that says how to get it."""
-    try:
-        import wandb
-    except ImportError as e:  # pragma: no cover - exercised only without wandb installed
-        raise ImportError(
-            "logger='wandb' needs the W&B SDK, which is not installed: "
-            "pip install wandb (or pip install 'tally-rl[wandb]')"
-        ) from e
-    return wandb
+    """``import wandb``, or an ImportError that says whether it is missing or broken."""
+    return require("wandb", "logger='wandb' (the W&B SDK)", "wandb")
 
 
 def _user() -> str:

@@ -24,7 +24,7 @@ import os
 from typing import Any, Optional
 
 from tally.integrations._atexit import close_at_exit
-from tally.integrations._require import require
+from tally._require import require
 from tally.summary_writer import SummaryWriter
 
 __all__ = ["LogWriter", "take_over"]

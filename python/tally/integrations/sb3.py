@@ -28,7 +28,7 @@ from types import ModuleType
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from tally._tally import ClosedError, TallyError, ValueTypeError
-from tally.integrations._require import require
+from tally._require import require
 from tally.summary_writer import SummaryWriter, _media
 
 __all__ = ["TallyOutputFormat", "configure", "install", "FORMAT"]

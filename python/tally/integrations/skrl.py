@@ -17,7 +17,7 @@ import sys
 from typing import Any, Optional, Union
 
 from tally.integrations._atexit import close_at_exit
-from tally.integrations._require import require
+from tally._require import require
 from tally.summary_writer import SummaryWriter as _TallyWriter
 
 __all__ = ["SummaryWriter", "install"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any, Optional
 
-from tally.integrations._require import require
+from tally._require import require
 from tally.summary_writer import SummaryWriter
 
 __all__ = ["TensorboardLogger"]
