@@ -61,3 +61,26 @@ fn replace(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
     }
     result
 }
+
+/// Removes the temporary files an interrupted rewrite of the artefacts `names` left in `dir`
+/// (`.<name>.tmp.<pid>`: a process killed between writing one and renaming it into place).
+/// Only for a run whose lock the caller holds, so no live writer of the run owns one
+/// (docs/contract/run-artifacts.md "Atomic rewrites").
+pub fn remove_stale_temporaries(dir: &Path, names: &[&str]) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(file) = file.to_str() else { continue };
+        let stale = names.iter().any(|name| {
+            file.strip_prefix('.')
+                .and_then(|f| f.strip_prefix(*name))
+                .and_then(|f| f.strip_prefix(".tmp."))
+                .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        });
+        if stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}

@@ -851,3 +851,31 @@ fn last_step_and_last_iteration_are_what_the_run_holds() {
     log.step(&ppo_step(0).env_steps(4096)).unwrap();
     assert_eq!((log.last_step(), log.last_iteration()), (Some(0), Some(0)));
 }
+
+#[test]
+fn a_resume_removes_what_a_killed_rewrite_left_behind() {
+    // SIGKILL between creating an artefact's temporary file and renaming it into place leaves
+    // `.run_summary.json.tmp.<pid>`; the next logger of the run, holding its lock, removes it.
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let mut log = logger_at(config(&run, "sac", Profile::SacFamily), 1_700_000_000.0);
+    log.step(&sac_step(1)).unwrap();
+    log.close(RunStatus::Completed).unwrap();
+    let left = [".run_summary.json.tmp.4242", ".run_config.json.tmp.77"];
+    for name in left {
+        std::fs::write(run.join(name), b"{\"half\": ").unwrap();
+    }
+    std::fs::write(run.join(".notes.tmp.1"), b"the user's").unwrap();
+    let mut c = config(&run, "sac", Profile::SacFamily);
+    c.resume = true;
+    let mut log = logger_at(c, 1_700_000_100.0);
+    for name in left {
+        assert!(!run.join(name).exists(), "{name} left behind");
+    }
+    assert!(
+        run.join(".notes.tmp.1").exists(),
+        "not an artefact's temporary: kept"
+    );
+    log.step(&sac_step(2)).unwrap();
+    log.close(RunStatus::Completed).unwrap();
+}

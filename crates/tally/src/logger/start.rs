@@ -9,6 +9,7 @@ use crate::resolve::{Axis, Resolver};
 use crate::resume::Carried;
 use crate::run::{
     initial_summary, iso_utc, run_identity, utc, write_run_config, write_run_summary,
+    RUN_CONFIG_FILE, RUN_SUMMARY_FILE,
 };
 use crate::rundir::{create_run_dir, RunDirSpec, Unstarted};
 use crate::runlock::RunLock;
@@ -105,6 +106,10 @@ impl Logger {
             Some(lock) => lock,
             None => RunLock::acquire(&run_dir)?,
         };
+        if prior.is_some() {
+            // Under the run's lock, an artefact's temporary file is a killed rewrite's.
+            crate::atomic::remove_stale_temporaries(&run_dir, &[RUN_CONFIG_FILE, RUN_SUMMARY_FILE]);
+        }
         let mut identity = match &prior {
             Some(p) => p.identity(config.wandb.clone()),
             None => run_identity(
