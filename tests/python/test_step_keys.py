@@ -68,3 +68,16 @@ def test_keys_freed_past_the_cache_bound_are_not_mistaken_for_new_keys_at_their_
         assert len(charts) == n
         assert all(t.startswith(f"charts/{name}") for t in charts), it
         assert charts[f"charts/{name}00000"] == 0.0 and charts[f"charts/{name}08999"] == 8999.0
+
+
+def test_a_key_with_a_bidirectional_control_is_refused_naming_the_character(tmp_path):
+    # U+202E (right-to-left override) and its kin reorder the text shown after them: on the
+    # panel, "charts/re\u202eward" would read as another tag (docs/contract/schema.md "User metrics").
+    import pytest
+
+    with tally.Logger(algo="ppo", task="t", profile="onpolicy", log_dir=tmp_path / "r", panel="off") as log:
+        for i, key in enumerate(["charts/re\u202eward", "charts/\u2066x", "mine/\u200fv", "charts/\u061cz"]):
+            with pytest.raises(tally.SchemaError, match=r"bidirectional control character U\+[0-9A-F]{4}"):
+                log.step(i, metrics={key: 1.0})
+        log.step(10, metrics={"charts/r\u00e9ward": 1.0})  # other non-ASCII stays a tag
+    assert list(tags_by_step(tmp_path / "r")[10]) == ["charts/r\u00e9ward"]

@@ -70,7 +70,7 @@ pub enum SchemaError {
         /// The rejected tag (escaped for display).
         tag: String,
         /// What is wrong with it.
-        reason: &'static str,
+        reason: String,
     },
     /// A family term that is not a well-formed name.
     #[error("invalid term in '{tag}': {reason}")]
@@ -120,24 +120,37 @@ pub fn in_canonical_group(tag: &str) -> bool {
 /// Longest user tag accepted, in bytes.
 pub const MAX_USER_TAG_LEN: usize = 256;
 
-/// A user tag must be usable as a TensorBoard and W&B key: non-empty, at most
-/// [`MAX_USER_TAG_LEN`] bytes, no control characters, no surrounding whitespace, no empty path
-/// segment.
-pub fn validate_user_tag(tag: &str) -> Result<(), &'static str> {
+/// Unicode's bidirectional controls (ALM, LRM, RLM, the embeddings and overrides, the
+/// isolates): text after one is shown reordered, so a tag holding one reads as another.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A user tag must be usable as a TensorBoard and W&B key and shown as itself: non-empty, at
+/// most [`MAX_USER_TAG_LEN`] bytes, no control characters (bidirectional ones included), no
+/// surrounding whitespace, no empty path segment (docs/contract/schema.md "User metrics").
+pub fn validate_user_tag(tag: &str) -> Result<(), String> {
     if tag.is_empty() {
-        return Err("it is empty");
+        return Err("it is empty".into());
     }
     if tag.len() > MAX_USER_TAG_LEN {
-        return Err("it is longer than 256 bytes");
+        return Err("it is longer than 256 bytes".into());
     }
     if tag.chars().any(char::is_control) {
-        return Err("it contains a control character");
+        return Err("it contains a control character".into());
+    }
+    if let Some(c) = tag.chars().find(|&c| is_bidi_control(c)) {
+        return Err(format!(
+            "it contains the bidirectional control character U+{:04X}, which makes the text \
+             after it show reordered (the panel would show another tag)",
+            c as u32
+        ));
     }
     if tag.trim() != tag {
-        return Err("it starts or ends with whitespace");
+        return Err("it starts or ends with whitespace".into());
     }
     if tag.split('/').any(str::is_empty) {
-        return Err("it has an empty path segment ('//', or a leading or trailing '/')");
+        return Err("it has an empty path segment ('//', or a leading or trailing '/')".into());
     }
     Ok(())
 }
