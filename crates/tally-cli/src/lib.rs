@@ -178,9 +178,15 @@ enum Command {
         /// Keep only tags matching these globs (`*` matches anything), after migration.
         #[arg(long, num_args = 1..)]
         tags: Vec<String>,
-        /// Export legacy (pre-schema) tags under their canonical names, with unit scaling.
+        /// Export legacy tags under their canonical names, with unit scaling: pre-schema runs
+        /// only (extract --legacy-unversioned's rules); any other run is refused.
         #[arg(long)]
         migrate_legacy: bool,
+        /// The profile (sac_family, appo, onpolicy, rft) of migrated runs whose
+        /// run_config.json names none; it decides what timing/learner_incremental_h2d_ms means.
+        #[arg(long, value_name = "NAME", requires = "migrate_legacy",
+              value_parser = |s: &str| s.parse::<tally::Profile>())]
+        profile: Option<tally::Profile>,
         /// Write to this file instead of stdout (required for parquet).
         #[arg(long, short)]
         output: Option<PathBuf>,
@@ -483,6 +489,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             strict,
             tags,
             migrate_legacy,
+            profile,
             output,
             compression,
             progress,
@@ -496,6 +503,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
                 format: format.into(),
                 tags,
                 migrate_legacy,
+                profile,
                 policy,
                 strict,
                 output,
