@@ -65,7 +65,8 @@ enum Command {
         slow: Vec<String>,
         /// Overrides: training.logger=tensorboard|wandb|none, training.log_root=DIR, training.log_dir=DIR,
         /// training.log_interval=N, training.trace_enabled=true|false, training.trace_output_dir=DIR,
-        /// training.trace_thread_time=true|false. With training.logger=wandb (Python package only:
+        /// training.trace_thread_time=true|false, training.trace_cuda_events=true|false (with a trace:
+        /// the SAC-family demo's stand-in GPU work on a `gpu` track). With training.logger=wandb (Python package only:
         /// `python -m tally demo`): training.wandb_project=P (default unilab), training.wandb_entity=E,
         /// training.wandb_group=G (default: the task), training.wandb_job_type=J (default: the algo),
         /// training.wandb_name=N (default: ALGO__TASK__RUN_DIR_NAME), training.wandb_tags=[a,b] (added to
