@@ -65,7 +65,8 @@ enum Command {
         slow: Vec<String>,
         /// Overrides: training.logger=tensorboard|wandb|none, training.log_root=DIR, training.log_dir=DIR,
         /// training.log_interval=N, training.trace_enabled=true|false, training.trace_output_dir=DIR,
-        /// training.trace_thread_time=true|false. With training.logger=wandb (Python package only:
+        /// training.trace_thread_time=true|false, training.trace_cuda_events=true|false (with a trace:
+        /// the SAC-family demo's stand-in GPU work on a `gpu` track). With training.logger=wandb (Python package only:
         /// `python -m tally demo`): training.wandb_project=P (default unilab), training.wandb_entity=E,
         /// training.wandb_group=G (default: the task), training.wandb_job_type=J (default: the algo),
         /// training.wandb_name=N (default: ALGO__TASK__RUN_DIR_NAME), training.wandb_tags=[a,b] (added to
@@ -178,9 +179,15 @@ enum Command {
         /// Keep only tags matching these globs (`*` matches anything), after migration.
         #[arg(long, num_args = 1..)]
         tags: Vec<String>,
-        /// Export legacy (pre-schema) tags under their canonical names, with unit scaling.
+        /// Export legacy tags under their canonical names, with unit scaling: pre-schema runs
+        /// only (extract --legacy-unversioned's rules); any other run is refused.
         #[arg(long)]
         migrate_legacy: bool,
+        /// The profile (sac_family, appo, onpolicy, rft) of migrated runs whose
+        /// run_config.json names none; it decides what timing/learner_incremental_h2d_ms means.
+        #[arg(long, value_name = "NAME", requires = "migrate_legacy",
+              value_parser = |s: &str| s.parse::<tally::Profile>())]
+        profile: Option<tally::Profile>,
         /// Write to this file instead of stdout (required for parquet).
         #[arg(long, short)]
         output: Option<PathBuf>,
@@ -483,6 +490,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             strict,
             tags,
             migrate_legacy,
+            profile,
             output,
             compression,
             progress,
@@ -496,6 +504,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
                 format: format.into(),
                 tags,
                 migrate_legacy,
+                profile,
                 policy,
                 strict,
                 output,

@@ -81,7 +81,20 @@ fn legacy_tags_are_exported_under_canonical_names_only_when_asked() {
     let raw = rows(&export(&[tmp.path().to_str().unwrap()]));
     assert_eq!(raw[0]["tag"], "perf/iter_ms");
     assert_eq!(raw[0]["value"], 500.0);
-    let migrated = rows(&export(&[tmp.path().to_str().unwrap(), "--migrate-legacy"]));
+    // No run_config.json: the profile is named, and the note says which one was used.
+    let out = export(&[
+        tmp.path().to_str().unwrap(),
+        "--migrate-legacy",
+        "--profile",
+        "sac_family",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("profile sac_family") && stderr.contains("--profile"),
+        "{stderr}"
+    );
+    let migrated = rows(&out);
     let get = |t: &str| {
         migrated
             .iter()
@@ -290,7 +303,13 @@ fn large_and_small_runs(root: &Path) -> std::path::PathBuf {
     write(&large, &refs);
     let small = root.join("b_small");
     std::fs::create_dir(&small).unwrap();
-    write(&small, &[(1, &[("g0/tag0", 1.0)]), (2, &[("solo", 2.0)])]);
+    write(
+        &small,
+        &[
+            (1, &[("g0/tag0", 1.0)]),
+            (2, &[("solo", 2.0), ("reward/mean", 3.0)]),
+        ],
+    );
     let file = std::fs::read_dir(&large)
         .unwrap()
         .next()
@@ -327,7 +346,15 @@ fn a_large_file_read_on_every_core_exports_the_sequential_rows() {
     let r = root.to_str().unwrap();
     for extra in [
         &[][..],
-        &["--migrate-legacy", "--tags", "g1/*", "Perf/*", "solo"][..],
+        &[
+            "--migrate-legacy",
+            "--profile",
+            "sac_family",
+            "--tags",
+            "g1/*",
+            "Perf/*",
+            "solo",
+        ][..],
     ] {
         let mut args = vec![r, "--progress", "never"];
         args.extend_from_slice(extra);
@@ -417,4 +444,152 @@ fn a_reader_closing_the_pipe_early_ends_the_export_quietly() {
         assert!(out.status.success(), "{format}: {:?} {err}", out.status);
         assert!(err.is_empty(), "{format}: {err}");
     }
+}
+
+/// Writes a pre-schema-looking run in `dir` (created) with `tags` at step 1, and the JSON
+/// artefacts given.
+fn legacy_run(dir: &Path, tags: &[(&str, f64)], config: Option<&str>, summary: Option<&str>) {
+    std::fs::create_dir_all(dir).unwrap();
+    write(dir, &[(1, tags)]);
+    if let Some(c) = config {
+        std::fs::write(dir.join("run_config.json"), c).unwrap();
+    }
+    if let Some(s) = summary {
+        std::fs::write(dir.join("run_summary.json"), s).unwrap();
+    }
+}
+
+fn failed(out: &std::process::Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success(),
+        "expected a refusal, got success: {stderr}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "a refused migration writes nothing: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    stderr
+}
+
+/// `--migrate-legacy` has extract's one gate (docs/contract/consumers.md "Legacy runs"): a
+/// schema-stamped run is refused, naming the run, the rule and the way out, before any row.
+#[test]
+fn migrate_legacy_refuses_a_schema_stamped_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("v1_run");
+    legacy_run(
+        &run,
+        &[("perf/iter_ms", 500.0)],
+        None,
+        Some(r#"{"metric_schema_version": 1, "status": "completed"}"#),
+    );
+    let err = failed(&export(&[
+        run.to_str().unwrap(),
+        "--migrate-legacy",
+        "--profile",
+        "sac_family",
+    ]));
+    assert!(err.contains("v1_run"), "{err}");
+    assert!(err.contains("metric_schema_version 1"), "{err}");
+    assert!(err.contains("only for pre-schema runs"), "{err}");
+    assert!(err.contains("without --migrate-legacy"), "{err}");
+    // Without the flag the run exports as it is.
+    let out = export(&[run.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert_eq!(rows(&out)[0]["tag"], "perf/iter_ms");
+}
+
+/// A run holding canonical and legacy names is a canonical/legacy mix: refused, never
+/// migrated into two series of one tag.
+#[test]
+fn migrate_legacy_refuses_a_canonical_legacy_mix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("mixed_run");
+    legacy_run(
+        &run,
+        &[("perf/iter_ms", 500.0), ("Perf/iteration_time", 0.5)],
+        Some(r#"{"run": {"algo": "sac"}}"#),
+        None,
+    );
+    let err = failed(&export(&[run.to_str().unwrap(), "--migrate-legacy"]));
+    assert!(err.contains("mixed_run"), "{err}");
+    assert!(err.contains("'Perf/iteration_time'"), "{err}");
+    assert!(err.contains("'perf/iter_ms'"), "{err}");
+    assert!(err.contains("canonical/legacy mix"), "{err}");
+}
+
+/// A run with no recognised legacy tag is not a pre-schema run: nothing to migrate, refused as
+/// extract refuses it.
+#[test]
+fn migrate_legacy_refuses_a_run_without_legacy_tags() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("plain_run");
+    legacy_run(&run, &[("custom/x", 1.0)], None, None);
+    let err = failed(&export(&[
+        run.to_str().unwrap(),
+        "--migrate-legacy",
+        "--profile",
+        "appo",
+    ]));
+    assert!(err.contains("plain_run"), "{err}");
+    assert!(err.contains("no recognised legacy tag"), "{err}");
+}
+
+/// The profile decides what `timing/learner_incremental_h2d_ms` means. Unknown from
+/// run_config.json it is never assumed: refused listing the profiles until `--profile` names
+/// one; known, it is used and said on stderr.
+#[test]
+fn migrate_legacy_needs_the_profile_from_the_run_or_the_user() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("appo_run");
+    let tags: &[(&str, f64)] = &[
+        ("timing/learner_incremental_h2d_ms", 4.0),
+        ("perf/iter_ms", 8.0),
+    ];
+    legacy_run(&run, tags, None, None);
+    let r = run.to_str().unwrap();
+    let err = failed(&export(&[r, "--migrate-legacy"]));
+    assert!(err.contains("appo_run"), "{err}");
+    assert!(err.contains("--profile"), "{err}");
+    assert!(err.contains("sac_family, appo, onpolicy, rft"), "{err}");
+    let tag_of = |out: &std::process::Output| {
+        rows(out)
+            .iter()
+            .find(|row| row["value"] == 4.0)
+            .map(|row| row["tag"].as_str().unwrap().to_owned())
+    };
+    let out = export(&[r, "--migrate-legacy", "--profile", "appo"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("profile appo"), "{stderr}");
+    assert_eq!(
+        tag_of(&out).as_deref(),
+        Some("Perf/learner_replay_stage_ms")
+    );
+    // The run's own config names APPO: used without --profile, and said.
+    std::fs::write(run.join("run_config.json"), r#"{"run": {"algo": "appo"}}"#).unwrap();
+    let out = export(&[r, "--migrate-legacy"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("profile appo") && stderr.contains("run_config.json"),
+        "{stderr}"
+    );
+    assert_eq!(
+        tag_of(&out).as_deref(),
+        Some("Perf/learner_replay_stage_ms")
+    );
+    // A --profile contradicting the run's config is refused, naming both.
+    let err = failed(&export(&[r, "--migrate-legacy", "--profile", "sac_family"]));
+    assert!(err.contains("appo") && err.contains("sac_family"), "{err}");
+    assert!(err.contains("run_config.json"), "{err}");
+    // --profile means nothing without --migrate-legacy; an unknown name lists the profiles.
+    let out = export(&[r, "--profile", "appo"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--migrate-legacy"));
+    let out = export(&[r, "--migrate-legacy", "--profile", "ppo2"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sac_family, appo, onpolicy or rft"));
 }

@@ -90,7 +90,7 @@ fn stats(file: &Path) -> (Output, Value) {
 #[test]
 fn a_sac_demo_trace_shows_learner_and_collector_threads_overlapping() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = traced_demo(tmp.path(), "sac", &[]);
+    let dir = traced_demo(tmp.path(), "sac", &["training.trace_cuda_events=true"]);
     let file = dir.join(TRACE);
     let ev = events(&file);
     let summary: Value =
@@ -213,6 +213,30 @@ fn a_sac_demo_trace_shows_learner_and_collector_threads_overlapping() {
         let share = t["busy_share"].as_f64().unwrap();
         assert!(share > 0.0 && share <= 1.0, "{t}");
     }
+}
+
+/// `training.trace_cuda_events` is the runner's switch for timing GPU work with CUDA events:
+/// the demo has no GPU, so with it the SAC-family demo puts its stand-in kernels on a `gpu`
+/// track, and without it there is no such track (docs/contract/trace.md "Options").
+#[test]
+fn a_demo_trace_has_a_gpu_track_only_when_cuda_events_are_asked_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = traced_demo(tmp.path(), "sac", &[]);
+    let ev = events(&dir.join(TRACE));
+    assert!(
+        !ev.iter()
+            .any(|e| e["ph"] == "M" && e["args"]["name"] == "gpu"),
+        "no gpu track without training.trace_cuda_events"
+    );
+    assert!(!ev.iter().any(|e| e["name"] == "learning_kernels"));
+    let learner = tid_named(&ev, "learner");
+    assert_eq!(spans(&ev, "learning", learner).len(), 40);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = traced_demo(tmp.path(), "sac", &["training.trace_cuda_events=true"]);
+    let ev = events(&dir.join(TRACE));
+    let gpu = tid_named(&ev, "gpu");
+    assert_eq!(spans(&ev, "learning_kernels", gpu).len(), 40);
+    assert_eq!(spans(&ev, "replay_ingress_h2d_submit", gpu).len(), 40);
 }
 
 #[test]

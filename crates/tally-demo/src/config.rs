@@ -9,7 +9,7 @@ use tally::schema::artifacts::WandbSettings;
 use tally::{Backend, Profile};
 
 /// The `training.*` overrides the demo understands.
-pub const KNOWN_OVERRIDES: [&str; 15] = [
+pub const KNOWN_OVERRIDES: [&str; 16] = [
     "training.logger",
     "training.log_root",
     "training.log_dir",
@@ -17,6 +17,7 @@ pub const KNOWN_OVERRIDES: [&str; 15] = [
     "training.trace_enabled",
     "training.trace_output_dir",
     "training.trace_thread_time",
+    "training.trace_cuda_events",
     "training.wandb_project",
     "training.wandb_entity",
     "training.wandb_group",
@@ -88,6 +89,10 @@ pub struct DemoConfig {
     pub trace_output_dir: Option<PathBuf>,
     /// `training.trace_thread_time`.
     pub trace_thread_time: bool,
+    /// `training.trace_cuda_events`: the runner's switch for timing GPU work with CUDA events,
+    /// read back from the logger's tracer; the SAC-family demo then puts its stand-in GPU
+    /// work on the trace's `gpu` track (docs/contract/trace.md "Options").
+    pub trace_cuda_events: bool,
     /// `training.wandb_*`: the W&B run's settings (only with `training.logger=wandb`; the
     /// project defaults to [`DEFAULT_WANDB_PROJECT`]).
     pub wandb: WandbSettings,
@@ -136,6 +141,7 @@ impl DemoConfig {
             slow: Slowdown::default(),
             trace_output_dir: None,
             trace_thread_time: false,
+            trace_cuda_events: false,
             wandb: WandbSettings::default(),
         };
         // The first `training.wandb_*` override given, to name when there is no W&B run.
@@ -168,35 +174,23 @@ impl DemoConfig {
                         ))
                     })?
                 }
-                "training.trace_enabled" => {
-                    c.trace = match value {
-                        "true" | "1" => true,
-                        "false" | "0" => false,
-                        _ => {
-                            return setting(format!(
-                                "training.trace_enabled={value}: expected true or false"
-                            ))
-                        }
-                    }
-                }
+                "training.trace_enabled" => c.trace = switch(key, value)?,
                 "training.trace_output_dir" => c.trace_output_dir = Some(PathBuf::from(value)),
-                "training.trace_thread_time" => {
-                    c.trace_thread_time = match value {
-                        "true" | "1" => true,
-                        "false" | "0" => false,
-                        _ => {
-                            return setting(format!(
-                                "training.trace_thread_time={value}: expected true or false"
-                            ))
-                        }
-                    }
-                }
+                "training.trace_thread_time" => c.trace_thread_time = switch(key, value)?,
+                "training.trace_cuda_events" => c.trace_cuda_events = switch(key, value)?,
                 _ if key.starts_with("training.wandb_") => {
                     set_wandb(&mut c.wandb, key, value)?;
                     wandb_override.get_or_insert(o);
                 }
                 _ => return Err(unknown_override(key)),
             }
+        }
+        if c.trace_cuda_events && !c.trace {
+            return setting(
+                "training.trace_cuda_events=true times GPU work for the trace, but the run records \
+                 none: add training.trace_enabled=true"
+                    .into(),
+            );
         }
         if let Some(o) = wandb_override.filter(|_| c.backend != Backend::Wandb) {
             let hint = if wandb_sinks { "" } else { PYTHON_ONLY };
@@ -216,6 +210,17 @@ impl DemoConfig {
                 .get_or_insert_with(|| DEFAULT_WANDB_PROJECT.to_owned());
         }
         Ok(c)
+    }
+}
+
+/// A `true`/`false` override (`1`/`0` too).
+fn switch(key: &str, value: &str) -> Result<bool, Error> {
+    match value {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        _ => Err(Error::Setting(format!(
+            "{key}={value}: expected true or false"
+        ))),
     }
 }
 
@@ -309,6 +314,39 @@ mod tests {
             wandb_sinks,
         )
         .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn trace_cuda_events_is_a_known_switch_for_a_traced_run() {
+        let c = parse(&["training.trace_enabled=true"], false).unwrap();
+        assert!(!c.trace_cuda_events, "off by default, as the Logger's");
+        let c = parse(
+            &[
+                "training.trace_enabled=true",
+                "training.trace_cuda_events=true",
+            ],
+            false,
+        )
+        .unwrap();
+        assert!(c.trace_cuda_events);
+        let c = parse(&["training.trace_cuda_events=0"], false).unwrap();
+        assert!(!c.trace_cuda_events);
+        let err = parse(
+            &["training.trace_enabled=1", "training.trace_cuda_events=yes"],
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "training.trace_cuda_events=yes: expected true or false"
+        );
+        // Without a trace it would do nothing: said, not ignored.
+        let err = parse(&["training.trace_cuda_events=true"], false).unwrap_err();
+        assert!(
+            err.contains("training.trace_cuda_events=true")
+                && err.contains("add training.trace_enabled=true"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -50,6 +50,7 @@ pub fn run(
     lc.trace = c.trace;
     lc.trace_output_dir = c.trace_output_dir.clone();
     lc.trace_thread_time = c.trace_thread_time;
+    lc.trace_cuda_events = c.trace_cuda_events;
     lc.wandb = c.wandb.clone();
     lc.run_config = serde_json::json!({
         "algo": {"name": c.algo, "num_envs": c.num_envs, "max_iterations": c.iterations},

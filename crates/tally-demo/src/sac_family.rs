@@ -172,12 +172,18 @@ impl ProfileLoop for SacFamily {
         let learning = tr.in_span("learning", l, || {
             timed(slow.us("learning", 5000.0 * noise.jitter(0.1)))
         });
-        // Stands in for kernels a runner would time with CUDA events: the GPU track.
-        let _ = tr.add_span("learning_kernels", "gpu", start, 0.9 * learning, "gpu");
+        // Stands in for kernels a runner would time with CUDA events, when the run asks for
+        // them (`trace_cuda_events`): the GPU track.
+        let cuda_events = tr.cuda_events();
+        if cuda_events {
+            let _ = tr.add_span("learning_kernels", "gpu", start, 0.9 * learning, "gpu");
+        }
         input = input.learner("learning", learning);
         // A background submit: reported, not spent on this thread; timed on the GPU track.
         let submit = 0.00008 * noise.jitter(0.2) * slow.factor("replay_ingress_h2d_submit");
-        let _ = tr.add_span("replay_ingress_h2d_submit", "gpu", tr.now(), submit, "gpu");
+        if cuda_events {
+            let _ = tr.add_span("replay_ingress_h2d_submit", "gpu", tr.now(), submit, "gpu");
+        }
         input = input.learner("replay_ingress_h2d_submit", submit);
         let reports: Vec<Phases> = self.reports.try_iter().collect();
         let _ = tr.counter("ingress_depth", reports.len() as f64);

@@ -9,6 +9,7 @@
 
 use crate::error::Error;
 use crate::files::require_run_event_files;
+use crate::legacy::{known_profile, require_pre_schema, Asker};
 use crate::meta::{read_json, require_schema_v1, RunConfigFacts};
 use crate::observer::Observer;
 use crate::tails::{is_canonical, is_legacy, is_unknown_canonical, read_tails, Tails};
@@ -134,6 +135,12 @@ const ROWS: &[Row] = &[
     ),
 ];
 
+/// `extract --legacy-unversioned`, for the legacy gate's messages.
+const EXTRACT: Asker = Asker {
+    flag: "--legacy-unversioned",
+    way_out: "drop the flag",
+};
+
 /// Extraction mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -185,43 +192,20 @@ pub fn extract(
         let count_check = (mode == Mode::Versioned).then_some(log_interval);
         require_complete(&summary_path, summary.as_ref(), &files, &tails, count_check)?;
     }
-    let canonical = tails.last.keys().find(|t| is_canonical(t));
-    let legacy = tails.last.keys().find(|t| is_legacy(t));
     match mode {
         Mode::Versioned => require_canonical(&file, &summary_path, summary.as_ref(), &tails)?,
         Mode::LegacyUnversioned => {
-            if let Some(v) = summary
-                .as_ref()
-                .and_then(|s| s.get("metric_schema_version"))
-            {
-                return Err(Error::Refused(format!(
-                    "{}: the run is stamped metric_schema_version {v}: --legacy-unversioned is only for pre-schema runs; drop the flag",
-                    summary_path.display()
-                )));
-            }
-            if let Some(t) = canonical {
-                return Err(Error::Refused(format!(
-                    "{}: canonical tag '{t}' found: --legacy-unversioned is never a fallback for an unversioned modern run; \
-                     a canonical/legacy mix fails closed",
-                    file.display()
-                )));
-            }
-            if legacy.is_none() {
-                return Err(Error::Refused(format!(
-                    "{}: no recognised legacy tag: not a pre-schema run",
-                    file.display()
-                )));
-            }
+            let tags: Vec<&str> = tails.last.keys().map(String::as_str).collect();
+            require_pre_schema(EXTRACT, &file, &summary_path, summary.as_ref(), &tags)?;
         }
     }
-    let profile = facts.profile().unwrap_or_else(|| {
+    let config_path = run_dir.join("run_config.json");
+    let profile = match known_profile(&config_path, &facts, None)? {
+        Some((profile, _)) => profile,
         // Pre-schema runs may lack a config; APPO's rollout timing names the profile.
-        if tails.last.contains_key("timing/collector_rollout_ms") {
-            Profile::Appo
-        } else {
-            Profile::SacFamily
-        }
-    });
+        None if tails.last.contains_key("timing/collector_rollout_ms") => Profile::Appo,
+        None => Profile::SacFamily,
+    };
     let mut out = Vec::with_capacity(ROWS.len());
     for row in ROWS {
         let value = match mode {

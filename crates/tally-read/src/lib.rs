@@ -17,6 +17,7 @@ pub mod export;
 pub mod extract;
 pub mod files;
 pub mod follow;
+pub mod legacy;
 pub mod meta;
 pub mod observer;
 pub mod scalars;

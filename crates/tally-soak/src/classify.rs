@@ -122,10 +122,19 @@ pub fn classify(o: &Observed, summary: &SummaryRead) -> Option<Failure> {
                 SummaryVerdict::NotAnObject => {
                     reasons.push("run_summary.json is not a JSON object".into());
                 }
-                SummaryVerdict::Unfinished => {
+                SummaryVerdict::NoManifest { status: "running" } => {
                     reasons.push(
                         "run_summary.json was never finalised (status running, no runtime \
                          manifest yet)"
+                            .into(),
+                    );
+                    fallback = Some(C::UnknownFailure);
+                }
+                SummaryVerdict::NoManifest { status } => {
+                    reasons.push(format!("the run's status is {status}"));
+                    reasons.push(
+                        "run_summary.json carries no runtime_manifest, so no producer \
+                         classification: the monitor's stands"
                             .into(),
                     );
                     fallback = Some(C::UnknownFailure);
@@ -328,6 +337,51 @@ mod tests {
         assert_eq!(f.classification, C::SchemaViolation);
         // Another metric schema stays a schema violation.
         v["metric_schema_version"] = json!(2);
+        let f = classify(&o, &SummaryRead::Json(v)).unwrap();
+        assert_eq!(f.classification, C::SchemaViolation);
+    }
+
+    #[test]
+    fn a_stalled_run_whose_summary_has_no_manifest_keeps_the_monitors_classification() {
+        // No runtime manifest, so no producer classification: the monitor's own is recorded,
+        // the summary's problem added to the reason (manifest-and-soak.md, the classification).
+        let mut o = clean();
+        o.monitor = Some((C::TimeoutStaleTick, "progress unchanged for 130.0s".into()));
+        o.returncode = None;
+        for v in [
+            json!({"metric_schema_version": 1, "status": "interrupted"}),
+            json!({"metric_schema_version": 1, "status": "failed", "runtime_manifest": null}),
+            json!({"metric_schema_version": 1}),
+        ] {
+            let f = classify(&o, &SummaryRead::Json(v.clone())).unwrap();
+            assert_eq!(f.classification, C::TimeoutStaleTick, "{v}");
+            assert!(
+                f.reason.starts_with("progress unchanged for 130.0s; "),
+                "{}",
+                f.reason
+            );
+            assert!(
+                f.reason.ends_with(
+                    "run_summary.json carries no runtime_manifest, so no producer \
+                     classification: the monitor's stands"
+                ),
+                "{}",
+                f.reason
+            );
+        }
+        let mut startup = o.clone();
+        startup.monitor = Some((C::TimeoutStartup, "no progress".into()));
+        let v = json!({"metric_schema_version": 1, "status": "interrupted"});
+        let f = classify(&startup, &SummaryRead::Json(v.clone())).unwrap();
+        assert_eq!(f.classification, C::TimeoutStartup);
+        // A command that ended by itself with no manifest: the soak's job broke the contract.
+        let mut exited = clean();
+        exited.returncode = Some(1);
+        let f = classify(&exited, &SummaryRead::Json(v)).unwrap();
+        assert_eq!(f.classification, C::SchemaViolation);
+        // A manifest of another schema is read as nothing, even when the monitor ended the run.
+        let v = json!({"metric_schema_version": 1, "status": "interrupted",
+                       "runtime_manifest": {"schema_version": 2}});
         let f = classify(&o, &SummaryRead::Json(v)).unwrap();
         assert_eq!(f.classification, C::SchemaViolation);
     }

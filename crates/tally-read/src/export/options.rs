@@ -2,6 +2,7 @@
 //! policy, strictness about steps, where it goes and how Parquet pages are compressed.
 
 use std::path::PathBuf;
+use tally_schema::Profile;
 use tally_tfevents::OnCorruption;
 
 /// Output format of `tally export`.
@@ -33,8 +34,11 @@ pub struct Options {
     pub format: Format,
     /// Keep only tags matching one of these `*` globs (after migration); empty keeps all.
     pub tags: Vec<String>,
-    /// Rename legacy tags to their canonical names, scaling units.
+    /// Rename legacy tags to their canonical names, scaling units: only in pre-schema runs,
+    /// the gate of `extract --legacy-unversioned` (`crate::legacy`).
     pub migrate_legacy: bool,
+    /// The profile of migrated runs whose `run_config.json` names none (`--profile`).
+    pub profile: Option<Profile>,
     /// Corruption policy.
     pub policy: OnCorruption,
     /// Refuse a run whose steps go back across its files (else kept and reported).

@@ -13,9 +13,13 @@ use crate::artifacts::{FailureClassification, NORMAL_COMPLETION, SHUTDOWN_CLASSI
 pub enum SummaryVerdict<'a> {
     /// Not a JSON object: `invalid_run_summary`, whatever else happened.
     NotAnObject,
-    /// Left `running`, schema 1, without a runtime manifest, by a run the monitor ended: an
-    /// unfinished summary, which classifies nothing (the monitor's reason stands).
-    Unfinished,
+    /// Metric schema 1 without a runtime manifest (absent or null), on a run the monitor ended
+    /// (a summary left `running`, or one the producer closed without a manifest): no producer
+    /// classification, so it classifies nothing and the monitor's own stands.
+    NoManifest {
+        /// The summary's status (`missing` when absent).
+        status: &'a str,
+    },
     /// A missing or unsupported metric or manifest schema: `schema_violation` (nothing is read
     /// out of another schema).
     UnsupportedSchema,
@@ -53,7 +57,7 @@ impl SummaryVerdict<'_> {
                 Some(FailureClassification::ShutdownContractViolation)
             }
             SummaryVerdict::Producer { classification, .. } => Some(classification),
-            SummaryVerdict::Unfinished
+            SummaryVerdict::NoManifest { .. }
             | SummaryVerdict::NotCompleted { .. }
             | SummaryVerdict::Completed => None,
         }
@@ -73,8 +77,8 @@ pub fn summary_verdict(summary: &Value, monitor_ended: bool) -> SummaryVerdict<'
         .unwrap_or("missing");
     let manifest = summary.get("runtime_manifest");
     let metric_v1 = is_one(summary.get("metric_schema_version"));
-    if monitor_ended && metric_v1 && status == "running" && manifest.is_none_or(Value::is_null) {
-        return SummaryVerdict::Unfinished;
+    if monitor_ended && metric_v1 && manifest.is_none_or(Value::is_null) {
+        return SummaryVerdict::NoManifest { status };
     }
     let manifest = manifest.filter(|m| m.is_object());
     if !metric_v1 || !manifest.is_some_and(|m| is_one(m.get("schema_version"))) {
