@@ -481,7 +481,9 @@ fn tokens(s: &str, hash_ok: bool) -> String {
             out.push_str(piece);
             continue;
         }
-        let core = piece.trim_matches(|c: char| "'\"`,;()[]{}".contains(c));
+        let core = piece.trim_matches(|c: char| "'\"`,;()[]{}|".contains(c));
+        // A markdown cell's text starts after its bar (`|cmd|--api-key X|`).
+        let core = core.rsplit('|').next().unwrap_or(core);
         if std::mem::take(&mut hide_next) && !is_flag(core) && !core.is_empty() {
             // `Authorization: Bearer x`: the scheme stays, the word after it is the secret.
             hide_next = is_scheme(core);
@@ -504,11 +506,11 @@ fn tokens(s: &str, hash_ok: bool) -> String {
 fn replace_core(piece: &str) -> String {
     let lead = piece.len()
         - piece
-            .trim_start_matches(['\'', '"', '`', '(', '[', '{'])
+            .trim_start_matches(['\'', '"', '`', '(', '[', '{', '|'])
             .len();
     let trail = piece.len()
         - piece
-            .trim_end_matches(['\'', '"', '`', ',', ';', ')', ']', '}'])
+            .trim_end_matches(['\'', '"', '`', ',', ';', ')', ']', '}', '|'])
             .len();
     if lead + trail >= piece.len() {
         return REDACTED.to_owned();

@@ -345,4 +345,13 @@ fn a_hyperparameter_table_row_naming_a_secret_loses_its_value() {
         "|param|value|\n|-|-|\n|exp_name|ppo|\n|wandb_key|<redacted>|\n|lr|0.00025|"
     );
     assert_eq!(redact_text("| api_key | x1 |"), "| api_key | <redacted> |");
+    // A flag inside a cell: the word after it, up to the bar.
+    assert_eq!(
+        redact_text("|cmd|train.py --api-key X1|\n|seed|1|"),
+        "|cmd|train.py --api-key <redacted>|\n|seed|1|"
+    );
+    assert_eq!(
+        redact_text("|cmd|--api-key X1|"),
+        "|cmd|--api-key <redacted>|"
+    );
 }
