@@ -13,19 +13,24 @@ most ``finish_timeout`` seconds (docs/contract/remote-sinks.md "The playback vid
 An existing ``wandb.run`` is reused (its config updated) and never finished by tally, so a
 launcher that opened it keeps owning it; otherwise tally calls ``wandb.init`` with the run
 config and the run directory and finishes the run it owns at close
-(docs/contract/run-artifacts.md "W&B"). The W&B run id is kept in the run directory, so a
+(docs/contract/run-artifacts.md "W&B"). W&B records the process's command line in its run
+metadata (``wandb-metadata.json``, uploaded online): ``wandb.init`` sees ``sys.argv`` redacted
+(docs/contract/run-artifacts.md "Secrets"). The W&B run id is kept in the run directory, so a
 resumed tally run continues the same W&B run (docs/contract/run-artifacts.md "Resume").
 """
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, Iterator, List, Mapping, Optional
+
+from tally._writer_config import redacted
 
 from tally._require import require
 
@@ -130,6 +135,19 @@ def init_kwargs(settings: Mapping[str, Any], run_doc: Mapping[str, Any], run_dir
     return {k: v for k, v in kw.items() if v not in (None, "", [])}
 
 
+@contextlib.contextmanager
+def argv_redacted() -> Iterator[None]:
+    """``sys.argv`` with its secrets redacted for the block, then put back: the W&B SDK reads
+    it (its ``_args`` setting) when ``wandb.init`` hands the settings to its service, which
+    writes it into the run's metadata."""
+    argv = sys.argv
+    sys.argv = [str(a) for a in redacted(list(argv))]
+    try:
+        yield
+    finally:
+        sys.argv = argv
+
+
 def _stamp(path: Path) -> List[int]:
     """What tells one video file from another at the same path: its size and mtime."""
     st = path.stat()
@@ -209,7 +227,8 @@ class WandbSink:
             self.run.config.update(wandb_config(doc), allow_val_change=True)
         else:
             kw = self.init if self.init is not None else init_kwargs(self.settings, doc, self.run_dir)
-            self.run = wandb.init(**kw)
+            with argv_redacted():
+                self.run = wandb.init(**kw)
             self.owned = True
         write_run_id(self.run_dir, str(self.run.id))
         self._define_axes()

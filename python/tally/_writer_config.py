@@ -2,7 +2,8 @@
 what ``SummaryWriter(config=...)``, ``add_hparams``, a hyperparameter table given to
 ``add_text`` (CleanRL's) and the frameworks' config hooks record into ``run_config.json``'s
 ``config``, where ``tally.read_runs(config=True)`` finds it. The file is merged and written
-atomically, secrets redacted, by ``tally._tally.record_config``."""
+atomically, secrets redacted, by ``tally._tally.record_config``; :func:`redacted` is the same
+redaction for what a writer sends elsewhere (W&B's config, hparams)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import math
 import os
 from typing import Any, Dict, Mapping, Optional
 
-from tally._tally import ConfigError, record_config
+from tally._tally import ConfigError, record_config, redact_json
 
 
 def jsonable(v: Any) -> Any:
@@ -36,6 +37,12 @@ def jsonable(v: Any) -> Any:
     if hasattr(v, "__dict__") and type(v).__name__ == "Namespace":
         return jsonable(vars(v))
     return str(v)
+
+
+def redacted(value: Any) -> Any:
+    """``value`` as JSON data (:func:`jsonable`) with every secret replaced by ``<redacted>``,
+    the rules of ``run_config.json`` (docs/contract/run-artifacts.md "Secrets")."""
+    return json.loads(redact_json(json.dumps(jsonable(value))))
 
 
 def record(log_dir: str, update: Mapping[str, Any], what: str) -> None:

@@ -36,10 +36,10 @@ from typing import Any, Callable, Dict, Mapping, Optional, TypeVar, Union
 
 from types import ModuleType
 
-from tally._tally import ConfigError, EventWriter, RemoteFollower, SchemaError, ValueTypeError
+from tally._tally import ConfigError, EventWriter, RemoteFollower, SchemaError, ValueTypeError, redact_text
 from tally._tally import summaries as _summaries
 from tally._wandb import DEFAULT_FINISH_TIMEOUT, DEFAULT_PROJECT, WandbSink, import_wandb, read_run_id
-from tally._writer_config import param_table
+from tally._writer_config import param_table, redacted
 from tally._writer_config import record as _record_config
 
 __all__ = ["SummaryWriter", "FileWriter"]
@@ -162,7 +162,11 @@ class SummaryWriter:
     written event reaches the OS at once, so a crash loses at most the step still being
     batched). ``purge_step`` writes a session start at that step, so TensorBoard drops what
     earlier files logged from that step on (a resumed run). ``remote_finish_timeout`` is how
-    long ``close()`` waits for W&B to receive the rest (default 5 s).
+    long ``close()`` waits for W&B to receive the rest (default 5 s). With ``redact`` (the
+    default), secrets in ``add_text`` text and ``add_hparams`` values are replaced by
+    ``<redacted>`` with the rules of ``run_config.json``; ``redact=False`` writes them as given
+    (``run_config.json`` and W&B's config are redacted either way; docs/contract/integrations.md
+    "The writer's API, method by method").
     """
 
     def __init__(
@@ -179,8 +183,12 @@ class SummaryWriter:
         write_to_disk: bool = True,
         logdir: Optional[Union[str, "os.PathLike[str]"]] = None,
         config: Optional[Mapping[str, Any]] = None,
+        redact: bool = True,
     ) -> None:
         purge = _step(purge_step, "purge_step")  # before any file is made
+        # Text and hparam values redacted before they are encoded (docs/contract/run-artifacts.md
+        # "Secrets").
+        self.redact = bool(redact)
         if config is not None and not isinstance(config, Mapping):
             raise ConfigError(f"SummaryWriter(config=...): a run configuration must be a dict, got {type(config).__name__}")
         if logdir is not None:
@@ -239,6 +247,11 @@ class SummaryWriter:
             "dir": os.path.abspath(self.log_dir),
         }
         kw.update({k: v for k, v in settings.items() if v not in (None, "", [])})
+        # What W&B stores and shows: redacted as run_config.json is (docs/contract/run-artifacts.md
+        # "Secrets"); `dir`, `id`, `settings` and the like are passed as given.
+        for k in ("config", "name", "notes", "tags", "group", "job_type"):
+            if k in kw:
+                kw[k] = redacted(kw[k])
         run_id = read_run_id(Path(self.log_dir))
         if run_id is not None and "id" not in kw:
             # An earlier writer of this log_dir sent to that run: continue it, as its cursor says.
@@ -351,7 +364,8 @@ class SummaryWriter:
         """Markdown text, shown by TensorBoard's Text tab under ``<tag>/text_summary``."""
         if not isinstance(text_string, str):
             raise ValueTypeError(f"add_text('{tag}'): text_string must be str, got {type(text_string).__name__}")
-        self._write_summary(_summaries.text(tag, text_string), global_step, walltime)
+        shown = redact_text(text_string) if self.redact else text_string
+        self._write_summary(_summaries.text(tag, shown), global_step, walltime)
         params = param_table(text_string)
         if params:
             # A hyperparameter table (CleanRL's): the run's configuration too.
@@ -543,6 +557,10 @@ class SummaryWriter:
                 raise TypeError(f"add_hparams: hparam_domain_discrete[{k!r}] must be a list of the values of hparam_dict[{k!r}]")
         values = [(str(k), _media().hparam_value(str(k), v)) for k, v in hparam_dict.items() if v is not None]
         doms = {str(k): [_media().hparam_value(str(k), x) for x in d] for k, d in domains.items()}
+        if self.redact:
+            # Each value redacted under its own name; a discrete domain's values as its value is.
+            values = [(k, _redacted_hparam(k, v)) for k, v in values]
+            doms = {k: [_redacted_hparam(k, x) for x in d] for k, d in doms.items()}
         metrics = {str(k): _number(str(k), v, "add_hparams: metric_dict") for k, v in metric_dict.items()}
         exp, start, end = _summaries.hparams(values, doms, list(metrics))
         self._ensure_open()
@@ -655,7 +673,7 @@ class SummaryWriter:
     def _rsl_rl_config(self, configs: Dict[str, Any]) -> None:
         self.record_config(configs)
         if self._wandb_run is not None:
-            self._wandb_run.config.update(configs, allow_val_change=True)
+            self._wandb_run.config.update(redacted(configs), allow_val_change=True)
 
     def save_model(self, model_path: str, iter: int) -> None:  # noqa: A002 - rsl_rl's name
         """Upload a checkpoint to W&B (no-op without W&B)."""
@@ -684,6 +702,11 @@ class _NoDisk:
     def write_session_start(self, *args: Any) -> None: ...
     def flush(self) -> None: ...
     def close(self) -> None: ...
+
+
+def _redacted_hparam(key: str, v: Any) -> Any:
+    """An hparam value as ``run_config.json`` holds it: a string redacted under its name."""
+    return redacted({key: v})[key] if isinstance(v, str) else v
 
 
 def _close_if_alive(ref: "weakref.ReferenceType[SummaryWriter]") -> None:

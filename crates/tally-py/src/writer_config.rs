@@ -51,3 +51,18 @@ pub fn record_config(py: Python<'_>, log_dir: PathBuf, update: &str) -> PyResult
     })?;
     Ok(())
 }
+
+/// The JSON document `doc` with every secret redacted, as JSON text (docs/contract/run-artifacts.md
+/// "Secrets"): what a writer sends to W&B and writes as hparams.
+#[pyfunction]
+pub fn redact_json(doc: &str) -> PyResult<String> {
+    let value: Value = serde_json::from_str(doc)
+        .map_err(|e| Failure::Config(format!("redact: not a JSON document: {e}")))?;
+    Ok(tally::redact::redact_value(&value).to_string())
+}
+
+/// Free text with every secret found by its shape redacted (a writer's `add_text`).
+#[pyfunction]
+pub fn redact_text(text: &str) -> String {
+    tally::redact::redact_text(text).into_owned()
+}

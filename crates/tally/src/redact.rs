@@ -2,8 +2,9 @@
 //!
 //! Pure: a JSON document or a string in, the same shape out with each secret replaced by
 //! [`REDACTED`]. Two rules combine: a value under a secret-looking key name is text to hide;
-//! any string anywhere is scanned for secrets carried by their shape (URL passwords, `Bearer`
-//! tokens, `--api-key X` argv pairs, `KEY=VALUE`, known token formats).
+//! any string anywhere is scanned for secrets carried by their shape (PEM private-key blocks,
+//! URL passwords, `Bearer` tokens, `--api-key X` argv pairs, `KEY=VALUE`, hyperparameter table
+//! rows, known token formats).
 
 use serde_json::Value;
 use std::borrow::Cow;
@@ -136,7 +137,7 @@ fn hidden_items(items: &[Value]) -> Vec<bool> {
     }
     for i in 1..items.len() {
         if let (Value::String(prev), Value::String(cur)) = (&items[i - 1], &items[i]) {
-            if secret_flag(prev) && !cur.starts_with('-') {
+            if secret_flag(prev) && !is_flag(cur) {
                 hidden[i] = true;
             }
         }
@@ -150,6 +151,15 @@ fn secret_flag(tok: &str) -> bool {
     tok.starts_with('-') && name.len() < tok.len() && !name.contains('=') && is_secret_key(name)
 }
 
+/// `-v`, `--lr`: a command-line flag, so not the value of the flag before it. A value may
+/// start with dashes too (`-----BEGIN PRIVATE KEY-----`, `-1`): a letter must follow one or
+/// two dashes.
+fn is_flag(tok: &str) -> bool {
+    let name = tok.strip_prefix("--").or_else(|| tok.strip_prefix('-'));
+    name.and_then(|n| n.chars().next())
+        .is_some_and(|c| c.is_ascii_alphabetic())
+}
+
 /// Free text (a status line, a name) with every secret found by its shape replaced; borrowed
 /// when nothing was found.
 pub fn redact_text(s: &str) -> Cow<'_, str> {
@@ -158,7 +168,10 @@ pub fn redact_text(s: &str) -> Cow<'_, str> {
 
 /// The value rules in order; `hash_ok` keeps 40-hex words (the key names a commit or hash).
 fn redact_string(s: &str, hash_ok: bool) -> Cow<'_, str> {
-    let out = header_lines(s);
+    let out = pem_blocks(s);
+    let out = json_members(&out);
+    let out = table_rows(&out);
+    let out = header_lines(&out);
     let out = url_passwords(&out);
     let out = schemes(&out);
     let out = tokens(&out, hash_ok);
@@ -167,6 +180,161 @@ fn redact_string(s: &str, hash_ok: bool) -> Cow<'_, str> {
     } else {
         Cow::Owned(out)
     }
+}
+
+/// The opening of a PEM block (`-----BEGIN RSA PRIVATE KEY-----`).
+const PEM_BEGIN: &str = "-----BEGIN ";
+const PEM_END: &str = "-----END ";
+const PEM_DASHES: &str = "-----";
+
+/// A PEM label that names a private key: `PRIVATE KEY`, `RSA PRIVATE KEY`, `OPENSSH PRIVATE
+/// KEY`, `ENCRYPTED PRIVATE KEY`, `PGP PRIVATE KEY BLOCK`, ... (capitals, digits, spaces).
+fn private_label(label: &str) -> bool {
+    label.len() <= 64
+        && label.contains("PRIVATE KEY")
+        && label
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == ' ')
+}
+
+/// Every PEM private-key block, from `-----BEGIN … PRIVATE KEY-----` through the matching
+/// `-----END … PRIVATE KEY-----`, whatever separates its lines (newlines, CRLF, the `\n`
+/// escapes of a JSON document held as a string), becomes one [`REDACTED`]; a block cut off
+/// before its END line is hidden to the end of the string. Public keys and certificates stay.
+fn pem_blocks(s: &str) -> Cow<'_, str> {
+    if !s.contains(PEM_BEGIN) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find(PEM_BEGIN) {
+        let after = &rest[i + PEM_BEGIN.len()..];
+        let label_end = after.find(PEM_DASHES);
+        match label_end.filter(|&e| private_label(&after[..e])) {
+            Some(e) => {
+                out.push_str(&rest[..i]);
+                out.push_str(REDACTED);
+                let body = &after[e + PEM_DASHES.len()..];
+                rest = pem_end(body).map_or("", |end| &body[end..]);
+            }
+            None => {
+                out.push_str(&rest[..i + PEM_BEGIN.len()]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// Where the `-----END … PRIVATE KEY-----` line closing a block ends in `body`, if it has one.
+fn pem_end(body: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(j) = body[from..].find(PEM_END) {
+        let label = from + j + PEM_END.len();
+        let close = body[label..].find(PEM_DASHES)?;
+        if private_label(&body[label..label + close]) {
+            return Some(label + close + PEM_DASHES.len());
+        }
+        from = label;
+    }
+    None
+}
+
+/// A JSON string starting at `s[0] == '"'`: its text (escapes left as written) and the byte
+/// just past its closing quote; `None` when it does not close.
+fn json_string(s: &str) -> Option<(&str, usize)> {
+    let mut escaped = false;
+    for (i, c) in s.char_indices().skip(1) {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => return Some((&s[1..i], i + 1)),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `"name": "value"` members of JSON held in text (a service-account file given as a string,
+/// compact or not) whose name is secret-looking: the whole string value, spaces and escapes
+/// included.
+fn json_members(s: &str) -> Cow<'_, str> {
+    if !s.contains("\":") && !s.contains("\" :") {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(q) = rest.find('"') {
+        out.push_str(&rest[..q]);
+        rest = &rest[q..];
+        let Some((name, end)) = json_string(rest) else {
+            break;
+        };
+        out.push_str(&rest[..end]);
+        rest = &rest[end..];
+        let after_colon = rest
+            .trim_start()
+            .strip_prefix(':')
+            .map(|t| t.trim_start())
+            .filter(|t| t.starts_with('"'));
+        let Some(value_at) = after_colon else {
+            continue;
+        };
+        let Some((value, value_end)) = json_string(value_at) else {
+            continue;
+        };
+        if !is_secret_key(name) || value.is_empty() || value == REDACTED {
+            continue;
+        }
+        let gap = rest.len() - value_at.len();
+        out.push_str(&rest[..gap]);
+        out.push('"');
+        out.push_str(REDACTED);
+        out.push('"');
+        rest = &value_at[value_end..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// A markdown table row `|name|value|` whose first cell names a secret (CleanRL's
+/// hyperparameter table, `|wandb_key|…|`): every other non-empty cell, spaces kept.
+fn table_rows(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for line in s.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let row = body.trim();
+        let cells: Vec<&str> = if row.len() >= 2 && row.starts_with('|') && row.ends_with('|') {
+            row[1..row.len() - 1].split('|').collect()
+        } else {
+            Vec::new()
+        };
+        if cells.len() < 2 || !is_secret_key(cells[0].trim()) {
+            out.push_str(line);
+            continue;
+        }
+        let indent = body.len() - body.trim_start().len();
+        out.push_str(&body[..indent]);
+        out.push('|');
+        out.push_str(cells[0]);
+        for cell in &cells[1..] {
+            out.push('|');
+            let value = cell.trim();
+            if value.is_empty() {
+                out.push_str(cell);
+            } else {
+                let lead = cell.len() - cell.trim_start().len();
+                out.push_str(&cell[..lead]);
+                out.push_str(REDACTED);
+                out.push_str(&cell[lead + value.len()..]);
+            }
+        }
+        out.push('|');
+        out.push_str(&body[indent + row.len()..]);
+        out.push_str(&line[body.len()..]);
+    }
+    out
 }
 
 /// `Authorization: Bearer x`, `Cookie: a=b` at the start of a line: the rest of the line.
@@ -313,8 +481,10 @@ fn tokens(s: &str, hash_ok: bool) -> String {
             out.push_str(piece);
             continue;
         }
-        let core = piece.trim_matches(|c: char| "'\"`,;()[]{}".contains(c));
-        if std::mem::take(&mut hide_next) && !core.starts_with('-') && !core.is_empty() {
+        let core = piece.trim_matches(|c: char| "'\"`,;()[]{}|".contains(c));
+        // A markdown cell's text starts after its bar (`|cmd|--api-key X|`).
+        let core = core.rsplit('|').next().unwrap_or(core);
+        if std::mem::take(&mut hide_next) && !is_flag(core) && !core.is_empty() {
             // `Authorization: Bearer x`: the scheme stays, the word after it is the secret.
             hide_next = is_scheme(core);
             out.push_str(&if hide_next {
@@ -336,11 +506,11 @@ fn tokens(s: &str, hash_ok: bool) -> String {
 fn replace_core(piece: &str) -> String {
     let lead = piece.len()
         - piece
-            .trim_start_matches(['\'', '"', '`', '(', '[', '{'])
+            .trim_start_matches(['\'', '"', '`', '(', '[', '{', '|'])
             .len();
     let trail = piece.len()
         - piece
-            .trim_end_matches(['\'', '"', '`', ',', ';', ')', ']', '}'])
+            .trim_end_matches(['\'', '"', '`', ',', ';', ')', ']', '}', '|'])
             .len();
     if lead + trail >= piece.len() {
         return REDACTED.to_owned();
@@ -412,7 +582,7 @@ fn shapes(word: &str, hash_ok: bool) -> String {
 
 /// W&B API keys (40 lowercase hex), OpenAI/Anthropic `sk-…`, GitHub `ghp_…`/`gho_…`/
 /// `ghu_…`/`ghs_…`/`ghr_…`/`github_pat_…`, AWS access key ids `AKIA…`/`ASIA…`, Hugging Face
-/// `hf_…`.
+/// `hf_…`, Slack `xoxb-`/`xoxp-`/`xoxa-`/`xoxr-`/`xoxs-…`.
 fn known_token(run: &str, hash_ok: bool) -> bool {
     let alnum = |t: &str| t.chars().all(|c| c.is_ascii_alphanumeric());
     let wandb = run.len() == 40 && run.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'));
@@ -433,7 +603,10 @@ fn known_token(run: &str, hash_ok: bool) -> bool {
     let hf = run
         .strip_prefix("hf_")
         .is_some_and(|t| t.len() >= 30 && alnum(t));
-    (wandb && !hash_ok) || github || aws || sk || hf
+    let slack = ["xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-"]
+        .iter()
+        .any(|p| run.strip_prefix(p).is_some_and(|t| t.len() >= 10));
+    (wandb && !hash_ok) || github || aws || sk || hf || slack
 }
 
 #[cfg(test)]

@@ -82,9 +82,14 @@ def _write_hparams(writer: SummaryWriter, value: Any) -> None:
     """SB3 writes the three hparams summaries into the run itself (not a sub-run as
     ``add_hparams`` does), with no step; its ``metric_dict`` names the metrics only."""
     from tally._tally import summaries
+    from tally.summary_writer import _redacted_hparam
 
     media = _media()
     hp = [(str(k), media.hparam_value(str(k), v)) for k, v in value.hparam_dict.items() if v is not None]
+    if writer.redact:
+        # As add_hparams: each value redacted under its name (docs/contract/run-artifacts.md
+        # "Secrets").
+        hp = [(k, _redacted_hparam(k, v)) for k, v in hp]
     for summary in summaries.hparams(hp, {}, [str(k) for k in value.metric_dict]):
         writer._write_summary(summary, None, None)
     writer.record_config({str(k): v for k, v in value.hparam_dict.items() if v is not None})

@@ -113,6 +113,11 @@ const TEXT: &[(&str, &str)] = &[
         "{'api_key': 'abc', 'lr': 0.1}",
         "{'api_key': '<redacted>', 'lr': 0.1}",
     ),
+    // JSON held in text: the whole string value of a secret-looking member.
+    (
+        "{\"api_key\": \"a b\\\"c\", \"lr\": 1}",
+        "{\"api_key\": \"<redacted>\", \"lr\": 1}",
+    ),
     // Known token shapes, anywhere.
     (
         "key is 0123456789abcdef0123456789abcdef01234567.",
@@ -237,10 +242,116 @@ fn odd_text_never_panics_and_redacting_twice_changes_nothing() {
         "\"'`,;()[]{}",
         "password: \r\nnext",
         "a=b&&c=d;;token=e,,",
+        "-----BEGIN PRIVATE KEY-----",
+        "-----BEGIN PRIVATE KEY",
+        "-----BEGIN -----END PRIVATE KEY-----",
+        "x -----BEGIN PRIVATE KEY----- y -----END PUBLIC KEY----- z",
+        "\"token\":",
+        "\"token\": \"x",
+        "\"token\" : \"\"",
+        "\"\\\"",
+        "|key|",
+        "| |",
+        "||",
+        "|token||x|",
+        "xoxb-",
     ] {
         let once = redact_text(input).into_owned();
         assert_eq!(redact_text(&once), once, "second pass over {input:?}");
     }
     assert_eq!(redact_text("token=日本語 🙂"), "token=<redacted> 🙂");
     assert_eq!(redact_text("clé: valeur"), "clé: valeur");
+}
+
+const RSA_PEM: &str = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onL\n-----END RSA PRIVATE KEY-----";
+
+#[test]
+fn a_pem_private_key_is_hidden_whole_wherever_it_is() {
+    // Under an ordinary key name, alone or inside text, every variant of the label.
+    for label in ["RSA ", "", "OPENSSH ", "EC ", "DSA ", "ENCRYPTED "] {
+        let pem = format!(
+            "-----BEGIN {label}PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX\n-----END {label}PRIVATE KEY-----"
+        );
+        let doc = json!({"deploy": {"ssh": pem.clone()}});
+        assert_eq!(
+            redact_value(&doc),
+            json!({"deploy": {"ssh": REDACTED}}),
+            "{label:?}"
+        );
+        let text = format!("key follows:\n{pem}\ndone");
+        assert_eq!(redact_text(&text), "key follows:\n<redacted>\ndone");
+    }
+    // Escaped newlines (a PEM inside a JSON document held as a string), CRLF, no END line.
+    let escaped = RSA_PEM.replace('\n', "\\n");
+    assert_eq!(redact_text(&format!("x {escaped} y")), "x <redacted> y");
+    assert_eq!(redact_text(&RSA_PEM.replace('\n', "\r\n")), REDACTED);
+    assert_eq!(
+        redact_text("cut: -----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBn"),
+        "cut: <redacted>"
+    );
+    // A public key or certificate is not a secret.
+    let public = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----";
+    assert!(matches!(redact_text(public), Cow::Borrowed(_)));
+}
+
+#[test]
+fn a_service_account_json_string_loses_its_whole_private_key() {
+    let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7";
+    let sa = json!({
+        "type": "service_account",
+        "project_id": "proj",
+        "private_key_id": "abc123def456",
+        "private_key": format!("-----BEGIN PRIVATE KEY-----\n{body}\nx9Zq\n-----END PRIVATE KEY-----\n"),
+        "client_email": "svc@proj.iam.gserviceaccount.com",
+    })
+    .to_string();
+    let got = redact_value(&json!({"gcp": sa}));
+    let text = got["gcp"].as_str().unwrap();
+    assert!(!text.contains(body) && !text.contains("x9Zq"), "{text}");
+    assert!(!text.contains("abc123def456"), "{text}");
+    assert!(text.contains("svc@proj.iam.gserviceaccount.com"), "{text}");
+    // The word after a secret's name is hidden even when it starts with dashes (not a flag).
+    assert_eq!(
+        redact_text("private_key: -----BEGIN"),
+        "private_key: <redacted>"
+    );
+    assert_eq!(redact_text("--api-key -9Zq"), "--api-key <redacted>");
+    assert_eq!(redact_text("--api-key --verbose"), "--api-key --verbose");
+    assert_eq!(
+        redact_value(&json!(["--token", "-----BEGIN x"])),
+        json!(["--token", REDACTED])
+    );
+}
+
+#[test]
+fn slack_tokens_are_recognised() {
+    for p in ["xoxb", "xoxp", "xoxa", "xoxr", "xoxs"] {
+        let tok = format!("{p}-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx");
+        assert_eq!(redact_text(&format!("slack {tok}.")), "slack <redacted>.");
+        assert_eq!(
+            redact_value(&json!({"hook": tok})),
+            json!({"hook": REDACTED})
+        );
+    }
+    assert!(matches!(redact_text("xoxb-"), Cow::Borrowed(_)));
+    assert!(matches!(redact_text("toxoxb-thing"), Cow::Borrowed(_)));
+}
+
+#[test]
+fn a_hyperparameter_table_row_naming_a_secret_loses_its_value() {
+    let table = "|param|value|\n|-|-|\n|exp_name|ppo|\n|wandb_key|wk-123|\n|lr|0.00025|";
+    assert_eq!(
+        redact_text(table),
+        "|param|value|\n|-|-|\n|exp_name|ppo|\n|wandb_key|<redacted>|\n|lr|0.00025|"
+    );
+    assert_eq!(redact_text("| api_key | x1 |"), "| api_key | <redacted> |");
+    // A flag inside a cell: the word after it, up to the bar.
+    assert_eq!(
+        redact_text("|cmd|train.py --api-key X1|\n|seed|1|"),
+        "|cmd|train.py --api-key <redacted>|\n|seed|1|"
+    );
+    assert_eq!(
+        redact_text("|cmd|--api-key X1|"),
+        "|cmd|--api-key <redacted>|"
+    );
 }
