@@ -196,6 +196,10 @@ def test_bad_constructor_arguments_raise_config_error(tmp_path):
         new_logger(tmp_path, max_iterations=0)
     with pytest.raises(tally.ConfigError, match=r"wandb\['api_key'\]"):
         new_logger(tmp_path, wandb={"api_key": "x"})
+    # JSON holds no NaN: the key is named, not a parser's line and column.
+    with pytest.raises(tally.ConfigError, match=r"config: \$\.train\.schedule\[1\]: expected a finite number, found the float NaN"):
+        new_logger(tmp_path, config={"train": {"lr": 3e-4, "schedule": [1.0, float("nan")]}})
+    assert not list(tmp_path.rglob("run_config.json")), "refused before anything was written"
 
 
 def test_phase_timer_accumulates_into_the_next_steps_learner_phase(tmp_path):

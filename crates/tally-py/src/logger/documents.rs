@@ -16,6 +16,12 @@ pub(super) fn json_text(
     v: &Bound<'_, PyAny>,
     what: &str,
 ) -> Result<serde_json::Value> {
+    if let Some((path, x)) = nonfinite(v, "$".to_owned()) {
+        // Named here: json.dumps would write a token the JSON parser then refuses by position.
+        return Err(Failure::Config(format!(
+            "{what}: {path}: expected a finite number, found the float {x} (JSON holds no NaN or infinity)"
+        )));
+    }
     let text: String = py
         .import("json")
         .and_then(|j| {
