@@ -420,3 +420,25 @@ def test_define_metric_records_units_and_summaries_and_refuses_canonical_groups(
     ]
     summary = json.loads((log.run_dir / "run_summary.json").read_text())
     assert summary["user_metrics"] == {"charts/return": 8.0}
+
+
+def test_a_huge_config_is_refused_naming_its_largest_string_without_copying_it(tmp_path):
+    # 50 MB of text in config= cost 435 MiB at peak while json.dumps and the parser copied it;
+    # a run's configuration is bounded and refused before any copy (run-artifacts.md "Run config").
+    code = textwrap.dedent(
+        f"""
+        import resource, tally
+        blob = "x" * 50_000_000
+        try:
+            tally.Logger(algo="ppo", task="t", profile="onpolicy", log_dir={str(tmp_path / "r")!r}, panel="off",
+                         config={{"data": {{"blob": blob, "n": 3}}}})
+        except tally.ConfigError as e:
+            print(e)
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    message, peak_mib = out.stdout.strip().splitlines()
+    assert "config: about 50000" in message and "its largest string, 50000000 bytes, is at $.data.blob" in message, out
+    assert int(peak_mib) < 200, f"peak {peak_mib} MiB"
+    assert not (tmp_path / "r").exists()

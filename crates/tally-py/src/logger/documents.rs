@@ -22,6 +22,17 @@ pub(super) fn json_text(
             "{what}: {path}: expected a finite number, found the float {x} (JSON holds no NaN or infinity)"
         )));
     }
+    let mut size = Size::default();
+    size.add(v, "$");
+    if size.total > MAX_DOCUMENT_TEXT {
+        // Refused before json.dumps copies it: a document's size is bounded, and so is the
+        // memory its conversion takes (docs/contract/run-artifacts.md "Run config").
+        return Err(Failure::Config(format!(
+            "{what}: about {} bytes of text, more than the {} a run's document may hold (its \
+             largest string, {} bytes, is at {}): keep large data out of the configuration",
+            size.total, MAX_DOCUMENT_TEXT, size.largest.0, size.largest.1
+        )));
+    }
     let text: String = py
         .import("json")
         .and_then(|j| {
@@ -41,6 +52,46 @@ pub(super) fn refuse_nonfinite(doc: &Bound<'_, PyAny>, what: &str) -> Result<()>
             "{what} refused (nothing of it recorded): {path}: expected a finite number, found the float {x}"
         ))),
         None => Ok(()),
+    }
+}
+
+/// Most text (strings and keys) a document turned to JSON may hold: a quarter of what
+/// `tally validate` reads back, leaving room for JSON's escapes and the run's own members.
+const MAX_DOCUMENT_TEXT: usize = tally_schema::conformance::MAX_ARTIFACT_BYTES as usize / 4;
+
+/// The text in dicts, lists and tuples under a document, and its largest string's path.
+#[derive(Default)]
+struct Size {
+    total: usize,
+    largest: (usize, String),
+}
+
+impl Size {
+    fn add(&mut self, v: &Bound<'_, PyAny>, path: &str) {
+        if self.total > MAX_DOCUMENT_TEXT {
+            return;
+        }
+        if let Ok(s) = v.cast::<PyString>() {
+            let n = s.len().unwrap_or(0);
+            self.total += n;
+            if n > self.largest.0 {
+                self.largest = (n, path.to_owned());
+            }
+        } else if let Ok(d) = v.cast::<PyDict>() {
+            for (k, x) in d.iter() {
+                let key = k.str().map(|s| s.to_string()).unwrap_or_default();
+                self.total += key.len();
+                self.add(&x, &format!("{path}.{key}"));
+            }
+        } else if let Ok(l) = v.cast::<PyList>() {
+            for (i, x) in l.iter().enumerate() {
+                self.add(&x, &format!("{path}[{i}]"));
+            }
+        } else if let Ok(t) = v.cast::<PyTuple>() {
+            for (i, x) in t.iter().enumerate() {
+                self.add(&x, &format!("{path}[{i}]"));
+            }
+        }
     }
 }
 
