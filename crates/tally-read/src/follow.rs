@@ -63,9 +63,14 @@ impl Follow {
         files: &impl Fn() -> Result<Vec<PathBuf>, Error>,
         warn: &mut impl FnMut(String),
     ) -> Result<Option<Event>, Error> {
+        // Listed once per call: listing orders the files by their first event, opening each,
+        // so listing again for every file passed over was quadratic in a directory of many
+        // files that hold nothing yet (docs/contract/panel.md "tally watch").
+        let mut listed: Option<Vec<PathBuf>> = None;
         loop {
             if self.current.is_none() {
-                let Some(first) = files()?.into_iter().next() else {
+                let list = listed.get_or_insert(files()?);
+                let Some(first) = list.first().cloned() else {
                     return Ok(None);
                 };
                 let reader = open_event_file(&first)?;
@@ -79,8 +84,11 @@ impl Follow {
             }
             // The end of this file, or a partial record: a newer file means the writer moved
             // on (a resumed run); otherwise it is still writing.
-            let files = files()?;
-            let Some(next) = files.iter().find(|f| f.file_name() > path.file_name()) else {
+            if listed.is_none() {
+                listed = Some(files()?);
+            }
+            let list = listed.as_deref().unwrap_or_default();
+            let Some(next) = list.iter().find(|f| f.file_name() > path.file_name()) else {
                 return Ok(None);
             };
             let records = reader.records();
@@ -129,7 +137,41 @@ pub fn subrun_tag(subrun: &str, tag: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::subrun_tag;
+    use super::{subrun_tag, Follow};
+    use std::cell::Cell;
+
+    #[test]
+    fn a_directory_of_many_empty_files_is_listed_once_per_wake() {
+        // 3 000 empty event files (writers that never wrote): each file passed over used to
+        // list the directory again, every list opening every file, and `tally watch` spun.
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..3000 {
+            std::fs::write(
+                dir.path().join(format!("events.out.tfevents.{i:05}.h")),
+                b"",
+            )
+            .unwrap();
+        }
+        let listed = Cell::new(0);
+        let files = || {
+            listed.set(listed.get() + 1);
+            crate::files::dir_event_files(dir.path())
+        };
+        let mut follow = Follow::default();
+        assert_eq!(follow.peek(&files, |_| {}).unwrap(), None);
+        assert!(
+            listed.get() <= 2,
+            "listed {} times for one wake",
+            listed.get()
+        );
+        follow.wake();
+        assert_eq!(follow.peek(&files, |_| {}).unwrap(), None);
+        assert!(
+            listed.get() <= 4,
+            "listed {} times for two wakes",
+            listed.get()
+        );
+    }
 
     #[test]
     fn add_scalars_sub_runs_show_under_their_chart() {
