@@ -158,14 +158,14 @@ mod tests {
             crate::files::dir_event_files(dir.path())
         };
         let mut follow = Follow::default();
-        assert_eq!(follow.peek(&files, |_| {}).unwrap(), None);
+        assert_eq!(follow.peek(files, |_| {}).unwrap(), None);
         assert!(
             listed.get() <= 2,
             "listed {} times for one wake",
             listed.get()
         );
         follow.wake();
-        assert_eq!(follow.peek(&files, |_| {}).unwrap(), None);
+        assert_eq!(follow.peek(files, |_| {}).unwrap(), None);
         assert!(
             listed.get() <= 4,
             "listed {} times for two wakes",
