@@ -124,8 +124,14 @@ fn watch_ends_with_0_saying_so_when_its_output_goes_away() {
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // Said once by the panel (why), once by watch (that it stopped).
+    assert_eq!(stderr.matches("Broken pipe").count(), 1, "{stderr}");
     assert!(
-        stderr.contains("tally watch: writing to the terminal failed (Broken pipe"),
+        stderr.contains("tally: warning: panel: Broken pipe"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("tally watch: writing to the terminal failed; stopped"),
         "{stderr}"
     );
 }

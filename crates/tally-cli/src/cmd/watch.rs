@@ -494,12 +494,11 @@ pub fn main(c: &WatchConfig) -> Result<Exit, CliError> {
             return Ok(Exit::Success);
         }
         End::TerminalGone => {
-            let why = stopped
-                .err()
-                .map_or_else(String::new, |e| format!(" ({e})"));
+            // The panel said why (once) when it stopped (docs/contract/panel.md "A closed
+            // terminal").
             let _ = writeln!(
                 stderr,
-                "tally watch: writing to the terminal failed{why}; stopped"
+                "tally watch: writing to the terminal failed; stopped"
             );
             return Ok(Exit::Success);
         }
