@@ -239,13 +239,15 @@ pub fn count(it: u64, what: &str, v: &Bound<'_, PyAny>) -> Result<u64> {
     })
 }
 
-/// An optional integer argument `name` in `lo..=hi` (None stays None): a wrong type is a
-/// `ValueTypeError`, a value out of range a `ConfigError`, each naming `name=<value>`.
-pub fn int_arg(name: &str, v: Option<&Bound<'_, PyAny>>, lo: u64, hi: u64) -> Result<Option<u64>> {
+/// `v` when it is an int (None stays None): ints and numpy integers (anything with
+/// `__index__`); a bool is a mistake, not a count, and any other type a `ValueTypeError`.
+fn an_int<'a, 'py>(
+    name: &str,
+    v: Option<&'a Bound<'py, PyAny>>,
+) -> Result<Option<&'a Bound<'py, PyAny>>> {
     let Some(v) = v.filter(|v| !v.is_none()) else {
         return Ok(None);
     };
-    // Ints and numpy integers (anything with `__index__`); a bool is a mistake, not a count.
     if v.is_instance_of::<PyBool>() || !is_index(v) {
         return Err(Failure::ValueType(format!(
             "{name}={}: expected an int (or None), got {}",
@@ -253,6 +255,15 @@ pub fn int_arg(name: &str, v: Option<&Bound<'_, PyAny>>, lo: u64, hi: u64) -> Re
             type_name(v)
         )));
     }
+    Ok(Some(v))
+}
+
+/// An optional integer argument `name` in `lo..=hi` (None stays None): a wrong type is a
+/// `ValueTypeError`, a value out of range a `ConfigError`, each naming `name=<value>`.
+pub fn int_arg(name: &str, v: Option<&Bound<'_, PyAny>>, lo: u64, hi: u64) -> Result<Option<u64>> {
+    let Some(v) = an_int(name, v)? else {
+        return Ok(None);
+    };
     match v.extract::<u64>() {
         Ok(n) if (lo..=hi).contains(&n) => Ok(Some(n)),
         _ => Err(out_of_range(name, &repr(v), lo, hi)),
@@ -263,16 +274,9 @@ pub fn int_arg(name: &str, v: Option<&Bound<'_, PyAny>>, lo: u64, hi: u64) -> Re
 /// negative value reaches its own refusal): a wrong type is a `TypeError`, an int outside
 /// int64 a `ConfigError`, each naming the argument.
 pub fn signed_int_arg(name: &str, v: Option<&Bound<'_, PyAny>>) -> Result<Option<i64>> {
-    let Some(v) = v.filter(|v| !v.is_none()) else {
+    let Some(v) = an_int(name, v)? else {
         return Ok(None);
     };
-    if v.is_instance_of::<PyBool>() || !is_index(v) {
-        return Err(Failure::ValueType(format!(
-            "{name}={}: expected an int (or None), got {}",
-            repr(v),
-            type_name(v)
-        )));
-    }
     v.extract::<i64>().map(Some).map_err(|_| {
         Failure::Config(format!(
             "{name}={}: expected an int from {} to {}",
