@@ -419,13 +419,24 @@ impl Logger {
             self.with_terminal(|s| s.message(t, Level::Error, text));
         }
         let written = write_run_summary(&self.run_dir, &summary);
-        // The run is free for a resume (in this process too) once its summary is final.
+        let storage = written.and(config_error.map_or(Ok(()), Err));
+        self.end_close(storage, trace_error, manifest_error)
+    }
+
+    /// The end of every close, once the run's documents are final: the run's lock freed (a
+    /// resume, in this process too, may take it), the view stopped (its last frame shows the
+    /// closed run, even when writing failed), then the first error, in order: storage (only
+    /// said under `on_storage_error="warn"`), trace, a sink's failure, the manifest, the view.
+    fn end_close(
+        &mut self,
+        storage: Result<()>,
+        trace_error: Option<Error>,
+        manifest_error: Option<Error>,
+    ) -> Result<()> {
         self.lock = None;
         let failure = self.take_failure();
-        // The view's last frame shows the closed run; it stops even when the summary failed.
         let shown = self.view.take().map_or(Ok(()), |mut v| v.stop());
-        let storage_error = written.and(config_error.map_or(Ok(()), Err));
-        match storage_error {
+        match storage {
             Err(e) if self.config.on_storage_error == OnStorageError::Warn => {
                 eprintln!("tally: warning: {e}");
             }
@@ -470,20 +481,7 @@ impl Logger {
                 "Resume failed before its first step: the run is left as it was".to_owned(),
             )
         });
-        self.lock = None;
-        let failure = self.take_failure();
-        let shown = self.view.take().map_or(Ok(()), |mut v| v.stop());
-        match put_back {
-            Err(e) if self.config.on_storage_error == OnStorageError::Warn => {
-                eprintln!("tally: warning: {e}");
-            }
-            other => other?,
-        }
-        if let Some(e) = trace_error {
-            return Err(e);
-        }
-        failure?;
-        shown.map_err(Error::View)
+        self.end_close(put_back, trace_error, None)
     }
 
     /// Whether `close` has run.
