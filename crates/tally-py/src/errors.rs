@@ -202,7 +202,7 @@ impl From<Failure> for PyErr {
                     }
                     E::EventFile(_) => Kind::Storage,
                     E::Closed => Kind::Closed,
-                    E::Sink { .. } => Kind::Sink,
+                    E::Sink { .. } | E::NotDurable { .. } => Kind::Sink,
                     E::Io { .. } | E::Json { .. } => Kind::Storage,
                     // tally::Error may grow; an unknown variant is still a TallyError.
                     #[allow(unreachable_patterns)]

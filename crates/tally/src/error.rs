@@ -58,6 +58,18 @@ pub enum Error {
         /// The sink's error.
         message: String,
     },
+    /// `flush` returned with accepted steps still kept in memory after a storage fault: they
+    /// are not in the event file yet.
+    #[error(
+        "{pending} accepted steps are not in the event file yet (kept in memory and retried \
+         at the next step, flush and close): {cause}"
+    )]
+    NotDurable {
+        /// Steps kept for a retry.
+        pending: u64,
+        /// The storage fault, as last reported.
+        cause: String,
+    },
     /// The ranks of one multi-rank step disagree on something that must be equal.
     #[error("rank reduction: {0}")]
     Ranks(String),

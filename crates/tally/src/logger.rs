@@ -357,9 +357,23 @@ impl Logger {
 
     /// Wait until every step so far is written and flushed to its sinks (steps kept after a
     /// storage fault are retried first; those the disk still refuses stay kept).
+    ///
+    /// The durability point: when it returns `Ok`, every accepted step is in the event file
+    /// and fsynced; with `on_storage_error` `raise` it fails each time steps stay kept
+    /// (docs/contract/run-artifacts.md "Storage faults").
     pub fn flush(&mut self) -> Result<()> {
         self.writer.flush();
-        self.take_failure()
+        self.take_failure()?;
+        let pending = self.writer.storage().pending;
+        if pending == 0 || self.config.on_storage_error == OnStorageError::Warn {
+            return Ok(());
+        }
+        let count = self.writer.failure_count();
+        let cause = count
+            .checked_sub(1)
+            .and_then(|i| self.writer.failure(i))
+            .map_or_else(String::new, |f| f.message);
+        Err(Error::NotDurable { pending, cause })
     }
 
     /// Write the final `run_summary.json` and close every sink. Closing twice is harmless.

@@ -85,6 +85,14 @@ fn step(i: u64) -> StepInput {
     StepInput::new(i).metric("Loss/critic", i as f64)
 }
 
+/// A report of the outage, not `flush` saying that steps are still kept (it does so each time).
+fn reported(r: tally::Result<()>) -> Option<String> {
+    match r {
+        Err(tally::Error::NotDurable { .. }) | Ok(()) => None,
+        Err(e) => Some(e.to_string()),
+    }
+}
+
 fn summary(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("run_summary.json")).unwrap()).unwrap()
 }
@@ -103,9 +111,7 @@ fn a_disk_that_fails_then_recovers_gets_every_step_in_order_and_raises_once() {
         if let Err(e) = r.log.step(&step(i)) {
             errors.push(e.to_string());
         }
-        if let Err(e) = r.log.flush() {
-            errors.push(e.to_string());
-        }
+        errors.extend(reported(r.log.flush()));
     }
     r.log.close(RunStatus::Completed).unwrap();
     assert_eq!(errors.len(), 1, "reported once: {errors:?}");
@@ -121,6 +127,32 @@ fn a_disk_that_fails_then_recovers_gets_every_step_in_order_and_raises_once() {
     assert_eq!(s["persisted_iterations"], 100);
     assert_eq!(s["lost_iterations"], 0);
     assert_eq!(s["pending_iterations"], 0);
+}
+
+/// `flush` is the durability point (docs/contract/run-artifacts.md "Storage faults"): when
+/// it returns, every accepted step is in the file; while steps are kept it says so each time.
+#[test]
+fn flush_raises_while_accepted_steps_are_kept_and_returns_once_they_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = run(config(dir.path(), 20), vec![]);
+    r.log.step(&step(1)).unwrap();
+    r.log.flush().unwrap();
+    r.full.store(true, Ordering::SeqCst);
+    let first = r.log.step(&step(2)).and_then(|()| r.log.flush());
+    assert!(first.is_err(), "the outage is reported");
+    for i in 3..=5 {
+        r.log.step(&step(i)).unwrap();
+        let err = r.log.flush().unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("{} accepted steps are not in the event file", i - 1))
+                && err.contains("No space left"),
+            "{err}"
+        );
+    }
+    r.full.store(false, Ordering::SeqCst);
+    r.log.flush().unwrap();
+    assert_eq!(iterations(&r.mem), (1..=5).collect::<Vec<_>>());
+    r.log.close(RunStatus::Completed).unwrap();
 }
 
 #[test]
@@ -160,7 +192,7 @@ fn a_disk_still_full_at_close_ends_degraded_with_the_lost_steps_counted() {
     for i in 1..=100 {
         r.full.store(i >= 50, Ordering::SeqCst);
         errors += usize::from(r.log.step(&step(i)).is_err());
-        errors += usize::from(r.log.flush().is_err());
+        errors += usize::from(reported(r.log.flush()).is_some());
     }
     assert_eq!(errors, 1);
     let err = r.log.close(RunStatus::Completed).unwrap_err().to_string();
@@ -185,8 +217,9 @@ fn steps_past_the_backlog_cap_are_lost_counted_and_reported() {
     r.full.store(true, Ordering::SeqCst);
     let mut errors = Vec::new();
     for i in 2..=cap + 11 {
-        if let Err(e) = r.log.step(&step(i)).and_then(|()| r.log.flush()) {
-            errors.push(e.to_string());
+        match r.log.step(&step(i)) {
+            Err(e) => errors.push(e.to_string()),
+            Ok(()) => errors.extend(reported(r.log.flush())),
         }
     }
     r.full.store(false, Ordering::SeqCst);
@@ -340,7 +373,7 @@ fn child_fsize_writer() {
         errors += usize::from(r.is_err());
         println!("\nack {i}");
         if i % 50 == 0 {
-            errors += usize::from(log.flush().is_err());
+            errors += usize::from(reported(log.flush()).is_some());
         }
     }
     let closed = log.close(RunStatus::Completed);
