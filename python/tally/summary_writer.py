@@ -32,7 +32,7 @@ import time
 import weakref
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Optional, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, TypeVar, Union
 
 from types import ModuleType
 
@@ -184,8 +184,14 @@ class SummaryWriter:
         logdir: Optional[Union[str, "os.PathLike[str]"]] = None,
         config: Optional[Mapping[str, Any]] = None,
         redact: bool = True,
+        on_storage_error: str = "raise",
     ) -> None:
         purge = _step(purge_step, "purge_step")  # before any file is made
+        if on_storage_error not in ("raise", "warn"):
+            raise ConfigError(f"on_storage_error={on_storage_error!r}: expected 'raise' or 'warn'")
+        # What a disk that refuses writes does to the calls (the Logger's choice; the refused
+        # events are kept either way: docs/contract/run-artifacts.md "Storage faults").
+        self.on_storage_error = on_storage_error
         # Text and hparam values redacted before they are encoded (docs/contract/run-artifacts.md
         # "Secrets").
         self.redact = bool(redact)
@@ -332,7 +338,7 @@ class SummaryWriter:
         """A new event file in ``directory``; nothing at all with ``write_to_disk=False``."""
         if not self._write_to_disk:
             return _NoDisk()
-        return EventWriter(directory, self.filename_suffix)
+        return EventWriter(directory, self.filename_suffix, self.on_storage_error)
 
     # -- everything else torch's writer adds ------------------------------------------------------
     @property
@@ -625,23 +631,25 @@ class SummaryWriter:
 
     @_under_lock
     def flush(self) -> None:
-        """Write every pending step's event (W&B follows the file)."""
+        """Write every pending step's event (W&B follows the file): when it returns, every value
+        so far is in the files. While a full disk keeps events, it raises ``SinkError`` (with
+        ``on_storage_error="raise"``), after flushing every file."""
         if self._closed:
             return
-        for w in (self._main, *self._subs.values()):
-            w.flush()  # writes the step's scalar batch
+        _each((self._main, *self._subs.values()), lambda w: w.flush())
 
     @_under_lock
     def close(self) -> None:
-        """Flush and close the event files; give W&B at most ``remote_finish_timeout`` seconds
-        to receive the rest, then finish the W&B run if this writer started it."""
+        """Close the event files (each writes its step's batch and retries what a full disk
+        kept); give W&B at most ``remote_finish_timeout`` seconds to receive the rest, then
+        finish the W&B run if this writer started it. A file's error is raised after all that."""
         if self._closed:
             return
-        self.flush()
         self._closed = True
-        for w in (self._main, *self._subs.values()):
-            w.close()
-        self._finish_wandb()
+        try:
+            _each((self._main, *self._subs.values()), lambda w: w.close())
+        finally:
+            self._finish_wandb()
 
     def _ensure_open(self) -> None:
         """A record after ``close()`` reopens the writer, as torch's does: a new event file in
@@ -702,6 +710,19 @@ class _NoDisk:
     def write_session_start(self, *args: Any) -> None: ...
     def flush(self) -> None: ...
     def close(self) -> None: ...
+
+
+def _each(writers: Iterable[Any], call: Callable[[Any], None]) -> None:
+    """``call`` on every writer, then the first error raised: one file's fault never keeps
+    the others from their flush or close."""
+    first: Optional[BaseException] = None
+    for w in writers:
+        try:
+            call(w)
+        except Exception as e:  # noqa: BLE001 - re-raised below
+            first = first or e
+    if first is not None:
+        raise first
 
 
 def _redacted_hparam(key: str, v: Any) -> Any:

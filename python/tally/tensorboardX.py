@@ -45,6 +45,9 @@ class SummaryWriter(_TorchFlavour):
         *,
         wandb: Union[None, bool, Mapping[str, Any]] = None,
         remote_finish_timeout: float = DEFAULT_FINISH_TIMEOUT,
+        config: Optional[Mapping[str, Any]] = None,
+        redact: bool = True,
+        on_storage_error: str = "raise",
     ) -> None:
         super().__init__(
             log_dir if log_dir is not None else logdir,
@@ -56,6 +59,9 @@ class SummaryWriter(_TorchFlavour):
             wandb=wandb,
             remote_finish_timeout=remote_finish_timeout,
             write_to_disk=write_to_disk,
+            config=config,
+            redact=redact,
+            on_storage_error=on_storage_error,
         )
         # What add_scalars logged since the last export, as tensorboardX keeps it.
         self.scalar_dict: Dict[str, List[List[Any]]] = {}

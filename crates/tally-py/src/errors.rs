@@ -202,7 +202,8 @@ impl From<Failure> for PyErr {
                     }
                     E::EventFile(_) => Kind::Storage,
                     E::Closed => Kind::Closed,
-                    E::Sink { .. } | E::NotDurable { .. } => Kind::Sink,
+                    E::Sink { .. } | E::NotDurable { .. } | E::EventFileFault { .. } => Kind::Sink,
+                    E::EventWrite(_) => Kind::Storage,
                     E::Io { .. } | E::Json { .. } => Kind::Storage,
                     // tally::Error may grow; an unknown variant is still a TallyError.
                     #[allow(unreachable_patterns)]

@@ -20,8 +20,13 @@ use std::hash::BuildHasherDefault;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tally::kept_events::KeepingEventFile;
 use tally::runlock::RunLock;
-use tally_tfevents::{encode_summary_event, override_event, EventFileWriter, WriterOptions};
+use tally::OnStorageError;
+use tally_tfevents::{
+    encode_scalar_event, encode_scalar_event_from, encode_summary_event, override_event,
+    proto::encode_session_start, EventFileWriter, WriterOptions,
+};
 
 /// An `events.out.tfevents.*` file in a directory, written one step (event) at a time.
 #[pyclass(module = "tally._tally", name = "EventWriter", frozen)]
@@ -33,7 +38,11 @@ pub struct EventWriter {
 
 /// What the calls change: the open file, the scalar batch and the conversion buffers.
 struct Inner {
-    writer: Option<EventFileWriter>,
+    /// The open file, keeping what a full disk refuses (docs/contract/run-artifacts.md
+    /// "Storage faults").
+    writer: Option<KeepingEventFile>,
+    /// An outage the batch timer met: raised by the next call, which cannot lose it.
+    deferred: Option<tally::Error>,
     /// The directory's lock while the file is open: one writer per directory
     /// (docs/contract/run-artifacts.md "Resume").
     lock: Option<RunLock>,
@@ -110,8 +119,9 @@ struct Batch {
 }
 
 impl Inner {
-    /// Write the batch as one event (nothing when empty); on failure it stays, to be retried.
-    fn write_batch(&mut self) -> Result<(), Failure> {
+    /// Write the batch as one event (nothing when empty). The batch is done either way: an
+    /// event the disk refuses is kept by the file and written again later.
+    fn write_batch(&mut self) -> Result<(), tally::Error> {
         if self.batch.values.is_empty() {
             return Ok(());
         }
@@ -125,9 +135,35 @@ impl Inner {
             .iter()
             .map(|&(id, v)| (&*text[id as usize], v));
         // Non-empty (checked when first seen) and unique (a repeat starts a new batch).
-        w.write_resolved_scalar_iter(self.batch.step, self.batch.wall_time, pairs)?;
+        let (step, wall_time) = (self.batch.step, self.batch.wall_time);
+        let written = w.write_with(|buf| encode_scalar_event_from(step, wall_time, pairs, buf));
         self.batch.values.clear();
-        Ok(())
+        written
+    }
+
+    /// The batch written and then `event`, also when the batch's write reports an outage (its
+    /// event is kept): the first report is returned, after both were taken.
+    fn write_after_batch(&mut self, event: &[u8]) -> Result<(), Failure> {
+        let batch = self.write_batch();
+        let this = match self.writer.as_mut() {
+            Some(w) => w.write_bytes(event),
+            None => Ok(()),
+        };
+        self.raise_deferred()?;
+        batch.and(this).map_err(failure)
+    }
+
+    /// The outage the batch timer met, if any.
+    fn raise_deferred(&mut self) -> Result<(), Failure> {
+        self.deferred.take().map_or(Ok(()), |e| Err(failure(e)))
+    }
+}
+
+/// A write error as the binding raises it: tfevents' own errors as before, the rest as tally's.
+fn failure(e: tally::Error) -> Failure {
+    match e {
+        tally::Error::EventWrite(w) => Failure::Write(w),
+        e => Failure::Tally(e),
     }
 }
 
@@ -148,10 +184,9 @@ impl Batched for Inner {
     }
 
     fn write_pending(&mut self) {
-        if self.write_batch().is_err() {
-            // Kept for the next call, which retries and reports it; tried again a whole
-            // `flush_secs` later, not at once.
-            self.batch.started = Instant::now();
+        if let Err(e) = self.write_batch() {
+            // The next call raises it; the event itself is kept by the file.
+            self.deferred.get_or_insert(e);
         }
     }
 }
@@ -161,16 +196,17 @@ impl Drop for Inner {
     /// nothing can be raised here, so a failure is said on stderr.
     fn drop(&mut self) {
         let say = |e: &dyn std::fmt::Display| {
-            eprintln!(
-                "tally: warning: an unclosed event writer could not write its last step: {e}"
-            );
+            eprintln!("tally: warning: an unclosed event writer: {e}");
         };
-        if let Err(Failure::Write(e)) = self.write_batch() {
-            say(&e);
-        }
-        if let Some(Err(e)) = self.writer.take().map(EventFileWriter::close) {
-            say(&e);
-        }
+        let failures = [
+            self.deferred.take().map_or(Ok(()), Err),
+            self.write_batch(),
+            self.writer.take().map_or(Ok(()), KeepingEventFile::close),
+        ];
+        failures
+            .iter()
+            .filter_map(|r| r.as_ref().err())
+            .for_each(|e| say(e));
     }
 }
 
@@ -252,20 +288,14 @@ impl EventWriter {
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Run `f` on the open file, or fail naming the closed one.
+    /// Write a serialized event to the open file, or fail naming the closed one.
     /// The scalar batch is written first: the file keeps the calls' order.
-    fn with_open<T>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&mut EventFileWriter) -> Result<T, tally_tfevents::WriteError>,
-    ) -> PyResult<T> {
+    fn write_bytes(&self, py: Python<'_>, event: &[u8]) -> PyResult<()> {
         let mut inner = self.inner(py);
         if inner.writer.is_none() {
             return Err(self.closed_error().into());
         }
-        inner.write_batch()?;
-        let w = inner.writer.as_mut().ok_or_else(|| self.closed_error())?;
-        Ok(f(w).map_err(Failure::from)?)
+        Ok(inner.write_after_batch(event)?)
     }
 
     fn closed_error(&self) -> Failure {
@@ -293,8 +323,12 @@ impl EventWriter {
     /// Create `log_dir` if needed and a new event file in it (never overwriting one).
     /// `filename_suffix` is appended to the file name (torch's keyword).
     #[new]
-    #[pyo3(signature = (log_dir, filename_suffix=""))]
-    fn new(log_dir: PathBuf, filename_suffix: &str) -> PyResult<Self> {
+    /// `on_storage_error` is the Logger's choice for a disk that refuses writes: `"raise"`
+    /// the outage once, or `"warn"` on stderr; either way what is refused is kept and written
+    /// again (docs/contract/run-artifacts.md "Storage faults").
+    #[pyo3(signature = (log_dir, filename_suffix="", on_storage_error="raise"))]
+    fn new(log_dir: PathBuf, filename_suffix: &str, on_storage_error: &str) -> PyResult<Self> {
+        let on_error: OnStorageError = on_storage_error.parse().map_err(Failure::Config)?;
         if filename_suffix.contains(['/', '\\', '\0']) {
             return Err(Failure::Config(format!(
                 "filename_suffix {filename_suffix:?} must not contain a path separator or NUL"
@@ -317,7 +351,8 @@ impl EventWriter {
         let writer = EventFileWriter::open(&log_dir, options).map_err(Failure::from)?;
         let path = writer.path().to_owned();
         let inner = Arc::new(Mutex::new(Inner {
-            writer: Some(writer),
+            writer: Some(KeepingEventFile::new(writer, on_error)),
+            deferred: None,
             lock,
             keys: KeyCache::default(),
             scratch: Vec::new(),
@@ -362,6 +397,7 @@ impl EventWriter {
         if inner.writer.is_none() {
             return Err(self.closed_error().into());
         }
+        let mut written = Ok(());
         if inner.batch.values.is_empty() && inner.tags.text.len() > MAX_TAGS {
             // No batch refers to a tag number now: start the tables afresh.
             inner.tags = Tags::default();
@@ -375,7 +411,8 @@ impl EventWriter {
                 || walltime.is_some_and(|w| w != batch.wall_time)
                 || now.duration_since(batch.started).as_secs_f64() >= flush_secs)
         {
-            inner.write_batch()?;
+            // Raised after this value joins the next batch: the call's value is accepted.
+            written = inner.write_batch();
         }
         if inner.batch.values.is_empty() {
             let b = &mut inner.batch;
@@ -392,7 +429,8 @@ impl EventWriter {
         }
         inner.tags.last_batch[id as usize] = inner.batch.number;
         inner.batch.values.push((id, value));
-        Ok(())
+        inner.raise_deferred()?;
+        Ok(written.map_err(failure)?)
     }
 
     /// Write one event at `step` holding every `tag: value` of `scalars` (f32 simple values).
@@ -409,18 +447,17 @@ impl EventWriter {
         if inner.writer.is_none() {
             return Err(self.closed_error().into());
         }
-        inner.write_batch()?;
         inner.scratch.clear();
         for (k, v) in scalars.iter() {
             let key = inner.keys.key(0, "scalars", &k)?;
             let value = number(0, &|| format!("scalar '{key}' at step {step}"), &v)?;
             inner.scratch.push((key, value));
         }
+        // Dict keys: unique, and non-empty as `keys.key` checks.
         let pairs: Vec<(&str, f64)> = inner.scratch.iter().map(|(k, v)| (&**k, *v)).collect();
-        let w = inner.writer.as_mut().ok_or_else(|| self.closed_error())?;
-        w.write_scalars(step, wall_time, &pairs)
-            .map_err(Failure::from)?;
-        Ok(())
+        let mut event = Vec::new();
+        encode_scalar_event(step, wall_time, &pairs, &mut event);
+        Ok(inner.write_after_batch(&event)?)
     }
 
     /// Write one event holding the serialized `Summary` `summary` (no step field when `step` is None).
@@ -433,8 +470,7 @@ impl EventWriter {
         summary: &[u8],
     ) -> PyResult<()> {
         let step = opt_step(step)?;
-        let event = encode_summary_event(step, wall_time, summary);
-        self.with_open(py, |w| w.write_event_bytes(&event))
+        self.write_bytes(py, &encode_summary_event(step, wall_time, summary))
     }
 
     /// Write a serialized `Event`, its `step` and `wall_time` replaced when given.
@@ -447,8 +483,7 @@ impl EventWriter {
         wall_time: Option<f64>,
     ) -> PyResult<()> {
         let step = opt_step(step)?;
-        let event = override_event(event, step, wall_time);
-        self.with_open(py, |w| w.write_event_bytes(&event))
+        self.write_bytes(py, &override_event(event, step, wall_time))
     }
 
     /// Write a session-start event at `step`: TensorBoard then drops the events of earlier
@@ -460,30 +495,43 @@ impl EventWriter {
         wall_time: f64,
     ) -> PyResult<()> {
         let step = event_step("step", step)?;
-        self.with_open(py, |w| w.write_session_start(step, wall_time))
+        self.write_bytes(py, &encode_session_start(step, wall_time))
     }
 
-    /// Write the scalar batch, and push written records to the OS (records are never buffered).
+    /// Write the scalar batch and what a full disk kept: when it returns, every value so far
+    /// is in the file (handed to the OS). While the disk keeps refusing, it raises each time
+    /// (with `on_storage_error="raise"`).
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         let mut inner = self.inner(py);
-        inner.write_batch()?;
+        let batch = inner.write_batch();
+        inner.raise_deferred()?;
+        batch.map_err(failure)?;
         if let Some(w) = inner.writer.as_mut() {
-            w.flush().map_err(Failure::from)?;
+            w.flush().map_err(failure)?;
         }
         Ok(())
     }
 
-    /// Write the scalar batch and close the file (left open if the batch cannot be written).
-    /// Closing twice is harmless.
+    /// Write the scalar batch, retry what a full disk kept one last time, and close the file;
+    /// what is still kept is lost and said. Closing twice is harmless.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let (writer, lock) = {
+        let (batch, deferred, writer, lock) = {
             let mut inner = self.inner(py);
-            inner.write_batch()?;
-            (inner.writer.take(), inner.lock.take())
+            let batch = inner.write_batch();
+            (
+                batch,
+                inner.deferred.take(),
+                inner.writer.take(),
+                inner.lock.take(),
+            )
         };
-        let closed = writer.map_or(Ok(()), EventFileWriter::close);
+        let closed = writer.map_or(Ok(()), KeepingEventFile::close);
         drop(lock); // the directory is free once its file is closed
-        closed.map_err(Failure::from)?;
+        deferred
+            .map_or(Ok(()), Err)
+            .and(batch)
+            .and(closed)
+            .map_err(failure)?;
         Ok(())
     }
 

@@ -44,7 +44,8 @@ pub use reader::{
     is_event_file_name, open_event_file, read_scalars_from_file, Damage, EventReader, ScalarReader,
 };
 pub use scalar::{
-    encode_scalar_event, into_scalars, scalar_value, scalars_of, tensor_scalar, ScalarEvent,
+    encode_scalar_event, encode_scalar_event_from, into_scalars, scalar_value, scalars_of,
+    tensor_scalar, ScalarEvent,
 };
 pub use scalar_fast::WireScalars;
 pub use scalar_ref::ScalarRef;

@@ -75,6 +75,11 @@ pub fn session_start_event(step: i64, wall_time: f64) -> Event {
     }
 }
 
+/// [`session_start_event`] serialized, for writers that take events as bytes.
+pub fn encode_session_start(step: i64, wall_time: f64) -> Vec<u8> {
+    prost::Message::encode_to_vec(&session_start_event(step, wall_time))
+}
+
 /// A set of tagged values recorded at one step (`tensorflow.Summary`).
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct Summary {

@@ -19,6 +19,19 @@ pub enum Error {
     /// The event file could not be created (a bad host name is a configuration error).
     #[error(transparent)]
     EventFile(#[from] tally_tfevents::OpenError),
+    /// A write to an event file failed in a way that keeping the event cannot help (a record
+    /// over the size cap, an fsync, a bad tag).
+    #[error(transparent)]
+    EventWrite(tally_tfevents::WriteError),
+    /// A writer's event file refused writes: what it refused is kept, or lost as said
+    /// (docs/contract/run-artifacts.md "Storage faults").
+    #[error("{}: {message}", .path.display())]
+    EventFileFault {
+        /// The event file.
+        path: PathBuf,
+        /// What happened to the refused events.
+        message: String,
+    },
     /// A name that would become a path component is unusable.
     #[error("invalid {kind} '{value}': {reason}")]
     InvalidName {

@@ -12,6 +12,7 @@ pub mod board;
 pub mod error;
 pub mod host;
 pub mod input;
+pub mod kept_events;
 pub mod logger;
 pub mod record;
 pub mod redact;

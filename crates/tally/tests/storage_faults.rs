@@ -144,8 +144,10 @@ fn flush_raises_while_accepted_steps_are_kept_and_returns_once_they_are_written(
         r.log.step(&step(i)).unwrap();
         let err = r.log.flush().unwrap_err().to_string();
         assert!(
-            err.contains(&format!("{} accepted steps are not in the event file", i - 1))
-                && err.contains("No space left"),
+            err.contains(&format!(
+                "{} accepted steps are not in the event file",
+                i - 1
+            )) && err.contains("No space left"),
             "{err}"
         );
     }
