@@ -12,7 +12,8 @@ mod stderr;
 pub use error::{CliError, Exit};
 
 use cmd::{
-    demo, diagnose, export, extract, scaling, schema, soak, sync, trace_stats, validate, watch,
+    demo, diagnose, export, extract, runs, scaling, schema, soak, sync, trace_stats, validate,
+    watch,
 };
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -197,6 +198,26 @@ enum Command {
         /// Progress bar on stderr: auto (when stderr is a terminal), always, never.
         #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
         progress: ProgressMode,
+    },
+    /// One row per run under the paths: status, last step, points, duration, configuration
+    /// (run_config.json) and, for the tags chosen, last / min / max / final mean
+    /// (docs/contract/consumers.md "The runs table").
+    Runs {
+        /// Event files, or directories searched recursively for `events.out.tfevents.*`.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Summarize the tags matching these globs (`*` matches anything).
+        #[arg(long, num_args = 1..)]
+        tags: Vec<String>,
+        /// Skip a run whose steps go back across its files (without a purge marker).
+        #[arg(long)]
+        strict: bool,
+        /// Print a JSON array of flat objects (every column).
+        #[arg(long, conflicts_with = "csv")]
+        json: bool,
+        /// Print CSV (every column).
+        #[arg(long)]
+        csv: bool,
     },
     /// Send runs' event files to W&B exactly once, in step order, continuing from what each run
     /// already sent (its cursor in RUN_DIR/.tally/); any run: tally's or another writer's.
@@ -533,6 +554,20 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
                 progress: progress.enabled(),
             };
             to_stdout(|out| sync::main(&c, extensions.remote_sinks, out))
+        }
+        Command::Runs {
+            paths,
+            tags,
+            strict,
+            json,
+            csv,
+        } => {
+            let output = match (json, csv) {
+                (true, _) => runs::Output::Json,
+                (_, true) => runs::Output::Csv,
+                _ => runs::Output::Table,
+            };
+            to_stdout(|out| runs::run(&paths, &tags, strict, output, out))
         }
         Command::TraceStats { file, json } => to_stdout(|out| trace_stats::run(&file, json, out)),
         Command::Soak {

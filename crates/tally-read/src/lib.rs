@@ -20,6 +20,7 @@ pub mod follow;
 pub mod legacy;
 pub mod meta;
 pub mod observer;
+pub mod runs;
 pub mod scalars;
 pub mod scaling;
 pub mod tails;

@@ -107,6 +107,49 @@ pub fn require_schema_v1(summary_path: &Path, summary: Option<&Value>) -> Result
     }
 }
 
+/// `dir/run_config.json` flattened to dotted keys in the file's order (`run.algo`,
+/// `config.training.lr`), for the runs table and `read_runs(config=True)`; empty when the run
+/// has no such file. An empty object is a value, not a level. A key spelled both nested and
+/// dotted is refused: keeping either would hide the other.
+pub fn flat_config(dir: &Path) -> Result<Vec<(String, Value)>, Error> {
+    let path = dir.join("run_config.json");
+    let Some(doc) = read_json(&path)? else {
+        return Ok(Vec::new());
+    };
+    let Value::Object(top) = doc else {
+        return Err(Error::Refused(format!(
+            "{}: expected a JSON object, found {}",
+            path.display(),
+            describe(&doc)
+        )));
+    };
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![(String::new(), top.into_iter())];
+    while let Some((prefix, mut members)) = stack.pop() {
+        let Some((k, v)) = members.next() else {
+            continue;
+        };
+        let key = format!("{prefix}{k}");
+        stack.push((prefix, members));
+        match v {
+            Value::Object(inner) if !inner.is_empty() => {
+                stack.push((format!("{key}."), inner.into_iter()));
+            }
+            v => {
+                if !seen.insert(key.clone()) {
+                    return Err(Error::Refused(format!(
+                        "{}: key '{key}' appears both nested and as a dotted name",
+                        path.display()
+                    )));
+                }
+                out.push((key, v));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A short description of a JSON value's type and content, for messages.
 pub fn describe(v: &Value) -> String {
     match v {

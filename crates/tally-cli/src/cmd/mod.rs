@@ -4,6 +4,7 @@ pub mod demo;
 pub mod diagnose;
 pub mod export;
 pub mod extract;
+pub mod runs;
 pub mod scaling;
 pub mod schema;
 pub mod soak;

@@ -1,0 +1,111 @@
+//! `tally runs`: one row per run, as a table, JSON or CSV (`docs/contract/consumers.md` "The
+//! runs table").
+
+use std::path::Path;
+use std::process::Command;
+use tally_tfevents::{EventFileWriter, WriterOptions};
+
+/// A run of `ret` = `base + step` for steps 0..=10, with `lr` in its run_config.json.
+fn run(dir: &Path, base: f64, lr: f64) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut w = EventFileWriter::open(dir, WriterOptions::from_env()).unwrap();
+    for step in 0..=10 {
+        let v = base + step as f64;
+        w.write_scalars(step, 100.0 + step as f64, &[("ret", v), ("loss", -v)])
+            .unwrap();
+    }
+    w.close().unwrap();
+    let config = format!(r#"{{"config": {{"lr": {lr}, "env": "cartpole"}}}}"#);
+    std::fs::write(dir.join("run_config.json"), config).unwrap();
+}
+
+fn runs(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tally"))
+        .arg("runs")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn json_has_one_flat_object_per_run_with_config_and_the_chosen_tags_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    run(&tmp.path().join("a"), 0.0, 0.1);
+    run(&tmp.path().join("b"), 5.0, 0.2);
+    let out = runs(&[tmp.path().to_str().unwrap(), "--tags", "re*", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 2);
+    let b = &rows[1];
+    assert_eq!(b["run"], "b");
+    assert_eq!(b["config.config.lr"], 0.2);
+    assert_eq!((&b["last_step"], &b["points"]), (&10.into(), &22.into()));
+    assert_eq!(
+        (&b["ret:last"], &b["ret:max"], &b["ret:min"]),
+        (&15.0.into(), &15.0.into(), &5.0.into())
+    );
+    assert_eq!(
+        (&b["ret:count"], &b["ret:max_step"]),
+        (&11.into(), &10.into())
+    );
+    assert!(b.get("loss:last").is_none(), "only the chosen tags");
+    assert_eq!(b["duration"], 10.0);
+}
+
+#[test]
+fn the_table_shows_the_config_keys_that_differ_and_csv_every_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    run(&tmp.path().join("a"), 0.0, 0.1);
+    run(&tmp.path().join("b"), 5.0, 0.2);
+    let out = runs(&[tmp.path().to_str().unwrap(), "--tags", "ret"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let header = text.lines().next().unwrap();
+    assert!(
+        header.contains("config.lr") && header.contains("ret:last"),
+        "{text}"
+    );
+    assert!(
+        !header.contains("config.env"),
+        "the same in every run: {text}"
+    );
+    assert!(text.lines().nth(2).unwrap().contains("15"), "{text}");
+    let out = runs(&[tmp.path().to_str().unwrap(), "--csv"]);
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        csv.starts_with(
+            "run,dir,status,start,duration,last_step,points,config.config.lr,config.config.env\n"
+        ),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 3);
+}
+
+#[test]
+fn a_run_that_cannot_be_read_is_skipped_and_named_the_others_listed() {
+    let tmp = tempfile::tempdir().unwrap();
+    run(&tmp.path().join("a"), 0.0, 0.1);
+    let bad = tmp.path().join("b");
+    std::fs::create_dir_all(&bad).unwrap();
+    // A whole record whose data CRC is wrong: a corrupt record, not a truncated tail.
+    let mut w = tally_tfevents::RecordWriter::new(Vec::new());
+    w.write_record(b"not an event").unwrap();
+    let mut bytes = w.into_inner();
+    let n = bytes.len();
+    bytes[n - 1] ^= 0xff;
+    bytes.extend_from_slice(&bytes.clone());
+    std::fs::write(bad.join("events.out.tfevents.1.h"), bytes).unwrap();
+    let out = runs(&[tmp.path().to_str().unwrap(), "--json"]);
+    assert!(out.status.success());
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 1);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("run skipped") && err.contains("events.out.tfevents.1.h"),
+        "{err}"
+    );
+}
