@@ -1,4 +1,4 @@
-"""Reading runs back as Arrow tables: :func:`read` and :func:`read_runs`.
+"""Reading runs back as Arrow tables: :func:`read`, :func:`read_runs` and :func:`runs`.
 
 The event files are read in Rust (``tally._tally.read_columns``) with the GIL released: a
 directory's event files are one run (a resumed run's files, ordered by first wall time), read
@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from tally._require import require
-from tally._tally import ColumnBuffer, StorageError, read_columns
+from tally._tally import ColumnBuffer, StorageError, flat_config, read_columns, runs_table
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -61,16 +61,25 @@ _WARNINGS = {
 
 
 def _read_columns(paths: List[PathLike], tags: Optional[List[str]], strict: bool, skip: bool = False) -> Dict[str, Any]:
+    _check_strict(strict)
+    cols = read_columns(paths, tags, strict, skip)
+    _warn_findings(cols, stacklevel=4)
+    return cols
+
+
+def _check_strict(strict: Any) -> None:
     if not isinstance(strict, bool):
         raise TypeError(f"tally.read: strict must be True or False, got {type(strict).__name__} {strict!r}")
-    cols = read_columns(paths, tags, strict, skip)
-    # stacklevel 3: each warning points at the caller of tally.read / read_runs.
-    for file, offset, kind, detail in cols["damage"]:
+
+
+def _warn_findings(found: Dict[str, Any], stacklevel: int) -> None:
+    """The reader's damage and skipped runs as warnings, each pointing at the caller of
+    tally.read / read_runs / runs (``stacklevel`` frames up)."""
+    for file, offset, kind, detail in found["damage"]:
         what, category = _WARNINGS.get(kind, (kind, RuntimeWarning))
-        warnings.warn(f"{file}: {what} at byte {offset}: {detail}", category, stacklevel=3)
-    for run, why in cols["skipped"]:
-        warnings.warn(f"{run}: run skipped: {why}", UnreadableRunWarning, stacklevel=3)
-    return cols
+        warnings.warn(f"{file}: {what} at byte {offset}: {detail}", category, stacklevel=stacklevel)
+    for run, why in found["skipped"]:
+        warnings.warn(f"{run}: run skipped: {why}", UnreadableRunWarning, stacklevel=stacklevel)
 
 
 def _pyarrow() -> ModuleType:
@@ -224,34 +233,9 @@ def _run_config(run: Path, errors: str) -> Dict[str, Any]:
 
 
 def _flat_config(path: Path) -> Dict[str, Any]:
-    """``run_config.json`` flattened to dotted keys; empty when the run has none."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as e:
-        raise StorageError(f"{path}: cannot read: {e}") from e
-    try:
-        doc = json.loads(text)
-    except ValueError as e:
-        raise StorageError(f"{path}: not valid JSON: {e}") from e
-    if not isinstance(doc, dict):
-        raise StorageError(f"{path}: expected a JSON object, found {type(doc).__name__}")
-    flat: Dict[str, Any] = {}
-    _flatten(doc, "", flat, path)
-    return flat
-
-
-def _flatten(node: Dict[str, Any], prefix: str, out: Dict[str, Any], path: Path) -> None:
-    for k, v in node.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict) and v:
-            _flatten(v, f"{key}.", out, path)
-        elif key in out:
-            # A literal dotted key and a nested one collide; keeping either would hide the other.
-            raise StorageError(f"{path}: key {key!r} appears both nested and as a dotted name")
-        else:
-            out[key] = v
+    """``run_config.json`` flattened to dotted keys (docs/contract/consumers.md "The runs
+    table"); empty when the run has none."""
+    return dict(json.loads(flat_config(path.parent)))
 
 
 def _per_run_array(pa: ModuleType, values: List[Any]) -> Any:
@@ -260,3 +244,36 @@ def _per_run_array(pa: ModuleType, values: List[Any]) -> Any:
         return pa.array(values)
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return pa.array([None if v is None else json.dumps(v) for v in values], pa.string())
+
+
+def runs(
+    paths: Union[PathLike, Iterable[PathLike]],
+    tags: Union[str, Sequence[str], None] = None,
+    *,
+    strict: bool = False,
+) -> Any:
+    """The runs table: one row per run under ``paths`` (as :func:`read` finds runs), a
+    ``pyarrow.Table`` (docs/contract/consumers.md "The runs table").
+
+    Columns: ``run``, ``dir``, ``status`` (``run_summary.json``'s, null for another writer's
+    run), ``start`` (the first scalar's wall time, a UTC timestamp), ``duration`` (seconds to the
+    last scalar), ``last_step``, ``points``, then ``config.<dotted.key>`` for each key of
+    ``run_config.json``, and for each tag matching ``tags`` (``*`` globs; none: no tag columns)
+    ``<tag>:count``, ``:last``, ``:min``, ``:max`` (finite values), ``:max_step``,
+    ``:final_mean`` (the mean over the last 10 % of the tag's steps), ``:last_step`` and
+    ``:nonfinite``. A run that cannot be read is skipped with an :class:`UnreadableRunWarning`.
+    """
+    _check_strict(strict)
+    pa = _pyarrow()
+    globs = _tags(tags)
+    found = runs_table(_paths(paths), [] if globs is None else globs, strict)
+    _warn_findings(found, stacklevel=3)
+    rows = json.loads(found["rows"])
+    keys: Dict[str, None] = {}
+    for r in rows:
+        keys.update(dict.fromkeys(r))
+    columns = {k: _per_run_array(pa, [r.get(k) for r in rows]) for k in keys}
+    if "start" in columns:
+        micros = [None if r.get("start") is None else round(r["start"] * 1e6) for r in rows]
+        columns["start"] = pa.array(micros, pa.timestamp("us", tz="UTC"))
+    return pa.table(columns)

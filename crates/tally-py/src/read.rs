@@ -90,21 +90,7 @@ fn read_columns<'py>(
     out.set_item("rows", c.rows())?;
     let dirs: Vec<_> = c.run_dirs.iter().map(|d| d.to_string_lossy()).collect();
     out.set_item("run_dirs", dirs)?;
-    let damage: Vec<_> = c
-        .damage
-        .iter()
-        .map(|d| {
-            let file = d.path().map(|p| p.to_string_lossy().into_owned());
-            (file, d.offset(), d.kind_name(), d.detail())
-        })
-        .collect();
-    out.set_item("damage", damage)?;
-    let skipped: Vec<_> = c
-        .skipped
-        .iter()
-        .map(|(dir, why)| (dir.to_string_lossy().into_owned(), why.as_str()))
-        .collect();
-    out.set_item("skipped", skipped)?;
+    set_findings(&out, &c.damage, &c.skipped)?;
     for (key, dict) in [("runs", c.runs), ("tags", c.tags)] {
         let count = dict.len();
         let offsets = buffer(py, Data::I32(dict.offsets))?;
@@ -126,8 +112,85 @@ fn read_columns<'py>(
     Ok(out)
 }
 
-/// Adds `read_columns` and `ColumnBuffer` to the module.
+/// `damage` (one `(file, offset, kind, detail)` per finding: `truncated_tail`, `steps_back`,
+/// `purged`) and `skipped` (one `(run directory, message)` per run not read) into `out`.
+fn set_findings(
+    out: &Bound<'_, PyDict>,
+    damage: &[tally_tfevents::Damage],
+    skipped: &[(PathBuf, String)],
+) -> PyResult<()> {
+    let damage: Vec<_> = damage
+        .iter()
+        .map(|d| {
+            let file = d.path().map(|p| p.to_string_lossy().into_owned());
+            (file, d.offset(), d.kind_name(), d.detail())
+        })
+        .collect();
+    out.set_item("damage", damage)?;
+    let skipped: Vec<_> = skipped
+        .iter()
+        .map(|(dir, why)| (dir.to_string_lossy().into_owned(), why.as_str()))
+        .collect();
+    out.set_item("skipped", skipped)
+}
+
+/// A reader's error as `StorageError`.
+fn storage_error(py: Python<'_>, e: tally_read::Error) -> PyErr {
+    match class(py, Kind::Storage) {
+        Ok(cls) => PyErr::from_type(cls, e.to_string()),
+        Err(e) => e,
+    }
+}
+
+/// The runs table of `paths` (`tally_read::runs`) with the tags matching `tags` summarized:
+/// a dict of `rows` (a JSON array of flat objects, columns in order), `damage` and `skipped`
+/// as [`read_columns`] gives them. Runs that cannot be read are skipped.
+#[pyfunction]
+#[pyo3(signature = (paths, tags, strict=false))]
+fn runs_table<'py>(
+    py: Python<'py>,
+    paths: Vec<PathBuf>,
+    tags: Vec<String>,
+    strict: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let opts = ReadOptions {
+        strict,
+        skip_unreadable: true,
+    };
+    let t = py
+        .detach(|| tally_read::runs::runs_table(&paths, &tags, opts))
+        .map_err(|e| storage_error(py, e))?;
+    let rows: Vec<serde_json::Map<String, serde_json::Value>> = t
+        .rows
+        .iter()
+        .map(|r| r.flat().into_iter().collect())
+        .collect();
+    let out = PyDict::new(py);
+    out.set_item("rows", serde_json::Value::from(rows).to_string())?;
+    set_findings(&out, &t.damage, &t.skipped)?;
+    Ok(out)
+}
+
+/// `dir/run_config.json` flattened to dotted keys (`tally_read::meta::flat_config`), as a
+/// JSON array of `[key, value]` pairs; `StorageError` naming the file when it cannot be read.
+#[pyfunction]
+fn flat_config(py: Python<'_>, dir: PathBuf) -> PyResult<String> {
+    let pairs = py
+        .detach(|| tally_read::meta::flat_config(&dir))
+        .map_err(|e| storage_error(py, e))?;
+    Ok(serde_json::Value::from(
+        pairs
+            .into_iter()
+            .map(|(k, v)| serde_json::Value::from(vec![serde_json::Value::from(k), v]))
+            .collect::<Vec<_>>(),
+    )
+    .to_string())
+}
+
+/// Adds `read_columns`, `runs_table`, `flat_config` and `ColumnBuffer` to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ColumnBuffer>()?;
-    m.add_function(wrap_pyfunction!(read_columns, m)?)
+    m.add_function(wrap_pyfunction!(read_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(runs_table, m)?)?;
+    m.add_function(wrap_pyfunction!(flat_config, m)?)
 }
