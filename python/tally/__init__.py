@@ -16,6 +16,7 @@ values to TensorBoard event files (or W&B), and keeps the state the live panel r
 Also here: :class:`SummaryWriter` (torch's scalar API over tally's event writer),
 :func:`read` / :func:`read_runs` (event files back as pyarrow Tables, for pandas and polars),
 :func:`runs` (the runs table: one row per run, its configuration and chosen tags' figures),
+:func:`compare` (seed statistics: runs grouped by configuration, means and IQMs with bootstrap intervals),
 :mod:`tally.distributed` (multi-rank reduction over torch.distributed or MPI), and the error
 tree rooted at :class:`TallyError`.
 """
@@ -35,7 +36,7 @@ from tally._tally import (
     ValueTypeError,
     __version__,
 )
-from tally._read import PurgedPointsWarning, StepsGoBackWarning, TruncatedEventFileWarning, UnreadableRunWarning, read, read_runs, runs
+from tally._read import PurgedPointsWarning, StepsGoBackWarning, TruncatedEventFileWarning, UnreadableRunWarning, compare, read, read_runs, runs
 from tally._wandb import WandbSink
 from tally.summary_writer import SummaryWriter
 
@@ -49,6 +50,7 @@ __all__ = [
     "read",
     "read_runs",
     "runs",
+    "compare",
     "TruncatedEventFileWarning",
     "StepsGoBackWarning",
     "PurgedPointsWarning",

@@ -1,4 +1,5 @@
-"""Reading runs back as Arrow tables: :func:`read`, :func:`read_runs` and :func:`runs`.
+"""Reading runs back as Arrow tables: :func:`read`, :func:`read_runs`, :func:`runs` and
+:func:`compare`.
 
 The event files are read in Rust (``tally._tally.read_columns``) with the GIL released: a
 directory's event files are one run (a resumed run's files, ordered by first wall time), read
@@ -22,7 +23,7 @@ from types import ModuleType
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from tally._require import require
-from tally._tally import ColumnBuffer, StorageError, flat_config, read_columns, runs_table
+from tally._tally import ColumnBuffer, StorageError, compare_runs, flat_config, read_columns, runs_table
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -276,4 +277,54 @@ def runs(
     if "start" in columns:
         micros = [None if r.get("start") is None else round(r["start"] * 1e6) for r in rows]
         columns["start"] = pa.array(micros, pa.timestamp("us", tz="UTC"))
+    return pa.table(columns)
+
+
+def compare(
+    paths: Union[PathLike, Iterable[PathLike]],
+    metric: str,
+    by: Union[str, Sequence[str]] = (),
+    at: Union[str, int] = "final",
+    *,
+    reps: int = 50_000,
+    seed: int = 0,
+    curve_points: int = 100,
+) -> Any:
+    """Seed statistics: the runs under ``paths`` grouped by the configuration keys ``by``, each
+    run scored on ``metric``, a ``pyarrow.Table`` with one row per group, best mean first
+    (docs/contract/consumers.md "Comparing runs").
+
+    ``by``: flat configuration columns of :func:`runs` (``"config.config.lr"``), or the same
+    without the leading ``config.`` (``"config.lr"``, ``"run.algo"``). ``at``: ``"final"`` (the
+    mean over the last 10 % of a run's steps), ``"auc"`` (the curve's mean height) or a step
+    (the last value at or before it; runs that have not reached it are left out with a
+    warning). Columns: each ``by`` key, ``n``, ``mean`` with ``mean_low``/``mean_high`` (its
+    95 % percentile-bootstrap interval), ``std`` (n - 1), ``iqm`` (interquartile mean, as
+    ``scipy.stats.trim_mean(x, 0.25)``) with ``iqm_low``/``iqm_high``, ``runs``, ``scores`` and
+    ``curve`` (the group's mean and std on ``curve_points`` aligned steps). The bootstrap draws
+    ``reps`` resamples of the group's runs with ``numpy.random.RandomState(seed).randint``'s
+    stream, as rliable does for one task.
+    """
+    if isinstance(by, str):
+        by = [by]
+    if not isinstance(metric, str) or not metric:
+        raise TypeError(f"tally.compare: metric must be a non-empty str, got {metric!r}")
+    for name, v in (("reps", reps), ("seed", seed), ("curve_points", curve_points)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < (1 if name == "reps" else 0):
+            raise ValueError(f"tally.compare: {name}={v!r}; expected an integer >= {1 if name == 'reps' else 0}")
+    if seed >= 2**32:
+        raise ValueError(f"tally.compare: seed={seed!r}; expected an integer below 2**32 (numpy's RandomState)")
+    pa = _pyarrow()
+    found = compare_runs(_paths(paths), metric, list(by), str(at), reps, seed, curve_points)
+    _warn_findings({"damage": [], "skipped": found["skipped"]}, stacklevel=3)
+    for run, why in found["unscored"]:
+        warnings.warn(f"{run}: not scored: {why}", UnreadableRunWarning, stacklevel=2)
+    groups = json.loads(found["groups"])
+    columns: Dict[str, Any] = {k: _per_run_array(pa, [g["key"][k] for g in groups]) for k in by}
+    for k in ("n", "mean", "mean_low", "mean_high", "std", "iqm", "iqm_low", "iqm_high"):
+        columns[k] = pa.array([g[k] for g in groups], pa.int64() if k == "n" else pa.float64())
+    columns["runs"] = pa.array([g["runs"] for g in groups], pa.list_(pa.string()))
+    columns["scores"] = pa.array([g["scores"] for g in groups], pa.list_(pa.float64()))
+    point = pa.struct([("step", pa.int64()), ("n", pa.int64()), ("mean", pa.float64()), ("std", pa.float64())])
+    columns["curve"] = pa.array([g["curve"] for g in groups], pa.list_(point))
     return pa.table(columns)

@@ -12,8 +12,8 @@ mod stderr;
 pub use error::{CliError, Exit};
 
 use cmd::{
-    demo, diagnose, export, extract, runs, scaling, schema, soak, sync, trace_stats, validate,
-    watch,
+    compare, demo, diagnose, export, extract, runs, scaling, schema, soak, sync, trace_stats,
+    validate, watch,
 };
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -218,6 +218,33 @@ enum Command {
         /// Print CSV (every column).
         #[arg(long)]
         csv: bool,
+    },
+    /// Seed statistics: runs grouped by configuration keys, each scored on a tag, per group the
+    /// mean and interquartile mean with 95 % bootstrap intervals, best first
+    /// (docs/contract/consumers.md "Comparing runs").
+    Compare {
+        /// Event files, or directories searched recursively for `events.out.tfevents.*`.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The tag each run is scored on.
+        #[arg(long)]
+        metric: String,
+        /// Group by these configuration keys (`config.lr`, `run.algo`; `tally runs --json`
+        /// lists a run's keys); none: all runs are one group.
+        #[arg(long, num_args = 1..)]
+        by: Vec<String>,
+        /// The score: final (mean of the last 10 % of steps), auc (mean height) or a step.
+        #[arg(long, default_value = "final", value_parser = |s: &str| s.parse::<tally_read::compare::At>())]
+        at: tally_read::compare::At,
+        /// Bootstrap resamples.
+        #[arg(long, default_value_t = 50_000)]
+        reps: usize,
+        /// The bootstrap's seed (numpy RandomState's stream).
+        #[arg(long, default_value_t = 0)]
+        seed: u32,
+        /// Print the groups as JSON (with their runs, scores and aligned curves).
+        #[arg(long)]
+        json: bool,
     },
     /// Send runs' event files to W&B exactly once, in step order, continuing from what each run
     /// already sent (its cursor in RUN_DIR/.tally/); any run: tally's or another writer's.
@@ -554,6 +581,24 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
                 progress: progress.enabled(),
             };
             to_stdout(|out| sync::main(&c, extensions.remote_sinks, out))
+        }
+        Command::Compare {
+            paths,
+            metric,
+            by,
+            at,
+            reps,
+            seed,
+            json,
+        } => {
+            let s = tally_read::compare::Settings {
+                by,
+                at,
+                reps,
+                seed,
+                ..tally_read::compare::Settings::new(metric)
+            };
+            to_stdout(|out| compare::run(&paths, &s, json, out))
         }
         Command::Runs {
             paths,

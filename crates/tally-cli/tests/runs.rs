@@ -109,3 +109,42 @@ fn a_run_that_cannot_be_read_is_skipped_and_named_the_others_listed() {
         "{err}"
     );
 }
+
+#[test]
+fn compare_groups_runs_by_config_best_mean_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    run(&tmp.path().join("a1"), 0.0, 0.1);
+    run(&tmp.path().join("a2"), 2.0, 0.1);
+    run(&tmp.path().join("b1"), 5.0, 0.2);
+    let out = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["compare", tmp.path().to_str().unwrap(), "--metric", "ret"])
+        .args(["--by", "config.lr", "--reps", "200", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let groups: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(groups.len(), 2);
+    // Final 10 % of steps 0..=10: steps 9 and 10, so base + 9.5.
+    assert_eq!(groups[0]["key"]["config.lr"], 0.2);
+    assert_eq!(groups[0]["mean"], 14.5);
+    assert_eq!(groups[1]["n"], 2);
+    assert_eq!(groups[1]["mean"], 10.5);
+    assert_eq!(groups[1]["runs"], serde_json::json!(["a1", "a2"]));
+    let bad = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args([
+            "compare",
+            tmp.path().to_str().unwrap(),
+            "--metric",
+            "ret",
+            "--at",
+            "last",
+        ])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("at=\"last\""));
+}

@@ -171,6 +171,44 @@ fn runs_table<'py>(
     Ok(out)
 }
 
+/// Seed statistics (`tally_read::compare`): a dict of `groups` (a JSON array, best mean
+/// first, each as `Group::to_json`), `unscored` (`(run, why)`) and `skipped`.
+#[pyfunction]
+#[pyo3(signature = (paths, metric, by, at, reps, seed, curve_points))]
+#[allow(clippy::too_many_arguments)]
+fn compare_runs<'py>(
+    py: Python<'py>,
+    paths: Vec<PathBuf>,
+    metric: String,
+    by: Vec<String>,
+    at: &str,
+    reps: usize,
+    seed: u32,
+    curve_points: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    use tally_read::compare::{compare, Settings};
+    let at = at.parse().map_err(|e: String| {
+        pyo3::exceptions::PyValueError::new_err(format!("tally.compare: {e}"))
+    })?;
+    let settings = Settings {
+        by,
+        at,
+        reps,
+        seed,
+        curve_points,
+        ..Settings::new(metric)
+    };
+    let c = py
+        .detach(|| compare(&paths, &settings))
+        .map_err(|e| storage_error(py, e))?;
+    let groups: Vec<serde_json::Value> = c.groups.iter().map(|g| g.to_json(&settings.by)).collect();
+    let out = PyDict::new(py);
+    out.set_item("groups", serde_json::Value::from(groups).to_string())?;
+    out.set_item("unscored", c.unscored)?;
+    set_findings(&out, &[], &c.skipped)?;
+    Ok(out)
+}
+
 /// `dir/run_config.json` flattened to dotted keys (`tally_read::meta::flat_config`), as a
 /// JSON array of `[key, value]` pairs; `StorageError` naming the file when it cannot be read.
 #[pyfunction]
@@ -192,5 +230,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ColumnBuffer>()?;
     m.add_function(wrap_pyfunction!(read_columns, m)?)?;
     m.add_function(wrap_pyfunction!(runs_table, m)?)?;
-    m.add_function(wrap_pyfunction!(flat_config, m)?)
+    m.add_function(wrap_pyfunction!(flat_config, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_runs, m)?)
 }

@@ -49,6 +49,14 @@ impl Dictionary {
         self.len() == 0
     }
 
+    /// The string of `code` (empty for a code out of range).
+    pub fn get(&self, code: usize) -> &str {
+        let (Some(&a), Some(&b)) = (self.offsets.get(code), self.offsets.get(code + 1)) else {
+            return "";
+        };
+        std::str::from_utf8(&self.bytes[a as usize..b as usize]).unwrap_or("")
+    }
+
     /// Appends `s` and returns its code.
     fn push(&mut self, s: &str, what: &str) -> Result<i32, String> {
         self.bytes.extend_from_slice(s.as_bytes());

@@ -10,6 +10,7 @@
 //! failure is an [`Error`] naming the culprit. The rules are `docs/contract/consumers.md`'s.
 
 pub mod columns;
+pub mod compare;
 pub mod damage;
 pub mod diagnose;
 pub mod error;

@@ -172,13 +172,13 @@ pub fn runs_table(
         let mut chosen: Vec<(usize, TagStats)> = accs
             .into_iter()
             .filter_map(|(tag, a)| {
-                let name = dictionary_str(&columns.tags, tag).to_owned();
+                let name = columns.tags.get(tag).to_owned();
                 (a.count > 0).then(|| (a.first_row, stats(name, a)))
             })
             .collect();
         chosen.sort_by_key(|(first, _)| *first);
         rows.push(RunRow {
-            name: dictionary_str(&columns.runs, code).to_owned(),
+            name: columns.runs.get(code).to_owned(),
             status: read_status(&dir),
             start: run.first_wall,
             duration: run.first_wall.zip(run.last_wall).map(|(a, b)| b - a),
@@ -210,18 +210,12 @@ fn stats(tag: String, a: Acc) -> TagStats {
     }
 }
 
-/// The string of `code` in a dictionary.
-fn dictionary_str(d: &crate::columns::Dictionary, code: usize) -> &str {
-    let (a, b) = (d.offsets[code] as usize, d.offsets[code + 1] as usize);
-    std::str::from_utf8(&d.bytes[a..b]).unwrap_or("")
-}
-
 /// Two passes over the rows: the run and tag figures, then the final-window means (which need
 /// each tag's step range).
 fn gather(c: &Columns, globs: &[String]) -> (Vec<RunAcc>, Vec<Vec<(usize, Acc)>>) {
     let chosen: Vec<Option<usize>> = (0..c.tags.len())
         .map(|t| {
-            let tag = dictionary_str(&c.tags, t);
+            let tag = c.tags.get(t);
             globs.iter().any(|g| glob_match(g, tag)).then_some(t)
         })
         .collect();

@@ -1,0 +1,76 @@
+//! `tally compare PATH... --metric TAG [--by KEY...] [--at final|auc|STEP] [--json]`: the seed
+//! statistics of [`tally_read::compare`], one line per group, best mean first.
+
+use crate::error::CliError;
+use std::io::Write;
+use std::path::PathBuf;
+use tally_read::compare::{compare, Settings};
+
+/// Run `tally compare`: the groups on `out`; runs left out said on stderr.
+pub fn run(
+    paths: &[PathBuf],
+    s: &Settings,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let c = compare(paths, s)?;
+    for (dir, why) in &c.skipped {
+        eprintln!("tally: warning: {}: run skipped: {why}", dir.display());
+    }
+    for (run, why) in &c.unscored {
+        eprintln!("tally: warning: {run}: not scored: {why}");
+    }
+    if json {
+        let groups: Vec<serde_json::Value> = c.groups.iter().map(|g| g.to_json(&s.by)).collect();
+        serde_json::to_writer_pretty(&mut *out, &groups).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if c.groups.is_empty() {
+        writeln!(out, "no run has a score of {}", s.metric)?;
+        return Ok(());
+    }
+    let label = |g: &tally_read::compare::Group| -> String {
+        if s.by.is_empty() {
+            return "all runs".into();
+        }
+        let parts: Vec<String> =
+            s.by.iter()
+                .zip(&g.key)
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+        parts.join(" ")
+    };
+    let w = c
+        .groups
+        .iter()
+        .map(|g| label(g).len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    writeln!(
+        out,
+        "{} at {:?}: 95 % percentile bootstrap over runs, {} resamples, seed {}",
+        s.metric, s.at, s.reps, s.seed
+    )?;
+    writeln!(
+        out,
+        "{:<w$}  {:>3}  {:>10}  {:>23}  {:>10}  {:>10}  {:>23}",
+        "group", "n", "mean", "95% CI", "std", "IQM", "95% CI"
+    )?;
+    for g in &c.groups {
+        let ci = |e: &tally_read::compare::Estimate| format!("[{:.4}, {:.4}]", e.low, e.high);
+        writeln!(
+            out,
+            "{:<w$}  {:>3}  {:>10.4}  {:>23}  {:>10}  {:>10.4}  {:>23}",
+            label(g),
+            g.scores.len(),
+            g.mean.value,
+            ci(&g.mean),
+            g.std.map_or("-".into(), |v| format!("{v:.4}")),
+            g.iqm.value,
+            ci(&g.iqm)
+        )?;
+    }
+    Ok(())
+}
