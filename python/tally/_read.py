@@ -198,7 +198,8 @@ def read_runs(
 
     With ``config=True``, each run's ``run_config.json`` is flattened into extra columns
     ``config.<dotted.key>`` (e.g. ``config.run.algo``, ``config.config.training.lr``), the
-    run's value repeated on each of its rows; a key a run lacks, or a run without the file,
+    run's value repeated on each of its rows (a run another writer made, without that file,
+    gives the hyperparameters it recorded with ``add_hparams``: ``config.hparams.<name>``); a key a run lacks, or a run without the file,
     is null. A key whose values across runs have no common Arrow type holds their JSON text.
     """
     if not isinstance(root, (str, os.PathLike)):

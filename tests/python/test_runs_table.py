@@ -90,3 +90,22 @@ def test_an_unreadable_run_is_skipped_with_a_warning_and_a_bad_config_names_the_
         t = tally.runs(tmp_path)
     assert t.column("run").to_pylist() == ["lr0.1_s2"]
     assert any(issubclass(w.category, tally.UnreadableRunWarning) and "lr0.1_s1" in str(w.message) for w in caught)
+
+
+def test_another_writers_hparams_are_the_runs_configuration(tmp_path):
+    # tensorboardX's add_hparams writes the hparams plugin's session start and the metrics into
+    # a sub-directory of its own: that run's configuration is what it recorded.
+    tbx = pytest.importorskip("tensorboardX")
+    for lr in (0.1, 0.3):
+        w = tbx.SummaryWriter(str(tmp_path / f"lr{lr}"))
+        w.add_hparams({"lr": lr, "opt": "adam", "nesterov": True}, {"hparam/return": 10 * lr}, name="hp")
+        w.close()
+    t = tally.runs(tmp_path, tags="hparam/*")
+    rows = {r["run"]: r for r in t.to_pylist()}
+    hp = rows["lr0.3/hp"]
+    assert (hp["config.hparams.lr"], hp["config.hparams.opt"], hp["config.hparams.nesterov"]) == (0.3, "adam", True)
+    assert hp["hparam/return:last"] == pytest.approx(3.0)
+    best = tally.compare(tmp_path, "hparam/return", by="hparams.lr", reps=10).to_pylist()
+    assert [g["hparams.lr"] for g in best] == [0.3, 0.1]
+    runs = tally.read_runs(tmp_path, config=True, tags="hparam/*")
+    assert set(runs.column("config.hparams.opt").to_pylist()) == {"adam"}

@@ -209,12 +209,13 @@ fn compare_runs<'py>(
     Ok(out)
 }
 
-/// `dir/run_config.json` flattened to dotted keys (`tally_read::meta::flat_config`), as a
-/// JSON array of `[key, value]` pairs; `StorageError` naming the file when it cannot be read.
+/// The run in `dir`'s configuration as dotted keys (`tally_read::config::run_configuration`:
+/// `run_config.json` flattened, else the hparams plugin's values), a JSON array of
+/// `[key, value]` pairs; `StorageError` naming the file when it cannot be read.
 #[pyfunction]
 fn flat_config(py: Python<'_>, dir: PathBuf) -> PyResult<String> {
     let pairs = py
-        .detach(|| tally_read::meta::flat_config(&dir))
+        .detach(|| tally_read::config::run_configuration(&dir))
         .map_err(|e| storage_error(py, e))?;
     Ok(serde_json::Value::from(
         pairs

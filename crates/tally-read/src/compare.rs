@@ -9,7 +9,7 @@
 //! each, and the interval is numpy's linear percentile of those at 2.5 % and 97.5 %.
 
 use crate::columns::{read_all, ReadOptions};
-use crate::meta::flat_config;
+use crate::config::run_configuration;
 use serde_json::Value;
 use std::path::PathBuf;
 use tally_aggregate::mt19937::{MaskedIndex, Mt19937};
@@ -176,7 +176,7 @@ pub fn compare(inputs: &[PathBuf], s: &Settings) -> Result<Comparison, crate::Er
             unscored.push((name, why));
             continue;
         };
-        let config = flat_config(dir)?;
+        let config = run_configuration(dir)?;
         let key = s.by.iter().map(|by| config_value(&config, by)).collect();
         keyed.push((key, name, score, points));
     }

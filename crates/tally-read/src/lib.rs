@@ -11,6 +11,7 @@
 
 pub mod columns;
 pub mod compare;
+pub mod config;
 pub mod damage;
 pub mod diagnose;
 pub mod error;

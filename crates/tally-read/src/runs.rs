@@ -10,7 +10,8 @@
 //! taken as the other readers take them (purge markers applied, steps going back kept).
 
 use crate::columns::{read_all, Columns, ReadOptions};
-use crate::meta::{flat_config, read_status};
+use crate::config::run_configuration;
+use crate::meta::read_status;
 use serde_json::Value;
 use std::path::PathBuf;
 use tally_schema::legacy::glob_match;
@@ -184,7 +185,7 @@ pub fn runs_table(
             duration: run.first_wall.zip(run.last_wall).map(|(a, b)| b - a),
             last_step: run.last_step,
             points: run.points,
-            config: flat_config(&dir)?,
+            config: run_configuration(&dir)?,
             tags: chosen.into_iter().map(|(_, s)| s).collect(),
             dir,
         });
