@@ -78,18 +78,24 @@ pub(crate) fn train<L: ProfileLoop>(
         for (k, v) in rewards(p, &mut noise) {
             input = input.reward(k, v);
         }
-        let replay_size = ((i + 10) * c.num_envs).min(1_000_000);
-        let _ = log.tracer().counter("replay_size", replay_size as f64);
         input = input
             .episode_return(returns)
             .episode_length(200.0 + 800.0 * p)
-            .steps_this_iter(steps as f64)
-            .replay_rows_this_iter((steps * 4) as f64)
-            .system(SystemInfo {
-                buffer_size: Some(replay_size),
-                batch_size_per_rank: Some(4096),
-                cuda_mps: Some(MpsState::Off),
-            });
+            .steps_this_iter(steps as f64);
+        let mut system = SystemInfo {
+            cuda_mps: Some(MpsState::Off),
+            ..SystemInfo::default()
+        };
+        // An on-policy runner has no replay buffer: no replay rows, buffer or batch per rank
+        // (docs/contract/panel.md "System column").
+        if L::PROFILE != Profile::OnPolicy {
+            let replay_size = ((i + 10) * c.num_envs).min(1_000_000);
+            let _ = log.tracer().counter("replay_size", replay_size as f64);
+            input = input.replay_rows_this_iter((steps * 4) as f64);
+            system.buffer_size = Some(replay_size);
+            system.batch_size_per_rank = Some(4096);
+        }
+        input = input.system(system);
         if i > first + 5 {
             input = input.timeout_rate(0.1 + 0.05 * noise.next());
         }

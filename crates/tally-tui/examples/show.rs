@@ -3,7 +3,7 @@
 #[path = "../tests/support/fixtures.rs"]
 mod fixtures;
 
-use fixtures::{appo_state, rft_state, sac_state, snapshot_at_end};
+use fixtures::{appo_state, onpolicy_state, rft_state, sac_state, snapshot_at_end};
 use tally_tui::{buffer_text, render_to_buffer, summary_line, Glyphs, PanelState};
 
 fn main() {
@@ -14,6 +14,7 @@ fn main() {
     for (name, state) in [
         ("sac", sac_state()),
         ("appo", appo_state()),
+        ("ppo", onpolicy_state()),
         ("rft", rft_state()),
     ] {
         if only.is_some_and(|o| o != name) {

@@ -1,7 +1,8 @@
 //! The plain-text view: one compact ASCII line per summary, for log files, CI and `--panel off`.
 //!
 //! Off a terminal there are no escape codes at all; a one-line summary every N
-//! seconds carries the iteration, Steps/s, the mean reward and the top learner phases. An
+//! seconds carries the iteration, Steps/s, the mean reward and the top shares of the
+//! iteration (on-policy: Collect and Train of Iter Time). An
 //! `rft` run carries the rollout accuracy, the latest eval `mean@N` and the two
 //! longest `time/` operations instead, and a run without a schema its step and most recently
 //! updated tags. See `docs/contract/panel.md` ("Plain output", "The generic dashboard").
@@ -9,7 +10,7 @@
 use crate::format;
 use crate::generic::{GenericModel, TagRow};
 use crate::rft::{Column, RftModel};
-use crate::state::Model;
+use crate::state::{wall_label, Model};
 use crate::text::{ascii, strip_markup};
 
 /// How many learner phases the summary names (largest share first).
@@ -46,11 +47,10 @@ pub fn summary_line(model: &Model) -> String {
     if let Some(rft) = &model.rft {
         parts.extend(rft_parts(rft));
     }
-    let l = &model.learner;
     if model.has_learner {
-        parts.push(format!("Iter Wall {:.1}ms", l.iter_wall_ms));
-        let mut phases: Vec<(&str, f64)> = l.rows.iter().map(|r| (r.spec.label, r.pct)).collect();
-        phases.push(("Other", l.other_pct));
+        let wall = wall_label(model.profile);
+        parts.push(format!("{wall} {:.1}ms", model.learner.iter_wall_ms));
+        let mut phases = model.iteration_shares();
         phases.sort_by(|a, b| b.1.total_cmp(&a.1));
         let top: Vec<String> = phases
             .iter()

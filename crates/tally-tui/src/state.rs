@@ -8,7 +8,7 @@ use crate::rft::RftModel;
 use tally::terminal::{Level, Message, PanelSnapshot};
 use tally::timeline::{CollectorTimeline, LearnerTimeline};
 use tally::MpsState;
-use tally_schema::{MetricSpec, Profile, Role, Unit, METRICS};
+use tally_schema::{metric, MetricSpec, Profile, Profiles, Role, Unit, METRICS};
 
 /// Tag of the whole-job env-step throughput (header `Steps/s`).
 pub const STEPS_PER_SEC: &str = "Perf/total_fps";
@@ -194,6 +194,32 @@ impl PanelState {
     }
 }
 
+/// The label of a timing row. On-policy, an iteration is Collect then Train
+/// (docs/contract/timelines.md "On-policy: collect, then train"), not APPO's overlapping
+/// Rollout Wall beside a learner's Learning.
+pub fn phase_label(profile: Profile, spec: &MetricSpec) -> &'static str {
+    match (profile, spec.tag) {
+        (Profile::OnPolicy, "Perf/learning_time") => "Train",
+        (Profile::OnPolicy, "Perf/collection_time") => "Collect",
+        _ => spec.label,
+    }
+}
+
+/// The label of the learner's denominator: a measured `Iter Wall`, or on-policy `Iter Time`,
+/// the sum of collect and train.
+pub fn wall_label(profile: Profile) -> &'static str {
+    match profile {
+        Profile::OnPolicy => "Iter Time",
+        _ => "Iter Wall",
+    }
+}
+
+/// Whether the learner table has an `Other` row: on-policy, Iter Time is the sum of its named
+/// phases, so nothing is left unnamed.
+pub fn shows_other(profile: Profile) -> bool {
+    profile != Profile::OnPolicy
+}
+
 /// The display name of an algorithm (the `Algo` table's title, else upper-cased).
 pub fn algo_display(algo: &str) -> String {
     tally_schema::Algo::parse(algo).title().into_owned()
@@ -330,7 +356,10 @@ fn alerts(snap: &PanelSnapshot, now: f64) -> Vec<Message> {
 fn system_rows(snap: &PanelSnapshot) -> Vec<(&'static str, String)> {
     let mut rows = Vec::new();
     let sys = &snap.system;
-    if let Some(b) = sys.buffer_size {
+    // A replay buffer and its batches are off-policy facts: an on-policy runner may pass them,
+    // but they mean nothing there (docs/contract/panel.md "System column").
+    let replay = Profiles::OFFPOLICY.contains(snap.facts.profile);
+    if let Some(b) = sys.buffer_size.filter(|_| replay) {
         rows.push(("Buffer", crate::format::grouped(b as f64)));
     }
     let timeout = snap.window.get("Episode/timeout_rate").unwrap_or(0.0);
@@ -339,7 +368,7 @@ fn system_rows(snap: &PanelSnapshot) -> Vec<(&'static str, String)> {
         let envs = per_rank.saturating_mul(u64::from(snap.facts.num_gpus));
         rows.push(("Envs", crate::format::grouped(envs as f64)));
     }
-    if let Some(b) = sys.batch_size_per_rank.filter(|b| *b > 0) {
+    if let Some(b) = sys.batch_size_per_rank.filter(|b| replay && *b > 0) {
         rows.push(("Batch/Rank", crate::format::grouped(b as f64)));
     }
     // A validated request shows on, an environment-level daemon ambient, else off
@@ -400,7 +429,10 @@ impl Model {
             eta,
             ep_len: w.get("Train/mean_episode_length").filter(|v| *v > 0.0),
             steps_per_sec: w.get(STEPS_PER_SEC),
-            rows_per_sec: w.get(ROWS_PER_SEC),
+            // Replay rows exist only where the registry says Rows/s does (off-policy).
+            rows_per_sec: w
+                .get(ROWS_PER_SEC)
+                .filter(|_| metric(ROWS_PER_SEC).is_some_and(|m| m.profiles.contains(profile))),
             window_n: started.then_some(w.n),
             status: (snap.status != "Training").then(|| snap.status.clone()),
             alerts: alerts(snap, now),
@@ -430,6 +462,30 @@ impl Model {
             m.generic = Some(g);
         }
         m
+    }
+
+    /// The shares of the learner's denominator, labelled, in table order: the learner phases,
+    /// `Other` where the profile has it, and on-policy the collector's Collect (a phase of the
+    /// same iteration).
+    pub fn iteration_shares(&self) -> Vec<(&'static str, f64)> {
+        let l = &self.learner;
+        let mut shares: Vec<(&'static str, f64)> = l
+            .rows
+            .iter()
+            .map(|r| (phase_label(self.profile, r.spec), r.pct))
+            .collect();
+        if shows_other(self.profile) {
+            shares.push(("Other", l.other_pct));
+        } else {
+            shares.extend(
+                self.collector
+                    .rows
+                    .iter()
+                    .filter(|r| r.visible)
+                    .filter_map(|r| Some((phase_label(self.profile, r.spec), r.pct?))),
+            );
+        }
+        shares
     }
 
     /// [`Model::build`], keeping the `eval/` and `bench/` tasksets of `prev` that the window

@@ -8,8 +8,8 @@
 mod fixtures;
 
 use fixtures::{
-    appo_state, appo_values, rft_eval_values, rft_sample, rft_state, rft_values, sac_state,
-    sac_values, sample, snapshot_at_end,
+    appo_state, appo_values, onpolicy_state, rft_eval_values, rft_sample, rft_state, rft_values,
+    sac_state, sac_values, sample, snapshot_at_end,
 };
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -225,6 +225,17 @@ fn no_core_label_is_cut_at_any_width_from_60_columns() {
     for w in 60..=160 {
         let t = text(&appo, w);
         for l in APPO_LEARNER.iter().chain(&APPO_COLLECTOR) {
+            assert!(
+                has_label(&t, l),
+                "{l:?} cut or missing at {w} columns:\n{t}"
+            );
+        }
+    }
+    // On-policy: Train and Iter Time, Collect (docs/contract/panel.md "On-policy runs").
+    let ppo = onpolicy_state();
+    for w in 60..=160 {
+        let t = text(&ppo, w);
+        for l in ["Train", "Iter Time", "Collect", "Timeout Rate", "Envs"] {
             assert!(
                 has_label(&t, l),
                 "{l:?} cut or missing at {w} columns:\n{t}"

@@ -3,7 +3,9 @@
 //! Only the learner's exclusive phases are "accounted"; `Other = max(Iter Wall − accounted, 0)`;
 //! every learner percentage uses Iter Wall; nested diagnostics are never added to accounted; the
 //! collector cycle is the sum of its cycle phases and is the denominator of collector
-//! percentages; the two threads' clocks are never summed.
+//! percentages; the two threads' clocks are never summed. An on-policy iteration is the one
+//! exception: its rollout and its update run one after the other, so Iter Time is their sum
+//! (docs/contract/timelines.md "On-policy: collect, then train").
 
 use std::sync::OnceLock;
 use tally_schema::{input_spec, Input, MetricSpec, Profile, Role};
@@ -105,13 +107,15 @@ pub struct LearnerRow {
 pub struct LearnerTimeline {
     /// Exclusive phases of the profile, in display order.
     pub rows: Vec<LearnerRow>,
-    /// Σ exclusive phases, ms.
+    /// Σ exclusive phases, ms (on-policy: the rollout included, though its row is the
+    /// collector's).
     pub accounted_ms: f64,
     /// `max(Iter Wall − accounted, 0)`, ms.
     pub other_ms: f64,
     /// Other as a share of Iter Wall.
     pub other_pct: f64,
-    /// The denominator: measured Iter Wall, else accounted.
+    /// The denominator: measured Iter Wall, else accounted (on-policy: always accounted,
+    /// Iter Time = collect + train).
     pub iter_wall_ms: f64,
     /// Whether Iter Wall was measured (not inferred from the phases).
     pub measured: bool,
@@ -122,7 +126,19 @@ fn phase_ms(m: &'static MetricSpec, get: &impl Fn(&'static MetricSpec) -> Option
     get(m).map(|v| to_ms(m, v)).unwrap_or(0.0)
 }
 
+/// The on-policy rollout's milliseconds (0 when not reported): a phase of the iteration
+/// there, not a clock of its own.
+fn rollout_ms(get: &impl Fn(&'static MetricSpec) -> Option<f64>) -> f64 {
+    let spec = input_spec(Input::Collector("rollout")).expect("registry has Perf/collection_time");
+    phase_ms(spec, get)
+}
+
 /// Σ exclusive phases and the measured Iter Wall (when measured), in ms.
+///
+/// On-policy, the phases are the rollout and the update and Iter Time is their sum: a wall the
+/// runner measured is not persisted for that profile, so using it here would make the live
+/// panel and a replay of the run disagree (docs/contract/timelines.md "On-policy: collect,
+/// then train").
 fn totals(
     profile: Profile,
     get: &impl Fn(&'static MetricSpec) -> Option<f64>,
@@ -131,6 +147,9 @@ fn totals(
         .iter()
         .map(|m| phase_ms(m, get))
         .sum();
+    if profile == Profile::OnPolicy {
+        return (accounted_ms + rollout_ms(get), None);
+    }
     let wall_spec =
         input_spec(Input::Field("iteration_time")).expect("registry has Perf/iteration_time");
     let wall = get(wall_spec).filter(|w| *w > 0.0).map(|s| s * 1000.0);
@@ -219,7 +238,8 @@ pub struct CollectorRow {
     pub key: &'static str,
     /// Milliseconds, when reported.
     pub ms: Option<f64>,
-    /// Share of the collector cycle, when a complete cycle exists.
+    /// Share of the collector cycle, when a complete cycle exists; on-policy, the rollout's
+    /// share of Iter Time.
     pub pct: Option<f64>,
     /// An Env Step detail (indented; not part of the cycle sum).
     pub detail: bool,
@@ -239,6 +259,12 @@ pub struct CollectorTimeline {
 impl CollectorTimeline {
     /// Build from canonical values (`get(tag)` in persisted units).
     pub fn from_values(profile: Profile, get: impl Fn(&str) -> Option<f64>) -> Self {
+        let by_spec = |m: &'static MetricSpec| get(m.tag);
+        // On-policy the rollout is a share of Iter Time (collect + train), the learner's
+        // denominator, not of a collector clock.
+        let iter_ms = (profile == Profile::OnPolicy)
+            .then(|| totals(profile, &by_spec).0)
+            .filter(|ms| *ms > 0.0);
         let specs = collector_specs(profile);
         let cycle_phases: Vec<_> = specs
             .iter()
@@ -256,7 +282,7 @@ impl CollectorTimeline {
             .iter()
             .map(|&(key, spec)| {
                 let ms = get(spec.tag).map(|v| to_ms(spec, v));
-                let pct = match (cycle_ms, ms) {
+                let pct = match (cycle_ms.or(iter_ms), ms) {
                     (Some(c), Some(ms)) if c > 0.0 => Some(ms / c * 100.0),
                     _ => None,
                 };

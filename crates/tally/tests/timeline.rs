@@ -222,3 +222,47 @@ fn appo_collector_shows_milliseconds_without_percentages() {
         ]
     );
 }
+
+#[test]
+fn onpolicy_iter_time_is_collect_plus_train_whatever_wall_was_measured() {
+    // An on-policy iteration is the rollout, then the update: Iter Time = collect + train, the
+    // denominator of both shares; nothing is left unnamed, and a wall the runner measured
+    // (never persisted for on-policy runs) does not change it, so a replay of the event file
+    // agrees (docs/contract/timelines.md "On-policy: collect, then train").
+    for wall in [None, Some(1.0), Some(30.0)] {
+        let mut v = vec![("Perf/collection_time", 0.75), ("Perf/learning_time", 0.25)];
+        v.extend(wall.map(|w| ("Perf/iteration_time", w)));
+        let l = LearnerTimeline::from_values(Profile::OnPolicy, values(&v));
+        assert_eq!(l.iter_wall_ms, 1000.0, "{wall:?}");
+        assert_eq!((l.other_ms, l.other_pct), (0.0, 0.0), "{wall:?}");
+        assert!(!l.measured && !l.over_accounted(), "{wall:?}");
+        let rows: Vec<_> = l.rows.iter().map(|r| (r.spec.tag, r.ms, r.pct)).collect();
+        assert_eq!(rows, [("Perf/learning_time", 250.0, 25.0)], "{wall:?}");
+        let c = CollectorTimeline::from_values(Profile::OnPolicy, values(&v));
+        let rows: Vec<_> = c
+            .rows
+            .iter()
+            .filter(|r| r.visible)
+            .map(|r| (r.spec.tag, r.ms, r.pct))
+            .collect();
+        assert_eq!(
+            rows,
+            [("Perf/collection_time", Some(750.0), Some(75.0))],
+            "{wall:?}"
+        );
+    }
+}
+
+#[test]
+fn onpolicy_without_a_rollout_is_train_alone() {
+    // A runner that reports no collection time: Iter Time is the update alone, Collect is
+    // not shown.
+    let v = [("Perf/learning_time", 0.5), ("Perf/iteration_time", 2.0)];
+    let l = LearnerTimeline::from_values(Profile::OnPolicy, values(&v));
+    assert_eq!(
+        (l.iter_wall_ms, l.rows[0].pct, l.other_ms),
+        (500.0, 100.0, 0.0)
+    );
+    let c = CollectorTimeline::from_values(Profile::OnPolicy, values(&v));
+    assert!(c.rows.iter().all(|r| !r.visible));
+}

@@ -1,4 +1,4 @@
-//! Example terminal states (SAC, APPO and an rft run) for snapshot tests, benches and
+//! Example terminal states (SAC, APPO, PPO and an rft run) for snapshot tests, benches and
 //! examples, which include this file with `#[path]`; it is not part of the library.
 //!
 //! Every value is chosen so that each label of the profile's timeline tables shows
@@ -127,6 +127,30 @@ pub fn appo_values(k: f64) -> Vec<(&'static str, f64)> {
     ]
 }
 
+/// One PPO (`onpolicy`) iteration's values, scaled by `k`, as a live logger's terminal holds
+/// them: collect and train, and also what a runner may pass that means nothing on-policy (the
+/// unpersisted Iter Wall it measured, Rows/s from replay rows).
+pub fn onpolicy_values(k: f64) -> Vec<(&'static str, f64)> {
+    vec![
+        ("Loss/surrogate", -0.0087 * k),
+        ("Loss/value", 0.231 * k),
+        ("Loss/entropy", 0.95 * k),
+        ("Loss/learning_rate", 1e-3),
+        ("Policy/mean_std", 0.82 * k),
+        ("Train/mean_reward", 14.5 * k),
+        ("Train/mean_episode_length", 480.0 * k),
+        ("Train/mean_reward/time", 14.5 * k),
+        ("Episode/timeout_rate", 0.2),
+        ("reward/tracking_lin_vel", 0.72 * k),
+        ("reward/action_rate", -0.031 * k),
+        ("Perf/collection_time", 0.072 * k),
+        ("Perf/learning_time", 0.024 * k),
+        ("Perf/iteration_time", 3.2 * k),
+        ("Perf/total_fps", 1_024_000.0 * k),
+        ("Terminal/rows_per_sec", 4_096_000.0 * k),
+    ]
+}
+
 fn state(
     facts: RunFacts,
     values: fn(f64) -> Vec<(&'static str, f64)>,
@@ -190,6 +214,29 @@ pub fn appo_state() -> TerminalState {
             buffer_size: Some(65_536),
             batch_size_per_rank: Some(8192),
             cuda_mps: Some(MpsState::Ambient),
+        },
+    )
+}
+
+/// A PPO run (`onpolicy`) at iteration 4030 of 5000, 1 GPU, 4096 envs; its runner also passed
+/// the off-policy system facts (buffer, batch per rank), which mean nothing on-policy.
+pub fn onpolicy_state() -> TerminalState {
+    state(
+        RunFacts {
+            algo: "ppo".into(),
+            task: "go2_joystick_flat".into(),
+            sim: "mujoco".into(),
+            name: None,
+            num_gpus: 1,
+            num_envs: Some(4096),
+            max_iterations: Some(5000),
+            profile: Profile::OnPolicy,
+        },
+        onpolicy_values,
+        SystemInfo {
+            buffer_size: Some(98_304),
+            batch_size_per_rank: Some(4096),
+            cuda_mps: Some(MpsState::Off),
         },
     )
 }

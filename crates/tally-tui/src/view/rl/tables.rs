@@ -4,11 +4,11 @@
 use super::table::{Row, Table, CORE, DETAIL, GAUGE};
 use crate::format;
 use crate::glyphs::Glyphs;
-use crate::state::{MetricGroup, Model, Trend};
+use crate::state::{phase_label, shows_other, wall_label, MetricGroup, Model, Trend};
 use crate::view::draw::Pal;
 use crate::view::layout::Tier;
 use ratatui::style::{Color, Modifier};
-use tally_schema::{Role, Unit};
+use tally_schema::{Profile, Role, Unit};
 
 pub(super) struct Tables {
     pub(super) metrics: Table,
@@ -178,23 +178,26 @@ fn learner_rows(m: &Model, pal: Pal) -> Vec<Row> {
                 "Perf/learning_time" => pal.fg(Color::Green),
                 _ => pal.plain(),
             };
-            Row::new(r.spec.label, pal.plain(), ms_pct(r.ms, r.pct), vs, CORE)
+            let label = phase_label(m.profile, r.spec);
+            Row::new(label, pal.plain(), ms_pct(r.ms, r.pct), vs, CORE)
         })
         .collect();
-    rows.push(Row::new(
-        "Other",
-        pal.plain(),
-        ms_pct(t.other_ms, t.other_pct),
-        pal.plain(),
-        CORE,
-    ));
+    if shows_other(m.profile) {
+        rows.push(Row::new(
+            "Other",
+            pal.plain(),
+            ms_pct(t.other_ms, t.other_pct),
+            pal.plain(),
+            CORE,
+        ));
+    }
     let wall_style = if t.over_accounted() {
         pal.bold(Color::Red)
     } else {
         pal.bold(Color::Reset)
     };
     rows.push(Row::new(
-        "Iter Wall",
+        wall_label(m.profile),
         pal.bold(Color::Reset),
         format!("{:>7.1}ms  100%", t.iter_wall_ms),
         wall_style,
@@ -210,15 +213,16 @@ fn collector_rows(m: &Model, g: &Glyphs, pal: Pal) -> Vec<Row> {
         return vec![Row::heading("Waiting for data...", pal.dim(), CORE)];
     }
     let last_detail = visible.iter().rposition(|r| r.detail);
-    let sac = m.profile == tally_schema::Profile::SacFamily;
+    let sac = m.profile == Profile::SacFamily;
     visible
         .iter()
         .enumerate()
         .map(|(i, r)| {
             let core = tally::timeline::CORE_COLLECTOR.contains(&r.key) || !sac;
             let prio = if core { CORE } else { DETAIL };
+            let label = phase_label(m.profile, r.spec);
             let Some(ms) = r.ms else {
-                return Row::new(r.spec.label, pal.plain(), "      -", pal.dim(), prio);
+                return Row::new(label, pal.plain(), "      -", pal.dim(), prio);
             };
             if r.detail {
                 let conn = if Some(i) == last_detail {
@@ -240,10 +244,12 @@ fn collector_rows(m: &Model, g: &Glyphs, pal: Pal) -> Vec<Row> {
             }
             let value = match (r.pct, r.spec.role) {
                 (Some(p), Role::CollectorCyclePhase) => ms_pct(ms, p),
+                // On-policy the rollout is Collect, a share of Iter Time.
+                (Some(p), Role::RolloutTotal) if m.profile == Profile::OnPolicy => ms_pct(ms, p),
                 // APPO per-step EMAs and the rollout wall are not a share of anything: ms only.
                 _ => format!("{ms:>7.1}ms"),
             };
-            Row::new(r.spec.label, pal.plain(), value, pal.plain(), prio)
+            Row::new(label, pal.plain(), value, pal.plain(), prio)
         })
         .collect()
 }
@@ -266,8 +272,11 @@ fn timing_table(title: &str, rows: Vec<Row>, pal: Pal) -> Table {
 }
 
 pub(super) fn tables(m: &Model, tier: Tier, g: &Glyphs, pal: Pal) -> Tables {
-    let (lt, ct) = match tier {
-        Tier::Full => ("Learner (Iter Wall)", "Collector (own clock)"),
+    // The full titles name each column's denominator; on-policy both columns are shares of
+    // one Iter Time (docs/contract/panel.md "Width tiers").
+    let (lt, ct) = match (tier, m.profile) {
+        (Tier::Full, Profile::OnPolicy) => ("Learner (Iter Time)", "Collector (Iter Time)"),
+        (Tier::Full, _) => ("Learner (Iter Wall)", "Collector (own clock)"),
         _ => ("Learner", "Collector"),
     };
     // Within a priority, reward terms go last and metric diagnostics first.
