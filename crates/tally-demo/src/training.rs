@@ -105,16 +105,21 @@ pub(crate) fn train<L: ProfileLoop>(
             input = input.env_steps(env_steps[0]);
             log.step(&input)?;
         } else {
+            // The gradient-sync figures only where the registry gives them to the profile.
+            let dp_sync = tally::schema::lookup::metric("Perf/dp_gradient_sync_ms_per_rank")
+                .is_some_and(|m| m.profiles.contains(L::PROFILE));
             let ranks: Vec<StepInput> = (0..c.gpus as usize)
                 .map(|r| {
                     env_steps[r] += steps;
                     let mut ri = jitter_rank(&input, r, &mut noise).env_steps(env_steps[r]);
-                    ri.metrics.push((
-                        "Perf/dp_gradient_sync_ms_per_rank".into(),
-                        0.8 * noise.jitter(0.3),
-                    ));
-                    ri.metrics
-                        .push(("Perf/dp_gradient_sync_calls_per_rank".into(), 3.0));
+                    if dp_sync {
+                        ri.metrics.push((
+                            "Perf/dp_gradient_sync_ms_per_rank".into(),
+                            0.8 * noise.jitter(0.3),
+                        ));
+                        ri.metrics
+                            .push(("Perf/dp_gradient_sync_calls_per_rank".into(), 3.0));
+                    }
                     ri
                 })
                 .collect();
