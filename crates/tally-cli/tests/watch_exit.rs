@@ -131,7 +131,7 @@ fn watch_ends_with_0_saying_so_when_its_output_goes_away() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("tally watch: writing to the terminal failed; stopped"),
+        stderr.contains("tally watch: the terminal went away; stopped"),
         "{stderr}"
     );
 }

@@ -405,7 +405,7 @@ enum End {
     Interrupted,
     /// SIGHUP.
     HungUp,
-    /// The panel stopped on its own: a write to the terminal failed.
+    /// The panel stopped on its own: a write to the terminal failed, or its input ended.
     TerminalGone,
     /// A corrupt record, or the run refused.
     Failed(CliError),
@@ -494,12 +494,9 @@ pub fn main(c: &WatchConfig) -> Result<Exit, CliError> {
             return Ok(Exit::Success);
         }
         End::TerminalGone => {
-            // The panel said why (once) when it stopped (docs/contract/panel.md "A closed
-            // terminal").
-            let _ = writeln!(
-                stderr,
-                "tally watch: writing to the terminal failed; stopped"
-            );
+            // The panel said why (once) when it stopped: a write failed, or the terminal's
+            // input ended (docs/contract/panel.md "A closed terminal").
+            let _ = writeln!(stderr, "tally watch: the terminal went away; stopped");
             return Ok(Exit::Success);
         }
         End::Interrupted | End::Done => {}
