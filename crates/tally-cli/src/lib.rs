@@ -405,7 +405,7 @@ where
     match execute(cli.command, extensions) {
         Ok(exit) => exit.into(),
         Err(e) => {
-            eprintln!("tally: {e}");
+            crate::stderr::line(format_args!("tally: {e}"));
             e.exit_code()
         }
     }

@@ -1,14 +1,28 @@
 //! What a command tells the user on stderr while it reads runs: damage as warnings, notes,
 //! and export's progress bar ([`StderrObserver`], the CLI's [`Observer`]).
 
+use std::fmt;
+use std::io::Write as _;
 use std::time::{Duration, Instant};
 use tally_read::Observer;
 use tally_tfevents::Damage;
 
+/// Write `text` and a newline on stderr, best effort: stderr may be a closed pipe
+/// (`tally ... 2>&1 | head`) or a terminal that went away, where `eprintln!` panics. A message
+/// nobody can read is dropped; the command ends with its own exit code.
+pub fn line(text: impl fmt::Display) {
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// As [`line`], without the newline.
+pub fn part(text: impl fmt::Display) {
+    let _ = write!(std::io::stderr(), "{text}");
+}
+
 /// One line per damage found: `tally: warning: <file>: truncated tail at byte N: ...`.
 pub fn warn(damage: &[Damage]) {
     for d in damage {
-        eprintln!("tally: warning: {d}");
+        line(format_args!("tally: warning: {d}"));
     }
 }
 
@@ -35,7 +49,7 @@ impl StderrObserver {
 
 impl Observer for StderrObserver {
     fn note(&mut self, text: &str) {
-        eprintln!("tally: note: {text}");
+        line(format_args!("tally: note: {text}"));
     }
 
     fn damage(&mut self, found: &[Damage]) {
@@ -59,13 +73,13 @@ impl Observer for StderrObserver {
         } else {
             100.0
         };
-        eprint!(
+        part(format_args!(
             "\r{title}: {pct:5.1}% ({:.1} / {:.1} MB, {rows} scalars)",
             done as f64 / 1e6,
             total as f64 / 1e6,
-        );
+        ));
         if last {
-            eprintln!();
+            line("");
         }
     }
 }

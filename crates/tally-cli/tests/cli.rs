@@ -191,3 +191,44 @@ fn export_reports_corruption_with_file_and_offset_after_emitting_good_rows() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("skipped 1 corrupt record"));
 }
+
+#[test]
+fn closed_stdout_and_stderr_end_the_printing_commands_quietly() {
+    // `tally ... 2>&1 | head -1` once head has gone: stdout and stderr are one pipe nobody
+    // reads. Output is the reader's choice, not an error; a message that cannot be written is
+    // dropped (eprintln! panicked: exit 101), the exit code is the command's own.
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let torn = tmp.path().join("torn");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::create_dir(&torn).unwrap();
+    let file = write_run(&run);
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(
+        torn.join(file.file_name().unwrap()),
+        &bytes[..bytes.len() - 3],
+    )
+    .unwrap();
+    let (run, torn) = (run.to_str().unwrap(), torn.to_str().unwrap());
+    for (args, code) in [
+        (vec!["schema", "--json"], 0),
+        (vec!["schema", "--markdown"], 0),
+        (vec!["export", run, "--format", "csv"], 0),
+        (vec!["export", run, "--format", "jsonl"], 0),
+        // A torn tail is reported on stderr, which nobody reads either.
+        (vec!["export", torn, "--format", "csv"], 0),
+        // Refused (no run_summary.json): the error cannot be printed, exit 1 all the same.
+        (vec!["extract", torn, "--json"], 1),
+        (vec!["diagnose", torn, "--json"], 1),
+    ] {
+        let (reader, writer) = rustix::pipe::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_tally"))
+            .args(&args)
+            .stdout(std::process::Stdio::from(writer.try_clone().unwrap()))
+            .stderr(std::process::Stdio::from(writer))
+            .status()
+            .unwrap();
+        assert_eq!(out.code(), Some(code), "{args:?}");
+    }
+}

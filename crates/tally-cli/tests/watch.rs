@@ -361,3 +361,120 @@ fn a_quiet_writer_is_reported_once_after_the_idle_time_and_again_after_it_resume
     assert!(tail.check_idle(&s));
     assert_eq!(said(&s), 2);
 }
+
+/// An event file created at `created` (its first wall time), optionally opening with a purge
+/// marker at `purge` (what `SummaryWriter(purge_step=...)` and a rewinding resume write), then
+/// one event per step with `tags` valued `base + step`, one second apart.
+fn segment(
+    dir: &Path,
+    created: f64,
+    purge: Option<i64>,
+    steps: std::ops::RangeInclusive<i64>,
+    base: f64,
+    tags: &[&str],
+) -> std::path::PathBuf {
+    use std::time::{Duration, UNIX_EPOCH};
+    use tally_tfevents::{EventFileWriter, FsyncPolicy, WriterOptions};
+    let options = WriterOptions {
+        hostname: "h".into(),
+        pid: 7,
+        created_at: UNIX_EPOCH + Duration::from_secs_f64(created),
+        fsync: FsyncPolicy::Never,
+        suffix: String::new(),
+    };
+    let mut w = EventFileWriter::open(dir, options).unwrap();
+    if let Some(step) = purge {
+        w.write_event(&tally_tfevents::proto::session_start_event(step, created))
+            .unwrap();
+    }
+    for step in steps {
+        let values: Vec<(&str, f64)> = tags.iter().map(|t| (*t, base + step as f64)).collect();
+        w.write_scalars(step, created + step as f64, &values)
+            .unwrap();
+    }
+    let path = w.path().to_owned();
+    w.close().unwrap();
+    path
+}
+
+#[test]
+fn a_purge_marker_takes_the_purged_points_off_the_panel_and_is_reported() {
+    // Session one wrote steps 1..=8, then the run was resumed from step 4: the second file's
+    // marker at step 5 drops the first file's steps 5..=8, as every other reader drops them
+    // (docs/contract/consumers.md "Following a run: tally watch").
+    let dir = tempfile::tempdir().unwrap();
+    let first = segment(dir.path(), 1000.0, None, 1..=8, 0.0, &["x"]);
+    // A tag the first session logged at a purged step only, and one before the cut.
+    let rare = [
+        record(6, 1006.5, &[("rare", 60.0)]),
+        record(3, 1003.5, &[("early", 30.0)]),
+    ]
+    .concat();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&first)
+        .unwrap();
+    f.write_all(&rare).unwrap();
+    drop(f);
+    // The second session resumes 1 s later: its own steps land beside the first's last ones.
+    let second = segment(dir.path(), 1009.0, Some(5), 5..=6, 100.0, &["x"]);
+    let s = Mutex::new(TerminalState::new(RunFacts {
+        algo: String::new(),
+        task: "t".into(),
+        sim: String::new(),
+        name: None,
+        num_gpus: 1,
+        num_envs: None,
+        max_iterations: None,
+        profile: Profile::SacFamily,
+    }));
+    let mut tail = Tailer::generic(dir.path(), wall_clock());
+    tail.poll(&s).unwrap();
+    let snap = s.lock().unwrap().snapshot();
+    let board = snap.board.as_ref().unwrap();
+    assert_eq!(board.tags["x"].value, 106.0, "the new session's value");
+    assert!(
+        !board.tags.contains_key("rare"),
+        "its only point was purged"
+    );
+    assert_eq!(board.tags["early"].value, 30.0, "before the cut: kept");
+    assert_eq!(board.step(), Some(6), "the step axis of the new session");
+    // The window holds the new session's samples only (steps 5 and 6 at 1014 and 1015 s; the
+    // purged 7 and 8 of the first session were at 1007 and 1008).
+    assert_eq!(snap.window.n, 2);
+    assert_eq!(snap.window.get("x"), Some(105.5));
+    let warning = snap
+        .messages
+        .iter()
+        .find(|m| m.text.contains("purge"))
+        .unwrap_or_else(|| panic!("no purge reported: {:?}", snap.messages));
+    assert!(
+        warning
+            .text
+            .starts_with(&format!("{}: purge at byte", second.display()))
+            && warning.text.contains("purge marker at step 5: 5 points of")
+            && warning.text.contains(&first.display().to_string()),
+        "{}",
+        warning.text
+    );
+}
+
+#[test]
+fn a_purge_marker_drops_the_purged_rewards_of_a_loggers_run() {
+    let dir = tempfile::tempdir().unwrap();
+    segment(dir.path(), 1000.0, None, 1..=8, 0.0, &["Train/mean_reward"]);
+    segment(
+        dir.path(),
+        1009.0,
+        Some(5),
+        5..=6,
+        100.0,
+        &["Train/mean_reward"],
+    );
+    let s = state();
+    let mut tail = Tailer::new(dir.path(), wall_clock());
+    tail.poll(&s).unwrap();
+    let snap = s.lock().unwrap().snapshot();
+    assert_eq!(snap.reward_history, [1.0, 2.0, 3.0, 4.0, 105.0, 106.0]);
+    assert_eq!(snap.iteration, 6);
+}

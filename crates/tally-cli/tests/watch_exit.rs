@@ -131,7 +131,7 @@ fn watch_ends_with_0_saying_so_when_its_output_goes_away() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("tally watch: writing to the terminal failed; stopped"),
+        stderr.contains("tally watch: the terminal went away; stopped"),
         "{stderr}"
     );
 }
@@ -162,4 +162,68 @@ fn a_run_that_ended_mid_record_is_shown_with_its_truncated_tail() {
         "{warn}"
     );
     assert!(stdout.contains("Run completed"), "{stdout}");
+}
+
+#[test]
+fn watch_of_thousands_of_empty_files_says_how_far_it_got_and_heeds_sigterm() {
+    // Writers that never wrote: 3 000 empty event files. The walk is done a share at a time,
+    // the panel says how far it got, and a signal ends watch (130) however far it got.
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..3000 {
+        std::fs::write(
+            dir.path()
+                .join(format!("events.out.tfevents.{}.h.{i}.0", 1_700_000_000 + i)),
+            b"",
+        )
+        .unwrap();
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["watch", "--panel", "off", "--every", "0.2"])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Stdout read as it comes: the signal is sent once the walk is under way.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let (seen, mut out) = (seen.clone(), child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = std::io::Read::read(&mut out, &mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    let progress = "of 3000 event files read, none holds a record yet";
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !seen.lock().unwrap().contains(progress) {
+        assert!(
+            Instant::now() < deadline,
+            "no progress shown: {}",
+            seen.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("watch kept running after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    reader.join().unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", seen.lock().unwrap());
 }

@@ -74,7 +74,11 @@ pub fn run_event_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
             dir.display()
         )));
     }
-    let mut runs = runs_under(dir)?;
+    one_run(dir, runs_under(dir)?)
+}
+
+/// The one run of `runs` (those found at or below `dir`), or the refusal naming them.
+fn one_run(dir: &Path, mut runs: Vec<RunDir>) -> Result<Vec<PathBuf>, Error> {
     match runs.len() {
         0 => Ok(Vec::new()),
         1 => Ok(runs.pop().map(|(_, files)| files).unwrap_or_default()),
@@ -111,16 +115,22 @@ pub fn run_with_subruns(dir: &Path) -> Result<RunWithSubruns, Error> {
             subruns: Vec::new(),
         });
     }
+    with_subruns(dir, runs_under(dir)?)
+}
+
+/// [`run_with_subruns`] of the runs found at or below `dir` (in path order, each with its files
+/// in run order), however they were listed.
+pub(crate) fn with_subruns(dir: &Path, found: Vec<RunDir>) -> Result<RunWithSubruns, Error> {
     // Path order puts a directory before everything below it.
-    let mut runs = runs_under(dir)?.into_iter();
+    let mut runs = found.iter();
     let Some((main, files)) = runs.next() else {
         return Ok(RunWithSubruns::default());
     };
     let mut subruns = Vec::new();
     for (sub, _) in runs {
-        let Ok(rel) = sub.strip_prefix(&main) else {
+        let Ok(rel) = sub.strip_prefix(main) else {
             // Siblings: several runs.
-            return run_event_files(dir).map(|files| RunWithSubruns {
+            return one_run(dir, found).map(|files| RunWithSubruns {
                 files,
                 subruns: Vec::new(),
             });
@@ -129,9 +139,12 @@ pub fn run_with_subruns(dir: &Path) -> Result<RunWithSubruns, Error> {
             .components()
             .map(|c| c.as_os_str().to_string_lossy())
             .collect();
-        subruns.push((name.join("/"), sub));
+        subruns.push((name.join("/"), sub.clone()));
     }
-    Ok(RunWithSubruns { files, subruns })
+    Ok(RunWithSubruns {
+        files: files.clone(),
+        subruns,
+    })
 }
 
 /// The event files directly in `dir` (one run's, no sub-run's), in run order.

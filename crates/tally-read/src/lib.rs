@@ -20,6 +20,7 @@ pub mod extract;
 pub mod files;
 pub mod follow;
 pub mod legacy;
+pub mod listing;
 pub mod meta;
 pub mod observer;
 pub mod runs;

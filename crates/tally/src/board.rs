@@ -47,6 +47,16 @@ impl TagBoard {
         }
     }
 
+    /// Forget what a purge marker at `from_step` dropped (docs/contract/consumers.md
+    /// "Following a run: tally watch"): the newest value of each tag `purged` names when it is
+    /// at `from_step` or later (the tag leaves the board until it is written again: older
+    /// values are not kept), and the step axis's points from there on.
+    pub fn purge(&mut self, from_step: i64, purged: impl Fn(&str) -> bool) {
+        self.tags
+            .retain(|tag, latest| latest.step < from_step || !purged(tag));
+        self.steps.retain(|(_, step)| *step < from_step);
+    }
+
     /// The largest step seen.
     pub fn step(&self) -> Option<i64> {
         self.steps.back().map(|(_, s)| *s)
@@ -64,6 +74,24 @@ impl TagBoard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_purge_forgets_the_newest_values_and_steps_from_its_step_on() {
+        let mut b = TagBoard::default();
+        b.record("a", 1.0, 5, 0.0);
+        b.record("b", 2.0, 10, 1.0);
+        b.record("sub/c", 3.0, 10, 1.0);
+        b.purge(8, |tag| !tag.starts_with("sub/"));
+        assert_eq!(
+            b.tags.keys().map(|k| &**k).collect::<Vec<_>>(),
+            ["a", "sub/c"]
+        );
+        assert_eq!(b.step(), Some(5));
+        // The new session's steps count again from the marker.
+        b.record("b", 4.0, 8, 2.0);
+        assert_eq!(b.step(), Some(8));
+        assert_eq!(b.tags["b"].value, 4.0);
+    }
 
     #[test]
     fn the_rate_spans_the_last_two_seconds_of_step_growth() {

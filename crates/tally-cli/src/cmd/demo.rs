@@ -14,7 +14,7 @@ pub fn main(c: &DemoConfig, sinks: Option<&SinkFactory<'_>>) -> Result<Exit, Cli
     let _ = writeln!(out, "run: {}", outcome.run_dir.display());
     let _ = out.flush();
     if outcome.status == RunStatus::Interrupted {
-        eprintln!("tally: interrupted; the run was closed with status interrupted");
+        crate::stderr::line("tally: interrupted; the run was closed with status interrupted");
         Ok(Exit::Interrupted)
     } else {
         Ok(Exit::Success)

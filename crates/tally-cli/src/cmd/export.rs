@@ -73,7 +73,10 @@ pub fn run(
     let mut observer = StderrObserver::new(progress.then_some("export"));
     export::export(paths, opts, stdout, &mut observer)?;
     if observer.skipped > 0 {
-        eprintln!("tally: skipped {} corrupt record(s)", observer.skipped);
+        crate::stderr::line(format_args!(
+            "tally: skipped {} corrupt record(s)",
+            observer.skipped
+        ));
     }
     Ok(())
 }

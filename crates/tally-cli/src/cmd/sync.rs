@@ -187,16 +187,16 @@ impl Progress {
         } else {
             "\n"
         };
-        eprint!(
+        crate::stderr::part(format_args!(
             "sync {}: {sent}/{total} rows ({pct}%), step {step}{end}",
             self.label
-        );
+        ));
         self.drawn = true;
     }
 
     fn end(&mut self) {
         if self.drawn && std::io::stderr().is_terminal() {
-            eprintln!();
+            crate::stderr::line("");
         }
     }
 }

@@ -74,12 +74,12 @@ pub fn print(r: &Report, json: bool, out: &mut dyn Write) -> Result<(), CliError
 pub fn run(path: &Path, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
     let r = report(path)?;
     if r.truncated {
-        eprintln!(
+        crate::stderr::line(format_args!(
             "tally: warning: {} ends before its closing ']' (the run did not finish its trace): \
              read the {} complete events",
             path.display(),
             r.events
-        );
+        ));
     }
     print(&r, json, out)
 }

@@ -13,25 +13,33 @@
 //! with exit 0 and a line saying so.
 
 use crate::error::{CliError, Exit};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tally::board::TagBoard;
 use tally::replay::Replay;
 use tally::terminal::{Level, RunFacts, TerminalState};
-use tally::window::Sample;
+use tally::window::{Sample, TimeWindow};
 use tally::{Clock, Profile, SystemClock, SystemInfo, Tag};
-use tally_read::files::{dir_event_files, run_with_subruns};
-use tally_read::follow::{subrun_tag, Follow};
+use tally_read::files::RunWithSubruns;
+use tally_read::follow::{subrun_tag, Follow, Purge};
+use tally_read::listing::RunListing;
 use tally_read::meta::{check_schema, read_status, RunConfigFacts};
 use tally_tfevents::{into_scalars, is_event_file_name, ScalarEvent};
 use tally_tui::{Output, Panel, PanelOptions};
 
-/// How often the event files and the run summary are polled.
+/// How often the event files and the run summary are polled while records come.
 pub const POLL: Duration = Duration::from_millis(200);
+/// The longest wait between polls: while nothing changes the wait doubles up to this, so an
+/// idle watch costs little and a new record still shows within a second.
+pub const MAX_POLL: Duration = Duration::from_secs(1);
+/// How long one poll reads before it lets the loop draw and look at keys and signals.
+const READ_BUDGET: Duration = Duration::from_millis(100);
+/// How often the loop looks at keys and signals while it waits.
+const TICK: Duration = Duration::from_millis(50);
 /// After this long without a new record, a running writer is said to have gone quiet: the run
 /// artefacts record no producer pid, so whether its process is gone cannot be told.
 pub const IDLE_SECS: f64 = 30.0;
@@ -126,6 +134,28 @@ pub struct Tailer {
     pending: Option<Pending>,
     last_record: Option<f64>,
     idle_said: bool,
+    /// The run's tree, listed once per poll at the cost of what changed.
+    listing: RunListing,
+    /// The last poll stopped with more to read (its budget, or files left to walk).
+    more: bool,
+    /// Whether any event with scalars was read yet, and the last "waiting" progress shown.
+    any: bool,
+    waiting: Option<(usize, usize)>,
+    /// The tags each sub-run (by name; the run's own: `None`) put on the board, so a purge
+    /// marker in one forgets only its own.
+    board_tags: BTreeMap<Option<String>, BTreeSet<String>>,
+    /// The step of each entry of the state's reward history (a logger's run), so a purge drops
+    /// the purged entries.
+    reward_steps: VecDeque<i64>,
+}
+
+/// What one poll read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Polled {
+    /// Events with scalars added.
+    pub added: usize,
+    /// More is there to read now: poll again without waiting.
+    pub more: bool,
 }
 
 impl Tailer {
@@ -149,6 +179,7 @@ impl Tailer {
     fn with_kind(path: PathBuf, clock: Arc<dyn Clock>, kind: Option<Kind>) -> Tailer {
         let (dir, only) = split_target(path);
         Tailer {
+            listing: RunListing::new(&dir),
             dir,
             only,
             kind,
@@ -159,6 +190,11 @@ impl Tailer {
             pending: None,
             last_record: None,
             idle_said: false,
+            more: false,
+            any: false,
+            waiting: None,
+            board_tags: BTreeMap::new(),
+            reward_steps: VecDeque::new(),
         }
     }
 
@@ -190,46 +226,106 @@ impl Tailer {
     /// events with scalars were added. A corrupt record is an error naming the file and byte
     /// offset, also shown in the panel (`watch` stops there).
     pub fn poll(&mut self, state: &Mutex<TerminalState>) -> Result<usize, CliError> {
-        let result = self.read(state);
+        let mut added = 0;
+        loop {
+            let polled = self.poll_some(state)?;
+            added += polled.added;
+            if !polled.more {
+                return Ok(added);
+            }
+        }
+    }
+
+    /// As [`poll`](Self::poll), reading for at most about [`READ_BUDGET`] and walking at most
+    /// [`tally_read::follow::FILES_PER_LOOK`] files of each directory: `more` says there is
+    /// more to read now (docs/contract/panel.md "tally watch").
+    pub fn poll_some(&mut self, state: &Mutex<TerminalState>) -> Result<Polled, CliError> {
+        self.more = false;
+        let result = self.read(state, Instant::now() + READ_BUDGET);
         self.flush(state);
         if let Err(e) = &result {
             self.message(state, Level::Error, e.to_string());
         }
-        if matches!(result, Ok(n) if n > 0) {
+        let added = result?;
+        if added > 0 {
+            self.any = true;
             self.last_record = Some(self.clock.monotonic());
             self.idle_said = false;
         }
-        result
+        self.show_waiting(state);
+        Ok(Polled {
+            added,
+            more: self.more,
+        })
+    }
+
+    /// While no record has come, say so, with how far the walk over the run's files got.
+    fn show_waiting(&mut self, state: &Mutex<TerminalState>) {
+        if self.any {
+            return;
+        }
+        let progress = self.main.progress().unwrap_or((0, 0));
+        if self.waiting == Some(progress) {
+            return;
+        }
+        self.waiting = Some(progress);
+        let text = match progress {
+            (_, 0) => format!("Waiting for events in {}", self.dir.display()),
+            (at, total) => format!(
+                "Waiting for events in {}: {at} of {total} event files read, none holds a record yet",
+                self.dir.display()
+            ),
+        };
+        self.message(state, Level::Info, text);
     }
 
     /// Read every complete event of the run and of its sub-runs, merged in wall-time order (the
     /// run's own first on a tie), so one step's values from every file meet in one window
-    /// sample.
-    fn read(&mut self, state: &Mutex<TerminalState>) -> Result<usize, CliError> {
+    /// sample; until `deadline`, then `more` is set. A purge marker met on the way is applied
+    /// before the next event of its run.
+    fn read(&mut self, state: &Mutex<TerminalState>, deadline: Instant) -> Result<usize, CliError> {
         let mut added = 0;
-        let (dir, only) = (self.dir.clone(), self.only.clone());
-        self.find_subruns()?;
+        let mut listed = self.list()?;
+        self.find_subruns(&listed);
         self.main.wake();
         for (_, follow) in self.subruns.values_mut() {
             follow.wake();
         }
         loop {
+            if added % 64 == 63 && Instant::now() > deadline {
+                self.more = true;
+                return Ok(added);
+            }
             let warn = warning(&self.replay, state);
-            let main = self
-                .main
-                .peek(|| target_files(&dir, only.as_deref()), warn)?;
+            let main_files = || Ok(listed.files.clone());
+            let main = self.main.peek(main_files, warn)?;
+            self.more |= self.main.more();
+            let mut purges: Vec<(Option<String>, Purge)> = Vec::new();
+            if let Some(p) = self.main.take_purge() {
+                purges.push((None, p));
+            }
             if main.is_some() && self.kind.is_none() {
                 self.decide(state)?;
-                self.find_subruns()?;
+                listed = self.list()?;
+                self.find_subruns(&listed);
             }
             let mut first = main.map(|wall| (wall, None));
-            for (sub_dir, (_, follow)) in &mut self.subruns {
+            let listing = &self.listing;
+            for (sub_dir, (name, follow)) in &mut self.subruns {
                 let warn = warning(&self.replay, state);
-                if let Some(wall) = follow.peek(|| dir_event_files(sub_dir), warn)? {
+                let wall = follow.peek(|| Ok(listing.files_of(sub_dir)), warn)?;
+                self.more |= follow.more();
+                if let Some(p) = follow.take_purge() {
+                    purges.push((Some(name.clone()), p));
+                }
+                if let Some(wall) = wall {
                     if first.as_ref().is_none_or(|(w, _)| wall < *w) {
                         first = Some((wall, Some(sub_dir.clone())));
                     }
                 }
+            }
+            for (source, purge) in purges {
+                self.purge(state, source, purge);
             }
             let Some((_, from)) = first else {
                 return Ok(added);
@@ -242,37 +338,90 @@ impl Tailer {
                 }
             };
             let mut scalars: Vec<ScalarEvent> = event.into_iter().flat_map(into_scalars).collect();
-            if let Some(name) = name {
+            if let Some(name) = &name {
                 for sc in &mut scalars {
-                    sc.tag = subrun_tag(&name, &sc.tag);
+                    sc.tag = subrun_tag(name, &sc.tag);
                 }
             }
             if !scalars.is_empty() {
-                self.push(state, &scalars);
+                self.push(state, &scalars, name);
                 added += 1;
             }
         }
     }
 
-    /// Add a generic run's sub-runs not known yet (`add_scalars` opens them on first use). A
-    /// logger's run has no place for them on the RL panel; a single event file given has none.
-    fn find_subruns(&mut self) -> Result<(), CliError> {
-        if self.kind != Some(Kind::Generic) || self.only.is_some() {
-            return Ok(());
+    /// The run's files and sub-runs now: the one event file given, else the run's tree.
+    fn list(&mut self) -> Result<RunWithSubruns, CliError> {
+        match &self.only {
+            Some(file) => Ok(RunWithSubruns {
+                files: vec![file.clone()],
+                subruns: Vec::new(),
+            }),
+            None => Ok(self.listing.list()?),
         }
-        for (name, dir) in run_with_subruns(&self.dir)?.subruns {
-            self.subruns
-                .entry(dir)
-                .or_insert_with(|| (name, Follow::default()));
-        }
-        Ok(())
     }
 
-    fn push(&mut self, state: &Mutex<TerminalState>, scalars: &[ScalarEvent]) {
+    /// Apply a purge marker of the run (`source` `None`) or of a sub-run: what was shown from
+    /// its earlier files at the marker's step or later goes (docs/contract/consumers.md
+    /// "Following a run: tally watch"), and each drop is reported as the readers report it.
+    fn purge(&mut self, state: &Mutex<TerminalState>, source: Option<String>, purge: Purge) {
+        if self.pending.as_ref().is_some_and(|p| p.step >= purge.step) {
+            self.pending = None;
+        }
+        self.flush(state);
+        let mut s = lock(state);
+        // The window's sums cannot lose single samples: it starts again from the new session.
+        s.window = TimeWindow::default();
+        if let Some(board) = s.board.as_mut() {
+            let own = self.board_tags.get(&source);
+            board.purge(purge.step, |tag| own.is_some_and(|t| t.contains(tag)));
+        }
+        let steps = &mut self.reward_steps;
+        let mut kept = steps.iter().map(|step| *step < purge.step);
+        s.reward_history.retain(|_| kept.next().unwrap_or(true));
+        steps.retain(|step| *step < purge.step);
+        for d in &purge.damage {
+            self.replay.message(&mut s, Level::Warning, d.to_string());
+        }
+    }
+
+    /// Add a generic run's sub-runs not known yet (`add_scalars` opens them on first use). A
+    /// logger's run has no place for them on the RL panel; a single event file given has none.
+    fn find_subruns(&mut self, listed: &RunWithSubruns) {
+        if self.kind != Some(Kind::Generic) || self.only.is_some() {
+            return;
+        }
+        for (name, dir) in &listed.subruns {
+            self.subruns
+                .entry(dir.clone())
+                .or_insert_with(|| (name.clone(), Follow::default()));
+        }
+    }
+
+    fn push(
+        &mut self,
+        state: &Mutex<TerminalState>,
+        scalars: &[ScalarEvent],
+        source: Option<String>,
+    ) {
         let (step, wall) = (scalars[0].step, scalars[0].wall_time);
         if self.kind == Some(Kind::Logger) {
-            self.replay.event(&mut lock(state), step, wall, scalars);
+            let mut s = lock(state);
+            self.replay.event(&mut s, step, wall, scalars);
+            // The reward history's steps, entry for entry (what the replay pushed to it).
+            if scalars.iter().any(|sc| sc.tag == "Train/mean_reward") {
+                self.reward_steps.push_back(step);
+            }
+            while self.reward_steps.len() > s.reward_history.len() {
+                self.reward_steps.pop_front();
+            }
             return;
+        }
+        let own = self.board_tags.entry(source).or_default();
+        for sc in scalars {
+            if !own.contains(&sc.tag) {
+                own.insert(sc.tag.clone());
+            }
         }
         let t = self.clock.monotonic_at(wall);
         if self.pending.as_ref().is_some_and(|p| p.step != step) {
@@ -370,14 +519,6 @@ fn split_target(path: PathBuf) -> (PathBuf, Option<PathBuf>) {
     }
 }
 
-/// The event files to read: the one given, else the run's own ([`run_with_subruns`]).
-fn target_files(dir: &Path, only: Option<&Path>) -> tally_read::Result<Vec<PathBuf>> {
-    match only {
-        Some(file) => Ok(vec![file.to_owned()]),
-        None => run_with_subruns(dir).map(|r| r.files),
-    }
-}
-
 /// Where a follower's warnings go: a warning line on the panel.
 fn warning<'a>(replay: &'a Replay, state: &'a Mutex<TerminalState>) -> impl FnMut(String) + 'a {
     move |text| replay.message(&mut lock(state), Level::Warning, text)
@@ -405,7 +546,7 @@ enum End {
     Interrupted,
     /// SIGHUP.
     HungUp,
-    /// The panel stopped on its own: a write to the terminal failed.
+    /// The panel stopped on its own: a write to the terminal failed, or its input ended.
     TerminalGone,
     /// A corrupt record, or the run refused.
     Failed(CliError),
@@ -431,14 +572,13 @@ pub fn main(c: &WatchConfig) -> Result<Exit, CliError> {
     let state = Arc::new(Mutex::new(initial));
     let clock: Arc<dyn Clock> = Arc::new(SystemClock::default());
     let mut tailer = Tailer::detect(&c.run_dir, clock.clone());
-    // Catch up before the first frame: a finished run shows its final state at once.
-    if tailer.poll(&state)? == 0 {
-        let waiting = format!("Waiting for events in {}", dir.display());
-        tailer.message(&state, Level::Info, waiting);
-    }
-    let mut finished = tailer.check_end(&state)?;
+    // Signals first: reading a large run, or walking thousands of files, heeds them.
     let stop = crate::interrupt::interrupt_flag();
     let hup = hangup_flag();
+    // Catch up before the first frame, one bounded share (a finished run of ordinary size
+    // shows its final state at once); the rest is read in the loop, between frames.
+    let mut polled = tailer.poll_some(&state)?;
+    let mut finished = !polled.more && tailer.check_end(&state)?;
     let mut panel = Panel::start(
         state.clone(),
         clock,
@@ -450,28 +590,43 @@ pub fn main(c: &WatchConfig) -> Result<Exit, CliError> {
         },
     );
     let live = panel.output() == Output::Live;
-    let end = loop {
-        // A hang-up also sets the interrupt flag: look at it first.
-        if hup.load(Ordering::SeqCst) {
-            break End::HungUp;
+    // The wait between polls: POLL while records come, doubling to MAX_POLL while nothing
+    // changes (docs/contract/panel.md "tally watch").
+    let mut wait = POLL;
+    let end = 'watch: loop {
+        let mut waited = Duration::ZERO;
+        loop {
+            // A hang-up also sets the interrupt flag: look at it first.
+            if hup.load(Ordering::SeqCst) {
+                break 'watch End::HungUp;
+            }
+            if !panel.is_running() {
+                break 'watch End::TerminalGone;
+            }
+            if stop.load(Ordering::SeqCst) {
+                break 'watch End::Interrupted;
+            }
+            // Plain lines end with the run; the live panel stays until `q`.
+            if panel.quit_requested() || (finished && !live) {
+                break 'watch End::Done;
+            }
+            if polled.more || waited >= wait {
+                break;
+            }
+            std::thread::sleep(TICK);
+            waited += TICK;
         }
-        if !panel.is_running() {
-            break End::TerminalGone;
-        }
-        if stop.load(Ordering::SeqCst) {
-            break End::Interrupted;
-        }
-        // Plain lines end with the run; the live panel stays until `q`.
-        if panel.quit_requested() || (finished && !live) {
-            break End::Done;
-        }
-        std::thread::sleep(POLL);
-        match tailer.poll(&state) {
-            Ok(n) if n > 0 => panel.refresh(),
-            Ok(_) => {}
+        polled = match tailer.poll_some(&state) {
+            Ok(p) => p,
             Err(e) => break End::Failed(e),
+        };
+        if polled.added > 0 || polled.more {
+            panel.refresh();
+            wait = POLL;
+        } else {
+            wait = (wait * 2).min(MAX_POLL);
         }
-        if !finished {
+        if !finished && !polled.more {
             match tailer.check_end(&state) {
                 Ok(ended) => finished = ended,
                 Err(e) => break End::Failed(e),
@@ -494,12 +649,9 @@ pub fn main(c: &WatchConfig) -> Result<Exit, CliError> {
             return Ok(Exit::Success);
         }
         End::TerminalGone => {
-            // The panel said why (once) when it stopped (docs/contract/panel.md "A closed
-            // terminal").
-            let _ = writeln!(
-                stderr,
-                "tally watch: writing to the terminal failed; stopped"
-            );
+            // The panel said why (once) when it stopped: a write failed, or the terminal's
+            // input ended (docs/contract/panel.md "A closed terminal").
+            let _ = writeln!(stderr, "tally watch: the terminal went away; stopped");
             return Ok(Exit::Success);
         }
         End::Interrupted | End::Done => {}

@@ -4,12 +4,12 @@
 use super::command::Command;
 use super::console::{printable, Gate};
 use super::feed::{is_warmup, message_line, messages_between, snapshot};
+use super::keys::{Keys, Pressed};
 use super::options::PanelOptions;
 use super::restore::{BOTTOM, DRAW, RAW, RESTORED};
 use crate::glyphs::Glyphs;
 use crate::state::PanelState;
 use crossterm::cursor::{MoveTo, Show};
-use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::execute;
 use crossterm::terminal::{self as ct, Clear, ClearType};
 use ratatui::backend::CrosstermBackend;
@@ -40,7 +40,8 @@ pub(super) struct Live {
     height: u16,
     seen: u64,
     lines: Vec<(String, Style)>,
-    keys: bool,
+    /// The terminal's input, in key mode.
+    keys: Option<Keys>,
 }
 
 fn desired_height(view: &PanelState, size: (u16, u16)) -> u16 {
@@ -62,10 +63,14 @@ impl Live {
         opts: &PanelOptions,
         clock: Arc<dyn Clock>,
     ) -> io::Result<Live> {
-        if opts.keys {
+        let keys = if opts.keys {
+            let keys = Keys::open()?;
             ct::enable_raw_mode()?;
             RAW.store(true, Ordering::SeqCst);
-        }
+            Some(keys)
+        } else {
+            None
+        };
         let size = ct::size()?;
         if size.0 < 20 || size.1 < 3 {
             return Err(io::Error::other(format!(
@@ -87,7 +92,7 @@ impl Live {
             height,
             seen,
             lines: Vec::new(),
-            keys: opts.keys,
+            keys,
         })
     }
 
@@ -102,7 +107,7 @@ impl Live {
         let mut next = Instant::now();
         loop {
             let mut wait = next.saturating_duration_since(Instant::now());
-            if self.keys {
+            if self.keys.is_some() {
                 wait = wait.min(KEY_POLL);
             }
             let mut force = false;
@@ -129,20 +134,15 @@ impl Live {
                     Command::Stop => stop = true,
                 }
             }
-            if self.keys {
-                while event::poll(Duration::ZERO)? {
-                    match event::read()? {
-                        Event::Key(k) if k.kind != KeyEventKind::Release => {
-                            let ctrl_c = k.code == KeyCode::Char('c')
-                                && k.modifiers.contains(KeyModifiers::CONTROL);
-                            if ctrl_c || matches!(k.code, KeyCode::Char('q' | 'Q') | KeyCode::Esc) {
-                                quit.store(true, Ordering::SeqCst);
-                                force = true;
-                            }
-                        }
-                        Event::Resize(..) => force = true,
-                        _ => {}
-                    }
+            if let Some(keys) = self.keys.as_mut() {
+                // A terminal whose input ended is gone: the panel stops (the error).
+                if keys.read()? == Pressed::Quit {
+                    quit.store(true, Ordering::SeqCst);
+                    force = true;
+                }
+                // A resize redraws at once (the frame re-lays the panel out for the new size).
+                if keys.size().is_some_and(|size| size != self.size) {
+                    force = true;
                 }
             }
             if stop {

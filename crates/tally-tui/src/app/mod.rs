@@ -17,6 +17,7 @@
 mod command;
 mod console;
 mod feed;
+mod keys;
 mod live;
 mod options;
 mod printer;
@@ -205,7 +206,11 @@ fn run(
     quit: Arc<AtomicBool>,
 ) {
     if let Err(e) = drive(state, clock, opts, wanted, link, ready, quit) {
-        eprintln!("tally: warning: panel: {e}; the panel stopped, the run goes on");
+        // Best effort: stderr may be the terminal that went away (eprintln! would panic).
+        let _ = writeln!(
+            io::stderr(),
+            "tally: warning: panel: {e}; the panel stopped, the run goes on"
+        );
     }
 }
 

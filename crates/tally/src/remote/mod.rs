@@ -20,7 +20,7 @@ mod rows;
 pub use cursor::{Cursor, CURSOR_DIR};
 pub use fleet::RemoteSinks;
 pub use follower::{send_run, Follower, Notify, SyncReport};
-pub use order::{order_event_files, ordered_event_files};
+pub use order::{first_event_wall, order_event_files, ordered_event_files, sort_keyed};
 pub use pending::{scan_pending, Pending};
 pub use progress::record_in_summary;
 // A default of `LoggerConfig`, kept reachable at its old path.

@@ -22,20 +22,29 @@ pub fn ordered_event_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 
 /// Sort one run's event files into run order (see [`ordered_event_files`]).
 pub fn order_event_files(files: Vec<PathBuf>) -> Vec<PathBuf> {
-    let first_wall = |f: &Path| {
-        let mut r = open_event_file(f)
-            .ok()?
-            .with_on_corruption(OnCorruption::Skip);
-        r.read_event()
-            .ok()
-            .flatten()
-            .map(|e| e.wall_time)
-            .filter(|w| w.is_finite())
-    };
     let mut keyed: Vec<(f64, PathBuf)> = files
         .into_iter()
-        .map(|f| (first_wall(&f).unwrap_or(f64::INFINITY), f))
+        .map(|f| (first_event_wall(&f).unwrap_or(f64::INFINITY), f))
         .collect();
-    keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    sort_keyed(&mut keyed);
     keyed.into_iter().map(|(_, f)| f).collect()
+}
+
+/// The wall time of a file's first event (its `file_version` event: when it was created), or
+/// `None` when it has no readable first event yet.
+pub fn first_event_wall(f: &Path) -> Option<f64> {
+    let mut r = open_event_file(f)
+        .ok()?
+        .with_on_corruption(OnCorruption::Skip);
+    r.read_event()
+        .ok()
+        .flatten()
+        .map(|e| e.wall_time)
+        .filter(|w| w.is_finite())
+}
+
+/// Sort files keyed by [`first_event_wall`] (`f64::INFINITY` for none) into run order: by the
+/// key, then by name. For a caller that keeps the keys between listings (`tally watch`).
+pub fn sort_keyed(keyed: &mut [(f64, PathBuf)]) {
+    keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
 }
