@@ -37,28 +37,39 @@ pub fn runs_under(dir: &Path) -> Result<Vec<RunDir>, Error> {
     let mut by_dir: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {
-        let io = |source| Error::Io {
-            path: d.clone(),
-            source,
-        };
-        for entry in std::fs::read_dir(&d).map_err(io)? {
-            let entry = entry.map_err(io)?;
-            let p = entry.path();
-            let ty = entry.file_type().map_err(|source| Error::Io {
-                path: p.clone(),
-                source,
-            })?;
-            if ty.is_dir() {
-                stack.push(p);
-            } else if entry.file_name().to_str().is_some_and(is_event_file_name) {
-                by_dir.entry(d.clone()).or_default().push(p);
-            }
+        let (subdirs, files) = dir_entries(&d)?;
+        stack.extend(subdirs);
+        if !files.is_empty() {
+            by_dir.entry(d).or_default().extend(files);
         }
     }
     Ok(by_dir
         .into_iter()
         .map(|(d, files)| (d, order_run_files(files)))
         .collect())
+}
+
+/// One directory's subdirectories and event files, in the order the OS lists them.
+pub(crate) fn dir_entries(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Error> {
+    let io = |source| Error::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    let (mut subdirs, mut files) = (Vec::new(), Vec::new());
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let p = entry.path();
+        let ty = entry.file_type().map_err(|source| Error::Io {
+            path: p.clone(),
+            source,
+        })?;
+        if ty.is_dir() {
+            subdirs.push(p);
+        } else if entry.file_name().to_str().is_some_and(is_event_file_name) {
+            files.push(p);
+        }
+    }
+    Ok((subdirs, files))
 }
 
 /// The event files of the run in `dir`, in run order; empty when it has none yet. Every

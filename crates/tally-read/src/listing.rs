@@ -8,11 +8,10 @@
 //! 3 000 event files that hold nothing yet costs a `stat` per file, not an open and a read.
 
 use crate::error::Error;
-use crate::files::{with_subruns, RunDir, RunWithSubruns};
+use crate::files::{dir_entries, with_subruns, RunDir, RunWithSubruns};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
-use tally_tfevents::is_event_file_name;
 
 /// A directory's modification time is trusted once this much older than the listing that
 /// read it: a file created in the same clock tick as that listing leaves the time unchanged.
@@ -110,30 +109,12 @@ impl Listed {
 
 /// Read `path` again into `dir` unless its settled modification time says nothing changed.
 fn refresh(path: &Path, dir: &mut Dir) -> Result<(), Error> {
-    let io = |source| Error::Io {
-        path: path.to_owned(),
-        source,
-    };
     let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
     if modified.is_some() && modified == dir.settled {
         return Ok(());
     }
     let now = SystemTime::now();
-    let mut subdirs = Vec::new();
-    let mut names = Vec::new();
-    for entry in std::fs::read_dir(path).map_err(io)? {
-        let entry = entry.map_err(io)?;
-        let p = entry.path();
-        let ty = entry.file_type().map_err(|source| Error::Io {
-            path: p.clone(),
-            source,
-        })?;
-        if ty.is_dir() {
-            subdirs.push(p);
-        } else if entry.file_name().to_str().is_some_and(is_event_file_name) {
-            names.push(p);
-        }
-    }
+    let (subdirs, names) = dir_entries(path)?;
     let mut old: BTreeMap<PathBuf, Listed> = std::mem::take(&mut dir.files)
         .into_iter()
         .map(|f| (f.path.clone(), f))
