@@ -214,15 +214,11 @@ fn stats(tag: String, a: Acc) -> TagStats {
 /// Two passes over the rows: the run and tag figures, then the final-window means (which need
 /// each tag's step range).
 fn gather(c: &Columns, globs: &[String]) -> (Vec<RunAcc>, Vec<Vec<(usize, Acc)>>) {
-    let chosen: Vec<Option<usize>> = (0..c.tags.len())
-        .map(|t| {
-            let tag = c.tags.get(t);
-            globs.iter().any(|g| glob_match(g, tag)).then_some(t)
-        })
+    let chosen_codes: Vec<usize> = (0..c.tags.len())
+        .filter(|&t| globs.iter().any(|g| glob_match(g, c.tags.get(t))))
         .collect();
     // Each chosen tag's slot in a run's list, by tag code.
     let mut slot = vec![usize::MAX; c.tags.len()];
-    let chosen_codes: Vec<usize> = chosen.iter().flatten().copied().collect();
     for (i, &t) in chosen_codes.iter().enumerate() {
         slot[t] = i;
     }
