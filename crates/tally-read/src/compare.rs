@@ -26,6 +26,16 @@ pub enum At {
     Auc,
 }
 
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            At::Final => f.write_str("the final 10 % of steps"),
+            At::Auc => f.write_str("its mean height (auc)"),
+            At::Step(n) => write!(f, "step {n}"),
+        }
+    }
+}
+
 impl std::str::FromStr for At {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -171,7 +181,7 @@ pub fn compare(inputs: &[PathBuf], s: &Settings) -> Result<Comparison, crate::Er
             let why = if points.is_empty() {
                 format!("no point of {}", s.metric)
             } else {
-                format!("no finite score of {} at {:?}", s.metric, s.at)
+                format!("no finite score of {} at {} (the run ends before it, or its values there are not finite)", s.metric, s.at)
             };
             unscored.push((name, why));
             continue;

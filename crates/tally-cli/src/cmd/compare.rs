@@ -50,7 +50,7 @@ pub fn run(
         .max(5);
     writeln!(
         out,
-        "{} at {:?}: 95 % percentile bootstrap over runs, {} resamples, seed {}",
+        "{} at {}: 95 % percentile bootstrap over runs, {} resamples, seed {}",
         s.metric, s.at, s.reps, s.seed
     )?;
     writeln!(
