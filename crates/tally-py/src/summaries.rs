@@ -20,7 +20,7 @@ fn bad(e: impl std::fmt::Display) -> PyErr {
 
 /// Little-endian f64 buffer (`ndarray.astype('<f8').tobytes()`) as values.
 fn f64s(what: &str, data: &[u8]) -> PyResult<Vec<f64>> {
-    if data.len() % 8 != 0 {
+    if !data.len().is_multiple_of(8) {
         return Err(bad(format!(
             "{what}: {} bytes is not a float64 buffer",
             data.len()

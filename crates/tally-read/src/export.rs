@@ -157,7 +157,7 @@ pub fn export(
             };
             sink.row(s)?;
             progress.rows += 1;
-            if progress.rows % 4096 == 0 {
+            if progress.rows.is_multiple_of(4096) {
                 let done = progress.done_before + scalars.position();
                 observer.progress(done, progress.total, progress.rows, false);
             }

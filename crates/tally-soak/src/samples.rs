@@ -87,7 +87,7 @@ impl SampleLog {
         self.peaks.update(&s);
         let n = self.taken;
         self.taken += 1;
-        if n % self.stride != 0 {
+        if !n.is_multiple_of(self.stride) {
             self.last = Some(s);
             return;
         }

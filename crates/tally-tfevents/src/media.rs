@@ -244,7 +244,7 @@ pub fn audio_value(
     channels: usize,
     sample_rate: f64,
 ) -> Result<summary::Value, MediaError> {
-    if !(1..=2).contains(&channels) || samples.len() % channels != 0 {
+    if !(1..=2).contains(&channels) || !samples.len().is_multiple_of(channels) {
         return Err(MediaError::Unsupported(format!(
             "snd_tensor: {channels} channels; expected 1 (mono) or 2 (stereo)"
         )));

@@ -389,7 +389,7 @@ impl LoggerConfig {
                 .saturating_sub(1)
         };
         self.log_interval <= 1
-            || it % self.log_interval == 0
+            || it.is_multiple_of(self.log_interval)
             || self.max_iterations.is_some_and(|m| it >= last(m))
     }
 

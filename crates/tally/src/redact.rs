@@ -442,7 +442,7 @@ fn bearer_char(c: char) -> bool {
 fn looks_base64(t: &str) -> bool {
     let body = t.trim_end_matches('=');
     t.len() >= 8
-        && t.len() % 4 == 0
+        && t.len().is_multiple_of(4)
         && body
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '/')
