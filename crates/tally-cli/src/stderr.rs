@@ -26,6 +26,16 @@ pub fn warn(damage: &[Damage]) {
     }
 }
 
+/// One line per run a reader left out, with why: `tally: warning: <run>: run skipped: ...`.
+pub fn skipped(runs: &[(std::path::PathBuf, String)]) {
+    for (dir, why) in runs {
+        line(format_args!(
+            "tally: warning: {}: run skipped: {why}",
+            dir.display()
+        ));
+    }
+}
+
 /// Prints notes and damage as they come, counts skipped records, and draws a one-line
 /// progress bar (at most 5 times a second) when asked to.
 pub struct StderrObserver {

@@ -209,8 +209,21 @@ fn closed_stdout_and_stderr_end_the_printing_commands_quietly() {
         &bytes[..bytes.len() - 3],
     )
     .unwrap();
+    // A corrupt record mid-file: `runs` skips the run and says so on stderr.
+    let corrupt = tmp.path().join("corrupt");
+    std::fs::create_dir(&corrupt).unwrap();
+    let mut bad = bytes.clone();
+    bad[20] ^= 0xff;
+    std::fs::write(corrupt.join(file.file_name().unwrap()), bad).unwrap();
+    let corrupt = corrupt.to_str().unwrap().to_owned();
     let (run, torn) = (run.to_str().unwrap(), torn.to_str().unwrap());
     for (args, code) in [
+        // A skipped run and an unscored run are said on stderr.
+        (vec!["runs", &corrupt], 0),
+        (
+            vec!["compare", run, "--metric", "no/such_tag", "--reps", "10"],
+            0,
+        ),
         (vec!["schema", "--json"], 0),
         (vec!["schema", "--markdown"], 0),
         (vec!["export", run, "--format", "csv"], 0),

@@ -2,6 +2,7 @@
 //! statistics of [`tally_read::compare`], one line per group, best mean first.
 
 use crate::error::CliError;
+use crate::stderr;
 use std::io::Write;
 use std::path::PathBuf;
 use tally_read::compare::{compare, Settings};
@@ -14,11 +15,9 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let c = compare(paths, s)?;
-    for (dir, why) in &c.skipped {
-        eprintln!("tally: warning: {}: run skipped: {why}", dir.display());
-    }
+    stderr::skipped(&c.skipped);
     for (run, why) in &c.unscored {
-        eprintln!("tally: warning: {run}: not scored: {why}");
+        stderr::line(format_args!("tally: warning: {run}: not scored: {why}"));
     }
     if json {
         let groups: Vec<serde_json::Value> = c.groups.iter().map(|g| g.to_json(&s.by)).collect();

@@ -35,9 +35,7 @@ pub fn run(
     };
     let t = runs_table(paths, tags, opts)?;
     stderr::warn(&t.damage);
-    for (dir, why) in &t.skipped {
-        eprintln!("tally: warning: {}: run skipped: {why}", dir.display());
-    }
+    stderr::skipped(&t.skipped);
     let flat: Vec<Vec<(String, Value)>> = t.rows.iter().map(RunRow::flat).collect();
     match output {
         Output::Json => {
