@@ -240,7 +240,7 @@ fn score(points: &[(i64, f64)], at: At) -> Option<f64> {
     let (first, last) = (finite.first()?.0, finite.iter().map(|p| p.0).max()?);
     match at {
         At::Final => {
-            let cut = last as f64 - crate::runs::FINAL_SHARE * (last - first) as f64;
+            let cut = crate::runs::final_cut(first, last);
             let tail: Vec<f64> = finite
                 .iter()
                 .filter(|(s, _)| *s as f64 >= cut)

@@ -19,6 +19,12 @@ use tally_schema::legacy::glob_match;
 /// The share of a tag's step range, at its end, that [`TagStats::final_mean`] averages.
 pub const FINAL_SHARE: f64 = 0.1;
 
+/// The first step of the final window of a series spanning `first..=last`: a point at or
+/// past it counts toward the final mean (the runs table's and `compare`'s one rule).
+pub fn final_cut(first: i64, last: i64) -> f64 {
+    last as f64 - FINAL_SHARE * (last - first) as f64
+}
+
 /// One chosen tag's figures in one run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TagStats {
@@ -269,8 +275,7 @@ fn gather(c: &Columns, globs: &[String]) -> (Vec<RunAcc>, Vec<Vec<(usize, Acc)>>
                 continue;
             }
             let a = &mut accs[chunk.run_codes[i] as usize][slot[tag]];
-            let span = (a.last_step - a.first_step) as f64;
-            let cut = a.last_step as f64 - FINAL_SHARE * span;
+            let cut = final_cut(a.first_step, a.last_step);
             let v = chunk.value[i];
             if chunk.step[i] as f64 >= cut && v.is_finite() {
                 a.final_sum += v;
