@@ -4,6 +4,8 @@ learning rate. The question: each run's final return (mean of its last 10 % of s
 learning rate, the mean over seeds.
 
 - tally.runs / tally.compare (one call each);
+- tally.sql: a group-by over every point, and the sweep question as one query (the files read
+  and the query answered, in one call);
 - tally.read + pandas (the points as a table, the rest in pandas);
 - tbparse + pandas (TensorBoard's own reader underneath), on a subset of runs, scaled.
 
@@ -24,6 +26,16 @@ import tally
 
 TAGS = [f"charts/t{i}" for i in range(9)] + ["charts/episodic_return"]
 STEPS = 1000
+# Each run's final return (mean over its last 10 % of steps), then the mean per learning rate.
+SWEEP_SQL = """
+WITH span AS (SELECT run, min(step) AS lo, max(step) AS hi FROM scalars
+              WHERE tag = 'charts/episodic_return' GROUP BY run),
+     final AS (SELECT s.run, avg(s.value) AS final FROM scalars s JOIN span USING (run)
+               WHERE s.tag = 'charts/episodic_return' AND s.step >= span.hi - 0.1 * (span.hi - span.lo)
+               GROUP BY s.run)
+SELECT r."config.config.lr" AS lr, avg(final) AS mean_final, count(*) AS runs
+FROM final JOIN runs r USING (run) GROUP BY lr ORDER BY mean_final DESC
+"""
 
 
 def generate(root: Path, runs: int) -> None:
@@ -80,6 +92,12 @@ def main() -> None:
         return final.groupby("lr").final.mean()
 
     timed("tally.read_runs + pandas (same answer)", with_pandas, True)
+    timed(
+        "tally.sql: count, avg, min, max of every point by tag",
+        lambda: tally.sql(root, "SELECT tag, count(*), avg(value), min(value), max(value) FROM scalars GROUP BY tag"),
+        True,
+    )
+    timed("tally.sql: the sweep question (same answer)", lambda: tally.sql(root, SWEEP_SQL), True)
     try:
         from tbparse import SummaryReader
     except ImportError:

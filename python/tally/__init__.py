@@ -17,6 +17,7 @@ Also here: :class:`SummaryWriter` (torch's scalar API over tally's event writer)
 :func:`read` / :func:`read_runs` (event files back as pyarrow Tables, for pandas and polars),
 :func:`runs` (the runs table: one row per run, its configuration and chosen tags' figures),
 :func:`compare` (seed statistics: runs grouped by configuration, means and IQMs with bootstrap intervals),
+:func:`sql` (a read-only SQL query over the runs table and every point),
 :mod:`tally.distributed` (multi-rank reduction over torch.distributed or MPI), and the error
 tree rooted at :class:`TallyError`.
 """
@@ -36,7 +37,7 @@ from tally._tally import (
     ValueTypeError,
     __version__,
 )
-from tally._read import PurgedPointsWarning, StepsGoBackWarning, TruncatedEventFileWarning, UnreadableRunWarning, compare, read, read_runs, runs
+from tally._read import PurgedPointsWarning, StepsGoBackWarning, TruncatedEventFileWarning, UnreadableRunWarning, compare, read, read_runs, runs, sql
 from tally._wandb import WandbSink
 from tally.summary_writer import SummaryWriter
 
@@ -51,6 +52,7 @@ __all__ = [
     "read_runs",
     "runs",
     "compare",
+    "sql",
     "TruncatedEventFileWarning",
     "StepsGoBackWarning",
     "PurgedPointsWarning",

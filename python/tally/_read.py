@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from tally._require import require
-from tally._tally import ColumnBuffer, StorageError, compare_runs, flat_config, read_columns, runs_table
+from tally._tally import ColumnBuffer, StorageError, compare_runs, flat_config, read_columns, runs_table, sql_query
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -263,22 +263,16 @@ def runs(
     ``run_config.json``, and for each tag matching ``tags`` (``*`` globs; none: no tag columns)
     ``<tag>:count``, ``:last``, ``:min``, ``:max`` (finite values), ``:max_step``,
     ``:final_mean`` (the mean over the last 10 % of the tag's steps), ``:last_step`` and
-    ``:nonfinite``. A run that cannot be read is skipped with an :class:`UnreadableRunWarning`.
+    ``:nonfinite``. A column takes the type its values share; one whose values mix types, or hold
+    lists or objects, is JSON text. A run that cannot be read is skipped with an
+    :class:`UnreadableRunWarning`.
     """
     _check_strict(strict)
     pa = _pyarrow()
     globs = _tags(tags)
     found = runs_table(_paths(paths), [] if globs is None else globs, strict)
     _warn_findings(found, stacklevel=3)
-    rows = json.loads(found["rows"])
-    keys: Dict[str, None] = {}
-    for r in rows:
-        keys.update(dict.fromkeys(r))
-    columns = {k: _per_run_array(pa, [r.get(k) for r in rows]) for k in keys}
-    if "start" in columns:
-        micros = [None if r.get("start") is None else round(r["start"] * 1e6) for r in rows]
-        columns["start"] = pa.array(micros, pa.timestamp("us", tz="UTC"))
-    return pa.table(columns)
+    return pa.ipc.open_stream(found["ipc"]).read_all()
 
 
 def compare(
@@ -329,3 +323,24 @@ def compare(
     point = pa.struct([("step", pa.int64()), ("n", pa.int64()), ("mean", pa.float64()), ("std", pa.float64())])
     columns["curve"] = pa.array([g["curve"] for g in groups], pa.list_(point))
     return pa.table(columns)
+
+
+def sql(paths: Union[PathLike, Iterable[PathLike]], query: str, *, strict: bool = False) -> Any:
+    """Answers a read-only SQL ``query`` over the runs under ``paths``, a ``pyarrow.Table``
+    (docs/contract/consumers.md "SQL over runs").
+
+    Two tables: ``runs`` (the columns of :func:`runs` without tag figures: ``run``, ``dir``,
+    ``status``, ``start``, ``duration``, ``last_step``, ``points``, ``"config.<key>"``; quote
+    dotted names) and ``scalars`` (``run``, ``tag``, ``step``, ``wall_time``, ``value``: every
+    point, as :func:`read` returns them). The dialect is Apache DataFusion's, the engine the
+    ``tally sql`` command runs too. A query that does not parse, names an unknown table or
+    column, or would change anything raises ``ValueError``; a run that cannot be read is left
+    out with an :class:`UnreadableRunWarning`.
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise TypeError(f"tally.sql: query must be a non-empty str, got {query!r}")
+    _check_strict(strict)
+    pa = _pyarrow()
+    found = sql_query(_paths(paths), query, strict)
+    _warn_findings(found, stacklevel=3)
+    return pa.ipc.open_stream(found["ipc"]).read_all()

@@ -39,7 +39,7 @@ def test_py_typed_and_the_stub_are_installed_with_the_package():
 
 def test_public_names_are_curated_and_all_exist():
     assert sorted(tally.__all__) == sorted(
-        ["Logger", "Phase", "SummaryWriter", "WandbSink", "EventWriter", "distributed", "read", "read_runs", "runs", "compare", "TruncatedEventFileWarning", "StepsGoBackWarning",
+        ["Logger", "Phase", "SummaryWriter", "WandbSink", "EventWriter", "distributed", "read", "read_runs", "runs", "compare", "sql", "TruncatedEventFileWarning", "StepsGoBackWarning",
              "PurgedPointsWarning", "UnreadableRunWarning", "TallyError", "SchemaError",
          "ConfigError", "ClosedError", "ValueTypeError", "StorageError", "SinkError", "METRIC_SCHEMA_VERSION", "__version__"]
     )  # fmt: skip

@@ -55,6 +55,16 @@ impl CliError {
     }
 }
 
+impl From<tally_sql::Error> for CliError {
+    /// A query that does not parse or plan is a usage error (exit 2): the query is an argument.
+    fn from(e: tally_sql::Error) -> CliError {
+        match e {
+            tally_sql::Error::Read(e) => CliError::Read(e),
+            e @ tally_sql::Error::Query(_) => CliError::Usage(e.to_string()),
+        }
+    }
+}
+
 impl From<tally_soak::Error> for CliError {
     /// A setting `tally soak` refuses is a usage error (exit 2), as the parser's own are.
     fn from(e: tally_soak::Error) -> CliError {

@@ -12,8 +12,8 @@ mod stderr;
 pub use error::{CliError, Exit};
 
 use cmd::{
-    compare, demo, diagnose, export, extract, runs, scaling, schema, soak, sync, trace_stats,
-    validate, watch,
+    compare, demo, diagnose, export, extract, runs, scaling, schema, soak, sql, sync,
+    trace_stats, validate, watch,
 };
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -216,6 +216,25 @@ enum Command {
         #[arg(long, conflicts_with = "csv")]
         json: bool,
         /// Print CSV (every column).
+        #[arg(long)]
+        csv: bool,
+    },
+    /// A read-only SQL query over the runs under the paths: tables `runs` (the runs table's
+    /// columns) and `scalars` (run, tag, step, wall_time, value); Apache DataFusion's dialect
+    /// (docs/contract/consumers.md "SQL over runs").
+    Sql {
+        /// Event files, or directories searched recursively for `events.out.tfevents.*`.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The query, e.g. "SELECT tag, count(*) FROM scalars GROUP BY tag".
+        query: String,
+        /// Skip a run whose steps go back across its files (without a purge marker).
+        #[arg(long)]
+        strict: bool,
+        /// Print a JSON array of objects.
+        #[arg(long, conflicts_with = "csv")]
+        json: bool,
+        /// Print CSV with a header row.
         #[arg(long)]
         csv: bool,
     },
@@ -599,6 +618,20 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
                 ..tally_read::compare::Settings::new(metric)
             };
             to_stdout(|out| compare::run(&paths, &s, json, out))
+        }
+        Command::Sql {
+            paths,
+            query,
+            strict,
+            json,
+            csv,
+        } => {
+            let output = match (json, csv) {
+                (true, _) => sql::Output::Json,
+                (_, true) => sql::Output::Csv,
+                _ => sql::Output::Table,
+            };
+            to_stdout(|out| sql::run(&paths, &query, strict, output, out))
         }
         Command::Runs {
             paths,

@@ -143,8 +143,9 @@ fn storage_error(py: Python<'_>, e: tally_read::Error) -> PyErr {
 }
 
 /// The runs table of `paths` (`tally_read::runs`) with the tags matching `tags` summarized:
-/// a dict of `rows` (a JSON array of flat objects, columns in order), `damage` and `skipped`
-/// as [`read_columns`] gives them. Runs that cannot be read are skipped.
+/// a dict of `ipc` (the table as an Arrow IPC stream, columns typed as `tally_sql::tables`
+/// types them), `damage` and `skipped` as [`read_columns`] gives them. Runs that cannot be read
+/// are skipped.
 #[pyfunction]
 #[pyo3(signature = (paths, tags, strict=false))]
 fn runs_table<'py>(
@@ -160,14 +161,38 @@ fn runs_table<'py>(
     let t = py
         .detach(|| tally_read::runs::runs_table(&paths, &tags, opts))
         .map_err(|e| storage_error(py, e))?;
-    let rows: Vec<serde_json::Map<String, serde_json::Value>> = t
-        .rows
-        .iter()
-        .map(|r| r.flat().into_iter().collect())
-        .collect();
+    let ipc = tally_sql::tables::runs_ipc_stream(&t.rows)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
     let out = PyDict::new(py);
-    out.set_item("rows", serde_json::Value::from(rows).to_string())?;
+    out.set_item("ipc", pyo3::types::PyBytes::new(py, &ipc))?;
     set_findings(&out, &t.damage, &t.skipped)?;
+    Ok(out)
+}
+
+/// A read-only SQL query over the runs of `paths` (`tally_sql`): a dict of `ipc` (the answer as
+/// an Arrow IPC stream), `damage` and `skipped` as [`read_columns`] gives them. A query that
+/// does not parse or plan raises `ValueError` with the engine's message.
+#[pyfunction]
+#[pyo3(signature = (paths, query, strict=false))]
+fn sql_query<'py>(
+    py: Python<'py>,
+    paths: Vec<PathBuf>,
+    query: &str,
+    strict: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let answered = py.detach(|| {
+        let a = tally_sql::query(&paths, query, strict)?;
+        let ipc = a.to_ipc_stream()?;
+        Ok::<_, tally_sql::Error>((a, ipc))
+    });
+    let (answer, ipc) = match answered {
+        Ok(a) => a,
+        Err(tally_sql::Error::Read(e)) => return Err(storage_error(py, e)),
+        Err(e) => return Err(pyo3::exceptions::PyValueError::new_err(e.to_string())),
+    };
+    let out = PyDict::new(py);
+    out.set_item("ipc", pyo3::types::PyBytes::new(py, &ipc))?;
+    set_findings(&out, &answer.damage, &answer.skipped)?;
     Ok(out)
 }
 
@@ -226,11 +251,13 @@ fn flat_config(py: Python<'_>, dir: PathBuf) -> PyResult<String> {
     .to_string())
 }
 
-/// Adds `read_columns`, `runs_table`, `flat_config` and `ColumnBuffer` to the module.
+/// Adds `read_columns`, `runs_table`, `flat_config`, `compare_runs`, `sql_query` and
+/// `ColumnBuffer` to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ColumnBuffer>()?;
     m.add_function(wrap_pyfunction!(read_columns, m)?)?;
     m.add_function(wrap_pyfunction!(runs_table, m)?)?;
     m.add_function(wrap_pyfunction!(flat_config, m)?)?;
-    m.add_function(wrap_pyfunction!(compare_runs, m)?)
+    m.add_function(wrap_pyfunction!(compare_runs, m)?)?;
+    m.add_function(wrap_pyfunction!(sql_query, m)?)
 }

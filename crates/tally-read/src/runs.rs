@@ -172,7 +172,19 @@ pub fn runs_table(
     opts: ReadOptions,
 ) -> Result<RunsTable, crate::Error> {
     let columns = read_all(inputs, None, opts).map_err(crate::Error::Refused)?;
-    let (runs, tags) = gather(&columns, tag_globs);
+    let rows = rows_of(&columns, tag_globs)?;
+    Ok(RunsTable {
+        rows,
+        damage: columns.damage,
+        skipped: columns.skipped,
+    })
+}
+
+/// The rows of the runs table of scalars already read (every tag of every run, as
+/// [`read_all`] with no globs reads them): what [`runs_table`] does after reading, for a front
+/// end that also keeps the scalars (`tally sql`).
+pub fn rows_of(columns: &Columns, tag_globs: &[String]) -> Result<Vec<RunRow>, crate::Error> {
+    let (runs, tags) = gather(columns, tag_globs);
     let mut rows = Vec::with_capacity(runs.len());
     for (code, (run, accs)) in runs.into_iter().zip(tags).enumerate() {
         let dir = columns.run_dirs[code].clone();
@@ -196,11 +208,7 @@ pub fn runs_table(
             dir,
         });
     }
-    Ok(RunsTable {
-        rows,
-        damage: columns.damage,
-        skipped: columns.skipped,
-    })
+    Ok(rows)
 }
 
 fn stats(tag: String, a: Acc) -> TagStats {

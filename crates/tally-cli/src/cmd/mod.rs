@@ -9,6 +9,7 @@ pub mod runs;
 pub mod scaling;
 pub mod schema;
 pub mod soak;
+pub mod sql;
 pub mod sync;
 pub mod trace_stats;
 pub mod validate;

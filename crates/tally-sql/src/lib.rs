@@ -1,0 +1,125 @@
+//! SQL over runs (`tally sql`, `tally.sql`): the runs under some paths as two tables, `runs` and
+//! `scalars`, queried with Apache DataFusion (docs/contract/consumers.md "SQL over runs").
+//!
+//! The runs are read once ([`tally_read::columns::read_all`], every tag), the runs table is
+//! built from that read ([`tally_read::runs::rows_of`]), and both become Arrow tables
+//! ([`tables`]) without copying the scalar columns. Queries are read-only: a statement that
+//! would create, change or drop anything is refused.
+
+pub mod tables;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::execution::context::{SQLOptions, SessionConfig, SessionContext};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tally_read::columns::{read_all, ReadOptions};
+use tally_read::runs::rows_of;
+
+pub use datafusion::arrow;
+
+/// Everything a query can fail with; each message names the culprit.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading the runs failed (the message names the file or directory).
+    #[error(transparent)]
+    Read(#[from] tally_read::Error),
+    /// The query does not parse, names an unknown table or column, or is not a read-only
+    /// query (DataFusion's message, which quotes the offending part).
+    #[error("the query failed: {0}")]
+    Query(String),
+}
+
+/// A query's answer, with what reading the runs met.
+pub struct Answer {
+    /// The result's columns (known even when no row comes back).
+    pub schema: SchemaRef,
+    /// The result's rows.
+    pub batches: Vec<RecordBatch>,
+    /// What the readers read past (truncated tails, purges, steps going back).
+    pub damage: Vec<tally_tfevents::Damage>,
+    /// Runs not read, each with why (a run that cannot be read is left out, not fatal).
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
+impl Answer {
+    /// How many rows came back.
+    pub fn rows(&self) -> usize {
+        self.batches.iter().map(RecordBatch::num_rows).sum()
+    }
+}
+
+/// Answers `sql` over the runs under `inputs` (files or directories, as `tally.read` takes
+/// them). Runs that cannot be read are left out and listed in [`Answer::skipped`].
+pub fn query(inputs: &[PathBuf], sql: &str, strict: bool) -> Result<Answer, Error> {
+    let opts = ReadOptions {
+        strict,
+        skip_unreadable: true,
+    };
+    let mut columns = read_all(inputs, None, opts).map_err(tally_read::Error::Refused)?;
+    let runs = tables::runs_batch(&rows_of(&columns, &[])?).map_err(query_error)?;
+    let damage = std::mem::take(&mut columns.damage);
+    let skipped = std::mem::take(&mut columns.skipped);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let scalars = tables::scalars_partitions(columns, threads).map_err(query_error)?;
+    let (schema, batches) = run_query(runs, scalars, sql, threads)?;
+    Ok(Answer {
+        schema,
+        batches,
+        damage,
+        skipped,
+    })
+}
+
+/// Registers the two tables and runs the query on a runtime of `threads` workers.
+fn run_query(
+    runs: RecordBatch,
+    scalars: tables::Partitions,
+    sql: &str,
+    threads: usize,
+) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
+    let config = SessionConfig::new().with_target_partitions(threads);
+    let ctx = SessionContext::new_with_config(config);
+    ctx.register_batch("runs", runs).map_err(query_error)?;
+    ctx.register_table("scalars", Arc::new(scalars.into_table()?))
+        .map_err(query_error)?;
+    let read_only = SQLOptions::new()
+        .with_allow_ddl(false)
+        .with_allow_dml(false)
+        .with_allow_statements(false);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .build()
+        .map_err(|e| Error::Query(format!("could not start the query's threads: {e}")))?;
+    runtime.block_on(async {
+        let frame = ctx
+            .sql_with_options(sql, read_only)
+            .await
+            .map_err(query_error)?;
+        let schema: SchemaRef = Arc::new(frame.schema().as_arrow().clone());
+        let batches = frame.collect().await.map_err(query_error)?;
+        Ok((schema, batches))
+    })
+}
+
+fn query_error(e: impl std::fmt::Display) -> Error {
+    Error::Query(e.to_string())
+}
+
+impl Answer {
+    /// The answer as an Arrow IPC stream (schema, then every batch): what the Python package
+    /// opens with `pyarrow.ipc.open_stream`, types intact.
+    pub fn to_ipc_stream(&self) -> Result<Vec<u8>, Error> {
+        ipc_stream(&self.schema, &self.batches)
+    }
+}
+
+/// `batches` as an Arrow IPC stream.
+fn ipc_stream(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u8>, Error> {
+    use datafusion::arrow::ipc::writer::StreamWriter;
+    let mut w = StreamWriter::try_new(Vec::new(), schema).map_err(query_error)?;
+    for b in batches {
+        w.write(b).map_err(query_error)?;
+    }
+    w.into_inner().map_err(query_error)
+}
