@@ -97,7 +97,11 @@ fn a_second_export_adds_a_part_for_the_new_file_and_a_rewrite_is_said_on_stderr(
         ds.to_str().unwrap(),
     ];
     let out = export(&args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let first = parts(&ds);
     assert_eq!(
         first.iter().map(|(r, _)| r.as_str()).collect::<Vec<_>>(),
@@ -129,8 +133,14 @@ fn a_second_export_adds_a_part_for_the_new_file_and_a_rewrite_is_said_on_stderr(
     let out = export(&args);
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("is gone") && err.contains("exported again whole"), "{err}");
+    assert!(
+        err.contains("is gone") && err.contains("exported again whole"),
+        "{err}"
+    );
     let third = parts(&ds);
     assert_eq!(third[1].1, ["part-000000-00000000000000000000.parquet"]);
-    assert_eq!(rows(&ds.join("scalars/run=seed%201%2Fppo").join(&third[1].1[0])), 2);
+    assert_eq!(
+        rows(&ds.join("scalars/run=seed%201%2Fppo").join(&third[1].1[0])),
+        2
+    );
 }

@@ -466,7 +466,7 @@ fn a_dataset_goes_with_parquet_and_without_an_output_file() {
         o.output = output.map(|o| f.root.join(o));
         o.dataset = Some(f.ds.clone());
         let err = export(
-            &[f.root.clone()],
+            std::slice::from_ref(&f.root),
             &o,
             &mut std::io::sink(),
             &mut Notes::default(),
