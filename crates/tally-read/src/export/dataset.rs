@@ -215,7 +215,6 @@ fn export_run(
             },
             Some(known),
         ) => {
-            std::fs::create_dir_all(&partition).map_err(io(&partition))?;
             let part = partition.join(part_name(file, offset));
             let read = read_run(run, resume, known.figures.clone(), &part, opts, observer)?;
             Ok(Exported {
@@ -237,7 +236,6 @@ fn export_run(
             if staging.exists() {
                 std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
             }
-            std::fs::create_dir_all(&staging).map_err(io(&staging))?;
             let part = staging.join(part_name(0, 0));
             let read = read_run(
                 run,
@@ -283,8 +281,6 @@ fn swap_in(
     }
     if has_rows {
         std::fs::rename(staging, partition).map_err(io(partition))?;
-    } else {
-        std::fs::remove_dir_all(staging).map_err(io(staging))?;
     }
     Ok(replaced)
 }
@@ -325,6 +321,10 @@ fn read_run(
             let out = match &mut sink {
                 Some(out) => out,
                 None => {
+                    // The partition appears with its first row, never empty.
+                    if let Some(dir) = part.parent() {
+                        std::fs::create_dir_all(dir).map_err(io(dir))?;
+                    }
                     let mut out = ParquetSink::create(&tmp, opts.compression, Layout::WithoutRun)?;
                     out.start_run(run.name);
                     sink.insert(out)
