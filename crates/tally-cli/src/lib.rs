@@ -192,6 +192,11 @@ enum Command {
         /// Write to this file instead of stdout (required for parquet).
         #[arg(long, short)]
         output: Option<PathBuf>,
+        /// Add to the Hive-partitioned Parquet dataset in this directory (scalars/run=NAME/,
+        /// runs/run=NAME/): only what is new since the last export into it
+        /// (docs/contract/consumers.md "A Parquet dataset"). Parquet only.
+        #[arg(long, value_name = "DIR", conflicts_with = "output")]
+        dataset: Option<PathBuf>,
         /// Parquet page compression: none (fastest) or snappy (smaller, as pandas writes).
         #[arg(long, value_enum, default_value_t = export::Compression::None)]
         compression: export::Compression,
@@ -559,6 +564,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             migrate_legacy,
             profile,
             output,
+            dataset,
             compression,
             progress,
         } => {
@@ -567,6 +573,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
                 OnCorrupt::Skip => tally_tfevents::OnCorruption::Skip,
             };
             export::check_compression(format, compression)?;
+            export::check_dataset(format, dataset.is_some())?;
             let opts = tally_read::export::Options {
                 format: format.into(),
                 tags,
@@ -576,6 +583,7 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
                 strict,
                 output,
                 compression: compression.into(),
+                dataset,
             };
             to_stdout(|out| export::run(&paths, &opts, progress.enabled(), out))
         }

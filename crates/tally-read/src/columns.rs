@@ -238,7 +238,7 @@ fn common_root(dirs: &[PathBuf]) -> PathBuf {
 }
 
 /// `dir` relative to `root` with `/` separators; `.` for the root itself.
-fn run_name(root: &Path, dir: &Path) -> String {
+pub(crate) fn run_name(root: &Path, dir: &Path) -> String {
     let rel = dir.strip_prefix(root).unwrap_or(dir);
     let parts: Vec<_> = rel
         .components()
@@ -254,7 +254,7 @@ fn run_name(root: &Path, dir: &Path) -> String {
 /// The runs named by `inputs`, each a directory and its event files in reading order (a file
 /// given is read alone; a directory holds one run per directory with event files), no file
 /// twice, and the common root their runs are named against.
-fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<RunDir>), String> {
+pub(crate) fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<RunDir>), String> {
     if inputs.is_empty() {
         return Err("no path given".to_owned());
     }

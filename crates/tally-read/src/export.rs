@@ -1,8 +1,10 @@
 //! Exporting runs (`tally export`): every scalar of event files streamed as JSON lines, CSV or
 //! Parquet, in constant memory, with tag filters and optional legacy→canonical migration of
-//! pre-schema runs (`docs/contract/consumers.md` "export", "Exporting to Parquet").
+//! pre-schema runs, and Parquet datasets added to run by run (`export/dataset.rs`;
+//! `docs/contract/consumers.md` "export", "Exporting to Parquet", "A Parquet dataset").
 
 mod blocks;
+mod dataset;
 mod hybrid;
 mod options;
 mod pages;
@@ -28,7 +30,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use tally_schema::Profile;
 use text::TextSink;
-use to_parquet::ParquetSink;
+use to_parquet::{Layout, ParquetSink};
 use windows::{export_windows, Windows, PARALLEL_FILE_BYTES};
 
 /// Where the rows go: the Parquet sink also takes whole windows of a file read on every core.
@@ -63,15 +65,25 @@ pub fn export(
     stdout: &mut dyn Write,
     observer: &mut dyn Observer,
 ) -> Result<(), Error> {
-    let mut runs = Vec::new();
-    for p in paths {
-        runs.extend(runs_of(p)?);
-    }
     if opts.profile.is_some() && !opts.migrate_legacy {
         return Err(Error::Setting(
             "--profile names the profile of a legacy migration: it goes with --migrate-legacy"
                 .into(),
         ));
+    }
+    if let Some(dir) = &opts.dataset {
+        if opts.format != Format::Parquet || opts.output.is_some() {
+            return Err(Error::Setting(
+                "--dataset DIR writes a Parquet dataset: it goes with --format parquet, \
+                 without --output"
+                    .into(),
+            ));
+        }
+        return dataset::export_dataset(paths, opts, dir, observer);
+    }
+    let mut runs = Vec::new();
+    for p in paths {
+        runs.extend(runs_of(p)?);
     }
     // Every run is checked before the first row, so a refused migration writes nothing.
     let mut migrations = Vec::with_capacity(runs.len());
@@ -86,12 +98,15 @@ pub fn export(
     let total = runs.iter().flat_map(|(_, files)| files).map(size).sum();
     let mut file_out;
     let mut out = match (opts.format, &opts.output) {
-        (Format::Parquet, Some(path)) => Out::Parquet(ParquetSink::create(path, opts.compression)?),
-        (Format::Parquet, None) => {
-            return Err(Error::Setting(
-                "--format parquet writes a binary file: pass --output FILE.parquet".into(),
-            ))
-        }
+        (Format::Parquet, Some(path)) => Out::Parquet(ParquetSink::create(
+            path,
+            opts.compression,
+            Layout::WithRun,
+        )?),
+        (Format::Parquet, None) => return Err(Error::Setting(
+            "--format parquet writes a binary file: pass --output FILE.parquet (or --dataset DIR)"
+                .into(),
+        )),
         (format, Some(path)) => {
             file_out = std::io::BufWriter::new(std::fs::File::create(path).map_err(|source| {
                 Error::Io {

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use tally_tfevents::proto::event::What;
 use tally_tfevents::proto::SessionLog;
 use tally_tfevents::{
-    open_event_file, Damage, Interner, OnCorruption, ScalarEvent, ScalarReader, ScalarRef,
-    WireScalars,
+    open_event_file, open_event_file_at, Damage, Interner, OnCorruption, ScalarEvent, ScalarReader,
+    ScalarRef, WireScalars,
 };
 
 /// Events a purge marker is looked for among at the head of a file: writers put it right after
@@ -78,6 +78,22 @@ fn cuts(files: &[PathBuf]) -> Vec<Option<Cut>> {
     out
 }
 
+/// For each of `files` (one run, in run order), the step from which a later file's purge marker
+/// drops its points, if one does.
+pub(crate) fn cut_steps(files: &[PathBuf]) -> Vec<Option<i64>> {
+    cuts(files).iter().map(|c| c.map(|c| c.step)).collect()
+}
+
+/// Where an earlier read of a run's files stopped, to read on from there: per file, the byte
+/// its reading stopped at (a record boundary) and the largest step it kept.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Resume {
+    /// Per file in run order; a file past the end of the list is read from its start.
+    pub offsets: Vec<u64>,
+    /// Per file in run order, the largest step kept from it so far.
+    pub max_steps: Vec<Option<i64>>,
+}
+
 /// Points of the current file whose step does not pass the earlier files' largest.
 #[derive(Debug, Clone, Copy)]
 struct Back {
@@ -119,6 +135,10 @@ pub struct RunScalars {
     back: Option<Back>,
     dropped: u64,
     damage: Vec<Damage>,
+    /// Where each file's reading starts and what it had kept before ([`RunScalars::resume`]).
+    resume: Resume,
+    /// Each file read to its end so far: where the reading stopped, and its largest kept step.
+    read: Resume,
 }
 
 impl RunScalars {
@@ -137,7 +157,22 @@ impl RunScalars {
             back: None,
             dropped: 0,
             damage: Vec::new(),
+            resume: Resume::default(),
+            read: Resume::default(),
         }
+    }
+
+    /// Reads on from where an earlier read of the same files stopped (an incremental export):
+    /// each file from its offset, its steps and the earlier files' taken as already kept, so
+    /// purge markers and steps going back apply as they would to the whole run.
+    pub fn resume(mut self, from: Resume) -> Self {
+        self.resume = from;
+        self
+    }
+
+    /// The files read to their end so far ([`RunScalars::resume`] reads on from it).
+    pub fn read_so_far(&self) -> &Resume {
+        &self.read
     }
 
     /// Refuses a step that goes back across files instead of keeping it (the reader's
@@ -197,11 +232,17 @@ impl RunScalars {
                 if self.next == 0 && self.files.len() > 1 {
                     self.cuts = cuts(&self.files);
                 }
+                let offset = self.resume.offsets.get(self.next).copied().unwrap_or(0);
+                let reader = match offset {
+                    0 => open_event_file(file)?,
+                    at => open_event_file_at(file, at)?,
+                };
                 self.current = Some(
-                    open_event_file(file)?
+                    reader
                         .with_on_corruption(self.policy)
                         .into_scalars_with_tags(std::mem::take(&mut self.tags)),
                 );
+                self.current_max = self.resume.max_steps.get(self.next).copied().flatten();
                 self.next += 1;
                 continue;
             };
@@ -213,6 +254,8 @@ impl RunScalars {
             }
             if !more {
                 let tail = reader.truncated_tail();
+                self.read.offsets.push(reader.events().records().position());
+                self.read.max_steps.push(self.current_max);
                 self.tags = reader.take_tags();
                 self.current = None;
                 self.end_of_file(index);

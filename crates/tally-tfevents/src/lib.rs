@@ -41,7 +41,8 @@ pub use plugin_summaries::{
 };
 pub use proto::Event;
 pub use reader::{
-    is_event_file_name, open_event_file, read_scalars_from_file, Damage, EventReader, ScalarReader,
+    is_event_file_name, open_event_file, open_event_file_at, read_scalars_from_file, Damage,
+    EventReader, ScalarReader,
 };
 pub use scalar::{
     encode_scalar_event, encode_scalar_event_from, into_scalars, scalar_value, scalars_of,

@@ -433,6 +433,27 @@ pub fn open_event_file(path: impl AsRef<Path>) -> Result<EventReader<BufReader<F
     ))
 }
 
+/// Opens an event file to read from byte `offset` on (a record boundary, where an earlier read
+/// stopped), as [`open_event_file`] does; positions and error offsets are the file's.
+pub fn open_event_file_at(
+    path: impl AsRef<Path>,
+    offset: u64,
+) -> Result<EventReader<BufReader<File>>, ReadError> {
+    use std::io::{Seek, SeekFrom};
+    let path = path.as_ref();
+    let open_error = |source| ReadError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(open_error)?;
+    file.seek(SeekFrom::Start(offset)).map_err(open_error)?;
+    Ok(EventReader::from_records(
+        TfRecordReader::new(BufReader::new(file))
+            .with_path(path)
+            .starting_at(offset),
+    ))
+}
+
 /// Reads every scalar of a finished event file (a truncated final record is end of data).
 pub fn read_scalars_from_file(path: impl AsRef<Path>) -> Result<Vec<ScalarEvent>, ReadError> {
     open_event_file(path)?.into_scalars().read_to_end()

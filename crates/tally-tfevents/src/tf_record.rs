@@ -364,6 +364,13 @@ impl<R: Read> TfRecordReader<R> {
         }
     }
 
+    /// Takes the inner reader's current position as byte `offset` of the stream (a file opened
+    /// and sought there), so positions and error offsets stay the file's.
+    pub fn starting_at(mut self, offset: u64) -> Self {
+        self.offset = offset;
+        self
+    }
+
     /// Sets the policy for records with a bad data crc.
     pub fn with_on_corruption(mut self, policy: OnCorruption) -> Self {
         self.on_corruption = policy;

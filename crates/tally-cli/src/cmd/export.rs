@@ -17,7 +17,7 @@ pub enum Format {
     /// CSV with a header row: run,tag,step,wall_time,value.
     Csv,
     /// Apache Parquet (uncompressed unless `--compression`, run and tag dictionary-encoded),
-    /// columns run, tag, step, wall_time, value; needs `--output`.
+    /// columns run, tag, step, wall_time, value; needs `--output` (or `--dataset`).
     Parquet,
 }
 
@@ -55,6 +55,19 @@ pub fn check_compression(format: Format, compression: Compression) -> Result<(),
         let name = format.to_possible_value().map(|v| v.get_name().to_owned());
         return Err(CliError::Usage(format!(
             "--compression applies to --format parquet only, not {}",
+            name.unwrap_or_default()
+        )));
+    }
+    Ok(())
+}
+
+/// `--dataset` goes with `--format parquet` only (`docs/contract/consumers.md` "A Parquet
+/// dataset").
+pub fn check_dataset(format: Format, dataset: bool) -> Result<(), CliError> {
+    if dataset && format != Format::Parquet {
+        let name = format.to_possible_value().map(|v| v.get_name().to_owned());
+        return Err(CliError::Usage(format!(
+            "--dataset writes a Parquet dataset: it goes with --format parquet, not {}",
             name.unwrap_or_default()
         )));
     }

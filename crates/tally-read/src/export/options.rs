@@ -14,7 +14,7 @@ pub enum Format {
     /// CSV with a header row: run,tag,step,wall_time,value.
     Csv,
     /// Apache Parquet (uncompressed unless `--compression`, run and tag dictionary-encoded),
-    /// columns run, tag, step, wall_time, value; needs `--output`.
+    /// columns run, tag, step, wall_time, value; needs `--output` (or `--dataset`).
     Parquet,
 }
 
@@ -47,4 +47,7 @@ pub struct Options {
     pub output: Option<PathBuf>,
     /// Parquet page compression (Parquet only).
     pub compression: Compression,
+    /// Add to the Parquet dataset in this directory instead of writing one file (Parquet only,
+    /// without `output`; `docs/contract/consumers.md` "A Parquet dataset").
+    pub dataset: Option<PathBuf>,
 }

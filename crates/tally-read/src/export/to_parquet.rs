@@ -180,13 +180,31 @@ fn parquet_error(path: &Path) -> impl Fn(ParquetError) -> Error + '_ {
     }
 }
 
+/// Which columns a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Layout {
+    /// run, tag, step, wall_time, value: one file of every run.
+    WithRun,
+    /// tag, step, wall_time, value: one run's part of a dataset, whose directory names the run
+    /// (`docs/contract/consumers.md` "A Parquet dataset").
+    WithoutRun,
+}
+
 impl ParquetSink {
-    pub(super) fn create(path: &Path, compression: Compression) -> Result<Self, Error> {
+    pub(super) fn create(
+        path: &Path,
+        compression: Compression,
+        layout: Layout,
+    ) -> Result<Self, Error> {
         let err = parquet_error(path);
-        let schema = parquet::schema::parser::parse_message_type(
-            "message scalar { REQUIRED BYTE_ARRAY run (UTF8); REQUIRED BYTE_ARRAY tag (UTF8); \
-             REQUIRED INT64 step; REQUIRED DOUBLE wall_time; REQUIRED DOUBLE value; }",
-        )
+        let run = match layout {
+            Layout::WithRun => "REQUIRED BYTE_ARRAY run (UTF8); ",
+            Layout::WithoutRun => "",
+        };
+        let schema = parquet::schema::parser::parse_message_type(&format!(
+            "message scalar {{ {run}REQUIRED BYTE_ARRAY tag (UTF8); \
+             REQUIRED INT64 step; REQUIRED DOUBLE wall_time; REQUIRED DOUBLE value; }}",
+        ))
         .map_err(&err)?;
         // Every column chunk is spliced in whole (`super::pages`): the writer only lays out
         // row groups and the footer.
@@ -206,7 +224,7 @@ impl ParquetSink {
         let encoder_pool = pool.clone();
         let encoder = std::thread::Builder::new()
             .name("tally-export-parquet".into())
-            .spawn(move || encode_groups(writer, &out, &groups, &encoder_pool, compression))
+            .spawn(move || encode_groups(writer, &out, &groups, &encoder_pool, compression, layout))
             .map_err(|source| Error::Io {
                 path: path.to_owned(),
                 source,
@@ -321,11 +339,16 @@ fn encode_groups(
     groups: &Receiver<Msg>,
     pool: &Pool,
     compression: Compression,
+    layout: Layout,
 ) -> Result<(), Error> {
     let err = parquet_error(path);
-    let columns = writer.schema_descr().columns().to_vec();
-    let mut runs = DictColumn::new(columns[0].clone());
-    let mut tags = DictColumn::new(columns[1].clone());
+    let mut columns = writer.schema_descr().columns().to_vec();
+    let mut runs = match layout {
+        Layout::WithRun => Some(DictColumn::new(columns.remove(0))),
+        Layout::WithoutRun => None,
+    };
+    // tag, step, wall_time, value.
+    let mut tags = DictColumn::new(columns[0].clone());
     // Every tag string by its id in the file; each segment's ids mapped to those.
     let mut tag_ids = Interner::new();
     let mut maps: Vec<Vec<u32>> = Vec::new();
@@ -339,7 +362,9 @@ fn encode_groups(
                 return Ok(());
             }
         };
-        runs.extend(&new_runs);
+        if let Some(runs) = &mut runs {
+            runs.extend(&new_runs);
+        }
         run_lengths.clear();
         maps.resize_with(segments.len(), Vec::new);
         for (seg, map) in segments.iter().zip(&mut maps) {
@@ -361,15 +386,17 @@ fn encode_groups(
             .map(|(seg, map)| (&seg.tag[..], &map[..]))
             .collect();
         let mut rg = writer.next_row_group().map_err(&err)?;
-        let chunk = runs.chunk_of_runs(&run_lengths, &mut bufs);
-        append(&mut rg, chunk, &mut bufs).map_err(&err)?;
+        if let Some(runs) = &mut runs {
+            let chunk = runs.chunk_of_runs(&run_lengths, &mut bufs);
+            append(&mut rg, chunk, &mut bufs).map_err(&err)?;
+        }
         let chunk = tags.chunk_of_ids(&parts, &mut bufs);
         append(&mut rg, chunk, &mut bufs).map_err(&err)?;
         let steps = segments
             .iter()
             .map(|s| (&s.step[..], Rows::Counted(&s.rows_of)));
         let chunk = eight_byte_column(
-            &columns[2],
+            &columns[1],
             steps,
             i64::to_le_bytes,
             step_range(&segments),
@@ -379,10 +406,10 @@ fn encode_groups(
         let walls = segments
             .iter()
             .map(|s| (&s.wall[..], Rows::Counted(&s.rows_of)));
-        let chunk = eight_byte_column(&columns[3], walls, f64::to_le_bytes, None, &mut bufs);
+        let chunk = eight_byte_column(&columns[2], walls, f64::to_le_bytes, None, &mut bufs);
         append(&mut rg, chunk, &mut bufs).map_err(&err)?;
         let values = segments.iter().map(|s| (&s.value[..], Rows::One));
-        let chunk = eight_byte_column(&columns[4], values, f64::to_le_bytes, None, &mut bufs);
+        let chunk = eight_byte_column(&columns[3], values, f64::to_le_bytes, None, &mut bufs);
         append(&mut rg, chunk, &mut bufs).map_err(&err)?;
         rg.close().map_err(&err)?;
         for seg in segments {

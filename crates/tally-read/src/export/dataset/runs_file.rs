@@ -1,0 +1,249 @@
+//! The dataset's runs table: one Parquet file per run, `runs/run=<name>/part-0.parquet`, the
+//! row `tally runs` prints without its tag figures and without `run` (the directory names it).
+//! Every file has the same columns, the union of every run's configuration keys, null where a
+//! run lacks one, each column one type across runs (`docs/contract/consumers.md` "A Parquet
+//! dataset").
+
+use crate::error::Error;
+use parquet::basic::{LogicalType, Repetition, Type as Physical};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::Type;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// A column's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Bool,
+    Int,
+    Float,
+    /// Text: strings as they are, any other value as its JSON text.
+    Str,
+}
+
+/// The columns every runs file has first, with their types whatever their values.
+const FIXED: [(&str, Kind); 6] = [
+    ("dir", Kind::Str),
+    ("status", Kind::Str),
+    ("start", Kind::Float),
+    ("duration", Kind::Float),
+    ("last_step", Kind::Int),
+    ("points", Kind::Int),
+];
+
+/// The type of one value (`None` for null).
+fn kind_of(v: &Value) -> Option<Kind> {
+    match v {
+        Value::Null => None,
+        Value::Bool(_) => Some(Kind::Bool),
+        Value::Number(n) if n.is_i64() => Some(Kind::Int),
+        Value::Number(_) => Some(Kind::Float),
+        _ => Some(Kind::Str),
+    }
+}
+
+/// The type holding values of both: integers widen to doubles, any other mix is text.
+fn widen(a: Kind, b: Kind) -> Kind {
+    match (a, b) {
+        _ if a == b => a,
+        (Kind::Int, Kind::Float) | (Kind::Float, Kind::Int) => Kind::Float,
+        _ => Kind::Str,
+    }
+}
+
+/// The columns of `rows` (flat rows without `run`): the fixed ones, then every other key in
+/// the order first met, each with the type holding all its values (text when all are null).
+pub(super) fn schema(rows: &[Vec<(String, Value)>]) -> Vec<(String, Kind)> {
+    let mut columns: Vec<(String, Option<Kind>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (name, _) in FIXED {
+        index.insert(name.to_owned(), usize::MAX);
+    }
+    for row in rows {
+        for (key, v) in row {
+            let i = *index.entry(key.clone()).or_insert_with(|| {
+                columns.push((key.clone(), None));
+                columns.len() - 1
+            });
+            if i == usize::MAX {
+                continue;
+            }
+            if let Some(k) = kind_of(v) {
+                let c = &mut columns[i].1;
+                *c = Some(c.map_or(k, |c| widen(c, k)));
+            }
+        }
+    }
+    FIXED
+        .iter()
+        .map(|&(n, k)| (n.to_owned(), k))
+        .chain(
+            columns
+                .into_iter()
+                .map(|(n, k)| (n, k.unwrap_or(Kind::Str))),
+        )
+        .collect()
+}
+
+/// Writes `row` to `path` as one Parquet row with `columns` (a key the row lacks is null).
+pub(super) fn write(
+    path: &Path,
+    columns: &[(String, Kind)],
+    row: &[(String, Value)],
+) -> Result<(), Error> {
+    let err = |source| Error::Parquet {
+        path: path.to_owned(),
+        source,
+    };
+    let fields = columns
+        .iter()
+        .map(|(name, kind)| {
+            let (physical, logical) = match kind {
+                Kind::Bool => (Physical::BOOLEAN, None),
+                Kind::Int => (Physical::INT64, None),
+                Kind::Float => (Physical::DOUBLE, None),
+                Kind::Str => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
+            };
+            Type::primitive_type_builder(name, physical)
+                .with_repetition(Repetition::OPTIONAL)
+                .with_logical_type(logical)
+                .build()
+                .map(Arc::new)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+    let schema = Type::group_type_builder("runs")
+        .with_fields(fields)
+        .build()
+        .map_err(err)?;
+    let file = std::fs::File::create(path).map_err(|source| Error::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let props = Arc::new(WriterProperties::builder().build());
+    let mut writer = SerializedFileWriter::new(file, Arc::new(schema), props).map_err(err)?;
+    let mut rg = writer.next_row_group().map_err(err)?;
+    for (name, kind) in columns {
+        let value = row
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or(&Value::Null, |(_, v)| v);
+        let Some(mut col) = rg.next_column().map_err(err)? else {
+            break;
+        };
+        let def: &[i16] = if value.is_null() { &[0] } else { &[1] };
+        let w = col.untyped();
+        match kind {
+            Kind::Bool => {
+                let v: Vec<bool> = value.as_bool().into_iter().collect();
+                w_typed::<BoolType>(w, &v, def)
+            }
+            Kind::Int => {
+                let v: Vec<i64> = value.as_i64().into_iter().collect();
+                w_typed::<Int64Type>(w, &v, def)
+            }
+            Kind::Float => {
+                let v: Vec<f64> = value.as_f64().into_iter().collect();
+                w_typed::<DoubleType>(w, &v, def)
+            }
+            Kind::Str => {
+                let v: Vec<ByteArray> = match value {
+                    Value::Null => Vec::new(),
+                    Value::String(s) => vec![ByteArray::from(s.as_str())],
+                    other => vec![ByteArray::from(other.to_string().as_str())],
+                };
+                w_typed::<ByteArrayType>(w, &v, def)
+            }
+        }
+        .map_err(err)?;
+        col.close().map_err(err)?;
+    }
+    rg.close().map_err(err)?;
+    writer.close().map_err(err)?;
+    Ok(())
+}
+
+/// Writes `values` (none for a null) to a column of type `T`.
+fn w_typed<T: parquet::data_type::DataType>(
+    w: &mut parquet::column::writer::ColumnWriter<'_>,
+    values: &[T::T],
+    def: &[i16],
+) -> Result<(), parquet::errors::ParquetError> {
+    parquet::column::writer::get_typed_column_writer_mut::<T>(w)
+        .write_batch(values, Some(def), None)
+        .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use serde_json::json;
+
+    fn row(pairs: &[(&str, Value)]) -> Vec<(String, Value)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn columns_are_the_union_of_keys_each_with_one_type_across_runs() {
+        let rows = [
+            row(&[
+                ("dir", json!("/a")),
+                ("start", Value::Null),
+                ("config.lr", json!(1)),
+                ("config.algo", json!("ppo")),
+                ("config.on", json!(true)),
+            ]),
+            row(&[
+                ("dir", json!("/b")),
+                ("config.lr", json!(0.5)),
+                ("config.algo", json!(3)),
+                ("config.none", Value::Null),
+                ("config.list", json!([1, 2])),
+            ]),
+        ];
+        let cols = schema(&rows);
+        let got: Vec<(&str, Kind)> = cols.iter().map(|(n, k)| (n.as_str(), *k)).collect();
+        assert_eq!(
+            got[6..],
+            [
+                ("config.lr", Kind::Float),
+                ("config.algo", Kind::Str),
+                ("config.on", Kind::Bool),
+                ("config.none", Kind::Str),
+                ("config.list", Kind::Str),
+            ]
+        );
+        assert_eq!(got[2], ("start", Kind::Float), "fixed whatever the values");
+        let tmp = tempfile::tempdir().unwrap();
+        for (i, r) in rows.iter().enumerate() {
+            let path = tmp.path().join(format!("{i}.parquet"));
+            write(&path, &cols, r).unwrap();
+            let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+            let fields = reader
+                .metadata()
+                .file_metadata()
+                .schema_descr()
+                .num_columns();
+            assert_eq!(fields, cols.len());
+            let got: Vec<String> = reader
+                .get_row_iter(None)
+                .unwrap()
+                .map(|r| r.unwrap().to_string())
+                .collect();
+            assert_eq!(got.len(), 1);
+            if i == 1 {
+                assert!(got[0].contains("config.algo: \"3\""), "{}", got[0]);
+                assert!(got[0].contains("config.list: \"[1,2]\""), "{}", got[0]);
+                assert!(got[0].contains("config.on: null"), "{}", got[0]);
+            }
+        }
+    }
+}
