@@ -9,6 +9,10 @@
 //! how many values were not finite. Every number comes from one read of the run's scalars,
 //! taken as the other readers take them (purge markers applied, steps going back kept).
 
+mod column_types;
+
+pub use column_types::{column_types, text, Kind, TAG_FIGURES};
+
 use crate::columns::{read_all, Columns, ReadOptions};
 use crate::config::run_configuration;
 use crate::meta::read_status;
@@ -71,18 +75,6 @@ pub struct RunRow {
     /// The chosen tags this run has, in the order the run first logged them.
     pub tags: Vec<TagStats>,
 }
-
-/// The figures of a chosen tag, as the flat columns name them (`<tag>:<figure>`).
-pub const TAG_FIGURES: [&str; 8] = [
-    "count",
-    "last",
-    "min",
-    "max",
-    "max_step",
-    "final_mean",
-    "last_step",
-    "nonfinite",
-];
 
 impl RunRow {
     /// The row as flat named columns, the one naming every front end uses: `run`, `dir`,

@@ -8,14 +8,14 @@ use datafusion::arrow::array::{
     TimestampMicrosecondArray,
 };
 use datafusion::arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
-use datafusion::arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::MemTable;
 use serde_json::Value;
 use std::sync::Arc;
 use tally_read::columns::{Columns, Dictionary};
-use tally_read::runs::RunRow;
+use tally_read::runs::{column_types, text, Kind, RunRow};
 
 /// Rows per batch handed to the engine: large enough that per-batch work is small, small
 /// enough that every core gets a share of one large run.
@@ -97,70 +97,39 @@ pub fn scalars_partitions(columns: Columns, partitions: usize) -> Result<Partiti
     Ok(Partitions { schema, parts })
 }
 
-/// The `runs` table: one row per run, the columns of [`RunRow::flat`] in first-seen order.
-/// `start` is a UTC timestamp; every other column takes the type its values share (integer,
-/// double, boolean or string), and a column whose values mix types holds each as JSON text.
+/// The `runs` table: one row per run, the columns of [`RunRow::flat`] in first-seen order,
+/// typed by the runs table's one rule ([`tally_read::runs::column_types`]).
 pub fn runs_batch(rows: &[RunRow]) -> Result<RecordBatch, ArrowError> {
     let flat: Vec<Vec<(String, Value)>> = rows.iter().map(RunRow::flat).collect();
-    let mut names: Vec<&str> = Vec::new();
-    for (k, _) in flat.iter().flatten() {
-        if !names.contains(&k.as_str()) {
-            names.push(k);
-        }
-    }
-    let mut fields = Vec::with_capacity(names.len());
-    let mut arrays = Vec::with_capacity(names.len());
-    for name in names {
-        let values: Vec<Option<&Value>> = flat
+    let mut fields = Vec::new();
+    let mut arrays = Vec::new();
+    for (name, kind) in column_types(&flat) {
+        let values: Vec<&Value> = flat
             .iter()
-            .map(|r| r.iter().find(|(k, _)| k == name).map(|(_, v)| v))
+            .map(|r| r.iter().find(|(k, _)| *k == name).map_or(&Value::Null, |(_, v)| v))
             .collect();
-        let array = if name == "start" {
-            timestamps(&values)
-        } else {
-            typed(&values)
-        };
+        let array = column(kind, &values);
         fields.push(Field::new(name, array.data_type().clone(), true));
         arrays.push(array);
     }
     RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
 }
 
-/// Seconds since the epoch as UTC microseconds.
-fn timestamps(values: &[Option<&Value>]) -> ArrayRef {
-    let micros = values.iter().map(|v| {
-        v.and_then(Value::as_f64)
-            .map(|s| (s * 1e6).round() as i64)
-    });
-    Arc::new(TimestampMicrosecondArray::from_iter(micros).with_timezone("UTC"))
-}
-
-/// The one type the column's values share, or JSON text.
-fn typed(values: &[Option<&Value>]) -> ArrayRef {
-    let present = || values.iter().flatten().filter(|v| !v.is_null());
-    let get = |v: &Option<&Value>| v.filter(|v| !v.is_null());
-    if present().count() > 0 && present().all(Value::is_boolean) {
-        return Arc::new(BooleanArray::from_iter(
-            values.iter().map(|v| get(v).and_then(Value::as_bool)),
-        ));
+/// One column of `kind` holding `values`.
+fn column(kind: Kind, values: &[&Value]) -> ArrayRef {
+    let each = values.iter();
+    match kind {
+        Kind::Bool => Arc::new(BooleanArray::from_iter(each.map(|v| v.as_bool()))),
+        Kind::Int => Arc::new(Int64Array::from_iter(each.map(|v| v.as_i64()))),
+        Kind::Float => Arc::new(Float64Array::from_iter(each.map(|v| v.as_f64()))),
+        Kind::Str => Arc::new(StringArray::from_iter(each.map(|v| text(v)))),
+        Kind::Timestamp => Arc::new(
+            TimestampMicrosecondArray::from_iter(
+                each.map(|v| v.as_f64().map(|s| (s * 1e6).round() as i64)),
+            )
+            .with_timezone("UTC"),
+        ),
     }
-    if present().count() > 0 && present().all(Value::is_i64) {
-        return Arc::new(Int64Array::from_iter(
-            values.iter().map(|v| get(v).and_then(Value::as_i64)),
-        ));
-    }
-    if present().count() > 0 && present().all(Value::is_number) {
-        return Arc::new(Float64Array::from_iter(
-            values.iter().map(|v| get(v).and_then(Value::as_f64)),
-        ));
-    }
-    let all_strings = present().all(Value::is_string);
-    Arc::new(StringArray::from_iter(values.iter().map(|v| {
-        get(v).map(|v| match v {
-            Value::String(s) if all_strings => s.clone(),
-            v => v.to_string(),
-        })
-    })))
 }
 
 /// [`runs_batch`] as an Arrow IPC stream: the runs table as `tally.runs` returns it.

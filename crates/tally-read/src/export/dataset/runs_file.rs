@@ -5,88 +5,19 @@
 //! dataset").
 
 use crate::error::Error;
-use parquet::basic::{LogicalType, Repetition, Type as Physical};
+use crate::runs::{column_types, text, Kind};
+use parquet::basic::{LogicalType, Repetition, TimeUnit, Type as Physical};
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-/// A column's type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    Bool,
-    Int,
-    Float,
-    /// Text: strings as they are, any other value as its JSON text.
-    Str,
-}
-
-/// The columns every runs file has first, with their types whatever their values.
-const FIXED: [(&str, Kind); 6] = [
-    ("dir", Kind::Str),
-    ("status", Kind::Str),
-    ("start", Kind::Float),
-    ("duration", Kind::Float),
-    ("last_step", Kind::Int),
-    ("points", Kind::Int),
-];
-
-/// The type of one value (`None` for null).
-fn kind_of(v: &Value) -> Option<Kind> {
-    match v {
-        Value::Null => None,
-        Value::Bool(_) => Some(Kind::Bool),
-        Value::Number(n) if n.is_i64() => Some(Kind::Int),
-        Value::Number(_) => Some(Kind::Float),
-        _ => Some(Kind::Str),
-    }
-}
-
-/// The type holding values of both: integers widen to doubles, any other mix is text.
-fn widen(a: Kind, b: Kind) -> Kind {
-    match (a, b) {
-        _ if a == b => a,
-        (Kind::Int, Kind::Float) | (Kind::Float, Kind::Int) => Kind::Float,
-        _ => Kind::Str,
-    }
-}
-
-/// The columns of `rows` (flat rows without `run`): the fixed ones, then every other key in
-/// the order first met, each with the type holding all its values (text when all are null).
+/// The columns of `rows` (flat rows without `run`), typed by the runs table's one rule.
 pub(super) fn schema(rows: &[Vec<(String, Value)>]) -> Vec<(String, Kind)> {
-    let mut columns: Vec<(String, Option<Kind>)> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    for (name, _) in FIXED {
-        index.insert(name.to_owned(), usize::MAX);
-    }
-    for row in rows {
-        for (key, v) in row {
-            let i = *index.entry(key.clone()).or_insert_with(|| {
-                columns.push((key.clone(), None));
-                columns.len() - 1
-            });
-            if i == usize::MAX {
-                continue;
-            }
-            if let Some(k) = kind_of(v) {
-                let c = &mut columns[i].1;
-                *c = Some(c.map_or(k, |c| widen(c, k)));
-            }
-        }
-    }
-    FIXED
-        .iter()
-        .map(|&(n, k)| (n.to_owned(), k))
-        .chain(
-            columns
-                .into_iter()
-                .map(|(n, k)| (n, k.unwrap_or(Kind::Str))),
-        )
-        .collect()
+    column_types(rows)
 }
 
 /// Writes `row` to `path` as one Parquet row with `columns` (a key the row lacks is null).
@@ -107,6 +38,10 @@ pub(super) fn write(
                 Kind::Int => (Physical::INT64, None),
                 Kind::Float => (Physical::DOUBLE, None),
                 Kind::Str => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
+                Kind::Timestamp => (
+                    Physical::INT64,
+                    Some(LogicalType::timestamp(true, TimeUnit::MICROS)),
+                ),
             };
             Type::primitive_type_builder(name, physical)
                 .with_repetition(Repetition::OPTIONAL)
@@ -150,12 +85,15 @@ pub(super) fn write(
                 let v: Vec<f64> = value.as_f64().into_iter().collect();
                 w_typed::<DoubleType>(w, &v, def)
             }
+            Kind::Timestamp => {
+                let v: Vec<i64> = value.as_f64().map(micros).into_iter().collect();
+                w_typed::<Int64Type>(w, &v, def)
+            }
             Kind::Str => {
-                let v: Vec<ByteArray> = match value {
-                    Value::Null => Vec::new(),
-                    Value::String(s) => vec![ByteArray::from(s.as_str())],
-                    other => vec![ByteArray::from(other.to_string().as_str())],
-                };
+                let v: Vec<ByteArray> = text(value)
+                    .map(|t| ByteArray::from(t.as_str()))
+                    .into_iter()
+                    .collect();
                 w_typed::<ByteArrayType>(w, &v, def)
             }
         }
@@ -165,6 +103,11 @@ pub(super) fn write(
     rg.close().map_err(err)?;
     writer.close().map_err(err)?;
     Ok(())
+}
+
+/// Seconds since the epoch as microseconds.
+fn micros(seconds: f64) -> i64 {
+    (seconds * 1e6).round() as i64
 }
 
 /// Writes `values` (none for a null) to a column of type `T`.
@@ -210,18 +153,6 @@ mod tests {
             ]),
         ];
         let cols = schema(&rows);
-        let got: Vec<(&str, Kind)> = cols.iter().map(|(n, k)| (n.as_str(), *k)).collect();
-        assert_eq!(
-            got[6..],
-            [
-                ("config.lr", Kind::Float),
-                ("config.algo", Kind::Str),
-                ("config.on", Kind::Bool),
-                ("config.none", Kind::Str),
-                ("config.list", Kind::Str),
-            ]
-        );
-        assert_eq!(got[2], ("start", Kind::Float), "fixed whatever the values");
         let tmp = tempfile::tempdir().unwrap();
         for (i, r) in rows.iter().enumerate() {
             let path = tmp.path().join(format!("{i}.parquet"));
