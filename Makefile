@@ -53,11 +53,15 @@ $(VENV)/.installed: requirements-test.txt
 
 ## Build the abi3 wheel (release) and install it into the venv exactly as `pip install .` does
 ## for a user (maturin is the build backend; it comes from requirements-test.txt).
-py-install: venv
-	$(PY) -m pip install --quiet --no-build-isolation --no-deps --force-reinstall .
+# The package the Python tests import is the wheel to publish, so the release build (the longest
+# step: the SQL engine) is made once.
+py-install: wheel
+	$(PY) -m pip install --quiet --no-deps --force-reinstall $(DIST)/tally_rl-*.whl
 
 py-test: venv py-install
-	$(CARGO) build -p tally-cli -p tally-tfevents --examples --bins
+	# The whole workspace, as `cargo test --workspace` builds it: the same features, so the
+	# dependencies built for the Rust tests are reused, not built again for a subset.
+	$(CARGO) build --workspace --examples --bins
 	$(PY) -m pytest tests/python -q --ignore=tests/python/test_wheel.py
 
 ## The long fault runs, not in `make test`: 8 threads sharing a Logger for 100 000 iterations

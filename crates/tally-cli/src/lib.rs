@@ -12,8 +12,8 @@ mod stderr;
 pub use error::{CliError, Exit};
 
 use cmd::{
-    compare, demo, diagnose, export, extract, runs, scaling, schema, soak, sql, sync,
-    trace_stats, validate, watch,
+    compare, demo, diagnose, export, extract, runs, scaling, schema, soak, sql, sync, trace_stats,
+    validate, watch,
 };
 
 use clap::{Parser, Subcommand, ValueEnum};

@@ -11,8 +11,12 @@ fn run(dir: &Path, base: f64) {
     let mut w = EventFileWriter::open(dir, WriterOptions::from_env()).unwrap();
     for step in 0..=10 {
         let kl = if step == 5 { f64::NAN } else { 0.01 };
-        w.write_scalars(step, 100.0 + step as f64, &[("ret", base + step as f64), ("kl", kl)])
-            .unwrap();
+        w.write_scalars(
+            step,
+            100.0 + step as f64,
+            &[("ret", base + step as f64), ("kl", kl)],
+        )
+        .unwrap();
     }
     w.close().unwrap();
 }
@@ -54,7 +58,7 @@ fn the_table_prints_the_answer_and_an_empty_answer_its_columns() {
     let table = text(&out.stdout);
     assert!(table.contains("| run | step |"), "{table}");
     assert!(table.contains("| a   | 5    |"), "{table}");
-    let out = sql(&[root, "SELECT run, step FROM scalars WHERE value > 1000"]);
+    let out = sql(&[root, "SELECT run, step FROM scalars WHERE step > 1000"]);
     assert_eq!(text(&out.stdout), "no rows (run, step)\n");
     let out = sql(&[root, "SELECT run FROM runs WHERE run = 'z'", "--json"]);
     assert_eq!(text(&out.stdout).trim(), "[]");
@@ -72,7 +76,11 @@ fn a_query_that_does_not_parse_or_plan_exits_2_naming_it() {
     ] {
         let out = sql(&[root, query]);
         assert_eq!(out.status.code(), Some(2), "{query}: {}", text(&out.stderr));
-        assert!(text(&out.stderr).contains(culprit), "{query}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains(culprit),
+            "{query}: {}",
+            text(&out.stderr)
+        );
         assert!(out.stdout.is_empty());
     }
 }

@@ -106,7 +106,11 @@ pub fn runs_batch(rows: &[RunRow]) -> Result<RecordBatch, ArrowError> {
     for (name, kind) in column_types(&flat) {
         let values: Vec<&Value> = flat
             .iter()
-            .map(|r| r.iter().find(|(k, _)| *k == name).map_or(&Value::Null, |(_, v)| v))
+            .map(|r| {
+                r.iter()
+                    .find(|(k, _)| *k == name)
+                    .map_or(&Value::Null, |(_, v)| v)
+            })
             .collect();
         let array = column(kind, &values);
         fields.push(Field::new(name, array.data_type().clone(), true));

@@ -60,7 +60,14 @@ fn scalars_hold_every_point_with_its_run_tag_step_wall_time_and_value() {
     );
     assert_eq!(
         strings(&a, 0),
-        ["lr0.01/s0", "lr0.01/s0", "lr0.1/s0", "lr0.1/s0", "lr0.1/s1", "lr0.1/s1"]
+        [
+            "lr0.01/s0",
+            "lr0.01/s0",
+            "lr0.1/s0",
+            "lr0.1/s0",
+            "lr0.1/s1",
+            "lr0.1/s1"
+        ]
     );
     assert_eq!(
         strings(&a, 1),
@@ -147,7 +154,12 @@ fn an_answer_with_no_rows_still_has_its_columns() {
         "SELECT run, value FROM scalars WHERE value > 1e9",
     );
     assert_eq!(a.rows(), 0);
-    let names: Vec<&str> = a.schema.fields().iter().map(|f| f.name().as_str()).collect();
+    let names: Vec<&str> = a
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect();
     assert_eq!(names, ["run", "value"]);
     assert!(!a.to_ipc_stream().unwrap().is_empty());
 }
@@ -161,7 +173,9 @@ fn queries_that_would_change_anything_are_refused() {
         "INSERT INTO runs SELECT * FROM runs",
         "SET datafusion.execution.batch_size = 1",
     ] {
-        let e = query(&[root.path().to_path_buf()], sql, false).err().unwrap();
+        let e = query(&[root.path().to_path_buf()], sql, false)
+            .err()
+            .unwrap();
         assert!(matches!(e, Error::Query(_)), "{sql}: {e}");
     }
 }
