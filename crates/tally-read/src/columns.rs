@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::files::{runs_under, RunDir};
+use crate::readahead::will_need;
 use crate::scalars::RunScalars;
 use tally_schema::legacy::glob_match;
 use tally_tfevents::{events_in_parallel, Damage, Interner, OnCorruption, WireScalars};
@@ -417,6 +418,9 @@ fn one_file_in_parallel(
 /// A run's directory and what reading it gave.
 type RunResult = (PathBuf, Result<RunPart, String>);
 
+/// How many runs ahead of the reading threads the kernel is asked to read their files.
+const READ_AHEAD: usize = 32;
+
 /// Reads each run on its own thread, up to one per core, handing each result to `take` in run
 /// order as soon as it and every run before it are read (so a run's part is merged and freed
 /// while later runs are still being read). `take` returning `false` stops the reading.
@@ -450,6 +454,9 @@ fn read_runs_parallel(
     let count = runs.len();
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    for (_, files) in runs.iter().take(READ_AHEAD) {
+        will_need(files);
+    }
     let jobs: Vec<Mutex<Option<RunDir>>> = runs.into_iter().map(|r| Mutex::new(Some(r))).collect();
     let (done, results) = std::sync::mpsc::channel::<(usize, RunResult)>();
     std::thread::scope(|scope| {
@@ -463,6 +470,11 @@ fn read_runs_parallel(
                     let Some((dir, files)) = job.lock().ok().and_then(|mut j| j.take()) else {
                         continue;
                     };
+                    if let Some(Ok(ahead)) = jobs.get(i + READ_AHEAD).map(Mutex::lock) {
+                        if let Some((_, files)) = ahead.as_ref() {
+                            will_need(files);
+                        }
+                    }
                     let part = read_run(files, globs, strict);
                     if done.send((i, (dir, part))).is_err() {
                         break;

@@ -23,6 +23,7 @@ pub mod legacy;
 pub mod listing;
 pub mod meta;
 pub mod observer;
+pub mod readahead;
 pub mod runs;
 pub mod scalars;
 pub mod scaling;
