@@ -6,6 +6,7 @@
 mod blocks;
 mod dataset;
 mod hybrid;
+mod migration;
 mod options;
 mod pages;
 mod rule;
@@ -19,16 +20,12 @@ pub use options::{Compression, Format, Options};
 
 use crate::error::Error;
 use crate::files::runs_of;
-use crate::legacy::{known_profile, profile_names, require_pre_schema, Asker};
-use crate::meta::{read_json, RunConfigFacts};
 use crate::observer::Observer;
 use crate::scalars::RunScalars;
 use rule::TagRule;
 use sink::RowSink;
-use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use tally_schema::Profile;
+use std::path::PathBuf;
 use text::TextSink;
 use to_parquet::{Layout, ParquetSink};
 use windows::{export_windows, Windows, PARALLEL_FILE_BYTES};
@@ -89,7 +86,7 @@ pub fn export(
     let mut migrations = Vec::with_capacity(runs.len());
     for (dir, files) in &runs {
         migrations.push(if opts.migrate_legacy {
-            Some(migration_profile(dir, files, opts, observer)?)
+            Some(migration::migration_profile(dir, files, opts, observer)?)
         } else {
             None
         });
@@ -183,70 +180,4 @@ pub fn export(
     out.rows().finish()?;
     observer.progress(progress.done_before, progress.total, progress.rows, true);
     Ok(())
-}
-
-/// `export --migrate-legacy`, for the legacy gate's messages.
-const MIGRATE: Asker = Asker {
-    flag: "--migrate-legacy",
-    way_out: "export it without --migrate-legacy",
-};
-
-/// The profile a run's legacy tags are migrated with, once the run passed extract's legacy
-/// gate (read through once for its tags); the profile comes from its `run_config.json` or
-/// `--profile`, never assumed, and the observer is told which.
-fn migration_profile(
-    dir: &Path,
-    files: &[PathBuf],
-    opts: &Options,
-    observer: &mut dyn Observer,
-) -> Result<Profile, Error> {
-    let summary_path = dir.join("run_summary.json");
-    let summary = read_json(&summary_path)?;
-    let mut scalars = RunScalars::new(files.to_vec(), opts.policy).strict(opts.strict);
-    let mut seen = Vec::new();
-    let mut tags = BTreeSet::new();
-    while scalars.advance()?.is_some() {
-        let Some(s) = scalars.current() else {
-            continue;
-        };
-        if let Some(id) = s.tag_id {
-            if seen.len() <= id {
-                seen.resize(id + 1, false);
-            }
-            if std::mem::replace(&mut seen[id], true) {
-                continue;
-            }
-        }
-        if !tags.contains(s.tag) {
-            tags.insert(s.tag.to_owned());
-        }
-    }
-    let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
-    // Messages about the run as a whole name its newest file, as extract's do.
-    let file = files.last().map_or(dir, PathBuf::as_path);
-    require_pre_schema(MIGRATE, file, &summary_path, summary.as_ref(), &tags)?;
-    let config_path = dir.join("run_config.json");
-    let facts = RunConfigFacts::from_config(read_json(&config_path)?.as_ref());
-    let Some((profile, source)) = known_profile(&config_path, &facts, opts.profile)? else {
-        let config = if config_path.exists() {
-            format!(
-                "{} names no logger profile or known algorithm",
-                config_path.display()
-            )
-        } else {
-            format!("no {}", config_path.display())
-        };
-        return Err(Error::Refused(format!(
-            "{}: the run's profile is unknown ({config}), and it decides what \
-             timing/learner_incremental_h2d_ms means: name it with --profile NAME ({})",
-            dir.display(),
-            profile_names()
-        )));
-    };
-    observer.note(&format!(
-        "{}: migrating legacy tags with profile {profile} ({})",
-        dir.display(),
-        source.describe()
-    ));
-    Ok(profile)
 }

@@ -6,6 +6,8 @@
 //! ([`tables`]) without copying the scalar columns. Queries are read-only: a statement that
 //! would create, change or drop anything is refused.
 
+pub mod error;
+pub mod ipc;
 pub mod tables;
 
 use datafusion::arrow::datatypes::SchemaRef;
@@ -17,18 +19,10 @@ use tally_read::columns::{read_all, ReadOptions};
 use tally_read::runs::rows_of;
 
 pub use datafusion::arrow;
+pub use error::Error;
 
-/// Everything a query can fail with; each message names the culprit.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// Reading the runs failed (the message names the file or directory).
-    #[error(transparent)]
-    Read(#[from] tally_read::Error),
-    /// The query does not parse, names an unknown table or column, or is not a read-only
-    /// query (DataFusion's message, which quotes the offending part).
-    #[error("the query failed: {0}")]
-    Query(String),
-}
+use error::query_error;
+use ipc::ipc_stream;
 
 /// A query's answer, with what reading the runs met.
 pub struct Answer {
@@ -102,24 +96,10 @@ fn run_query(
     })
 }
 
-fn query_error(e: impl std::fmt::Display) -> Error {
-    Error::Query(e.to_string())
-}
-
 impl Answer {
     /// The answer as an Arrow IPC stream (schema, then every batch): what the Python package
     /// opens with `pyarrow.ipc.open_stream`, types intact.
     pub fn to_ipc_stream(&self) -> Result<Vec<u8>, Error> {
         ipc_stream(&self.schema, &self.batches)
     }
-}
-
-/// `batches` as an Arrow IPC stream.
-fn ipc_stream(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u8>, Error> {
-    use datafusion::arrow::ipc::writer::StreamWriter;
-    let mut w = StreamWriter::try_new(Vec::new(), schema).map_err(query_error)?;
-    for b in batches {
-        w.write(b).map_err(query_error)?;
-    }
-    w.into_inner().map_err(query_error)
 }

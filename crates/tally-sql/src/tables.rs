@@ -2,7 +2,8 @@
 //! point read, its columns moved into Arrow buffers without a copy; and `runs`, the runs
 //! table's flat columns, each typed from its values.
 
-use crate::Error;
+use crate::error::{query_error, Error};
+use crate::ipc::ipc_stream;
 use datafusion::arrow::array::{
     ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int32Array, Int64Array, StringArray,
     TimestampMicrosecondArray,
@@ -30,7 +31,7 @@ pub struct Partitions {
 impl Partitions {
     /// The table the engine scans.
     pub fn into_table(self) -> Result<MemTable, Error> {
-        MemTable::try_new(self.schema, self.parts).map_err(crate::query_error)
+        MemTable::try_new(self.schema, self.parts).map_err(query_error)
     }
 }
 
@@ -138,6 +139,6 @@ fn column(kind: Kind, values: &[&Value]) -> ArrayRef {
 
 /// [`runs_batch`] as an Arrow IPC stream: the runs table as `tally.runs` returns it.
 pub fn runs_ipc_stream(rows: &[RunRow]) -> Result<Vec<u8>, Error> {
-    let batch = runs_batch(rows).map_err(crate::query_error)?;
-    crate::ipc_stream(&batch.schema(), std::slice::from_ref(&batch))
+    let batch = runs_batch(rows).map_err(query_error)?;
+    ipc_stream(&batch.schema(), std::slice::from_ref(&batch))
 }

@@ -192,7 +192,7 @@ fn errors_name_the_unknown_table_or_column_and_the_missing_path() {
         .unwrap();
     assert!(e.to_string().contains("rn"), "{e}");
     let missing = root.path().join("nope");
-    let e = query(&[missing.clone()], "SELECT 1", false).err().unwrap();
+    let e = query(&[missing], "SELECT 1", false).err().unwrap();
     assert!(matches!(e, Error::Read(_)), "{e}");
     assert!(e.to_string().contains("nope"), "{e}");
 }

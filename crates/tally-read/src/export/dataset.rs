@@ -98,7 +98,9 @@ pub(super) fn export_dataset(
     let mut migrations: Vec<Option<Profile>> = Vec::with_capacity(runs.len());
     for (run_dir, files) in &runs {
         migrations.push(if opts.migrate_legacy {
-            Some(super::migration_profile(run_dir, files, opts, observer)?)
+            Some(super::migration::migration_profile(
+                run_dir, files, opts, observer,
+            )?)
         } else {
             None
         });
