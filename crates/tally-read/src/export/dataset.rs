@@ -394,7 +394,7 @@ fn write_runs_table(ds: &Dataset, state: &State) -> Result<(), Error> {
         rows.push((dir, flat));
     }
     let flat: Vec<_> = rows.iter().map(|(_, r)| r.clone()).collect();
-    let columns = runs_file::schema(&flat);
+    let columns = crate::runs::column_types(&flat);
     for (dir, row) in &rows {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let path = dir.join("part-0.parquet");

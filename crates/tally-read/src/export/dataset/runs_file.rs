@@ -5,7 +5,7 @@
 //! dataset").
 
 use crate::error::Error;
-use crate::runs::{column_types, text, Kind};
+use crate::runs::{text, Kind};
 use parquet::basic::{LogicalType, Repetition, TimeUnit, Type as Physical};
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::file::properties::WriterProperties;
@@ -14,11 +14,6 @@ use parquet::schema::types::Type;
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
-
-/// The columns of `rows` (flat rows without `run`), typed by the runs table's one rule.
-pub(super) fn schema(rows: &[Vec<(String, Value)>]) -> Vec<(String, Kind)> {
-    column_types(rows)
-}
 
 /// Writes `row` to `path` as one Parquet row with `columns` (a key the row lacks is null).
 pub(super) fn write(
@@ -152,7 +147,7 @@ mod tests {
                 ("config.list", json!([1, 2])),
             ]),
         ];
-        let cols = schema(&rows);
+        let cols = crate::runs::column_types(&rows);
         let tmp = tempfile::tempdir().unwrap();
         for (i, r) in rows.iter().enumerate() {
             let path = tmp.path().join(format!("{i}.parquet"));
