@@ -18,7 +18,9 @@ def target_dir() -> Path:
 @pytest.fixture(scope="session")
 def tally_bin() -> Path:
     """The `tally` CLI, built now so no test runs a stale binary."""
-    subprocess.run(["cargo", "build", "-q", "-p", "tally-cli", "--bin", "tally"], cwd=REPO, check=True)
+    # The same selection as `make py-test` builds (the whole workspace, examples too): the same
+    # features, so this finds everything built instead of building the SQL engine again.
+    subprocess.run(["cargo", "build", "-q", "--workspace", "--examples", "--bins"], cwd=REPO, check=True)
     path = target_dir() / "debug" / "tally"
     assert path.is_file(), path
     return path

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import tally
-from conftest import tally_bin
 
 # 4 learning rates x 5 seeds; run (lr, seed) logs ret = final * step / 100 on steps 0..100.
 LRS = [0.1, 0.03, 0.01, 0.003]
@@ -49,16 +48,16 @@ def test_the_sweep_question_in_one_call_equals_numpy_by_hand(sweep):
     assert t.column("seeds").to_pylist() == [5] * 4
 
 
-def test_the_sweep_question_in_one_command_equals_numpy_by_hand(sweep):
+def test_the_sweep_question_in_one_command_equals_numpy_by_hand(sweep, tally_bin):
     out = subprocess.run(
-        [str(tally_bin()), "sql", str(sweep), SWEEP_QUESTION, "--json"], capture_output=True, text=True, check=True
+        [str(tally_bin), "sql", str(sweep), SWEEP_QUESTION, "--json"], capture_output=True, text=True, check=True
     ).stdout
     rows = json.loads(out)
     want = by_hand()
     assert [r["lr"] for r in rows] == [lr for lr, _ in want]
     assert [r["mean_final"] for r in rows] == pytest.approx([m for _, m in want], rel=1e-6)
     table = subprocess.run(
-        [str(tally_bin()), "sql", str(sweep), SWEEP_QUESTION], capture_output=True, text=True, check=True
+        [str(tally_bin), "sql", str(sweep), SWEEP_QUESTION], capture_output=True, text=True, check=True
     ).stdout
     assert "mean_final" in table and str(want[0][0]) in table
 
@@ -67,7 +66,9 @@ def test_scalars_are_every_point_tally_read_returns(sweep):
     points = tally.read(sweep)
     t = tally.sql(sweep, "SELECT run, tag, step, wall_time, value FROM scalars ORDER BY run, tag, step")
     assert t.num_rows == points.num_rows == 4 * 5 * 2 * 11
-    want = points.to_pandas().sort_values(["run", "tag", "step"]).reset_index(drop=True)
+    # Names as plain strings: pandas sorts a categorical by its categories' order, SQL by value.
+    want = points.to_pandas().astype({"run": str, "tag": str})
+    want = want.sort_values(["run", "tag", "step"]).reset_index(drop=True)
     got = t.to_pandas()
     assert list(got["run"].astype(str)) == list(want["run"].astype(str))
     assert list(got["tag"].astype(str)) == list(want["tag"].astype(str))
@@ -85,14 +86,14 @@ def test_runs_is_the_runs_table_without_tag_figures(sweep):
     assert sorted(t.column("config.config.seed").to_pylist()) == sorted(list(range(5)) * 4)
 
 
-def test_a_bad_query_raises_value_error_naming_the_culprit(sweep):
+def test_a_bad_query_raises_value_error_naming_the_culprit(sweep, tally_bin):
     with pytest.raises(ValueError, match="no_such_column"):
         tally.sql(sweep, "SELECT no_such_column FROM runs")
     with pytest.raises(ValueError, match="(?i)ddl|not supported|not allowed"):
         tally.sql(sweep, "DROP TABLE runs")
     with pytest.raises(TypeError, match="query"):
         tally.sql(sweep, "  ")
-    r = subprocess.run([str(tally_bin()), "sql", str(sweep), "SELEC 1"], capture_output=True, text=True)
+    r = subprocess.run([str(tally_bin), "sql", str(sweep), "SELEC 1"], capture_output=True, text=True)
     assert r.returncode == 2 and "SELEC" in r.stderr
 
 

@@ -131,11 +131,11 @@ def test_a_directory_without_event_files_is_refused_naming_it(tmp_path):
     assert f"{tmp_path / 'empty'}: no events.out.tfevents.* file" in proc.stderr
 
 
-def test_the_rust_binary_explains_why_it_cannot_send_and_still_dry_runs(tmp_path):
+def test_the_rust_binary_explains_why_it_cannot_send_and_still_dry_runs(tmp_path, tally_bin):
     run_dir = tmp_path / "tbx"
     tensorboardx_run(run_dir)
     root = Path(__file__).resolve().parents[2]
-    cargo = ["cargo", "run", "-q", "-p", "tally-cli", "--", "sync", str(run_dir), "--to", "wandb"]
+    cargo = [str(tally_bin), "sync", str(run_dir), "--to", "wandb"]
     proc = subprocess.run(cargo, cwd=root, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 1 and "needs the W&B Python SDK" in proc.stderr and "python -m tally sync" in proc.stderr
     proc = subprocess.run(cargo + ["--dry-run"], cwd=root, capture_output=True, text=True, timeout=900)

@@ -219,9 +219,9 @@ def test_a_wandb_logger_left_open_is_closed_before_the_sdk_shuts_down(tmp_path):
     assert json.loads((run_dir / "run_summary.json").read_text())["sink_errors"] == []
 
 
-def test_the_rust_binary_still_refuses_training_logger_wandb(tmp_path):
+def test_the_rust_binary_still_refuses_training_logger_wandb(tmp_path, tally_bin):
     proc = subprocess.run(
-        ["cargo", "run", "-q", "-p", "tally-cli", "--", "demo", "--iterations", "2", "training.logger=wandb"],
+        [str(tally_bin), "demo", "--iterations", "2", "training.logger=wandb"],
         cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode != 0 and "python -m tally demo" in proc.stderr
