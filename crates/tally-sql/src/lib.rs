@@ -41,6 +41,12 @@ impl Answer {
     pub fn rows(&self) -> usize {
         self.batches.iter().map(RecordBatch::num_rows).sum()
     }
+
+    /// The answer as an Arrow IPC stream (schema, then every batch): what the Python package
+    /// opens with `pyarrow.ipc.open_stream`, types intact.
+    pub fn to_ipc_stream(&self) -> Result<Vec<u8>, Error> {
+        ipc_stream(&self.schema, &self.batches)
+    }
 }
 
 /// Answers `sql` over the runs under `inputs` (files or directories, as `tally.read` takes
@@ -94,12 +100,4 @@ fn run_query(
         let batches = frame.collect().await.map_err(query_error)?;
         Ok((schema, batches))
     })
-}
-
-impl Answer {
-    /// The answer as an Arrow IPC stream (schema, then every batch): what the Python package
-    /// opens with `pyarrow.ipc.open_stream`, types intact.
-    pub fn to_ipc_stream(&self) -> Result<Vec<u8>, Error> {
-        ipc_stream(&self.schema, &self.batches)
-    }
 }

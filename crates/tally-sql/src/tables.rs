@@ -11,7 +11,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::buffer::{Buffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, Int32Type, Schema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
-use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::datasource::MemTable;
 use serde_json::Value;
 use std::sync::Arc;
@@ -117,7 +117,9 @@ pub fn runs_batch(rows: &[RunRow]) -> Result<RecordBatch, ArrowError> {
         fields.push(Field::new(name, array.data_type().clone(), true));
         arrays.push(array);
     }
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
+    // The row count stated: with no run read there is no column to take it from.
+    let rows = RecordBatchOptions::new().with_row_count(Some(rows.len()));
+    RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &rows)
 }
 
 /// One column of `kind` holding `values`.

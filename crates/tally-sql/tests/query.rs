@@ -218,3 +218,16 @@ fn non_finite_values_are_kept_as_they_are() {
     assert_eq!(floats(&a, 1), [1.0]);
     assert_eq!(floats(&a, 2), [4.0]);
 }
+
+#[test]
+fn when_every_run_is_left_out_the_tables_are_empty_not_an_error() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("broken");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("events.out.tfevents.1.host"), [0u8; 64]).unwrap();
+    let a = ask(root.path(), "SELECT count(*) FROM runs");
+    assert_eq!(floats(&a, 0), [0.0]);
+    assert_eq!(a.skipped.len(), 1, "the run left out is named");
+    let a = ask(root.path(), "SELECT count(*) FROM scalars");
+    assert_eq!(floats(&a, 0), [0.0]);
+}
