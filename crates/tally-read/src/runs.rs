@@ -11,7 +11,7 @@
 
 mod column_types;
 
-pub use column_types::{column_types, text, Kind, TAG_FIGURES};
+pub use column_types::{column_types, micros, text, Kind, TAG_FIGURES};
 
 use crate::columns::{read_all, Columns, ReadOptions};
 use crate::config::run_configuration;

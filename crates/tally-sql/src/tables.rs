@@ -16,7 +16,7 @@ use datafusion::datasource::MemTable;
 use serde_json::Value;
 use std::sync::Arc;
 use tally_read::columns::{Columns, Dictionary};
-use tally_read::runs::{column_types, text, Kind, RunRow};
+use tally_read::runs::{column_types, micros, text, Kind, RunRow};
 
 /// Rows per batch handed to the engine: large enough that per-batch work is small, small
 /// enough that every core gets a share of one large run.
@@ -131,10 +131,8 @@ fn column(kind: Kind, values: &[&Value]) -> ArrayRef {
         Kind::Float => Arc::new(Float64Array::from_iter(each.map(|v| v.as_f64()))),
         Kind::Str => Arc::new(StringArray::from_iter(each.map(|v| text(v)))),
         Kind::Timestamp => Arc::new(
-            TimestampMicrosecondArray::from_iter(
-                each.map(|v| v.as_f64().map(|s| (s * 1e6).round() as i64)),
-            )
-            .with_timezone("UTC"),
+            TimestampMicrosecondArray::from_iter(each.map(|v| v.as_f64().map(micros)))
+                .with_timezone("UTC"),
         ),
     }
 }

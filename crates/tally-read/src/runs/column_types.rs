@@ -96,6 +96,11 @@ pub fn column_types(rows: &[Vec<(String, Value)>]) -> Vec<(String, Kind)> {
         .collect()
 }
 
+/// A [`Kind::Timestamp`] value: seconds since the epoch as whole microseconds.
+pub fn micros(seconds: f64) -> i64 {
+    (seconds * 1e6).round() as i64
+}
+
 /// A value of a [`Kind::Str`] column: a string as it is, any other value as its JSON text.
 pub fn text(v: &Value) -> Option<String> {
     match v {

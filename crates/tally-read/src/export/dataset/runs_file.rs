@@ -5,7 +5,7 @@
 //! dataset").
 
 use crate::error::Error;
-use crate::runs::{text, Kind};
+use crate::runs::{micros, text, Kind};
 use parquet::basic::{LogicalType, Repetition, TimeUnit, Type as Physical};
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::file::properties::WriterProperties;
@@ -98,11 +98,6 @@ pub(super) fn write(
     rg.close().map_err(err)?;
     writer.close().map_err(err)?;
     Ok(())
-}
-
-/// Seconds since the epoch as microseconds.
-fn micros(seconds: f64) -> i64 {
-    (seconds * 1e6).round() as i64
 }
 
 /// Writes `values` (none for a null) to a column of type `T`.
