@@ -1,0 +1,359 @@
+//! One tag's series held for a chart, and reduced to what a chart `width` pixels wide can show
+//! with every extreme kept (M4): per x-bucket its first, last, lowest and highest point, and
+//! its non-finite points marked, never dropped (`docs/contract/board.md` "Every point drawn").
+
+/// One raw point of a series.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub step: i64,
+    pub wall_time: f64,
+    pub value: f64,
+}
+
+/// What a chart's x axis is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    Step,
+    WallTime,
+}
+
+/// One tag's points in the order the run's reader kept them (steps may go back: TensorBoard
+/// draws them as written), with whether each axis is non-decreasing, so a zoom on a sorted axis
+/// looks at its window only.
+#[derive(Debug, Clone, Default)]
+pub struct Series {
+    step: Vec<i64>,
+    wall_time: Vec<f64>,
+    value: Vec<f64>,
+    steps_sorted: bool,
+    walls_sorted: bool,
+}
+
+/// The points of one x-bucket that a chart needs to draw every extreme of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bucket {
+    /// The points with the smallest and the largest x (on a tie, the first and the last read).
+    pub first: Point,
+    pub last: Point,
+    /// The lowest and the highest finite value; `None` when every point is NaN or infinite.
+    pub min: Option<Point>,
+    pub max: Option<Point>,
+    /// Raw points in the bucket.
+    pub count: u64,
+    /// The first NaN, +inf and -inf of the bucket (those present, in that order).
+    pub nonfinite: Vec<Point>,
+}
+
+/// A series over an x window, bucketed for a chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Downsampled {
+    /// The window: as asked, or the series' own x range.
+    pub start: f64,
+    pub end: f64,
+    /// Raw points inside the window.
+    pub points: u64,
+    /// Non-empty buckets, left to right.
+    pub buckets: Vec<Bucket>,
+}
+
+impl Series {
+    pub fn new() -> Self {
+        Series {
+            steps_sorted: true,
+            walls_sorted: true,
+            ..Default::default()
+        }
+    }
+
+    pub fn push(&mut self, step: i64, wall_time: f64, value: f64) {
+        if let Some(&last) = self.step.last() {
+            self.steps_sorted &= step >= last;
+        }
+        if let Some(&last) = self.wall_time.last() {
+            // NaN wall times compare false: such a series is scanned whole.
+            self.walls_sorted &= wall_time >= last;
+        }
+        self.step.push(step);
+        self.wall_time.push(wall_time);
+        self.value.push(value);
+    }
+
+    pub fn len(&self) -> usize {
+        self.step.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.step.is_empty()
+    }
+
+    pub fn point(&self, i: usize) -> Point {
+        Point {
+            step: self.step[i],
+            wall_time: self.wall_time[i],
+            value: self.value[i],
+        }
+    }
+
+    /// Drops every point at `step` or later (a purge marker read by a follower).
+    pub fn truncate_from_step(&mut self, step: i64) {
+        let keep: Vec<usize> = (0..self.len()).filter(|&i| self.step[i] < step).collect();
+        let mut kept = Series::new();
+        for i in keep {
+            kept.push(self.step[i], self.wall_time[i], self.value[i]);
+        }
+        *self = kept;
+    }
+
+    fn x(&self, axis: Axis, i: usize) -> f64 {
+        match axis {
+            Axis::Step => self.step[i] as f64,
+            Axis::WallTime => self.wall_time[i],
+        }
+    }
+
+    /// The indices to look at for `[start, end]`: the window alone on a sorted axis.
+    fn candidates(&self, axis: Axis, start: f64, end: f64) -> std::ops::Range<usize> {
+        let sorted = match axis {
+            Axis::Step => self.steps_sorted,
+            Axis::WallTime => self.walls_sorted,
+        };
+        if !sorted {
+            return 0..self.len();
+        }
+        let lo = match axis {
+            Axis::Step => self.step.partition_point(|&s| (s as f64) < start),
+            Axis::WallTime => self.wall_time.partition_point(|&w| w < start),
+        };
+        let hi = match axis {
+            Axis::Step => self.step.partition_point(|&s| (s as f64) <= end),
+            Axis::WallTime => self.wall_time.partition_point(|&w| w <= end),
+        };
+        lo..hi.max(lo)
+    }
+
+    /// The series' x range, NaN wall times left out; `None` when it has no point.
+    fn x_range(&self, axis: Axis) -> Option<(f64, f64)> {
+        let mut range: Option<(f64, f64)> = None;
+        for i in 0..self.len() {
+            let x = self.x(axis, i);
+            if x.is_nan() {
+                continue;
+            }
+            range = Some(match range {
+                None => (x, x),
+                Some((lo, hi)) => (lo.min(x), hi.max(x)),
+            });
+        }
+        range
+    }
+
+    /// The points with x in `[start, end]` (each bound defaulting to the series' own) in
+    /// `width` buckets of equal x span, each with its first, last, lowest and highest point and
+    /// its non-finite points: every spike and every NaN is in the answer at any zoom.
+    pub fn downsample(
+        &self,
+        axis: Axis,
+        start: Option<f64>,
+        end: Option<f64>,
+        width: usize,
+    ) -> Downsampled {
+        let width = width.max(1);
+        let own = self.x_range(axis);
+        let start = start.or(own.map(|r| r.0)).unwrap_or(0.0);
+        let end = end.or(own.map(|r| r.1)).unwrap_or(start).max(start);
+        let span = end - start;
+        let scale = if span > 0.0 {
+            width as f64 / span
+        } else {
+            0.0
+        };
+        let mut slots: Vec<Option<Bucket>> = vec![None; width];
+        let mut points = 0u64;
+        for i in self.candidates(axis, start, end) {
+            let x = self.x(axis, i);
+            if !(x >= start && x <= end) {
+                continue;
+            }
+            points += 1;
+            let slot = (((x - start) * scale) as usize).min(width - 1);
+            let p = self.point(i);
+            match &mut slots[slot] {
+                None => {
+                    slots[slot] = Some(Bucket::of(p));
+                }
+                Some(b) => b.add(p, x, axis),
+            }
+        }
+        Downsampled {
+            start,
+            end,
+            points,
+            buckets: slots.into_iter().flatten().collect(),
+        }
+    }
+
+    /// The raw point nearest to `x` on `axis` (for a chart's hover), `None` when empty.
+    pub fn nearest(&self, axis: Axis, x: f64) -> Option<Point> {
+        (0..self.len())
+            .filter(|&i| !self.x(axis, i).is_nan())
+            .min_by(|&a, &b| {
+                let da = (self.x(axis, a) - x).abs();
+                let db = (self.x(axis, b) - x).abs();
+                da.total_cmp(&db)
+            })
+            .map(|i| self.point(i))
+    }
+}
+
+fn x_of(p: &Point, axis: Axis) -> f64 {
+    match axis {
+        Axis::Step => p.step as f64,
+        Axis::WallTime => p.wall_time,
+    }
+}
+
+/// Where a non-finite value goes in [`Bucket::nonfinite`]'s order.
+fn nonfinite_rank(v: f64) -> Option<u8> {
+    if v.is_nan() {
+        Some(0)
+    } else if v == f64::INFINITY {
+        Some(1)
+    } else if v == f64::NEG_INFINITY {
+        Some(2)
+    } else {
+        None
+    }
+}
+
+impl Bucket {
+    fn of(p: Point) -> Self {
+        let finite = p.value.is_finite();
+        Bucket {
+            first: p,
+            last: p,
+            min: finite.then_some(p),
+            max: finite.then_some(p),
+            count: 1,
+            nonfinite: if finite { Vec::new() } else { vec![p] },
+        }
+    }
+
+    fn add(&mut self, p: Point, x: f64, axis: Axis) {
+        self.count += 1;
+        if x < x_of(&self.first, axis) {
+            self.first = p;
+        }
+        if x >= x_of(&self.last, axis) {
+            self.last = p;
+        }
+        match nonfinite_rank(p.value) {
+            None => {
+                if self.min.is_none_or(|m| p.value < m.value) {
+                    self.min = Some(p);
+                }
+                if self.max.is_none_or(|m| p.value > m.value) {
+                    self.max = Some(p);
+                }
+            }
+            Some(rank) => {
+                let seen = self
+                    .nonfinite
+                    .iter()
+                    .any(|q| nonfinite_rank(q.value) == Some(rank));
+                if !seen {
+                    let at = self
+                        .nonfinite
+                        .iter()
+                        .position(|q| nonfinite_rank(q.value) > Some(rank))
+                        .unwrap_or(self.nonfinite.len());
+                    self.nonfinite.insert(at, p);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(values: &[f64]) -> Series {
+        let mut s = Series::new();
+        for (i, &v) in values.iter().enumerate() {
+            s.push(i as i64, 1000.0 + i as f64, v);
+        }
+        s
+    }
+
+    #[test]
+    fn a_one_step_spike_survives_any_width() {
+        let mut values = vec![1.0; 1_000_000];
+        values[777_777] = 50.0;
+        let s = series(&values);
+        for width in [1, 7, 300, 1000, 4096] {
+            let d = s.downsample(Axis::Step, None, None, width);
+            assert_eq!(d.points, 1_000_000);
+            let top = d.buckets.iter().filter_map(|b| b.max).map(|p| p.value);
+            assert_eq!(top.fold(f64::MIN, f64::max), 50.0, "width {width}");
+            let spike = d.buckets.iter().find(|b| b.max.unwrap().value == 50.0);
+            assert_eq!(spike.unwrap().max.unwrap().step, 777_777);
+            assert!(d.buckets.len() <= width);
+        }
+    }
+
+    #[test]
+    fn non_finite_values_are_marked_in_their_bucket_not_taken_as_extremes() {
+        let s = series(&[1.0, f64::NAN, 2.0, f64::INFINITY, f64::NAN, f64::NEG_INFINITY]);
+        let d = s.downsample(Axis::Step, None, None, 1);
+        let b = &d.buckets[0];
+        assert_eq!(b.count, 6);
+        assert_eq!((b.min.unwrap().value, b.max.unwrap().value), (1.0, 2.0));
+        let steps: Vec<i64> = b.nonfinite.iter().map(|p| p.step).collect();
+        assert_eq!(steps, [1, 3, 5], "the first NaN, +inf and -inf, in that order");
+        let only_nan = series(&[f64::NAN]).downsample(Axis::Step, None, None, 10);
+        assert_eq!(only_nan.buckets[0].min, None);
+        assert_eq!(only_nan.buckets[0].nonfinite.len(), 1);
+    }
+
+    #[test]
+    fn a_window_keeps_its_points_only_and_buckets_them_by_x() {
+        let s = series(&(0..100).map(|i| i as f64).collect::<Vec<_>>());
+        let d = s.downsample(Axis::Step, Some(10.0), Some(19.0), 10);
+        assert_eq!((d.points, d.buckets.len()), (10, 10));
+        for (i, b) in d.buckets.iter().enumerate() {
+            assert_eq!(b.first, b.last);
+            assert_eq!(b.first.step, 10 + i as i64);
+        }
+        let wall = s.downsample(Axis::WallTime, Some(1050.0), Some(1059.0), 2);
+        assert_eq!(wall.points, 10);
+        assert_eq!(wall.buckets[0].first.step, 50);
+        assert_eq!(wall.buckets[1].last.step, 59);
+    }
+
+    #[test]
+    fn steps_going_back_are_bucketed_by_x_as_well() {
+        let mut s = Series::new();
+        for (step, v) in [(5, 0.5), (6, 0.6), (2, 0.2), (3, 0.3), (9, 0.9)] {
+            s.push(step, step as f64, v);
+        }
+        let d = s.downsample(Axis::Step, Some(2.0), Some(6.0), 1);
+        let b = &d.buckets[0];
+        assert_eq!((b.first.step, b.last.step, b.count), (2, 6, 4));
+        assert_eq!((b.min.unwrap().step, b.max.unwrap().step), (2, 6));
+    }
+
+    #[test]
+    fn nearest_is_a_raw_point() {
+        let s = series(&[3.0, 4.0, 5.0]);
+        assert_eq!(s.nearest(Axis::Step, 1.4).unwrap().value, 4.0);
+        assert_eq!(Series::new().nearest(Axis::Step, 0.0), None);
+    }
+
+    #[test]
+    fn truncating_from_a_step_drops_it_and_later_ones() {
+        let mut s = series(&[0.0, 1.0, 2.0, 3.0]);
+        s.truncate_from_step(2);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.point(1).value, 1.0);
+    }
+}

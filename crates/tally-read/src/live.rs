@@ -1,0 +1,224 @@
+//! One run's scalars held in memory per tag and read on as its files grow, for a viewer that
+//! keeps answering while a run is written (`tally board`; `docs/contract/board.md` "Live
+//! runs"): each refresh reads only the bytes appended since the last one, from where each file's
+//! reading stopped, with purge markers and steps going back handled as for the whole run.
+
+use crate::downsample::Series;
+use crate::error::Error;
+use crate::files::run_event_files;
+use crate::scalars::{cut_steps, Resume, RunScalars};
+use std::path::{Path, PathBuf};
+use tally_tfevents::{Damage, Interner, OnCorruption};
+
+/// A run's series, by tag, as read so far.
+pub struct LiveRun {
+    dir: PathBuf,
+    files: Vec<PathBuf>,
+    resume: Resume,
+    tags: Interner,
+    /// By the reader's tag id.
+    series: Vec<Series>,
+    /// Damage found so far, but for a partial record at the end of the newest file.
+    damage: Vec<Damage>,
+    /// A partial record at the end of the newest file: a record being written, or a run that
+    /// stopped mid-record. It is read again at the next refresh.
+    tail: Option<Damage>,
+}
+
+impl LiveRun {
+    /// Reads the run in `dir` (its own event files, `files::run_event_files`).
+    pub fn open(dir: &Path) -> Result<Self, Error> {
+        let mut run = LiveRun::empty(dir);
+        run.refresh()?;
+        Ok(run)
+    }
+
+    fn empty(dir: &Path) -> Self {
+        LiveRun {
+            dir: dir.to_owned(),
+            files: Vec::new(),
+            resume: Resume::default(),
+            tags: Interner::new(),
+            series: Vec::new(),
+            damage: Vec::new(),
+            tail: None,
+        }
+    }
+
+    /// Reads what the run's files gained since the last refresh: the number of new points. A
+    /// file that vanished or a purge marker in a new file reads the run again from its start.
+    pub fn refresh(&mut self) -> Result<u64, Error> {
+        let files = run_event_files(&self.dir)?;
+        if !files.starts_with(&self.files) || self.new_marker_cuts(&files) {
+            *self = LiveRun::empty(&self.dir);
+        }
+        let before: usize = self.series.iter().map(Series::len).sum();
+        let mut scalars = RunScalars::new(files.clone(), OnCorruption::Error)
+            .resume(self.resume.clone())
+            .with_tags(std::mem::take(&mut self.tags));
+        let mut damage = Vec::new();
+        while scalars.advance()?.is_some() {
+            damage.extend(scalars.take_damage());
+            let Some(s) = scalars.current() else {
+                continue;
+            };
+            let id = s
+                .tag_id
+                .expect("a run's reader numbers every scalar's tag (RunScalars::advance)");
+            if id >= self.series.len() {
+                self.series.resize_with(id + 1, Series::new);
+            }
+            self.series[id].push(s.step, s.wall_time, s.value);
+        }
+        damage.extend(scalars.take_damage());
+        self.tags = scalars.take_tags();
+        self.resume = scalars.read_so_far().clone();
+        self.files = files;
+        self.tail = None;
+        let newest = self.files.last();
+        for d in damage {
+            match &d {
+                Damage::TruncatedTail { path, .. } if path.as_ref() == newest => {
+                    self.tail = Some(d)
+                }
+                _ => self.damage.push(d),
+            }
+        }
+        let after: usize = self.series.iter().map(Series::len).sum();
+        Ok((after - before) as u64)
+    }
+
+    /// Whether a file added since the last refresh starts with a purge marker dropping points
+    /// already held: the run is then read again whole, as it reads from scratch.
+    fn new_marker_cuts(&self, files: &[PathBuf]) -> bool {
+        let held = self.files.len();
+        if held == 0 || files.len() == held {
+            return false;
+        }
+        let before = cut_steps(&self.files);
+        let after = cut_steps(files);
+        after[..held] != before[..]
+    }
+
+    /// The run's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Each tag and its series, in the order tags were first seen.
+    pub fn tags(&self) -> impl Iterator<Item = (&str, &Series)> {
+        self.series
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.is_empty())
+            .filter_map(|(id, s)| Some((self.tags.name(id)?, s)))
+    }
+
+    /// The series of `tag`, if the run has it.
+    pub fn series(&self, tag: &str) -> Option<&Series> {
+        self.tags().find(|(t, _)| *t == tag).map(|(_, s)| s)
+    }
+
+    /// Points held, all tags together.
+    pub fn points(&self) -> u64 {
+        self.series.iter().map(|s| s.len() as u64).sum()
+    }
+
+    /// The damage found so far (a partial record at the end of the newest file aside).
+    pub fn damage(&self) -> &[Damage] {
+        &self.damage
+    }
+
+    /// The partial record at the end of the newest file, if there is one now.
+    pub fn tail(&self) -> Option<&Damage> {
+        self.tail.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use tally_tfevents::proto::encode_session_start;
+    use tally_tfevents::{encode_scalar_event, RecordWriter};
+
+    fn records(events: &[(i64, &[(&str, f64)])]) -> Vec<u8> {
+        let mut w = RecordWriter::new(Vec::new());
+        for &(step, scalars) in events {
+            let mut buf = Vec::new();
+            encode_scalar_event(step, 100.0 + step as f64, scalars, &mut buf);
+            w.write_record(&buf).unwrap();
+        }
+        w.into_inner()
+    }
+
+    fn append(path: &Path, bytes: &[u8]) {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        f.write_all(bytes).unwrap();
+    }
+
+    fn values(run: &LiveRun, tag: &str) -> Vec<(i64, f64)> {
+        let s = run.series(tag).unwrap();
+        (0..s.len()).map(|i| (s.point(i).step, s.point(i).value)).collect()
+    }
+
+    #[test]
+    fn a_growing_file_is_read_on_from_where_it_stopped_a_partial_record_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("events.out.tfevents.1.host");
+        append(&file, &records(&[(1, &[("loss", 1.0), ("r", 5.0)])]));
+        let mut run = LiveRun::open(dir.path()).unwrap();
+        assert_eq!(values(&run, "loss"), [(1, 1.0)]);
+
+        // A record half written: nothing new, the tail noted and not counted as damage.
+        let next = records(&[(2, &[("loss", 2.0)])]);
+        append(&file, &next[..7]);
+        assert_eq!(run.refresh().unwrap(), 0);
+        assert!(run.tail().is_some());
+        assert!(run.damage().is_empty());
+
+        append(&file, &next[7..]);
+        assert_eq!(run.refresh().unwrap(), 1);
+        assert_eq!(run.tail(), None);
+        assert_eq!(values(&run, "loss"), [(1, 1.0), (2, 2.0)]);
+        let tags: Vec<&str> = run.tags().map(|(t, _)| t).collect();
+        assert_eq!(tags, ["loss", "r"]);
+        assert_eq!(run.points(), 3);
+    }
+
+    #[test]
+    fn a_new_file_with_a_purge_marker_drops_what_it_rewinds() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = dir.path().join("events.out.tfevents.1.host");
+        append(&first, &records(&[(1, &[("x", 1.0)]), (2, &[("x", 2.0)]), (3, &[("x", 3.0)])]));
+        let mut run = LiveRun::open(dir.path()).unwrap();
+        assert_eq!(run.points(), 3);
+
+        // A resumed segment rewinding to step 2, as `tally::resume` writes it.
+        let mut w = RecordWriter::new(Vec::new());
+        w.write_record(&encode_session_start(2, 200.0)).unwrap();
+        let mut second = w.into_inner();
+        second.extend(records(&[(2, &[("x", 20.0)])]));
+        append(&dir.path().join("events.out.tfevents.2.host"), &second);
+        run.refresh().unwrap();
+        assert_eq!(values(&run, "x"), [(1, 1.0), (2, 20.0)]);
+    }
+
+    #[test]
+    fn a_file_gone_reads_the_run_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("events.out.tfevents.1.host");
+        let b = dir.path().join("events.out.tfevents.2.host");
+        append(&a, &records(&[(1, &[("x", 1.0)])]));
+        append(&b, &records(&[(2, &[("x", 2.0)])]));
+        let mut run = LiveRun::open(dir.path()).unwrap();
+        assert_eq!(run.points(), 2);
+        std::fs::remove_file(&a).unwrap();
+        run.refresh().unwrap();
+        assert_eq!(values(&run, "x"), [(2, 2.0)]);
+    }
+}
