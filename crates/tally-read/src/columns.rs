@@ -239,7 +239,7 @@ fn common_root(dirs: &[PathBuf]) -> PathBuf {
 }
 
 /// `dir` relative to `root` with `/` separators; `.` for the root itself.
-pub(crate) fn run_name(root: &Path, dir: &Path) -> String {
+pub fn run_name(root: &Path, dir: &Path) -> String {
     let rel = dir.strip_prefix(root).unwrap_or(dir);
     let parts: Vec<_> = rel
         .components()
@@ -255,7 +255,7 @@ pub(crate) fn run_name(root: &Path, dir: &Path) -> String {
 /// The runs named by `inputs`, each a directory and its event files in reading order (a file
 /// given is read alone; a directory holds one run per directory with event files), no file
 /// twice, and the common root their runs are named against.
-pub(crate) fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<RunDir>), String> {
+pub fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<RunDir>), String> {
     if inputs.is_empty() {
         return Err("no path given".to_owned());
     }
@@ -512,6 +512,18 @@ pub fn read_all(
     opts: ReadOptions,
 ) -> Result<Columns, String> {
     let (root, runs) = resolve_inputs(inputs)?;
+    read_run_dirs(root, runs, globs, opts)
+}
+
+/// [`read_all`] of runs already listed (each a directory and its event files in reading order,
+/// as [`resolve_inputs`] lists them), named against `root`: a viewer reading again only the
+/// runs that changed (`tally board`).
+pub fn read_run_dirs(
+    root: PathBuf,
+    runs: Vec<RunDir>,
+    globs: Option<&[String]>,
+    opts: ReadOptions,
+) -> Result<Columns, String> {
     let mut c = Columns {
         root,
         runs: Dictionary::new(),

@@ -5,15 +5,20 @@
 /// One raw point of a series.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
+    /// The event's step.
     pub step: i64,
+    /// The event's wall time, seconds since the epoch.
     pub wall_time: f64,
+    /// The value, widened to f64.
     pub value: f64,
 }
 
 /// What a chart's x axis is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Axis {
+    /// The step.
     Step,
+    /// The wall time (a relative-time axis is the wall time less the run's start).
     WallTime,
 }
 
@@ -32,11 +37,13 @@ pub struct Series {
 /// The points of one x-bucket that a chart needs to draw every extreme of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bucket {
-    /// The points with the smallest and the largest x (on a tie, the first and the last read).
+    /// The point with the smallest x (on a tie, the first read).
     pub first: Point,
+    /// The point with the largest x (on a tie, the last read).
     pub last: Point,
-    /// The lowest and the highest finite value; `None` when every point is NaN or infinite.
+    /// The point of lowest finite value; `None` when every point is NaN or infinite.
     pub min: Option<Point>,
+    /// The point of highest finite value; `None` when every point is NaN or infinite.
     pub max: Option<Point>,
     /// Raw points in the bucket.
     pub count: u64,
@@ -47,8 +54,9 @@ pub struct Bucket {
 /// A series over an x window, bucketed for a chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Downsampled {
-    /// The window: as asked, or the series' own x range.
+    /// The window's start: as asked, or the series' smallest x.
     pub start: f64,
+    /// The window's end: as asked, or the series' largest x.
     pub end: f64,
     /// Raw points inside the window.
     pub points: u64,
@@ -57,6 +65,7 @@ pub struct Downsampled {
 }
 
 impl Series {
+    /// An empty series.
     pub fn new() -> Self {
         Series {
             steps_sorted: true,
@@ -65,6 +74,7 @@ impl Series {
         }
     }
 
+    /// Adds a point after the others.
     pub fn push(&mut self, step: i64, wall_time: f64, value: f64) {
         if let Some(&last) = self.step.last() {
             self.steps_sorted &= step >= last;
@@ -78,14 +88,17 @@ impl Series {
         self.value.push(value);
     }
 
+    /// Points held.
     pub fn len(&self) -> usize {
         self.step.len()
     }
 
+    /// Whether no point is held.
     pub fn is_empty(&self) -> bool {
         self.step.is_empty()
     }
 
+    /// The `i`th point in reading order.
     pub fn point(&self, i: usize) -> Point {
         Point {
             step: self.step[i],
@@ -162,11 +175,7 @@ impl Series {
         let start = start.or(own.map(|r| r.0)).unwrap_or(0.0);
         let end = end.or(own.map(|r| r.1)).unwrap_or(start).max(start);
         let span = end - start;
-        let scale = if span > 0.0 {
-            width as f64 / span
-        } else {
-            0.0
-        };
+        let scale = if span > 0.0 { width as f64 / span } else { 0.0 };
         let mut slots: Vec<Option<Bucket>> = vec![None; width];
         let mut points = 0u64;
         for i in self.candidates(axis, start, end) {
@@ -303,13 +312,24 @@ mod tests {
 
     #[test]
     fn non_finite_values_are_marked_in_their_bucket_not_taken_as_extremes() {
-        let s = series(&[1.0, f64::NAN, 2.0, f64::INFINITY, f64::NAN, f64::NEG_INFINITY]);
+        let s = series(&[
+            1.0,
+            f64::NAN,
+            2.0,
+            f64::INFINITY,
+            f64::NAN,
+            f64::NEG_INFINITY,
+        ]);
         let d = s.downsample(Axis::Step, None, None, 1);
         let b = &d.buckets[0];
         assert_eq!(b.count, 6);
         assert_eq!((b.min.unwrap().value, b.max.unwrap().value), (1.0, 2.0));
         let steps: Vec<i64> = b.nonfinite.iter().map(|p| p.step).collect();
-        assert_eq!(steps, [1, 3, 5], "the first NaN, +inf and -inf, in that order");
+        assert_eq!(
+            steps,
+            [1, 3, 5],
+            "the first NaN, +inf and -inf, in that order"
+        );
         let only_nan = series(&[f64::NAN]).downsample(Axis::Step, None, None, 10);
         assert_eq!(only_nan.buckets[0].min, None);
         assert_eq!(only_nan.buckets[0].nonfinite.len(), 1);

@@ -163,7 +163,9 @@ mod tests {
 
     fn values(run: &LiveRun, tag: &str) -> Vec<(i64, f64)> {
         let s = run.series(tag).unwrap();
-        (0..s.len()).map(|i| (s.point(i).step, s.point(i).value)).collect()
+        (0..s.len())
+            .map(|i| (s.point(i).step, s.point(i).value))
+            .collect()
     }
 
     #[test]
@@ -194,7 +196,10 @@ mod tests {
     fn a_new_file_with_a_purge_marker_drops_what_it_rewinds() {
         let dir = tempfile::tempdir().unwrap();
         let first = dir.path().join("events.out.tfevents.1.host");
-        append(&first, &records(&[(1, &[("x", 1.0)]), (2, &[("x", 2.0)]), (3, &[("x", 3.0)])]));
+        append(
+            &first,
+            &records(&[(1, &[("x", 1.0)]), (2, &[("x", 2.0)]), (3, &[("x", 3.0)])]),
+        );
         let mut run = LiveRun::open(dir.path()).unwrap();
         assert_eq!(run.points(), 3);
 

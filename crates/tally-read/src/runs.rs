@@ -13,8 +13,9 @@ mod column_types;
 
 pub use column_types::{column_types, micros, text, Kind, TAG_FIGURES};
 
-use crate::columns::{read_all, Columns, ReadOptions};
+use crate::columns::{read_all, read_run_dirs, Columns, ReadOptions};
 use crate::config::run_configuration;
+use crate::files::RunDir;
 use crate::meta::read_status;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -164,6 +165,21 @@ pub fn runs_table(
     opts: ReadOptions,
 ) -> Result<RunsTable, crate::Error> {
     let columns = read_all(inputs, None, opts).map_err(crate::Error::Refused)?;
+    table_of(columns, tag_globs)
+}
+
+/// The runs table of runs already listed, named against `root` ([`read_run_dirs`]).
+pub fn runs_table_of(
+    root: PathBuf,
+    runs: Vec<RunDir>,
+    tag_globs: &[String],
+    opts: ReadOptions,
+) -> Result<RunsTable, crate::Error> {
+    let columns = read_run_dirs(root, runs, None, opts).map_err(crate::Error::Refused)?;
+    table_of(columns, tag_globs)
+}
+
+fn table_of(columns: Columns, tag_globs: &[String]) -> Result<RunsTable, crate::Error> {
     let rows = rows_of(&columns, tag_globs)?;
     Ok(RunsTable {
         rows,

@@ -1,0 +1,405 @@
+// tally board's page: the runs table, and one chart per tag overlaying the selected runs.
+// Every series comes from /api/scalars already reduced to the chart's width with each bucket's
+// first, last, lowest and highest point (docs/contract/board.md "Every point drawn"), so the
+// line drawn through them shows every spike; NaN and infinities are marked, never dropped.
+"use strict";
+
+const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+  "#7f7f7f", "#bcbd22", "#17becf"];
+const CHART_W = 460, CHART_H = 240, PAD = { l: 56, r: 10, t: 8, b: 24 };
+const POLL_MS = 2000;
+
+const state = {
+  token: new URLSearchParams(location.search).get("token"),
+  generation: 0,
+  runs: new Map(),       // name -> row
+  order: [],             // names in table order
+  selected: new Set(),
+  colors: new Map(),     // name -> color
+  runTags: new Map(),    // name -> [tag]
+  charts: new Map(),     // tag -> chart
+  x: "step",
+  logY: false,
+  smoothing: 0.6,
+};
+
+async function api(path, params) {
+  const q = new URLSearchParams(params || {});
+  if (state.token) q.set("token", state.token);
+  const res = await fetch(`/api/${path}?${q}`);
+  const body = await res.json();
+  if (!res.ok) throw new Error(body.error || res.statusText);
+  return body;
+}
+
+// ---- the runs table ----
+
+async function pollRuns() {
+  try {
+    const body = await api("runs", { since: state.generation });
+    const names = new Set(body.names);
+    for (const name of [...state.runs.keys()]) {
+      if (!names.has(name)) { state.runs.delete(name); state.selected.delete(name); }
+    }
+    const grown = [];
+    for (const row of body.runs) {
+      const old = state.runs.get(row.run);
+      state.runs.set(row.run, row);
+      if (old) grown.push(row.run);
+    }
+    state.order = body.names;
+    if (state.generation === 0) {
+      // The first look: the first runs are selected, as TensorBoard shows every run.
+      for (const name of state.order.slice(0, 10)) {
+        if (!state.runs.get(name).error) state.selected.add(name);
+      }
+    }
+    state.generation = body.generation;
+    const notice = document.getElementById("notice");
+    notice.hidden = !body.notice;
+    notice.textContent = body.notice || "";
+    renderRuns();
+    document.getElementById("status").textContent =
+      `${state.order.length} runs · updated ${new Date().toLocaleTimeString()}`;
+    if (grown.length || body.runs.length) await refreshCharts(new Set(grown));
+  } catch (e) {
+    document.getElementById("status").textContent = `board unreachable: ${e.message}`;
+  }
+  setTimeout(pollRuns, POLL_MS);
+}
+
+function colorOf(name) {
+  if (!state.colors.has(name)) state.colors.set(name, COLORS[state.colors.size % COLORS.length]);
+  return state.colors.get(name);
+}
+
+function duration(secs) {
+  if (secs == null) return "";
+  const s = Math.floor(secs);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor(s % 3600 / 60)).padStart(2, "0")}m`;
+}
+
+function renderRuns() {
+  const filter = document.getElementById("run-filter").value.toLowerCase();
+  const body = document.querySelector("#runs tbody");
+  body.replaceChildren();
+  for (const name of state.order) {
+    const row = state.runs.get(name);
+    if (!row || (filter && !name.toLowerCase().includes(filter))) continue;
+    const tr = document.createElement("tr");
+    tr.dataset.run = name;
+    if (row.error) tr.className = "error";
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.checked = state.selected.has(name);
+    box.disabled = !!row.error;
+    box.onchange = () => {
+      if (box.checked) state.selected.add(name); else state.selected.delete(name);
+      renderRuns();
+      refreshCharts(new Set());
+    };
+    const cells = [box, name, row.state || "", row.last_step ?? "", duration(row.duration)];
+    cells.forEach((c, i) => {
+      const td = document.createElement("td");
+      if (c instanceof Node) td.append(c); else td.textContent = c;
+      if (i === 1 && state.selected.has(name)) td.style.borderLeft = `4px solid ${colorOf(name)}`;
+      if (i === 2) td.className = `state-${row.state}`;
+      tr.append(td);
+    });
+    body.append(tr);
+    const damage = row.damage || [];
+    if (row.error || damage.length) {
+      const msg = document.createElement("tr");
+      msg.className = "error";
+      const td = document.createElement("td");
+      td.colSpan = 5;
+      td.className = "message";
+      td.textContent = row.error ||
+        damage.map(d => `${d.file} @ byte ${d.offset}: ${d.kind} ${d.detail || ""}`).join("\n");
+      msg.append(td);
+      body.append(msg);
+    }
+  }
+}
+
+// ---- charts ----
+
+async function refreshCharts(grown) {
+  const selected = [...state.selected];
+  for (const name of selected) {
+    if (!state.runTags.has(name) || grown.has(name)) {
+      try {
+        const body = await api("tags", { run: name });
+        state.runTags.set(name, body.tags.map(t => t.tag));
+      } catch (e) { state.runTags.set(name, []); }
+    }
+  }
+  const tags = new Set();
+  for (const name of selected) for (const t of state.runTags.get(name) || []) tags.add(t);
+  let re = null;
+  try { re = new RegExp(document.getElementById("tag-filter").value, "i"); } catch (e) { re = null; }
+  const shown = [...tags].filter(t => !re || re.test(t)).sort();
+  layoutCharts(shown);
+  await Promise.all(shown.map(tag => {
+    const chart = state.charts.get(tag);
+    const stale = selected.filter(r => !chart.series.has(r) || grown.has(r));
+    for (const r of [...chart.series.keys()]) if (!state.selected.has(r)) chart.series.delete(r);
+    return loadChart(chart, stale);
+  }));
+}
+
+function layoutCharts(tags) {
+  const root = document.getElementById("charts");
+  const groups = new Map();
+  for (const tag of tags) {
+    const group = tag.includes("/") ? tag.slice(0, tag.indexOf("/")) : "(no prefix)";
+    if (!groups.has(group)) groups.set(group, []);
+    groups.get(group).push(tag);
+  }
+  for (const [tag, chart] of state.charts) if (!tags.includes(tag)) {
+    chart.el.remove(); state.charts.delete(tag);
+  }
+  for (const [group, members] of groups) {
+    let details = root.querySelector(`details[data-group="${CSS.escape(group)}"]`);
+    if (!details) {
+      details = document.createElement("details");
+      details.open = true;
+      details.dataset.group = group;
+      const summary = document.createElement("summary");
+      summary.textContent = group;
+      const grid = document.createElement("div");
+      grid.className = "grid";
+      details.append(summary, grid);
+      root.append(details);
+    }
+    const grid = details.querySelector(".grid");
+    for (const tag of members) if (!state.charts.has(tag)) state.charts.set(tag, newChart(tag, grid));
+  }
+  for (const d of root.querySelectorAll("details")) {
+    if (!d.querySelector(".chart")) d.remove();
+  }
+}
+
+function newChart(tag, grid) {
+  const el = document.createElement("div");
+  el.className = "chart";
+  el.dataset.tag = tag;
+  const title = document.createElement("div");
+  title.className = "title";
+  title.textContent = tag;
+  const canvas = document.createElement("canvas");
+  const dpr = window.devicePixelRatio || 1;
+  canvas.width = CHART_W * dpr; canvas.height = CHART_H * dpr;
+  canvas.style.width = `${CHART_W}px`; canvas.style.height = `${CHART_H}px`;
+  el.append(title, canvas);
+  grid.append(el);
+  const chart = { tag, el, canvas, series: new Map(), zoom: null, drag: null, frame: null };
+  canvas.addEventListener("mousedown", ev => { chart.drag = { from: ev.offsetX, to: ev.offsetX }; });
+  canvas.addEventListener("mousemove", ev => {
+    if (chart.drag) { chart.drag.to = ev.offsetX; draw(chart); } else hover(chart, ev);
+  });
+  canvas.addEventListener("mouseleave", () => { document.getElementById("tooltip").hidden = true; });
+  canvas.addEventListener("mouseup", () => {
+    const d = chart.drag; chart.drag = null;
+    if (!d || Math.abs(d.to - d.from) < 4 || !chart.frame) { draw(chart); return; }
+    const f = chart.frame;
+    const a = f.xOf(Math.min(d.from, d.to)), b = f.xOf(Math.max(d.from, d.to));
+    chart.zoom = [a, b];
+    loadChart(chart, [...state.selected]);
+  });
+  canvas.addEventListener("dblclick", () => { chart.zoom = null; loadChart(chart, [...state.selected]); });
+  return chart;
+}
+
+// The x a request asks for: relative time is wall time less the run's start.
+function axisParam() { return state.x === "step" ? "step" : "wall"; }
+function offsetOf(run) {
+  return state.x === "relative" ? (state.runs.get(run)?.start || 0) : 0;
+}
+
+async function loadChart(chart, runs) {
+  await Promise.all(runs.map(async run => {
+    const params = { run, tag: chart.tag, width: CHART_W - PAD.l - PAD.r, x: axisParam() };
+    if (chart.zoom) {
+      params.start = chart.zoom[0] + offsetOf(run);
+      params.end = chart.zoom[1] + offsetOf(run);
+    }
+    try {
+      const body = await api("scalars", params);
+      chart.series.set(run, body);
+    } catch (e) { chart.series.delete(run); }
+  }));
+  draw(chart);
+}
+
+const num = v => typeof v === "number" ? v : Number(v);
+function xOfPoint(p, run) {
+  return (state.x === "step" ? p[0] : p[1]) - offsetOf(run);
+}
+
+// A bucket's points in x order: the line through them keeps the bucket's extremes.
+function bucketPoints(b) {
+  const pts = [b.first, b.min, b.max, b.last].filter(Boolean);
+  const k = state.x === "step" ? 0 : 1;
+  pts.sort((p, q) => p[k] - q[k]);
+  return pts.filter((p, i) => i === 0 || p !== pts[i - 1]);
+}
+
+// TensorBoard's smoothing: an exponential moving average, debiased for its start.
+function smooth(values, weight) {
+  if (weight <= 0) return values;
+  const constant = values.every(v => v === values[0]);
+  let last = 0, n = 0;
+  return values.map(v => {
+    if (constant || !Number.isFinite(v)) return v;
+    last = last * weight + (1 - weight) * v;
+    n += 1;
+    return last / (1 - Math.pow(weight, n));
+  });
+}
+
+function draw(chart) {
+  const ctx = chart.canvas.getContext("2d");
+  const dpr = window.devicePixelRatio || 1;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, CHART_W, CHART_H);
+  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+  const lines = [];
+  for (const [run, s] of chart.series) {
+    const pts = s.buckets.flatMap(bucketPoints).map(p => [xOfPoint(p, run), num(p[2]), p]);
+    const marks = s.buckets.flatMap(b => b.nonfinite).map(p => [xOfPoint(p, run), num(p[2]), p]);
+    for (const [x, y] of pts) {
+      x0 = Math.min(x0, x); x1 = Math.max(x1, x);
+      if (Number.isFinite(y) && (!state.logY || y > 0)) { y0 = Math.min(y0, y); y1 = Math.max(y1, y); }
+    }
+    lines.push({ run, pts, marks, total: s.total });
+  }
+  if (chart.zoom) { [x0, x1] = chart.zoom; }
+  if (!lines.length || !Number.isFinite(x0)) { chart.frame = null; return; }
+  if (!Number.isFinite(y0)) { y0 = 0; y1 = 1; }
+  if (x1 === x0) { x1 = x0 + 1; }
+  if (y1 === y0) { y0 -= 0.5; y1 += 0.5; }
+  const ty = v => state.logY ? Math.log10(v) : v;
+  const [ly0, ly1] = [ty(y0), ty(y1)];
+  const W = CHART_W - PAD.l - PAD.r, H = CHART_H - PAD.t - PAD.b;
+  const px = x => PAD.l + (x - x0) / (x1 - x0) * W;
+  const py = y => PAD.t + H - (ty(y) - ly0) / (ly1 - ly0) * H;
+  chart.frame = { px, py, xOf: p => x0 + (p - PAD.l) / W * (x1 - x0), lines };
+  axes(ctx, x0, x1, y0, y1, px, py);
+  ctx.save();
+  ctx.beginPath(); ctx.rect(PAD.l, PAD.t, W, H); ctx.clip();
+  for (const line of lines) {
+    const color = colorOf(line.run);
+    const ys = line.pts.map(p => p[1]);
+    const smoothed = smooth(ys, state.smoothing);
+    if (state.smoothing > 0) {
+      path(ctx, line.pts.map((p, i) => [p[0], ys[i]]), px, py, color, 0.3);
+      path(ctx, line.pts.map((p, i) => [p[0], smoothed[i]]), px, py, color, 1);
+    } else {
+      path(ctx, line.pts.map(p => [p[0], p[1]]), px, py, color, 1);
+    }
+    // NaN at the top edge as an ×, infinities as triangles at the edge they run off.
+    ctx.fillStyle = ctx.strokeStyle = "#d00";
+    for (const [x, y] of line.marks) {
+      const X = px(x);
+      if (Number.isNaN(y)) {
+        ctx.beginPath();
+        ctx.moveTo(X - 4, PAD.t + 1); ctx.lineTo(X + 4, PAD.t + 9);
+        ctx.moveTo(X + 4, PAD.t + 1); ctx.lineTo(X - 4, PAD.t + 9);
+        ctx.lineWidth = 1.5; ctx.stroke();
+      } else {
+        const Y = y > 0 ? PAD.t + 1 : PAD.t + H - 1, d = y > 0 ? 8 : -8;
+        ctx.beginPath(); ctx.moveTo(X, Y); ctx.lineTo(X - 4, Y + d); ctx.lineTo(X + 4, Y + d);
+        ctx.fill();
+      }
+    }
+  }
+  ctx.restore();
+  if (chart.drag) {
+    ctx.fillStyle = "rgba(0,0,255,0.1)";
+    const a = Math.min(chart.drag.from, chart.drag.to), b = Math.max(chart.drag.from, chart.drag.to);
+    ctx.fillRect(a, PAD.t, b - a, H);
+  }
+  chart.el.dataset.points = lines.map(l => l.total).join(",");
+}
+
+function path(ctx, pts, px, py, color, alpha) {
+  ctx.strokeStyle = color; ctx.globalAlpha = alpha; ctx.lineWidth = 1.25;
+  ctx.beginPath();
+  let pen = false;
+  for (const [x, y] of pts) {
+    if (!Number.isFinite(y) || (state.logY && y <= 0)) { pen = false; continue; }
+    if (pen) ctx.lineTo(px(x), py(y)); else ctx.moveTo(px(x), py(y));
+    pen = true;
+  }
+  ctx.stroke();
+  ctx.globalAlpha = 1;
+}
+
+function fmt(v) {
+  if (!Number.isFinite(v)) return String(v);
+  const a = Math.abs(v);
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(2);
+  return String(Number(v.toPrecision(4)));
+}
+
+function axes(ctx, x0, x1, y0, y1, px, py) {
+  ctx.strokeStyle = "#ccc"; ctx.fillStyle = "#555"; ctx.lineWidth = 1;
+  ctx.font = "10px sans-serif";
+  const W = CHART_W - PAD.l - PAD.r, H = CHART_H - PAD.t - PAD.b;
+  ctx.strokeRect(PAD.l, PAD.t, W, H);
+  for (let i = 0; i <= 4; i++) {
+    const y = state.logY ? Math.pow(10, Math.log10(y0) + (Math.log10(y1) - Math.log10(y0)) * i / 4)
+      : y0 + (y1 - y0) * i / 4;
+    const Y = py(y);
+    ctx.fillText(fmt(y), 2, Y + 3);
+    const x = x0 + (x1 - x0) * i / 4;
+    const label = state.x === "wall" ? new Date(x * 1000).toLocaleTimeString()
+      : state.x === "relative" ? duration(x) : fmt(x);
+    ctx.fillText(label, Math.min(px(x) - 10, CHART_W - 50), CHART_H - 8);
+  }
+}
+
+function hover(chart, ev) {
+  const tip = document.getElementById("tooltip");
+  const f = chart.frame;
+  if (!f) { tip.hidden = true; return; }
+  let best = null;
+  for (const line of f.lines) {
+    for (const [x, y, raw] of [...line.pts, ...line.marks]) {
+      const X = f.px(x);
+      const Y = Number.isFinite(y) ? f.py(y) : ev.offsetY;
+      const d = Math.hypot(X - ev.offsetX, (Y - ev.offsetY) * 0.3);
+      if (!best || d < best.d) best = { d, run: line.run, raw };
+    }
+  }
+  if (!best) { tip.hidden = true; return; }
+  const [step, wall, value] = best.raw;
+  tip.textContent = `${best.run}\nstep  ${step}\nvalue ${value}\nwall  ${new Date(wall * 1000).toISOString()}`;
+  tip.style.left = `${ev.clientX + 12}px`;
+  tip.style.top = `${ev.clientY + 12}px`;
+  tip.hidden = false;
+}
+
+// ---- controls ----
+
+document.getElementById("run-filter").oninput = renderRuns;
+document.getElementById("tag-filter").oninput = () => refreshCharts(new Set());
+document.getElementById("x-axis").onchange = ev => {
+  state.x = ev.target.value;
+  for (const chart of state.charts.values()) { chart.zoom = null; chart.series.clear(); }
+  refreshCharts(new Set());
+};
+document.getElementById("log-y").onchange = ev => {
+  state.logY = ev.target.checked;
+  for (const chart of state.charts.values()) draw(chart);
+};
+document.getElementById("smoothing").oninput = ev => {
+  state.smoothing = Number(ev.target.value);
+  document.getElementById("smoothing-value").textContent = state.smoothing.toFixed(2);
+  for (const chart of state.charts.values()) draw(chart);
+};
+
+pollRuns();

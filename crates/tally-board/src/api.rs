@@ -1,0 +1,300 @@
+//! The board's HTTP API, which its page uses and scripts may too (`docs/contract/board.md`
+//! "The API"): each handler takes the catalog and the request's target and gives a status and
+//! a JSON body.
+
+use crate::catalog::{lock, Catalog, Entry};
+use crate::query::Target;
+use serde_json::{json, Map, Value};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tally_read::damage::damage_json;
+use tally_read::downsample::{Axis, Bucket, Point};
+use tally_schema::legacy::glob_match;
+
+/// The widest chart a request may ask buckets for.
+pub const MAX_WIDTH: usize = 16_384;
+
+/// A run not written to for this long, while it is `running` or grew while the board watched,
+/// is shown stalled.
+pub const STALLED_AFTER: Duration = Duration::from_secs(60);
+
+/// An answer: the HTTP status and the JSON body.
+pub struct Answer {
+    /// 200, or 400 (a bad parameter), 404 (no such run, tag or route), 500 (reading failed).
+    pub status: u16,
+    /// The body.
+    pub body: Value,
+}
+
+impl Answer {
+    fn ok(body: Value) -> Self {
+        Answer { status: 200, body }
+    }
+
+    fn error(status: u16, message: impl Into<String>) -> Self {
+        Answer {
+            status,
+            body: json!({ "error": message.into() }),
+        }
+    }
+}
+
+/// Answers a request for an `/api/` path.
+pub fn answer(catalog: &Catalog, target: &Target) -> Answer {
+    let result = match target.path.as_str() {
+        "/api/runs" => runs(catalog, target),
+        "/api/tags" => tags(catalog, target),
+        "/api/scalars" => scalars(catalog, target),
+        "/api/nearest" => nearest(catalog, target),
+        other => Err(Answer::error(404, format!("{other}: no such API path"))),
+    };
+    result.unwrap_or_else(|e| e)
+}
+
+type Handled = Result<Answer, Answer>;
+
+/// `GET /api/runs[?since=G][&tags=GLOB,...]`: the runs table, every row or those changed since
+/// generation `G`, with the figures of the tags matching the globs.
+fn runs(catalog: &Catalog, target: &Target) -> Handled {
+    let since: u64 = parse(target, "since")?.unwrap_or(0);
+    let globs: Vec<String> = target
+        .get("tags")
+        .map(|g| {
+            g.split(',')
+                .filter(|g| !g.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let table = catalog.table();
+    let now = SystemTime::now();
+    let rows: Vec<Value> = table
+        .runs
+        .iter()
+        .filter(|(_, e)| e.changed > since)
+        .map(|(name, e)| run_json(name, e, &globs, now))
+        .collect();
+    Ok(Answer::ok(json!({
+        "generation": table.generation,
+        "notice": table.notice,
+        "names": table.runs.keys().collect::<Vec<_>>(),
+        "runs": rows,
+    })))
+}
+
+/// One row: the runs table's flat columns (`tally runs --json`'s), then the board's own.
+fn run_json(name: &str, e: &Entry, globs: &[String], now: SystemTime) -> Value {
+    let mut row = Map::new();
+    match &e.row {
+        Ok(r) => {
+            for (k, v) in r.flat() {
+                let tag = k.rsplit_once(':').map(|(t, _)| t);
+                if tag.is_none_or(|t| globs.iter().any(|g| glob_match(g, t))) {
+                    row.insert(k, v);
+                }
+            }
+        }
+        Err(message) => {
+            row.insert("run".to_owned(), json!(name));
+            row.insert("dir".to_owned(), json!(e.dir.display().to_string()));
+            row.insert("error".to_owned(), json!(message));
+        }
+    }
+    let written = e.written.and_then(|w| w.duration_since(UNIX_EPOCH).ok());
+    row.insert(
+        "written".to_owned(),
+        json!(written.map(|d| d.as_secs_f64())),
+    );
+    row.insert("state".to_owned(), json!(state(e, now)));
+    row.insert("damage".to_owned(), damage_json(&e.damage));
+    Value::Object(row)
+}
+
+/// `running`, `stalled`, or the status the run's summary gives (`null` without one).
+fn state(e: &Entry, now: SystemTime) -> Option<String> {
+    let status = e.row.as_ref().ok().and_then(|r| r.status.clone());
+    let watched = status.as_deref() == Some("running") || e.grew;
+    let quiet = e
+        .written
+        .and_then(|w| now.duration_since(w).ok())
+        .is_some_and(|d| d >= STALLED_AFTER);
+    if watched && quiet && status.as_deref().is_none_or(|s| s == "running") {
+        return Some("stalled".to_owned());
+    }
+    status.or(e.grew.then(|| "running".to_owned()))
+}
+
+/// `GET /api/tags[?run=R]`: each tag with how many runs have it and its points in all.
+fn tags(catalog: &Catalog, target: &Target) -> Handled {
+    let table = catalog.table();
+    let only = target.get("run");
+    if let Some(run) = only {
+        if !table.runs.contains_key(run) {
+            return Err(no_run(run));
+        }
+    }
+    let mut tags: Vec<(String, u64, u64)> = Vec::new();
+    for (name, e) in &table.runs {
+        if only.is_some_and(|r| r != name) {
+            continue;
+        }
+        let Ok(row) = &e.row else { continue };
+        for t in &row.tags {
+            match tags.iter_mut().find(|(tag, _, _)| *tag == t.tag) {
+                Some((_, runs, points)) => {
+                    *runs += 1;
+                    *points += t.count;
+                }
+                None => tags.push((t.tag.clone(), 1, t.count)),
+            }
+        }
+    }
+    let tags: Vec<Value> = tags
+        .into_iter()
+        .map(|(tag, runs, points)| json!({"tag": tag, "runs": runs, "points": points}))
+        .collect();
+    Ok(Answer::ok(json!({ "tags": tags })))
+}
+
+/// `GET /api/scalars?run=R&tag=T&width=W[&x=step|wall][&start=S][&end=E]`: the points of one
+/// run's tag in `W` buckets, each with its first, last, lowest and highest point and its
+/// non-finite points.
+fn scalars(catalog: &Catalog, target: &Target) -> Handled {
+    let (run, tag) = (required(target, "run")?, required(target, "tag")?);
+    let width: usize = parse(target, "width")?.unwrap_or(1000);
+    if !(1..=MAX_WIDTH).contains(&width) {
+        return Err(Answer::error(
+            400,
+            format!("width={width}: a chart is 1 to {MAX_WIDTH} buckets wide"),
+        ));
+    }
+    let axis = axis(target)?;
+    let (start, end) = (parse::<f64>(target, "start")?, parse::<f64>(target, "end")?);
+    let live = catalog
+        .live(run)
+        .map_err(|e| Answer::error(500, e.to_string()))?
+        .ok_or_else(|| no_run(run))?;
+    let live = lock(&live);
+    let series = live.series(tag).ok_or_else(|| no_tag(run, tag))?;
+    let d = series.downsample(axis, start, end, width);
+    Ok(Answer::ok(json!({
+        "run": run,
+        "tag": tag,
+        "x": target.get("x").unwrap_or("step"),
+        "start": d.start,
+        "end": d.end,
+        "points": d.points,
+        "total": series.len(),
+        "buckets": d.buckets.iter().map(bucket_json).collect::<Vec<_>>(),
+    })))
+}
+
+/// `GET /api/nearest?run=R&tag=T&at=X[&x=step|wall]`: the raw point nearest to `X`.
+fn nearest(catalog: &Catalog, target: &Target) -> Handled {
+    let (run, tag) = (required(target, "run")?, required(target, "tag")?);
+    let at: f64 = parse(target, "at")?.ok_or_else(|| missing("at"))?;
+    let axis = axis(target)?;
+    let live = catalog
+        .live(run)
+        .map_err(|e| Answer::error(500, e.to_string()))?
+        .ok_or_else(|| no_run(run))?;
+    let live = lock(&live);
+    let series = live.series(tag).ok_or_else(|| no_tag(run, tag))?;
+    Ok(Answer::ok(json!({
+        "run": run,
+        "tag": tag,
+        "point": series.nearest(axis, at).map(point_json),
+    })))
+}
+
+fn bucket_json(b: &Bucket) -> Value {
+    json!({
+        "first": point_json(b.first),
+        "last": point_json(b.last),
+        "min": b.min.map(point_json),
+        "max": b.max.map(point_json),
+        "count": b.count,
+        "nonfinite": b.nonfinite.iter().copied().map(point_json).collect::<Vec<_>>(),
+    })
+}
+
+/// `[step, wall_time, value]`; a value that JSON has no number for is the string `"NaN"`,
+/// `"Infinity"` or `"-Infinity"` (JavaScript's `Number()` reads each back).
+fn point_json(p: Point) -> Value {
+    let value = if p.value.is_finite() {
+        json!(p.value)
+    } else if p.value.is_nan() {
+        json!("NaN")
+    } else if p.value > 0.0 {
+        json!("Infinity")
+    } else {
+        json!("-Infinity")
+    };
+    json!([p.step, p.wall_time, value])
+}
+
+fn axis(target: &Target) -> Result<Axis, Answer> {
+    match target.get("x").unwrap_or("step") {
+        "step" => Ok(Axis::Step),
+        "wall" => Ok(Axis::WallTime),
+        other => Err(Answer::error(
+            400,
+            format!("x={other}: the x axis is `step` or `wall`"),
+        )),
+    }
+}
+
+fn required<'a>(target: &'a Target, name: &str) -> Result<&'a str, Answer> {
+    target.get(name).ok_or_else(|| missing(name))
+}
+
+fn missing(name: &str) -> Answer {
+    Answer::error(400, format!("the `{name}` parameter is missing"))
+}
+
+/// A parameter read as a number (integers for counts, finite floats for positions).
+fn parse<T: Number>(target: &Target, name: &str) -> Result<Option<T>, Answer> {
+    match target.get(name) {
+        None | Some("") => Ok(None),
+        Some(text) => match text.parse::<T>() {
+            Ok(v) if v.is_finite() => Ok(Some(v)),
+            _ => Err(Answer::error(
+                400,
+                format!("{name}={text}: not a finite number"),
+            )),
+        },
+    }
+}
+
+/// What [`parse`] reads.
+trait Number: std::str::FromStr {
+    fn is_finite(&self) -> bool;
+}
+
+impl Number for f64 {
+    fn is_finite(&self) -> bool {
+        f64::is_finite(*self)
+    }
+}
+
+impl Number for u64 {
+    fn is_finite(&self) -> bool {
+        true
+    }
+}
+
+impl Number for usize {
+    fn is_finite(&self) -> bool {
+        true
+    }
+}
+
+fn no_run(run: &str) -> Answer {
+    Answer::error(
+        404,
+        format!("run {run:?}: no such run under the board's paths"),
+    )
+}
+
+fn no_tag(run: &str, tag: &str) -> Answer {
+    Answer::error(404, format!("run {run:?} has no scalar tag {tag:?}"))
+}

@@ -1,0 +1,266 @@
+//! The runs under the board's paths: listed again at most once a second, each run's row of the
+//! runs table read again only when its files changed, and the series of the runs a chart asks
+//! for held and read on as they grow (`docs/contract/board.md` "Live runs").
+
+use crate::error::Error;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+use tally_read::columns::{resolve_inputs, run_name, ReadOptions};
+use tally_read::live::LiveRun;
+use tally_read::runs::{runs_table_of, RunRow};
+use tally_read::RunDir;
+use tally_tfevents::Damage;
+
+/// How often the paths are listed again, and a held run's files looked at again.
+pub const LOOK_EVERY: Duration = Duration::from_secs(1);
+
+/// Points held in memory for charts, all runs together; past it the run used longest ago is
+/// let go (and read again if asked for again).
+pub const HELD_POINTS: u64 = 50_000_000;
+
+/// A run's files and their lengths: when it differs, the run's row is read again.
+type Signature = Vec<(PathBuf, u64)>;
+
+/// One run of the table.
+pub struct Entry {
+    /// The run's directory.
+    pub dir: PathBuf,
+    /// The row (every tag's figures), or why the run could not be read.
+    pub row: Result<RunRow, String>,
+    /// What its reader read past (a truncated tail, skipped records, steps going back).
+    pub damage: Vec<Damage>,
+    /// The newest modification time of its files.
+    pub written: Option<SystemTime>,
+    /// Whether its files grew while the board watched them.
+    pub grew: bool,
+    /// The catalog's generation when the row last changed.
+    pub changed: u64,
+    files: Signature,
+}
+
+/// What the runs table is now.
+#[derive(Default)]
+pub struct Table {
+    /// Each run by name (relative to the paths' common directory).
+    pub runs: BTreeMap<String, Entry>,
+    /// Bumped whenever a row changes or a run comes or goes.
+    pub generation: u64,
+    /// Why no run could be listed (e.g. no event file yet), shown instead of the table.
+    pub notice: Option<String>,
+    listed_at: Option<Instant>,
+}
+
+struct Held {
+    run: Arc<Mutex<LiveRun>>,
+    looked_at: Instant,
+    used_at: Instant,
+}
+
+/// The board's view of its paths.
+pub struct Catalog {
+    inputs: Vec<PathBuf>,
+    table: Mutex<Table>,
+    held: Mutex<HashMap<String, Held>>,
+}
+
+impl Catalog {
+    /// A catalog of the runs of `inputs`, listed at the first look.
+    pub fn new(inputs: Vec<PathBuf>) -> Self {
+        Catalog {
+            inputs,
+            table: Mutex::new(Table::default()),
+            held: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The table, listed and read again first when the last look is older than [`LOOK_EVERY`].
+    pub fn table(&self) -> MutexGuard<'_, Table> {
+        let mut table = lock(&self.table);
+        if table.listed_at.is_none_or(|t| t.elapsed() >= LOOK_EVERY) {
+            self.look(&mut table);
+            table.listed_at = Some(Instant::now());
+        }
+        table
+    }
+
+    /// Lists the paths' runs and reads the rows of the runs new or changed since the last look.
+    fn look(&self, table: &mut Table) {
+        let (root, runs) = match resolve_inputs(&self.inputs) {
+            Ok(found) => found,
+            Err(message) => {
+                if table.notice.as_deref() != Some(&message) || !table.runs.is_empty() {
+                    table.runs.clear();
+                    table.notice = Some(message);
+                    table.generation += 1;
+                }
+                return;
+            }
+        };
+        table.notice = None;
+        let mut seen: BTreeMap<String, (RunDir, Signature, Option<SystemTime>)> = BTreeMap::new();
+        for (dir, files) in runs {
+            let (signature, written) = signature(&files);
+            seen.insert(run_name(&root, &dir), ((dir, files), signature, written));
+        }
+        let before = table.runs.len();
+        table.runs.retain(|name, _| seen.contains_key(name));
+        let mut changed = table.runs.len() != before;
+        let mut to_read = Vec::new();
+        for (name, (run, signature, written)) in seen {
+            match table.runs.get(&name) {
+                Some(e) if e.files == signature => {}
+                _ => to_read.push((name, run, signature, written)),
+            }
+        }
+        if !to_read.is_empty() {
+            changed = true;
+            let generation = table.generation + 1;
+            for (name, entry) in read_rows(&root, to_read, generation) {
+                let grew = table.runs.contains_key(&name);
+                let entry = Entry { grew, ..entry };
+                table.runs.insert(name, entry);
+            }
+        }
+        if changed {
+            table.generation += 1;
+        }
+    }
+
+    /// The held series of run `name` (read now if not held, read on if its last look is older
+    /// than [`LOOK_EVERY`]); `None` when the table has no such run.
+    pub fn live(&self, name: &str) -> Result<Option<Arc<Mutex<LiveRun>>>, Error> {
+        let dir = match self.table().runs.get(name) {
+            Some(entry) => entry.dir.clone(),
+            None => return Ok(None),
+        };
+        let mut held = lock(&self.held);
+        let now = Instant::now();
+        if let Some(h) = held.get_mut(name) {
+            h.used_at = now;
+            let run = h.run.clone();
+            if h.looked_at.elapsed() >= LOOK_EVERY {
+                h.looked_at = now;
+                drop(held);
+                lock(&run).refresh()?;
+            }
+            return Ok(Some(run));
+        }
+        drop(held);
+        let run = LiveRun::open(&dir)?;
+        let mut held = lock(&self.held);
+        let run = Arc::new(Mutex::new(run));
+        held.insert(
+            name.to_owned(),
+            Held {
+                run: run.clone(),
+                looked_at: now,
+                used_at: now,
+            },
+        );
+        let_go_past_budget(&mut held, name);
+        Ok(Some(run))
+    }
+}
+
+/// Lets go of the runs used longest ago until the held points fit [`HELD_POINTS`] (never
+/// `keep`, the run just asked for).
+fn let_go_past_budget(held: &mut HashMap<String, Held>, keep: &str) {
+    loop {
+        let total: u64 = held.values().map(|h| lock(&h.run).points()).sum();
+        if total <= HELD_POINTS {
+            return;
+        }
+        let oldest = held
+            .iter()
+            .filter(|(name, _)| name.as_str() != keep)
+            .min_by_key(|(_, h)| h.used_at)
+            .map(|(name, _)| name.clone());
+        match oldest {
+            Some(name) => {
+                held.remove(&name);
+            }
+            None => return,
+        }
+    }
+}
+
+/// Reads the rows of `runs` (each with its name, files, signature and newest write).
+fn read_rows(
+    root: &Path,
+    runs: Vec<(String, RunDir, Signature, Option<SystemTime>)>,
+    generation: u64,
+) -> Vec<(String, Entry)> {
+    let dirs: Vec<RunDir> = runs.iter().map(|(_, run, _, _)| run.clone()).collect();
+    let opts = ReadOptions {
+        strict: false,
+        skip_unreadable: true,
+    };
+    let every_tag = ["*".to_owned()];
+    let (mut rows, damage, mut skipped) =
+        match runs_table_of(root.to_owned(), dirs, &every_tag, opts) {
+            Ok(t) => (t.rows, t.damage, t.skipped),
+            Err(e) => {
+                let message = e.to_string();
+                let all = runs
+                    .iter()
+                    .map(|(_, (d, _), _, _)| (d.clone(), message.clone()));
+                (Vec::new(), Vec::new(), all.collect())
+            }
+        };
+    let mut out = Vec::with_capacity(runs.len());
+    for (name, (dir, _), files, written) in runs {
+        let row = match rows.iter().position(|r| r.dir == dir) {
+            Some(i) => Ok(rows.swap_remove(i)),
+            None => match skipped.iter().position(|(d, _)| *d == dir) {
+                Some(i) => Err(skipped.swap_remove(i).1),
+                // A run whose files hold no scalar yet.
+                None => Err("no scalar yet".to_owned()),
+            },
+        };
+        let damage = damage
+            .iter()
+            .filter(|d| d.path().and_then(Path::parent) == Some(dir.as_path()))
+            .cloned()
+            .collect();
+        let row = row.map(|mut r| {
+            r.name = name.clone();
+            r
+        });
+        out.push((
+            name,
+            Entry {
+                dir,
+                row,
+                damage,
+                written,
+                grew: false,
+                changed: generation,
+                files,
+            },
+        ));
+    }
+    out
+}
+
+/// Each file's length, and the newest modification time among them.
+fn signature(files: &[PathBuf]) -> (Signature, Option<SystemTime>) {
+    let mut written = None;
+    let signature = files
+        .iter()
+        .map(|f| {
+            let meta = std::fs::metadata(f).ok();
+            let modified = meta.as_ref().and_then(|m| m.modified().ok());
+            written = written.max(modified);
+            (f.clone(), meta.map_or(0, |m| m.len()))
+        })
+        .collect();
+    (signature, written)
+}
+
+/// A lock, taken even if a thread panicked holding it (the data is re-read, never half
+/// written by the board).
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

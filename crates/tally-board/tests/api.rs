@@ -1,0 +1,281 @@
+//! The board's API over real HTTP (`docs/contract/board.md` "The API", "Who can see it").
+
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tally_board::{Board, Options};
+use tally_tfevents::{encode_scalar_event, RecordWriter};
+
+/// A board serving `paths` on a free port of `host`, stopped when dropped.
+struct Running {
+    addr: SocketAddr,
+    url: String,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+}
+
+fn start(paths: &[&Path], host: &str) -> Running {
+    let host = host.parse().unwrap();
+    let options = Options {
+        paths: paths.iter().map(|p| p.to_path_buf()).collect(),
+        host,
+        port: 0,
+        token: Options::token_for(host).unwrap(),
+    };
+    let board = Board::bind(options).unwrap();
+    let (addr, url) = (board.addr(), board.url());
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let thread = std::thread::spawn(move || board.serve(&flag));
+    Running {
+        addr,
+        url,
+        stop,
+        thread: Some(thread),
+    }
+}
+
+/// `GET target` with extra header lines: the status, the head and the body.
+fn get_with(addr: SocketAddr, target: &str, headers: &str) -> (u16, String, String) {
+    let addr = SocketAddr::new("127.0.0.1".parse().unwrap(), addr.port());
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "GET {target} HTTP/1.0\r\nHost: x\r\n{headers}\r\n").unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, head.to_owned(), body.to_owned())
+}
+
+fn get(addr: SocketAddr, target: &str) -> (u16, Value) {
+    let (status, _, body) = get_with(addr, target, "");
+    (
+        status,
+        serde_json::from_str(&body).unwrap_or(Value::String(body)),
+    )
+}
+
+fn events(path: &Path, steps: impl IntoIterator<Item = (i64, Vec<(&'static str, f64)>)>) {
+    let mut w = RecordWriter::new(Vec::new());
+    for (step, scalars) in steps {
+        let mut buf = Vec::new();
+        encode_scalar_event(step, 1000.0 + step as f64, &scalars, &mut buf);
+        w.write_record(&buf).unwrap();
+    }
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    f.write_all(&w.into_inner()).unwrap();
+}
+
+const FILE: &str = "events.out.tfevents.1700000000.host";
+
+#[test]
+fn the_runs_table_lists_every_run_and_names_a_corrupt_file_and_its_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in 0..2 {
+        let file = dir.path().join(format!("ppo/seed_{seed}")).join(FILE);
+        events(
+            &file,
+            (0..100).map(|s| (s, vec![("charts/return", s as f64 + seed as f64)])),
+        );
+    }
+    let bad = dir.path().join("broken").join(FILE);
+    events(&bad, (0..10).map(|s| (s, vec![("loss", 1.0)])));
+    let mut bytes = std::fs::read(&bad).unwrap();
+    bytes[40] ^= 0xff;
+    std::fs::write(&bad, bytes).unwrap();
+
+    let board = start(&[dir.path()], "127.0.0.1");
+    let (status, body) = get(board.addr, "/api/runs?tags=charts/*");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["names"],
+        serde_json::json!(["broken", "ppo/seed_0", "ppo/seed_1"])
+    );
+    let runs = body["runs"].as_array().unwrap();
+    let seed1 = runs.iter().find(|r| r["run"] == "ppo/seed_1").unwrap();
+    assert_eq!(seed1["last_step"], 99);
+    assert_eq!(seed1["charts/return:max"], 100.0);
+    assert_eq!(seed1["points"], 100);
+    let broken = runs.iter().find(|r| r["run"] == "broken").unwrap();
+    let message = broken["error"].as_str().unwrap();
+    assert!(message.contains(&bad.display().to_string()), "{message}");
+    assert!(message.contains("byte 40"), "{message}");
+
+    // Nothing changed since: no row sent again.
+    let since = body["generation"].as_u64().unwrap();
+    let (_, again) = get(board.addr, &format!("/api/runs?since={since}"));
+    assert_eq!(again["runs"], serde_json::json!([]));
+    assert_eq!(again["names"].as_array().unwrap().len(), 3);
+
+    let (_, tags) = get(board.addr, "/api/tags");
+    let tags = tags["tags"].as_array().unwrap();
+    let ret = tags.iter().find(|t| t["tag"] == "charts/return").unwrap();
+    assert_eq!(
+        (ret["runs"].as_u64(), ret["points"].as_u64()),
+        (Some(2), Some(200))
+    );
+}
+
+#[test]
+fn a_one_step_spike_and_a_nan_in_a_million_points_reach_a_1000_pixel_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = (0..1_000_000i64).map(|s| {
+        let v = match s {
+            612_345 => 1e6,
+            900_001 => f64::NAN,
+            _ => (s % 7) as f64,
+        };
+        (s, vec![("loss", v)])
+    });
+    events(&dir.path().join(FILE), values);
+    let board = start(&[dir.path()], "127.0.0.1");
+    let (status, body) = get(board.addr, "/api/scalars?run=.&tag=loss&width=1000");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["points"], 1_000_000);
+    let buckets = body["buckets"].as_array().unwrap();
+    assert!(buckets.len() <= 1000);
+    let spike = buckets
+        .iter()
+        .find(|b| b["max"][2] == 1e6)
+        .expect("the spike");
+    assert_eq!(spike["max"][0], 612_345);
+    let nan = buckets
+        .iter()
+        .flat_map(|b| b["nonfinite"].as_array().unwrap())
+        .collect::<Vec<_>>();
+    assert_eq!(nan.len(), 1);
+    assert_eq!(
+        (nan[0][0].as_i64(), nan[0][2].as_str()),
+        (Some(900_001), Some("NaN"))
+    );
+
+    // A zoom re-buckets its window only.
+    let (_, zoom) = get(
+        board.addr,
+        "/api/scalars?run=.&tag=loss&width=100&start=612300&end=612399",
+    );
+    assert_eq!(zoom["points"], 100);
+    assert_eq!(zoom["buckets"].as_array().unwrap().len(), 100);
+    let (_, near) = get(board.addr, "/api/nearest?run=.&tag=loss&at=612345.2");
+    assert_eq!(near["point"][0], 612_345);
+}
+
+#[test]
+fn bad_requests_name_the_parameter_and_nothing_outside_the_page_is_served() {
+    let dir = tempfile::tempdir().unwrap();
+    events(&dir.path().join("a").join(FILE), [(1, vec![("x", 1.0)])]);
+    std::fs::write(dir.path().join("secret.txt"), "do not serve").unwrap();
+    let board = start(&[&dir.path().join("a")], "127.0.0.1");
+    for (target, status, culprit) in [
+        ("/api/scalars?tag=x", 400, "`run`"),
+        ("/api/scalars?run=.&tag=x&width=0", 400, "width=0"),
+        ("/api/scalars?run=.&tag=x&start=nan", 400, "start=nan"),
+        ("/api/scalars?run=.&tag=x&x=epoch", 400, "x=epoch"),
+        ("/api/scalars?run=../secret.txt&tag=x", 404, "no such run"),
+        ("/api/scalars?run=.&tag=y", 404, "\"y\""),
+        ("/api/nope", 404, "/api/nope"),
+    ] {
+        let (got, body) = get(board.addr, target);
+        assert_eq!(got, status, "{target}: {body}");
+        assert!(
+            body["error"].as_str().unwrap().contains(culprit),
+            "{target}: {body}"
+        );
+    }
+    for target in [
+        "/../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/board.js/../../secret.txt",
+        "/a/FILE",
+    ] {
+        let (status, _, body) = get_with(board.addr, target, "");
+        assert_eq!(status, 404, "{target}");
+        assert!(!body.contains("do not serve"), "{target}");
+    }
+    let (status, head, body) = get_with(board.addr, "/", "");
+    assert_eq!(status, 200);
+    assert!(head.contains("text/html"), "{head}");
+    assert!(body.contains("board.js"));
+    let mut s = TcpStream::connect(("127.0.0.1", board.addr.port())).unwrap();
+    write!(s, "POST /api/runs HTTP/1.0\r\nContent-Length: 0\r\n\r\n").unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    assert!(
+        raw.starts_with("HTTP/1.0 405") || raw.starts_with("HTTP/1.1 405"),
+        "{raw}"
+    );
+}
+
+#[test]
+fn off_loopback_every_request_needs_the_printed_token() {
+    let dir = tempfile::tempdir().unwrap();
+    events(&dir.path().join(FILE), [(1, vec![("x", 1.0)])]);
+    let board = start(&[dir.path()], "0.0.0.0");
+    let token = board
+        .url
+        .split("token=")
+        .nth(1)
+        .expect("a token in the URL")
+        .to_owned();
+    assert_eq!(token.len(), 32);
+    assert_eq!(get(board.addr, "/api/runs").0, 403);
+    assert_eq!(get(board.addr, "/").0, 403);
+    assert_eq!(get(board.addr, "/api/runs?token=wrong").0, 403);
+    let (status, head, _) = get_with(board.addr, &format!("/?token={token}"), "");
+    assert_eq!(status, 200);
+    assert!(
+        head.contains(&format!("tally_board_token={token}")),
+        "{head}"
+    );
+    let cookie = format!("Cookie: tally_board_token={token}\r\n");
+    assert_eq!(get_with(board.addr, "/api/runs", &cookie).0, 200);
+    let header = format!("Authorization: token {token}\r\n");
+    assert_eq!(get_with(board.addr, "/api/runs", &header).0, 200);
+}
+
+#[test]
+fn a_growing_run_is_followed_and_only_its_row_is_sent_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        dir.path().join("a").join(FILE),
+        dir.path().join("b").join(FILE),
+    );
+    events(&a, (0..10).map(|s| (s, vec![("x", s as f64)])));
+    events(&b, (0..10).map(|s| (s, vec![("x", s as f64)])));
+    let board = start(&[dir.path()], "127.0.0.1");
+    let (_, first) = get(board.addr, "/api/runs");
+    let (_, series) = get(board.addr, "/api/scalars?run=a&tag=x&width=50");
+    assert_eq!(series["total"], 10);
+    events(&a, (10..25).map(|s| (s, vec![("x", s as f64)])));
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let since = first["generation"].as_u64().unwrap();
+    let (_, next) = get(board.addr, &format!("/api/runs?since={since}"));
+    let changed: Vec<&str> = next["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run"].as_str().unwrap())
+        .collect();
+    assert_eq!(changed, ["a"]);
+    assert_eq!(next["runs"][0]["last_step"], 24);
+    assert_eq!(next["runs"][0]["state"], "running");
+    let (_, series) = get(board.addr, "/api/scalars?run=a&tag=x&width=50");
+    assert_eq!(series["total"], 25);
+}
