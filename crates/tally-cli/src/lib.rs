@@ -12,7 +12,7 @@ mod stderr;
 pub use error::{CliError, Exit};
 
 use cmd::{
-    compare, demo, diagnose, export, extract, runs, scaling, schema, soak, sql, sync, trace_stats,
+    board, compare, demo, diagnose, export, extract, runs, scaling, schema, soak, sql, sync, trace_stats,
     validate, watch,
 };
 
@@ -242,6 +242,23 @@ enum Command {
         /// Print CSV with a header row.
         #[arg(long)]
         csv: bool,
+    },
+    /// Every run under the paths and every point of them in the browser: runs table, one chart
+    /// per tag overlaying the selected runs, live runs followed (docs/contract/board.md).
+    /// Serves until Ctrl-C.
+    Board {
+        /// Directories searched recursively for `events.out.tfevents.*` (or event files).
+        #[arg(default_value = ".")]
+        paths: Vec<PathBuf>,
+        /// The address to listen on; any other than loopback requires the printed token.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: std::net::IpAddr,
+        /// The port (0: a free one).
+        #[arg(long, default_value_t = 6007)]
+        port: u16,
+        /// Open the page in the desktop's browser.
+        #[arg(long)]
+        open: bool,
     },
     /// Seed statistics: runs grouped by configuration keys, each scored on a tag, per group the
     /// mean and interquartile mean with 95 % bootstrap intervals, best first
@@ -627,6 +644,12 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             };
             to_stdout(|out| compare::run(&paths, &s, json, out))
         }
+        Command::Board {
+            paths,
+            host,
+            port,
+            open,
+        } => board::main(paths, host, port, open),
         Command::Sql {
             paths,
             query,

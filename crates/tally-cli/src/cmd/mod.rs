@@ -1,5 +1,6 @@
 //! One module per `tally` subcommand; `lib.rs` parses the flags and calls into these.
 
+pub mod board;
 pub mod compare;
 pub mod demo;
 pub mod diagnose;

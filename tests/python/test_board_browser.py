@@ -1,0 +1,145 @@
+"""`tally board` in a real browser: Debian's Chromium, headless, driven through Selenium and
+Debian's chromedriver (docs/contract/board.md). Nothing is downloaded: the page's assets come
+from the board itself."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tally import SummaryWriter
+
+CHROMIUM = shutil.which("chromium")
+CHROMEDRIVER = shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM and CHROMEDRIVER) and os.environ.get("CI") != "true",
+    reason="Debian's chromium and chromium-driver (.ci/run installs them)",
+)
+
+SPIKE_STEP = 612_345
+POINTS = 1_000_000
+
+
+def write_logdir(root: Path) -> None:
+    # A long run with a one-step spike, written with tally's torch-style writer.
+    w = SummaryWriter(str(root / "long"))
+    for step in range(POINTS):
+        w.add_scalar("loss/total", 1000.0 if step == SPIKE_STEP else (step % 10) / 10, step)
+    w.close()
+    # A run of tensorboardX, the writer many RL scripts use.
+    from tensorboardX import SummaryWriter as TbxWriter
+
+    t = TbxWriter(str(root / "tbx"))
+    for step in range(50):
+        t.add_scalar("loss/total", 0.5, step)
+    t.close()
+    # A run whose file is corrupt in its middle.
+    bad = root / "broken"
+    w = SummaryWriter(str(bad))
+    for step in range(20):
+        w.add_scalar("loss/total", 1.0, step)
+    w.close()
+    (f,) = list(bad.glob("events.out.tfevents.*"))
+    data = bytearray(f.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    f.write_bytes(bytes(data))
+
+
+@pytest.fixture()
+def board(tally_bin: Path, tmp_path: Path):
+    write_logdir(tmp_path)
+    proc = subprocess.Popen(
+        [str(tally_bin), "board", str(tmp_path), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = proc.stdout.readline()
+    match = re.match(r"tally board: (http://\S+)", line)
+    assert match, (line, proc.stderr.read() if proc.poll() is not None else "")
+    yield match.group(1), tmp_path
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=10) == 0
+
+
+@pytest.fixture()
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+def wait_for(driver, script: str, timeout: float = 30.0):
+    """Polls `script` in the page until it returns something truthy; returns it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = driver.execute_script(script)
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for: {script}")
+
+
+def test_the_page_lists_runs_draws_a_one_step_spike_and_follows_a_live_run(board, browser):
+    url, logdir = board
+    browser.get(url)
+
+    # The runs table: every run, the corrupt one with the reader's message (file and offset).
+    names = wait_for(browser, "return [...document.querySelectorAll('#runs tbody tr[data-run]')]"
+                              ".map(r => r.dataset.run).join(',')")
+    assert names.split(",") == ["broken", "long", "tbx"]
+    message = browser.execute_script(
+        "return document.querySelector('#runs tr.error td.message').textContent")
+    assert "broken" in message and "byte" in message, message
+
+    # The chart of loss/total overlays the two readable runs; every point of the long run is
+    # behind it.
+    totals = wait_for(browser, """
+        const c = document.querySelector('.chart[data-tag="loss/total"]');
+        return c && c.dataset.points && c.dataset.points.split(',').length === 2
+            && c.dataset.points;""")
+    assert sorted(int(t) for t in totals.split(",")) == [50, POINTS]
+
+    # The spike is drawn at the default zoom: the long run's color reaches the top of the plot
+    # at the spike's x.
+    drawn = browser.execute_script("""
+        const chart = state.charts.get('loss/total');
+        const f = chart.frame;
+        const X = Math.round(f.px(%d));
+        const ctx = chart.canvas.getContext('2d');
+        const dpr = window.devicePixelRatio || 1;
+        const top = f.py(1000);
+        const img = ctx.getImageData((X - 2) * dpr, (top - 1) * dpr, 5 * dpr, 4 * dpr).data;
+        const color = colorOf('long');
+        const want = [1, 3, 5].map(i => parseInt(color.slice(i, i + 2), 16));
+        for (let i = 0; i < img.length; i += 4) {
+            if (img[i + 3] > 0 && Math.abs(img[i] - want[0]) < 40 && Math.abs(img[i + 1] - want[1]) < 40
+                && Math.abs(img[i + 2] - want[2]) < 40) return true;
+        }
+        return false;""" % SPIKE_STEP)
+    assert drawn, "the one-step spike is not drawn at the default zoom"
+
+    # A live run: points appended to the tensorboardX run appear without reloading the page.
+    from tensorboardX import SummaryWriter as TbxWriter
+
+    t = TbxWriter(str(logdir / "tbx"))
+    for step in range(50, 80):
+        t.add_scalar("loss/total", 0.25, step)
+    t.close()
+    wait_for(browser, """
+        const c = document.querySelector('.chart[data-tag="loss/total"]');
+        return c.dataset.points.split(',').map(Number).includes(80);""")
