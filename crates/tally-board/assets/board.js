@@ -104,6 +104,7 @@ function renderRuns() {
     cells.forEach((c, i) => {
       const td = document.createElement("td");
       if (c instanceof Node) td.append(c); else td.textContent = c;
+      if (i === 1) { td.className = "name"; td.title = name; }
       if (i === 1 && state.selected.has(name)) td.style.borderLeft = `4px solid ${colorOf(name)}`;
       if (i === 2) td.className = `state-${row.state}`;
       tr.append(td);
@@ -144,8 +145,9 @@ async function refreshCharts(grown) {
   layoutCharts(shown);
   await Promise.all(shown.map(tag => {
     const chart = state.charts.get(tag);
-    const stale = selected.filter(r => !chart.series.has(r) || grown.has(r));
-    for (const r of [...chart.series.keys()]) if (!state.selected.has(r)) chart.series.delete(r);
+    const has = selected.filter(r => (state.runTags.get(r) || []).includes(tag));
+    const stale = has.filter(r => !chart.series.has(r) || grown.has(r));
+    for (const r of [...chart.series.keys()]) if (!has.includes(r)) chart.series.delete(r);
     return loadChart(chart, stale);
   }));
 }
@@ -207,9 +209,9 @@ function newChart(tag, grid) {
     const f = chart.frame;
     const a = f.xOf(Math.min(d.from, d.to)), b = f.xOf(Math.max(d.from, d.to));
     chart.zoom = [a, b];
-    loadChart(chart, [...state.selected]);
+    loadChart(chart, [...chart.series.keys()]);
   });
-  canvas.addEventListener("dblclick", () => { chart.zoom = null; loadChart(chart, [...state.selected]); });
+  canvas.addEventListener("dblclick", () => { chart.zoom = null; loadChart(chart, [...chart.series.keys()]); });
   return chart;
 }
 
