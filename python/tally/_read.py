@@ -296,7 +296,8 @@ def compare(
     warning). Columns: each ``by`` key, ``n``, ``mean`` with ``mean_low``/``mean_high`` (its
     95 % percentile-bootstrap interval), ``std`` (n - 1), ``iqm`` (interquartile mean, as
     ``scipy.stats.trim_mean(x, 0.25)``) with ``iqm_low``/``iqm_high``, ``runs``, ``scores`` and
-    ``curve`` (the group's mean and std on ``curve_points`` aligned steps). The bootstrap draws
+    ``curve`` (the group's mean, std and the mean's 95 % bootstrap band on ``curve_points``
+    aligned steps). The bootstrap draws
     ``reps`` resamples of the group's runs with ``numpy.random.RandomState(seed).randint``'s
     stream, as rliable does for one task.
     """
@@ -320,7 +321,10 @@ def compare(
         columns[k] = pa.array([g[k] for g in groups], pa.int64() if k == "n" else pa.float64())
     columns["runs"] = pa.array([g["runs"] for g in groups], pa.list_(pa.string()))
     columns["scores"] = pa.array([g["scores"] for g in groups], pa.list_(pa.float64()))
-    point = pa.struct([("step", pa.int64()), ("n", pa.int64()), ("mean", pa.float64()), ("std", pa.float64())])
+    point = pa.struct(
+        [("step", pa.int64()), ("n", pa.int64())]
+        + [(k, pa.float64()) for k in ("mean", "std", "low", "high")]
+    )
     columns["curve"] = pa.array([g["curve"] for g in groups], pa.list_(point))
     return pa.table(columns)
 

@@ -52,11 +52,10 @@ def write_logdir(root: Path) -> None:
     f.write_bytes(bytes(data))
 
 
-@pytest.fixture()
-def board(tally_bin: Path, tmp_path: Path):
-    write_logdir(tmp_path)
+def serve(tally_bin: Path, logdir: Path):
+    """`tally board LOGDIR` on a free port: its URL, then SIGINT ends it with exit 0."""
     proc = subprocess.Popen(
-        [str(tally_bin), "board", str(tmp_path), "--port", "0"],
+        [str(tally_bin), "board", str(logdir), "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -64,9 +63,16 @@ def board(tally_bin: Path, tmp_path: Path):
     line = proc.stdout.readline()
     match = re.match(r"tally board: (http://\S+)", line)
     assert match, (line, proc.stderr.read() if proc.poll() is not None else "")
-    yield match.group(1), tmp_path
+    yield match.group(1)
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=10) == 0
+
+
+@pytest.fixture()
+def board(tally_bin: Path, tmp_path: Path):
+    write_logdir(tmp_path)
+    for url in serve(tally_bin, tmp_path):
+        yield url, tmp_path
 
 
 @pytest.fixture()
@@ -143,3 +149,38 @@ def test_the_page_lists_runs_draws_a_one_step_spike_and_follows_a_live_run(board
     wait_for(browser, """
         const c = document.querySelector('.chart[data-tag="loss/total"]');
         return c.dataset.points.split(',').map(Number).includes(80);""")
+
+
+def test_runs_grouped_by_learning_rate_show_each_groups_band(tally_bin: Path, tmp_path: Path, browser):
+    # 2 learning rates x 3 seeds: the seeds spread each group, so its band has a width.
+    for lr, slope in (("0.1", 1.0), ("0.01", 2.0)):
+        for seed in range(3):
+            w = SummaryWriter(str(tmp_path / f"lr{lr}_s{seed}"), config={"lr": float(lr), "seed": seed})
+            for step in range(0, 101):
+                w.add_scalar("charts/return", slope * step + 30 * seed, step)
+            w.close()
+    for url in serve(tally_bin, tmp_path):
+        browser.get(url)
+        wait_for(browser, "return document.querySelector('.chart[data-tag=\"charts/return\"]')")
+        field = browser.find_element("id", "group-by")
+        field.send_keys("config.lr")
+        browser.execute_script("arguments[0].dispatchEvent(new Event('change'))", field)
+        groups = wait_for(browser, """
+            const c = state.charts.get('charts/return');
+            return c.el.dataset.groups === '2' && c.groups;""")
+        best = groups[0]
+        assert best["key"] == {"config.lr": 0.01} and best["n"] == 3
+        at = [p for p in best["curve"] if p["step"] == 50][0]
+        assert at["mean"] == 130.0  # 100 + (0 + 30 + 60) / 3
+        assert at["low"] < at["mean"] < at["high"]
+        # The band is painted: between the group's low and high at step 50, its color shows
+        # through (translucent), above and below the mean line.
+        painted = browser.execute_script("""
+            const chart = state.charts.get('charts/return');
+            const f = chart.frame, ctx = chart.canvas.getContext('2d');
+            const dpr = window.devicePixelRatio || 1;
+            const X = f.px(50), yHigh = f.py(arguments[0]), yMean = f.py(arguments[1]);
+            const y = (yHigh + yMean) / 2;
+            const px = ctx.getImageData(X * dpr, y * dpr, 1, 1).data;
+            return px[3] > 0 && !(px[0] > 250 && px[1] > 250 && px[2] > 250);""", at["high"], at["mean"])
+        assert painted, "no band between the mean and the upper bound"

@@ -21,6 +21,7 @@ const state = {
   x: "step",
   logY: false,
   smoothing: 0.6,
+  groupBy: "",           // configuration keys, comma-separated: charts show groups' bands
 };
 
 async function api(path, params) {
@@ -222,6 +223,16 @@ function offsetOf(run) {
 }
 
 async function loadChart(chart, runs) {
+  if (state.groupBy) {
+    // Groups are over every run under the board's paths, on aligned steps.
+    try {
+      const body = await api("groups", { tag: chart.tag, by: state.groupBy, width: CHART_W - PAD.l - PAD.r });
+      chart.groups = body.groups;
+    } catch (e) { chart.groups = []; }
+    draw(chart);
+    return;
+  }
+  chart.groups = null;
   await Promise.all(runs.map(async run => {
     const params = { run, tag: chart.tag, width: CHART_W - PAD.l - PAD.r, x: axisParam() };
     if (chart.zoom) {
@@ -269,6 +280,7 @@ function draw(chart) {
   ctx.clearRect(0, 0, CHART_W, CHART_H);
   let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
   const lines = [];
+  if (chart.groups) return drawGroups(chart, ctx);
   for (const [run, s] of chart.series) {
     const pts = s.buckets.flatMap(bucketPoints).map(p => [xOfPoint(p, run), num(p[2]), p]);
     const marks = s.buckets.flatMap(b => b.nonfinite).map(p => [xOfPoint(p, run), num(p[2]), p]);
@@ -327,6 +339,43 @@ function draw(chart) {
   chart.el.dataset.points = lines.map(l => l.total).join(",");
 }
 
+// Each group's mean as a line over its 95 % bootstrap band.
+function drawGroups(chart, ctx) {
+  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+  const groups = chart.groups.filter(g => g.curve.length);
+  for (const g of groups) for (const p of g.curve) {
+    x0 = Math.min(x0, p.step); x1 = Math.max(x1, p.step);
+    for (const v of [p.low, p.high, p.mean]) {
+      if (Number.isFinite(v) && (!state.logY || v > 0)) { y0 = Math.min(y0, v); y1 = Math.max(y1, v); }
+    }
+  }
+  if (!groups.length || !Number.isFinite(y0)) { chart.frame = null; chart.el.dataset.groups = "0"; return; }
+  if (x1 === x0) x1 = x0 + 1;
+  if (y1 === y0) { y0 -= 0.5; y1 += 0.5; }
+  const ty = v => state.logY ? Math.log10(v) : v;
+  const W = CHART_W - PAD.l - PAD.r, H = CHART_H - PAD.t - PAD.b;
+  const px = x => PAD.l + (x - x0) / (x1 - x0) * W;
+  const py = y => PAD.t + H - (ty(y) - ty(y0)) / (ty(y1) - ty(y0)) * H;
+  const lines = groups.map((g, i) => ({
+    run: Object.entries(g.key).map(([k, v]) => `${k}=${v}`).join(" ") + ` (n=${g.n})`,
+    color: COLORS[i % COLORS.length],
+    pts: g.curve.map(p => [p.step, p.mean, [p.step, null, p.mean, p.low, p.high, p.n]]),
+    marks: [],
+    band: g.curve,
+  }));
+  chart.frame = { px, py, xOf: p => x0 + (p - PAD.l) / W * (x1 - x0), lines };
+  axes(ctx, x0, x1, y0, y1, px, py);
+  for (const line of lines) {
+    ctx.fillStyle = line.color; ctx.globalAlpha = 0.2;
+    ctx.beginPath();
+    line.band.forEach((p, i) => i ? ctx.lineTo(px(p.step), py(p.high)) : ctx.moveTo(px(p.step), py(p.high)));
+    [...line.band].reverse().forEach(p => ctx.lineTo(px(p.step), py(p.low)));
+    ctx.closePath(); ctx.fill(); ctx.globalAlpha = 1;
+    path(ctx, line.pts.map(p => [p[0], p[1]]), px, py, line.color, 1);
+  }
+  chart.el.dataset.groups = String(lines.length);
+}
+
 function path(ctx, pts, px, py, color, alpha) {
   ctx.strokeStyle = color; ctx.globalAlpha = alpha; ctx.lineWidth = 1.25;
   ctx.beginPath();
@@ -378,8 +427,10 @@ function hover(chart, ev) {
     }
   }
   if (!best) { tip.hidden = true; return; }
-  const [step, wall, value] = best.raw;
-  tip.textContent = `${best.run}\nstep  ${step}\nvalue ${value}\nwall  ${new Date(wall * 1000).toISOString()}`;
+  const [step, wall, value, low, high, n] = best.raw;
+  tip.textContent = wall === null
+    ? `${best.run}\nstep  ${step}\nmean  ${fmt(value)} (n=${n})\n95%   ${fmt(low)} .. ${fmt(high)}`
+    : `${best.run}\nstep  ${step}\nvalue ${value}\nwall  ${new Date(wall * 1000).toISOString()}`;
   tip.style.left = `${ev.clientX + 12}px`;
   tip.style.top = `${ev.clientY + 12}px`;
   tip.hidden = false;
@@ -393,6 +444,11 @@ document.getElementById("x-axis").onchange = ev => {
   state.x = ev.target.value;
   for (const chart of state.charts.values()) { chart.zoom = null; chart.series.clear(); }
   refreshCharts(new Set());
+};
+document.getElementById("group-by").onchange = ev => {
+  state.groupBy = ev.target.value.trim();
+  if (state.groupBy) document.getElementById("x-axis").value = state.x = "step";
+  for (const chart of state.charts.values()) { chart.zoom = null; loadChart(chart, [...chart.series.keys()]); }
 };
 document.getElementById("log-y").onchange = ev => {
   state.logY = ev.target.checked;

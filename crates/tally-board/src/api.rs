@@ -6,6 +6,7 @@ use crate::catalog::{lock, Catalog, Entry};
 use crate::query::Target;
 use serde_json::{json, Map, Value};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tally_read::compare::{compare, Settings, BAND_REPS};
 use tally_read::damage::damage_json;
 use tally_read::downsample::{Axis, Bucket, Point};
 use tally_schema::legacy::glob_match;
@@ -45,6 +46,7 @@ pub fn answer(catalog: &Catalog, target: &Target) -> Answer {
         "/api/tags" => tags(catalog, target),
         "/api/scalars" => scalars(catalog, target),
         "/api/nearest" => nearest(catalog, target),
+        "/api/groups" => groups(catalog, target),
         other => Err(Answer::error(404, format!("{other}: no such API path"))),
     };
     result.unwrap_or_else(|e| e)
@@ -203,6 +205,46 @@ fn nearest(catalog: &Catalog, target: &Target) -> Handled {
         "run": run,
         "tag": tag,
         "point": series.nearest(axis, at).map(point_json),
+    })))
+}
+
+/// `GET /api/groups?tag=T&by=KEY,...[&width=W]`: the runs grouped by configuration keys (the
+/// seed left out, say), each group's mean and its 95 % bootstrap band on up to `W` aligned steps
+/// (`tally compare`'s curves, `docs/contract/consumers.md` "Comparing runs").
+fn groups(catalog: &Catalog, target: &Target) -> Handled {
+    let tag = required(target, "tag")?;
+    let by: Vec<String> = required(target, "by")?
+        .split(',')
+        .filter(|k| !k.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if by.is_empty() {
+        return Err(Answer::error(
+            400,
+            "by=: name at least one configuration key",
+        ));
+    }
+    let width: usize = parse(target, "width")?.unwrap_or(400);
+    if !(1..=MAX_WIDTH).contains(&width) {
+        return Err(Answer::error(
+            400,
+            format!("width={width}: a chart is 1 to {MAX_WIDTH} buckets wide"),
+        ));
+    }
+    let settings = Settings {
+        by: by.clone(),
+        curve_points: width,
+        reps: BAND_REPS,
+        ..Settings::new(tag)
+    };
+    let found =
+        compare(catalog.inputs(), &settings).map_err(|e| Answer::error(500, e.to_string()))?;
+    let groups: Vec<Value> = found.groups.iter().map(|g| g.to_json(&by)).collect();
+    Ok(Answer::ok(json!({
+        "tag": tag,
+        "by": by,
+        "groups": groups,
+        "unscored": found.unscored.iter().map(|(run, why)| json!({"run": run, "why": why})).collect::<Vec<_>>(),
     })))
 }
 

@@ -75,6 +75,11 @@ impl Catalog {
         }
     }
 
+    /// The paths the board shows.
+    pub fn inputs(&self) -> &[PathBuf] {
+        &self.inputs
+    }
+
     /// The table, listed and read again first when the last look is older than [`LOOK_EVERY`].
     pub fn table(&self) -> MutexGuard<'_, Table> {
         let mut table = lock(&self.table);

@@ -279,3 +279,46 @@ fn a_growing_run_is_followed_and_only_its_row_is_sent_again() {
     let (_, series) = get(board.addr, "/api/scalars?run=a&tag=x&width=50");
     assert_eq!(series["total"], 25);
 }
+
+#[test]
+fn runs_grouped_by_a_configuration_key_give_each_group_its_mean_and_band() {
+    let dir = tempfile::tempdir().unwrap();
+    for (lr, scale) in [("0.1", 1.0), ("0.01", 2.0)] {
+        for seed in 0..3 {
+            let run = dir.path().join(format!("lr{lr}_s{seed}"));
+            events(
+                &run.join(FILE),
+                (0..=10).map(|s| (s * 10, vec![("return", scale * s as f64 + seed as f64)])),
+            );
+            std::fs::write(
+                run.join("run_config.json"),
+                format!(r#"{{"lr": {lr}, "seed": {seed}}}"#),
+            )
+            .unwrap();
+        }
+    }
+    let board = start(&[dir.path()], "127.0.0.1");
+    let (status, body) = get(board.addr, "/api/groups?tag=return&by=config.lr&width=11");
+    assert_eq!(status, 200, "{body}");
+    let groups = body["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2);
+    // Best mean first: lr 0.01 climbs twice as fast.
+    assert_eq!(groups[0]["key"]["config.lr"], 0.01);
+    assert_eq!(groups[0]["n"], 3);
+    let curve = groups[0]["curve"].as_array().unwrap();
+    assert_eq!(curve.len(), 11);
+    let at_50 = curve.iter().find(|p| p["step"] == 50).unwrap();
+    // Seeds 0, 1, 2 at step 50: 10, 11, 12.
+    assert_eq!(at_50["mean"], 11.0);
+    let (low, high) = (
+        at_50["low"].as_f64().unwrap(),
+        at_50["high"].as_f64().unwrap(),
+    );
+    assert!(
+        10.0 <= low && low < 11.0 && 11.0 < high && high <= 12.0,
+        "{at_50}"
+    );
+    let (status, body) = get(board.addr, "/api/groups?tag=return");
+    assert_eq!(status, 400);
+    assert!(body["error"].as_str().unwrap().contains("`by`"));
+}

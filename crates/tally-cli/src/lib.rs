@@ -12,8 +12,8 @@ mod stderr;
 pub use error::{CliError, Exit};
 
 use cmd::{
-    board, compare, demo, diagnose, export, extract, runs, scaling, schema, soak, sql, sync, trace_stats,
-    validate, watch,
+    board, compare, demo, diagnose, export, extract, runs, scaling, schema, soak, sql, sync,
+    trace_stats, validate, watch,
 };
 
 use clap::{Parser, Subcommand, ValueEnum};

@@ -15,7 +15,12 @@ fn board_prints_its_url_serves_the_runs_and_ends_on_ctrl_c() {
     let mut w = RecordWriter::new(Vec::new());
     for step in 0..5 {
         let mut buf = Vec::new();
-        encode_scalar_event(step, 100.0 + step as f64, &[("charts/return", 1.0)], &mut buf);
+        encode_scalar_event(
+            step,
+            100.0 + step as f64,
+            &[("charts/return", 1.0)],
+            &mut buf,
+        );
         w.write_record(&buf).unwrap();
     }
     std::fs::write(run.join("events.out.tfevents.1.host"), w.into_inner()).unwrap();
@@ -31,7 +36,11 @@ fn board_prints_its_url_serves_the_runs_and_ends_on_ctrl_c() {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let url = line.trim().strip_prefix("tally board: ").expect(&line).to_owned();
+    let url = line
+        .trim()
+        .strip_prefix("tally board: ")
+        .expect(&line)
+        .to_owned();
     let authority = url
         .strip_prefix("http://")
         .and_then(|u| u.strip_suffix('/'))

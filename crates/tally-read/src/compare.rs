@@ -108,9 +108,30 @@ pub struct Group {
     /// The interquartile mean (a quarter of the scores cut at each end, as
     /// `scipy.stats.trim_mean(x, 0.25)`) and its interval.
     pub iqm: Estimate,
-    /// The group's curve on aligned steps: `(step, runs, mean, std)`.
-    pub curve: Vec<(i64, usize, f64, Option<f64>)>,
+    /// The group's curve on aligned steps.
+    pub curve: Vec<CurvePoint>,
 }
+
+/// One aligned step of a group's curve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CurvePoint {
+    /// The step.
+    pub step: i64,
+    /// Runs with a value at or before it.
+    pub n: usize,
+    /// Their mean.
+    pub mean: f64,
+    /// Their sample standard deviation; `None` for one run.
+    pub std: Option<f64>,
+    /// The mean's 95 % percentile-bootstrap interval, on [`BAND_REPS`] resamples.
+    pub low: f64,
+    /// See `low`.
+    pub high: f64,
+}
+
+/// Resamples behind each curve point's band: a band is drawn, not reported, and a curve has up
+/// to a few thousand points, so fewer than a score's interval takes.
+pub const BAND_REPS: usize = 2_000;
 
 /// The comparison: groups sorted by mean, best first, and the runs left out with why.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,8 +153,11 @@ impl Group {
         let curve: Vec<Value> = self
             .curve
             .iter()
-            .map(|&(step, n, mean, std)| {
-                serde_json::json!({"step": step, "n": n, "mean": num(mean), "std": std.map(num)})
+            .map(|p| {
+                serde_json::json!({
+                    "step": p.step, "n": p.n, "mean": num(p.mean), "std": p.std.map(num),
+                    "low": num(p.low), "high": num(p.high),
+                })
             })
             .collect();
         let key: serde_json::Map<String, Value> =
@@ -207,7 +231,7 @@ pub fn compare(inputs: &[PathBuf], s: &Settings) -> Result<Comparison, crate::Er
             mean: bootstrap(&scores, np_mean, s),
             std: sample_std(&scores),
             iqm: bootstrap(&scores, iqm, s),
-            curve: aligned_curve(&curves, s.curve_points),
+            curve: aligned_curve(&curves, s),
             scores,
             key,
         });
@@ -322,10 +346,15 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     }
 }
 
-/// The group's curves on `points` steps evenly spaced from the latest first step to the
+/// The group's curves on `s.curve_points` steps evenly spaced from the latest first step to the
 /// earliest last step (the range every run covers), each run's value the last at or before
-/// the step.
-fn aligned_curve(curves: &[&[(i64, f64)]], points: usize) -> Vec<(i64, usize, f64, Option<f64>)> {
+/// the step, with the mean's bootstrap band ([`BAND_REPS`] resamples, `s.seed`).
+fn aligned_curve(curves: &[&[(i64, f64)]], s: &Settings) -> Vec<CurvePoint> {
+    let points = s.curve_points;
+    let band = Settings {
+        reps: BAND_REPS.min(s.reps),
+        ..s.clone()
+    };
     let sorted: Vec<Vec<(i64, f64)>> = curves
         .iter()
         .map(|c| {
@@ -365,7 +394,15 @@ fn aligned_curve(curves: &[&[(i64, f64)]], points: usize) -> Vec<(i64, usize, f6
                     (i > 0).then(|| v[i - 1].1)
                 })
                 .collect();
-            (step, values.len(), np_mean(&values), sample_std(&values))
+            let mean = bootstrap(&values, np_mean, &band);
+            CurvePoint {
+                step,
+                n: values.len(),
+                mean: mean.value,
+                std: sample_std(&values),
+                low: mean.low,
+                high: mean.high,
+            }
         })
         .collect()
 }

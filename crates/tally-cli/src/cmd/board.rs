@@ -54,6 +54,8 @@ fn open_browser(url: &str) {
         .stderr(std::process::Stdio::null())
         .spawn()
     {
-        crate::stderr::line(format!("tally: could not run {opener} to open the page: {e}"));
+        crate::stderr::line(format!(
+            "tally: could not run {opener} to open the page: {e}"
+        ));
     }
 }
