@@ -107,13 +107,17 @@ wheel-check: wheel
 ##   read     bench/read_bench.py: tally.read, tally export and the Rust reader against
 ##            EventAccumulator, tbparse, tensorboard-data-server, a Python TFRecord loop and the
 ##            read + CRC-32C floor, then the read scaling rows ("Reading event files"); BENCH_ARGS
+##   board    bench/board.py: `tally board` against TensorBoard with its data server: first chart,
+##            a 1 000-run logdir, 10 million points, peak memory, CPU following 100 growing runs
+##            with the page open in headless Chromium ("tally board"); BENCH_BOARD_ARGS
 ## A subset: `make bench BENCH_ONLY="panel scaling"`; `BENCH_ARGS=` drops the read scaling rows.
-BENCH_ONLY ?= step render rss trinity python scaling panel read
+BENCH_ONLY ?= step render rss trinity python scaling panel read board
 BENCH_ARGS ?= --scaling --plot docs/read_scaling.png
 BENCH_HOT_ARGS ?= --iterations 3000 --runs 5
 BENCH_TRINITY_ARGS ?= --trinity-tasks 25
 BENCH_SCALING_ARGS ?= --runs 3 --plot docs/write_scaling.png
 BENCH_PANEL_ARGS ?= --runs 3 --seconds 60 --rate 50 500
+BENCH_BOARD_ARGS ?=
 bench-on = $(if $(filter $(1),$(BENCH_ONLY)),$(2),@true)
 bench: venv py-install
 	$(CARGO) build --release -p tally-cli -p tally-tfevents --examples --bins
@@ -125,6 +129,7 @@ bench: venv py-install
 	$(call bench-on,scaling,$(PY) bench/write_scaling.py $(BENCH_SCALING_ARGS))
 	$(call bench-on,panel,$(PY) bench/panel_cpu.py $(BENCH_PANEL_ARGS))
 	$(call bench-on,read,$(PY) bench/read_bench.py $(BENCH_ARGS))
+	$(call bench-on,board,$(PY) bench/board.py $(BENCH_BOARD_ARGS))
 
 ## Regenerate committed generated files (docs/metrics.md, schemas/*.json).
 docs:
