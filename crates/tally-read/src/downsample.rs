@@ -126,11 +126,7 @@ impl Series {
 
     /// The indices to look at for `[start, end]`: the window alone on a sorted axis.
     fn candidates(&self, axis: Axis, start: f64, end: f64) -> std::ops::Range<usize> {
-        let sorted = match axis {
-            Axis::Step => self.steps_sorted,
-            Axis::WallTime => self.walls_sorted,
-        };
-        if !sorted {
+        if !self.sorted(axis) {
             return 0..self.len();
         }
         let lo = match axis {
@@ -146,6 +142,12 @@ impl Series {
 
     /// The series' x range, NaN wall times left out; `None` when it has no point.
     fn x_range(&self, axis: Axis) -> Option<(f64, f64)> {
+        if self.sorted(axis) && !self.is_empty() {
+            let (a, b) = (self.x(axis, 0), self.x(axis, self.len() - 1));
+            if !a.is_nan() && !b.is_nan() {
+                return Some((a, b));
+            }
+        }
         let mut range: Option<(f64, f64)> = None;
         for i in 0..self.len() {
             let x = self.x(axis, i);
@@ -176,19 +178,23 @@ impl Series {
         let end = end.or(own.map(|r| r.1)).unwrap_or(start).max(start);
         let span = end - start;
         let scale = if span > 0.0 { width as f64 / span } else { 0.0 };
+        let slot_of = |x: f64| (((x - start) * scale) as usize).min(width - 1);
+        let range = self.candidates(axis, start, end);
+        if self.sorted(axis) {
+            return self.downsample_sorted(axis, range, start, end, slot_of);
+        }
         let mut slots: Vec<Option<Bucket>> = vec![None; width];
         let mut points = 0u64;
-        for i in self.candidates(axis, start, end) {
+        for i in range {
             let x = self.x(axis, i);
             if !(x >= start && x <= end) {
                 continue;
             }
             points += 1;
-            let slot = (((x - start) * scale) as usize).min(width - 1);
             let p = self.point(i);
-            match &mut slots[slot] {
+            match &mut slots[slot_of(x)] {
                 None => {
-                    slots[slot] = Some(Bucket::of(p));
+                    slots[slot_of(x)] = Some(Bucket::of(p));
                 }
                 Some(b) => b.add(p, x, axis),
             }
@@ -198,6 +204,79 @@ impl Series {
             end,
             points,
             buckets: slots.into_iter().flatten().collect(),
+        }
+    }
+
+    /// [`downsample`](Self::downsample) on a non-decreasing axis: each bucket is a contiguous
+    /// run of points, found by binary search, its first and last points its ends, its extremes
+    /// one pass over its values.
+    fn downsample_sorted(
+        &self,
+        axis: Axis,
+        range: std::ops::Range<usize>,
+        start: f64,
+        end: f64,
+        slot_of: impl Fn(f64) -> usize,
+    ) -> Downsampled {
+        let mut buckets = Vec::new();
+        let mut i = range.start;
+        while i < range.end {
+            let slot = slot_of(self.x(axis, i));
+            // The first index past this bucket: slots never decrease along a sorted axis.
+            let (mut lo, mut hi) = (i + 1, range.end);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if slot_of(self.x(axis, mid)) <= slot {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            buckets.push(self.bucket_of(i..lo));
+            i = lo;
+        }
+        Downsampled {
+            start,
+            end,
+            points: range.len() as u64,
+            buckets,
+        }
+    }
+
+    /// The bucket of the contiguous points `r` of a sorted axis.
+    fn bucket_of(&self, r: std::ops::Range<usize>) -> Bucket {
+        let (mut min, mut max): (Option<usize>, Option<usize>) = (None, None);
+        let mut nonfinite = Vec::new();
+        for (k, &v) in self.value[r.clone()].iter().enumerate() {
+            let k = r.start + k;
+            if v.is_finite() {
+                if min.is_none_or(|m| v < self.value[m]) {
+                    min = Some(k);
+                }
+                if max.is_none_or(|m| v > self.value[m]) {
+                    max = Some(k);
+                }
+            } else if let Some(rank) = nonfinite_rank(v) {
+                if !nonfinite.iter().any(|&(r, _)| r == rank) {
+                    nonfinite.push((rank, k));
+                }
+            }
+        }
+        nonfinite.sort();
+        Bucket {
+            first: self.point(r.start),
+            last: self.point(r.end - 1),
+            min: min.map(|k| self.point(k)),
+            max: max.map(|k| self.point(k)),
+            count: r.len() as u64,
+            nonfinite: nonfinite.into_iter().map(|(_, k)| self.point(k)).collect(),
+        }
+    }
+
+    fn sorted(&self, axis: Axis) -> bool {
+        match axis {
+            Axis::Step => self.steps_sorted,
+            Axis::WallTime => self.walls_sorted,
         }
     }
 
@@ -360,6 +439,43 @@ mod tests {
         let b = &d.buckets[0];
         assert_eq!((b.first.step, b.last.step, b.count), (2, 6, 4));
         assert_eq!((b.min.unwrap().step, b.max.unwrap().step), (2, 6));
+    }
+
+    #[test]
+    fn a_sorted_axis_buckets_as_the_general_scan_does() {
+        let mut s = Series::new();
+        let mut x = 12345u64;
+        for i in 0..20_000i64 {
+            // A xorshift stream: repeated steps, spikes, NaN and infinities.
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = match x % 97 {
+                0 => f64::NAN,
+                1 => f64::INFINITY,
+                2 => f64::NEG_INFINITY,
+                r => (r as f64) * if x % 1000 == 3 { 1e6 } else { 1.0 },
+            };
+            s.push(i / 3, i as f64 * 0.5, v);
+        }
+        let mut general = s.clone();
+        (general.steps_sorted, general.walls_sorted) = (false, false);
+        for (axis, window) in [
+            (Axis::Step, (None, None)),
+            (Axis::Step, (Some(100.0), Some(2000.5))),
+            (Axis::WallTime, (Some(10.0), Some(9000.0))),
+        ] {
+            for width in [1, 7, 640, 5000] {
+                let fast = s.downsample(axis, window.0, window.1, width);
+                let slow = general.downsample(axis, window.0, window.1, width);
+                // NaN != NaN: compare the points' bits through their debug form.
+                assert_eq!(
+                    format!("{fast:?}"),
+                    format!("{slow:?}"),
+                    "{axis:?} {window:?} {width}"
+                );
+            }
+        }
     }
 
     #[test]
