@@ -72,6 +72,9 @@ class Run:
             stderr=subprocess.PIPE,
             text=True,
             env={**os.environ, **env},
+            # The script starts with every signal at its default, as a training job does: a
+            # parent started under nohup would hand it SIGHUP ignored, which tally respects.
+            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
         )
         self.lines = []
         self.run_dir = None
