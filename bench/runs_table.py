@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pyarrow  # noqa: F401  imported once up front: tally's readers import it on first use
 import tally
 
 TAGS = [f"charts/t{i}" for i in range(9)] + ["charts/episodic_return"]
