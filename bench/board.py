@@ -157,7 +157,8 @@ def tb_has(run: str, tag: str, points: int):
 
 def row(name: str, tally_v: float, tb_v: float, unit: str, lower_is_better: bool = True) -> None:
     ratio = tb_v / tally_v if lower_is_better else tally_v / tb_v
-    print(f"| {name} | {tally_v:.3g} {unit} | {tb_v:.3g} {unit} | {ratio:.1f}x |", flush=True)
+    fmt = lambda v: f"{v:,.0f}" if v >= 100 else f"{v:.2f}"  # noqa: E731
+    print(f"| {name} | {fmt(tally_v)} {unit} | {fmt(tb_v)} {unit} | {ratio:.1f}x |", flush=True)
 
 
 def timed(url: str, repeats: int = 5) -> float:
