@@ -12,6 +12,7 @@ const POLL_MS = 2000;
 const state = {
   token: new URLSearchParams(location.search).get("token"),
   generation: 0,
+  looked: false,         // the first answer selects the first runs
   runs: new Map(),       // name -> row
   order: [],             // names in table order
   selected: new Set(),
@@ -22,6 +23,8 @@ const state = {
   logY: false,
   smoothing: 0.6,
   groupBy: "",           // configuration keys, comma-separated: charts show groups' bands
+  tableTags: "",         // tag globs, comma-separated: their last, min and max in the table
+  sort: { key: null, dir: 1 },
 };
 
 async function api(path, params) {
@@ -37,7 +40,9 @@ async function api(path, params) {
 
 async function pollRuns() {
   try {
-    const body = await api("runs", { since: state.generation });
+    const params = { since: state.generation };
+    if (state.tableTags) params.tags = state.tableTags;
+    const body = await api("runs", params);
     const names = new Set(body.names);
     for (const name of [...state.runs.keys()]) {
       if (!names.has(name)) { state.runs.delete(name); state.selected.delete(name); }
@@ -46,10 +51,11 @@ async function pollRuns() {
     for (const row of body.runs) {
       const old = state.runs.get(row.run);
       state.runs.set(row.run, row);
-      if (old) grown.push(row.run);
+      if (old && (old.points !== row.points || old.written !== row.written)) grown.push(row.run);
     }
     state.order = body.names;
-    if (state.generation === 0) {
+    if (!state.looked) {
+      state.looked = true;
       // The first look: the first runs are selected, as TensorBoard shows every run.
       for (const name of state.order.slice(0, 10)) {
         if (!state.runs.get(name).error) state.selected.add(name);
@@ -82,13 +88,88 @@ function duration(secs) {
   return `${Math.floor(s / 3600)}h${String(Math.floor(s % 3600 / 60)).padStart(2, "0")}m`;
 }
 
+// The table's columns: the run's own, its configuration's (those that differ between runs
+// first), then the figures of the tags typed in "table tags".
+const BASE_COLUMNS = [["state", "state"], ["last_step", "last step"], ["duration", "duration"]];
+const MAX_CONFIG_COLUMNS = 6;
+
+function columns() {
+  const rows = state.order.map(n => state.runs.get(n)).filter(Boolean);
+  const config = new Map();
+  for (const r of rows) for (const k of Object.keys(r)) {
+    if (!k.startsWith("config.")) continue;
+    if (!config.has(k)) config.set(k, new Set());
+    config.get(k).add(JSON.stringify(r[k]));
+  }
+  const varying = [...config.keys()].sort((a, b) => config.get(b).size - config.get(a).size);
+  const figures = new Set();
+  for (const r of rows) for (const k of Object.keys(r)) {
+    if (/:(last|min|max)$/.test(k)) figures.add(k);
+  }
+  return [...BASE_COLUMNS,
+    ...varying.slice(0, MAX_CONFIG_COLUMNS).map(k => [k, k.slice("config.".length)]),
+    ...[...figures].sort().map(k => [k, k])];
+}
+
+function cell(row, key) {
+  const v = row[key];
+  if (key === "duration") return duration(v);
+  if (typeof v === "number" && !Number.isInteger(v)) return fmt(v);
+  return v == null ? "" : String(v);
+}
+
+// "filter runs": words match the run's name; `key=value` matches a configuration value.
+function matches(name, row, filter) {
+  for (const word of filter.split(/\s+/).filter(Boolean)) {
+    const eq = word.indexOf("=");
+    if (eq > 0) {
+      const key = word.slice(0, eq), want = word.slice(eq + 1);
+      const v = row[key.startsWith("config.") ? key : `config.${key}`];
+      if (v == null || String(v).toLowerCase() !== want) return false;
+    } else if (!name.toLowerCase().includes(word)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+function sortedNames() {
+  const names = [...state.order];
+  const { key, dir } = state.sort;
+  if (!key) return names;
+  const value = n => { const v = state.runs.get(n)?.[key]; return v == null ? null : v; };
+  names.sort((a, b) => {
+    const x = value(a), y = value(b);
+    if (x === y) return 0;
+    if (x === null) return 1;
+    if (y === null) return -1;
+    return (x < y ? -1 : 1) * dir;
+  });
+  return names;
+}
+
 function renderRuns() {
   const filter = document.getElementById("run-filter").value.toLowerCase();
+  const cols = columns();
+  const head = document.querySelector("#runs thead tr");
+  head.replaceChildren();
+  for (const [key, label] of [[null, ""], ["run", "run"], ...cols]) {
+    const th = document.createElement("th");
+    th.textContent = label + (state.sort.key === key && key ? (state.sort.dir > 0 ? " ▲" : " ▼") : "");
+    if (key) {
+      th.dataset.key = key;
+      th.onclick = () => {
+        state.sort = { key, dir: state.sort.key === key ? -state.sort.dir : 1 };
+        renderRuns();
+      };
+    }
+    head.append(th);
+  }
   const body = document.querySelector("#runs tbody");
   body.replaceChildren();
-  for (const name of state.order) {
+  for (const name of sortedNames()) {
     const row = state.runs.get(name);
-    if (!row || (filter && !name.toLowerCase().includes(filter))) continue;
+    if (!row || (filter && !matches(name, row, filter))) continue;
     const tr = document.createElement("tr");
     tr.dataset.run = name;
     if (row.error) tr.className = "error";
@@ -101,22 +182,28 @@ function renderRuns() {
       renderRuns();
       refreshCharts(new Set());
     };
-    const cells = [box, name, row.state || "", row.last_step ?? "", duration(row.duration)];
-    cells.forEach((c, i) => {
+    const td0 = document.createElement("td");
+    td0.append(box);
+    const tdName = document.createElement("td");
+    tdName.className = "name";
+    tdName.title = name;
+    tdName.textContent = name;
+    if (state.selected.has(name)) tdName.style.borderLeft = `4px solid ${colorOf(name)}`;
+    tr.append(td0, tdName);
+    for (const [key] of cols) {
       const td = document.createElement("td");
-      if (c instanceof Node) td.append(c); else td.textContent = c;
-      if (i === 1) { td.className = "name"; td.title = name; }
-      if (i === 1 && state.selected.has(name)) td.style.borderLeft = `4px solid ${colorOf(name)}`;
-      if (i === 2) td.className = `state-${row.state}`;
+      td.textContent = cell(row, key);
+      td.dataset.key = key;
+      if (key === "state") td.className = `state-${row.state}`;
       tr.append(td);
-    });
+    }
     body.append(tr);
     const damage = row.damage || [];
     if (row.error || damage.length) {
       const msg = document.createElement("tr");
       msg.className = "error";
       const td = document.createElement("td");
-      td.colSpan = 5;
+      td.colSpan = cols.length + 2;
       td.className = "message";
       td.textContent = row.error ||
         damage.map(d => `${d.file} @ byte ${d.offset}: ${d.kind} ${d.detail || ""}`).join("\n");
@@ -439,6 +526,11 @@ function hover(chart, ev) {
 // ---- controls ----
 
 document.getElementById("run-filter").oninput = renderRuns;
+document.getElementById("table-tags").onchange = ev => {
+  state.tableTags = ev.target.value.trim();
+  // Every row again, with the new tags' figures (the flat rows drop the rest).
+  state.generation = 0;
+};
 document.getElementById("tag-filter").oninput = () => refreshCharts(new Set());
 document.getElementById("x-axis").onchange = ev => {
   state.x = ev.target.value;
