@@ -164,15 +164,15 @@ def test_runs_grouped_by_learning_rate_show_each_groups_band(tally_bin: Path, tm
         wait_for(browser, "return document.querySelector('.chart[data-tag=\"charts/return\"]')")
         # The table: configuration columns, a key=value filter, a sort, a tag's figures.
         rows = "return [...document.querySelectorAll('#runs tbody tr[data-run]')].map(r => r.dataset.run)"
-        wait_for(browser, "return document.querySelector('#runs th[data-key=\"config.lr\"]')")
+        wait_for(browser, "return document.querySelector('#runs th[data-key$=\".lr\"]')")
         runs_filter = browser.find_element("id", "run-filter")
         runs_filter.send_keys("lr=0.01")
         assert sorted(browser.execute_script(rows)) == [f"lr0.01_s{s}" for s in range(3)]
         runs_filter.clear()
         browser.execute_script("arguments[0].dispatchEvent(new Event('input'))", runs_filter)
-        browser.find_element("css selector", '#runs th[data-key="config.seed"]').click()
+        browser.find_element("css selector", '#runs th[data-key$=".seed"]').click()
         seeds = browser.execute_script(
-            "return [...document.querySelectorAll('#runs td[data-key=\"config.seed\"]')].map(t => t.textContent)")
+            "return [...document.querySelectorAll('#runs td[data-key$=\".seed\"]')].map(t => t.textContent)")
         assert seeds == ["0", "0", "1", "1", "2", "2"], seeds
         tags = browser.find_element("id", "table-tags")
         tags.send_keys("charts/return")

@@ -101,14 +101,23 @@ function columns() {
     if (!config.has(k)) config.set(k, new Set());
     config.get(k).add(JSON.stringify(r[k]));
   }
-  const varying = [...config.keys()].sort((a, b) => config.get(b).size - config.get(a).size);
+  // The keys a sweep varies (all of them for one run), most distinct values first.
+  const varying = [...config.keys()]
+    .filter(k => rows.length < 2 || config.get(k).size > 1)
+    .sort((a, b) => config.get(b).size - config.get(a).size);
   const figures = new Set();
   for (const r of rows) for (const k of Object.keys(r)) {
     if (/:(last|min|max)$/.test(k)) figures.add(k);
   }
   return [...BASE_COLUMNS,
-    ...varying.slice(0, MAX_CONFIG_COLUMNS).map(k => [k, k.slice("config.".length)]),
+    ...varying.slice(0, MAX_CONFIG_COLUMNS).map(k => [k, configLabel(k)]),
     ...[...figures].sort().map(k => [k, k])];
+}
+
+// A configuration column's short name: tally's run_config.json nests a writer's config under
+// "config", so "config.config.lr" reads "lr".
+function configLabel(key) {
+  return key.replace(/^config\.(config\.)?/, "");
 }
 
 function cell(row, key) {
@@ -124,8 +133,10 @@ function matches(name, row, filter) {
     const eq = word.indexOf("=");
     if (eq > 0) {
       const key = word.slice(0, eq), want = word.slice(eq + 1);
-      const v = row[key.startsWith("config.") ? key : `config.${key}`];
-      if (v == null || String(v).toLowerCase() !== want) return false;
+      const hit = Object.keys(row).some(k => k.startsWith("config.")
+        && (k === key || configLabel(k) === configLabel(key))
+        && String(row[k]).toLowerCase() === want);
+      if (!hit) return false;
     } else if (!name.toLowerCase().includes(word)) {
       return false;
     }
