@@ -139,6 +139,13 @@ def test_the_page_lists_runs_draws_a_one_step_spike_and_follows_a_live_run(board
         return false;""" % SPIKE_STEP)
     assert drawn, "the one-step spike is not drawn at the default zoom"
 
+    # A bucket of one point (a sparse series) is drawn, and smoothed, as one point, not four:
+    # smoothing over repeated copies would pull the line into stairs.
+    once = browser.execute_script(
+        "const p = () => [2048, 1.5, 20.75];"
+        "return bucketPoints({first: p(), last: p(), min: p(), max: p(), count: 1, nonfinite: []}).length")
+    assert once == 1
+
     # A live run: points appended to the tensorboardX run appear without reloading the page.
     from tensorboardX import SummaryWriter as TbxWriter
 

@@ -111,7 +111,7 @@ function columns() {
   }
   return [...BASE_COLUMNS,
     ...varying.slice(0, MAX_CONFIG_COLUMNS).map(k => [k, configLabel(k)]),
-    ...[...figures].sort().map(k => [k, k])];
+    ...[...figures].sort().map(k => [k, k.slice(k.lastIndexOf("/") + 1)])];
 }
 
 // A configuration column's short name: tally's run_config.json nests a writer's config under
@@ -355,7 +355,9 @@ function bucketPoints(b) {
   const pts = [b.first, b.min, b.max, b.last].filter(Boolean);
   const k = state.x === "step" ? 0 : 1;
   pts.sort((p, q) => p[k] - q[k]);
-  return pts.filter((p, i) => i === 0 || p !== pts[i - 1]);
+  // One point may be several of first, min, max and last: drawn (and smoothed) once.
+  const same = (p, q) => p[0] === q[0] && p[1] === q[1] && String(p[2]) === String(q[2]);
+  return pts.filter((p, i) => !pts.slice(0, i).some(q => same(p, q)));
 }
 
 // TensorBoard's smoothing: an exponential moving average, debiased for its start.
