@@ -315,7 +315,7 @@ fn runs_grouped_by_a_configuration_key_give_each_group_its_mean_and_band() {
         at_50["high"].as_f64().unwrap(),
     );
     assert!(
-        10.0 <= low && low < 11.0 && 11.0 < high && high <= 12.0,
+        (10.0..11.0).contains(&low) && high > 11.0 && high <= 12.0,
         "{at_50}"
     );
     let (status, body) = get(board.addr, "/api/groups?tag=return");
