@@ -133,12 +133,25 @@ impl Catalog {
         }
     }
 
+    /// The directory of run `name`: from the table once it was read, else from a listing alone,
+    /// so the first chart does not wait for the first table's every row.
+    fn dir_of(&self, name: &str) -> Option<PathBuf> {
+        let table = lock(&self.table);
+        if table.listed_at.is_some() {
+            return table.runs.get(name).map(|e| e.dir.clone());
+        }
+        drop(table);
+        let (root, runs) = resolve_inputs(&self.inputs).ok()?;
+        runs.into_iter()
+            .map(|(dir, _)| dir)
+            .find(|dir| run_name(&root, dir) == name)
+    }
+
     /// The held series of run `name` (read now if not held, read on if its last look is older
     /// than [`LOOK_EVERY`]); `None` when the table has no such run.
     pub fn live(&self, name: &str) -> Result<Option<Arc<Mutex<LiveRun>>>, Error> {
-        let dir = match self.table().runs.get(name) {
-            Some(entry) => entry.dir.clone(),
-            None => return Ok(None),
+        let Some(dir) = self.dir_of(name) else {
+            return Ok(None);
         };
         let mut held = lock(&self.held);
         let now = Instant::now();
