@@ -20,6 +20,10 @@ pub const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// let go (and read again if asked for again).
 pub const HELD_POINTS: u64 = 50_000_000;
 
+/// Runs whose rows are read together (in parallel): the memory a listing holds is a batch's
+/// points, not the whole logdir's.
+pub const READ_BATCH: usize = 64;
+
 /// A run's files and their lengths: when it differs, the run's row is read again.
 type Signature = Vec<(PathBuf, u64)>;
 
@@ -122,10 +126,16 @@ impl Catalog {
         if !to_read.is_empty() {
             changed = true;
             let generation = table.generation + 1;
-            for (name, entry) in read_rows(&root, to_read, generation) {
-                let grew = table.runs.contains_key(&name);
-                let entry = Entry { grew, ..entry };
-                table.runs.insert(name, entry);
+            // A batch at a time: the points of a batch are held while its rows are made.
+            while !to_read.is_empty() {
+                let rest = to_read.split_off(to_read.len().min(READ_BATCH));
+                for (name, entry) in
+                    read_rows(&root, std::mem::replace(&mut to_read, rest), generation)
+                {
+                    let grew = table.runs.contains_key(&name);
+                    let entry = Entry { grew, ..entry };
+                    table.runs.insert(name, entry);
+                }
             }
         }
         if changed {
