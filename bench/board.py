@@ -246,6 +246,11 @@ def scenario_5(exe: str, root: Path) -> None:
             c0, t0 = cpu_seconds(s.pids()), time.perf_counter()
             time.sleep(30)
             results[name] = (cpu_seconds(s.pids()) - c0) / (time.perf_counter() - t0) * 100
+            if name == "tally":
+                # The page followed the runs: its charts hold the newest steps.
+                shown = driver.execute_script(
+                    "return [document.querySelectorAll('.chart canvas').length, document.getElementById('status').textContent]")
+                print(f"  (tally's page: {shown[0]} charts, {shown[1]})", flush=True)
             driver.quit()
             s.stop()
     finally:

@@ -20,6 +20,11 @@ pub const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// let go (and read again if asked for again).
 pub const HELD_POINTS: u64 = 50_000_000;
 
+/// The rows of growing runs are read again after a pause of this many times the last reading's
+/// duration, so following many growing runs takes about 1/ROW_SHARE of a core for the table (a
+/// chart's series are followed on their own, from where they stopped).
+pub const ROW_SHARE: u32 = 100;
+
 /// Runs whose rows are read together (in parallel): the memory a listing holds is a batch's
 /// points, not the whole logdir's.
 pub const READ_BATCH: usize = 64;
@@ -54,6 +59,8 @@ pub struct Table {
     /// Why no run could be listed (e.g. no event file yet), shown instead of the table.
     pub notice: Option<String>,
     listed_at: Option<Instant>,
+    /// When the rows of runs that grew may be read again ([`ROW_SHARE`]).
+    rows_due: Option<Instant>,
 }
 
 struct Held {
@@ -117,12 +124,16 @@ impl Catalog {
         table.runs.retain(|name, _| seen.contains_key(name));
         let mut changed = table.runs.len() != before;
         let mut to_read = Vec::new();
+        let rows_due = table.rows_due.is_none_or(|t| Instant::now() >= t);
         for (name, (run, signature, written)) in seen {
-            match table.runs.get(&name) {
+            match table.runs.get_mut(&name) {
                 Some(e) if e.files == signature => {}
+                // A run that grew: its row when due, its last write (the state) now.
+                Some(e) if !rows_due => e.written = written,
                 _ => to_read.push((name, run, signature, written)),
             }
         }
+        let started = Instant::now();
         if !to_read.is_empty() {
             changed = true;
             let generation = table.generation + 1;
@@ -141,6 +152,7 @@ impl Catalog {
         if changed {
             table.generation += 1;
         }
+        table.rows_due = Some(Instant::now() + started.elapsed() * ROW_SHARE);
     }
 
     /// The directory of run `name`: from the table once it was read, else from a listing alone,
