@@ -264,9 +264,21 @@ fn a_growing_run_is_followed_and_only_its_row_is_sent_again() {
     let (_, series) = get(board.addr, "/api/scalars?run=a&tag=x&width=50");
     assert_eq!(series["total"], 10);
     events(&a, (10..25).map(|s| (s, vec![("x", s as f64)])));
-    std::thread::sleep(std::time::Duration::from_millis(1100));
+    // The row comes back once it is read again (listings at most once a second, a grown run's
+    // row paced by its last reading's cost).
     let since = first["generation"].as_u64().unwrap();
-    let (_, next) = get(board.addr, &format!("/api/runs?since={since}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let next = loop {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let (_, next) = get(board.addr, &format!("/api/runs?since={since}"));
+        if next["runs"].as_array().is_some_and(|r| !r.is_empty()) {
+            break next;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the grown run's row never came back"
+        );
+    };
     let changed: Vec<&str> = next["runs"]
         .as_array()
         .unwrap()
