@@ -7,9 +7,8 @@ use crate::downsample::Series;
 use crate::error::Error;
 use crate::files::run_event_files;
 use crate::scalars::{cut_steps, Resume, RunScalars};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use tally_tfevents::{scalars_in_parallel_window, Damage, Interner, OnCorruption};
+use tally_tfevents::{Damage, Interner, OnCorruption};
 
 /// A run's series, by tag, as read so far.
 pub struct LiveRun {
@@ -30,53 +29,8 @@ impl LiveRun {
     /// Reads the run in `dir` (its own event files, `files::run_event_files`).
     pub fn open(dir: &Path) -> Result<Self, Error> {
         let mut run = LiveRun::empty(dir);
-        run.read_large_file_in_parallel();
         run.refresh()?;
         Ok(run)
-    }
-
-    /// A run of one large file read on every core up to its last whole record, as `tally.read`
-    /// reads one (`docs/contract/consumers.md` "Reading scalars fast"); the refresh that
-    /// follows reads on from there. Left to the sequential reader (nothing held) when the file
-    /// is small, damaged, or its record boundaries are in doubt.
-    fn read_large_file_in_parallel(&mut self) {
-        let Ok(files) = run_event_files(&self.dir) else {
-            return;
-        };
-        let [file] = files.as_slice() else { return };
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let Ok(len) = std::fs::metadata(file).map(|m| m.len()) else {
-            return;
-        };
-        if cores < 2 || len < PARALLEL_FILE_BYTES {
-            return;
-        }
-        let read = scalars_in_parallel_window(
-            file,
-            0,
-            len,
-            cores,
-            |_| ByName::default(),
-            |part, s| part.add(s.tag, s.step, s.wall_time, s.value),
-        );
-        let Some((parts, end)) = read else { return };
-        let mut max_step = None;
-        for part in parts {
-            let ids: Vec<usize> = part.tags.iter().map(|t| self.tags.id(t)).collect();
-            for (tag, step, wall, value) in part.points {
-                let id = ids[tag as usize];
-                if id >= self.series.len() {
-                    self.series.resize_with(id + 1, Series::new);
-                }
-                self.series[id].push(step, wall, value);
-                max_step = max_step.max(Some(step));
-            }
-        }
-        self.files = files;
-        self.resume = Resume {
-            offsets: vec![end],
-            max_steps: vec![max_step],
-        };
     }
 
     fn empty(dir: &Path) -> Self {
@@ -181,32 +135,6 @@ impl LiveRun {
     }
 }
 
-/// Below this, one file is read by one thread (as `columns.rs` reads one).
-const PARALLEL_FILE_BYTES: u64 = 8 << 20;
-
-/// One thread's share of a file: its tags by name, its points numbered by them.
-#[derive(Default)]
-struct ByName {
-    tags: Vec<String>,
-    index: HashMap<String, u32>,
-    points: Vec<(u32, i64, f64, f64)>,
-}
-
-impl ByName {
-    fn add(&mut self, tag: &str, step: i64, wall: f64, value: f64) {
-        let id = match self.index.get(tag) {
-            Some(&id) => id,
-            None => {
-                let id = self.tags.len() as u32;
-                self.tags.push(tag.to_owned());
-                self.index.insert(tag.to_owned(), id);
-                id
-            }
-        };
-        self.points.push((id, step, wall, value));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,38 +211,6 @@ mod tests {
         append(&dir.path().join("events.out.tfevents.2.host"), &second);
         run.refresh().unwrap();
         assert_eq!(values(&run, "x"), [(1, 1.0), (2, 20.0)]);
-    }
-
-    #[test]
-    fn a_large_file_read_on_every_core_is_the_sequential_read_and_reads_on() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("events.out.tfevents.1.host");
-        // Over 8 MiB: read in parallel.
-        let steps: Vec<(i64, Vec<(&str, f64)>)> = (0..300_000)
-            .map(|s| (s, vec![("loss", s as f64 * 0.5), ("ret", -(s as f64))]))
-            .collect();
-        let events: Vec<(i64, &[(&str, f64)])> =
-            steps.iter().map(|(s, v)| (*s, v.as_slice())).collect();
-        append(&file, &records(&events));
-        assert!(std::fs::metadata(&file).unwrap().len() > PARALLEL_FILE_BYTES);
-        let mut run = LiveRun::empty(dir.path());
-        run.read_large_file_in_parallel();
-        assert_eq!(run.points(), 600_000, "the parallel read read the file");
-        assert_eq!(
-            run.refresh().unwrap(),
-            0,
-            "and the refresh read on from its end"
-        );
-        let mut one = LiveRun::empty(dir.path());
-        one.refresh().unwrap();
-        for tag in ["loss", "ret"] {
-            assert_eq!(values(&run, tag), values(&one, tag), "{tag}");
-        }
-        let tags: Vec<&str> = run.tags().map(|(t, _)| t).collect();
-        assert_eq!(tags, ["loss", "ret"]);
-        append(&file, &records(&[(300_000, &[("loss", 7.0)])]));
-        assert_eq!(run.refresh().unwrap(), 1);
-        assert_eq!(values(&run, "loss").last(), Some(&(300_000, 7.0)));
     }
 
     #[test]
