@@ -41,11 +41,12 @@ pub fn serve(server: Arc<Server>, catalog: Arc<Catalog>, token: Option<String>, 
 fn respond(request: Request, catalog: &Catalog, token: Option<&str>) {
     let target = Target::parse(request.url());
     let (status, content_type, body, set_cookie) = route(&request, &target, catalog, token);
+    let len = body.len();
     let mut response = Response::new(
         status.into(),
         Vec::new(),
-        Cursor::new(body.clone()),
-        Some(body.len()),
+        Cursor::new(body),
+        Some(len),
         None,
     )
     .with_header(header("Content-Type", content_type))
