@@ -5,10 +5,12 @@
 use crate::catalog::{lock, Catalog, Entry};
 use crate::query::Target;
 use serde_json::{json, Map, Value};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tally_read::compare::{compare, Settings, BAND_REPS};
 use tally_read::damage::damage_json;
 use tally_read::downsample::{Axis, Bucket, Point};
+use tally_read::live::LiveRun;
 use tally_schema::legacy::glob_match;
 
 /// The widest chart a request may ask buckets for.
@@ -162,19 +164,10 @@ fn tags(catalog: &Catalog, target: &Target) -> Handled {
 /// non-finite points.
 fn scalars(catalog: &Catalog, target: &Target) -> Handled {
     let (run, tag) = (required(target, "run")?, required(target, "tag")?);
-    let width: usize = parse(target, "width")?.unwrap_or(1000);
-    if !(1..=MAX_WIDTH).contains(&width) {
-        return Err(Answer::error(
-            400,
-            format!("width={width}: a chart is 1 to {MAX_WIDTH} buckets wide"),
-        ));
-    }
+    let width = width(target, 1000)?;
     let axis = axis(target)?;
     let (start, end) = (parse::<f64>(target, "start")?, parse::<f64>(target, "end")?);
-    let live = catalog
-        .live(run)
-        .map_err(|e| Answer::error(500, e.to_string()))?
-        .ok_or_else(|| no_run(run))?;
+    let live = held(catalog, run)?;
     let live = lock(&live);
     let series = live.series(tag).ok_or_else(|| no_tag(run, tag))?;
     let d = series.downsample(axis, start, end, width);
@@ -195,10 +188,7 @@ fn nearest(catalog: &Catalog, target: &Target) -> Handled {
     let (run, tag) = (required(target, "run")?, required(target, "tag")?);
     let at: f64 = parse(target, "at")?.ok_or_else(|| missing("at"))?;
     let axis = axis(target)?;
-    let live = catalog
-        .live(run)
-        .map_err(|e| Answer::error(500, e.to_string()))?
-        .ok_or_else(|| no_run(run))?;
+    let live = held(catalog, run)?;
     let live = lock(&live);
     let series = live.series(tag).ok_or_else(|| no_tag(run, tag))?;
     Ok(Answer::ok(json!({
@@ -224,13 +214,7 @@ fn groups(catalog: &Catalog, target: &Target) -> Handled {
             "by=: name at least one configuration key",
         ));
     }
-    let width: usize = parse(target, "width")?.unwrap_or(400);
-    if !(1..=MAX_WIDTH).contains(&width) {
-        return Err(Answer::error(
-            400,
-            format!("width={width}: a chart is 1 to {MAX_WIDTH} buckets wide"),
-        ));
-    }
+    let width = width(target, 400)?;
     let settings = Settings {
         by: by.clone(),
         curve_points: width,
@@ -272,6 +256,26 @@ fn point_json(p: Point) -> Value {
         json!("-Infinity")
     };
     json!([p.step, p.wall_time, value])
+}
+
+/// The run's held series (read now if not held), or why not.
+fn held(catalog: &Catalog, run: &str) -> Result<Arc<Mutex<LiveRun>>, Answer> {
+    catalog
+        .live(run)
+        .map_err(|e| Answer::error(500, e.to_string()))?
+        .ok_or_else(|| no_run(run))
+}
+
+/// The `width` parameter (`default` when absent), 1 to [`MAX_WIDTH`].
+fn width(target: &Target, default: usize) -> Result<usize, Answer> {
+    let width: usize = parse(target, "width")?.unwrap_or(default);
+    if !(1..=MAX_WIDTH).contains(&width) {
+        return Err(Answer::error(
+            400,
+            format!("width={width}: a chart is 1 to {MAX_WIDTH} buckets wide"),
+        ));
+    }
+    Ok(width)
 }
 
 fn axis(target: &Target) -> Result<Axis, Answer> {
