@@ -211,3 +211,38 @@ def test_runs_grouped_by_learning_rate_show_each_groups_band(tally_bin: Path, tm
             const px = ctx.getImageData(X * dpr, y * dpr, 1, 1).data;
             return px[3] > 0 && !(px[0] > 250 && px[1] > 250 && px[2] > 250);""", at["high"], at["mean"])
         assert painted, "no band between the mean and the upper bound"
+
+
+def test_table_tags_typed_while_a_poll_is_in_flight_still_fill_the_table(tally_bin: Path, tmp_path: Path, browser):
+    # The poll that left before the tags were typed answers after: its generation must not
+    # stand for rows that carry the new tags' figures (the next poll would then ask for
+    # nothing and the figures never come).
+    for seed in range(2):
+        w = SummaryWriter(str(tmp_path / f"s{seed}"))
+        for step in range(10):
+            w.add_scalar("charts/return", step + 100 * seed, step)
+        w.close()
+    for url in serve(tally_bin, tmp_path):
+        browser.get(url)
+        wait_for(browser, "return document.querySelectorAll('#runs tbody tr[data-run]').length === 2")
+        # Hold the next tag-less runs poll until released.
+        browser.execute_script("""
+            const real = window.fetch;
+            window.held = null;
+            window.fetch = (url, ...rest) => {
+                if (String(url).includes('/api/runs') && !String(url).includes('tags=') && !window.held) {
+                    return new Promise(resolve => {
+                        window.held = () => resolve(real(url, ...rest));
+                    });
+                }
+                return real(url, ...rest);
+            };""")
+        wait_for(browser, "return window.held !== null")
+        tags = browser.find_element("id", "table-tags")
+        tags.send_keys("charts/return")
+        browser.execute_script("arguments[0].dispatchEvent(new Event('change'))", tags)
+        browser.execute_script("window.held()")
+        lasts = wait_for(browser, """
+            const cells = [...document.querySelectorAll('#runs td[data-key="charts/return:last"]')];
+            return cells.length === 2 && cells.map(t => Number(t.textContent));""", timeout=10)
+        assert sorted(lasts) == [9.0, 109.0]

@@ -40,8 +40,9 @@ async function api(path, params) {
 
 async function pollRuns() {
   try {
+    const asked = state.tableTags;
     const params = { since: state.generation };
-    if (state.tableTags) params.tags = state.tableTags;
+    if (asked) params.tags = asked;
     const body = await api("runs", params);
     const names = new Set(body.names);
     for (const name of [...state.runs.keys()]) {
@@ -61,7 +62,8 @@ async function pollRuns() {
         if (!state.runs.get(name).error) state.selected.add(name);
       }
     }
-    state.generation = body.generation;
+    // Rows asked with other table tags lack the new tags' figures: ask for every row again.
+    state.generation = asked === state.tableTags ? body.generation : 0;
     const notice = document.getElementById("notice");
     notice.hidden = !body.notice;
     notice.textContent = body.notice || "";
@@ -320,13 +322,20 @@ function offsetOf(run) {
   return state.x === "relative" ? (state.runs.get(run)?.start || 0) : 0;
 }
 
+// What a chart's request depends on: an answer asked under another view is dropped, since the
+// change of view started its own request.
+function viewOf(chart) { return JSON.stringify([state.x, state.groupBy, chart.zoom]); }
+
 async function loadChart(chart, runs) {
+  const view = viewOf(chart);
   if (state.groupBy) {
     // Groups are over every run under the board's paths, on aligned steps.
+    let groups = [];
     try {
-      const body = await api("groups", { tag: chart.tag, by: state.groupBy, width: CHART_W - PAD.l - PAD.r });
-      chart.groups = body.groups;
-    } catch (e) { chart.groups = []; }
+      groups = (await api("groups", { tag: chart.tag, by: state.groupBy, width: CHART_W - PAD.l - PAD.r })).groups;
+    } catch (e) { groups = []; }
+    if (view !== viewOf(chart)) return;
+    chart.groups = groups;
     draw(chart);
     return;
   }
@@ -337,12 +346,12 @@ async function loadChart(chart, runs) {
       params.start = chart.zoom[0] + offsetOf(run);
       params.end = chart.zoom[1] + offsetOf(run);
     }
-    try {
-      const body = await api("scalars", params);
-      chart.series.set(run, body);
-    } catch (e) { chart.series.delete(run); }
+    let body = null;
+    try { body = await api("scalars", params); } catch (e) { body = null; }
+    if (view !== viewOf(chart)) return;
+    if (body) chart.series.set(run, body); else chart.series.delete(run);
   }));
-  draw(chart);
+  if (view === viewOf(chart)) draw(chart);
 }
 
 const num = v => typeof v === "number" ? v : Number(v);
