@@ -34,6 +34,23 @@ pub struct Diagnosis {
     pub damage: Vec<Damage>,
 }
 
+impl Diagnosis {
+    /// The diagnosis as `tally diagnose --json` prints it and the board serves it:
+    /// `{"run", "profile", "last", "healthy", "findings", "checked", "thresholds", "damage"}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "run": self.run_dir.display().to_string(),
+            "profile": self.profile.as_str(),
+            "last": self.last,
+            "healthy": self.findings.is_empty(),
+            "findings": self.findings,
+            "checked": self.checked,
+            "thresholds": self.thresholds,
+            "damage": crate::damage::damage_json(&self.damage),
+        })
+    }
+}
+
 /// Read the run in `dir`, average the last `last` values of each figure, and apply the table.
 pub fn diagnose(dir: &Path, last: usize, thresholds: Thresholds) -> Result<Diagnosis, Error> {
     if last == 0 {

@@ -2,7 +2,8 @@
 //! and later the board and health readers): which files make up a run and in which order
 //! ([`files`]), a run's scalars streamed as one series ([`scalars`]) or read into columns
 //! ([`columns`]), growing files followed as they are written ([`follow`]), a run's metadata
-//! ([`meta`]) and the damage a reader found ([`damage`]), the analyses (trailing values
+//! ([`meta`]), its text, images and histograms ([`summaries`]) and the damage a reader found
+//! ([`damage`]), the analyses (trailing values
 //! [`tails`], [`extract`], [`diagnose`], [`scaling`], [`trace_stats`]) and the export writers
 //! ([`export`]).
 //!
@@ -29,6 +30,8 @@ pub mod readahead;
 pub mod runs;
 pub mod scalars;
 pub mod scaling;
+pub mod shares;
+pub mod summaries;
 pub mod tails;
 pub mod trace_stats;
 

@@ -6,7 +6,7 @@ use crate::generic::GenericModel;
 use crate::glyphs::Glyphs;
 use crate::rft::RftModel;
 use tally::terminal::{Level, Message, PanelSnapshot};
-use tally::timeline::{CollectorTimeline, LearnerTimeline};
+use tally::timeline::{phase_label, CollectorTimeline, LearnerTimeline};
 use tally::MpsState;
 use tally_schema::{metric, MetricSpec, Profile, Profiles, Role, Unit, METRICS};
 
@@ -191,17 +191,6 @@ impl PanelState {
         self.model = Model::after(&self.model, &snapshot, now);
         self.snapshot = snapshot;
         self.now = now;
-    }
-}
-
-/// The label of a timing row. On-policy, an iteration is Collect then Train
-/// (docs/contract/timelines.md "On-policy: collect, then train"), not APPO's overlapping
-/// Rollout Wall beside a learner's Learning.
-pub fn phase_label(profile: Profile, spec: &MetricSpec) -> &'static str {
-    match (profile, spec.tag) {
-        (Profile::OnPolicy, "Perf/learning_time") => "Train",
-        (Profile::OnPolicy, "Perf/collection_time") => "Collect",
-        _ => spec.label,
     }
 }
 

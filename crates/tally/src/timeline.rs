@@ -91,6 +91,17 @@ pub fn collector_specs(profile: Profile) -> &'static [(&'static str, &'static Me
     &all[profile_slot(profile)]
 }
 
+/// The label of a timing row. On-policy, an iteration is Collect then Train
+/// (docs/contract/timelines.md "On-policy: collect, then train"), not APPO's overlapping
+/// Rollout Wall beside a learner's Learning.
+pub fn phase_label(profile: Profile, spec: &MetricSpec) -> &'static str {
+    match (profile, spec.tag) {
+        (Profile::OnPolicy, "Perf/learning_time") => "Train",
+        (Profile::OnPolicy, "Perf/collection_time") => "Collect",
+        _ => spec.label,
+    }
+}
+
 /// One row of the learner timeline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LearnerRow {

@@ -1,25 +1,13 @@
 //! `tally diagnose`: prints what [`tally_read::diagnose`] found, as text or JSON.
 
-use serde_json::json;
 use std::io::Write;
-use tally_read::damage::damage_json;
 use tally_read::diagnose::{Diagnosis, Evidence};
 
 /// Print the diagnosis as text or as JSON
 /// (`{"healthy", "findings": [{"symptom", "meaning", "check_first", "evidence"}], ...}`).
 pub fn print(d: &Diagnosis, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
     if json {
-        let v = json!({
-            "run": d.run_dir.display().to_string(),
-            "profile": d.profile.as_str(),
-            "last": d.last,
-            "healthy": d.findings.is_empty(),
-            "findings": d.findings,
-            "checked": d.checked,
-            "thresholds": d.thresholds,
-            "damage": damage_json(&d.damage),
-        });
-        let text = serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?;
+        let text = serde_json::to_string_pretty(&d.to_json()).map_err(std::io::Error::other)?;
         return writeln!(out, "{text}");
     }
     writeln!(

@@ -4,10 +4,11 @@
 use super::table::{Row, Table, CORE, DETAIL, GAUGE};
 use crate::format;
 use crate::glyphs::Glyphs;
-use crate::state::{phase_label, shows_other, wall_label, MetricGroup, Model, Trend};
+use crate::state::{shows_other, wall_label, MetricGroup, Model, Trend};
 use crate::view::draw::Pal;
 use crate::view::layout::Tier;
 use ratatui::style::{Color, Modifier};
+use tally::timeline::phase_label;
 use tally_schema::{Profile, Role, Unit};
 
 pub(super) struct Tables {
