@@ -9,8 +9,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tally_read::compare::{compare, Settings, BAND_REPS};
 use tally_read::damage::damage_json;
+use tally_read::diagnose::{diagnose, Thresholds, DEFAULT_LAST};
 use tally_read::downsample::{Axis, Bucket, Point};
 use tally_read::live::LiveRun;
+use tally_read::meta::{read_json, RunConfigFacts};
+use tally_read::shares::timeline_shares;
+use tally_read::summaries::RunSummaries;
 use tally_schema::legacy::glob_match;
 
 /// The widest chart a request may ask buckets for.
@@ -20,23 +24,34 @@ pub const MAX_WIDTH: usize = 16_384;
 /// is shown stalled.
 pub const STALLED_AFTER: Duration = Duration::from_secs(60);
 
-/// An answer: the HTTP status and the JSON body.
+/// An answer: the HTTP status and the body.
 pub struct Answer {
     /// 200, or 400 (a bad parameter), 404 (no such run, tag or route), 500 (reading failed).
     pub status: u16,
     /// The body.
-    pub body: Value,
+    pub body: Body,
+}
+
+/// What an answer carries: JSON, or a file as a run holds it (an image).
+pub enum Body {
+    /// Every route but `/api/image`, and every error.
+    Json(Value),
+    /// The bytes and their media type.
+    File(&'static str, Vec<u8>),
 }
 
 impl Answer {
     fn ok(body: Value) -> Self {
-        Answer { status: 200, body }
+        Answer {
+            status: 200,
+            body: Body::Json(body),
+        }
     }
 
     fn error(status: u16, message: impl Into<String>) -> Self {
         Answer {
             status,
-            body: json!({ "error": message.into() }),
+            body: Body::Json(json!({ "error": message.into() })),
         }
     }
 }
@@ -49,6 +64,9 @@ pub fn answer(catalog: &Catalog, target: &Target) -> Answer {
         "/api/scalars" => scalars(catalog, target),
         "/api/nearest" => nearest(catalog, target),
         "/api/groups" => groups(catalog, target),
+        "/api/run" => run(catalog, target),
+        "/api/media" => media(catalog, target),
+        "/api/image" => image(catalog, target),
         other => Err(Answer::error(404, format!("{other}: no such API path"))),
     };
     result.unwrap_or_else(|e| e)
@@ -246,16 +264,20 @@ fn bucket_json(b: &Bucket) -> Value {
 /// `[step, wall_time, value]`; a value that JSON has no number for is the string `"NaN"`,
 /// `"Infinity"` or `"-Infinity"` (JavaScript's `Number()` reads each back).
 fn point_json(p: Point) -> Value {
-    let value = if p.value.is_finite() {
-        json!(p.value)
-    } else if p.value.is_nan() {
+    json!([p.step, p.wall_time, num(p.value)])
+}
+
+/// A value as JSON: a number, or `"NaN"`, `"Infinity"`, `"-Infinity"`, which JSON has not.
+fn num(v: f64) -> Value {
+    if v.is_finite() {
+        json!(v)
+    } else if v.is_nan() {
         json!("NaN")
-    } else if p.value > 0.0 {
+    } else if v > 0.0 {
         json!("Infinity")
     } else {
         json!("-Infinity")
-    };
-    json!([p.step, p.wall_time, value])
+    }
 }
 
 /// The run's held series (read now if not held), or why not.
@@ -332,6 +354,104 @@ impl Number for usize {
     fn is_finite(&self) -> bool {
         true
     }
+}
+
+/// `GET /api/run?run=R[&width=W]`: what a tally run says about itself: its summary
+/// (`run_summary.json`), its bottleneck reading (`tally diagnose`'s JSON; `null` with the reason
+/// for a run it cannot read, such as another writer's), and its timelines as shares over at
+/// most `W` step buckets (empty for a run without them).
+fn run(catalog: &Catalog, target: &Target) -> Handled {
+    let name = required(target, "run")?;
+    let width = width(target, 200)?;
+    let dir = catalog.dir_of(name).ok_or_else(|| no_run(name))?;
+    let summary = read_json(&dir.join("run_summary.json")).unwrap_or(None);
+    let (diagnosis, why) = match diagnose(&dir, DEFAULT_LAST, Thresholds::default()) {
+        Ok(d) => (d.to_json(), None),
+        Err(e) => (Value::Null, Some(e.to_string())),
+    };
+    let shares = match RunConfigFacts::read_or_default(&dir).profile() {
+        Some(profile) => {
+            let live = held(catalog, name)?;
+            let live = lock(&live);
+            Some(timeline_shares(profile, |tag| live.series(tag), width))
+        }
+        None => None,
+    };
+    Ok(Answer::ok(json!({
+        "run": name,
+        "summary": summary,
+        "diagnosis": diagnosis,
+        "diagnosis_error": why,
+        "timelines": shares,
+    })))
+}
+
+/// `GET /api/media?run=R`: the run's text entries per tag, and its newest image and histogram
+/// per tag (an image's bytes come from `/api/image`).
+fn media(catalog: &Catalog, target: &Target) -> Handled {
+    let name = required(target, "run")?;
+    let run = summaries(catalog, name)?;
+    let run = lock(&run);
+    let text: Vec<Value> = run
+        .text
+        .iter()
+        .map(|(tag, entries)| {
+            let entries: Vec<Value> = entries
+                .iter()
+                .map(|t| json!({ "step": t.step, "wall_time": t.wall_time, "text": t.text }))
+                .collect();
+            json!({ "tag": tag, "entries": entries })
+        })
+        .collect();
+    let images: Vec<Value> = run
+        .images
+        .iter()
+        .map(|(tag, i)| {
+            json!({ "tag": tag, "step": i.step, "wall_time": i.wall_time,
+                    "width": i.width, "height": i.height, "mime": i.mime })
+        })
+        .collect();
+    let histograms: Vec<Value> = run
+        .histograms
+        .iter()
+        .map(|(tag, h)| {
+            let buckets: Vec<Value> = h
+                .buckets
+                .iter()
+                .map(|b| json!([num(b[0]), num(b[1]), num(b[2])]))
+                .collect();
+            json!({ "tag": tag, "step": h.step, "wall_time": h.wall_time, "buckets": buckets })
+        })
+        .collect();
+    Ok(Answer::ok(json!({
+        "run": name,
+        "text": text,
+        "images": images,
+        "histograms": histograms,
+    })))
+}
+
+/// `GET /api/image?run=R&tag=T`: the newest image of the tag, as the run holds it.
+fn image(catalog: &Catalog, target: &Target) -> Handled {
+    let name = required(target, "run")?;
+    let tag = required(target, "tag")?;
+    let run = summaries(catalog, name)?;
+    let run = lock(&run);
+    let image = run
+        .images
+        .get(tag)
+        .ok_or_else(|| Answer::error(404, format!("run {name:?} has no image tag {tag:?}")))?;
+    Ok(Answer {
+        status: 200,
+        body: Body::File(image.mime, image.bytes.clone()),
+    })
+}
+
+fn summaries(catalog: &Catalog, run: &str) -> Result<Arc<Mutex<RunSummaries>>, Answer> {
+    catalog
+        .summaries(run)
+        .map_err(|e| Answer::error(500, e.to_string()))?
+        .ok_or_else(|| no_run(run))
 }
 
 fn no_run(run: &str) -> Answer {

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use tally_read::columns::{resolve_inputs, run_name, ReadOptions};
 use tally_read::live::LiveRun;
 use tally_read::runs::{runs_table_of, RunRow};
+use tally_read::summaries::RunSummaries;
 use tally_read::RunDir;
 use tally_tfevents::Damage;
 
@@ -74,6 +75,8 @@ pub struct Catalog {
     inputs: Vec<PathBuf>,
     table: Mutex<Table>,
     held: Mutex<HashMap<String, Held>>,
+    /// Runs' text, images and histograms, by name, read when first asked for.
+    summaries: Mutex<HashMap<String, (Arc<Mutex<RunSummaries>>, Instant)>>,
 }
 
 impl Catalog {
@@ -83,6 +86,7 @@ impl Catalog {
             inputs,
             table: Mutex::new(Table::default()),
             held: Mutex::new(HashMap::new()),
+            summaries: Mutex::new(HashMap::new()),
         }
     }
 
@@ -157,7 +161,7 @@ impl Catalog {
 
     /// The directory of run `name`: from the table once it was read, else from a listing alone,
     /// so the first chart does not wait for the first table's every row.
-    fn dir_of(&self, name: &str) -> Option<PathBuf> {
+    pub fn dir_of(&self, name: &str) -> Option<PathBuf> {
         let table = lock(&self.table);
         if table.listed_at.is_some() {
             return table.runs.get(name).map(|e| e.dir.clone());
@@ -200,6 +204,28 @@ impl Catalog {
             },
         );
         let_go_past_budget(&mut held, name);
+        Ok(Some(run))
+    }
+
+    /// Run `name`'s text, images and histograms (read now if not held, read on if its last
+    /// look is older than [`LOOK_EVERY`]); `None` when there is no such run.
+    pub fn summaries(&self, name: &str) -> Result<Option<Arc<Mutex<RunSummaries>>>, Error> {
+        let Some(dir) = self.dir_of(name) else {
+            return Ok(None);
+        };
+        let mut all = lock(&self.summaries);
+        if let Some((run, looked_at)) = all.get_mut(name) {
+            let run = run.clone();
+            if looked_at.elapsed() >= LOOK_EVERY {
+                *looked_at = Instant::now();
+                drop(all);
+                lock(&run).refresh()?;
+            }
+            return Ok(Some(run));
+        }
+        drop(all);
+        let run = Arc::new(Mutex::new(RunSummaries::open(&dir)?));
+        lock(&self.summaries).insert(name.to_owned(), (run.clone(), Instant::now()));
         Ok(Some(run))
     }
 }

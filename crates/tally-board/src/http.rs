@@ -1,7 +1,7 @@
 //! The HTTP side: worker threads taking requests, the token check, and the responses
 //! (`docs/contract/board.md` "Who can see it").
 
-use crate::api;
+use crate::api::{self, Body};
 use crate::assets::asset;
 use crate::catalog::Catalog;
 use crate::query::Target;
@@ -84,12 +84,11 @@ fn route(
     }
     if target.path.starts_with("/api/") {
         let answer = api::answer(catalog, target);
-        return (
-            answer.status,
-            JSON,
-            answer.body.to_string().into_bytes(),
-            by_param,
-        );
+        let (content_type, body) = match answer.body {
+            Body::Json(v) => (JSON, v.to_string().into_bytes()),
+            Body::File(content_type, bytes) => (content_type, bytes),
+        };
+        return (answer.status, content_type, body, by_param);
     }
     match asset(&target.path) {
         Some(a) => (200, a.content_type, a.body.to_vec(), by_param),

@@ -123,7 +123,7 @@ enum Command {
         /// The run directory (a schema-v1 run, as for extract).
         run_dir: PathBuf,
         /// How many trailing values each figure averages.
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = tally_read::diagnose::DEFAULT_LAST)]
         last: usize,
         /// Print JSON: {"healthy", "findings": [{"symptom", "meaning", "check_first", "evidence"}]}.
         #[arg(long)]

@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 use tally_schema::Profile;
 use tally_tfevents::Damage;
 
+/// How many trailing logged values each figure averages unless told otherwise.
+pub const DEFAULT_LAST: usize = 100;
+
 /// What `diagnose` found in one run.
 #[derive(Debug)]
 pub struct Diagnosis {
