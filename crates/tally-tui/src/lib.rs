@@ -9,6 +9,8 @@
 //! - [`rft`]: the `rft` profile's model, Trinity-RFT keys grouped by category
 //!   (`docs/contract/rft.md`),
 //!   which the view draws instead of the RL tables.
+//! - [`curves`]: each tag's series as a line of braille dots, several runs overlaid
+//!   (`tally watch --curves`), with [`key`] the keys it takes.
 //! - [`app`]: [`Panel::attach`] / [`Panel::start`], the 2 Hz render thread with a ratatui
 //!   inline viewport, the [`Console`] that prints the caller's own lines above it from any
 //!   thread, and terminal restoration on stop, drop, panic and interrupt (the only terminal
@@ -25,9 +27,11 @@
 //! ```
 
 pub mod app;
+pub mod curves;
 pub mod format;
 pub mod generic;
 pub mod glyphs;
+pub mod key;
 pub mod mode;
 pub mod plain;
 pub mod rft;
@@ -36,7 +40,8 @@ pub mod text;
 pub mod view;
 
 pub use app::{
-    restore_terminal, Console, Panel, PanelHandle, PanelOptions, Stream, PLAIN_INTERVAL, REFRESH,
+    restore_terminal, Console, Panel, PanelHandle, PanelOptions, Screen, Stream, PLAIN_INTERVAL,
+    REFRESH,
 };
 pub use glyphs::Glyphs;
 pub use mode::{Mode, Output, TermEnv};

@@ -1,10 +1,12 @@
-//! The keys of `tally watch` (`q`, `Esc`, Ctrl-C), read from the terminal without blocking.
+//! The keys of `tally watch` (`q`, `Esc`, Ctrl-C; the curves view's arrows and letters), read
+//! from the terminal without blocking.
 //!
 //! Read here rather than through crossterm's event reader: that one reads its input again at
 //! once when a read returns nothing, so a terminal that closed (its input at its end, every
 //! read returning 0) kept the panel thread spinning for ever (docs/contract/panel.md "tally
 //! watch"). Here the end of the input, a hang-up or a read error ends the panel instead.
 
+use crate::key::{parse, Key};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use std::fs::File;
 use std::io::{self, IsTerminal};
@@ -63,6 +65,24 @@ impl Keys {
     /// ended (a read of 0 bytes), it hung up, or reading it failed.
     pub(super) fn read(&mut self) -> io::Result<Pressed> {
         let mut pressed = Pressed::Nothing;
+        self.each_read(|bytes| {
+            if quits(bytes) {
+                pressed = Pressed::Quit;
+            }
+        })?;
+        Ok(pressed)
+    }
+
+    /// Every key typed since the last look, without waiting (the curves view's keys); an
+    /// error when the terminal is gone, as for [`read`](Self::read).
+    pub(super) fn read_keys(&mut self) -> io::Result<Vec<Key>> {
+        let mut keys = Vec::new();
+        self.each_read(|bytes| keys.extend(parse(bytes)))?;
+        Ok(keys)
+    }
+
+    /// Hand each read of what is waiting to `take`, without waiting for more.
+    fn each_read(&mut self, mut take: impl FnMut(&[u8])) -> io::Result<()> {
         let mut buf = [0u8; 256];
         // A bounded number of reads per look: a terminal pasting megabytes does not hold
         // the frame back.
@@ -74,7 +94,7 @@ impl Keys {
                 tv_nsec: 0,
             };
             match poll(&mut fds, Some(&zero)) {
-                Ok(0) => return Ok(pressed),
+                Ok(0) => return Ok(()),
                 Ok(_) => {}
                 Err(rustix::io::Errno::INTR) => continue,
                 Err(e) => return Err(e.into()),
@@ -84,7 +104,7 @@ impl Keys {
                 return Err(gone("the terminal's input is closed"));
             }
             if !revents.intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR) {
-                return Ok(pressed);
+                return Ok(());
             }
             // Readable, hung up or failed: a read says which (a hang-up reads 0 bytes).
             let n = match rustix::io::read(self.fd(), &mut buf) {
@@ -93,11 +113,9 @@ impl Keys {
                 Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => continue,
                 Err(e) => return Err(io::Error::from(e)),
             };
-            if quits(&buf[..n]) {
-                pressed = Pressed::Quit;
-            }
+            take(&buf[..n]);
         }
-        Ok(pressed)
+        Ok(())
     }
 }
 

@@ -6,6 +6,7 @@
 //! - `console`: the user's own lines, printed above the live viewport from any thread.
 //! - `printer`: plain lines when the live panel does not run.
 //! - `restore`: one live panel per process; the terminal restored exactly once.
+//! - `screen`: [`Screen`], a full-height viewport the caller draws into (the curves view).
 //! - `options`: [`PanelOptions`], how to run the panel.
 //! - `command`: what the panel thread is told; `feed`: what it reads from the logger.
 //!
@@ -22,10 +23,12 @@ mod live;
 mod options;
 mod printer;
 mod restore;
+mod screen;
 
 pub use console::{Console, Stream};
 pub use options::{PanelOptions, PLAIN_INTERVAL, REFRESH};
 pub use restore::restore_terminal;
+pub use screen::Screen;
 
 use crate::mode::{Mode, Output, TermEnv};
 use command::Command;
