@@ -246,3 +246,57 @@ def test_table_tags_typed_while_a_poll_is_in_flight_still_fill_the_table(tally_b
             const cells = [...document.querySelectorAll('#runs td[data-key="charts/return:last"]')];
             return cells.length === 2 && cells.map(t => Number(t.textContent));""", timeout=10)
         assert sorted(lasts) == [9.0, 109.0]
+
+
+def test_a_runs_own_views_show_its_bottleneck_timelines_text_image_and_histogram(
+    tally_bin: Path, tmp_path: Path, browser
+):
+    import json
+
+    import numpy as np
+    from tensorboardX import SummaryWriter as TbxWriter
+
+    # A learner-bound tally demo run: its summary, bottleneck and timelines.
+    demo = subprocess.run(
+        [str(tally_bin), "demo", "--panel", "off", "--iterations", "120", "--slow", "learning=6",
+         f"training.log_root={tmp_path / 'demo'}"],
+        capture_output=True, text=True, check=True)
+    run_dir = demo.stdout.strip().splitlines()[-1].removeprefix("run: ")
+    diagnosis = json.loads(subprocess.run([str(tally_bin), "diagnose", "--json", run_dir],
+                                          capture_output=True, text=True, check=True).stdout)
+    # A tensorboardX run with text (CleanRL's hyperparameter table), an image and a histogram.
+    t = TbxWriter(str(tmp_path / "tbx"))
+    t.add_text("hyperparameters", "|param|value|\n|-|-|\n|learning_rate|0.00025|", 0)
+    image = np.zeros((3, 8, 16), dtype=np.uint8)
+    image[0] = 255
+    t.add_image("frame", image, 5)
+    t.add_histogram("weights", np.arange(100.0), 7)
+    t.add_scalar("loss", 1.0, 0)
+    t.close()
+
+    for url in serve(tally_bin, tmp_path):
+        browser.get(url)
+        wait_for(browser, "return document.querySelector('#runs tr[data-run=\"tbx\"] td.name')").click()
+        wait_for(browser, "return document.querySelector('#run-view[data-run=\"tbx\"]')")
+        text = browser.execute_script("return document.querySelector('#run-view .text pre').textContent")
+        assert "learning_rate" in text and "0.00025" in text, text
+        width = wait_for(browser, "const i = document.querySelector('#run-view .images img');"
+                                  "return i && i.complete && i.naturalWidth")
+        assert width == 16
+        captions = browser.execute_script(
+            "return [...document.querySelectorAll('#run-view figcaption')].map(f => f.textContent)")
+        assert captions == ["frame · step 5", "weights · step 7"], captions
+        buckets = browser.execute_script(
+            "return Number(document.querySelector('#run-view .histograms canvas').dataset.buckets)")
+        assert buckets > 1
+
+        demo_name = browser.execute_script(
+            "return [...document.querySelectorAll('#runs tr[data-run]')].map(r => r.dataset.run)"
+            ".find(n => n.startsWith('demo'))")
+        browser.execute_script(f"document.querySelector('#runs tr[data-run=\"{demo_name}\"] td.name').click()")
+        bands = wait_for(browser, "const c = document.querySelector('#run-view .timelines canvas');"
+                                  "return c && c.dataset.bands")
+        assert "Learning" in bands.split(","), bands
+        symptoms = browser.execute_script(
+            "return [...document.querySelectorAll('#run-view .finding strong')].map(s => s.textContent)")
+        assert symptoms == [f["symptom"] for f in diagnosis["findings"]] and symptoms, symptoms

@@ -1,4 +1,5 @@
-// tally board's page: the runs table, and one chart per tag overlaying the selected runs.
+// tally board's page: the runs table, and one chart per tag overlaying the selected runs
+// (one run's own views are run.js's).
 // Every series comes from /api/scalars already reduced to the chart's width with each bucket's
 // first, last, lowest and highest point (docs/contract/board.md "Every point drawn"), so the
 // line drawn through them shows every spike; NaN and infinities are marked, never dropped.
@@ -25,6 +26,7 @@ const state = {
   groupBy: "",           // configuration keys, comma-separated: charts show groups' bands
   tableTags: "",         // tag globs, comma-separated: their last, min and max in the table
   sort: { key: null, dir: 1 },
+  focus: null,           // the run whose own views are open (run.js)
 };
 
 async function api(path, params) {
@@ -70,6 +72,7 @@ async function pollRuns() {
     renderRuns();
     document.getElementById("status").textContent =
       `${state.order.length} runs · updated ${new Date().toLocaleTimeString()}`;
+    if (state.focus && grown.includes(state.focus)) showRun(state.focus);
     if (grown.length || body.runs.length) await refreshCharts(new Set(grown));
   } catch (e) {
     document.getElementById("status").textContent = `board unreachable: ${e.message}`;
@@ -201,6 +204,7 @@ function renderRuns() {
     tdName.className = "name";
     tdName.title = name;
     tdName.textContent = name;
+    tdName.onclick = () => showRun(name);
     if (state.selected.has(name)) tdName.style.borderLeft = `4px solid ${colorOf(name)}`;
     tr.append(td0, tdName);
     for (const [key] of cols) {

@@ -24,6 +24,11 @@ pub const ASSETS: &[Asset] = &[
         body: include_bytes!("../assets/board.js"),
     },
     Asset {
+        path: "/run.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../assets/run.js"),
+    },
+    Asset {
         path: "/board.css",
         content_type: "text/css; charset=utf-8",
         body: include_bytes!("../assets/board.css"),
