@@ -77,10 +77,16 @@ enum Command {
     },
     /// Render the live panel of any run from its event files, following them as they grow
     /// (`q` quits); a finished run shows its final state; another tool's run a generic dashboard.
+    /// A folder of several runs (or --curves) shows every tag's curve, the runs overlaid.
     Watch {
         /// A run directory (holds events.out.tfevents.*, and run_config.json for a tally run),
-        /// or one event file.
+        /// one event file, or a folder of runs (shown as curves).
         run_dir: PathBuf,
+        /// Each tag's whole series as a curve in the terminal, the runs under the path overlaid
+        /// (arrows or j/k scroll, h/l and space pick runs, / filters tags, q quits); with
+        /// --panel off or off a terminal, one frame printed as text.
+        #[arg(long)]
+        curves: bool,
         /// Live panel: auto (on a terminal), on, or off (plain summary lines until the run ends).
         #[arg(long, value_enum, default_value_t = PanelMode::Auto)]
         panel: PanelMode,
@@ -486,9 +492,17 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
         }
         Command::Watch {
             run_dir,
+            curves,
             panel,
             every,
         } => {
+            // A folder of several runs has no one panel: it is shown as curves.
+            if curves || cmd::curves::is_folder_of_runs(&run_dir) {
+                return cmd::curves::main(&cmd::curves::CurvesConfig {
+                    path: run_dir,
+                    panel: panel.into(),
+                });
+            }
             if !(every.is_finite() && every > 0.0) {
                 return Err(CliError::Usage(format!(
                     "--every {every} must be a positive number of seconds"

@@ -8,8 +8,7 @@ use ratatui::style::Color;
 use ratatui::widgets::Widget;
 use tally_tui::curves::view::{chart_width, run_color};
 use tally_tui::curves::{
-    dot_columns, plain_text, Chart, Column, CurvesModel, CurvesView, Nav, RunLabel, RunValue,
-    Trace,
+    dot_columns, plain_text, Chart, Column, CurvesModel, CurvesView, Nav, RunLabel, RunValue, Trace,
 };
 use tally_tui::{buffer_text, Glyphs};
 
@@ -28,7 +27,13 @@ fn columns(values: &[f64], dots: usize) -> Vec<Option<Column>> {
 fn chart(tag: &str, runs: &[(usize, &[f64])], dots: usize) -> Chart {
     Chart {
         tag: tag.to_owned(),
-        steps: (0, runs.iter().map(|(_, v)| v.len() as i64 - 1).max().unwrap_or(0)),
+        steps: (
+            0,
+            runs.iter()
+                .map(|(_, v)| v.len() as i64 - 1)
+                .max()
+                .unwrap_or(0),
+        ),
         traces: runs
             .iter()
             .map(|&(run, v)| Trace {
@@ -90,7 +95,13 @@ fn plot_row(buf: &Buffer, label: &str) -> Vec<(u16, String, Color)> {
         .unwrap();
     (axis + 1..buf.area.width)
         .filter(|&x| buf[(x, y)].symbol() != " ")
-        .map(|x| (x - axis - 1, buf[(x, y)].symbol().to_owned(), buf[(x, y)].fg))
+        .map(|x| {
+            (
+                x - axis - 1,
+                buf[(x, y)].symbol().to_owned(),
+                buf[(x, y)].fg,
+            )
+        })
         .collect()
 }
 
@@ -135,12 +146,19 @@ fn nan_and_infinities_are_marked_in_red_never_dropped() {
     assert_eq!(nan.2, Color::Red);
     assert_eq!(nan.0 as usize, 100 * dots / 399 / 2);
     let bottom = plot_row(&buf, "0┤");
-    assert!(bottom.iter().any(|(_, s, c)| s == "▼" && *c == Color::Red), "{text}");
+    assert!(
+        bottom.iter().any(|(_, s, c)| s == "▼" && *c == Color::Red),
+        "{text}"
+    );
 
     // ASCII: the same marks as letters.
     let buf = render(&m, &Nav::new(1), Glyphs::ASCII, 80, 24);
     let top = plot_row(&buf, "0.9975+");
-    assert!(top.iter().any(|(_, s, _)| s == "x"), "{}", buffer_text(&buf));
+    assert!(
+        top.iter().any(|(_, s, _)| s == "x"),
+        "{}",
+        buffer_text(&buf)
+    );
 }
 
 #[test]
@@ -157,10 +175,16 @@ fn two_runs_overlay_in_their_own_colours_and_an_unpicked_run_leaves_the_chart() 
     let bottom = plot_row(&buf, "0┤");
     assert!(!top.is_empty() && !bottom.is_empty());
     assert!(top.iter().all(|(_, _, c)| *c == run_color(0)), "{top:?}");
-    assert!(bottom.iter().all(|(_, _, c)| *c == run_color(1)), "{bottom:?}");
+    assert!(
+        bottom.iter().all(|(_, _, c)| *c == run_color(1)),
+        "{bottom:?}"
+    );
     assert_ne!(run_color(0), run_color(1));
     let text = buffer_text(&buf);
-    assert!(text.contains("[x] seed_0") && text.contains("[x] seed_1"), "{text}");
+    assert!(
+        text.contains("[x] seed_0") && text.contains("[x] seed_1"),
+        "{text}"
+    );
     assert!(text.contains("■ seed_1  last 0"), "{text}");
 
     // seed_1 unpicked: the caller leaves its trace and values out; the list shows it off.
@@ -172,7 +196,10 @@ fn two_runs_overlay_in_their_own_colours_and_an_unpicked_run_leaves_the_chart() 
     );
     let buf = render(&m, &nav, Glyphs::UNICODE, 80, 24);
     let text = buffer_text(&buf);
-    assert!(text.contains("[ ] seed_1") && !text.contains("■ seed_1"), "{text}");
+    assert!(
+        text.contains("[ ] seed_1") && !text.contains("■ seed_1"),
+        "{text}"
+    );
     let colours: Vec<Color> = (0..80)
         .flat_map(|x| (0..24).map(move |y| (x, y)))
         .map(|p| buf[p].fg)
@@ -184,8 +211,12 @@ fn cleanrl_like(width: u16, glyphs: Glyphs) -> CurvesModel {
     let dots = dot_columns(width, glyphs);
     let ret_a: Vec<f64> = (0..500).map(|i| f64::from(i) * 0.8).collect();
     let ret_b: Vec<f64> = (0..400).map(|i| f64::from(i) * 0.5 + 20.0).collect();
-    let loss_a: Vec<f64> = (0..500).map(|i| 1.0 / (1.0 + f64::from(i) / 50.0)).collect();
-    let loss_b: Vec<f64> = (0..400).map(|i| 2.0 / (1.0 + f64::from(i) / 20.0)).collect();
+    let loss_a: Vec<f64> = (0..500)
+        .map(|i| 1.0 / (1.0 + f64::from(i) / 50.0))
+        .collect();
+    let loss_b: Vec<f64> = (0..400)
+        .map(|i| 2.0 / (1.0 + f64::from(i) / 20.0))
+        .collect();
     let mut fps = vec![1000.0; 500];
     fps[250] = f64::NAN;
     model(
@@ -207,8 +238,16 @@ fn layout_at_80_and_160_columns() {
         insta::assert_snapshot!(format!("curves_{width}"), text);
     }
     // 160 columns: two charts side by side.
-    let text = plain_text(&cleanrl_like(160, Glyphs::UNICODE), &Nav::new(2), Glyphs::UNICODE, 160);
-    let titles = text.lines().find(|l| l.contains("charts/episodic_return")).unwrap();
+    let text = plain_text(
+        &cleanrl_like(160, Glyphs::UNICODE),
+        &Nav::new(2),
+        Glyphs::UNICODE,
+        160,
+    );
+    let titles = text
+        .lines()
+        .find(|l| l.contains("charts/episodic_return"))
+        .unwrap();
     assert!(titles.contains("losses/value_loss"), "{text}");
 }
 
@@ -217,7 +256,10 @@ fn the_ascii_fallback_draws_only_ascii() {
     let m = cleanrl_like(80, Glyphs::ASCII);
     let text = plain_text(&m, &Nav::new(2), Glyphs::ASCII, 80);
     assert!(text.is_ascii(), "{text}");
-    assert!(text.contains("# ppo/seed_1") && text.contains("x NaN"), "{text}");
+    assert!(
+        text.contains("# ppo/seed_1") && text.contains("x NaN"),
+        "{text}"
+    );
     // The line is drawn: the value loss's plot holds dot characters.
     assert!(text.contains('\'') && text.contains('.'), "{text}");
     insta::assert_snapshot!("curves_ascii_80", text);
@@ -239,7 +281,13 @@ fn the_live_view_fits_whole_charts_and_shows_the_keys() {
     assert_eq!(view.charts_fitting(80, 24), 2);
     assert_eq!(view.charts_fitting(160, 24), 4);
     let text = buffer_text(&render(&m, &nav, Glyphs::UNICODE, 80, 24));
-    assert!(text.contains("losses/value_loss") && !text.contains("time/fps"), "{text}");
-    assert!(text.contains("q quit") && text.contains("space pick"), "{text}");
+    assert!(
+        text.contains("losses/value_loss") && !text.contains("time/fps"),
+        "{text}"
+    );
+    assert!(
+        text.contains("q quit") && text.contains("space pick"),
+        "{text}"
+    );
     assert!(text.contains(">■ [x] ppo/seed_0"), "{text}");
 }

@@ -2,6 +2,7 @@
 
 pub mod board;
 pub mod compare;
+pub mod curves;
 pub mod demo;
 pub mod diagnose;
 pub mod export;

@@ -530,7 +530,7 @@ fn lock(state: &Mutex<TerminalState>) -> std::sync::MutexGuard<'_, TerminalState
 
 /// SIGHUP seen: the terminal hung up. Registered beside the Ctrl-C handler (which also counts
 /// it as an interrupt), so `watch` can tell a hang-up from Ctrl-C.
-fn hangup_flag() -> Arc<AtomicBool> {
+pub(crate) fn hangup_flag() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
     if let Err(e) = signal_hook::flag::register(signal_hook::consts::SIGHUP, flag.clone()) {
         let _ = writeln!(std::io::stderr(), "tally: cannot watch for SIGHUP: {e}");

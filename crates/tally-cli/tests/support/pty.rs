@@ -106,6 +106,20 @@ impl Pty {
         })
     }
 
+    /// Whether any cell on screen is drawn in `colour`.
+    pub fn has_colour(&self, colour: vt100::Color) -> bool {
+        let p = self.parser.lock().unwrap();
+        let screen = p.screen();
+        let (rows, cols) = screen.size();
+        (0..rows).any(|r| {
+            (0..cols).any(|c| {
+                screen
+                    .cell(r, c)
+                    .is_some_and(|cell| cell.fgcolor() == colour)
+            })
+        })
+    }
+
     pub fn cursor_hidden(&self) -> bool {
         self.parser.lock().unwrap().screen().hide_cursor()
     }
