@@ -278,8 +278,11 @@ def test_a_runs_own_views_show_its_bottleneck_timelines_text_image_and_histogram
         browser.get(url)
         wait_for(browser, "return document.querySelector('#runs tr[data-run=\"tbx\"] td.name')").click()
         wait_for(browser, "return document.querySelector('#run-view[data-run=\"tbx\"]')")
-        text = browser.execute_script("return document.querySelector('#run-view .text pre').textContent")
-        assert "learning_rate" in text and "0.00025" in text, text
+        # The Markdown table is drawn as a table, as TensorBoard's Text tab draws it.
+        cells = browser.execute_script(
+            "return [...document.querySelectorAll('#run-view .text table.md tr')]"
+            ".map(r => [...r.children].map(c => c.textContent))")
+        assert cells == [["param", "value"], ["learning_rate", "0.00025"]], cells
         width = wait_for(browser, "const i = document.querySelector('#run-view .images img');"
                                   "return i && i.complete && i.naturalWidth")
         assert width == 16

@@ -46,23 +46,27 @@ function part(title, cls, ...children) {
   return el("div", { className: `part ${cls}` }, el("h3", {}, title), ...children);
 }
 
-// The summary's plain fields; nested ones in a collapsed block.
+// The summary's first plain fields; the rest in a collapsed block.
+const SUMMARY_SHOWN = 10;
 function summaryPart(run) {
   const s = run.summary;
   if (!s) return part("Summary", "summary", el("p", { className: "muted" }, "no run_summary.json"));
   const list = el("dl");
-  const nested = {};
+  const rest = {};
   for (const [k, v] of Object.entries(s)) {
-    if (v !== null && typeof v === "object") { nested[k] = v; continue; }
+    if (v === null || typeof v === "object" || list.children.length >= 2 * SUMMARY_SHOWN) { rest[k] = v; continue; }
     list.append(el("dt", {}, k), el("dd", {}, typeof v === "number" && !Number.isInteger(v) ? fmt(v) : String(v)));
   }
-  const more = el("details", {}, el("summary", {}, "everything"), el("pre", {}, JSON.stringify(nested, null, 2)));
+  const more = el("details", {}, el("summary", {}, "everything else"), el("pre", {}, JSON.stringify(rest, null, 2)));
   return part("Summary", "summary", list, more);
 }
 
 // tally diagnose's reading: each finding with its evidence, meaning and what to check first.
 function bottleneckPart(run) {
   const d = run.diagnosis;
+  // Another writer's run has no timelines to read: nothing to say. A tally run that cannot be
+  // read says why.
+  if (!d && !run.summary) return el("div");
   if (!d) return part("Bottleneck", "bottleneck", el("p", { className: "muted" }, run.diagnosis_error || ""));
   const evidence = e => e.share_pct == null
     ? `${e.figure} ${fmt(e.ms)} ms`
@@ -135,7 +139,7 @@ function mediaPart(name, media) {
     parts.push(part("Text", "text", ...media.text.map(t => el("div", { className: "text-tag" },
       el("h4", {}, t.tag),
       ...[...t.entries].reverse().map(e => el("div", { className: "entry" },
-        el("span", { className: "muted" }, `step ${e.step}`), el("pre", {}, e.text)))))));
+        el("span", { className: "muted" }, `step ${e.step}`), textBlock(e.text)))))));
   }
   if (media.images.length) {
     parts.push(part("Images", "images", ...media.images.map(i => {
@@ -150,6 +154,18 @@ function mediaPart(name, media) {
       ...media.histograms.map(hg => el("figure", {}, histogramCanvas(hg), el("figcaption", {}, `${hg.tag} · step ${hg.step}`)))));
   }
   return el("div", {}, ...parts);
+}
+
+// Text as written, but a Markdown table (CleanRL's hyperparameters) as a table, as
+// TensorBoard's Text tab draws it.
+function textBlock(text) {
+  const lines = text.trim().split("\n");
+  if (lines.length < 2 || !lines.every(l => l.trim().startsWith("|"))) return el("pre", {}, text);
+  const cells = l => l.trim().replace(/^\||\|$/g, "").split("|").map(c => c.trim());
+  const rows = lines.filter(l => !/^[\s|:-]+$/.test(l)).map(cells);
+  const table = el("table", { className: "md" });
+  rows.forEach((row, i) => table.append(el("tr", {}, ...row.map(c => el(i ? "td" : "th", {}, c)))));
+  return table;
 }
 
 // The newest histogram of a tag as bars over its value range.
