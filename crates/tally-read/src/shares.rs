@@ -1,5 +1,5 @@
 //! A tally run's learner and collector timelines as shares of their own denominators over the
-//! run's steps, for a chart of stacked shares (`docs/contract/board.md` "Timelines"). Each
+//! run's steps, for a chart of stacked shares (`docs/contract/board.md` "One run's views"). Each
 //! step bucket's phases are averaged, then put through the panel's own timeline rules
 //! ([`tally::timeline`]: Other, Iter Wall, the all-or-nothing collector cycle, on-policy's
 //! collect + train), so the chart and the panel never disagree.

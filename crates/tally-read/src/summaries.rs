@@ -1,5 +1,5 @@
 //! A run's summaries other than scalars, as a viewer shows them (`docs/contract/board.md`
-//! "Text, images and histograms"): every text entry per tag (the newest [`TEXT_KEPT`]), and the
+//! "One run's views"): every text entry per tag (the newest [`TEXT_KEPT`]), and the
 //! newest image and histogram per tag. Read on from where each file's reading stopped, as
 //! [`crate::live::LiveRun`] reads scalars, so a growing run costs only its new bytes.
 //!
