@@ -27,6 +27,7 @@ const state = {
   tableTags: "",         // tag globs, comma-separated: their last, min and max in the table
   sort: { key: null, dir: 1 },
   focus: null,           // the run whose own views are open (run.js)
+  pending: 0,            // runs listed, not read yet
 };
 
 async function api(path, params) {
@@ -70,14 +71,17 @@ async function pollRuns() {
     notice.hidden = !body.notice;
     notice.textContent = body.notice || "";
     renderRuns();
-    document.getElementById("status").textContent =
-      `${state.order.length} runs · updated ${new Date().toLocaleTimeString()}`;
+    // Runs still to read are read at the next request: ask again at once.
+    state.pending = body.pending || 0;
+    document.getElementById("status").textContent = state.pending
+      ? `${state.order.length} runs · reading ${state.pending}`
+      : `${state.order.length} runs · updated ${new Date().toLocaleTimeString()}`;
     if (state.focus && grown.includes(state.focus)) showRun(state.focus);
     if (grown.length || body.runs.length) await refreshCharts(new Set(grown));
   } catch (e) {
     document.getElementById("status").textContent = `board unreachable: ${e.message}`;
   }
-  setTimeout(pollRuns, POLL_MS);
+  setTimeout(pollRuns, state.pending ? 0 : POLL_MS);
 }
 
 function colorOf(name) {

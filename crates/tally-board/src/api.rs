@@ -98,6 +98,7 @@ fn runs(catalog: &Catalog, target: &Target) -> Handled {
     Ok(Answer::ok(json!({
         "generation": table.generation,
         "notice": table.notice,
+        "pending": table.pending,
         "names": table.runs.keys().collect::<Vec<_>>(),
         "runs": rows,
     })))
@@ -107,7 +108,7 @@ fn runs(catalog: &Catalog, target: &Target) -> Handled {
 fn run_json(name: &str, e: &Entry, globs: &[String], now: SystemTime) -> Value {
     let mut row = Map::new();
     match &e.row {
-        Ok(r) => {
+        Some(Ok(r)) => {
             for (k, v) in r.flat() {
                 let tag = k.rsplit_once(':').map(|(t, _)| t);
                 if tag.is_none_or(|t| globs.iter().any(|g| glob_match(g, t))) {
@@ -115,10 +116,14 @@ fn run_json(name: &str, e: &Entry, globs: &[String], now: SystemTime) -> Value {
                 }
             }
         }
-        Err(message) => {
+        Some(Err(message)) => {
             row.insert("run".to_owned(), json!(name));
             row.insert("dir".to_owned(), json!(e.dir.display().to_string()));
             row.insert("error".to_owned(), json!(message));
+        }
+        None => {
+            row.insert("run".to_owned(), json!(name));
+            row.insert("dir".to_owned(), json!(e.dir.display().to_string()));
         }
     }
     let written = e.written.and_then(|w| w.duration_since(UNIX_EPOCH).ok());
@@ -133,7 +138,14 @@ fn run_json(name: &str, e: &Entry, globs: &[String], now: SystemTime) -> Value {
 
 /// `running`, `stalled`, or the status the run's summary gives (`null` without one).
 fn state(e: &Entry, now: SystemTime) -> Option<String> {
-    let status = e.row.as_ref().ok().and_then(|r| r.status.clone());
+    if e.row.is_none() {
+        return Some("reading".to_owned());
+    }
+    let status = e
+        .row
+        .as_ref()
+        .and_then(|r| r.as_ref().ok())
+        .and_then(|r| r.status.clone());
     let watched = status.as_deref() == Some("running") || e.grew;
     let quiet = e
         .written
@@ -159,7 +171,7 @@ fn tags(catalog: &Catalog, target: &Target) -> Handled {
         if only.is_some_and(|r| r != name) {
             continue;
         }
-        let Ok(row) = &e.row else { continue };
+        let Some(Ok(row)) = &e.row else { continue };
         for t in &row.tags {
             match tags.iter_mut().find(|(tag, _, _)| *tag == t.tag) {
                 Some((_, runs, points)) => {

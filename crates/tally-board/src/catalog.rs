@@ -30,6 +30,12 @@ pub const ROW_SHARE: u32 = 100;
 /// points, not the whole logdir's.
 pub const READ_BATCH: usize = 64;
 
+/// A look reads rows for at most this long (whole batches, at least one): the runs left are
+/// listed as being read and read at the next look, which the page asks for at once. So a
+/// logdir of thousands of runs answers its first request in a fraction of a second, and a chart
+/// never waits for the whole table.
+pub const LOOK_BUDGET: Duration = Duration::from_millis(250);
+
 /// A run's files and their lengths: when it differs, the run's row is read again.
 type Signature = Vec<(PathBuf, u64)>;
 
@@ -37,8 +43,9 @@ type Signature = Vec<(PathBuf, u64)>;
 pub struct Entry {
     /// The run's directory.
     pub dir: PathBuf,
-    /// The row (every tag's figures), or why the run could not be read.
-    pub row: Result<RunRow, String>,
+    /// The row (every tag's figures), or why the run could not be read; `None` while the run
+    /// waits to be read ([`LOOK_BUDGET`]).
+    pub row: Option<Result<RunRow, String>>,
     /// What its reader read past (a truncated tail, skipped records, steps going back).
     pub damage: Vec<Damage>,
     /// The newest modification time of its files.
@@ -59,6 +66,8 @@ pub struct Table {
     pub generation: u64,
     /// Why no run could be listed (e.g. no event file yet), shown instead of the table.
     pub notice: Option<String>,
+    /// Runs listed but not read yet.
+    pub pending: usize,
     listed_at: Option<Instant>,
     /// When the rows of runs that grew may be read again ([`ROW_SHARE`]).
     rows_due: Option<Instant>,
@@ -75,6 +84,7 @@ pub struct Catalog {
     inputs: Vec<PathBuf>,
     table: Mutex<Table>,
     held: Mutex<HashMap<String, Held>>,
+    look_budget: Duration,
     /// Runs' text, images and histograms, by name, read when first asked for.
     summaries: Mutex<HashMap<String, (Arc<Mutex<RunSummaries>>, Instant)>>,
 }
@@ -86,8 +96,15 @@ impl Catalog {
             inputs,
             table: Mutex::new(Table::default()),
             held: Mutex::new(HashMap::new()),
+            look_budget: LOOK_BUDGET,
             summaries: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The same catalog with another [`LOOK_BUDGET`] (zero: one batch of rows per look).
+    pub fn with_look_budget(mut self, budget: Duration) -> Self {
+        self.look_budget = budget;
+        self
     }
 
     /// The paths the board shows.
@@ -95,10 +112,11 @@ impl Catalog {
         &self.inputs
     }
 
-    /// The table, listed and read again first when the last look is older than [`LOOK_EVERY`].
+    /// The table, listed and read again first when the last look is older than [`LOOK_EVERY`]
+    /// or left runs to read.
     pub fn table(&self) -> MutexGuard<'_, Table> {
         let mut table = lock(&self.table);
-        if table.listed_at.is_none_or(|t| t.elapsed() >= LOOK_EVERY) {
+        if table.pending > 0 || table.listed_at.is_none_or(|t| t.elapsed() >= LOOK_EVERY) {
             self.look(&mut table);
             table.listed_at = Some(Instant::now());
         }
@@ -131,28 +149,39 @@ impl Catalog {
         let rows_due = table.rows_due.is_none_or(|t| Instant::now() >= t);
         for (name, (run, signature, written)) in seen {
             match table.runs.get_mut(&name) {
-                Some(e) if e.files == signature => {}
+                Some(e) if e.row.is_some() && e.files == signature => {}
                 // A run that grew: its row when due, its last write (the state) now.
-                Some(e) if !rows_due => e.written = written,
+                Some(e) if e.row.is_some() && !rows_due => e.written = written,
                 _ => to_read.push((name, run, signature, written)),
             }
         }
         let started = Instant::now();
-        if !to_read.is_empty() {
-            changed = true;
-            let generation = table.generation + 1;
-            // A batch at a time: the points of a batch are held while its rows are made.
-            while !to_read.is_empty() {
-                let rest = to_read.split_off(to_read.len().min(READ_BATCH));
-                for (name, entry) in
-                    read_rows(&root, std::mem::replace(&mut to_read, rest), generation)
-                {
-                    let grew = table.runs.contains_key(&name);
-                    let entry = Entry { grew, ..entry };
-                    table.runs.insert(name, entry);
-                }
+        let generation = table.generation + 1;
+        changed |= !to_read.is_empty();
+        // A batch at a time: the points of a batch are held while its rows are made.
+        let mut read_any = false;
+        while !to_read.is_empty() && !(read_any && started.elapsed() >= self.look_budget) {
+            let rest = to_read.split_off(to_read.len().min(READ_BATCH));
+            for (name, entry) in read_rows(&root, std::mem::replace(&mut to_read, rest), generation)
+            {
+                let grew = table.runs.get(&name).is_some_and(|e| e.row.is_some());
+                table.runs.insert(name, Entry { grew, ..entry });
             }
+            read_any = true;
         }
+        // What the budget left waits for the next look; a run that grew keeps its old row.
+        for (name, (dir, _), files, written) in to_read {
+            table.runs.entry(name).or_insert(Entry {
+                dir,
+                row: None,
+                damage: Vec::new(),
+                written,
+                grew: false,
+                changed: generation,
+                files,
+            });
+        }
+        table.pending = table.runs.values().filter(|e| e.row.is_none()).count();
         if changed {
             table.generation += 1;
         }
@@ -277,22 +306,24 @@ fn read_rows(
         };
     let mut out = Vec::with_capacity(runs.len());
     for (name, (dir, _), files, written) in runs {
-        let row = match rows.iter().position(|r| r.dir == dir) {
+        let row = Some(match rows.iter().position(|r| r.dir == dir) {
             Some(i) => Ok(rows.swap_remove(i)),
             None => match skipped.iter().position(|(d, _)| *d == dir) {
                 Some(i) => Err(skipped.swap_remove(i).1),
                 // A run whose files hold no scalar yet.
                 None => Err("no scalar yet".to_owned()),
             },
-        };
+        });
         let damage = damage
             .iter()
             .filter(|d| d.path().and_then(Path::parent) == Some(dir.as_path()))
             .cloned()
             .collect();
-        let row = row.map(|mut r| {
-            r.name = name.clone();
-            r
+        let row = row.map(|row| {
+            row.map(|mut r| {
+                r.name = name.clone();
+                r
+            })
         });
         out.push((
             name,

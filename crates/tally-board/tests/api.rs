@@ -334,3 +334,57 @@ fn runs_grouped_by_a_configuration_key_give_each_group_its_mean_and_band() {
     assert_eq!(status, 400);
     assert!(body["error"].as_str().unwrap().contains("`by`"));
 }
+
+#[test]
+fn a_large_logdir_is_read_a_batch_per_look_and_its_unread_runs_are_listed_and_charted() {
+    use tally_board::api::{answer, Body};
+    use tally_board::catalog::{Catalog, READ_BATCH};
+    use tally_board::query::Target;
+
+    let dir = tempfile::tempdir().unwrap();
+    let runs = 2 * READ_BATCH + 10;
+    for i in 0..runs {
+        let file = dir.path().join(format!("run_{i:04}")).join(FILE);
+        events(
+            &file,
+            (0..5).map(|s| (s, vec![("loss", (i * 10 + s as usize) as f64)])),
+        );
+    }
+    // No time budget: each look reads one batch of rows.
+    let catalog =
+        Catalog::new(vec![dir.path().to_owned()]).with_look_budget(std::time::Duration::ZERO);
+    let json = |target: &str| match answer(&catalog, &Target::parse(target)).body {
+        Body::Json(v) => v,
+        Body::File(..) => panic!("{target} answered a file"),
+    };
+    let first = json("/api/runs");
+    assert_eq!(first["names"].as_array().unwrap().len(), runs);
+    assert_eq!(first["pending"], runs - READ_BATCH);
+    let last = &first["runs"][runs - 1];
+    assert_eq!(
+        (last["run"].as_str(), last["state"].as_str()),
+        (Some("run_0137"), Some("reading"))
+    );
+    assert!(last.get("points").is_none(), "{last}");
+    // A chart of a run not read yet is served now, not after the table.
+    let chart = json("/api/scalars?run=run_0137&tag=loss&width=10");
+    assert_eq!(chart["total"], 5, "{chart}");
+
+    let generation = first["generation"].as_u64().unwrap();
+    let second = json(&format!("/api/runs?since={generation}"));
+    assert_eq!(second["pending"], runs - 2 * READ_BATCH);
+    assert_eq!(
+        second["runs"].as_array().unwrap().len(),
+        READ_BATCH,
+        "only the rows just read"
+    );
+    let third = json("/api/runs");
+    assert_eq!(third["pending"], 0);
+    let read: Vec<_> = third["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["points"] == 5)
+        .collect();
+    assert_eq!(read.len(), runs);
+}
