@@ -167,7 +167,9 @@ fn add_scalars_sub_runs_show_as_series_of_their_chart() {
             assert!(line.contains(part), "{part:?} not in {line:?}");
         }
     }
-    // Two runs side by side are still refused, naming them.
+    // Two runs side by side are several runs: shown as curves, each directory with event files
+    // a run of its own, as the runs table lists them (docs/contract/panel.md "Curves in the
+    // terminal").
     let other = tmp.path().join("runs").join("exp2");
     std::fs::create_dir_all(&other).unwrap();
     write_steps(&mut writer(&other), 0, 256);
@@ -176,8 +178,17 @@ fn add_scalars_sub_runs_show_as_series_of_their_chart() {
         .arg(tmp.path().join("runs"))
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("exp2"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    // The sub-runs' series overlaid in their tag's chart, as TensorBoard overlays them.
+    for part in [
+        "[x] exp ",
+        "[x] exp/loss_train",
+        "[x] exp2",
+        "■ exp/loss_val  last 16384.0",
+    ] {
+        assert!(text.contains(part), "{part:?} not in:\n{text}");
+    }
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use crate::downsample::Series;
 use crate::error::Error;
-use crate::files::run_event_files;
+use crate::files::{dir_event_files, run_event_files};
 use crate::scalars::{cut_steps, Resume, RunScalars};
 use std::path::{Path, PathBuf};
 use tally_tfevents::{Damage, Interner, OnCorruption};
@@ -13,6 +13,9 @@ use tally_tfevents::{Damage, Interner, OnCorruption};
 /// A run's series, by tag, as read so far.
 pub struct LiveRun {
     dir: PathBuf,
+    /// Only the event files directly in `dir` are the run's (a listing's run, beside its
+    /// `add_scalars` sub-runs, which the listing lists as runs of their own).
+    own: bool,
     files: Vec<PathBuf>,
     resume: Resume,
     tags: Interner,
@@ -28,14 +31,24 @@ pub struct LiveRun {
 impl LiveRun {
     /// Reads the run in `dir` (its own event files, `files::run_event_files`).
     pub fn open(dir: &Path) -> Result<Self, Error> {
-        let mut run = LiveRun::empty(dir);
+        let mut run = LiveRun::empty(dir, false);
         run.refresh()?;
         Ok(run)
     }
 
-    fn empty(dir: &Path) -> Self {
+    /// Reads the event files directly in `dir` ([`dir_event_files`]): a run as the runs
+    /// listing lists it (`columns::resolve_inputs`), where each directory below it holding
+    /// event files (an `add_scalars` series) is a run of its own (`tally watch --curves`).
+    pub fn open_own(dir: &Path) -> Result<Self, Error> {
+        let mut run = LiveRun::empty(dir, true);
+        run.refresh()?;
+        Ok(run)
+    }
+
+    fn empty(dir: &Path, own: bool) -> Self {
         LiveRun {
             dir: dir.to_owned(),
+            own,
             files: Vec::new(),
             resume: Resume::default(),
             tags: Interner::new(),
@@ -48,9 +61,13 @@ impl LiveRun {
     /// Reads what the run's files gained since the last refresh: the number of new points. A
     /// file that vanished or a purge marker in a new file reads the run again from its start.
     pub fn refresh(&mut self) -> Result<u64, Error> {
-        let files = run_event_files(&self.dir)?;
+        let files = if self.own {
+            dir_event_files(&self.dir)?
+        } else {
+            run_event_files(&self.dir)?
+        };
         if !files.starts_with(&self.files) || self.new_marker_cuts(&files) {
-            *self = LiveRun::empty(&self.dir);
+            *self = LiveRun::empty(&self.dir, self.own);
         }
         let before: usize = self.series.iter().map(Series::len).sum();
         let mut scalars = RunScalars::new(files.clone(), OnCorruption::Error)
@@ -211,6 +228,31 @@ mod tests {
         append(&dir.path().join("events.out.tfevents.2.host"), &second);
         run.refresh().unwrap();
         assert_eq!(values(&run, "x"), [(1, 1.0), (2, 20.0)]);
+    }
+
+    #[test]
+    fn open_own_reads_the_directorys_own_files_beside_its_sub_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        append(
+            &dir.path().join("events.out.tfevents.1.host"),
+            &records(&[(1, &[("x", 1.0)])]),
+        );
+        let sub = dir.path().join("loss_train");
+        std::fs::create_dir(&sub).unwrap();
+        append(
+            &sub.join("events.out.tfevents.1.host"),
+            &records(&[(1, &[("loss", 2.0)])]),
+        );
+        assert!(LiveRun::open(dir.path()).is_err());
+        let mut run = LiveRun::open_own(dir.path()).unwrap();
+        assert_eq!(values(&run, "x"), [(1, 1.0)]);
+        assert!(run.series("loss").is_none());
+        append(
+            &dir.path().join("events.out.tfevents.1.host"),
+            &records(&[(2, &[("x", 2.0)])]),
+        );
+        assert_eq!(run.refresh().unwrap(), 1);
+        assert_eq!(LiveRun::open_own(&sub).unwrap().points(), 1);
     }
 
     #[test]

@@ -67,7 +67,7 @@ struct Watched {
 struct Runs {
     path: PathBuf,
     runs: Vec<Watched>,
-    /// Why no run is listed (nothing written yet, a path missing).
+    /// Why no run is listed (nothing written yet, a path missing): the live view waits.
     notice: Option<String>,
     listed: Option<Instant>,
 }
@@ -93,7 +93,7 @@ impl Runs {
         for w in &mut self.runs {
             let read = match &mut w.run {
                 Some(run) => run.refresh(),
-                None => LiveRun::open(&w.dir).map(|run| {
+                None => LiveRun::open_own(&w.dir).map(|run| {
                     let points = run.points();
                     w.run = Some(run);
                     points
@@ -111,7 +111,7 @@ impl Runs {
         let (root, dirs) = match resolve_inputs(std::slice::from_ref(&self.path)) {
             Ok(found) => found,
             Err(e) => {
-                let notice = Some(format!("Waiting for runs: {e}"));
+                let notice = Some(e);
                 let changed = notice != self.notice;
                 self.notice = notice;
                 return changed;
@@ -165,7 +165,11 @@ impl Runs {
             .filter(|(i, _)| nav.is_picked(*i))
             .filter_map(|(i, w)| w.run.as_ref().map(|r| (i, r, newest_wall(r))))
             .collect();
-        let notice = self.notice.clone().or_else(|| {
+        let waiting = self
+            .notice
+            .as_ref()
+            .map(|e| format!("Waiting for runs: {e}"));
+        let notice = waiting.or_else(|| {
             (tags.is_empty() && !self.runs.is_empty())
                 .then(|| "No scalar yet in the runs picked (or matching the filter)".to_owned())
         });
