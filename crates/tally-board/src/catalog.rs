@@ -17,9 +17,10 @@ use tally_tfevents::Damage;
 /// How often the paths are listed again, and a held run's files looked at again.
 pub const LOOK_EVERY: Duration = Duration::from_secs(1);
 
-/// Points held in memory for charts, all runs together; past it the run used longest ago is
-/// let go (and read again if asked for again).
-pub const HELD_POINTS: u64 = 50_000_000;
+/// The bytes of points held in memory for charts, all runs together; past it the run used
+/// longest ago is let go (and read again if asked for again). A point takes 12 bytes when its
+/// run's steps are regular and its values float32 (most runs), 24 at most.
+pub const HELD_BYTES: usize = 1 << 30;
 
 /// The rows of growing runs are read again after a pause of this many times the last reading's
 /// duration, so following many growing runs takes about 1/ROW_SHARE of a core for the table (a
@@ -73,6 +74,9 @@ pub struct Table {
     rows_due: Option<Instant>,
 }
 
+/// Something read from a run, and when its files were last looked at.
+type Looked<T> = (Arc<Mutex<T>>, Instant);
+
 struct Held {
     run: Arc<Mutex<LiveRun>>,
     looked_at: Instant,
@@ -86,7 +90,7 @@ pub struct Catalog {
     held: Mutex<HashMap<String, Held>>,
     look_budget: Duration,
     /// Runs' text, images and histograms, by name, read when first asked for.
-    summaries: Mutex<HashMap<String, (Arc<Mutex<RunSummaries>>, Instant)>>,
+    summaries: Mutex<HashMap<String, Looked<RunSummaries>>>,
 }
 
 impl Catalog {
@@ -160,7 +164,10 @@ impl Catalog {
         changed |= !to_read.is_empty();
         // A batch at a time: the points of a batch are held while its rows are made.
         let mut read_any = false;
-        while !to_read.is_empty() && !(read_any && started.elapsed() >= self.look_budget) {
+        while !to_read.is_empty() {
+            if read_any && started.elapsed() >= self.look_budget {
+                break;
+            }
             let rest = to_read.split_off(to_read.len().min(READ_BATCH));
             for (name, entry) in read_rows(&root, std::mem::replace(&mut to_read, rest), generation)
             {
@@ -259,12 +266,12 @@ impl Catalog {
     }
 }
 
-/// Lets go of the runs used longest ago until the held points fit [`HELD_POINTS`] (never
+/// Lets go of the runs used longest ago until the held points fit [`HELD_BYTES`] (never
 /// `keep`, the run just asked for).
 fn let_go_past_budget(held: &mut HashMap<String, Held>, keep: &str) {
     loop {
-        let total: u64 = held.values().map(|h| lock(&h.run).points()).sum();
-        if total <= HELD_POINTS {
+        let total: usize = held.values().map(|h| lock(&h.run).bytes()).sum();
+        if total <= HELD_BYTES {
             return;
         }
         let oldest = held

@@ -2,6 +2,10 @@
 //! with every extreme kept (M4): per x-bucket its first, last, lowest and highest point, and
 //! its non-finite points marked, never dropped (`docs/contract/board.md` "Every point drawn").
 
+mod store;
+
+use store::{Steps, Values};
+
 /// One raw point of a series.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
@@ -27,9 +31,9 @@ pub enum Axis {
 /// looks at its window only.
 #[derive(Debug, Clone, Default)]
 pub struct Series {
-    step: Vec<i64>,
+    step: Steps,
     wall_time: Vec<f64>,
-    value: Vec<f64>,
+    value: Values,
     steps_sorted: bool,
     walls_sorted: bool,
 }
@@ -76,7 +80,7 @@ impl Series {
 
     /// Adds a point after the others.
     pub fn push(&mut self, step: i64, wall_time: f64, value: f64) {
-        if let Some(&last) = self.step.last() {
+        if let Some(last) = self.step.len().checked_sub(1).map(|i| self.step.get(i)) {
             self.steps_sorted &= step >= last;
         }
         if let Some(&last) = self.wall_time.last() {
@@ -95,31 +99,38 @@ impl Series {
 
     /// Whether no point is held.
     pub fn is_empty(&self) -> bool {
-        self.step.is_empty()
+        self.len() == 0
+    }
+
+    /// The bytes its points take (`store`: regular steps and float32 values held compactly).
+    pub fn bytes(&self) -> usize {
+        self.step.bytes() + self.wall_time.len() * 8 + self.value.bytes()
     }
 
     /// The `i`th point in reading order.
     pub fn point(&self, i: usize) -> Point {
         Point {
-            step: self.step[i],
+            step: self.step.get(i),
             wall_time: self.wall_time[i],
-            value: self.value[i],
+            value: self.value.get(i),
         }
     }
 
     /// Drops every point at `step` or later (a purge marker read by a follower).
     pub fn truncate_from_step(&mut self, step: i64) {
-        let keep: Vec<usize> = (0..self.len()).filter(|&i| self.step[i] < step).collect();
         let mut kept = Series::new();
-        for i in keep {
-            kept.push(self.step[i], self.wall_time[i], self.value[i]);
+        for p in (0..self.len())
+            .map(|i| self.point(i))
+            .filter(|p| p.step < step)
+        {
+            kept.push(p.step, p.wall_time, p.value);
         }
         *self = kept;
     }
 
     fn x(&self, axis: Axis, i: usize) -> f64 {
         match axis {
-            Axis::Step => self.step[i] as f64,
+            Axis::Step => self.step.get(i) as f64,
             Axis::WallTime => self.wall_time[i],
         }
     }
@@ -130,11 +141,11 @@ impl Series {
             return 0..self.len();
         }
         let lo = match axis {
-            Axis::Step => self.step.partition_point(|&s| (s as f64) < start),
+            Axis::Step => self.step.partition_point(|s| (s as f64) < start),
             Axis::WallTime => self.wall_time.partition_point(|&w| w < start),
         };
         let hi = match axis {
-            Axis::Step => self.step.partition_point(|&s| (s as f64) <= end),
+            Axis::Step => self.step.partition_point(|s| (s as f64) <= end),
             Axis::WallTime => self.wall_time.partition_point(|&w| w <= end),
         };
         lo..hi.max(lo)
@@ -245,23 +256,14 @@ impl Series {
 
     /// The bucket of the contiguous points `r` of a sorted axis.
     fn bucket_of(&self, r: std::ops::Range<usize>) -> Bucket {
-        let (mut min, mut max): (Option<usize>, Option<usize>) = (None, None);
-        let mut nonfinite = Vec::new();
-        for (k, &v) in self.value[r.clone()].iter().enumerate() {
-            let k = r.start + k;
-            if v.is_finite() {
-                if min.is_none_or(|m| v < self.value[m]) {
-                    min = Some(k);
-                }
-                if max.is_none_or(|m| v > self.value[m]) {
-                    max = Some(k);
-                }
-            } else if let Some(rank) = nonfinite_rank(v) {
-                if !nonfinite.iter().any(|&(r, _)| r == rank) {
-                    nonfinite.push((rank, k));
-                }
-            }
-        }
+        let Extremes {
+            min,
+            max,
+            mut nonfinite,
+        } = match &self.value {
+            Values::F32(v) => extremes(&v[r.clone()], r.start),
+            Values::F64(v) => extremes(&v[r.clone()], r.start),
+        };
         nonfinite.sort();
         Bucket {
             first: self.point(r.start),
@@ -290,6 +292,43 @@ impl Series {
                 da.total_cmp(&db)
             })
             .map(|i| self.point(i))
+    }
+}
+
+/// Where in a bucket's points its extremes are.
+struct Extremes {
+    /// The index of the lowest finite value (the first on a tie).
+    min: Option<usize>,
+    /// The index of the highest finite value (the first on a tie).
+    max: Option<usize>,
+    /// The first NaN, +inf and -inf, each with its rank and index.
+    nonfinite: Vec<(u8, usize)>,
+}
+
+/// The [`Extremes`] of `values`, whose first is the point at index `start`.
+fn extremes<T: Copy + Into<f64>>(values: &[T], start: usize) -> Extremes {
+    let mut min: Option<(usize, f64)> = None;
+    let mut max: Option<(usize, f64)> = None;
+    let mut nonfinite = Vec::new();
+    for (k, &v) in values.iter().enumerate() {
+        let (k, v) = (start + k, v.into());
+        if v.is_finite() {
+            if min.is_none_or(|(_, m)| v < m) {
+                min = Some((k, v));
+            }
+            if max.is_none_or(|(_, m)| v > m) {
+                max = Some((k, v));
+            }
+        } else if let Some(rank) = nonfinite_rank(v) {
+            if !nonfinite.iter().any(|&(r, _)| r == rank) {
+                nonfinite.push((rank, k));
+            }
+        }
+    }
+    Extremes {
+        min: min.map(|m| m.0),
+        max: max.map(|m| m.0),
+        nonfinite,
     }
 }
 
@@ -371,6 +410,24 @@ mod tests {
             s.push(i as i64, 1000.0 + i as f64, v);
         }
         s
+    }
+
+    #[test]
+    fn a_series_of_float32_values_on_regular_steps_holds_12_bytes_a_point_and_any_other_loses_nothing(
+    ) {
+        let compact = series(&(0..1000).map(|i| (i % 7) as f64 * 0.5).collect::<Vec<_>>());
+        assert_eq!(compact.bytes(), 1000 * 12);
+        // A float64 value and a step off the stride: held as written, read back exactly.
+        let mut s = series(&[1.0, 2.0]);
+        s.push(5, 1005.0, 0.1);
+        assert_eq!(s.bytes(), 3 * (8 + 8 + 8));
+        let d = s.downsample(Axis::Step, None, None, 10);
+        let got: Vec<(i64, f64)> = d
+            .buckets
+            .iter()
+            .map(|b| (b.max.unwrap().step, b.max.unwrap().value))
+            .collect();
+        assert_eq!(got, [(0, 1.0), (1, 2.0), (5, 0.1)]);
     }
 
     #[test]

@@ -141,6 +141,11 @@ impl LiveRun {
         self.series.iter().map(|s| s.len() as u64).sum()
     }
 
+    /// The bytes its held points take (`downsample::Series::bytes`).
+    pub fn bytes(&self) -> usize {
+        self.series.iter().map(Series::bytes).sum()
+    }
+
     /// The damage found so far (a partial record at the end of the newest file aside).
     pub fn damage(&self) -> &[Damage] {
         &self.damage

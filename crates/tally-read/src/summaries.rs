@@ -255,7 +255,10 @@ fn tensor_buckets(t: &TensorProto) -> Option<Vec<[f64; 3]>> {
     } else {
         t.float_val.iter().map(|&v| v as f64).collect()
     };
-    (values.len() % 3 == 0).then(|| values.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
+    values
+        .len()
+        .is_multiple_of(3)
+        .then(|| values.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
 }
 
 /// The text plugin's string tensor: one string as it is, a vector one per line, a matrix as
