@@ -5,6 +5,7 @@
 use crate::error::Error;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 use tally_read::columns::{resolve_inputs, run_name, ReadOptions};
@@ -89,6 +90,7 @@ pub struct Catalog {
     table: Mutex<Table>,
     held: Mutex<HashMap<String, Held>>,
     look_budget: Duration,
+    opened: AtomicU64,
     /// Runs' text, images and histograms, by name, read when first asked for.
     summaries: Mutex<HashMap<String, Looked<RunSummaries>>>,
 }
@@ -101,6 +103,7 @@ impl Catalog {
             table: Mutex::new(Table::default()),
             held: Mutex::new(HashMap::new()),
             look_budget: LOOK_BUDGET,
+            opened: AtomicU64::new(0),
             summaries: Mutex::new(HashMap::new()),
         }
     }
@@ -210,7 +213,8 @@ impl Catalog {
     }
 
     /// The held series of run `name` (read now if not held, read on if its last look is older
-    /// than [`LOOK_EVERY`]); `None` when the table has no such run.
+    /// than [`LOOK_EVERY`]); `None` when the table has no such run. A run is read once however
+    /// many requests ask for it at once: the first holds it while it reads, the others wait.
     pub fn live(&self, name: &str) -> Result<Option<Arc<Mutex<LiveRun>>>, Error> {
         let Some(dir) = self.dir_of(name) else {
             return Ok(None);
@@ -227,10 +231,8 @@ impl Catalog {
             }
             return Ok(Some(run));
         }
-        drop(held);
-        let run = LiveRun::open(&dir)?;
-        let mut held = lock(&self.held);
-        let run = Arc::new(Mutex::new(run));
+        let run = Arc::new(Mutex::new(LiveRun::unread_own(&dir)));
+        let mut reading = lock(&run);
         held.insert(
             name.to_owned(),
             Held {
@@ -239,8 +241,22 @@ impl Catalog {
                 used_at: now,
             },
         );
-        let_go_past_budget(&mut held, name);
+        drop(held);
+        self.opened.fetch_add(1, Ordering::Relaxed);
+        if let Err(e) = reading.refresh() {
+            // Not held half read: the next request reads it again, and says why it cannot.
+            lock(&self.held).remove(name);
+            return Err(e.into());
+        }
+        drop(reading);
+        let_go_past_budget(&mut lock(&self.held), name);
         Ok(Some(run))
+    }
+
+    /// How many times a run's series were read from their start (a test's view of the board's
+    /// work).
+    pub fn runs_opened(&self) -> u64 {
+        self.opened.load(Ordering::Relaxed)
     }
 
     /// Run `name`'s text, images and histograms (read now if not held, read on if its last
@@ -270,7 +286,11 @@ impl Catalog {
 /// `keep`, the run just asked for).
 fn let_go_past_budget(held: &mut HashMap<String, Held>, keep: &str) {
     loop {
-        let total: usize = held.values().map(|h| lock(&h.run).bytes()).sum();
+        // A run being read counts as nothing yet: waiting for its read would stall every request.
+        let total: usize = held
+            .values()
+            .filter_map(|h| h.run.try_lock().ok().map(|r| r.bytes()))
+            .sum();
         if total <= HELD_BYTES {
             return;
         }

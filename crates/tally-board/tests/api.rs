@@ -388,3 +388,31 @@ fn a_large_logdir_is_read_a_batch_per_look_and_its_unread_runs_are_listed_and_ch
         .collect();
     assert_eq!(read.len(), runs);
 }
+
+#[test]
+fn charts_asking_at_once_for_a_run_not_held_read_it_once() {
+    use tally_board::catalog::Catalog;
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big").join(FILE);
+    events(
+        &file,
+        (0..400_000).map(|s| (s, vec![("a", s as f64), ("b", 1.0)])),
+    );
+    let catalog = Arc::new(Catalog::new(vec![dir.path().to_owned()]));
+    // As a page's charts ask: one request per tag, all at once.
+    let asks: Vec<_> = (0..8)
+        .map(|_| {
+            let catalog = catalog.clone();
+            std::thread::spawn(move || {
+                let run = catalog.live("big").unwrap().unwrap();
+                let held = run.lock().unwrap();
+                held.points()
+            })
+        })
+        .collect();
+    for ask in asks {
+        assert_eq!(ask.join().unwrap(), 800_000);
+    }
+    assert_eq!(catalog.runs_opened(), 1);
+}

@@ -45,6 +45,13 @@ impl LiveRun {
         Ok(run)
     }
 
+    /// The run [`open_own`](Self::open_own) reads, nothing read yet: the first
+    /// [`refresh`](Self::refresh) reads it whole, so a holder can show others it is being read
+    /// before the read (the board reads a run once however many charts ask for it at once).
+    pub fn unread_own(dir: &Path) -> Self {
+        LiveRun::empty(dir, true)
+    }
+
     fn empty(dir: &Path, own: bool) -> Self {
         LiveRun {
             dir: dir.to_owned(),
