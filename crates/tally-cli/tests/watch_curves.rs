@@ -174,3 +174,30 @@ fn the_filter_keeps_matching_tags_and_a_hang_up_ends_the_view_with_0() {
     assert_eq!(pty.wait_exit(), 0, "{}", pty.screen());
     pty.wait_for(&["the terminal hung up (SIGHUP)"]);
 }
+
+#[test]
+fn a_run_that_cannot_be_read_is_named_and_the_others_are_drawn_exit_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let _writers = two_runs(tmp.path());
+    let bad = tmp.path().join("logs").join("c");
+    std::fs::create_dir_all(&bad).unwrap();
+    // A record whose length's checksum is wrong: a corrupt record at byte 0.
+    std::fs::write(bad.join("events.out.tfevents.1.host"), [7u8; 64]).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["watch", "logs", "--panel", "off"])
+        .current_dir(tmp.path())
+        .env("COLUMNS", "100")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}\n{err}");
+    assert!(
+        text.contains("[x] c !") && text.contains("■ b  last 400.0"),
+        "{text}"
+    );
+    assert!(
+        err.contains("c: ") && err.contains("events.out.tfevents.1.host"),
+        "{err}"
+    );
+}

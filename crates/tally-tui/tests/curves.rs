@@ -291,3 +291,29 @@ fn the_live_view_fits_whole_charts_and_shows_the_keys() {
     );
     assert!(text.contains(">■ [x] ppo/seed_0"), "{text}");
 }
+
+#[test]
+fn runs_that_cannot_be_read_are_marked_and_named_a_few_at_most() {
+    let dots = dot_columns(80, Glyphs::UNICODE);
+    let mut m = model(
+        &["a", "b", "c", "d", "e"],
+        vec![chart("loss", &[(0, &[1.0, 2.0])], dots)],
+    );
+    for run in &mut m.runs[1..] {
+        run.error = Some(format!("{}/events: corrupt record at byte 0", run.name));
+    }
+    let text = plain_text(&m, &Nav::new(5), Glyphs::UNICODE, 80);
+    assert!(
+        text.contains("[x] b !") && !text.contains("[x] a !"),
+        "{text}"
+    );
+    assert!(
+        text.contains("b: b/events: corrupt record at byte 0"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("e: e/events") && text.contains("+1 more runs cannot be read"),
+        "{text}"
+    );
+    assert!(text.contains("■ a  last 2.000"), "{text}");
+}

@@ -20,6 +20,8 @@ pub const PLOT_ROWS: u16 = 6;
 pub const LEGEND_MAX: usize = 6;
 /// The y labels' width, then the axis.
 const LABEL_W: u16 = 9;
+/// Runs that cannot be read named with their message at most (the others counted).
+const ERRORS_SHOWN: usize = 3;
 /// Columns between charts side by side.
 const GUTTER: u16 = 2;
 
@@ -160,13 +162,18 @@ impl CurvesView<'_> {
         if !line.is_empty() {
             lines.push(line);
         }
-        for (i, run) in m.runs.iter().enumerate() {
-            if let Some(e) = &run.error {
-                lines.push(vec![(format!("{}: {e}", run.name), self.style(Color::Red))]);
-                if i > 8 {
-                    break;
-                }
-            }
+        // The first few runs that cannot be read, with the reader's message.
+        let failed: Vec<_> = m.runs.iter().filter(|r| r.error.is_some()).collect();
+        for run in failed.iter().take(ERRORS_SHOWN) {
+            let e = run.error.as_deref().unwrap_or_default();
+            lines.push(vec![(format!("{}: {e}", run.name), self.style(Color::Red))]);
+        }
+        if failed.len() > ERRORS_SHOWN {
+            let more = failed.len() - ERRORS_SHOWN;
+            lines.push(vec![(
+                format!("+{more} more runs cannot be read"),
+                self.style(Color::Red),
+            )]);
         }
         if let Some(n) = &m.notice {
             lines.push(vec![(n.clone(), Style::new())]);
