@@ -337,8 +337,10 @@ fn read_rows(
             Some(i) => Ok(rows.swap_remove(i)),
             None => match skipped.iter().position(|(d, _)| *d == dir) {
                 Some(i) => Err(skipped.swap_remove(i).1),
-                // A run whose files hold no scalar yet.
-                None => Err("no scalar yet".to_owned()),
+                // A run whose files hold no scalar yet: a row all the same.
+                None => {
+                    RunRow::without_scalars(name.clone(), dir.clone()).map_err(|e| e.to_string())
+                }
             },
         });
         let damage = damage

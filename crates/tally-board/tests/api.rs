@@ -52,8 +52,10 @@ fn get_with(addr: SocketAddr, target: &str, headers: &str) -> (u16, String, Stri
     let addr = SocketAddr::new("127.0.0.1".parse().unwrap(), addr.port());
     let mut s = TcpStream::connect(addr).unwrap();
     write!(s, "GET {target} HTTP/1.0\r\nHost: x\r\n{headers}\r\n").unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    // An image's bytes are not text: they are kept, each invalid byte as U+FFFD.
+    let raw = String::from_utf8_lossy(&raw);
     let (head, body) = raw.split_once("\r\n\r\n").unwrap();
     let status = head.split(' ').nth(1).unwrap().parse().unwrap();
     (status, head.to_owned(), body.to_owned())
@@ -415,4 +417,47 @@ fn charts_asking_at_once_for_a_run_not_held_read_it_once() {
         assert_eq!(ask.join().unwrap(), 800_000);
     }
     assert_eq!(catalog.runs_opened(), 1);
+}
+
+#[test]
+fn a_run_of_text_and_images_only_is_a_row_and_its_media_are_served() {
+    use tally_tfevents::{encode_summary, encode_summary_event, image_value, text_value};
+
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("notes");
+    std::fs::create_dir_all(&run).unwrap();
+    let mut w = RecordWriter::new(Vec::new());
+    let summary = encode_summary(vec![
+        text_value("setup", "seed 3"),
+        image_value("frame", &[0, 255, 0, 0, 0, 255], 1, 2, 3).unwrap(),
+    ]);
+    w.write_record(&encode_summary_event(Some(4), 1000.0, &summary))
+        .unwrap();
+    std::fs::write(run.join(FILE), w.into_inner()).unwrap();
+
+    let board = start(&[dir.path()], "127.0.0.1");
+    let (_, runs) = get(board.addr, "/api/runs");
+    let row = &runs["runs"][0];
+    assert_eq!(row["run"], "notes");
+    assert!(row.get("error").is_none(), "{row}");
+    assert_eq!(row["points"], 0);
+
+    let (status, media) = get(board.addr, "/api/media?run=notes");
+    assert_eq!(status, 200, "{media}");
+    assert_eq!(media["text"][0]["tag"], "setup/text_summary");
+    assert_eq!(media["text"][0]["entries"][0]["text"], "seed 3");
+    assert_eq!(media["images"][0]["width"], 2);
+    let (status, head, body) = get_with(board.addr, "/api/image?run=notes&tag=frame", "");
+    assert_eq!(status, 200);
+    assert!(head.contains("Content-Type: image/png"), "{head}");
+    assert!(
+        body.starts_with("\u{fffd}PNG") || body.contains("PNG"),
+        "a PNG"
+    );
+    let (status, missing) = get(board.addr, "/api/image?run=notes&tag=nope");
+    assert_eq!(status, 404);
+    assert!(
+        missing["error"].as_str().unwrap().contains("nope"),
+        "{missing}"
+    );
 }

@@ -78,6 +78,22 @@ pub struct RunRow {
 }
 
 impl RunRow {
+    /// The row of a run whose files hold no scalar yet (one just started, or one that logs
+    /// only text or images): its status and configuration, no figures.
+    pub fn without_scalars(name: String, dir: PathBuf) -> Result<RunRow, crate::Error> {
+        Ok(RunRow {
+            name,
+            status: read_status(&dir),
+            start: None,
+            duration: None,
+            last_step: None,
+            points: 0,
+            config: run_configuration(&dir)?,
+            tags: Vec::new(),
+            dir,
+        })
+    }
+
     /// The row as flat named columns, the one naming every front end uses: `run`, `dir`,
     /// `status`, `start`, `duration`, `last_step`, `points`, then `config.<dotted key>` and
     /// `<tag>:<figure>` ([`TAG_FIGURES`]). A value that is not a finite number is `null`.
