@@ -149,6 +149,10 @@ def test_the_page_lists_runs_draws_a_one_step_spike_and_follows_a_live_run(board
     # A live run: points appended to the tensorboardX run appear without reloading the page.
     from tensorboardX import SummaryWriter as TbxWriter
 
+    browser.execute_script("""
+        window.asked = [];
+        const real = window.fetch;
+        window.fetch = (url, ...rest) => { window.asked.push(String(url)); return real(url, ...rest); };""")
     t = TbxWriter(str(logdir / "tbx"))
     for step in range(50, 80):
         t.add_scalar("loss/total", 0.25, step)
@@ -156,6 +160,16 @@ def test_the_page_lists_runs_draws_a_one_step_spike_and_follows_a_live_run(board
     wait_for(browser, """
         const c = document.querySelector('.chart[data-tag="loss/total"]');
         return c.dataset.points.split(',').map(Number).includes(80);""")
+    # Only what is new was asked for: the newest buckets from the last one drawn, at its span,
+    # merged into what the chart held.
+    asked = browser.execute_script(
+        "return window.asked.filter(u => u.includes('/api/scalars') && u.includes('run=tbx'))")
+    assert asked and all("span=" in u and "start=" in u for u in asked), asked
+    merged = browser.execute_script("""
+        const s = state.charts.get('loss/total').series.get('tbx');
+        const b = s.buckets;
+        return [b[0].first[0], b[b.length - 1].last[0], b.reduce((n, x) => n + x.count, 0), s.total];""")
+    assert merged == [0, 79, 80, 80], merged
 
 
 def test_runs_grouped_by_learning_rate_show_each_groups_band(tally_bin: Path, tmp_path: Path, browser):

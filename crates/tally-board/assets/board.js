@@ -349,17 +349,49 @@ async function loadChart(chart, runs) {
   }
   chart.groups = null;
   await Promise.all(runs.map(async run => {
-    const params = { run, tag: chart.tag, width: CHART_W - PAD.l - PAD.r, x: axisParam() };
-    if (chart.zoom) {
-      params.start = chart.zoom[0] + offsetOf(run);
-      params.end = chart.zoom[1] + offsetOf(run);
-    }
     let body = null;
-    try { body = await api("scalars", params); } catch (e) { body = null; }
+    try { body = await fetchSeries(chart, run); } catch (e) { body = null; }
     if (view !== viewOf(chart)) return;
     if (body) chart.series.set(run, body); else chart.series.delete(run);
   }));
   if (view === viewOf(chart)) draw(chart);
+}
+
+// A run's series for a chart. A run that grew under an unzoomed chart is asked for its newest
+// buckets only, from its last bucket on at the bucket span already drawn, and they replace
+// that bucket (docs/contract/board.md "Live runs"); once the series has grown to twice the
+// chart's buckets it is asked for whole again, so buckets stay about a pixel wide.
+async function fetchSeries(chart, run) {
+  const width = CHART_W - PAD.l - PAD.r;
+  const params = { run, tag: chart.tag, width, x: axisParam() };
+  if (chart.zoom) {
+    params.start = chart.zoom[0] + offsetOf(run);
+    params.end = chart.zoom[1] + offsetOf(run);
+    return api("scalars", params);
+  }
+  const old = chart.series.get(run);
+  if (old && old.x === params.x && old.span > 0 && old.buckets.length) {
+    const slot = b => Math.floor((rawX(b.first) - old.start) / old.span);
+    const from = slot(old.buckets[old.buckets.length - 1]);
+    let fresh = null;
+    try {
+      fresh = await api("scalars", { ...params, start: old.start + from * old.span, span: old.span });
+    } catch (e) { fresh = null; } // e.g. grown past the buckets one answer may hold: whole again
+    const kept = old.buckets.filter(b => slot(b) < from);
+    if (fresh && (fresh.end - old.start) / old.span <= 2 * width) {
+      const buckets = kept.concat(fresh.buckets);
+      const points = buckets.reduce((n, b) => n + b.count, 0);
+      return { ...fresh, start: old.start, span: old.span, buckets, points };
+    }
+  }
+  const whole = await api("scalars", params);
+  whole.span = (whole.end - whole.start) / width;
+  return whole;
+}
+
+// A point's x as the server has it (relative time is the client's).
+function rawX(p) {
+  return state.x === "step" ? p[0] : p[1];
 }
 
 const num = v => typeof v === "number" ? v : Number(v);

@@ -191,16 +191,33 @@ fn tags(catalog: &Catalog, target: &Target) -> Handled {
 
 /// `GET /api/scalars?run=R&tag=T&width=W[&x=step|wall][&start=S][&end=E]`: the points of one
 /// run's tag in `W` buckets, each with its first, last, lowest and highest point and its
-/// non-finite points.
+/// non-finite points; with `span=B` (and `start`), in buckets of x span `B` laid from `S`.
 fn scalars(catalog: &Catalog, target: &Target) -> Handled {
     let (run, tag) = (required(target, "run")?, required(target, "tag")?);
     let width = width(target, 1000)?;
     let axis = axis(target)?;
     let (start, end) = (parse::<f64>(target, "start")?, parse::<f64>(target, "end")?);
+    let span: Option<f64> = parse(target, "span")?;
     let live = held(catalog, run)?;
     let live = lock(&live);
     let series = live.series(tag).ok_or_else(|| no_tag(run, tag))?;
-    let d = series.downsample(axis, start, end, width);
+    let d = match span {
+        None => series.downsample(axis, start, end, width),
+        // A chart following a growing run: its newest buckets, at the span it draws.
+        Some(span) => {
+            let start = start.ok_or_else(|| {
+                Answer::error(400, "span= needs start=: buckets are laid from the start")
+            })?;
+            series
+                .downsample_from(axis, start, end, span, MAX_WIDTH)
+                .ok_or_else(|| {
+                    Answer::error(
+                        400,
+                        format!("span={span}: buckets must be wider than 0 and at most {MAX_WIDTH} of them"),
+                    )
+                })?
+        }
+    };
     Ok(Answer::ok(json!({
         "run": run,
         "tag": tag,

@@ -461,3 +461,39 @@ fn a_run_of_text_and_images_only_is_a_row_and_its_media_are_served() {
         "{missing}"
     );
 }
+
+#[test]
+fn a_growing_runs_newest_buckets_are_served_at_the_span_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r").join(FILE);
+    events(&file, (0..100).map(|s| (s, vec![("loss", s as f64)])));
+    let board = start(&[dir.path()], "127.0.0.1");
+    let (status, body) = get(board.addr, "/api/scalars?run=r&tag=loss&start=50&span=10");
+    assert_eq!(status, 200, "{body}");
+    let firsts: Vec<i64> = body["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["first"][0].as_i64().unwrap())
+        .collect();
+    assert_eq!(firsts, [50, 60, 70, 80, 90]);
+    assert_eq!(
+        (body["points"].as_u64(), body["total"].as_u64()),
+        (Some(50), Some(100))
+    );
+    for (target, culprit) in [
+        ("/api/scalars?run=r&tag=loss&span=10", "start="),
+        (
+            "/api/scalars?run=r&tag=loss&start=0&span=0.001",
+            "span=0.001",
+        ),
+        ("/api/scalars?run=r&tag=loss&start=0&span=-1", "span=-1"),
+    ] {
+        let (status, body) = get(board.addr, target);
+        assert_eq!(status, 400, "{target}: {body}");
+        assert!(
+            body["error"].as_str().unwrap().contains(culprit),
+            "{target}: {body}"
+        );
+    }
+}

@@ -189,6 +189,35 @@ impl Series {
         let end = end.or(own.map(|r| r.1)).unwrap_or(start).max(start);
         let span = end - start;
         let scale = if span > 0.0 { width as f64 / span } else { 0.0 };
+        self.bucketed(axis, start, end, width, scale)
+    }
+
+    /// The points with x from `start` to `end` (default: the series' largest x) in buckets of x
+    /// span `bucket` laid from `start`: a chart following a growing series asks for its newest
+    /// buckets only, at the span it already draws (`docs/contract/board.md` "Live runs").
+    /// `None` when that takes more than `max_width` buckets or `bucket` is not positive.
+    pub fn downsample_from(
+        &self,
+        axis: Axis,
+        start: f64,
+        end: Option<f64>,
+        bucket: f64,
+        max_width: usize,
+    ) -> Option<Downsampled> {
+        let end = end
+            .or(self.x_range(axis).map(|r| r.1))
+            .unwrap_or(start)
+            .max(start);
+        let buckets = ((end - start) / bucket).floor() + 1.0;
+        if !(bucket > 0.0 && buckets <= max_width as f64) {
+            return None;
+        }
+        Some(self.bucketed(axis, start, end, buckets as usize, 1.0 / bucket))
+    }
+
+    /// The points with x in `[start, end]` in `width` buckets, the point at x in bucket
+    /// `(x - start) × scale` (the last holding the rest).
+    fn bucketed(&self, axis: Axis, start: f64, end: f64, width: usize, scale: f64) -> Downsampled {
         let slot_of = |x: f64| (((x - start) * scale) as usize).min(width - 1);
         let range = self.candidates(axis, start, end);
         if self.sorted(axis) {
@@ -428,6 +457,33 @@ mod tests {
             .map(|b| (b.max.unwrap().step, b.max.unwrap().value))
             .collect();
         assert_eq!(got, [(0, 1.0), (1, 2.0), (5, 0.1)]);
+    }
+
+    #[test]
+    fn buckets_from_a_start_at_a_given_span_are_laid_from_that_start() {
+        let s = series(&(0..100).map(|i| i as f64).collect::<Vec<_>>());
+        let d = s
+            .downsample_from(Axis::Step, 50.0, None, 10.0, 100)
+            .unwrap();
+        let spans: Vec<(i64, i64, u64)> = d
+            .buckets
+            .iter()
+            .map(|b| (b.first.step, b.last.step, b.count))
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                (50, 59, 10),
+                (60, 69, 10),
+                (70, 79, 10),
+                (80, 89, 10),
+                (90, 99, 10)
+            ]
+        );
+        assert_eq!((d.start, d.end, d.points), (50.0, 99.0, 50));
+        // Too many buckets, or no span: refused, not truncated.
+        assert!(s.downsample_from(Axis::Step, 0.0, None, 0.5, 100).is_none());
+        assert!(s.downsample_from(Axis::Step, 0.0, None, 0.0, 100).is_none());
     }
 
     #[test]
