@@ -74,9 +74,10 @@ fn serve(master: OwnedFd, screen: Arc<Mutex<Vec<u8>>>, stop: Arc<AtomicBool>) {
     }
 }
 
-/// `tally watch RUN` on a pty (the controlling terminal of its new session when `ctty`),
-/// until the panel shows the run; then the master side is closed. Returns the child.
-fn watch_then_close_the_terminal(run: &std::path::Path, ctty: bool) -> Child {
+/// `tally watch RUN` (with `--curves` when `curves`) on a pty (the controlling terminal of its
+/// new session when `ctty`), until the panel shows the run; then the master side is closed.
+/// Returns the child.
+fn watch_then_close_the_terminal(run: &std::path::Path, ctty: bool, curves: bool) -> Child {
     let (master, slave) = pty(100, 40);
     let mut cmd = Command::new("setsid");
     if ctty {
@@ -86,6 +87,7 @@ fn watch_then_close_the_terminal(run: &std::path::Path, ctty: bool) -> Child {
         .arg(env!("CARGO_BIN_EXE_tally"))
         .arg("watch")
         .arg(run)
+        .args(curves.then_some("--curves"))
         .env("TERM", "xterm-256color")
         .env("LANG", "C.UTF-8")
         .env_remove("LC_ALL")
@@ -156,7 +158,7 @@ fn watch_ends_with_0_when_its_terminal_closes_without_a_hang_up_signal() {
     // No controlling terminal: closing the master sends no SIGHUP, the input just ends
     // (read returns 0). The key reader used to read that end again and again, forever.
     let run = generic_run();
-    let child = watch_then_close_the_terminal(run.path(), false);
+    let child = watch_then_close_the_terminal(run.path(), false, false);
     let (code, stderr) = ends_within(child, Duration::from_secs(10));
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
@@ -170,7 +172,19 @@ fn watch_ends_with_0_when_its_controlling_terminal_closes() {
     // The kernel sends SIGHUP; the panel thread must not be stuck reading the closed input
     // when watch stops it.
     let run = generic_run();
-    let child = watch_then_close_the_terminal(run.path(), true);
+    let child = watch_then_close_the_terminal(run.path(), true, false);
     let (code, stderr) = ends_within(child, Duration::from_secs(10));
     assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn the_curves_view_ends_with_0_when_its_terminal_closes_with_or_without_a_hang_up() {
+    // docs/contract/panel.md "Curves in the terminal": as the panel, within a key poll.
+    for ctty in [false, true] {
+        let run = generic_run();
+        let child = watch_then_close_the_terminal(run.path(), ctty, true);
+        let (code, stderr) = ends_within(child, Duration::from_secs(10));
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(stderr.contains("tally watch:"), "{stderr}");
+    }
 }
