@@ -207,14 +207,14 @@ fn newest_wall(run: &LiveRun) -> f64 {
         .fold(f64::NEG_INFINITY, f64::max)
 }
 
-/// One tag's chart over the picked `runs` (index, run, newest wall time): the step range they
-/// share, each one's M4 buckets as dot columns, its newest value and 2 s mean.
+/// One tag's chart over the picked `runs` (index, run, newest wall time): one step range
+/// spanning them all, each one's M4 buckets as dot columns, its newest value and 2 s mean.
 fn chart(tag: &str, runs: &[(usize, &LiveRun, f64)], dots: usize) -> Chart {
     let series: Vec<(usize, &Series, f64)> = runs
         .iter()
         .filter_map(|&(i, run, newest)| Some((i, run.series(tag)?, newest)))
         .collect();
-    // The x range every trace shares: each series' own range, all points in it.
+    // One x range for every trace: spanning each series' own range, so no point falls outside.
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for (_, s, _) in &series {
         let own = s.downsample(Axis::Step, None, None, 1);
