@@ -110,8 +110,10 @@ wheel-check: wheel
 ##   board    bench/board.py: `tally board` against TensorBoard with its data server: first chart,
 ##            a 1 000-run logdir, 10 million points, peak memory, CPU following 100 growing runs
 ##            with the page open in headless Chromium ("tally board"); BENCH_BOARD_ARGS
+##   curves   bench/watch_curves.py: the first frame of `tally watch --curves` on 20 tags x
+##            50 000 steps, the wheel's binary ("Curves in the terminal")
 ## A subset: `make bench BENCH_ONLY="panel scaling"`; `BENCH_ARGS=` drops the read scaling rows.
-BENCH_ONLY ?= step render rss trinity python scaling panel read board
+BENCH_ONLY ?= step render rss trinity python scaling panel read board curves
 BENCH_ARGS ?= --scaling --plot docs/read_scaling.png
 BENCH_HOT_ARGS ?= --iterations 3000 --runs 5
 BENCH_TRINITY_ARGS ?= --trinity-tasks 25
@@ -130,6 +132,7 @@ bench: venv py-install
 	$(call bench-on,panel,$(PY) bench/panel_cpu.py $(BENCH_PANEL_ARGS))
 	$(call bench-on,read,$(PY) bench/read_bench.py $(BENCH_ARGS))
 	$(call bench-on,board,$(PY) bench/board.py $(BENCH_BOARD_ARGS))
+	$(call bench-on,curves,$(PY) bench/watch_curves.py --tally $(dir $(PY))tally)
 
 ## Regenerate committed generated files (docs/metrics.md, schemas/*.json).
 docs:
