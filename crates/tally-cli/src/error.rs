@@ -80,6 +80,8 @@ impl From<tally_soak::Error> for CliError {
 pub enum Exit {
     /// It ran to its end (exit 0).
     Success,
+    /// It ran to its end and a health rule fired (exit 1: `tally health`, for cron and CI).
+    Findings,
     /// Ctrl-C or SIGTERM stopped it after it closed what it opened (exit 130, the shell's
     /// code for a SIGINT).
     Interrupted,
@@ -89,6 +91,7 @@ impl From<Exit> for ExitCode {
     fn from(exit: Exit) -> ExitCode {
         match exit {
             Exit::Success => ExitCode::SUCCESS,
+            Exit::Findings => ExitCode::FAILURE,
             Exit::Interrupted => ExitCode::from(130),
         }
     }

@@ -12,8 +12,8 @@ mod stderr;
 pub use error::{CliError, Exit};
 
 use cmd::{
-    board, compare, demo, diagnose, export, extract, runs, scaling, schema, soak, sql, sync,
-    trace_stats, validate, watch,
+    board, compare, demo, diagnose, export, extract, health, runs, scaling, schema, soak, sql,
+    sync, trace_stats, validate, watch,
 };
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -155,6 +155,23 @@ enum Command {
         /// Replay H2D Submit, % of Iter Wall, that is high.
         #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().submit_high_pct)]
         submit_high: f64,
+    },
+    /// Check runs against the health rules (NaN, divergence, collapse, flat rewards, stalls,
+    /// slow throughput, your own): every finding of every run; exit 1 when any rule fires.
+    Health {
+        /// Event files, run directories, or folders of runs.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Print JSON: {"healthy", "runs": [{"run", "dir", "live", "values", "findings":
+        /// [{"rule", "tag", "first_step", "last_step", "count", "last_value", "message"}]}]}.
+        #[arg(long)]
+        json: bool,
+        /// A JSON rules file: {"off": [rule names], "rules": [{"kind", "tag", parameters}]}.
+        #[arg(long, value_name = "FILE")]
+        rules: Option<PathBuf>,
+        /// Start from no rule (only the rules file's).
+        #[arg(long)]
+        no_defaults: bool,
     },
     /// The DP scaling report: throughput, speed-up and efficiency of one task at several GPU counts.
     Scaling {
@@ -566,6 +583,23 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             let diagnosis = tally_read::diagnose::diagnose(&run_dir, last, thresholds)?;
             stderr::warn(&diagnosis.damage);
             to_stdout(|out| Ok(diagnose::print(&diagnosis, json, out)?))
+        }
+        Command::Health {
+            paths,
+            json,
+            rules,
+            no_defaults,
+        } => {
+            let rules = health::rules(rules.as_deref(), no_defaults)?;
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            let exit = health::run(&paths, &rules, json, &mut out);
+            let flushed = out.flush().map_err(CliError::Output);
+            match (exit, flushed) {
+                (Err(e), _) if e.is_closed_pipe() => Ok(Exit::Success),
+                (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+                (Ok(exit), Ok(())) => Ok(exit),
+            }
         }
         Command::Scaling { dirs, last, json } => {
             let report = tally_read::scaling::report(&dirs, last)?;

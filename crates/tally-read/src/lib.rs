@@ -21,6 +21,7 @@ pub mod export;
 pub mod extract;
 pub mod files;
 pub mod follow;
+pub mod health;
 pub mod legacy;
 pub mod listing;
 pub mod live;

@@ -7,6 +7,7 @@
 pub mod algo;
 pub mod artifacts;
 pub mod conformance;
+pub mod health;
 pub mod legacy;
 pub mod lookup;
 pub mod registry;
@@ -15,6 +16,7 @@ pub mod rft;
 pub mod types;
 
 pub use algo::{Algo, AlgoSpec, ALGOS};
+pub use health::{health_class, HealthClass, HealthTags, HEALTH_TAGS};
 pub use legacy::{legacy_mapping, LegacyRow, RetiredName, LEGACY, RETIRED};
 pub use lookup::{
     canonical_groups, in_canonical_group, input_spec, lookup, metric, metric_index, spec_index,

@@ -10,6 +10,7 @@ pub mod atomic;
 pub mod backlog;
 pub mod board;
 pub mod error;
+pub mod health;
 pub mod host;
 pub mod input;
 pub mod kept_events;

@@ -7,6 +7,7 @@ pub mod demo;
 pub mod diagnose;
 pub mod export;
 pub mod extract;
+pub mod health;
 pub mod runs;
 pub mod scaling;
 pub mod schema;

@@ -1,0 +1,155 @@
+//! `tally health`: every finding of the health rules on every run under the paths, as a table
+//! or JSON; exit 1 when any rule fires (`docs/contract/health.md` "tally health").
+
+use crate::error::{CliError, Exit};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use tally::health::{apply_rules_file, Finding, RuleSet};
+use tally_read::health::RunHealth;
+
+/// The rules `--rules FILE` and `--no-defaults` ask for; a bad file is a usage error (exit 2).
+pub fn rules(file: Option<&Path>, no_defaults: bool) -> Result<RuleSet, CliError> {
+    let mut rules = if no_defaults {
+        RuleSet::empty()
+    } else {
+        RuleSet::defaults()
+    };
+    if let Some(file) = file {
+        let name = file.display().to_string();
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| CliError::Usage(format!("{name}: cannot read the rules file: {e}")))?;
+        apply_rules_file(&name, &text, &mut rules).map_err(|e| CliError::Usage(e.to_string()))?;
+    }
+    Ok(rules)
+}
+
+/// Checks the runs under `paths` and prints what fired: exit 1 when anything did, 0 when
+/// nothing did; a path or run that cannot be read is bad input (exit 2).
+pub fn run(
+    paths: &[PathBuf],
+    rules: &RuleSet,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Exit, CliError> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let runs = tally_read::health::check_paths(paths, rules, now)
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    for r in &runs {
+        crate::stderr::warn(&r.damage);
+    }
+    if json {
+        let text = serde_json::to_string_pretty(&to_json(&runs)).map_err(std::io::Error::other)?;
+        writeln!(out, "{text}")?;
+    } else {
+        print_table(&runs, out)?;
+    }
+    let fired = runs.iter().any(|r| !r.findings.is_empty());
+    Ok(if fired { Exit::Findings } else { Exit::Success })
+}
+
+/// `{"healthy", "runs": [{"run", "dir", "live", "values", "findings": [...]}]}`.
+pub fn to_json(runs: &[RunHealth]) -> Value {
+    let runs: Vec<Value> = runs
+        .iter()
+        .map(|r| {
+            json!({
+                "run": r.run,
+                "dir": r.dir.display().to_string(),
+                "live": r.live,
+                "values": r.values,
+                "findings": r.findings.iter().map(finding_json).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let healthy = runs
+        .iter()
+        .all(|r| r["findings"].as_array().is_some_and(Vec::is_empty));
+    json!({ "healthy": healthy, "runs": runs })
+}
+
+fn finding_json(f: &Finding) -> Value {
+    json!({
+        "rule": f.rule.as_str(),
+        "tag": f.tag,
+        "first_step": f.first_step,
+        "last_step": f.last_step,
+        "count": f.count,
+        "last_value": number(f.last_value),
+        "message": f.message,
+    })
+}
+
+/// A number, or export's tokens for the non-finite ones (JSON has none).
+fn number(v: f64) -> Value {
+    if v.is_nan() {
+        json!("NaN")
+    } else if v.is_infinite() {
+        json!(if v > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        json!(v)
+    }
+}
+
+fn print_table(runs: &[RunHealth], out: &mut dyn Write) -> std::io::Result<()> {
+    let rows: Vec<[String; 6]> = runs
+        .iter()
+        .flat_map(|r| {
+            r.findings.iter().map(|f| {
+                [
+                    r.run.clone(),
+                    f.rule.as_str().to_owned(),
+                    if f.tag.is_empty() {
+                        "-".into()
+                    } else {
+                        f.tag.clone()
+                    },
+                    f.first_step.to_string(),
+                    f.last_step.to_string(),
+                    f.count.to_string(),
+                ]
+            })
+        })
+        .collect();
+    let messages: Vec<&str> = runs
+        .iter()
+        .flat_map(|r| r.findings.iter().map(|f| f.message.as_str()))
+        .collect();
+    let healthy = runs.iter().filter(|r| r.findings.is_empty()).count();
+    if rows.is_empty() {
+        return writeln!(out, "healthy: no rule fired on {} run(s)", runs.len());
+    }
+    let head = ["run", "rule", "tag", "first", "last", "count"];
+    let mut widths = head.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[&str]| {
+        let mut s = String::new();
+        for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
+            // Steps and counts right-aligned.
+            if i >= 3 {
+                s.push_str(&format!("{c:>w$}  "));
+            } else {
+                s.push_str(&format!("{c:<w$}  "));
+            }
+        }
+        s
+    };
+    writeln!(out, "{}message", line(&head))?;
+    for (row, message) in rows.iter().zip(messages) {
+        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        writeln!(out, "{}{message}", line(&cells))?;
+    }
+    writeln!(
+        out,
+        "{} finding(s) in {} of {} run(s)",
+        rows.len(),
+        runs.len() - healthy,
+        runs.len()
+    )
+}

@@ -1,0 +1,510 @@
+//! The health evaluator: each tag's rules fed one value at a time, and the run's steps for
+//! `stall` (`docs/contract/health.md`; its cost: "Cost").
+//!
+//! A tag is registered once ([`Evaluator::tag`], which looks its rules up); each value then
+//! runs that tag's checks in O(1) amortised and allocates nothing, except when a rule first
+//! fires on the tag (the finding is created then, and updated in place afterwards).
+
+use super::finding::{num, Finding, RuleKind};
+use super::rules::{Collapse, Divergence, FlatFor, Rule, RuleSet, Stall, Throughput};
+use super::window::RobustWindow;
+
+/// A registered tag: what [`Evaluator::value`] takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TagSlot(u32);
+
+/// No finding yet.
+const NONE: u32 = u32::MAX;
+
+/// MAD × this is the standard deviation of a normal distribution.
+const MAD_TO_SIGMA: f64 = 1.4826;
+
+#[derive(Debug)]
+enum Check {
+    Nonfinite {
+        finding: u32,
+    },
+    Divergence {
+        p: Divergence,
+        window: RobustWindow,
+        finding: u32,
+    },
+    Collapse {
+        p: Collapse,
+        run: u32,
+        since: i64,
+        finding: u32,
+    },
+    FlatFor {
+        p: FlatFor,
+        last: f64,
+        last_step: i64,
+        best: f64,
+        run: u32,
+        since: i64,
+        finding: u32,
+    },
+    Above {
+        value: f64,
+        finding: u32,
+    },
+    Below {
+        value: f64,
+        finding: u32,
+    },
+    Throughput {
+        p: Throughput,
+        window: RobustWindow,
+        /// Step, wall time and values of the slow stretch while slow, and whether it fired.
+        slow: Option<(i64, f64, u32, bool)>,
+        finding: u32,
+    },
+}
+
+impl Check {
+    fn new(rule: &Rule) -> Check {
+        match *rule {
+            Rule::Nonfinite => Check::Nonfinite { finding: NONE },
+            Rule::Divergence(p) => Check::Divergence {
+                p,
+                window: RobustWindow::new(p.window, p.min_history, p.refresh, true),
+                finding: NONE,
+            },
+            Rule::Collapse(p) => Check::Collapse {
+                p,
+                run: 0,
+                since: 0,
+                finding: NONE,
+            },
+            Rule::FlatFor(p) => Check::FlatFor {
+                p,
+                last: f64::NAN,
+                last_step: i64::MIN,
+                best: f64::NEG_INFINITY,
+                run: 0,
+                since: 0,
+                finding: NONE,
+            },
+            Rule::Above { value } => Check::Above {
+                value,
+                finding: NONE,
+            },
+            Rule::Below { value } => Check::Below {
+                value,
+                finding: NONE,
+            },
+            Rule::Throughput(p) => Check::Throughput {
+                p,
+                window: RobustWindow::new(p.window, p.min_history, p.refresh, false),
+                slow: None,
+                finding: NONE,
+            },
+        }
+    }
+}
+
+/// Where a tag's checks are, kept small so a step's tags sit in a few cache lines.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: u32,
+    end: u32,
+    /// The tag's only check is `nonfinite`: a finite value has nothing more to do.
+    plain: bool,
+}
+
+#[derive(Debug)]
+struct StallState {
+    p: Stall,
+    gaps: RobustWindow,
+    last: Option<(i64, f64)>,
+    /// The last step an open pause was reported at ([`Evaluator::overdue`]).
+    overdue_at: Option<i64>,
+    finding: u32,
+}
+
+impl StallState {
+    fn threshold(&self) -> Option<(f64, f64)> {
+        let (median, _) = self.gaps.stats()?;
+        Some(((self.p.k * median).max(self.p.min_gap_s), median))
+    }
+}
+
+/// The findings so far, and the one place a firing is recorded.
+#[derive(Debug, Default)]
+struct Findings(Vec<Finding>);
+
+impl Findings {
+    /// Records a firing of `rule` on `tag`: creates the finding on its first firing (from
+    /// `first_step`, with `count` values and `message()`), else adds `count` to it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn fire(
+        &mut self,
+        slot: &mut u32,
+        rule: RuleKind,
+        tag: &str,
+        first_step: i64,
+        step: i64,
+        value: f64,
+        count: u64,
+        message: impl FnOnce() -> String,
+    ) {
+        if *slot == NONE {
+            *slot = self.0.len() as u32;
+            self.0.push(Finding {
+                rule,
+                tag: tag.to_owned(),
+                first_step,
+                last_step: step,
+                count,
+                last_value: value,
+                message: message(),
+            });
+        } else {
+            let f = &mut self.0[*slot as usize];
+            f.last_step = step;
+            f.count += count;
+            f.last_value = value;
+        }
+    }
+}
+
+/// Evaluates a [`RuleSet`] over a run's values, one at a time.
+#[derive(Debug)]
+pub struct Evaluator {
+    rules: RuleSet,
+    spans: Vec<Span>,
+    names: Vec<Box<str>>,
+    checks: Vec<Check>,
+    stall: Option<StallState>,
+    findings: Findings,
+}
+
+impl Evaluator {
+    /// An evaluator of `rules`, no tag registered yet.
+    pub fn new(rules: RuleSet) -> Self {
+        let stall = rules.stall.map(|p| StallState {
+            p,
+            gaps: RobustWindow::new(p.window, p.min_history, p.refresh, false),
+            last: None,
+            overdue_at: None,
+            finding: NONE,
+        });
+        Evaluator {
+            rules,
+            spans: Vec::new(),
+            names: Vec::new(),
+            checks: Vec::new(),
+            stall,
+            findings: Findings::default(),
+        }
+    }
+
+    /// The rules evaluated.
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+
+    /// Registers `tag` (once per tag: each call makes a new slot with fresh state) and looks
+    /// up the rules that watch it.
+    pub fn tag(&mut self, tag: &str) -> TagSlot {
+        let start = self.checks.len() as u32;
+        let new: Vec<Check> = self.rules.rules_for(tag).map(Check::new).collect();
+        let plain = matches!(new[..], [Check::Nonfinite { .. }]);
+        self.checks.extend(new);
+        let slot = TagSlot(self.spans.len() as u32);
+        self.spans.push(Span {
+            start,
+            end: self.checks.len() as u32,
+            plain,
+        });
+        self.names.push(tag.into());
+        slot
+    }
+
+    /// The name `slot` was registered with.
+    pub fn tag_name(&self, slot: TagSlot) -> &str {
+        &self.names[slot.0 as usize]
+    }
+
+    /// Feeds one value of a registered tag, in step order.
+    #[inline]
+    pub fn value(&mut self, slot: TagSlot, step: i64, wall_time: f64, v: f64) {
+        let span = self.spans[slot.0 as usize];
+        if span.plain && v.is_finite() {
+            return;
+        }
+        let tag = &*self.names[slot.0 as usize];
+        let findings = &mut self.findings;
+        for check in &mut self.checks[span.start as usize..span.end as usize] {
+            evaluate(check, findings, tag, step, wall_time, v);
+        }
+    }
+
+    /// Tells the evaluator a step's first value arrived at `wall_time` (for `stall`); the same
+    /// step again is ignored.
+    #[inline]
+    pub fn step(&mut self, step: i64, wall_time: f64) {
+        let Some(s) = self.stall.as_mut() else {
+            return;
+        };
+        match s.last {
+            Some((last, _)) if last == step => return,
+            Some((last, at)) => {
+                let gap = wall_time - at;
+                if let Some((threshold, median)) = s.threshold() {
+                    if gap > threshold {
+                        self.findings.fire(
+                            &mut s.finding,
+                            RuleKind::Stall,
+                            "",
+                            last,
+                            last,
+                            gap,
+                            1,
+                            || {
+                                format!(
+                                    "no new step for {} s after step {last} (median gap {} s)",
+                                    num(gap),
+                                    num(median)
+                                )
+                            },
+                        );
+                    }
+                }
+                s.gaps.push(gap.max(0.0));
+            }
+            None => {}
+        }
+        s.last = Some((step, wall_time));
+    }
+
+    /// A new segment of the run begins (a resumed run's next file): the pause before it is not
+    /// a stall.
+    pub fn new_segment(&mut self) {
+        if let Some(s) = self.stall.as_mut() {
+            s.last = None;
+        }
+    }
+
+    /// For a run still being written: whether it has had no new step for too long at wall
+    /// time `now`. Records a `stall` finding (once per last step) and returns the pause.
+    pub fn overdue(&mut self, now: f64) -> Option<f64> {
+        let s = self.stall.as_mut()?;
+        let (last, at) = s.last?;
+        let (threshold, median) = s.threshold()?;
+        let gap = now - at;
+        if gap <= threshold || s.overdue_at == Some(last) {
+            return None;
+        }
+        s.overdue_at = Some(last);
+        self.findings.fire(
+            &mut s.finding,
+            RuleKind::Stall,
+            "",
+            last,
+            last,
+            gap,
+            1,
+            || {
+                format!(
+                    "no new step for {} s since step {last} (median gap {} s)",
+                    num(gap),
+                    num(median)
+                )
+            },
+        );
+        Some(gap)
+    }
+
+    /// Every finding so far, in the order they first fired.
+    pub fn findings(&self) -> &[Finding] {
+        &self.findings.0
+    }
+
+    /// The findings, taken.
+    pub fn into_findings(self) -> Vec<Finding> {
+        self.findings.0
+    }
+}
+
+/// One check on one value.
+#[inline]
+fn evaluate(check: &mut Check, f: &mut Findings, tag: &str, step: i64, wall: f64, v: f64) {
+    match check {
+        Check::Nonfinite { finding } => {
+            if !v.is_finite() {
+                f.fire(finding, RuleKind::Nonfinite, tag, step, step, v, 1, || {
+                    format!("{v} at step {step}")
+                });
+            }
+        }
+        Check::Divergence { p, window, finding } => {
+            if !v.is_finite() {
+                return;
+            }
+            if let Some((median, mad)) = window.stats() {
+                let scale = (MAD_TO_SIGMA * mad)
+                    .max(p.rel_floor * median.abs())
+                    .max(f64::MIN_POSITIVE);
+                let z = (v - median) / scale;
+                if z.abs() > p.z {
+                    f.fire(finding, RuleKind::Divergence, tag, step, step, v, 1, || {
+                        format!(
+                            "{} at step {step} left its recent range (median {}, z = {})",
+                            num(v),
+                            num(median),
+                            num(z)
+                        )
+                    });
+                }
+            }
+            window.push(v);
+        }
+        Check::Collapse {
+            p,
+            run,
+            since,
+            finding,
+        } => {
+            if !v.is_finite() {
+                return;
+            }
+            if v.abs() > p.eps {
+                *run = 0;
+                return;
+            }
+            if *run == 0 {
+                *since = step;
+            }
+            *run = run.saturating_add(1);
+            if *run >= p.for_values {
+                let count = if *run == p.for_values {
+                    u64::from(p.for_values)
+                } else {
+                    1
+                };
+                let (n, from) = (p.for_values, *since);
+                f.fire(
+                    finding,
+                    RuleKind::Collapse,
+                    tag,
+                    from,
+                    step,
+                    v,
+                    count,
+                    || format!("|value| ≤ {} for {n} values from step {from}", num(p.eps)),
+                );
+            }
+        }
+        Check::FlatFor {
+            p,
+            last,
+            last_step,
+            best,
+            run,
+            since,
+            finding,
+        } => {
+            if !v.is_finite() {
+                return;
+            }
+            if v == *last {
+                if step > *last_step {
+                    *run = run.saturating_add(1);
+                    *last_step = step;
+                }
+            } else {
+                *last = v;
+                *last_step = step;
+                *run = 1;
+                *since = step;
+            }
+            *best = best.max(v);
+            // Holding at its best is a solved task, not a frozen one.
+            if *run >= p.for_values && v < *best {
+                let count = if *run == p.for_values {
+                    u64::from(p.for_values)
+                } else {
+                    1
+                };
+                let (n, from) = (p.for_values, *since);
+                f.fire(
+                    finding,
+                    RuleKind::FlatFor,
+                    tag,
+                    from,
+                    step,
+                    v,
+                    count,
+                    || {
+                        format!(
+                            "unchanged at {} for {n} values from step {from}, below its best {}",
+                            num(v),
+                            num(*best)
+                        )
+                    },
+                );
+            }
+        }
+        Check::Above { value, finding } => {
+            if v > *value {
+                let t = *value;
+                f.fire(finding, RuleKind::Above, tag, step, step, v, 1, || {
+                    format!("{} at step {step} is above {}", num(v), num(t))
+                });
+            }
+        }
+        Check::Below { value, finding } => {
+            if v < *value {
+                let t = *value;
+                f.fire(finding, RuleKind::Below, tag, step, step, v, 1, || {
+                    format!("{} at step {step} is below {}", num(v), num(t))
+                });
+            }
+        }
+        Check::Throughput {
+            p,
+            window,
+            slow,
+            finding,
+        } => {
+            if !v.is_finite() {
+                return;
+            }
+            if let Some((median, _)) = window.stats() {
+                if v < p.fraction * median {
+                    let (from, since, n, fired) = slow.get_or_insert((step, wall, 0, false));
+                    *n += 1;
+                    if wall - *since >= p.for_seconds && *n >= 2 {
+                        // The stretch's values so far on its first firing, one each after.
+                        let count = if *fired { 1 } else { u64::from(*n) };
+                        *fired = true;
+                        let (from, secs, fraction) = (*from, wall - *since, p.fraction);
+                        f.fire(
+                            finding,
+                            RuleKind::Throughput,
+                            tag,
+                            from,
+                            step,
+                            v,
+                            count,
+                            || {
+                                format!(
+                                "{} from step {from} for {} s, below {} × its running median {}",
+                                num(v),
+                                num(secs),
+                                num(fraction),
+                                num(median)
+                            )
+                            },
+                        );
+                    }
+                } else {
+                    *slow = None;
+                }
+            }
+            window.push(v);
+        }
+    }
+}
