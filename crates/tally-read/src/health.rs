@@ -92,3 +92,74 @@ pub fn check_paths(paths: &[PathBuf], rules: &RuleSet, now: f64) -> Result<Vec<R
 fn is_live(dir: &Path) -> bool {
     read_status(dir).as_deref() == Some("running")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tally::health::RuleKind;
+    use tally_tfevents::{EventFileWriter, WriterOptions};
+
+    /// Writes steps `from..=to` of one loss to `w`, step s at wall time `wall0 + s`.
+    fn write(w: &mut EventFileWriter, from: i64, to: i64, wall0: f64) {
+        for s in from..=to {
+            w.write_scalars(s, wall0 + s as f64, &[("Loss/value", 1.0)])
+                .unwrap();
+        }
+    }
+
+    fn open(dir: &Path) -> EventFileWriter {
+        EventFileWriter::open(dir, WriterOptions::from_env()).unwrap()
+    }
+
+    #[test]
+    fn a_resumed_runs_pause_between_its_files_is_not_a_stall() {
+        // docs/contract/health.md "Stall": the gaps start again at each file.
+        let tmp = tempfile::tempdir().unwrap();
+        let mut w = open(tmp.path());
+        write(&mut w, 1, 50, 1e9);
+        w.close().unwrap();
+        let mut w = open(tmp.path());
+        write(&mut w, 51, 100, 1e9 + 3600.0);
+        w.close().unwrap();
+        let runs = check_paths(&[tmp.path().to_owned()], &RuleSet::defaults(), 0.0).unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].values, 100);
+        assert!(runs[0].findings.is_empty(), "{:?}", runs[0].findings);
+        // The same pause inside one file is a stall after step 50.
+        let tmp = tempfile::tempdir().unwrap();
+        let mut w = open(tmp.path());
+        write(&mut w, 1, 50, 1e9);
+        write(&mut w, 51, 100, 1e9 + 3600.0);
+        w.close().unwrap();
+        let runs = check_paths(&[tmp.path().to_owned()], &RuleSet::defaults(), 0.0).unwrap();
+        let f = &runs[0].findings;
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!((f[0].rule, f[0].first_step), (RuleKind::Stall, 50));
+    }
+
+    #[test]
+    fn a_run_still_running_and_quiet_too_long_is_stalled_at_its_last_step() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut w = open(tmp.path());
+        write(&mut w, 1, 50, 1e9);
+        w.close().unwrap();
+        let now = 1e9 + 50.0 + 600.0;
+        let check = |status: &str| {
+            let summary = format!(r#"{{"status": "{status}"}}"#);
+            std::fs::write(tmp.path().join("run_summary.json"), summary).unwrap();
+            check_paths(&[tmp.path().to_owned()], &RuleSet::defaults(), now).unwrap()
+        };
+        let runs = check("running");
+        assert!(runs[0].live);
+        let f = &runs[0].findings;
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            (f[0].rule, f[0].first_step, f[0].last_value),
+            (RuleKind::Stall, 50, 600.0)
+        );
+        // A finished run's end is not a pause.
+        let runs = check("completed");
+        assert!(!runs[0].live);
+        assert!(runs[0].findings.is_empty());
+    }
+}
