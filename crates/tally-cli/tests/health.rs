@@ -234,6 +234,51 @@ fn cleanrl_run(dir: &Path, seed: u64, fault: Fault) {
     w.close().unwrap();
 }
 
+/// A CleanRL `sac_continuous_action` run: single-minibatch Q and actor losses every 100 env
+/// steps (heavier-tailed than an epoch's mean), the temperature's loss around 0, episodic
+/// returns at each episode's end, the cumulative `charts/SPS`.
+fn cleanrl_sac_run(dir: &Path, seed: u64, fault: Fault) {
+    let mut rng = Rng(seed);
+    std::fs::create_dir_all(dir).unwrap();
+    let mut w = EventFileWriter::open(dir, WriterOptions::from_env()).unwrap();
+    let t0 = 1.7e9;
+    let mut wall = t0;
+    for i in 1..=ITERS {
+        let p = i as f64 / ITERS as f64;
+        let step = (5000 + i * 100) as i64;
+        wall += 0.8 * (1.0 + 0.1 * rng.normal()).max(0.5);
+        if let Fault::Pause(at, secs) = fault {
+            if i == at + 1 {
+                wall += secs;
+            }
+        }
+        if i % 10 == 0 {
+            let ret = 4000.0 / (1.0 + (-8.0 * (p - 0.4)).exp()) + 200.0 * rng.normal();
+            w.write_scalars(step, wall, &[("charts/episodic_return", ret)])
+                .unwrap();
+        }
+        let q = 300.0 / (1.0 + (-8.0 * (p - 0.4)).exp()) + 5.0;
+        let alpha = 0.2 * (-3.0 * p).exp() + 0.01;
+        let qf1 = rng.lognormal(0.5 + 0.02 * q, 0.7);
+        let qf2 = rng.lognormal(0.5 + 0.02 * q, 0.7);
+        let values = [
+            ("losses/qf1_values", q * (1.0 + 0.05 * rng.normal())),
+            ("losses/qf1_loss", qf1),
+            ("losses/qf2_loss", qf2),
+            ("losses/qf_loss", (qf1 + qf2) / 2.0),
+            ("losses/actor_loss", -q * (1.0 + 0.03 * rng.normal())),
+            ("losses/alpha", alpha),
+            ("losses/alpha_loss", alpha * 0.5 * rng.normal()),
+            ("charts/SPS", ((i * 100) as f64 / (wall - t0)).floor()),
+        ];
+        for (t, v) in values {
+            let v = fault.apply(t, i, v);
+            w.write_scalars(step, wall, &[(t, v)]).unwrap();
+        }
+    }
+    w.close().unwrap();
+}
+
 /// A run with tally's canonical tags, as a logger writes it: one event per iteration,
 /// `Perf/total_fps` of that iteration alone.
 fn tally_style_run(dir: &Path, seed: u64, fault: Fault) {
@@ -284,9 +329,10 @@ type Writer = fn(&Path, u64, Fault);
 
 /// The generated clean runs: each style with three seeds.
 fn generated_clean_suite(root: &Path) {
-    let styles: [(&str, Writer); 3] = [
+    let styles: [(&str, Writer); 4] = [
         ("sb3", sb3_run),
         ("cleanrl", cleanrl_run),
+        ("cleanrl_sac", cleanrl_sac_run),
         ("tally", tally_style_run),
     ];
     for (name, write) in styles {
@@ -313,7 +359,7 @@ fn the_clean_suite_produces_no_finding() {
     let runs = report["runs"].as_array().unwrap();
     assert_eq!(
         runs.len(),
-        6 + 9,
+        6 + 12,
         "every run of the suite is read: {report:#}"
     );
     assert!(runs.iter().all(|r| r["values"].as_u64().unwrap() > 1000));

@@ -26,7 +26,7 @@ impl Default for Divergence {
         Divergence {
             window: 200,
             min_history: 50,
-            z: 20.0,
+            z: 50.0,
             rel_floor: 0.05,
             refresh: 100,
         }
