@@ -429,6 +429,24 @@ fn a_long_pause_inside_the_run_is_one_stall_after_the_last_step_before_it() {
 }
 
 #[test]
+fn a_pause_in_a_run_whose_fps_is_cumulative_is_also_slow_throughput() {
+    // stable-baselines3's time/fps averages since the start: the pause drags it down after
+    // (docs/contract/health.md "Throughput").
+    let got = planted(sb3_run, Fault::Pause(250, 900.0));
+    let seen: Vec<(&str, &str, i64)> = got
+        .iter()
+        .map(|f| (f.0.as_str(), f.1.as_str(), f.2))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("stall", "", sb3_step(250)),
+            ("throughput", "time/fps", sb3_step(251))
+        ]
+    );
+}
+
+#[test]
 fn throughput_dropping_is_found_from_the_first_slow_step() {
     let got = planted(tally_style_run, Fault::Slow(400, 0.3));
     assert_eq!(got.len(), 1, "{got:?}");
