@@ -10,11 +10,13 @@ the same generated logdirs (BENCHMARKS.md "tally board"):
    process and the data server it starts, each given;
 5. 100 runs growing at 10 steps/s with the page open in headless Chromium: the server's CPU
    (user + system) over 30 s, in % of one core.
+6. (only when asked, `--only 6`) a 2 GB event file: tally alone, first chart, the runs table's
+   slowest answer meanwhile, peak memory.
 
 TensorBoard runs with `--samples_per_plugin scalars=N`, N above every series' length, so it keeps
 every point as tally does (with `scalars=0` the data server returns none).
 
-Usage: .venv/bin/python bench/board.py [--tally PATH] [--only 1 2 3 4 5] [--dir DIR]
+Usage: .venv/bin/python bench/board.py [--tally PATH] [--only 1 2 3 4 5 6] [--dir DIR]
 `--tally` defaults to the `tally` beside this interpreter (the installed wheel's, a release
 build).
 """
@@ -30,6 +32,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -284,6 +287,42 @@ while True:
 """
 
 
+def scenario_6(exe: str, root: Path) -> None:
+    """A 2 GB event file (one run, 20 tags x 5 M steps, 100 M points): tally alone (TensorBoard
+    needs minutes and tens of GB here). Time to its first chart, the slowest answer of the runs
+    table asked every 100 ms meanwhile (the board stays responsive while it reads), peak memory."""
+    d = root / "two_gigabytes"
+    if not (d / ".done").exists():
+        write_run(d, [f"loss/t{i}" for i in range(20)], 5_000_000)
+        (d / ".done").touch()
+    size = sum(f.stat().st_size for f in d.glob("events.out.tfevents.*"))
+    s = tally_board(exe, d)
+    s.ready(lambda s: get(s.url("/api/runs"))[0] == 200)
+    chart: dict = {}
+
+    def ask_chart() -> None:
+        t = time.perf_counter()
+        code, _ = get(s.url("/api/scalars?run=.&tag=loss/t0&width=1000"), timeout=600)
+        chart["code"], chart["secs"] = code, time.perf_counter() - t
+
+    asker = threading.Thread(target=ask_chart)
+    asker.start()
+    slowest = 0.0
+    while asker.is_alive():
+        t = time.perf_counter()
+        code, _ = get(s.url("/api/runs"))
+        assert code == 200
+        slowest = max(slowest, time.perf_counter() - t)
+        time.sleep(0.1)
+    asker.join()
+    assert chart["code"] == 200, chart
+    peak = max(status_kb(p, "VmHWM") for p in s.pids())
+    s.stop()
+    print(f"| 6. a {size / 1e9:.2f} GB event file (100 M points): first chart | {chart['secs']:.1f} s | | |")
+    print(f"| 6. the same: slowest runs-table answer during that read | {slowest * 1e3:.0f} ms | | |")
+    print(f"| 6. the same: peak memory | {peak / 1024:,.0f} MB | | |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tally", default=str(Path(sys.executable).with_name("tally")))
@@ -308,6 +347,8 @@ def main() -> None:
                 mem[f"{k} tally"] / 1024, data_server / 1024, "MB")
     if 5 in a.only:
         scenario_5(a.tally, a.dir)
+    if 6 in a.only:
+        scenario_6(a.tally, a.dir)
 
 
 if __name__ == "__main__":
