@@ -286,6 +286,7 @@ def test_a_runs_own_views_show_its_bottleneck_timelines_text_image_and_histogram
     t.add_image("frame", image, 5)
     t.add_histogram("weights", np.arange(100.0), 7)
     t.add_scalar("loss", 1.0, 0)
+    t.add_scalar("loss", float("nan"), 1)
     t.close()
 
     for url in serve(tally_bin, tmp_path):
@@ -306,6 +307,10 @@ def test_a_runs_own_views_show_its_bottleneck_timelines_text_image_and_histogram
         buckets = browser.execute_script(
             "return Number(document.querySelector('#run-view .histograms canvas').dataset.buckets)")
         assert buckets > 1
+        # The health rules: the NaN logged at step 1 is a finding (docs/contract/health.md).
+        health = browser.execute_script(
+            "return [...document.querySelectorAll('#run-view .health .finding')].map(f => f.textContent)")
+        assert len(health) == 1 and health[0].startswith("nonfinite loss") and "steps 1–1" in health[0], health
 
         demo_name = browser.execute_script(
             "return [...document.querySelectorAll('#runs tr[data-run]')].map(r => r.dataset.run)"
@@ -315,5 +320,8 @@ def test_a_runs_own_views_show_its_bottleneck_timelines_text_image_and_histogram
                                   "return c && c.dataset.bands")
         assert "Learning" in bands.split(","), bands
         symptoms = browser.execute_script(
-            "return [...document.querySelectorAll('#run-view .finding strong')].map(s => s.textContent)")
+            "return [...document.querySelectorAll('#run-view .bottleneck .finding strong')].map(s => s.textContent)")
         assert symptoms == [f["symptom"] for f in diagnosis["findings"]] and symptoms, symptoms
+        # A learner-bound run is slow, not unhealthy: no health rule fires on it.
+        assert browser.execute_script(
+            "return document.querySelector('#run-view .health .healthy')?.textContent") == "no health rule fired"

@@ -1,7 +1,8 @@
 // One run's own views, opened by clicking its name in the runs table (docs/contract/board.md
-// "One run's views"): its summary, the bottleneck reading `tally diagnose` gives, its learner
-// and collector timelines as stacked shares over its steps, and its text, images and
-// histograms (the newest of each image and histogram tag). Uses board.js's state and api().
+// "One run's views"): its summary, the health rules' findings, the bottleneck reading `tally
+// diagnose` gives, its learner and collector timelines as stacked shares over its steps, and
+// its text, images and histograms (the newest of each image and histogram tag). Uses
+// board.js's state and api().
 "use strict";
 
 const SHARE_W = 460, SHARE_H = 160, SHARE_PAD = { l: 40, r: 10, t: 8, b: 20 };
@@ -24,7 +25,7 @@ async function showRun(name) {
   }
   if (state.focus !== name) return;
   const body = view.querySelector(".body");
-  body.replaceChildren(summaryPart(run), bottleneckPart(run), timelinesPart(run), mediaPart(name, media));
+  body.replaceChildren(summaryPart(run), healthPart(run), bottleneckPart(run), timelinesPart(run), mediaPart(name, media));
   view.dataset.run = name;
 }
 
@@ -59,6 +60,16 @@ function summaryPart(run) {
   }
   const more = el("details", {}, el("summary", {}, "everything else"), el("pre", {}, JSON.stringify(rest, null, 2)));
   return part("Summary", "summary", list, more);
+}
+
+// The default health rules' findings, as `tally health` gives them.
+function healthPart(run) {
+  const h = run.health;
+  if (!Array.isArray(h)) return part("Health", "health", el("p", { className: "muted" }, h?.error || ""));
+  if (!h.length) return part("Health", "health", el("p", { className: "healthy" }, "no health rule fired"));
+  return part("Health", "health", el("ul", {}, ...h.map(f => el("li", { className: "finding" },
+    el("strong", {}, `${f.rule}${f.tag ? ` ${f.tag}` : ""}`),
+    ` steps ${f.first_step}–${f.last_step} (${f.count}×): ${f.message}`))));
 }
 
 // tally diagnose's reading: each finding with its evidence, meaning and what to check first.

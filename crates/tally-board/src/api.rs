@@ -7,10 +7,12 @@ use crate::query::Target;
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tally::health::RuleSet;
 use tally_read::compare::{compare, Settings, BAND_REPS};
 use tally_read::damage::damage_json;
 use tally_read::diagnose::{diagnose, Thresholds, DEFAULT_LAST};
 use tally_read::downsample::{Axis, Bucket, Point};
+use tally_read::health::{check_paths, finding_json};
 use tally_read::live::LiveRun;
 use tally_read::meta::{read_json, RunConfigFacts};
 use tally_read::shares::timeline_shares;
@@ -385,10 +387,11 @@ impl Number for usize {
     }
 }
 
-/// `GET /api/run?run=R[&width=W]`: what a tally run says about itself: its summary
+/// `GET /api/run?run=R[&width=W]`: what a run says about itself: its summary
 /// (`run_summary.json`), its bottleneck reading (`tally diagnose`'s JSON; `null` with the reason
-/// for a run it cannot read, such as another writer's), and its timelines as shares over at
-/// most `W` step buckets (empty for a run without them).
+/// for a run it cannot read, such as another writer's), the default health rules' findings
+/// (`tally health`'s), and its timelines as shares over at most `W` step buckets (empty for a
+/// run without them).
 fn run(catalog: &Catalog, target: &Target) -> Handled {
     let name = required(target, "run")?;
     let width = width(target, 200)?;
@@ -397,6 +400,17 @@ fn run(catalog: &Catalog, target: &Target) -> Handled {
     let (diagnosis, why) = match diagnose(&dir, DEFAULT_LAST, Thresholds::default()) {
         Ok(d) => (d.to_json(), None),
         Err(e) => (Value::Null, Some(e.to_string())),
+    };
+    // The health rules' defaults over the run, as `tally health` reads it.
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let health = match check_paths(std::slice::from_ref(&dir), &RuleSet::defaults(), now) {
+        Ok(runs) => json!(runs
+            .iter()
+            .flat_map(|r| r.findings.iter().map(finding_json))
+            .collect::<Vec<_>>()),
+        Err(e) => json!({ "error": e.to_string() }),
     };
     let shares = match RunConfigFacts::read_or_default(&dir).profile() {
         Some(profile) => {
@@ -411,6 +425,7 @@ fn run(catalog: &Catalog, target: &Target) -> Handled {
         "summary": summary,
         "diagnosis": diagnosis,
         "diagnosis_error": why,
+        "health": health,
         "timelines": shares,
     })))
 }

@@ -88,6 +88,52 @@ pub fn check_paths(paths: &[PathBuf], rules: &RuleSet, now: f64) -> Result<Vec<R
     Ok(out)
 }
 
+/// `{"healthy", "runs": [{"run", "dir", "live", "values", "findings": [...]}]}`, as
+/// `tally health --json` prints it (`docs/contract/health.md` "tally health").
+pub fn runs_json(runs: &[RunHealth]) -> serde_json::Value {
+    let runs: Vec<serde_json::Value> = runs
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "run": r.run,
+                "dir": r.dir.display().to_string(),
+                "live": r.live,
+                "values": r.values,
+                "findings": r.findings.iter().map(finding_json).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let healthy = runs
+        .iter()
+        .all(|r| r["findings"].as_array().is_some_and(Vec::is_empty));
+    serde_json::json!({ "healthy": healthy, "runs": runs })
+}
+
+/// One finding: `{"rule", "tag", "first_step", "last_step", "count", "last_value", "message"}`,
+/// a non-finite `last_value` as `"NaN"`, `"Infinity"` or `"-Infinity"` (JSON has none).
+pub fn finding_json(f: &Finding) -> serde_json::Value {
+    let last_value = if f.last_value.is_nan() {
+        serde_json::json!("NaN")
+    } else if f.last_value.is_infinite() {
+        serde_json::json!(if f.last_value > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        })
+    } else {
+        serde_json::json!(f.last_value)
+    };
+    serde_json::json!({
+        "rule": f.rule.as_str(),
+        "tag": f.tag,
+        "first_step": f.first_step,
+        "last_step": f.last_step,
+        "count": f.count,
+        "last_value": last_value,
+        "message": f.message,
+    })
+}
+
 /// A tally run whose summary says it is still running.
 fn is_live(dir: &Path) -> bool {
     read_status(dir).as_deref() == Some("running")

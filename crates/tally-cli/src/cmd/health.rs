@@ -2,11 +2,10 @@
 //! or JSON; exit 1 when any rule fires (`docs/contract/health.md` "tally health").
 
 use crate::error::{CliError, Exit};
-use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use tally::health::{apply_rules_file, Finding, RuleSet};
-use tally_read::health::RunHealth;
+use tally::health::{apply_rules_file, RuleSet};
+use tally_read::health::{runs_json, RunHealth};
 
 /// The rules `--rules FILE` and `--no-defaults` ask for; a bad file is a usage error (exit 2).
 pub fn rules(file: Option<&Path>, no_defaults: bool) -> Result<RuleSet, CliError> {
@@ -41,56 +40,14 @@ pub fn run(
         crate::stderr::warn(&r.damage);
     }
     if json {
-        let text = serde_json::to_string_pretty(&to_json(&runs)).map_err(std::io::Error::other)?;
+        let text =
+            serde_json::to_string_pretty(&runs_json(&runs)).map_err(std::io::Error::other)?;
         writeln!(out, "{text}")?;
     } else {
         print_table(&runs, out)?;
     }
     let fired = runs.iter().any(|r| !r.findings.is_empty());
     Ok(if fired { Exit::Findings } else { Exit::Success })
-}
-
-/// `{"healthy", "runs": [{"run", "dir", "live", "values", "findings": [...]}]}`.
-pub fn to_json(runs: &[RunHealth]) -> Value {
-    let runs: Vec<Value> = runs
-        .iter()
-        .map(|r| {
-            json!({
-                "run": r.run,
-                "dir": r.dir.display().to_string(),
-                "live": r.live,
-                "values": r.values,
-                "findings": r.findings.iter().map(finding_json).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let healthy = runs
-        .iter()
-        .all(|r| r["findings"].as_array().is_some_and(Vec::is_empty));
-    json!({ "healthy": healthy, "runs": runs })
-}
-
-fn finding_json(f: &Finding) -> Value {
-    json!({
-        "rule": f.rule.as_str(),
-        "tag": f.tag,
-        "first_step": f.first_step,
-        "last_step": f.last_step,
-        "count": f.count,
-        "last_value": number(f.last_value),
-        "message": f.message,
-    })
-}
-
-/// A number, or export's tokens for the non-finite ones (JSON has none).
-fn number(v: f64) -> Value {
-    if v.is_nan() {
-        json!("NaN")
-    } else if v.is_infinite() {
-        json!(if v > 0.0 { "Infinity" } else { "-Infinity" })
-    } else {
-        json!(v)
-    }
 }
 
 fn print_table(runs: &[RunHealth], out: &mut dyn Write) -> std::io::Result<()> {
