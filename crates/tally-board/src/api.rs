@@ -13,6 +13,7 @@ use tally_read::damage::damage_json;
 use tally_read::diagnose::{diagnose, Thresholds, DEFAULT_LAST};
 use tally_read::downsample::{Axis, Bucket, Point};
 use tally_read::health::{check_paths, finding_json};
+use tally_read::json::number;
 use tally_read::live::LiveRun;
 use tally_read::meta::{read_json, RunConfigFacts};
 use tally_read::shares::timeline_shares;
@@ -295,20 +296,7 @@ fn bucket_json(b: &Bucket) -> Value {
 /// `[step, wall_time, value]`; a value that JSON has no number for is the string `"NaN"`,
 /// `"Infinity"` or `"-Infinity"` (JavaScript's `Number()` reads each back).
 fn point_json(p: Point) -> Value {
-    json!([p.step, p.wall_time, num(p.value)])
-}
-
-/// A value as JSON: a number, or `"NaN"`, `"Infinity"`, `"-Infinity"`, which JSON has not.
-fn num(v: f64) -> Value {
-    if v.is_finite() {
-        json!(v)
-    } else if v.is_nan() {
-        json!("NaN")
-    } else if v > 0.0 {
-        json!("Infinity")
-    } else {
-        json!("-Infinity")
-    }
+    json!([p.step, p.wall_time, number(p.value)])
 }
 
 /// The run's held series (read now if not held), or why not.
@@ -462,7 +450,7 @@ fn media(catalog: &Catalog, target: &Target) -> Handled {
             let buckets: Vec<Value> = h
                 .buckets
                 .iter()
-                .map(|b| json!([num(b[0]), num(b[1]), num(b[2])]))
+                .map(|b| json!([number(b[0]), number(b[1]), number(b[2])]))
                 .collect();
             json!({ "tag": tag, "step": h.step, "wall_time": h.wall_time, "buckets": buckets })
         })

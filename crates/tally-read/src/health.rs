@@ -112,24 +112,13 @@ pub fn runs_json(runs: &[RunHealth]) -> serde_json::Value {
 /// One finding: `{"rule", "tag", "first_step", "last_step", "count", "last_value", "message"}`,
 /// a non-finite `last_value` as `"NaN"`, `"Infinity"` or `"-Infinity"` (JSON has none).
 pub fn finding_json(f: &Finding) -> serde_json::Value {
-    let last_value = if f.last_value.is_nan() {
-        serde_json::json!("NaN")
-    } else if f.last_value.is_infinite() {
-        serde_json::json!(if f.last_value > 0.0 {
-            "Infinity"
-        } else {
-            "-Infinity"
-        })
-    } else {
-        serde_json::json!(f.last_value)
-    };
     serde_json::json!({
         "rule": f.rule.as_str(),
         "tag": f.tag,
         "first_step": f.first_step,
         "last_step": f.last_step,
         "count": f.count,
-        "last_value": last_value,
+        "last_value": crate::json::number(f.last_value),
         "message": f.message,
     })
 }

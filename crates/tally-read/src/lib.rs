@@ -22,6 +22,7 @@ pub mod extract;
 pub mod files;
 pub mod follow;
 pub mod health;
+pub mod json;
 pub mod legacy;
 pub mod listing;
 pub mod live;
