@@ -331,4 +331,6 @@ def test_a_step_acknowledged_before_flush_returned_survives_sigkill(tmp_path):
             acked, flushed = struct.unpack_from("<qq", m, 0)
         steps = file_steps(run_dir)
         assert steps == list(range(1, len(steps) + 1)), "a prefix, in order"
-        assert flushed <= len(steps) <= acked, (trial, flushed, len(steps), acked)
+        # The kill can land between `step(i)` returning and the child storing i, so the file may
+        # hold one step more than was acknowledged, never two.
+        assert flushed <= len(steps) <= acked + 1, (trial, flushed, len(steps), acked)
