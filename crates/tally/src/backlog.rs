@@ -78,6 +78,16 @@ impl Slot {
         }
     }
 
+    /// Writes a text summary (a health finding) once, best effort: a sink set aside or in
+    /// an outage skips it, and a failed write is not retried (the finding stays in
+    /// `run_summary.json`; docs/contract/health.md "In the logger").
+    pub(crate) fn write_text(&mut self, step: i64, wall_time: f64, tag: &str, text: &str) {
+        if self.set_aside || self.failing || !self.backlog.is_empty() {
+            return;
+        }
+        let _ = self.sink.write_text(step, wall_time, tag, text);
+    }
+
     /// Whether this is the run's local storage.
     pub(crate) fn is_storage(&self) -> bool {
         self.storage

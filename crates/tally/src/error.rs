@@ -83,6 +83,10 @@ pub enum Error {
         /// The storage fault, as last reported.
         cause: String,
     },
+    /// A health rule in `stop_on` fired: this step was not taken, the run stays open for
+    /// `close` (docs/contract/health.md "In the logger").
+    #[error("health stop: {}", crate::health::live::finding_text(.0))]
+    HealthStop(Box<crate::health::Finding>),
     /// The ranks of one multi-rank step disagree on something that must be equal.
     #[error("rank reduction: {0}")]
     Ranks(String),

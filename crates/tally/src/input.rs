@@ -327,6 +327,11 @@ pub struct LoggerConfig {
     /// Most seconds `close` waits for remote sinks (W&B) to send what the event file holds;
     /// the rest is left to `tally sync` (docs/contract/remote-sinks.md).
     pub remote_finish_timeout_secs: f64,
+    /// The health rules evaluated on each persisted step (docs/contract/health.md "In the
+    /// logger"): the defaults unless changed; [`crate::health::RuleSet::empty`] turns them off.
+    pub health: crate::health::RuleSet,
+    /// Rules whose new finding makes the next `step` fail with [`crate::Error::HealthStop`].
+    pub stop_on: Vec<crate::health::RuleKind>,
 }
 
 impl LoggerConfig {
@@ -427,6 +432,8 @@ impl LoggerConfig {
             summary_interval_secs: 0.0,
             on_storage_error: OnStorageError::Raise,
             remote_finish_timeout_secs: DEFAULT_FINISH_TIMEOUT_SECS,
+            health: crate::health::RuleSet::defaults(),
+            stop_on: Vec::new(),
         }
     }
 }

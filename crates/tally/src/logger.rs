@@ -5,6 +5,8 @@
 //! thread and the sample to the terminal state.
 
 use crate::error::{Error, Result};
+use crate::health::live::stopping;
+use crate::health::{Finding, LiveHealth};
 use crate::input::{LoggerConfig, OnStorageError, StepInput};
 use crate::record::StepRecord;
 use crate::reduce::{reduce_ranks, Rates};
@@ -71,6 +73,11 @@ pub struct Logger {
     spare_values: Vec<(Tag, f64)>,
     /// The run's lock, released at close (None where the filesystem has no locks).
     lock: Option<RunLock>,
+    /// The health rules evaluated on each persisted step; `None` when no rule is on
+    /// (docs/contract/health.md "In the logger").
+    health: Option<Arc<LiveHealth>>,
+    /// Findings already announced (panel) and judged against `stop_on`.
+    health_seen: usize,
 }
 
 impl Logger {
@@ -183,10 +190,35 @@ impl Logger {
         result
     }
 
+    /// The run's health: its findings and rules, shared with the writer thread (a webhook's
+    /// thread may follow it with a cursor of its own, [`LiveHealth::since`]).
+    pub fn health(&self) -> Option<&Arc<LiveHealth>> {
+        self.health.as_ref()
+    }
+
+    /// Every health finding so far.
+    pub fn health_findings(&self) -> Vec<Finding> {
+        self.health.as_ref().map_or_else(Vec::new, |h| h.findings())
+    }
+
+    /// New findings since the last step: announced to the panel once, and the first whose
+    /// rule is in `stop_on` refuses this step (docs/contract/health.md "In the logger").
+    fn health_news(&mut self) -> Result<()> {
+        let Some(h) = self.health.as_ref().filter(|h| h.len() > self.health_seen) else {
+            return Ok(());
+        };
+        let new = h.since(&mut self.health_seen);
+        match stopping(&new, &self.config.stop_on) {
+            Some(f) => Err(Error::HealthStop(Box::new(f.clone()))),
+            None => Ok(()),
+        }
+    }
+
     fn step_inner(&mut self, input: &StepInput, rates: Rates) -> Result<()> {
         if self.closed {
             return Err(Error::Closed);
         }
+        self.health_news()?;
         let buf = std::mem::take(&mut self.spare_values);
         let resolved = self.resolver.resolve(input, self.axis, buf)?;
         self.axis = Axis::after(&resolved);
@@ -207,10 +239,16 @@ impl Logger {
                 }
             }
             let waited_before = self.writer.waits;
+            let wall_time = self.clock.wall_at(now);
+            if let Some(h) = &self.health {
+                // The values the event file gets, so `tally health` on the file finds the same.
+                h.step(record.step, wall_time, &scalars);
+                h.announce();
+            }
             self.writer.step(BackendStep {
                 iteration: record.iteration,
                 step: record.step,
-                wall_time: self.clock.wall_at(now),
+                wall_time,
                 scalars,
             });
             // Shown once: a slow sink is the runner's to see, every wait is in the summary.
@@ -345,6 +383,10 @@ impl Logger {
         self.writer.storage().fill(&mut s);
         s.user_metrics = c.user_metrics.clone();
         s.user_metrics.extend(self.user.summary_values());
+        if let Some(h) = &self.health {
+            // After an earlier segment's (a resumed run), this logger's own.
+            s.health.extend(h.findings().iter().map(summary_entry));
+        }
         if !self.remotes.is_empty() {
             // During the run; at close the followers' final word is already in `summary`.
             s.remote_sinks = self.remotes.progress();
@@ -517,6 +559,26 @@ impl Logger {
             self.with_terminal(|s| s.message(t, Level::Warning, text));
         }
         self.summary.remote_sinks = progress;
+    }
+}
+
+/// A finding as `run_summary.json` lists it (docs/contract/run-artifacts.md "Run summary").
+fn summary_entry(f: &Finding) -> tally_schema::artifacts::HealthFinding {
+    let last_value = match serde_json::Number::from_f64(f.last_value) {
+        Some(n) => serde_json::Value::Number(n),
+        // Export's tokens for what JSON numbers cannot hold.
+        None if f.last_value.is_nan() => "NaN".into(),
+        None if f.last_value > 0.0 => "Infinity".into(),
+        None => "-Infinity".into(),
+    };
+    tally_schema::artifacts::HealthFinding {
+        rule: f.rule.as_str().to_owned(),
+        tag: (!f.tag.is_empty()).then(|| f.tag.clone()),
+        first_step: f.first_step,
+        last_step: f.last_step,
+        count: f.count,
+        last_value,
+        message: f.message.clone(),
     }
 }
 

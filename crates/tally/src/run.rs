@@ -139,6 +139,7 @@ pub fn initial_summary(run: &RunIdentity) -> RunSummary {
         play_video_path: None,
         status_reason: None,
         resumed: Vec::new(),
+        health: Vec::new(),
         remote_sinks: Vec::new(),
         extra: Map::new(),
     }

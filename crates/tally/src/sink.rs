@@ -56,6 +56,18 @@ pub trait Sink: Send {
     /// Persist one step. An error sets this sink aside for the rest of the run, unless the sink
     /// is local storage (see [`Sink::is_local_storage`]).
     fn write(&mut self, step: &BackendStep) -> Result<(), SinkError>;
+    /// Write one text summary (TensorBoard's text plugin) at `step`: a health finding
+    /// (docs/contract/health.md "In the logger"). Sinks without text skip it.
+    fn write_text(
+        &mut self,
+        step: i64,
+        wall_time: f64,
+        tag: &str,
+        text: &str,
+    ) -> Result<(), SinkError> {
+        let _ = (step, wall_time, tag, text);
+        Ok(())
+    }
     /// Whether this sink is the run's local storage (the event file). A failed write of such a
     /// sink must leave nothing of the step behind; the step is kept and written again later
     /// (bounded), and the sink's counts fill `persisted_iterations` / `lost_iterations`.
@@ -159,6 +171,22 @@ impl Sink for TensorBoardSink {
         let scalars = step.scalars.iter().map(|(t, v)| (t.as_str(), *v));
         // Tags were resolved against the schema: unique and non-empty already.
         w.write_resolved_scalar_iter(step.step, step.wall_time, scalars)
+            .map_err(classify)
+    }
+
+    fn write_text(
+        &mut self,
+        step: i64,
+        wall_time: f64,
+        tag: &str,
+        text: &str,
+    ) -> Result<(), SinkError> {
+        use tally_tfevents::summary_event::{encode_summary, encode_summary_event};
+        let w = self.writer.as_mut().ok_or("event file already closed")?;
+        let summary = encode_summary(vec![tally_tfevents::plugin_summaries::text_value(
+            tag, text,
+        )]);
+        w.write_event_bytes(&encode_summary_event(Some(step), wall_time, &summary))
             .map_err(classify)
     }
 

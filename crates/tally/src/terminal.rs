@@ -99,6 +99,9 @@ pub struct TerminalState {
     /// Every tag's newest value, for a run shown without a schema (`tally watch` of another
     /// tool's run: the generic dashboard); `None` for a logger's run.
     pub board: Option<TagBoard>,
+    /// The run's health findings, for the panel's Health line (docs/contract/health.md "In
+    /// the logger"); `None` when no rule is on.
+    pub health: Option<std::sync::Arc<crate::health::LiveHealth>>,
 }
 
 /// A copy of the terminal state taken by the panel thread.
@@ -134,6 +137,8 @@ pub struct PanelSnapshot {
     pub version: u64,
     /// Every tag's newest value (the generic dashboard), if the state keeps them.
     pub board: Option<TagBoard>,
+    /// The newest health finding, as it stands now, if any rule fired.
+    pub health: Option<crate::health::Finding>,
 }
 
 impl TerminalState {
@@ -155,6 +160,7 @@ impl TerminalState {
             finished_at: None,
             messages_total: 0,
             board: None,
+            health: None,
         }
     }
 
@@ -238,6 +244,7 @@ impl TerminalState {
             messages_total: self.messages_total,
             version: self.version,
             board: self.board.clone(),
+            health: self.health.as_ref().and_then(|h| h.newest()),
         }
     }
 }

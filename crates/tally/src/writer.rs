@@ -6,6 +6,7 @@
 //! artefact is retried on the next rewrite (`writer/artefact.rs`).
 
 use crate::backlog::Slot;
+use crate::health::live::{finding_text, LiveHealth};
 use crate::run::{RUN_CONFIG_FILE, RUN_SUMMARY_FILE};
 use crate::sink::{BackendStep, Sink};
 use crate::summary_pace::{SummaryDone, SummaryPace};
@@ -13,7 +14,7 @@ use crate::tag::Tag;
 use artefact::Artefact;
 use counts::StorageCounts;
 use failures::{record, texts, Failures};
-use queue::{Pushed, Queue};
+use queue::{Popped, Pushed, Queue};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -71,7 +72,27 @@ struct Back {
     paced: SummaryDone,
     /// Written steps' payload buffers.
     spares: SyncSender<Payload>,
+    /// The run's health rules: this thread checks `stall` by a timer and writes each new
+    /// finding to the event file (docs/contract/health.md "In the logger").
+    health: Option<Arc<LiveHealth>>,
+    /// The run's clock (a finding's wall time, the stall timer's now).
+    clock: Arc<dyn Clock>,
 }
+
+/// The findings the event file has not had yet, each written once as text (tag
+/// [`HEALTH_TEXT_TAG`]) at the step it first fired at.
+fn write_findings(health: &LiveHealth, cursor: &mut usize, slots: &mut [Slot], wall: f64) {
+    for f in health.since(cursor) {
+        let text = finding_text(&f);
+        for slot in slots.iter_mut() {
+            slot.write_text(f.first_step, wall, HEALTH_TEXT_TAG, &text);
+        }
+    }
+}
+
+/// The text tag findings are written under (TensorBoard's Text tab shows
+/// `tally/health/text_summary`).
+pub const HEALTH_TEXT_TAG: &str = "tally/health";
 
 /// Tells a sender the writer thread ended, however it ended (a sink's panic included).
 struct Gone(Arc<Queue<Msg>>);
@@ -91,14 +112,44 @@ fn run(
     back: Back,
     sync_summary: bool,
 ) {
-    let Back { paced, spares } = back;
+    let Back {
+        paced,
+        spares,
+        health,
+        clock,
+    } = back;
     let gone = Gone(queue);
+    let tick = health.as_ref().and_then(|h| h.tick());
+    let mut checked = std::time::Instant::now();
+    let mut written = 0usize;
     let mut slots: Vec<Slot> = sinks.into_iter().map(Slot::new).collect();
     let mut summary = Artefact::<RunSummary>::new(RUN_SUMMARY_FILE, sync_summary);
     let mut config = Artefact::<RunConfig>::new(RUN_CONFIG_FILE, true);
     let mut vanished = restore::Restorer::new(run_dir.clone());
     let mut out = Vec::new();
-    while let Some(msg) = gone.0.pop() {
+    loop {
+        let wait = tick.map(|t| t.saturating_sub(checked.elapsed()));
+        let popped = gone.0.pop_or_tick(wait);
+        if let (Some(h), Some(t)) = (&health, tick) {
+            // The stall timer, never on the step's path: a loop that stops sending steps is
+            // still seen (docs/contract/health.md "Stall").
+            if checked.elapsed() >= t {
+                checked = std::time::Instant::now();
+                if h.check_stall(clock.wall()) {
+                    h.announce();
+                }
+            }
+        }
+        let msg = match popped {
+            Popped::Item(msg) => msg,
+            Popped::Tick => {
+                if let Some(h) = &health {
+                    write_findings(h, &mut written, &mut slots, clock.wall());
+                }
+                continue;
+            }
+            Popped::Closed => break,
+        };
         match msg {
             Msg::Step(step) => {
                 for slot in &mut slots {
@@ -108,6 +159,9 @@ fn run(
                 // so an interned tag's reference count is not raised on the caller's thread and
                 // dropped on this one every step (its cache line would cross the cores twice).
                 let _ = spares.try_send(step.scalars);
+                if let Some(h) = health.as_deref().filter(|h| h.len() > written) {
+                    write_findings(h, &mut written, &mut slots, clock.wall());
+                }
             }
             Msg::Summary(mut s) => {
                 let it = s.completed_iterations;
@@ -151,8 +205,12 @@ fn run(
         counts.update(&slots);
         out.drain(..).for_each(|f| record(&failures, f));
     }
-    // The channel closed: a last retry, then close every sink, even the set-aside ones. A
-    // kept summary is not retried: the logger writes the final one after this.
+    // The channel closed: the findings not written yet, a last retry, then close every sink,
+    // even the set-aside ones. A kept summary is not retried: the logger writes the final one
+    // after this.
+    if let Some(h) = &health {
+        write_findings(h, &mut written, &mut slots, clock.wall());
+    }
     vanished.check(&mut slots, 0, &failures, &counts, &mut summary, &mut config);
     for slot in &mut slots {
         slot.close(&mut out);
@@ -172,6 +230,7 @@ impl WriterThread {
         capacity: usize,
         clock: Arc<dyn Clock>,
         sync_summary: bool,
+        health: Option<Arc<LiveHealth>>,
     ) -> std::io::Result<Self> {
         let queue = Arc::new(Queue::new(capacity));
         // The logger makes a payload buffer only when none is back, so at most the queue's
@@ -183,7 +242,12 @@ impl WriterThread {
             any: sinks.iter().any(|s| s.is_local_storage()),
             ..Default::default()
         });
-        let (f, c, q) = (failures.clone(), counts.clone(), queue.clone());
+        let (f, c, q, k) = (
+            failures.clone(),
+            counts.clone(),
+            queue.clone(),
+            clock.clone(),
+        );
         let pace = SummaryPace::default();
         let paced = pace.recorder();
         let handle = std::thread::Builder::new()
@@ -192,6 +256,8 @@ impl WriterThread {
                 let back = Back {
                     paced,
                     spares: spare_tx,
+                    health,
+                    clock: k,
                 };
                 run(q, sinks, run_dir, f, c, back, sync_summary)
             })?;

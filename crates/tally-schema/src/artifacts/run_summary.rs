@@ -140,9 +140,36 @@ pub struct RunSummary {
     /// send (docs/contract/remote-sinks.md "Finishing with a deadline"); empty without one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remote_sinks: Vec<RemoteSinkProgress>,
+    /// Each health rule that fired during the run, per tag, in the order they first fired
+    /// (docs/contract/health.md "In the logger"); empty when none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub health: Vec<HealthFinding>,
     /// Producer additions.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// One health rule's firings on one tag, folded together (docs/contract/health.md "tally
+/// health").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HealthFinding {
+    /// The rule (`nonfinite`, `divergence`, `collapse`, `flat_for`, `above`, `below`, `stall`,
+    /// `throughput`).
+    pub rule: String,
+    /// The tag it fired on; absent for `stall`, a rule of the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    /// The step of its first firing.
+    pub first_step: i64,
+    /// The step of its latest firing.
+    pub last_step: i64,
+    /// How many values it fired on (for `stall`, how many pauses).
+    pub count: u64,
+    /// The latest value it fired on: a number, or `"NaN"`, `"Infinity"`, `"-Infinity"` (for
+    /// `stall`, the pause in seconds).
+    pub last_value: Value,
+    /// What its first firing saw.
+    pub message: String,
 }
 
 /// A resume of a run: when the logger came back, what it continued after, where it began.

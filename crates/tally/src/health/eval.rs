@@ -254,6 +254,9 @@ impl Evaluator {
                 let gap = wall_time - at;
                 if let Some((threshold, median)) = s.threshold() {
                     if gap > threshold {
+                        // A pause the timer already reported ([`Evaluator::overdue`]) is the
+                        // same pause: its length is updated, its count is not.
+                        let count = u64::from(s.overdue_at != Some(last));
                         self.findings.fire(
                             &mut s.finding,
                             RuleKind::Stall,
@@ -261,7 +264,7 @@ impl Evaluator {
                             last,
                             last,
                             gap,
-                            1,
+                            count,
                             || {
                                 format!(
                                     "no new step for {} s after step {last} (median gap {} s)",

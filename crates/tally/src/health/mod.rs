@@ -2,15 +2,17 @@
 //! throughput, found in a run's values one value at a time (`docs/contract/health.md`).
 //!
 //! One implementation for every place that checks a run: `tally_read::health` feeds it a
-//! run's scalars after the fact; the logger is meant to feed it each step.
+//! run's scalars after the fact; the logger feeds it each step through [`live::LiveHealth`].
 
 pub mod eval;
 pub mod file;
 pub mod finding;
+pub mod live;
 pub mod rules;
 pub mod window;
 
 pub use eval::{Evaluator, TagSlot};
 pub use file::{apply_rules_file, RulesFileError};
 pub use finding::{Finding, RuleKind};
+pub use live::LiveHealth;
 pub use rules::{Collapse, Divergence, FlatFor, Rule, RuleSet, Stall, TagRule, Tags, Throughput};

@@ -3,6 +3,8 @@
 
 use super::Logger;
 use crate::error::{Error, Result};
+use crate::health::live::finding_text;
+use crate::health::LiveHealth;
 use crate::input::{Backend, LoggerConfig};
 use crate::remote::RemoteSinks;
 use crate::resolve::{Axis, Resolver};
@@ -233,12 +235,15 @@ impl Logger {
         // A periodic summary is as durable as the event file it describes: fsynced only when the
         // event file is (docs/contract/threads-and-signals.md "The summary during a run").
         let sync_summary = config.fsync != tally_tfevents::FsyncPolicy::Never;
+        let health = (!config.health.tag_rules.is_empty() || config.health.stall.is_some())
+            .then(|| Arc::new(LiveHealth::new(config.health.clone())));
         let mut writer = WriterThread::spawn(
             sinks,
             run_dir.clone(),
             config.queue_capacity,
             clock.clone(),
             sync_summary,
+            health.clone(),
         )
         .map_err(Error::io("start writer thread", &run_dir))?;
         // Held to put back if the run directory is removed mid-run.
@@ -267,6 +272,18 @@ impl Logger {
             term.message(started_at, Level::Warning, text);
         }
         let terminal = Arc::new(Mutex::new(term));
+        if let Some(h) = &health {
+            // Each new finding once, from whichever thread found it: a line above the panel
+            // (and in the plain output), and the panel's Health line (docs/contract/health.md
+            // "In the logger").
+            let (term, clock) = (terminal.clone(), clock.clone());
+            h.set_notify(Box::new(move |f| {
+                let t = clock.monotonic();
+                let mut s = term.lock().unwrap_or_else(|e| e.into_inner());
+                s.message(t, Level::Warning, finding_text(f));
+            }));
+            terminal.lock().unwrap_or_else(|e| e.into_inner()).health = Some(h.clone());
+        }
         let remotes = {
             let (terminal, clock) = (terminal.clone(), clock.clone());
             // Outages and recoveries show on the panel.
@@ -303,6 +320,8 @@ impl Logger {
             remotes,
             spare_values: Vec::new(),
             lock,
+            health,
+            health_seen: 0,
         })
     }
 }

@@ -56,6 +56,16 @@ pub enum Pushed<T> {
     Gone(T),
 }
 
+/// What [`Queue::pop_or_tick`] found.
+pub enum Popped<T> {
+    /// A message.
+    Item(T),
+    /// No message within the tick.
+    Tick,
+    /// The queue is closed and drained.
+    Closed,
+}
+
 impl<T> Queue<T> {
     /// A queue holding at most `capacity` messages (at least one).
     pub fn new(capacity: usize) -> Self {
@@ -118,7 +128,18 @@ impl<T> Queue<T> {
     }
 
     /// The next message for the writer, waiting for one; `None` once closed and drained.
+    #[cfg(test)]
     pub fn pop(&self) -> Option<T> {
+        match self.pop_or_tick(None) {
+            Popped::Item(item) => Some(item),
+            Popped::Tick | Popped::Closed => None,
+        }
+    }
+
+    /// As [`Queue::pop`], but waits at most `tick` for a message when given (the writer's
+    /// timer: docs/contract/health.md "In the logger").
+    pub fn pop_or_tick(&self, tick: Option<Duration>) -> Popped<T> {
+        let started = std::time::Instant::now();
         let mut s = self.lock();
         loop {
             if let Some(item) = s.items.pop_front() {
@@ -126,10 +147,14 @@ impl<T> Queue<T> {
                     s.waiting = false;
                     self.room.notify_one();
                 }
-                return Some(item);
+                return Popped::Item(item);
             }
             if s.closed {
-                return None;
+                return Popped::Closed;
+            }
+            let left = tick.map(|t| t.saturating_sub(started.elapsed()));
+            if left == Some(Duration::ZERO) {
+                return Popped::Tick;
             }
             // Nap first: a busy loop's next steps arrive meanwhile, without waking anyone.
             s.writer = Writer::Napping;
@@ -142,7 +167,20 @@ impl<T> Queue<T> {
                 // Nothing came: sleep until a message wakes this thread.
                 s.writer = Writer::Asleep;
                 while s.writer == Writer::Asleep {
-                    s = self.ready.wait(s).unwrap_or_else(|e| e.into_inner());
+                    match tick.map(|t| t.saturating_sub(started.elapsed())) {
+                        None => s = self.ready.wait(s).unwrap_or_else(|e| e.into_inner()),
+                        Some(Duration::ZERO) => {
+                            s.writer = Writer::Busy;
+                            return Popped::Tick;
+                        }
+                        Some(left) => {
+                            s = self
+                                .ready
+                                .wait_timeout(s, left)
+                                .unwrap_or_else(|e| e.into_inner())
+                                .0;
+                        }
+                    }
                 }
             }
             s.writer = Writer::Busy;
@@ -163,6 +201,27 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use tally_clock::SystemClock;
+
+    #[test]
+    fn an_idle_queue_ticks_and_a_message_still_comes_out() {
+        let q: Queue<u32> = Queue::new(4);
+        let t0 = std::time::Instant::now();
+        assert!(matches!(
+            q.pop_or_tick(Some(Duration::from_millis(30))),
+            Popped::Tick
+        ));
+        assert!(t0.elapsed() >= Duration::from_millis(30));
+        let _ = q.push(7, true, &SystemClock::default());
+        assert!(matches!(
+            q.pop_or_tick(Some(Duration::from_secs(5))),
+            Popped::Item(7)
+        ));
+        q.close();
+        assert!(matches!(
+            q.pop_or_tick(Some(Duration::from_secs(5))),
+            Popped::Closed
+        ));
+    }
 
     #[test]
     fn messages_come_out_in_order_and_close_drains_them() {

@@ -1,0 +1,269 @@
+//! The health rules in a running logger (`docs/contract/health.md` "In the logger").
+//!
+//! One [`LiveHealth`] per logger, shared by the step's thread, which feeds it each persisted
+//! step's values, and the writer thread, which checks `stall` by a timer and writes each new
+//! finding to the event file. Findings are only appended (a later firing updates its finding
+//! in place), so every consumer (the event file, the panel, the program, a webhook) follows
+//! them with a cursor of its own: the index of the first finding it has not handled.
+
+use super::eval::{Evaluator, TagSlot};
+use super::finding::{Finding, RuleKind};
+use super::rules::RuleSet;
+use crate::tag::Tag;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// The run's evaluator and findings, shared between the logger's threads.
+pub struct LiveHealth {
+    core: Mutex<Core>,
+    /// Findings so far: a consumer's cursor below it has news, read without the lock.
+    len: AtomicUsize,
+    /// How often the writer thread checks for a stall; `None` without the stall rule.
+    tick: Option<Duration>,
+    /// Told each new finding once, from whichever thread found it (the panel and the plain
+    /// output: the logger installs it), with its cursor.
+    notify: Mutex<(usize, Option<Notify>)>,
+    /// The notifier's cursor, read without the lock.
+    announced: AtomicUsize,
+}
+
+/// What [`LiveHealth::announce`] calls with each new finding.
+pub type Notify = Box<dyn FnMut(&Finding) + Send>;
+
+impl std::fmt::Debug for LiveHealth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveHealth")
+            .field("findings", &self.len())
+            .field("tick", &self.tick)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug)]
+struct Core {
+    eval: Evaluator,
+    /// Each position of the step's values, the tag last seen there and its slot: a steady
+    /// run's tags come in the same order, so a value finds its slot by one comparison.
+    by_position: Vec<(Tag, TagSlot)>,
+    /// Every tag registered, for a tag met at a new position.
+    by_name: rustc_hash::FxHashMap<Box<str>, TagSlot>,
+}
+
+impl Core {
+    fn slot(&mut self, i: usize, tag: &Tag) -> TagSlot {
+        if let Some((t, s)) = self.by_position.get(i) {
+            // The same text in memory is the same tag (the usual case: no byte compared).
+            if std::ptr::eq(t.as_str(), tag.as_str()) {
+                return *s;
+            }
+        }
+        let name = tag.as_str();
+        let slot = match self.by_name.get(name) {
+            Some(s) => *s,
+            None => {
+                let s = self.eval.tag(name);
+                self.by_name.insert(name.into(), s);
+                s
+            }
+        };
+        let entry = (tag.clone(), slot);
+        match self.by_position.get_mut(i) {
+            Some(e) => *e = entry,
+            None => self.by_position.push(entry),
+        }
+        slot
+    }
+}
+
+impl LiveHealth {
+    /// The live evaluation of `rules`.
+    pub fn new(rules: RuleSet) -> Self {
+        // A quarter of the shortest stall, at most a second: a stall is seen within about
+        // 1.25 × its threshold (docs/contract/health.md "Stall").
+        let tick = rules
+            .stall
+            .map(|s| Duration::from_secs_f64((s.min_gap_s / 4.0).clamp(0.02, 1.0)));
+        LiveHealth {
+            core: Mutex::new(Core {
+                eval: Evaluator::new(rules),
+                by_position: Vec::new(),
+                by_name: Default::default(),
+            }),
+            len: AtomicUsize::new(0),
+            tick,
+            notify: Mutex::new((0, None)),
+            announced: AtomicUsize::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Core> {
+        self.core.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Feeds one step's values, on the step's thread.
+    pub fn step(&self, step: i64, wall_time: f64, values: &[(Tag, f64)]) {
+        let mut core = self.lock();
+        core.eval.step(step, wall_time);
+        for (i, (tag, v)) in values.iter().enumerate() {
+            let slot = core.slot(i, tag);
+            core.eval.value(slot, step, wall_time, *v);
+        }
+        let n = core.eval.findings().len();
+        if n != self.len.load(Ordering::Relaxed) {
+            self.len.store(n, Ordering::Release);
+        }
+    }
+
+    /// Checks for a stall at wall time `now` (the writer thread's timer, never the step's
+    /// path); true when a new pause was found.
+    pub fn check_stall(&self, now: f64) -> bool {
+        let mut core = self.lock();
+        let found = core.eval.overdue(now).is_some();
+        self.len
+            .store(core.eval.findings().len(), Ordering::Release);
+        found
+    }
+
+    /// Installs what [`LiveHealth::announce`] tells each new finding.
+    pub fn set_notify(&self, notify: Notify) {
+        self.notify.lock().unwrap_or_else(|e| e.into_inner()).1 = Some(notify);
+    }
+
+    /// Tells the installed notifier each finding it has not been told yet (one atomic read
+    /// when there is none).
+    pub fn announce(&self) {
+        if self.len() <= self.announced.load(Ordering::Acquire) {
+            return;
+        }
+        let mut n = self.notify.lock().unwrap_or_else(|e| e.into_inner());
+        let (cursor, notify) = &mut *n;
+        let new = self.since(cursor);
+        self.announced.store(*cursor, Ordering::Release);
+        if let Some(notify) = notify.as_mut() {
+            new.iter().for_each(notify);
+        }
+    }
+
+    /// How often the writer thread should call [`LiveHealth::check_stall`].
+    pub fn tick(&self) -> Option<Duration> {
+        self.tick
+    }
+
+    /// How many findings there are (one atomic read).
+    pub fn len(&self) -> usize {
+        self.len.load(Ordering::Acquire)
+    }
+
+    /// Whether no rule has fired.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every finding so far, as they stand now.
+    pub fn findings(&self) -> Vec<Finding> {
+        self.lock().eval.findings().to_vec()
+    }
+
+    /// The newest finding (the last to fire first), as it stands now.
+    pub fn newest(&self) -> Option<Finding> {
+        if self.is_empty() {
+            return None;
+        }
+        self.lock().eval.findings().last().cloned()
+    }
+
+    /// The findings from `cursor` on (new to that consumer), moving the cursor past them.
+    pub fn since(&self, cursor: &mut usize) -> Vec<Finding> {
+        if self.len() <= *cursor {
+            return Vec::new();
+        }
+        let core = self.lock();
+        let all = core.eval.findings();
+        let new = all.get(*cursor..).unwrap_or_default().to_vec();
+        *cursor = all.len();
+        new
+    }
+
+    /// The rules evaluated.
+    pub fn rules(&self) -> RuleSet {
+        self.lock().eval.rules().clone()
+    }
+}
+
+/// The text of a finding, as the event file and the plain output say it.
+pub fn finding_text(f: &Finding) -> String {
+    let on = if f.tag.is_empty() {
+        String::new()
+    } else {
+        format!(" on {}", f.tag)
+    };
+    format!("health: {}{on}: {}", f.rule.as_str(), f.message)
+}
+
+/// The first of `findings` whose rule is in `stop_on`.
+pub fn stopping<'a>(findings: &'a [Finding], stop_on: &[RuleKind]) -> Option<&'a Finding> {
+    findings.iter().find(|f| stop_on.contains(&f.rule))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tally_schema::metric;
+
+    fn spec(tag: &str) -> Tag {
+        Tag::Spec(metric(tag).unwrap())
+    }
+
+    #[test]
+    fn a_nan_is_one_finding_and_a_cursor_sees_it_once() {
+        let h = LiveHealth::new(RuleSet::defaults());
+        let critic = spec("Loss/critic");
+        for s in 1..5 {
+            h.step(s, s as f64, &[(critic.clone(), 1.0)]);
+        }
+        let mut cursor = 0;
+        assert!(h.since(&mut cursor).is_empty());
+        h.step(5, 5.0, &[(critic.clone(), f64::NAN)]);
+        h.step(6, 6.0, &[(critic.clone(), f64::NAN)]);
+        let new = h.since(&mut cursor);
+        assert_eq!(new.len(), 1);
+        assert_eq!((new[0].rule, new[0].first_step), (RuleKind::Nonfinite, 5));
+        assert!(h.since(&mut cursor).is_empty());
+        assert_eq!(h.findings()[0].count, 2);
+    }
+
+    #[test]
+    fn tags_in_another_order_keep_their_own_state() {
+        let h = LiveHealth::new(RuleSet::defaults());
+        let (a, b) = (spec("Loss/critic"), spec("Loss/actor"));
+        h.step(1, 1.0, &[(a.clone(), 1.0), (b.clone(), 2.0)]);
+        h.step(2, 2.0, &[(b.clone(), f64::NAN), (a.clone(), 1.0)]);
+        let f = h.findings();
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].tag, "Loss/actor");
+    }
+
+    #[test]
+    fn a_stall_is_found_by_the_timer_without_a_step() {
+        let mut rules = RuleSet::defaults();
+        let stall = rules.stall.as_mut().unwrap();
+        stall.min_gap_s = 0.5;
+        stall.min_history = 3;
+        let h = LiveHealth::new(rules);
+        assert_eq!(h.tick(), Some(Duration::from_secs_f64(0.125)));
+        for s in 0..5 {
+            h.step(s, s as f64 * 0.01, &[]);
+        }
+        assert!(!h.check_stall(0.3));
+        assert!(h.check_stall(0.6));
+        assert!(!h.check_stall(0.9), "one pause is one finding");
+        assert_eq!(h.findings()[0].rule, RuleKind::Stall);
+        assert_eq!(h.findings()[0].first_step, 4);
+        // The loop comes back: the pause the timer reported is not counted twice.
+        h.step(5, 1.04, &[]);
+        let f = &h.findings()[0];
+        assert_eq!(f.count, 1);
+        assert!((f.last_value - 1.0).abs() < 1e-9, "{f:?}");
+    }
+}
