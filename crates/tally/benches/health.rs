@@ -54,6 +54,43 @@ fn bench(c: &mut Criterion) {
         })
     });
     assert!(eval.findings().is_empty(), "{:?}", eval.findings());
+
+    // The same through the logger's `LiveHealth` (its lock and the tags' slots found by
+    // position): what `Logger::step` pays for the rules.
+    let live = tally::health::LiveHealth::new(RuleSet::defaults());
+    let mut payload: Vec<(tally::Tag, f64)> = resolved
+        .values
+        .entries()
+        .iter()
+        .filter(|(t, _)| t.persisted())
+        .cloned()
+        .collect();
+    payload.push((
+        tally::Tag::Spec(tally::schema::metric("Perf/total_fps").unwrap()),
+        1e6,
+    ));
+    let base: Vec<f64> = payload.iter().map(|(_, v)| *v).collect();
+    let name = format!(
+        "health_live_default_rules_{}_values_thread_cpu",
+        payload.len()
+    );
+    let mut step = 0i64;
+    c.bench_function(&name, |b| {
+        b.iter_custom(|n| {
+            let t0 = thread_cpu();
+            for _ in 0..n {
+                step += 4096;
+                let wall = step as f64 * 1e-3;
+                let wobble = 1.0 + ((step >> 12) % 7) as f64 * 0.01;
+                for ((_, v), b) in payload.iter_mut().zip(&base) {
+                    *v = b * wobble;
+                }
+                live.step(step, wall, black_box(&payload), true);
+            }
+            thread_cpu() - t0
+        })
+    });
+    assert!(live.is_empty(), "{:?}", live.findings());
 }
 
 criterion_group!(benches, bench);

@@ -11,7 +11,7 @@ use tally::{Tag, TensorBoardSink};
 mod sixty_values;
 mod support;
 use sixty_values::record;
-use support::{bench_logger, thread_cpu};
+use support::{bench_logger, bench_logger_health, thread_cpu};
 
 fn bench(c: &mut Criterion) {
     for (name, backend) in [
@@ -59,6 +59,27 @@ fn bench(c: &mut Criterion) {
             thread_cpu() - t0
         })
     });
+    log.close(RunStatus::Completed).unwrap();
+    // The same with the health rules off: the difference is what the default rules add to a
+    // step (docs/contract/health.md "In the logger"; budget 0.3 µs).
+    let (_dir, mut log) = bench_logger_health(Backend::None, false);
+    let mut input = record(1);
+    input.iteration = 1 << 40;
+    input.env_steps = 1 << 50;
+    c.bench_function(
+        "step_60_values_backend_none_in_place_health_off_thread_cpu",
+        |b| {
+            b.iter_custom(|n| {
+                let t0 = thread_cpu();
+                for _ in 0..n {
+                    input.iteration += 1;
+                    input.env_steps += 4096;
+                    log.step(black_box(&input)).unwrap();
+                }
+                thread_cpu() - t0
+            })
+        },
+    );
     log.close(RunStatus::Completed).unwrap();
 }
 

@@ -242,7 +242,8 @@ impl Logger {
             let wall_time = self.clock.wall_at(now);
             if let Some(h) = &self.health {
                 // The values the event file gets, so `tally health` on the file finds the same.
-                h.step(record.step, wall_time, &scalars);
+                let all_finite = record.figures.odd.nonfinite == 0;
+                h.step(record.step, wall_time, &scalars, all_finite);
                 h.announce();
             }
             self.writer.step(BackendStep {

@@ -133,21 +133,19 @@ fn run(
         if let (Some(h), Some(t)) = (&health, tick) {
             // The stall timer, never on the step's path: a loop that stops sending steps is
             // still seen (docs/contract/health.md "Stall").
+            // New findings are written here too, not after each step: this thread reads the
+            // findings' state once a tick, so the step's thread keeps it in its own cache.
             if checked.elapsed() >= t {
                 checked = std::time::Instant::now();
                 if h.check_stall(clock.wall()) {
                     h.announce();
                 }
+                write_findings(h, &mut written, &mut slots, clock.wall());
             }
         }
         let msg = match popped {
             Popped::Item(msg) => msg,
-            Popped::Tick => {
-                if let Some(h) = &health {
-                    write_findings(h, &mut written, &mut slots, clock.wall());
-                }
-                continue;
-            }
+            Popped::Tick => continue,
             Popped::Closed => break,
         };
         match msg {
@@ -159,9 +157,6 @@ fn run(
                 // so an interned tag's reference count is not raised on the caller's thread and
                 // dropped on this one every step (its cache line would cross the cores twice).
                 let _ = spares.try_send(step.scalars);
-                if let Some(h) = health.as_deref().filter(|h| h.len() > written) {
-                    write_findings(h, &mut written, &mut slots, clock.wall());
-                }
             }
             Msg::Summary(mut s) => {
                 let it = s.completed_iterations;

@@ -213,3 +213,15 @@ fn a_loop_that_stops_stepping_gets_a_stall_from_the_writer_timer() {
     assert_eq!(t[0].0, 6);
     assert!(t[0].2.contains("stall"), "{t:?}");
 }
+
+#[test]
+fn a_value_beyond_float32_is_nonfinite_as_the_event_file_holds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, clock) = logger(config(dir.path()));
+    step(&mut log, &clock, 1, 1.0).unwrap();
+    step(&mut log, &clock, 2, 1e39).unwrap();
+    let f = log.health_findings();
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!((f[0].rule, f[0].first_step), (RuleKind::Nonfinite, 2));
+    assert_eq!(f[0].last_value, f64::INFINITY);
+}

@@ -16,6 +16,12 @@ pub fn thread_cpu() -> Duration {
 /// A logger with `backend` in a fresh directory (kept alive by the returned guard), accepting
 /// any iteration and never rewriting its summary during the bench.
 pub fn bench_logger(backend: Backend) -> (tempfile::TempDir, Logger) {
+    bench_logger_health(backend, true)
+}
+
+/// As [`bench_logger`], with the default health rules on or off (docs/contract/health.md
+/// "In the logger": what they add to a step).
+pub fn bench_logger_health(backend: Backend, health: bool) -> (tempfile::TempDir, Logger) {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = LoggerConfig::new("sac", "bench", "mujoco");
     cfg.log_dir = Some(dir.path().join("run"));
@@ -23,6 +29,9 @@ pub fn bench_logger(backend: Backend) -> (tempfile::TempDir, Logger) {
     cfg.max_iterations = Some(tally::resolve::MAX_COUNT);
     cfg.backend = backend;
     cfg.summary_interval_secs = 1e9;
+    if !health {
+        cfg.health = tally::health::RuleSet::empty();
+    }
     let log = Logger::new(cfg).unwrap();
     (dir, log)
 }

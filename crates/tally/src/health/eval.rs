@@ -222,6 +222,11 @@ impl Evaluator {
         slot
     }
 
+    /// Whether `slot`'s only check is `nonfinite`: a finite value of it has nothing to do.
+    pub fn is_plain(&self, slot: TagSlot) -> bool {
+        self.spans[slot.0 as usize].plain
+    }
+
     /// The name `slot` was registered with.
     pub fn tag_name(&self, slot: TagSlot) -> &str {
         &self.names[slot.0 as usize]

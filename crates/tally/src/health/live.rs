@@ -19,7 +19,7 @@ pub struct LiveHealth {
     core: Mutex<Core>,
     /// Findings so far: a consumer's cursor below it has news, read without the lock.
     len: AtomicUsize,
-    /// How often the writer thread checks for a stall; `None` without the stall rule.
+    /// How often the writer thread checks for a stall and writes new findings.
     tick: Option<Duration>,
     /// Told each new finding once, from whichever thread found it (the panel and the plain
     /// output: the logger installs it), with its cursor.
@@ -43,36 +43,45 @@ impl std::fmt::Debug for LiveHealth {
 #[derive(Debug)]
 struct Core {
     eval: Evaluator,
-    /// Each position of the step's values, the tag last seen there and its slot: a steady
-    /// run's tags come in the same order, so a value finds its slot by one comparison.
-    by_position: Vec<(Tag, TagSlot)>,
+    /// The step's tags as last seen, position by position, with their slots: a steady run's
+    /// tags come in the same order, so a step checks them by pointer and looks nothing up.
+    layout: Vec<(Tag, TagSlot)>,
+    /// The positions of `layout` watched by more than `nonfinite`: the only values a step
+    /// with no non-finite value needs to feed (docs/contract/health.md "Cost").
+    watched: Vec<usize>,
     /// Every tag registered, for a tag met at a new position.
     by_name: rustc_hash::FxHashMap<Box<str>, TagSlot>,
 }
 
 impl Core {
-    fn slot(&mut self, i: usize, tag: &Tag) -> TagSlot {
-        if let Some((t, s)) = self.by_position.get(i) {
-            // The same text in memory is the same tag (the usual case: no byte compared).
-            if std::ptr::eq(t.as_str(), tag.as_str()) {
-                return *s;
-            }
+    /// Makes `layout` the tags of `values` (registering new ones) unless it is already.
+    fn follow(&mut self, values: &[(Tag, f64)]) {
+        let same = values.len() == self.layout.len()
+            && values
+                .iter()
+                .zip(&self.layout)
+                // The same text in memory is the same tag: no byte compared.
+                .all(|((a, _), (b, _))| std::ptr::eq(a.as_str(), b.as_str()));
+        if same {
+            return;
         }
-        let name = tag.as_str();
-        let slot = match self.by_name.get(name) {
-            Some(s) => *s,
-            None => {
-                let s = self.eval.tag(name);
-                self.by_name.insert(name.into(), s);
-                s
+        self.layout.clear();
+        self.watched.clear();
+        for (i, (tag, _)) in values.iter().enumerate() {
+            let name = tag.as_str();
+            let slot = match self.by_name.get(name) {
+                Some(s) => *s,
+                None => {
+                    let s = self.eval.tag(name);
+                    self.by_name.insert(name.into(), s);
+                    s
+                }
+            };
+            if !self.eval.is_plain(slot) {
+                self.watched.push(i);
             }
-        };
-        let entry = (tag.clone(), slot);
-        match self.by_position.get_mut(i) {
-            Some(e) => *e = entry,
-            None => self.by_position.push(entry),
+            self.layout.push((tag.clone(), slot));
         }
-        slot
     }
 }
 
@@ -81,13 +90,15 @@ impl LiveHealth {
     pub fn new(rules: RuleSet) -> Self {
         // A quarter of the shortest stall, at most a second: a stall is seen within about
         // 1.25 × its threshold (docs/contract/health.md "Stall").
-        let tick = rules
-            .stall
-            .map(|s| Duration::from_secs_f64((s.min_gap_s / 4.0).clamp(0.02, 1.0)));
+        // Without the stall rule, a second: how soon a finding reaches the event file.
+        let tick = Some(rules.stall.map_or(Duration::from_secs(1), |s| {
+            Duration::from_secs_f64((s.min_gap_s / 4.0).clamp(0.02, 1.0))
+        }));
         LiveHealth {
             core: Mutex::new(Core {
                 eval: Evaluator::new(rules),
-                by_position: Vec::new(),
+                layout: Vec::new(),
+                watched: Vec::new(),
                 by_name: Default::default(),
             }),
             len: AtomicUsize::new(0),
@@ -101,13 +112,26 @@ impl LiveHealth {
         self.core.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Feeds one step's values, on the step's thread.
-    pub fn step(&self, step: i64, wall_time: f64, values: &[(Tag, f64)]) {
-        let mut core = self.lock();
+    /// Feeds one step's values, on the step's thread; `all_finite` says none is NaN or ±inf
+    /// (the logger counts them anyway), so only the tags watched by more than `nonfinite`
+    /// are fed.
+    pub fn step(&self, step: i64, wall_time: f64, values: &[(Tag, f64)], all_finite: bool) {
+        let mut guard = self.lock();
+        let core = &mut *guard;
         core.eval.step(step, wall_time);
-        for (i, (tag, v)) in values.iter().enumerate() {
-            let slot = core.slot(i, tag);
-            core.eval.value(slot, step, wall_time, *v);
+        core.follow(values);
+        // As the event file holds it (float32: a value beyond its range is ±inf there), so
+        // `tally health` on the file finds the same.
+        let held = |v: f64| f64::from(v as f32);
+        if all_finite {
+            for &i in &core.watched {
+                let slot = core.layout[i].1;
+                core.eval.value(slot, step, wall_time, held(values[i].1));
+            }
+        } else {
+            for (i, (_, v)) in values.iter().enumerate() {
+                core.eval.value(core.layout[i].1, step, wall_time, held(*v));
+            }
         }
         let n = core.eval.findings().len();
         if n != self.len.load(Ordering::Relaxed) {
@@ -220,12 +244,12 @@ mod tests {
         let h = LiveHealth::new(RuleSet::defaults());
         let critic = spec("Loss/critic");
         for s in 1..5 {
-            h.step(s, s as f64, &[(critic.clone(), 1.0)]);
+            h.step(s, s as f64, &[(critic.clone(), 1.0)], true);
         }
         let mut cursor = 0;
         assert!(h.since(&mut cursor).is_empty());
-        h.step(5, 5.0, &[(critic.clone(), f64::NAN)]);
-        h.step(6, 6.0, &[(critic.clone(), f64::NAN)]);
+        h.step(5, 5.0, &[(critic.clone(), f64::NAN)], false);
+        h.step(6, 6.0, &[(critic.clone(), f64::NAN)], false);
         let new = h.since(&mut cursor);
         assert_eq!(new.len(), 1);
         assert_eq!((new[0].rule, new[0].first_step), (RuleKind::Nonfinite, 5));
@@ -237,8 +261,8 @@ mod tests {
     fn tags_in_another_order_keep_their_own_state() {
         let h = LiveHealth::new(RuleSet::defaults());
         let (a, b) = (spec("Loss/critic"), spec("Loss/actor"));
-        h.step(1, 1.0, &[(a.clone(), 1.0), (b.clone(), 2.0)]);
-        h.step(2, 2.0, &[(b.clone(), f64::NAN), (a.clone(), 1.0)]);
+        h.step(1, 1.0, &[(a.clone(), 1.0), (b.clone(), 2.0)], true);
+        h.step(2, 2.0, &[(b.clone(), f64::NAN), (a.clone(), 1.0)], false);
         let f = h.findings();
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].tag, "Loss/actor");
@@ -253,7 +277,7 @@ mod tests {
         let h = LiveHealth::new(rules);
         assert_eq!(h.tick(), Some(Duration::from_secs_f64(0.125)));
         for s in 0..5 {
-            h.step(s, s as f64 * 0.01, &[]);
+            h.step(s, s as f64 * 0.01, &[], true);
         }
         assert!(!h.check_stall(0.3));
         assert!(h.check_stall(0.6));
@@ -261,7 +285,7 @@ mod tests {
         assert_eq!(h.findings()[0].rule, RuleKind::Stall);
         assert_eq!(h.findings()[0].first_step, 4);
         // The loop comes back: the pause the timer reported is not counted twice.
-        h.step(5, 1.04, &[]);
+        h.step(5, 1.04, &[], true);
         let f = &h.findings()[0];
         assert_eq!(f.count, 1);
         assert!((f.last_value - 1.0).abs() < 1e-9, "{f:?}");
