@@ -18,16 +18,18 @@ Also here: :class:`SummaryWriter` (torch's scalar API over tally's event writer)
 :func:`runs` (the runs table: one row per run, its configuration and chosen tags' figures),
 :func:`compare` (seed statistics: runs grouped by configuration, means and IQMs with bootstrap intervals),
 :func:`sql` (a read-only SQL query over the runs table and every point),
-:mod:`tally.distributed` (multi-rank reduction over torch.distributed or MPI), and the error
-tree rooted at :class:`TallyError`.
+:mod:`tally.distributed` (multi-rank reduction over torch.distributed or MPI), :mod:`tally.health`
+(the health rules a Logger watches the run with: ``health=``, ``stop_on=``, ``on_health=``), and
+the error tree rooted at :class:`TallyError`.
 """
 
-from tally import distributed
+from tally import distributed, health
 from tally._tally import (
     METRIC_SCHEMA_VERSION,
     ClosedError,
     ConfigError,
     EventWriter,
+    HealthStop,
     Logger,
     Phase,
     SchemaError,
@@ -48,6 +50,7 @@ __all__ = [
     "WandbSink",
     "EventWriter",
     "distributed",
+    "health",
     "read",
     "read_runs",
     "runs",
@@ -64,6 +67,7 @@ __all__ = [
     "ValueTypeError",
     "StorageError",
     "SinkError",
+    "HealthStop",
     "METRIC_SCHEMA_VERSION",
     "__version__",
 ]

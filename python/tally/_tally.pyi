@@ -19,6 +19,7 @@ __all__ = [
     "ValueTypeError",
     "StorageError",
     "SinkError",
+    "HealthStop",
     "Logger",
     "Phase",
     "Span",
@@ -75,6 +76,11 @@ class StorageError(TallyError, OSError):
 class SinkError(StorageError):
     """A sink (event file, W&B) failed to persist a step; the other sinks kept it."""
 
+class HealthStop(TallyError):
+    """A health rule named in stop_on fired (the finding is its `finding` attribute): this step was not taken; every earlier one is kept and the logger can still be closed."""
+
+    finding: Any
+
 class _Sink(Protocol):
     """A Python sink (``Logger(sinks=[...])``); only ``name`` and ``write`` are required.
 
@@ -122,6 +128,11 @@ class Logger:
         # (docs/contract/run-artifacts.md "Resume").
         resume_from: Optional[int] = None,
         remote_finish_timeout: Optional[float] = None,
+        # docs/contract/health.md "In the logger": True/None the defaults, False none, or a
+        # list of tally.health rules; stop_on names rules; on_health(finding) is told each one.
+        health: Any = None,
+        stop_on: Optional[List[str]] = None,
+        on_health: Optional[Any] = None,
     ) -> Logger: ...
     def step(
         self,
@@ -199,6 +210,9 @@ class Logger:
     # new run before its first step.
     @property
     def last_step(self) -> Optional[int]: ...
+    @property
+    def health(self) -> Any: ...
+    def _health_findings(self) -> List[Dict[str, Any]]: ...
     @property
     def last_iteration(self) -> Optional[int]: ...
     @property

@@ -27,10 +27,12 @@ pub enum Kind {
     Storage,
     /// `SinkError(StorageError)`: a sink (event file, W&B) failed to take a step.
     Sink,
+    /// `HealthStop(TallyError)`: a health rule in `stop_on` fired; the step was not taken.
+    HealthStop,
 }
 
 /// (kind, name, parent in the tree, builtin base, docstring), parents before children.
-const TREE: [(Kind, &str, Option<Kind>, Builtin, &str); 7] = [
+const TREE: [(Kind, &str, Option<Kind>, Builtin, &str); 8] = [
     (
         Kind::Tally,
         "TallyError",
@@ -80,6 +82,14 @@ const TREE: [(Kind, &str, Option<Kind>, Builtin, &str); 7] = [
         Builtin::Os,
         "A sink (event file, W&B) failed to persist a step; the other sinks kept it.",
     ),
+    (
+        Kind::HealthStop,
+        "HealthStop",
+        Some(Kind::Tally),
+        Builtin::Exception,
+        "A health rule named in stop_on fired (the finding is its `finding` attribute): this \
+         step was not taken; every earlier one is kept and the logger can still be closed.",
+    ),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -90,7 +100,8 @@ enum Builtin {
     Os,
 }
 
-static CLASSES: [PyOnceLock<Py<PyType>>; 7] = [
+static CLASSES: [PyOnceLock<Py<PyType>>; 8] = [
+    PyOnceLock::new(),
     PyOnceLock::new(),
     PyOnceLock::new(),
     PyOnceLock::new(),
@@ -202,6 +213,7 @@ impl From<Failure> for PyErr {
                     }
                     E::EventFile(_) => Kind::Storage,
                     E::Closed => Kind::Closed,
+                    E::HealthStop(_) => Kind::HealthStop,
                     E::Sink { .. } | E::NotDurable { .. } | E::EventFileFault { .. } => Kind::Sink,
                     E::EventWrite(_) => Kind::Storage,
                     E::Io { .. } | E::Json { .. } => Kind::Storage,

@@ -29,6 +29,7 @@ use tally::{Backend, Level, LoggerConfig, OnStorageError, Profile, Rates, RunSta
 mod closing;
 mod documents;
 mod guard;
+mod health;
 mod phase;
 mod state;
 
@@ -68,8 +69,8 @@ impl PyLogger {
     ) -> PyResult<()> {
         refuse_tally_thread("step")?;
         let _stepping = Stepping::enter("step")?;
-        let mut draft = lock(py, &self.draft);
-        let draft: &mut Draft = &mut draft;
+        let mut drafting = lock(py, &self.draft);
+        let draft: &mut Draft = &mut drafting;
         let it = step_iteration(iteration)?;
         args.fill(&mut draft.keys, it, &mut draft.scratch)?;
         for (k, secs) in &draft.pending {
@@ -80,16 +81,36 @@ impl PyLogger {
         }
         let rates = rates.unwrap_or_else(|| Rates::of(std::slice::from_ref(&draft.scratch)));
         let mut guard = lock(py, &self.core);
-        let log = guard
+        let core: &mut Core = &mut guard;
+        let log = core
             .log
             .as_mut()
             .filter(|l| !l.is_closed())
             .ok_or(Failure::Tally(tally::Error::Closed))?;
         let input = &draft.scratch;
-        py.detach(|| log.step_with_rates(input, rates))
-            .map_err(Failure::from)?;
-        draft.pending.clear();
-        Ok(())
+        let result = py.detach(|| log.step_with_rates(input, rates));
+        // Findings new to `on_health`, told after the locks are let go (the callback is
+        // Python code, which may call this logger).
+        let told = match (&self.on_health, log.health()) {
+            (Some(_), Some(h)) => h.since(&mut core.health_cursor),
+            _ => Vec::new(),
+        };
+        drop(guard);
+        if result.is_ok() {
+            draft.pending.clear();
+        }
+        drop(drafting);
+        if let Some(callback) = &self.on_health {
+            health::tell(py, callback, &told)?;
+        }
+        match result {
+            Ok(()) => Ok(()),
+            Err(tally::Error::HealthStop(f)) => {
+                let text = tally::Error::HealthStop(f.clone()).to_string();
+                Err(health::health_stop(py, &f, text))
+            }
+            Err(e) => Err(Failure::from(e).into()),
+        }
     }
 
     fn with_log<T>(
@@ -140,7 +161,7 @@ impl PyLogger {
         panel = "auto", trace = false, trace_output_dir = None, trace_thread_time = false,
         trace_cuda_events = false, config = None, wandb = None, sinks = None, name = None,
         seed = None, resume = false, resume_from = None, on_storage_error = "raise",
-        remote_finish_timeout = None
+        remote_finish_timeout = None, health = None, stop_on = None, on_health = None
     ))]
     // The integer defaults are spelled out here: PyO3 shows only literal defaults.
     #[pyo3(
@@ -149,7 +170,7 @@ impl PyLogger {
         log_interval=1, panel=\"auto\", trace=False, trace_output_dir=None, \
         trace_thread_time=False, trace_cuda_events=False, config=None, wandb=None, sinks=None, \
         name=None, seed=None, resume=False, resume_from=None, on_storage_error=\"raise\", \
-        remote_finish_timeout=None)"
+        remote_finish_timeout=None, health=None, stop_on=None, on_health=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -179,6 +200,9 @@ impl PyLogger {
         resume_from: Option<&Bound<'_, PyAny>>,
         on_storage_error: &str,
         remote_finish_timeout: Option<f64>,
+        health: Option<&Bound<'_, PyAny>>,
+        stop_on: Option<Vec<String>>,
+        on_health: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         // Integers are checked here, not by PyO3, so each error names its argument.
         let max_iterations = int_arg(
@@ -237,6 +261,16 @@ impl PyLogger {
         if let Some(t) = remote_finish_timeout {
             lc.remote_finish_timeout_secs = t;
         }
+        // Checked before anything is created: a bad rule names itself and leaves no run.
+        (lc.health, lc.stop_on) = health::rules(py, health, stop_on)?;
+        let on_health = on_health.filter(|c| !c.is_none());
+        if let Some(c) = on_health.as_ref().filter(|c| !c.is_callable()) {
+            return Err(Failure::Config(format!(
+                "Logger(on_health=...): expected a callable taking a tally.health.Finding, not {}",
+                c.repr()?
+            ))
+            .into());
+        }
         if let Some(c) = config.filter(|c| !c.is_none()) {
             lc.run_config = json_text(py, c, "config")?;
         }
@@ -271,6 +305,7 @@ impl PyLogger {
             run_dir: run_dir.clone(),
             console,
             video_noted: false,
+            health_cursor: 0,
         }));
         closing::register(py, &core)?;
         Ok(PyLogger {
@@ -280,7 +315,29 @@ impl PyLogger {
             event_file,
             panel: panel.to_owned(),
             tracer,
+            on_health: on_health.map(Bound::unbind),
         })
+    }
+
+    /// The run's health: `log.health.findings` (docs/contract/health.md "In the logger").
+    #[getter]
+    fn health<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        py.import("tally.health")?.getattr("Health")?.call1((slf,))
+    }
+
+    /// Every finding so far, as `tally.health.Finding` keyword dicts (also after close).
+    fn _health_findings<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        refuse_tally_thread("health")?;
+        let findings = lock(py, &self.core)
+            .log
+            .as_ref()
+            .map(|l| l.health_findings())
+            .unwrap_or_default();
+        findings
+            .iter()
+            .map(|f| health::finding_dict(py, f))
+            .collect()
     }
 
     /// Submit one iteration. Durations are seconds; values are numbers (or `__float__`).

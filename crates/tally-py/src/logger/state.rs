@@ -21,6 +21,8 @@ pub(super) struct Core {
     pub(super) console: Option<Py<PyAny>>,
     /// `log_video` said once that nothing here uploads videos.
     pub(super) video_noted: bool,
+    /// The findings `on_health` was told (docs/contract/health.md "In the logger").
+    pub(super) health_cursor: usize,
 }
 
 /// The step being built: conversion buffers and the phase timers' seconds not yet submitted.
@@ -44,4 +46,6 @@ pub struct PyLogger {
     pub(super) panel: String,
     /// The trace recorder, disabled unless `trace=True` (docs/contract/trace.md).
     pub(super) tracer: tally::Tracer,
+    /// Told each new health finding from `step` (docs/contract/health.md "In the logger").
+    pub(super) on_health: Option<Py<PyAny>>,
 }

@@ -204,6 +204,14 @@ impl Entry<'_> {
         if globs.is_empty() || globs.iter().any(String::is_empty) {
             return Err(bad());
         }
+        // Only `*` is a wildcard: another glob's syntax would silently match nothing
+        // (docs/contract/health.md "The rules file").
+        if let Some(g) = globs.iter().find(|g| g.contains(['?', '[', ']', '{', '}'])) {
+            return Err(self.err(
+                "tag",
+                format!("{g:?}: only `*` is a wildcard in a tag glob (not ?, [ ], {{ }})"),
+            ));
+        }
         Ok(Tags::Globs(globs))
     }
 
@@ -314,6 +322,10 @@ mod tests {
                 r#"field "min_history": must not exceed window"#,
             ),
             ("[", "rules.json: not JSON"),
+            (
+                r#"{"rules": [{"kind": "above", "tag": "losses/?", "value": 1}]}"#,
+                r#"field "tag": "losses/?": only `*` is a wildcard"#,
+            ),
         ] {
             let e = apply(text).unwrap_err();
             assert!(e.contains(want), "{text}: {e}");
