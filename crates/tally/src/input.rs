@@ -367,6 +367,15 @@ impl LoggerConfig {
                 ));
             }
         }
+        if let Some(p) = self.health.problem() {
+            return bad(format!("health: {p}"));
+        }
+        if let Some(k) = self.stop_on.iter().find(|k| !self.health.has(**k)) {
+            return bad(format!(
+                "stop_on: {} is off in health, so it can never stop the run",
+                k.as_str()
+            ));
+        }
         if self.log_interval == 0 {
             return bad("log_interval must be at least 1 (1 writes every iteration)".into());
         }

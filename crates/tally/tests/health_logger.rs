@@ -225,3 +225,22 @@ fn a_value_beyond_float32_is_nonfinite_as_the_event_file_holds_it() {
     assert_eq!((f[0].rule, f[0].first_step), (RuleKind::Nonfinite, 2));
     assert_eq!(f[0].last_value, f64::INFINITY);
 }
+
+#[test]
+fn a_bad_rule_or_stop_on_is_refused_when_the_logger_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path());
+    c.health = RuleSet::defaults().with(TagRule::above(&["charts/k?"], 0.05));
+    let e = Logger::with_sinks(c, Vec::new(), Arc::new(ManualClock::at(0.0)))
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("charts/k?"), "{e}");
+    let mut c = config(dir.path());
+    c.health.turn_off(RuleKind::Stall);
+    c.stop_on = vec![RuleKind::Stall];
+    let e = Logger::with_sinks(c, Vec::new(), Arc::new(ManualClock::at(0.0)))
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("stop_on: stall"), "{e}");
+    assert!(!dir.path().join("run").exists());
+}

@@ -192,6 +192,88 @@ pub struct TagRule {
     pub tags: Tags,
 }
 
+impl TagRule {
+    fn on(rule: Rule, tags: &[&str]) -> TagRule {
+        TagRule {
+            rule,
+            tags: Tags::Globs(tags.iter().map(|t| (*t).to_owned()).collect()),
+        }
+    }
+
+    /// `above` on `tags` (globs): a value greater than `value`.
+    pub fn above(tags: &[&str], value: f64) -> TagRule {
+        TagRule::on(Rule::Above { value }, tags)
+    }
+
+    /// `below` on `tags`: a value less than `value`.
+    pub fn below(tags: &[&str], value: f64) -> TagRule {
+        TagRule::on(Rule::Below { value }, tags)
+    }
+
+    /// `nonfinite` on `tags`.
+    pub fn nonfinite(tags: &[&str]) -> TagRule {
+        TagRule::on(Rule::Nonfinite, tags)
+    }
+
+    /// `flat_for` on `tags`: unchanged for `for_values` values while steps advance.
+    pub fn flat_for(tags: &[&str], for_values: u32) -> TagRule {
+        TagRule::on(Rule::FlatFor(FlatFor { for_values }), tags)
+    }
+
+    /// `divergence` (`spike`) on `tags` with robust z-score `z`, the other parameters default.
+    pub fn spike(tags: &[&str], z: f64) -> TagRule {
+        let d = Divergence {
+            z,
+            ..Divergence::default()
+        };
+        TagRule::on(Rule::Divergence(d), tags)
+    }
+
+    /// Why this rule cannot be evaluated, if it cannot: the rules file's checks
+    /// (docs/contract/health.md "The rules file").
+    pub fn problem(&self) -> Option<String> {
+        if let Tags::Globs(g) = &self.tags {
+            if g.is_empty() || g.iter().any(String::is_empty) {
+                return Some("tag: must be a non-empty tag glob or a list of them".into());
+            }
+            if let Some(g) = g.iter().find(|g| g.contains(['?', '[', ']', '{', '}'])) {
+                return Some(format!("tag {g:?}: only `*` is a wildcard in a tag glob"));
+            }
+        }
+        let bad = |ok: bool, what: &str| (!ok).then(|| what.to_owned());
+        match self.rule {
+            Rule::Nonfinite => None,
+            Rule::Above { value } | Rule::Below { value } => {
+                bad(!value.is_nan(), "value: must be a number")
+            }
+            Rule::Divergence(d) => bad(d.window >= 3, "window: must be at least 3")
+                .or_else(|| {
+                    bad(
+                        d.min_history <= d.window,
+                        "min_history: must not exceed window",
+                    )
+                })
+                .or_else(|| bad(d.z > 0.0, "z: must be > 0"))
+                .or_else(|| bad(d.rel_floor >= 0.0, "rel_floor: must be >= 0"))
+                .or_else(|| bad(d.refresh >= 1, "refresh: must be at least 1")),
+            Rule::Collapse(c) => bad(c.eps >= 0.0, "eps: must be >= 0")
+                .or_else(|| bad(c.for_values >= 1, "for_values: must be at least 1")),
+            Rule::FlatFor(f) => bad(f.for_values >= 1, "for_values: must be at least 1"),
+            Rule::Throughput(t) => bad(
+                t.fraction > 0.0 && t.fraction < 1.0,
+                "fraction: must be in (0, 1)",
+            )
+            .or_else(|| {
+                bad(
+                    t.min_history <= t.window,
+                    "min_history: must not exceed window",
+                )
+            })
+            .or_else(|| bad(t.for_seconds >= 0.0, "for_seconds: must be >= 0")),
+        }
+    }
+}
+
 /// The rules a run is checked against.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuleSet {
@@ -247,6 +329,32 @@ impl RuleSet {
         }
     }
 
+    /// Adds `rule` (after the defaults and any added before).
+    pub fn with(mut self, rule: TagRule) -> Self {
+        self.tag_rules.push(rule);
+        self
+    }
+
+    /// Why these rules cannot be evaluated, naming the rule, if they cannot.
+    pub fn problem(&self) -> Option<String> {
+        for (i, r) in self.tag_rules.iter().enumerate() {
+            if let Some(p) = r.problem() {
+                return Some(format!("rule {i} ({}): {p}", r.rule.kind().as_str()));
+            }
+        }
+        let s = self.stall?;
+        (!(s.k > 1.0 && s.min_gap_s >= 0.0 && s.min_history >= 1))
+            .then(|| "stall: k must be > 1, min_gap_s >= 0, min_history at least 1".to_owned())
+    }
+
+    /// Whether any rule of `kind` is on.
+    pub fn has(&self, kind: RuleKind) -> bool {
+        match kind {
+            RuleKind::Stall => self.stall.is_some(),
+            k => self.tag_rules.iter().any(|r| r.rule.kind() == k),
+        }
+    }
+
     /// Turns every rule of `kind` off (the defaults' and any added before).
     pub fn turn_off(&mut self, kind: RuleKind) {
         self.tag_rules.retain(|r| r.rule.kind() != kind);
@@ -282,6 +390,20 @@ mod tests {
         assert_eq!(kinds(&d, "rollout/ep_rew_mean"), [Nonfinite, FlatFor]);
         assert_eq!(kinds(&d, "time/fps"), [Nonfinite, Throughput]);
         assert_eq!(kinds(&d, "Perf/learning_time"), [Nonfinite]);
+    }
+
+    #[test]
+    fn rules_added_in_rust_are_checked() {
+        let r = RuleSet::defaults().with(TagRule::above(&["charts/kl"], 0.05));
+        assert_eq!(r.problem(), None);
+        assert_eq!(
+            kinds(&r, "charts/kl"),
+            [RuleKind::Nonfinite, RuleKind::Above]
+        );
+        let bad = RuleSet::empty().with(TagRule::spike(&["losses/?"], 5.0));
+        assert!(bad.problem().unwrap().contains("losses/?"), "{bad:?}");
+        let bad = RuleSet::empty().with(TagRule::flat_for(&["x"], 0));
+        assert!(bad.problem().unwrap().contains("for_values"));
     }
 
     #[test]
