@@ -169,3 +169,23 @@ def test_a_loop_that_stops_stepping_gets_a_stall_without_a_step(tmp_path):
     assert summary(log)["health"][0]["rule"] == "stall"
     assert "tag" not in summary(log)["health"][0]
     assert [t[0] for t in health_texts(log.run_dir)] == [6]
+
+
+def test_the_plain_output_prints_a_finding_once(tmp_path):
+    import subprocess
+    import textwrap
+
+    script = textwrap.dedent(
+        f"""
+        import math, tally
+        log = tally.Logger(algo="sac", task="health", panel="plain", log_dir={str(tmp_path / "run")!r})
+        for i in range(1, 6):
+            log.step(i, metrics={{"Loss/critic": math.nan if i >= 3 else 1.0}})
+        log.close()
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = [l for l in (out.stdout + out.stderr).splitlines() if "health:" in l]
+    assert len(lines) == 1, out.stdout + out.stderr
+    assert "nonfinite on Loss/critic" in lines[0] and "step 3" in lines[0]

@@ -131,6 +131,9 @@ pub struct Model {
     pub status: Option<String>,
     /// The latest error, and the latest warning while it is recent.
     pub alerts: Vec<Message>,
+    /// The newest health finding as it stands, for the Health line: shown for the rest of
+    /// the run, since a finding is never withdrawn (docs/contract/health.md "In the logger").
+    pub health: Option<String>,
     /// Metrics table rows in display order.
     pub metrics: Vec<MetricRow>,
     /// Reward summary, once there is a return.
@@ -325,6 +328,26 @@ fn user_rows(snap: &PanelSnapshot) -> Vec<(String, f64)> {
     rows.into_iter().map(|(_, tag, v)| (tag, v)).collect()
 }
 
+/// The Health line: the newest finding's rule, tag, steps and count, and what it saw.
+pub fn health_line(f: &tally::health::Finding) -> String {
+    let on = if f.tag.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", f.tag)
+    };
+    let steps = if f.first_step == f.last_step {
+        format!("step {}", f.first_step)
+    } else {
+        format!("steps {}-{}", f.first_step, f.last_step)
+    };
+    format!(
+        "{}{on} at {steps} (x{}): {}",
+        f.rule.as_str(),
+        f.count,
+        f.message
+    )
+}
+
 fn alerts(snap: &PanelSnapshot, now: f64) -> Vec<Message> {
     let mut out = Vec::new();
     if let Some(e) = snap.messages.iter().rev().find(|m| m.level == Level::Error) {
@@ -425,6 +448,7 @@ impl Model {
             window_n: started.then_some(w.n),
             status: (snap.status != "Training").then(|| snap.status.clone()),
             alerts: alerts(snap, now),
+            health: snap.health.as_ref().map(health_line),
             metrics: metric_rows(snap),
             reward,
             reward_terms,

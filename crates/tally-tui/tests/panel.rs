@@ -1209,3 +1209,31 @@ fn a_huge_reward_is_shown_in_scientific_notation_not_cut() {
         assert!(t.contains("/ Peak 1.00e+300"), "{width} columns:\n{t}");
     }
 }
+
+#[test]
+fn the_health_line_shows_the_newest_finding_for_as_long_as_the_run_goes() {
+    // docs/contract/health.md "In the logger": the newest finding, as it stands.
+    use tally::health::{LiveHealth, RuleSet};
+    let mut s = sac_state();
+    assert!(
+        !text(&s, 100).contains("Health "),
+        "no line before a finding"
+    );
+    let h = Arc::new(LiveHealth::new(RuleSet::defaults()));
+    let critic = tally::Tag::Spec(tally::schema::metric("Loss/critic").unwrap());
+    h.step(7, 1.0, &[(critic.clone(), f64::NAN)], false);
+    s.health = Some(h.clone());
+    let t = text(&s, 100);
+    let line = t
+        .lines()
+        .find(|l| l.contains("Health "))
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(
+        line.contains("nonfinite Loss/critic at step 7 (x1)"),
+        "{line}"
+    );
+    // It fires again: the same line, updated.
+    h.step(9, 2.0, &[(critic, f64::NAN)], false);
+    let t = text(&s, 100);
+    assert!(t.contains("nonfinite Loss/critic at steps 7-9 (x2)"), "{t}");
+}

@@ -57,7 +57,7 @@ fn header_fields(m: &Model, g: &Glyphs, pal: Pal) -> Vec<Spans> {
 }
 
 /// The header lines (elapsed, ETA, throughput, window, status) packed into `width`
-/// columns, then the latest error and the recent warning.
+/// columns, then the latest error, the recent warning and the Health line.
 pub(super) fn header_lines(m: &Model, g: &Glyphs, pal: Pal, width: u16) -> Vec<Spans> {
     let mut lines = wrap_fields(header_fields(m, g, pal), width, pal);
     for a in &m.alerts {
@@ -66,6 +66,12 @@ pub(super) fn header_lines(m: &Model, g: &Glyphs, pal: Pal, width: u16) -> Vec<S
             _ => ("WARN ", pal.fg(Color::Yellow)),
         };
         lines.push(vec![(format!("{mark}{}", strip_markup(&a.text)), style)]);
+    }
+    if let Some(h) = &m.health {
+        lines.push(vec![
+            ("Health ".to_owned(), pal.bold(Color::Red)),
+            (h.clone(), pal.fg(Color::Red)),
+        ]);
     }
     lines
 }
