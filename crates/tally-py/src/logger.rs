@@ -113,6 +113,23 @@ impl PyLogger {
         }
     }
 
+    /// Tells `on_health` the findings it has not been told (after `flush` and `close`: a
+    /// finding the writer thread made since the last step).
+    fn tell_health(&self, py: Python<'_>) -> PyResult<()> {
+        let Some(callback) = &self.on_health else {
+            return Ok(());
+        };
+        let told = {
+            let mut guard = lock(py, &self.core);
+            let core: &mut Core = &mut guard;
+            match core.log.as_ref().and_then(|l| l.health()) {
+                Some(h) => h.since(&mut core.health_cursor),
+                None => Vec::new(),
+            }
+        };
+        Ok(health::tell(py, callback, &told)?)
+    }
+
     fn with_log<T>(
         &self,
         py: Python<'_>,
@@ -615,7 +632,10 @@ impl PyLogger {
             .as_mut()
             .filter(|l| !l.is_closed())
             .ok_or(Failure::Tally(tally::Error::Closed))?;
-        py.detach(|| log.flush()).map_err(Failure::from)?;
+        let flushed = py.detach(|| log.flush()).map_err(Failure::from);
+        drop(guard);
+        self.tell_health(py)?;
+        flushed?;
         Ok(())
     }
 
@@ -625,7 +645,9 @@ impl PyLogger {
     fn close(&self, py: Python<'_>, status: &str) -> PyResult<()> {
         refuse_tally_thread("close")?;
         let st = parse_status(status)?;
-        close_core(py, &self.core, Some(st))
+        let closed = close_core(py, &self.core, Some(st));
+        self.tell_health(py)?;
+        closed
     }
 
     fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {

@@ -240,8 +240,9 @@ impl Logger {
             }
             let waited_before = self.writer.waits;
             let wall_time = self.clock.wall_at(now);
-            if let Some(h) = &self.health {
-                // The values the event file gets, so `tally health` on the file finds the same.
+            if let Some(h) = self.health.as_ref().filter(|h| !h.on_writer()) {
+                // The values the event file gets, so `tally health` on the file finds the same;
+                // here only with stop_on (else the writer thread feeds them).
                 let all_finite = record.figures.odd.nonfinite == 0;
                 h.step(record.step, wall_time, &scalars, all_finite);
                 h.announce();

@@ -153,6 +153,14 @@ fn run(
                 for slot in &mut slots {
                     slot.write(&step, &mut out);
                 }
+                if let Some(h) = health.as_deref().filter(|h| h.on_writer()) {
+                    // The health rules, off the step's path (docs/contract/health.md "In the
+                    // logger"), on the values as the event file holds them.
+                    let held = |v: f64| f64::from(v as f32).is_finite();
+                    let all_finite = step.scalars.iter().all(|(_, v)| held(*v));
+                    h.step(step.step, step.wall_time, &step.scalars, all_finite);
+                    h.announce();
+                }
                 // Handed back with its tags: the caller's next step overwrites them in place,
                 // so an interned tag's reference count is not raised on the caller's thread and
                 // dropped on this one every step (its cache line would cross the cores twice).

@@ -76,13 +76,17 @@ fn scalar_steps(path: &std::path::Path) -> Vec<i64> {
 fn a_nan_is_a_finding_in_the_logger_the_summary_and_the_event_file() {
     let dir = tempfile::tempdir().unwrap();
     let (mut log, clock) = logger(config(dir.path()));
+    // Without stop_on the writer thread evaluates: a flush waits for it.
+    assert!(log.health().unwrap().on_writer());
     for it in 1..=4 {
         step(&mut log, &clock, it, 1.0).unwrap();
     }
+    log.flush().unwrap();
     assert!(log.health_findings().is_empty());
     step(&mut log, &clock, 5, f64::NAN).unwrap();
     step(&mut log, &clock, 6, f64::NAN).unwrap();
     step(&mut log, &clock, 7, 1.0).unwrap();
+    log.flush().unwrap();
     let f = log.health_findings();
     assert_eq!(f.len(), 1, "{f:?}");
     assert_eq!(
@@ -126,6 +130,8 @@ fn stop_on_refuses_the_next_step_once_and_close_keeps_everything() {
     let mut c = config(dir.path());
     c.stop_on = vec![RuleKind::Nonfinite];
     let (mut log, clock) = logger(c);
+    // With stop_on the step's thread evaluates: the next step sees the finding, no flush.
+    assert!(!log.health().unwrap().on_writer());
     step(&mut log, &clock, 1, 1.0).unwrap();
     step(&mut log, &clock, 2, f64::INFINITY).unwrap();
     let e = step(&mut log, &clock, 3, 1.0).unwrap_err();
@@ -165,6 +171,7 @@ fn the_defaults_off_find_nothing_and_a_user_rule_fires() {
     let (mut log, clock) = logger(c);
     step(&mut log, &clock, 1, f64::NAN).unwrap();
     step(&mut log, &clock, 2, 3.0).unwrap();
+    log.flush().unwrap();
     let f = log.health_findings();
     assert_eq!(f.len(), 1, "{f:?}");
     assert_eq!((f[0].rule, f[0].first_step), (RuleKind::Above, 2));
@@ -220,6 +227,7 @@ fn a_value_beyond_float32_is_nonfinite_as_the_event_file_holds_it() {
     let (mut log, clock) = logger(config(dir.path()));
     step(&mut log, &clock, 1, 1.0).unwrap();
     step(&mut log, &clock, 2, 1e39).unwrap();
+    log.flush().unwrap();
     let f = log.health_findings();
     assert_eq!(f.len(), 1, "{f:?}");
     assert_eq!((f[0].rule, f[0].first_step), (RuleKind::Nonfinite, 2));

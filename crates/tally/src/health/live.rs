@@ -15,6 +15,10 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 /// The run's evaluator and findings, shared between the logger's threads.
+///
+/// Fed each persisted step by the step's thread when the run has `stop_on` (a finding must be
+/// there for the next `step`), else by the writer thread, off the training loop's path
+/// ([`LiveHealth::evaluated_by_writer`]).
 pub struct LiveHealth {
     core: Mutex<Core>,
     /// Findings so far: a consumer's cursor below it has news, read without the lock.
@@ -26,6 +30,9 @@ pub struct LiveHealth {
     notify: Mutex<(usize, Option<Notify>)>,
     /// The notifier's cursor, read without the lock.
     announced: AtomicUsize,
+    /// The writer thread feeds the steps, not the step's thread (no `stop_on`: nothing on the
+    /// step's path waits for a finding; docs/contract/health.md "In the logger").
+    on_writer: bool,
 }
 
 /// What [`LiveHealth::announce`] calls with each new finding.
@@ -105,14 +112,26 @@ impl LiveHealth {
             tick,
             notify: Mutex::new((0, None)),
             announced: AtomicUsize::new(0),
+            on_writer: false,
         }
+    }
+
+    /// The same, fed by the writer thread from the steps it writes.
+    pub fn evaluated_by_writer(mut self) -> Self {
+        self.on_writer = true;
+        self
+    }
+
+    /// Whether the writer thread feeds the steps (else the step's thread does).
+    pub fn on_writer(&self) -> bool {
+        self.on_writer
     }
 
     fn lock(&self) -> MutexGuard<'_, Core> {
         self.core.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Feeds one step's values, on the step's thread; `all_finite` says none is NaN or ±inf
+    /// Feeds one step's values; `all_finite` says none is NaN or ±inf as float32 holds it
     /// (the logger counts them anyway), so only the tags watched by more than `nonfinite`
     /// are fed.
     pub fn step(&self, step: i64, wall_time: f64, values: &[(Tag, f64)], all_finite: bool) {
