@@ -47,9 +47,12 @@ def test_a_nan_is_told_once_listed_summarised_and_shown_in_tensorboards_text_tab
         log.step(i, metrics={"Loss/critic": 1.0})
     assert told == [] and log.health.findings == []
     log.step(5, metrics={"Loss/critic": math.nan})
+    # Without stop_on the writer thread evaluates: flush() waits for it and tells on_health.
+    log.flush()
     assert [(f.rule, f.tag, f.first_step) for f in told] == [("nonfinite", "Loss/critic", 5)]
     log.step(6, metrics={"Loss/critic": math.nan})
     log.step(7, metrics={"Loss/critic": 1.0})
+    log.flush()
     assert len(told) == 1, "a finding is told once, however often it fires"
     (f,) = log.health.findings
     assert isinstance(f, tally.health.Finding)
@@ -68,9 +71,12 @@ def test_a_nan_is_told_once_listed_summarised_and_shown_in_tensorboards_text_tab
 
 
 def test_stop_on_raises_health_stop_from_the_next_step_and_close_keeps_everything(tmp_path):
-    log = new_logger(tmp_path, stop_on=["nonfinite"])
+    told = []
+    log = new_logger(tmp_path, stop_on=["nonfinite"], on_health=told.append)
     log.step(1, metrics={"Loss/critic": 1.0})
     log.step(2, metrics={"Loss/critic": math.inf})
+    # With stop_on the step's own thread evaluates: told from the step that made it.
+    assert [f.first_step for f in told] == [2]
     with pytest.raises(tally.HealthStop) as e:
         log.step(3, metrics={"Loss/critic": 1.0})
     assert isinstance(e.value, tally.TallyError)
