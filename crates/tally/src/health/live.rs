@@ -50,14 +50,23 @@ impl std::fmt::Debug for LiveHealth {
 #[derive(Debug)]
 struct Core {
     eval: Evaluator,
-    /// The step's tags as last seen, position by position, with their slots: a steady run's
-    /// tags come in the same order, so a step checks them by pointer and looks nothing up.
-    layout: Vec<(Tag, TagSlot)>,
-    /// The positions of `layout` watched by more than `nonfinite`: the only values a step
-    /// with no non-finite value needs to feed (docs/contract/health.md "Cost").
-    watched: Vec<usize>,
+    /// The step's tags as last seen, position by position: the address and length of each
+    /// tag's text, and its slot. A steady run's tags come in the same order, so a step checks
+    /// them by address (16 bytes a tag) and looks nothing up.
+    layout: Vec<(usize, u32, TagSlot)>,
+    /// The tags of `layout`, held so no other tag's text can take one's address.
+    held: Vec<Tag>,
+    /// The positions of `layout` watched by more than `nonfinite`, with their slots: the only
+    /// values a step with no non-finite value needs to feed (docs/contract/health.md "Cost").
+    watched: Vec<(usize, TagSlot)>,
     /// Every tag registered, for a tag met at a new position.
     by_name: rustc_hash::FxHashMap<Box<str>, TagSlot>,
+}
+
+/// A tag's text by address and length.
+fn key(tag: &Tag) -> (usize, u32) {
+    let s = tag.as_str();
+    (s.as_ptr() as usize, s.len() as u32)
 }
 
 impl Core {
@@ -68,11 +77,12 @@ impl Core {
                 .iter()
                 .zip(&self.layout)
                 // The same text in memory is the same tag: no byte compared.
-                .all(|((a, _), (b, _))| std::ptr::eq(a.as_str(), b.as_str()));
+                .all(|((t, _), (a, n, _))| key(t) == (*a, *n));
         if same {
             return;
         }
         self.layout.clear();
+        self.held.clear();
         self.watched.clear();
         for (i, (tag, _)) in values.iter().enumerate() {
             let name = tag.as_str();
@@ -85,9 +95,11 @@ impl Core {
                 }
             };
             if !self.eval.is_plain(slot) {
-                self.watched.push(i);
+                self.watched.push((i, slot));
             }
-            self.layout.push((tag.clone(), slot));
+            let (a, n) = key(tag);
+            self.layout.push((a, n, slot));
+            self.held.push(tag.clone());
         }
     }
 }
@@ -105,6 +117,7 @@ impl LiveHealth {
             core: Mutex::new(Core {
                 eval: Evaluator::new(rules),
                 layout: Vec::new(),
+                held: Vec::new(),
                 watched: Vec::new(),
                 by_name: Default::default(),
             }),
@@ -143,13 +156,12 @@ impl LiveHealth {
         // `tally health` on the file finds the same.
         let held = |v: f64| f64::from(v as f32);
         if all_finite {
-            for &i in &core.watched {
-                let slot = core.layout[i].1;
+            for &(i, slot) in &core.watched {
                 core.eval.value(slot, step, wall_time, held(values[i].1));
             }
         } else {
             for (i, (_, v)) in values.iter().enumerate() {
-                core.eval.value(core.layout[i].1, step, wall_time, held(*v));
+                core.eval.value(core.layout[i].2, step, wall_time, held(*v));
             }
         }
         let n = core.eval.findings().len();
