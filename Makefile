@@ -113,7 +113,8 @@ wheel-check: wheel
 ##   curves   bench/watch_curves.py: the first frame of `tally watch --curves` on 20 tags x
 ##            50 000 steps, the wheel's binary ("Curves in the terminal")
 ##   health   `cargo bench -p tally --bench health`: the health evaluator's default rules on the
-##            60-value step, caller-thread CPU ("Health rules")
+##            60-value step, caller-thread CPU; `--bench health_step`: what they add to
+##            Logger::step, rules on and off in alternating blocks ("Health rules")
 ## A subset: `make bench BENCH_ONLY="panel scaling"`; `BENCH_ARGS=` drops the read scaling rows.
 BENCH_ONLY ?= step render rss trinity python scaling panel read board curves health
 BENCH_ARGS ?= --scaling --plot docs/read_scaling.png
@@ -136,6 +137,7 @@ bench: venv py-install
 	$(call bench-on,board,$(PY) bench/board.py $(BENCH_BOARD_ARGS))
 	$(call bench-on,curves,$(PY) bench/watch_curves.py --tally $(dir $(PY))tally)
 	$(call bench-on,health,$(CARGO) bench -p tally --bench health -- --warm-up-time 1 --measurement-time 5)
+	$(call bench-on,health,$(CARGO) bench -p tally --bench health_step)
 
 ## Regenerate committed generated files (docs/metrics.md, schemas/*.json).
 docs:
