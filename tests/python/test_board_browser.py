@@ -97,7 +97,20 @@ def wait_for(driver, script: str, timeout: float = 30.0):
         if value:
             return value
         time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for: {script}")
+    raise AssertionError(f"timed out waiting for: {script}\nthe page then: {driver.execute_script(PAGE_STATE)}")
+
+
+# What a timed-out wait prints of the page, so a failure under CI's load can be read afterwards.
+PAGE_STATE = """
+    if (typeof state === 'undefined') return 'no board state';
+    return JSON.stringify({
+      status: document.getElementById('status').textContent,
+      tableTags: state.tableTags, generation: state.generation, pending: state.pending,
+      groupBy: state.groupBy, x: state.x, selected: [...state.selected],
+      rows: [...state.runs.values()].map(r => Object.keys(r).filter(k => k.includes(':')).join(' ') || r.run),
+      cells: document.querySelectorAll('#runs tbody tr[data-run]').length,
+      now: new Date().toLocaleTimeString(),
+    });"""
 
 
 def test_the_page_lists_runs_draws_a_one_step_spike_and_follows_a_live_run(board, browser):

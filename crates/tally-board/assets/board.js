@@ -67,10 +67,6 @@ async function pollRuns() {
     }
     // Rows asked with other table tags lack the new tags' figures: ask for every row again.
     state.generation = asked === state.tableTags ? body.generation : 0;
-    // Table tags typed but no row holding a figure yet: every row again at the next poll, so no
-    // interleaving of polls and typing can leave the figures out for good.
-    const figures = r => Object.keys(r).some(k => /:(last|min|max)$/.test(k));
-    if (state.tableTags && ![...state.runs.values()].some(figures)) state.generation = 0;
     const notice = document.getElementById("notice");
     notice.hidden = !body.notice;
     notice.textContent = body.notice || "";

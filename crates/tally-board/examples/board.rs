@@ -28,5 +28,5 @@ fn main() {
     let board = Board::bind(options).expect("binding the board's address");
     println!("tally board: {}", board.url());
     // SIGINT's default action ends the process: the board writes nothing to leave half done.
-    board.serve(&AtomicBool::new(false));
+    board.serve(&AtomicBool::new(false)).expect("serving");
 }

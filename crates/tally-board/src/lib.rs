@@ -17,7 +17,7 @@
 //! };
 //! let board = tally_board::Board::bind(options).unwrap();
 //! println!("{}", board.url());
-//! board.serve(&AtomicBool::new(false));
+//! board.serve(&AtomicBool::new(false)).unwrap();
 //! ```
 
 pub mod api;
@@ -25,21 +25,22 @@ pub mod assets;
 pub mod catalog;
 pub mod error;
 pub mod http;
+
 pub mod options;
 pub mod query;
+pub mod wire;
 
 pub use error::Error;
 pub use options::Options;
 
 use catalog::Catalog;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 /// A board bound to its address, ready to serve.
 pub struct Board {
-    server: Arc<tiny_http::Server>,
-    catalog: Arc<Catalog>,
+    listener: TcpListener,
+    catalog: Catalog,
     token: Option<String>,
     addr: SocketAddr,
 }
@@ -48,17 +49,15 @@ impl Board {
     /// Binds the board's address (the runs are listed at the first request).
     pub fn bind(options: Options) -> Result<Board, Error> {
         let wanted = SocketAddr::new(options.host, options.port);
-        let server = tiny_http::Server::http(wanted).map_err(|e| Error::Io {
+        let listening = |source| Error::Io {
             what: format!("listening on {wanted}"),
-            source: std::io::Error::other(e.to_string()),
-        })?;
-        let addr = server.server_addr().to_ip().ok_or_else(|| Error::Io {
-            what: format!("listening on {wanted}"),
-            source: std::io::Error::other("not an IP address"),
-        })?;
+            source,
+        };
+        let listener = TcpListener::bind(wanted).map_err(listening)?;
+        let addr = listener.local_addr().map_err(listening)?;
         Ok(Board {
-            server: Arc::new(server),
-            catalog: Arc::new(Catalog::new(options.paths)),
+            listener,
+            catalog: Catalog::new(options.paths),
             token: options.token,
             addr,
         })
@@ -88,12 +87,12 @@ impl Board {
     }
 
     /// Serves requests until `stop` is set.
-    pub fn serve(&self, stop: &AtomicBool) {
-        http::serve(
-            self.server.clone(),
-            self.catalog.clone(),
-            self.token.clone(),
-            stop,
-        );
+    pub fn serve(&self, stop: &AtomicBool) -> Result<(), Error> {
+        http::serve(&self.listener, &self.catalog, self.token.as_deref(), stop).map_err(|source| {
+            Error::Io {
+                what: format!("serving on {}", self.addr),
+                source,
+            }
+        })
     }
 }

@@ -6,6 +6,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 use tally_board::{Board, Options};
 use tally_tfevents::{encode_scalar_event, RecordWriter};
 
@@ -38,7 +39,7 @@ fn start(paths: &[&Path], host: &str) -> Running {
     let (addr, url) = (board.addr(), board.url());
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
-    let thread = std::thread::spawn(move || board.serve(&flag));
+    let thread = std::thread::spawn(move || board.serve(&flag).unwrap());
     Running {
         addr,
         url,
@@ -496,4 +497,82 @@ fn a_growing_runs_newest_buckets_are_served_at_the_span_asked() {
             "{target}: {body}"
         );
     }
+}
+
+#[test]
+fn connections_held_open_and_idle_never_keep_another_request_waiting() {
+    // A browser keeps up to six connections open between requests, and opens some before it
+    // has anything to send: none of them may hold a request on another connection waiting
+    // (docs/contract/board.md "The API"). A few rounds: a server with a pool of threads lost
+    // requests this way only when its threads woke late.
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..4 {
+        let board = start(&[dir.path()], "127.0.0.1");
+        let addr = SocketAddr::new("127.0.0.1".parse().unwrap(), board.addr.port());
+        let idle: Vec<TcpStream> = (0..16).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        let mut asking: Vec<TcpStream> =
+            (0..6).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        for s in &mut asking {
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            write!(s, "GET /api/runs HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        }
+        for (i, s) in asking.iter_mut().enumerate() {
+            let mut head = [0u8; 12];
+            s.read_exact(&mut head)
+                .unwrap_or_else(|e| panic!("round {round}, connection {i}: no answer: {e}"));
+            assert_eq!(&head, b"HTTP/1.1 200", "round {round}, connection {i}");
+        }
+        drop(idle);
+    }
+}
+
+#[test]
+fn one_connection_answers_its_requests_in_order_and_refuses_what_it_cannot_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let board = start(&[dir.path()], "127.0.0.1");
+    let addr = SocketAddr::new("127.0.0.1".parse().unwrap(), board.addr.port());
+    // Two requests sent at once, then a HEAD: three answers, in order, on one connection.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET /api/runs HTTP/1.1\r\nHost: x\r\n\r\nGET /api/nope HTTP/1.1\r\nHost: x\r\n\r\n\
+         HEAD /api/runs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let statuses: Vec<&str> = raw
+        .match_indices("HTTP/1.1 ")
+        .map(|(i, _)| &raw[i + 9..i + 12])
+        .collect();
+    assert_eq!(statuses, ["200", "404", "200"], "{raw}");
+    let head_answer = &raw[raw.rfind("HTTP/1.1 ").unwrap()..];
+    assert!(
+        head_answer.ends_with("\r\n\r\n"),
+        "a HEAD answer has no body: {head_answer}"
+    );
+
+    // A head past 16 KiB, and a body: refused with their reasons, and the connection closed.
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET /api/runs HTTP/1.1\r\nX: {}\r\n\r\n",
+        "a".repeat(20_000)
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    assert!(
+        raw.starts_with("HTTP/1.1 431") && raw.contains("16 KiB"),
+        "{raw}"
+    );
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "POST /api/runs HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc").unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    assert!(
+        raw.starts_with("HTTP/1.1 413") && raw.contains("no request body"),
+        "{raw}"
+    );
 }

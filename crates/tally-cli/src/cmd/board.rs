@@ -35,7 +35,9 @@ pub fn main(paths: Vec<PathBuf>, host: IpAddr, port: u16, open: bool) -> Result<
         open_browser(&url);
     }
     let stop = crate::interrupt::interrupt_flag();
-    board.serve(stop);
+    board
+        .serve(stop)
+        .map_err(|e| CliError::Run(e.to_string()))?;
     // Ctrl-C is how a board ends: a success.
     Ok(Exit::Success)
 }
