@@ -31,7 +31,7 @@ fuzz-replay:
 ## reader's threads register thread-local destructors that LeakSanitizer reports as a 32-byte leak;
 ## memory blow-ups are caught by the RSS cap instead.
 FUZZ_SECONDS ?= 600
-FUZZ_TARGETS ?= tfrecord event scalar run_summary runtime_manifest soak run_config metric_key read
+FUZZ_TARGETS ?= tfrecord event scalar run_summary runtime_manifest soak run_config metric_key read http_head
 fuzz:
 	cd fuzz && for t in $(FUZZ_TARGETS); do \
 	  cargo +nightly fuzz run --debug-assertions $$t -- -max_total_time=$(FUZZ_SECONDS) \

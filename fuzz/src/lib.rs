@@ -9,12 +9,14 @@
 mod artifacts;
 mod events;
 mod framing;
+mod http;
 mod keys;
 mod read;
 
 pub use artifacts::{run_config, run_summary, runtime_manifest, soak};
 pub use events::{event, scalar};
 pub use framing::tfrecord;
+pub use http::http_head;
 pub use keys::metric_key;
 pub use read::read;
 
@@ -22,7 +24,7 @@ pub use read::read;
 pub type Body = fn(&[u8]);
 
 /// Every target by name (the name of its `fuzz_targets/` file, corpus and regression folder).
-pub const TARGETS: [(&str, Body); 9] = [
+pub const TARGETS: [(&str, Body); 10] = [
     ("tfrecord", tfrecord),
     ("event", event),
     ("scalar", scalar),
@@ -32,4 +34,5 @@ pub const TARGETS: [(&str, Body); 9] = [
     ("run_config", run_config),
     ("metric_key", metric_key),
     ("read", read),
+    ("http_head", http_head),
 ];
