@@ -195,3 +195,23 @@ def test_the_plain_output_prints_a_finding_once(tmp_path):
     lines = [l for l in (out.stdout + out.stderr).splitlines() if "health:" in l]
     assert len(lines) == 1, out.stdout + out.stderr
     assert "nonfinite on Loss/critic" in lines[0] and "step 3" in lines[0]
+
+
+def test_the_logger_finds_what_tally_health_finds_in_its_files(tmp_path):
+    # One evaluator, fed the values the event file holds (docs/contract/health.md "In the logger").
+    import subprocess
+
+    log = new_logger(tmp_path)
+    for i in range(1, 80):
+        log.step(i, metrics={"Loss/critic": math.nan if i in (30, 31) else 1.0 + 0.01 * (i % 5), "Loss/entropy": 0.0 if i > 40 else 0.5})
+    log.close()
+    mine = sorted((f.rule, f.tag, f.first_step, f.last_step, f.count) for f in log.health.findings)
+    assert {m[0] for m in mine} == {"nonfinite", "collapse"}, mine
+    out = subprocess.run([sys.executable, "-m", "tally", "health", str(log.run_dir), "--json"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stderr
+    (run,) = json.loads(out.stdout)["runs"]
+    theirs = sorted((f["rule"], f["tag"], f["first_step"], f["last_step"], f["count"]) for f in run["findings"])
+    assert mine == theirs
+    # The text events leave the scalars as they were for every reader.
+    rows = [r for r in tally.read(log.run_dir).to_pylist() if r["tag"] == "Loss/critic"]
+    assert len(rows) == 79
