@@ -1,8 +1,8 @@
 //! The health rules in a running logger (`docs/contract/health.md` "In the logger").
 //!
-//! One [`LiveHealth`] per logger, shared by the step's thread, which feeds it each persisted
-//! step's values, and the writer thread, which checks `stall` by a timer and writes each new
-//! finding to the event file. Findings are only appended (a later firing updates its finding
+//! One [`LiveHealth`] per logger, shared by its threads: the writer thread feeds it each
+//! written step's values (the step's thread does instead when the run has `stop_on`), checks
+//! `stall` by a timer and writes each new finding to the event file. Findings are only appended (a later firing updates its finding
 //! in place), so every consumer (the event file, the panel, the program, a webhook) follows
 //! them with a cursor of its own: the index of the first finding it has not handled.
 
