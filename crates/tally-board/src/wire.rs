@@ -6,7 +6,7 @@
 //! request is its head alone (no body), and the answer is whole, with its length.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -129,33 +129,31 @@ pub fn serve<F>(listener: &TcpListener, stop: &AtomicBool, answer: F) -> std::io
 where
     F: Fn(&Request) -> Response + Sync,
 {
-    // Not blocking, so the stop flag is seen between connections.
-    listener.set_nonblocking(true)?;
+    listener.set_nonblocking(false)?;
+    let wake = loopback(listener.local_addr()?);
     let open = AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        while !stop.load(Ordering::Relaxed) {
-            let stream = match listener.accept() {
-                Ok((stream, _)) => stream,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                    std::thread::sleep(Duration::from_millis(10));
-                    continue;
-                }
+        // `accept` blocks: once the stop flag is set, a connection of our own wakes it.
+        scope.spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(TICK);
+            }
+            let _ = TcpStream::connect(wake);
+        });
+        for stream in listener.incoming() {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let Ok(stream) = stream else {
                 // A connection gone before it was taken, or out of descriptors for now: the
                 // listener itself still works.
-                Err(_) => {
-                    std::thread::sleep(Duration::from_millis(10));
-                    continue;
-                }
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
             };
             if open.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
                 open.fetch_sub(1, Ordering::AcqRel);
-                let _ = refuse(
-                    stream,
-                    Refused {
-                        status: 503,
-                        why: "too many connections at once",
-                    },
-                );
+                let why = "too many connections at once";
+                let _ = refuse(stream, Refused { status: 503, why });
                 continue;
             }
             let (open, answer) = (&open, &answer);
@@ -172,6 +170,16 @@ where
         }
     });
     Ok(())
+}
+
+/// Where a connection of our own reaches a listener bound to `addr` (a wildcard address is
+/// reached on its loopback).
+fn loopback(addr: SocketAddr) -> SocketAddr {
+    match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => (Ipv4Addr::LOCALHOST, addr.port()).into(),
+        IpAddr::V6(ip) if ip.is_unspecified() => (Ipv6Addr::LOCALHOST, addr.port()).into(),
+        _ => addr,
+    }
 }
 
 /// Answers the requests of one connection until it closes, idles past [`IDLE`], asks to close,
