@@ -1,0 +1,230 @@
+"""Trinity-RFT: a ``tally`` monitor in Trinity's monitor registry.
+
+In the Trinity config, either name the class (works in every Ray actor, nothing to import)::
+
+    monitor:
+      monitor_type: tally.integrations.trinity.TallyMonitor
+
+or import this module where Trinity builds its monitors (a file in Trinity's plugin directory,
+``trinity run --plugin-dir DIR``, holding ``import tally.integrations.trinity``) and write::
+
+    monitor:
+      monitor_type: tally
+
+The explorer and the trainer each write their own run, ``<checkpoint job dir>/monitor/tally/
+<role>``, through a :class:`tally.Logger` with the ``rft`` profile: every key is validated as
+docs/contract/rft.md "The rft profile" says, the few Trinity keys outside that namespace are
+renamed by one rule, the dicts Trinity logs at one step become one step, and ``log_table``
+writes a markdown table TensorBoard's Text tab shows (docs/contract/integrations.md
+"Trinity-RFT"). Importing this module imports neither Trinity nor torch: the monitor is
+registered when Trinity's ``trinity.utils.monitor`` is (or already was) imported.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+from types import ModuleType
+from typing import Any, Dict, Optional
+
+from tally._require import require
+
+__all__ = ["TallyMonitor", "MONITOR_TYPE", "tally_key"]
+
+#: The name this module registers in Trinity's ``MONITOR`` registry.
+MONITOR_TYPE = "tally"
+_MONITOR_MODULE = "trinity.utils.monitor"
+
+_PLAIN = ("mean", "max", "min", "std", "sum", "last")
+# Trinity 0.6.0 prefixes two explorer timings with the role ("explorer/time/...",
+# "explore/time/..."); each role is its own run here, so the prefix is dropped.
+_ROLE_PREFIXES = ("explorer/", "explore/")
+
+_class: Optional[type] = None
+
+
+def _is_eval_statistic(s: str) -> bool:
+    name, at, n = s.partition("@")
+    return bool(at) and name in ("mean", "std", "best", "worst") and n.isdigit() and int(n) >= 1
+
+
+def tally_key(key: str) -> str:
+    """The rft key under which Trinity's ``key`` is written (docs/contract/integrations.md
+    "Trinity-RFT"): Trinity's own names that tally's rft namespace lacks are renamed by one
+    rule, every other key is kept as it is (and validated by the logger)."""
+    for prefix in _ROLE_PREFIXES:
+        if key.startswith(prefix + "time/"):
+            key = key[len(prefix):]
+    category, _, rest = key.partition("/")
+    last = key.rsplit("/", 1)[-1]
+    if rest and category in ("rollout", "eval", "bench") and last not in _PLAIN and not _is_eval_statistic(last):
+        # A per-step count or version with no statistic (rollout/model_version,
+        # eval/<set>/finished_task_count): Trinity logs its one value, which is its last.
+        key += "/last"
+    return key
+
+
+def _number(key: str, value: Any, step: int) -> float:
+    from tally import ValueTypeError
+
+    if hasattr(value, "item") and not isinstance(value, (int, float)):
+        value = value.item()  # a numpy scalar or a one-element tensor, as Trinity's own format does
+    if not isinstance(value, (int, float)):
+        raise ValueTypeError(f"TallyMonitor.log: data[{key!r}] at step {step} is a {type(value).__name__} ({value!r:.80}), not a number")
+    return value
+
+
+def _markdown(frame: Any) -> str:
+    """A DataFrame as a markdown table (cells on one line, ``|`` escaped)."""
+
+    def cell(v: Any) -> str:
+        return str(v).replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", "<br>").replace("\n", "<br>")
+
+    cols = [cell(c) for c in frame.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False, name=None)]
+    return "\n".join(lines)
+
+
+def _monitor_class() -> type:
+    global _class
+    if _class is None:
+        trinity = require(_MONITOR_MODULE, "tally.integrations.trinity", "trinity-rft")
+        import tally
+
+        class TallyMonitor(trinity.Monitor):  # type: ignore[misc,name-defined]
+            """Trinity's ``Monitor`` writing each role's metrics through a ``tally.Logger``
+            (``rft`` profile); ``monitor_args``: ``panel`` (``"off"`` by default)."""
+
+            def __init__(self, project: str, group: str, name: str, role: str, config: Any = None) -> None:
+                super().__init__(project=project, name=name, role=role, config=config)
+                self.logger: Optional[tally.Logger] = None
+                self._tables: Optional[tally.SummaryWriter] = None
+                self._pending: Dict[str, float] = {}
+                self._pending_step: Optional[int] = None
+                if config is None:
+                    raise TypeError("TallyMonitor needs Trinity's config (the run directory is config.monitor.cache_dir)")
+                roles = (config.explorer.name, config.trainer.name)
+                if role not in roles:
+                    raise ValueError(f"TallyMonitor: role {role!r} is neither the explorer's ({roles[0]!r}) nor the trainer's ({roles[1]!r})")
+                args = dict(config.monitor.monitor_args or {})
+                panel = args.pop("panel", "off")
+                if args:
+                    raise ValueError(f"TallyMonitor: unknown monitor_args {sorted(args)}; it takes 'panel'")
+                if not config.monitor.cache_dir:
+                    raise ValueError("TallyMonitor: config.monitor.cache_dir is empty (Trinity's config check sets it)")
+                self.run_dir = os.path.join(config.monitor.cache_dir, "tally", role)
+                # resume=True: a Trinity job continued from its checkpoint appends to its run
+                # (docs/contract/run-artifacts.md "Resume").
+                self.logger = tally.Logger(
+                    algo=str(config.algorithm.algorithm_type),
+                    task=project,
+                    name=f"{name}_{role}",
+                    profile="rft",
+                    log_dir=self.run_dir,
+                    panel=panel,
+                    resume=True,
+                    config=config.flatten(),
+                )
+
+            def log(self, data: dict, step: int, commit: bool = False) -> None:
+                """Trinity's metrics of ``step``; dicts logged at one step are written as one."""
+                if self.logger is None:
+                    raise tally.ClosedError(f"TallyMonitor ({self.role}): log after close")
+                step = int(step)
+                values = {tally_key(k): _number(k, v, step) for k, v in data.items()}
+                if self._pending_step is not None and step != self._pending_step:
+                    if step < self._pending_step:
+                        raise ValueError(
+                            f"TallyMonitor ({self.role}): step {step} logged after step {self._pending_step}; "
+                            f"a run's steps only go forward (keys {sorted(data)[:5]})"
+                        )
+                    self._submit()
+                self._pending_step = step
+                self._pending.update(values)  # a key logged twice at one step keeps the later value
+
+            def _submit(self) -> None:
+                step, values = self._pending_step, self._pending
+                self._pending, self._pending_step = {}, None
+                if step is not None and values and self.logger is not None:
+                    self.logger.step(step, metrics=values)
+
+            def log_table(self, table_name: str, experiences_table: Any, step: int) -> None:
+                """The table as markdown text at ``step`` (TensorBoard's Text tab), in the
+                ``tables`` series directory of the role's run."""
+                if self.logger is None:
+                    raise tally.ClosedError(f"TallyMonitor ({self.role}): log_table after close")
+                if not hasattr(experiences_table, "itertuples"):
+                    raise TypeError(f"TallyMonitor.log_table({table_name!r}): expected a pandas DataFrame, got {type(experiences_table).__name__}")
+                if self._tables is None:
+                    # The Logger holds its run directory; a series directory under it is its own
+                    # (docs/contract/run-artifacts.md "Resume", "One writer at a time").
+                    self._tables = tally.SummaryWriter(os.path.join(self.run_dir, "tables"))
+                self._tables.add_text(table_name, _markdown(experiences_table), int(step))
+                self._tables.flush()
+
+            def close(self) -> None:
+                """Writes the step still pending and closes the run (idempotent)."""
+                logger = getattr(self, "logger", None)
+                if logger is None:
+                    return
+                try:
+                    self._submit()
+                finally:
+                    self.logger = None
+                    if self._tables is not None:
+                        self._tables.close()
+                        self._tables = None
+                    logger.close()
+
+            @classmethod
+            def default_args(cls) -> Dict:
+                return {"panel": "off"}
+
+        TallyMonitor.__module__ = __name__
+        _class = TallyMonitor
+    return _class
+
+
+def _register(module: ModuleType) -> None:
+    cls = _monitor_class()
+    if module.MONITOR.modules.get(MONITOR_TYPE) is not cls:
+        module.MONITOR.register_module(MONITOR_TYPE, cls)
+
+
+class _RegisterOnImport(importlib.abc.MetaPathFinder):
+    """Registers the monitor right after Trinity's monitor module is first imported."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != _MONITOR_MODULE:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or spec.loader is None:
+            return spec
+        inner = spec.loader
+
+        class Loader(importlib.abc.Loader):
+            def create_module(self, spec: Any) -> Any:
+                return inner.create_module(spec)
+
+            def exec_module(self, module: ModuleType) -> None:
+                inner.exec_module(module)
+                _register(module)
+
+        spec.loader = Loader()
+        return spec
+
+
+if _MONITOR_MODULE in sys.modules:
+    _register(sys.modules[_MONITOR_MODULE])
+elif not any(isinstance(f, _RegisterOnImport) for f in sys.meta_path):
+    sys.meta_path.insert(0, _RegisterOnImport())
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TallyMonitor":
+        return _monitor_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
