@@ -6,6 +6,9 @@
   as the runner configuration's ``logger``).
 - skrl: :mod:`tally.integrations.skrl` (``install()`` before the trainer is built).
 - TorchRL: :mod:`tally.integrations.torchrl` (its ``TensorboardLogger``, imported from here).
+- transformers / TRL: :mod:`tally.integrations.transformers` (``callbacks=[TallyCallback()]``).
+- Trinity-RFT: :mod:`tally.integrations.trinity` (``monitor_type: tally.integrations.trinity.TallyMonitor``,
+  or ``tally`` once this module is imported).
 - CleanRL and any script that creates torch's ``SummaryWriter`` itself: ``from tally import
   SummaryWriter``.
 
@@ -14,4 +17,4 @@ integration imports its framework when first used and raises an ``ImportError`` 
 missing package (docs/contract/integrations.md "Importing").
 """
 
-__all__ = ["rsl_rl", "sb3", "skrl", "torchrl"]
+__all__ = ["rsl_rl", "sb3", "skrl", "torchrl", "transformers", "trinity"]

@@ -87,9 +87,9 @@ def _callback_class() -> type:
                 writer = self.writer or self._open(args)
                 # The texts TensorBoardCallback writes at the start, under its tags.
                 writer.add_text("args", args.to_json_string())
-                model = kwargs.get("model")
-                if getattr(model, "config", None) is not None:
-                    writer.add_text("model_config", model.config.to_json_string())
+                model_config = getattr(kwargs.get("model"), "config", None)
+                if model_config is not None:
+                    writer.add_text("model_config", model_config.to_json_string())
 
             def on_log(self, args: Any, state: Any, control: Any, logs: Optional[Dict[str, Any]] = None, **kwargs: Any) -> None:
                 if not state.is_world_process_zero:

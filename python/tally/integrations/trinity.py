@@ -129,7 +129,7 @@ def _monitor_class() -> type:
                     config=config.flatten(),
                 )
 
-            def log(self, data: dict, step: int, commit: bool = False) -> None:
+            def log(self, data: Dict[str, Any], step: int, commit: bool = False) -> None:
                 """Trinity's metrics of ``step``; dicts logged at one step are written as one."""
                 if self.logger is None:
                     raise tally.ClosedError(f"TallyMonitor ({self.role}): log after close")
@@ -160,7 +160,7 @@ def _monitor_class() -> type:
                     raise TypeError(f"TallyMonitor.log_table({table_name!r}): expected a pandas DataFrame, got {type(experiences_table).__name__}")
                 if self._tables is None:
                     # The Logger holds its run directory; a series directory under it is its own
-                    # (docs/contract/run-artifacts.md "Resume", "One writer at a time").
+                    # writer's (docs/contract/run-artifacts.md "Resume").
                     self._tables = tally.SummaryWriter(os.path.join(self.run_dir, "tables"))
                 self._tables.add_text(table_name, _markdown(experiences_table), int(step))
                 self._tables.flush()
@@ -180,7 +180,7 @@ def _monitor_class() -> type:
                     logger.close()
 
             @classmethod
-            def default_args(cls) -> Dict:
+            def default_args(cls) -> Dict[str, Any]:
                 return {"panel": "off"}
 
         TallyMonitor.__module__ = __name__
