@@ -136,3 +136,44 @@ def test_only_the_world_process_zero_writes(tmp_path):
 def test_config_is_refused_naming_the_source():
     with pytest.raises(TypeError, match="TrainingArguments"):
         TallyCallback(config={"lr": 1})
+
+
+def sft_run(out_dir, report_to, callbacks) -> None:
+    """TRL's SFTTrainer on a one-layer GPT-2 built from its config, with a word-level tokenizer
+    built in memory (nothing downloaded)."""
+    datasets = pytest.importorskip("datasets")
+    trl = pytest.importorskip("trl", reason="trl is not installed (make test-integrations)")
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    words = "the cat sat on a mat dog ran to park".split()
+    vocab = {w: i for i, w in enumerate(["[PAD]", "[UNK]", "[EOS]", *words])}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]")
+    set_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(vocab), n_positions=16, n_embd=16, n_layer=1, n_head=2,
+                                       bos_token_id=2, eos_token_id=2, pad_token_id=0))
+    texts = [" ".join(words[i % 5: i % 5 + 5]) for i in range(16)]
+    config = trl.SFTConfig(
+        output_dir=str(out_dir), report_to=report_to, max_steps=4, logging_steps=1, per_device_train_batch_size=4,
+        learning_rate=0.01, save_strategy="no", use_cpu=True, disable_tqdm=True, max_length=16, seed=0,
+    )
+    trainer = trl.SFTTrainer(model=model, args=config, train_dataset=datasets.Dataset.from_dict({"text": texts}),
+                             processing_class=tokenizer, callbacks=callbacks)
+    trainer.train()
+
+
+def test_trls_sft_trainer_logs_what_its_tensorboard_callback_logs(tmp_path, monkeypatch):
+    monkeypatch.setenv("TENSORBOARD_LOGGING_DIR", str(tmp_path / "tb"))
+    sft_run(tmp_path / "out_tb", ["tensorboard"], None)
+    monkeypatch.delenv("TENSORBOARD_LOGGING_DIR")
+    sft_run(tmp_path / "out_tally", [], [TallyCallback(log_dir=str(tmp_path / "tally"))])
+    ref, ours = scalars(tmp_path / "tb"), scalars(tmp_path / "tally")
+    assert set(ours) == set(ref)
+    assert {"train/loss", "train/mean_token_accuracy", "train/num_tokens"} <= set(ours)
+    for tag in ref:
+        assert [s for s, _ in ours[tag]] == [s for s, _ in ref[tag]], tag
+        if not any(t in tag for t in TIMED):
+            assert [v for _, v in ours[tag]] == [v for _, v in ref[tag]], tag
+    assert [s for s, _ in ours["train/loss"]] == [1, 2, 3, 4]
