@@ -26,6 +26,7 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
+import warnings
 from types import ModuleType
 from typing import Any, Dict, Optional
 
@@ -212,7 +213,10 @@ class _RegisterOnImport(importlib.abc.MetaPathFinder):
 
             def exec_module(self, module: ModuleType) -> None:
                 inner.exec_module(module)
-                _register(module)
+                try:
+                    _register(module)
+                except Exception as e:  # never make Trinity's own import fail
+                    warnings.warn(f"tally.integrations.trinity: the 'tally' monitor was not registered: {e!r}", stacklevel=2)
 
         spec.loader = Loader()
         return spec
