@@ -177,3 +177,12 @@ def test_trls_sft_trainer_logs_what_its_tensorboard_callback_logs(tmp_path, monk
         if not any(t in tag for t in TIMED):
             assert [v for _, v in ours[tag]] == [v for _, v in ref[tag]], tag
     assert [s for s, _ in ours["train/loss"]] == [1, 2, 3, 4]
+
+
+def test_the_example_script_runs(tmp_path):
+    from conftest import import_example
+
+    import_example("transformers_trainer").main(["--steps", "10", "--log-dir", str(tmp_path / "run"), "--output-dir", str(tmp_path / "out")])
+    got = scalars(tmp_path / "run")
+    assert [s for s, _ in got["train/loss"]] == list(range(1, 11))
+    assert [s for s, _ in got["eval/loss"]] == [10]
