@@ -4,38 +4,15 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+
 use tally_tfevents::{EventFileWriter, WriterOptions};
+
+#[path = "support/run.rs"]
+mod run;
+use run::{demo, tally};
 
 const LEARNER_BOUND: &str = "collector Learner Action Wait high, learner Collector Wait low";
 const COLLECTOR_BOUND: &str = "learner Collector Wait high";
-
-fn tally(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tally"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// A short demo run with the panel off; returns its run directory.
-fn demo(root: &Path, args: &[&str]) -> PathBuf {
-    let log_root = format!("training.log_root={}", root.display());
-    let mut all = vec!["demo", "--panel", "off"];
-    all.extend_from_slice(args);
-    all.push(&log_root);
-    let out = tally(&all);
-    assert!(
-        out.status.success(),
-        "demo {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = stdout.lines().last().unwrap_or_default();
-    PathBuf::from(
-        last.strip_prefix("run: ")
-            .expect("demo prints 'run: <dir>'"),
-    )
-}
 
 fn diagnose(dir: &Path, extra: &[&str]) -> (i32, String, String) {
     let dir = dir.to_str().unwrap();

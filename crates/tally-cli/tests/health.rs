@@ -6,35 +6,12 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use tally_tfevents::{EventFileWriter, WriterOptions};
 
-fn tally(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tally"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// A short demo run with the panel off; returns its run directory.
-fn demo(root: &Path, args: &[&str]) -> PathBuf {
-    let log_root = format!("training.log_root={}", root.display());
-    let mut all = vec!["demo", "--panel", "off"];
-    all.extend_from_slice(args);
-    all.push(&log_root);
-    let out = tally(&all);
-    assert!(
-        out.status.success(),
-        "demo {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = stdout.lines().last().unwrap_or_default();
-    PathBuf::from(
-        last.strip_prefix("run: ")
-            .expect("demo prints 'run: <dir>'"),
-    )
-}
+#[path = "support/run.rs"]
+mod run;
+use run::{demo, tally};
 
 /// `tally health --json PATH... EXTRA...`: exit code and report.
 fn health(paths: &[&Path], extra: &[&str]) -> (i32, Value, String) {

@@ -1,14 +1,9 @@
 //! `tally --help` and `tally demo --help` list what exists, and only that: every command the
 //! help names runs, every algorithm the demo runs is named, and no command is promised.
 
-use std::process::{Command, Output};
-
-fn tally(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tally"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+#[path = "support/run.rs"]
+mod run;
+use run::tally;
 
 fn stdout(args: &[&str]) -> String {
     let out = tally(args);

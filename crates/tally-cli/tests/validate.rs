@@ -3,12 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn tally(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tally"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+#[path = "support/run.rs"]
+mod run;
+use run::tally;
 
 fn fixtures(sub: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
