@@ -28,7 +28,7 @@ import os
 import sys
 import warnings
 from types import ModuleType
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Set, Tuple
 
 from tally._require import require
 
@@ -105,6 +105,7 @@ def _monitor_class() -> type:
                 self._tables: Optional[tally.SummaryWriter] = None
                 self._pending: Dict[str, float] = {}
                 self._pending_step: Optional[int] = None
+                self._clashes: Set[Tuple[str, str]] = set()
                 if config is None:
                     raise TypeError("TallyMonitor needs Trinity's config (the run directory is config.monitor.cache_dir)")
                 roles = (config.explorer.name, config.trainer.name)
@@ -135,20 +136,40 @@ def _monitor_class() -> type:
                 if self.logger is None:
                     raise tally.ClosedError(f"TallyMonitor ({self.role}): log after close")
                 step = int(step)
-                values = {tally_key(k): _number(k, v, step) for k, v in data.items()}
+                values: Dict[str, Any] = {}
+                for k, v in data.items():
+                    key = tally_key(k)
+                    if key != k and key in data:
+                        # Trinity gave the new name too (a workflow's model_version:last beside
+                        # the explorer's rollout/model_version): its own key is kept.
+                        if (k, key) not in self._clashes:
+                            self._clashes.add((k, key))
+                            warnings.warn(f"TallyMonitor: {k!r} is not written: its tally name {key!r} is also a key Trinity logs", stacklevel=2)
+                        continue
+                    if key in values:
+                        raise ValueError(f"TallyMonitor.log: {k!r} and another key of step {step} are both written as {key!r}")
+                    values[key] = _number(k, v, step)
                 if self._pending_step is not None and step != self._pending_step:
                     if step < self._pending_step:
                         raise ValueError(
                             f"TallyMonitor ({self.role}): step {step} logged after step {self._pending_step}; "
                             f"a run's steps only go forward (keys {sorted(data)[:5]})"
                         )
-                    self._submit()
+                    # The new step is kept before the open one is written: when the logger
+                    # refuses that one, the new one is not lost with it.
+                    previous = (self._pending_step, self._pending)
+                    self._pending_step, self._pending = step, values
+                    self._write(*previous)
+                    return
                 self._pending_step = step
                 self._pending.update(values)  # a key logged twice at one step keeps the later value
 
             def _submit(self) -> None:
                 step, values = self._pending_step, self._pending
                 self._pending, self._pending_step = {}, None
+                self._write(step, values)
+
+            def _write(self, step: Optional[int], values: Dict[str, Any]) -> None:
                 if step is not None and values and self.logger is not None:
                     self.logger.step(step, metrics=values)
 
