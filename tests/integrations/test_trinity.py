@@ -14,9 +14,11 @@ and verl's metric functions write in a GRPO step (trinity/trainer/trainer.py, tr
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -292,3 +294,29 @@ def test_the_class_path_works_without_importing_anything(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert scalars(tmp_path / "ckpt" / "p" / "n" / "monitor" / "tally" / "explorer") == {"rollout/reward/mean": [(1, 0.5)]}
+
+
+def test_a_plugin_directory_registers_the_name_in_a_fresh_process(tmp_path):
+    # What each Ray actor does at start: load the *.py files of TRINITY_PLUGIN_DIRS.
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "tally_monitor_plugin_test.py").write_text("import tally.integrations.trinity\n")
+    import trinity
+
+    copied = Path(trinity.__file__).parent / "plugins" / "tally_monitor_plugin_test.py"  # load_from_file copies it there
+    try:
+        r = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(
+                """
+                from trinity.utils.plugin_loader import load_plugins
+                from trinity.utils.monitor import MONITOR
+                load_plugins()
+                print("class:", MONITOR.get("tally").__module__, MONITOR.get("tally").__name__)
+                """
+            )],
+            capture_output=True, text=True, timeout=300, env={**os.environ, "TRINITY_PLUGIN_DIRS": str(plugins)},
+        )
+    finally:
+        copied.unlink(missing_ok=True)
+    assert r.returncode == 0, r.stderr
+    assert "class: tally.integrations.trinity TallyMonitor" in r.stdout
