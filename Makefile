@@ -147,7 +147,7 @@ clean-venv:
 	rm -rf $(VENV)
 
 ## The framework integrations against the real stable-baselines3, CleanRL-style torch, rsl_rl,
-## skrl, TorchRL, transformers and Trinity-RFT (tests/integrations). Not part of `make test`: torch is large, so these run
+## skrl, TorchRL, transformers, Trinity-RFT and verl (tests/integrations). Not part of `make test`: torch is large, so these run
 ## in their own virtualenv, built here from tests/integrations/requirements.txt.
 INTEG_VENV ?= .venv-integrations
 INTEG_PY := $(INTEG_VENV)/bin/python
@@ -161,6 +161,8 @@ $(INTEG_VENV)/.installed: tests/integrations/requirements.txt
 	$(INTEG_PY) -m pip install --quiet -r tests/integrations/requirements.txt
 	# trinity-rft without its dependencies (verl, vllm, ...): see requirements.txt.
 	$(INTEG_PY) -m pip install --quiet --no-deps trinity-rft==0.6.0
+	# verl without its dependencies (vllm, ray, flash-attn, ...): see requirements.txt.
+	$(INTEG_PY) -m pip install --quiet --no-deps verl==0.9.1
 	touch $@
 
 # rsl-rl-lib 2.x (the line Isaac Lab pins) beside the venv's 5.x, for tests/integrations/test_rsl_rl_2.py.

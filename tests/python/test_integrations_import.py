@@ -10,7 +10,7 @@ import textwrap
 
 BLOCK = """
 import sys
-for name in ("stable_baselines3", "torch", "gymnasium", "rsl_rl", "skrl", "torchrl", "transformers", "trinity"):
+for name in ("stable_baselines3", "torch", "gymnasium", "rsl_rl", "skrl", "torchrl", "transformers", "trinity", "verl"):
     sys.modules[name] = None  # import of it now raises ModuleNotFoundError
 """
 
@@ -23,12 +23,12 @@ def test_importing_tally_and_its_integrations_imports_no_framework():
     r = run(
         """
         import sys
-        for name in ("stable_baselines3", "torch", "gymnasium", "rsl_rl", "skrl", "torchrl", "transformers", "trinity"):
+        for name in ("stable_baselines3", "torch", "gymnasium", "rsl_rl", "skrl", "torchrl", "transformers", "trinity", "verl"):
             sys.modules.pop(name)  # importable again (if installed): nothing may import them
         import tally, tally.integrations
         from tally.integrations import *
-        from tally.integrations import rsl_rl, sb3, skrl, torchrl, transformers, trinity
-        heavy = sorted(m for m in ("torch", "stable_baselines3", "gymnasium", "tensorboard", "rsl_rl", "skrl", "torchrl", "transformers", "trinity", "ray") if m in sys.modules)
+        from tally.integrations import rsl_rl, sb3, skrl, torchrl, transformers, trinity, verl
+        heavy = sorted(m for m in ("torch", "stable_baselines3", "gymnasium", "tensorboard", "rsl_rl", "skrl", "torchrl", "transformers", "trinity", "verl", "ray") if m in sys.modules)
         print("heavy:", heavy)
         print("format:", sb3.FORMAT)
         """
@@ -87,6 +87,7 @@ def test_the_other_integrations_without_their_framework_name_the_package():
         ("import tally.integrations.skrl as m; m.install()", "skrl"),
         ("from tally.integrations.transformers import TallyCallback", "transformers"),
         ("from tally.integrations.trinity import TallyMonitor", "trinity-rft"),
+        ("import tally.integrations.verl as m; m.install()", "verl"),
     ):
         r = run(
             f"""

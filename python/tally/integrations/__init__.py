@@ -9,6 +9,7 @@
 - transformers / TRL: :mod:`tally.integrations.transformers` (``callbacks=[TallyCallback()]``).
 - Trinity-RFT: :mod:`tally.integrations.trinity` (``monitor_type: tally.integrations.trinity.TallyMonitor``,
   or ``tally`` once this module is imported).
+- verl: :mod:`tally.integrations.verl` (``install()``, then ``trainer.logger=['console','tally']``).
 - CleanRL and any script that creates torch's ``SummaryWriter`` itself: ``from tally import
   SummaryWriter``.
 
@@ -17,4 +18,4 @@ integration imports its framework when first used and raises an ``ImportError`` 
 missing package (docs/contract/integrations.md "Importing").
 """
 
-__all__ = ["rsl_rl", "sb3", "skrl", "torchrl", "transformers", "trinity"]
+__all__ = ["rsl_rl", "sb3", "skrl", "torchrl", "transformers", "trinity", "verl"]
