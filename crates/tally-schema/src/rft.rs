@@ -26,6 +26,25 @@ pub const RFT_CATEGORIES: [&str; 13] = [
     "sample",
 ];
 
+/// The step figures Trinity's explorer adds itself, with no statistic: `rollout/<name>`.
+pub const UNSUFFIXED_ROLLOUT: [&str; 2] = ["finished_task_count", "model_version"];
+/// `eval|bench/<taskset>/<name>` keys with no statistic: the explorer's count, and the two
+/// timings its task-to-step aggregation keeps unsuffixed (their mean over the tasks).
+pub const UNSUFFIXED_EVAL: [&str; 3] = [
+    "finished_task_count",
+    "time/task_execution",
+    "time/run_execution",
+];
+
+/// Whether `parts` name one of the step figures Trinity writes with no statistic.
+fn unsuffixed(parts: &[&str]) -> bool {
+    match parts {
+        ["rollout", name] => UNSUFFIXED_ROLLOUT.contains(name),
+        ["eval" | "bench", _taskset, metric @ ..] => UNSUFFIXED_EVAL.contains(&&*metric.join("/")),
+        _ => false,
+    }
+}
+
 /// A validated Trinity-style key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RftKey<'a> {
@@ -84,6 +103,12 @@ pub fn validate_rft_key(key: &str) -> Result<RftKey<'_>, String> {
         _ => Unit::Unitless,
     };
     match category {
+        _ if unsuffixed(&parts) => Ok(RftKey {
+            category,
+            taskset: (category != "rollout").then(|| parts[1]),
+            statistic: None,
+            unit,
+        }),
         "eval" | "bench" => {
             // {category}/{taskset}/{metric...}/{statistic}[/{detail}]
             if parts.len() < 4 {

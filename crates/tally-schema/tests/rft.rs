@@ -51,6 +51,39 @@ fn trinity_style_keys_are_valid_and_carry_their_parts() {
 }
 
 #[test]
+fn the_step_figures_trinity_adds_without_a_statistic_are_valid() {
+    // The explorer's own per-step figures, and the evaluation keys its task-to-step aggregation
+    // leaves unsuffixed (docs/contract/rft.md "The rft profile").
+    for key in [
+        "rollout/finished_task_count",
+        "rollout/model_version",
+        "eval/gsm8k/finished_task_count",
+        "bench/gsm8k/finished_task_count",
+        "eval/gsm8k/time/task_execution",
+        "eval/gsm8k/time/run_execution",
+        "bench/math-500/time/run_execution",
+    ] {
+        let k = validate_rft_key(key).unwrap_or_else(|e| panic!("{key}: {e}"));
+        assert_eq!(k.statistic, None, "{key}");
+    }
+    assert_eq!(
+        validate_rft_key("eval/gsm8k/finished_task_count")
+            .unwrap()
+            .taskset,
+        Some("gsm8k")
+    );
+    // Only those: another metric still needs its statistic.
+    for key in [
+        "rollout/finished_tasks",
+        "eval/gsm8k/accuracy",
+        "eval/gsm8k/time/other_execution",
+        "eval/finished_task_count",
+    ] {
+        assert!(validate_rft_key(key).is_err(), "{key}");
+    }
+}
+
+#[test]
 fn malformed_keys_are_rejected_with_the_rule() {
     let cases = [
         ("rollout/accuracy:sum", "aggregation suffix"),
