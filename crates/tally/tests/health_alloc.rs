@@ -31,19 +31,31 @@ fn a_value_allocates_nothing_until_a_rule_fires() {
     };
     // Past every window's minimum history, so later values refresh statistics.
     feed(&mut eval, 0, 300);
-    let region = Region::new(GLOBAL);
-    feed(&mut eval, 300, 1300);
-    let stats = region.change();
-    assert_eq!(stats.allocations, 0, "{stats:?}");
+    // The count is process-wide, and the test harness's own thread can allocate when a loaded
+    // machine wakes it: the fewest of three passes is the evaluator's (an allocation of its own
+    // would show in every pass).
+    let fewest = (0..3)
+        .map(|pass| {
+            let region = Region::new(GLOBAL);
+            feed(&mut eval, 300 + pass * 1000, 1300 + pass * 1000);
+            region.change().allocations
+        })
+        .min();
+    assert_eq!(fewest, Some(0));
     assert!(eval.findings().is_empty(), "{:?}", eval.findings());
     // The first firing makes its finding: that is the one allocation allowed.
     let region = Region::new(GLOBAL);
-    eval.value(slots[4], 1300, 1300.0, f64::NAN);
+    eval.value(slots[4], 3300, 3300.0, f64::NAN);
     assert!(region.change().allocations > 0);
     assert_eq!(eval.findings().len(), 1);
-    // Its next firings update it in place.
-    let region = Region::new(GLOBAL);
-    eval.value(slots[4], 1301, 1301.0, f64::NAN);
-    assert_eq!(region.change().allocations, 0);
-    assert_eq!(eval.findings()[0].count, 2);
+    // Its next firings update it in place (the fewest of three, as above).
+    let fewest = (1..=3)
+        .map(|k| {
+            let region = Region::new(GLOBAL);
+            eval.value(slots[4], 3300 + k, (3300 + k) as f64, f64::NAN);
+            region.change().allocations
+        })
+        .min();
+    assert_eq!(fewest, Some(0));
+    assert_eq!(eval.findings()[0].count, 4);
 }
