@@ -79,7 +79,7 @@ def _plain(config: Any) -> Optional[Mapping[str, Any]]:
     if config is None or isinstance(config, dict):
         return config
     if type(config).__module__.startswith("omegaconf"):
-        from omegaconf import OmegaConf  # verl's configuration library
-
-        return OmegaConf.to_container(config, resolve=True)
+        omegaconf = require("omegaconf", "tally.integrations.verl", "omegaconf")  # verl's configuration library
+        plain: Mapping[str, Any] = omegaconf.OmegaConf.to_container(config, resolve=True)
+        return plain
     return dict(config)
