@@ -476,3 +476,71 @@ fn the_summaries_written_during_the_run_say_how_far_the_remote_sink_got() {
     assert_eq!(s["remote_sinks"][0]["pending"], 0);
     assert_eq!(s["remote_sinks"][0]["sent_through_step"], 64 * 102);
 }
+
+/// A sink that holds rows until `flush` (as the MLflow sink batches them into one request),
+/// whose first `fail` flushes fail.
+struct Batching {
+    service: Arc<Service>,
+    next: u64,
+    held: Vec<Received>,
+    fail: u32,
+}
+
+impl Sink for Batching {
+    fn name(&self) -> &str {
+        "mlflow"
+    }
+    fn is_remote(&self) -> bool {
+        true
+    }
+    fn resume_at(&mut self, rows: u64) -> Result<(), SinkError> {
+        self.next = rows;
+        self.held.clear();
+        Ok(())
+    }
+    fn write(&mut self, step: &BackendStep) -> Result<(), SinkError> {
+        let scalars = step
+            .scalars
+            .iter()
+            .map(|(t, v)| (t.as_str().to_owned(), *v))
+            .collect();
+        self.held.push((self.next, step.step, scalars));
+        self.next += 1;
+        Ok(())
+    }
+    fn flush(&mut self) -> Result<(), SinkError> {
+        if self.fail > 0 {
+            self.fail -= 1;
+            self.held.clear();
+            return Err("connection refused".into());
+        }
+        self.service.rows.lock().unwrap().append(&mut self.held);
+        Ok(())
+    }
+}
+
+#[test]
+fn rows_a_batching_sink_failed_to_flush_are_sent_again_never_skipped() {
+    // docs/contract/remote-sinks.md "The cursor": rows count as taken once flush returns.
+    let tmp = tempfile::tempdir().unwrap();
+    let service = Arc::new(Service::default());
+    let sink = Batching {
+        service: service.clone(),
+        next: 0,
+        held: Vec::new(),
+        fail: 3,
+    };
+    let mut c = config(tmp.path(), 600);
+    c.remote_finish_timeout_secs = 30.0;
+    let mut log =
+        Logger::with_sinks(c, vec![Box::new(sink)], Arc::new(SystemClock::default())).unwrap();
+    for i in 1..=600 {
+        log.step(&step(i)).unwrap();
+    }
+    let dir = log.run_dir().to_owned();
+    log.close(tally::RunStatus::Completed).unwrap();
+    assert_eq!(service_rows(&service), file_rows(&dir));
+    let cursor = Cursor::load(&dir, "mlflow").unwrap().unwrap();
+    assert_eq!(cursor.rows, 600);
+    assert_eq!(summary(&dir)["remote_sinks"][0]["pending"], 0);
+}

@@ -86,11 +86,14 @@ impl Pump {
         Ok(())
     }
 
-    /// Send the queued rows until `stop()`; the cursor is saved after those the sink took.
+    /// Send the queued rows until `stop()`; the cursor is saved after those the sink took. A
+    /// sink may hold the rows it is given until `flush` (MLflow sends a batch per request), so
+    /// rows count as taken only once `flush` returns: a failed flush leaves the cursor where it
+    /// was and the rows are sent again from it (docs/contract/remote-sinks.md "The cursor").
     fn send(&mut self, stop: &dyn Fn() -> bool) -> std::result::Result<usize, SinkError> {
-        let mut sent = 0;
+        let mut written = 0;
         let mut failed = None;
-        while let Some((row, _)) = self.queue.front() {
+        for (row, _) in &self.queue {
             if stop() {
                 break;
             }
@@ -98,22 +101,21 @@ impl Pump {
                 failed = Some(e);
                 break;
             }
-            if let Some((row, pos)) = self.queue.pop_front() {
+            written += 1;
+        }
+        if written > 0 {
+            self.sink.flush()?;
+            for (row, pos) in self.queue.drain(..written) {
                 self.cursor.rows += 1;
                 self.cursor.step = Some(row.step);
                 self.cursor.file = Some(self.names[pos.file].clone());
                 self.cursor.offset = pos.offset;
-                sent += 1;
             }
-        }
-        if sent > 0 {
-            let flushed = self.sink.flush();
             self.cursor
                 .save(&self.run_dir, self.sink.name())
                 .map_err(|e| format!("cannot save the cursor: {e}"))?;
-            flushed?;
         }
-        failed.map_or(Ok(sent), Err)
+        failed.map_or(Ok(written), Err)
     }
 
     /// Make the sink continue from the cursor (after a failure, rows may be sent again).

@@ -1,5 +1,5 @@
-//! Remote sinks (W&B): fed from the run's persisted event files, never from the training loop
-//! (docs/contract/remote-sinks.md).
+//! Remote sinks (W&B, MLflow, trackio): fed from the run's persisted event files, never from
+//! the training loop (docs/contract/remote-sinks.md).
 //!
 //! The event file is the truth. A remote sink reads the run's event files from a [`Cursor`]
 //! kept in the run directory (`.tally/<sink>.cursor.json`), one row per step, on a
