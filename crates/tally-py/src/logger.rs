@@ -178,7 +178,8 @@ impl PyLogger {
         panel = "auto", trace = false, trace_output_dir = None, trace_thread_time = false,
         trace_cuda_events = false, config = None, wandb = None, sinks = None, name = None,
         seed = None, resume = false, resume_from = None, on_storage_error = "raise",
-        remote_finish_timeout = None, health = None, stop_on = None, on_health = None
+        remote_finish_timeout = None, health = None, stop_on = None, on_health = None,
+        health_webhook = None
     ))]
     // The integer defaults are spelled out here: PyO3 shows only literal defaults.
     #[pyo3(
@@ -187,7 +188,8 @@ impl PyLogger {
         log_interval=1, panel=\"auto\", trace=False, trace_output_dir=None, \
         trace_thread_time=False, trace_cuda_events=False, config=None, wandb=None, sinks=None, \
         name=None, seed=None, resume=False, resume_from=None, on_storage_error=\"raise\", \
-        remote_finish_timeout=None, health=None, stop_on=None, on_health=None)"
+        remote_finish_timeout=None, health=None, stop_on=None, on_health=None, \
+        health_webhook=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -220,6 +222,7 @@ impl PyLogger {
         health: Option<&Bound<'_, PyAny>>,
         stop_on: Option<Vec<String>>,
         on_health: Option<Bound<'_, PyAny>>,
+        health_webhook: Option<String>,
     ) -> PyResult<Self> {
         // Integers are checked here, not by PyO3, so each error names its argument.
         let max_iterations = int_arg(
@@ -280,6 +283,12 @@ impl PyLogger {
         }
         // Checked before anything is created: a bad rule names itself and leaves no run.
         (lc.health, lc.stop_on) = health::rules(py, health, stop_on)?;
+        if let Some(url) = health_webhook {
+            // The error says what is wrong without the URL: it is a secret.
+            let hook = tally::health::webhook::HealthWebhook::new(&url)
+                .map_err(|e| Failure::Config(format!("Logger(health_webhook=...): {e}")))?;
+            lc.health_webhook = Some(hook);
+        }
         let on_health = on_health.filter(|c| !c.is_none());
         if let Some(c) = on_health.as_ref().filter(|c| !c.is_callable()) {
             return Err(Failure::Config(format!(

@@ -332,6 +332,9 @@ pub struct LoggerConfig {
     pub health: crate::health::RuleSet,
     /// Rules whose new finding makes the next `step` fail with [`crate::Error::HealthStop`].
     pub stop_on: Vec<crate::health::RuleKind>,
+    /// Post each new health finding once to this webhook (Slack, Discord), from a thread of
+    /// its own (docs/contract/health.md "Webhook"). The URL is a secret: no artefact holds it.
+    pub health_webhook: Option<crate::health::webhook::HealthWebhook>,
 }
 
 impl LoggerConfig {
@@ -375,6 +378,19 @@ impl LoggerConfig {
                 "stop_on: {} is off in health, so it can never stop the run",
                 k.as_str()
             ));
+        }
+        if let Some(p) = self.health_webhook.as_ref().and_then(|w| w.problem()) {
+            return bad(format!("health_webhook: {p}"));
+        }
+        if self.health_webhook.is_some()
+            && self.health.tag_rules.is_empty()
+            && self.health.stall.is_none()
+        {
+            return bad(
+                "health_webhook: every health rule is off (health=False), so nothing would be \
+                 posted"
+                    .into(),
+            );
         }
         if self.log_interval == 0 {
             return bad("log_interval must be at least 1 (1 writes every iteration)".into());
@@ -443,6 +459,7 @@ impl LoggerConfig {
             remote_finish_timeout_secs: DEFAULT_FINISH_TIMEOUT_SECS,
             health: crate::health::RuleSet::defaults(),
             stop_on: Vec::new(),
+            health_webhook: None,
         }
     }
 }

@@ -78,6 +78,9 @@ pub struct Logger {
     health: Option<Arc<LiveHealth>>,
     /// Findings already announced (panel) and judged against `stop_on`.
     health_seen: usize,
+    /// The health webhook's thread, posting each new finding (docs/contract/health.md
+    /// "Webhook").
+    webhook: Option<crate::health::webhook::WebhookThread>,
 }
 
 impl Logger {
@@ -389,6 +392,9 @@ impl Logger {
             // After an earlier segment's (a resumed run), this logger's own.
             s.health.extend(h.findings().iter().map(summary_entry));
         }
+        if let Some(w) = &self.webhook {
+            s.health_alerts = Some(w.progress());
+        }
         if !self.remotes.is_empty() {
             // During the run; at close the followers' final word is already in `summary`.
             s.remote_sinks = self.remotes.progress();
@@ -439,6 +445,7 @@ impl Logger {
         }
         self.writer.finish();
         self.finish_remote();
+        self.finish_webhook();
         let trace_error = self.tracer.finish().err();
         if status == RunStatus::Failed {
             if let Some(documents) = self.untouched.take() {
@@ -545,6 +552,24 @@ impl Logger {
     /// Whether `close` has run.
     pub fn is_closed(&self) -> bool {
         self.closed
+    }
+
+    /// Let the webhook post the findings it has not, within its close bound; what it could
+    /// not is counted undelivered and said in one line (docs/contract/health.md "Webhook").
+    fn finish_webhook(&mut self) {
+        let Some(w) = self.webhook.as_mut() else {
+            return;
+        };
+        let p = w.finish();
+        if p.undelivered > 0 {
+            let text = format!(
+                "health webhook: {} finding(s) not delivered to {}; counted in run_summary.json \
+                 health_alerts",
+                p.undelivered, p.destination
+            );
+            let t = self.clock.monotonic();
+            self.with_terminal(|s| s.message(t, Level::Warning, text));
+        }
     }
 
     /// Let the remote sinks send what the closed event file holds within

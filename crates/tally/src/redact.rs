@@ -15,7 +15,7 @@ pub const REDACTED: &str = "<redacted>";
 /// Key-name parts that mark a secret. A part is a word of the name split at non-alphanumerics
 /// and camelCase humps, so `wandb_key` and `X-Api-Key` match while `keyboard`, `monkey` and
 /// `num_keys` do not (`keys`/`tokens` are counts far more often than credentials).
-const SECRET_PARTS: [&str; 26] = [
+const SECRET_PARTS: [&str; 28] = [
     "key",
     "token",
     "secret",
@@ -42,6 +42,9 @@ const SECRET_PARTS: [&str; 26] = [
     "sessionid",
     "authtoken",
     "accesstoken",
+    // A webhook URL's path is its credential (docs/contract/health.md "Webhook").
+    "webhook",
+    "webhooks",
 ];
 
 /// Words that mark a secret even glued to a prefix (`PGPASSWORD`, `dbpasswd`, `clientsecret`).
@@ -158,6 +161,30 @@ fn is_flag(tok: &str) -> bool {
     let name = tok.strip_prefix("--").or_else(|| tok.strip_prefix('-'));
     name.and_then(|n| n.chars().next())
         .is_some_and(|c| c.is_ascii_alphabetic())
+}
+
+/// A copy of `doc` with every occurrence of `secret` inside its strings (and keys) replaced by
+/// `with`: a secret the run knows by value (the health webhook's URL), wherever a config
+/// holds it, under any key.
+pub fn replace_exact(doc: &Value, secret: &str, with: &str) -> Value {
+    if secret.is_empty() {
+        return doc.clone();
+    }
+    match doc {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.replace(secret, with), replace_exact(v, secret, with)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| replace_exact(v, secret, with))
+                .collect(),
+        ),
+        Value::String(s) => Value::String(s.replace(secret, with)),
+        other => other.clone(),
+    }
 }
 
 /// Free text (a status line, a name) with every secret found by its shape replaced; borrowed
@@ -388,9 +415,45 @@ fn url_passwords(s: &str) -> String {
             None => out.push_str(authority),
         }
         rest = &tail[end..];
+        if webhook_url(authority, rest) {
+            // The path is the credential: all of it goes, to the URL's end.
+            let stop = rest
+                .find(|c: char| c.is_whitespace() || "'\"`<>)]}".contains(c))
+                .unwrap_or(rest.len());
+            // Punctuation closing a sentence is not the URL's.
+            let stop = rest[..stop]
+                .trim_end_matches([',', '.', ';', ':', '!', '?'])
+                .len();
+            out.push('/');
+            out.push_str(REDACTED);
+            rest = &rest[stop..];
+        }
     }
     out.push_str(rest);
     out
+}
+
+/// A Slack or Discord incoming-webhook URL, whose path is its secret:
+/// `hooks.slack.com/services/…`, `discord.com/api/webhooks/…` (also `discordapp.com`, `ptb.`
+/// and `canary.`, and a versioned `/api/v10/webhooks/`).
+fn webhook_url(authority: &str, path: &str) -> bool {
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let host = host.split(':').next().unwrap_or(host).to_ascii_lowercase();
+    let path = path.to_ascii_lowercase();
+    match host.as_str() {
+        "hooks.slack.com" => path.len() > 1 && path.starts_with('/'),
+        "discord.com" | "discordapp.com" | "ptb.discord.com" | "canary.discord.com" => {
+            let p = path.strip_prefix("/api/").unwrap_or("");
+            let p = match p.strip_prefix('v') {
+                Some(v) => v
+                    .trim_start_matches(|c: char| c.is_ascii_digit())
+                    .trim_start_matches('/'),
+                None => p,
+            };
+            p.starts_with("webhooks/")
+        }
+        _ => false,
+    }
 }
 
 /// `Bearer <token>` (8+ token characters) and `Basic <base64>` (so `Basic settings` stays).

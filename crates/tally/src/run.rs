@@ -140,6 +140,7 @@ pub fn initial_summary(run: &RunIdentity) -> RunSummary {
         status_reason: None,
         resumed: Vec::new(),
         health: Vec::new(),
+        health_alerts: None,
         remote_sinks: Vec::new(),
         extra: Map::new(),
     }

@@ -28,7 +28,9 @@ pub use manifest::{
 pub use run_config::{
     GitInfo, Hardware, LoggerFacts, RunConfig, RunIdentity, UserMetric, WandbSettings,
 };
-pub use run_summary::{HealthFinding, RemoteSinkProgress, ResumeSegment, RunSummary};
+pub use run_summary::{
+    HealthFinding, HealthWebhookProgress, RemoteSinkProgress, ResumeSegment, RunSummary,
+};
 pub use soak::{
     FailureClassification, ShutdownCleanup, ShutdownException, ShutdownSnapshot, SoakArtifact,
     SoakContext, SoakEnvironment, SoakFdClasses, SoakGpuDevice, SoakGpuSample, SoakMonitorSettings,

@@ -144,6 +144,10 @@ pub struct RunSummary {
     /// (docs/contract/health.md "In the logger"); empty when none did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub health: Vec<HealthFinding>,
+    /// What the health webhook delivered (docs/contract/health.md "Webhook"); absent without
+    /// one. Not named after the webhook: a key with that word is redacted as a secret's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_alerts: Option<HealthWebhookProgress>,
     /// Producer additions.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -170,6 +174,25 @@ pub struct HealthFinding {
     pub last_value: Value,
     /// What its first firing saw.
     pub message: String,
+}
+
+/// The health webhook's deliveries: each finding is posted once, retried with back-off, and
+/// counted here whether it reached the endpoint or not (docs/contract/health.md "Webhook").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HealthWebhookProgress {
+    /// Where findings go: the URL's scheme and host, its path and query (the secret) redacted.
+    #[serde(default)]
+    pub destination: String,
+    /// Findings the endpoint accepted (a 2xx answer).
+    #[serde(default)]
+    pub posted: u64,
+    /// Findings given up on: every attempt failed, the endpoint refused them for good (a 4xx
+    /// other than 408 and 429), or close's bound ran out before they were sent.
+    #[serde(default)]
+    pub undelivered: u64,
+    /// The last failed attempt's cause (an HTTP status or a connection error), when one failed.
+    #[serde(default)]
+    pub last_error: Option<String>,
 }
 
 /// A resume of a run: when the logger came back, what it continued after, where it began.

@@ -4,6 +4,7 @@
 use super::Logger;
 use crate::error::{Error, Result};
 use crate::health::live::finding_text;
+use crate::health::webhook::WebhookThread;
 use crate::health::LiveHealth;
 use crate::input::{Backend, LoggerConfig};
 use crate::remote::RemoteSinks;
@@ -166,7 +167,15 @@ impl Logger {
             }
             false => Tracer::disabled(),
         };
-        let run_config = write_run_config(&run_dir, identity, &config.run_config, earlier_metrics)?;
+        // The webhook's URL is a secret known by value: wherever the user's config holds it,
+        // run_config.json gets its redacted form (docs/contract/health.md "Webhook").
+        let free = match &config.health_webhook {
+            Some(w) => {
+                crate::redact::replace_exact(&config.run_config, w.url.secret(), &w.url.redacted())
+            }
+            None => config.run_config.clone(),
+        };
+        let run_config = write_run_config(&run_dir, identity, &free, earlier_metrics)?;
         write_run_summary(&run_dir, &summary)?;
         // Extra sinks (W&B) open now: they need the run directory and run_config.json.
         for i in 0..extra.len() {
@@ -292,6 +301,26 @@ impl Logger {
             }));
             terminal.lock().unwrap_or_else(|e| e.into_inner()).health = Some(h.clone());
         }
+        let webhook = match (&config.health_webhook, &health) {
+            (Some(hook), Some(h)) => {
+                let label = run_config
+                    .run
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("{} {}", config.algo, config.task));
+                let (terminal, clock) = (terminal.clone(), clock.clone());
+                // A finding given up on shows on the panel.
+                let warn = Box::new(move |text: String| {
+                    let t = clock.monotonic();
+                    let mut s = terminal.lock().unwrap_or_else(|e| e.into_inner());
+                    s.message(t, Level::Warning, text);
+                });
+                let thread = WebhookThread::start(h.clone(), hook.clone(), label, warn)
+                    .map_err(Error::io("start the health webhook thread", &run_dir))?;
+                Some(thread)
+            }
+            _ => None,
+        };
         let remotes = {
             let (terminal, clock) = (terminal.clone(), clock.clone());
             // Outages and recoveries show on the panel.
@@ -330,6 +359,7 @@ impl Logger {
             lock,
             health,
             health_seen: 0,
+            webhook,
         })
     }
 }

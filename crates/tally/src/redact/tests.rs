@@ -355,3 +355,56 @@ fn a_hyperparameter_table_row_naming_a_secret_loses_its_value() {
         "|cmd|--api-key <redacted>|"
     );
 }
+
+#[test]
+fn a_slack_or_discord_webhook_url_loses_its_path() {
+    // docs/contract/health.md "Webhook": the path is the credential.
+    for (url, kept) in [
+        (
+            "https://hooks.slack.com/services/T0AB/B0CD/xyzSECRET",
+            "https://hooks.slack.com/<redacted>",
+        ),
+        (
+            "https://discord.com/api/webhooks/123/tokSECRET?wait=true",
+            "https://discord.com/<redacted>",
+        ),
+        (
+            "https://discordapp.com/api/v10/webhooks/1/tokSECRET",
+            "https://discordapp.com/<redacted>",
+        ),
+    ] {
+        assert_eq!(
+            redact_text(&format!("alerts to {url}, daily")),
+            format!("alerts to {kept}, daily")
+        );
+        assert_eq!(
+            redact_value(&json!({"notify": [url]})),
+            json!({"notify": [kept]})
+        );
+    }
+    // Not a webhook: the path stays.
+    for s in [
+        "https://discord.com/channels/1/2",
+        "https://hooks.slack.com/",
+        "https://example.com/api/webhooks/1/x",
+    ] {
+        assert!(matches!(redact_text(s), Cow::Borrowed(_)), "{s}");
+    }
+    // By key name, any URL.
+    assert_eq!(
+        redact_value(&json!({"health_webhook": "http://10.0.0.1/h", "slackWebhookUrl": "x"})),
+        json!({"health_webhook": REDACTED, "slackWebhookUrl": REDACTED})
+    );
+}
+
+#[test]
+fn a_secret_known_by_value_is_replaced_under_any_key() {
+    let url = "http://127.0.0.1:9/hook/T0K3N";
+    let doc = json!({"notify": {"to": url, "why": format!("posting to {url} now")}, "n": 3});
+    assert_eq!(
+        replace_exact(&doc, url, "http://127.0.0.1:9/<redacted>"),
+        json!({"notify": {"to": "http://127.0.0.1:9/<redacted>",
+                          "why": "posting to http://127.0.0.1:9/<redacted> now"}, "n": 3})
+    );
+    assert_eq!(replace_exact(&doc, "", "x"), doc);
+}
