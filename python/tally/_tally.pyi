@@ -136,6 +136,9 @@ class Logger:
         # docs/contract/health.md "Webhook": each new finding posted once (Slack, Discord);
         # the URL is a secret, kept out of every file of the run.
         health_webhook: Optional[str] = None,
+        # docs/contract/health.md "Ending a stalled run": seconds after a stall finding with
+        # still no step before the run is recorded failed and the process exits with code 75.
+        stall_exit_after: Optional[float] = None,
     ) -> Logger: ...
     def step(
         self,

@@ -179,7 +179,7 @@ impl PyLogger {
         trace_cuda_events = false, config = None, wandb = None, sinks = None, name = None,
         seed = None, resume = false, resume_from = None, on_storage_error = "raise",
         remote_finish_timeout = None, health = None, stop_on = None, on_health = None,
-        health_webhook = None
+        health_webhook = None, stall_exit_after = None
     ))]
     // The integer defaults are spelled out here: PyO3 shows only literal defaults.
     #[pyo3(
@@ -189,7 +189,7 @@ impl PyLogger {
         trace_thread_time=False, trace_cuda_events=False, config=None, wandb=None, sinks=None, \
         name=None, seed=None, resume=False, resume_from=None, on_storage_error=\"raise\", \
         remote_finish_timeout=None, health=None, stop_on=None, on_health=None, \
-        health_webhook=None)"
+        health_webhook=None, stall_exit_after=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -223,6 +223,7 @@ impl PyLogger {
         stop_on: Option<Vec<String>>,
         on_health: Option<Bound<'_, PyAny>>,
         health_webhook: Option<String>,
+        stall_exit_after: Option<f64>,
     ) -> PyResult<Self> {
         // Integers are checked here, not by PyO3, so each error names its argument.
         let max_iterations = int_arg(
@@ -289,6 +290,7 @@ impl PyLogger {
                 .map_err(|e| Failure::Config(format!("Logger(health_webhook=...): {e}")))?;
             lc.health_webhook = Some(hook);
         }
+        lc.stall_exit_after_secs = stall_exit_after;
         let on_health = on_health.filter(|c| !c.is_none());
         if let Some(c) = on_health.as_ref().filter(|c| !c.is_callable()) {
             return Err(Failure::Config(format!(

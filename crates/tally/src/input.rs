@@ -335,6 +335,10 @@ pub struct LoggerConfig {
     /// Post each new health finding once to this webhook (Slack, Discord), from a thread of
     /// its own (docs/contract/health.md "Webhook"). The URL is a secret: no artefact holds it.
     pub health_webhook: Option<crate::health::webhook::HealthWebhook>,
+    /// Seconds after a `stall` finding with still no step before the run is recorded `failed`
+    /// and the process ended with exit code 75 (docs/contract/health.md "Ending a stalled
+    /// run"); `None` leaves a stalled process alone.
+    pub stall_exit_after_secs: Option<f64>,
 }
 
 impl LoggerConfig {
@@ -391,6 +395,20 @@ impl LoggerConfig {
                  posted"
                     .into(),
             );
+        }
+        if let Some(g) = self.stall_exit_after_secs {
+            if !(g.is_finite() && g >= 0.0) {
+                return bad(format!(
+                    "stall_exit_after {g} must be a finite number of seconds >= 0"
+                ));
+            }
+            if self.health.stall.is_none() {
+                return bad(
+                    "stall_exit_after: the stall rule is off in health, so no stall can end \
+                     the run"
+                        .into(),
+                );
+            }
         }
         if self.log_interval == 0 {
             return bad("log_interval must be at least 1 (1 writes every iteration)".into());
@@ -460,6 +478,7 @@ impl LoggerConfig {
             health: crate::health::RuleSet::defaults(),
             stop_on: Vec::new(),
             health_webhook: None,
+            stall_exit_after_secs: None,
         }
     }
 }

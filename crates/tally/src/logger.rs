@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::health::live::stopping;
+use crate::health::stall_exit::LastSummary;
 use crate::health::{Finding, LiveHealth};
 use crate::input::{LoggerConfig, OnStorageError, StepInput};
 use crate::record::StepRecord;
@@ -81,6 +82,9 @@ pub struct Logger {
     /// The health webhook's thread, posting each new finding (docs/contract/health.md
     /// "Webhook").
     webhook: Option<crate::health::webhook::WebhookThread>,
+    /// With `stall_exit_after`: the thread that ends a stalled run, and the summary it would
+    /// finish (docs/contract/health.md "Ending a stalled run").
+    stall_exit: Option<(crate::health::stall_exit::StallExit, LastSummary)>,
 }
 
 impl Logger {
@@ -321,6 +325,9 @@ impl Logger {
                 self.writer.config(self.run_config.clone());
             }
             let s = self.current_summary(RunStatus::Running, false);
+            if let Some((_, last)) = &self.stall_exit {
+                *last.lock().unwrap_or_else(|e| e.into_inner()) = (s.clone(), now);
+            }
             self.writer.summary(s);
         }
         self.take_failure()
@@ -437,6 +444,10 @@ impl Logger {
             return Ok(());
         }
         self.closed = true;
+        // A run being closed is not stalled.
+        if let Some((x, _)) = self.stall_exit.as_mut() {
+            x.stop();
+        }
         // The video the script wrote beside its checkpoints is the run's, unless a call named
         // one (docs/contract/remote-sinks.md "The playback video").
         let video = self.run_dir.join(crate::run::PLAY_VIDEO_FILE);
@@ -590,7 +601,7 @@ impl Logger {
 }
 
 /// A finding as `run_summary.json` lists it (docs/contract/run-artifacts.md "Run summary").
-fn summary_entry(f: &Finding) -> tally_schema::artifacts::HealthFinding {
+pub(crate) fn summary_entry(f: &Finding) -> tally_schema::artifacts::HealthFinding {
     let last_value = match serde_json::Number::from_f64(f.last_value) {
         Some(n) => serde_json::Value::Number(n),
         // Export's tokens for what JSON numbers cannot hold.

@@ -127,9 +127,10 @@ pub struct RunSummary {
     /// Uploaded playback video, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub play_video_path: Option<String>,
-    /// Why a run closed `completed` was recorded otherwise (only then): each violation of the
+    /// Why a run closed `completed` was recorded otherwise: each violation of the
     /// completed-run check of its runtime manifest (docs/contract/manifest-and-soak.md
-    /// "Checked when recorded").
+    /// "Checked when recorded"); or why a stalled run was ended `failed` (docs/contract/health.md
+    /// "Ending a stalled run"). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_reason: Option<String>,
     /// One entry per resume of this run, oldest first; empty for a run never resumed

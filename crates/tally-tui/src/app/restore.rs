@@ -63,6 +63,9 @@ fn leave_terminal() {
 
 pub(super) fn install_panic_hook() {
     HOOK.call_once(|| {
+        // A stalled run ended by `stall_exit_after` leaves a usable terminal too
+        // (docs/contract/health.md "Ending a stalled run").
+        tally::health::stall_exit::before_exit(restore_terminal);
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             // Restore first so the panic message lands on a usable terminal.

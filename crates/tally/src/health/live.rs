@@ -10,7 +10,7 @@ use super::eval::{Evaluator, TagSlot};
 use super::finding::{Finding, RuleKind};
 use super::rules::RuleSet;
 use crate::tag::Tag;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -23,6 +23,9 @@ pub struct LiveHealth {
     core: Mutex<Core>,
     /// Findings so far: a consumer's cursor below it has news, read without the lock.
     len: AtomicUsize,
+    /// Pauses the stall timer has found: what the stall exit watches (docs/contract/health.md
+    /// "Ending a stalled run").
+    pauses: AtomicU64,
     /// How often the writer thread checks for a stall and writes new findings.
     tick: Option<Duration>,
     /// Told each new finding once, from whichever thread found it (the panel and the plain
@@ -61,6 +64,8 @@ struct Core {
     watched: Vec<(usize, TagSlot)>,
     /// Every tag registered, for a tag met at a new position.
     by_name: rustc_hash::FxHashMap<Box<str>, TagSlot>,
+    /// Steps fed so far.
+    steps: u64,
 }
 
 /// A tag's text by address and length.
@@ -120,8 +125,10 @@ impl LiveHealth {
                 held: Vec::new(),
                 watched: Vec::new(),
                 by_name: Default::default(),
+                steps: 0,
             }),
             len: AtomicUsize::new(0),
+            pauses: AtomicU64::new(0),
             tick,
             notify: Mutex::new((0, None)),
             announced: AtomicUsize::new(0),
@@ -168,6 +175,17 @@ impl LiveHealth {
         if n != self.len.load(Ordering::Relaxed) {
             self.len.store(n, Ordering::Release);
         }
+        core.steps += 1;
+    }
+
+    /// Steps fed so far (under the lock: for a watcher's timer, not a hot path).
+    pub fn steps(&self) -> u64 {
+        self.lock().steps
+    }
+
+    /// Pauses the stall timer has found so far (one atomic read).
+    pub fn pauses(&self) -> u64 {
+        self.pauses.load(Ordering::Acquire)
     }
 
     /// Checks for a stall at wall time `now` (the writer thread's timer, never the step's
@@ -177,6 +195,9 @@ impl LiveHealth {
         let found = core.eval.overdue(now).is_some();
         self.len
             .store(core.eval.findings().len(), Ordering::Release);
+        if found {
+            self.pauses.fetch_add(1, Ordering::Release);
+        }
         found
     }
 

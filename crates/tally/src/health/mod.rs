@@ -9,6 +9,7 @@ pub mod file;
 pub mod finding;
 pub mod live;
 pub mod rules;
+pub mod stall_exit;
 pub mod webhook;
 pub mod window;
 

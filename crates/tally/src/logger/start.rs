@@ -4,6 +4,7 @@
 use super::Logger;
 use crate::error::{Error, Result};
 use crate::health::live::finding_text;
+use crate::health::stall_exit::{Ending, LastSummary, StallExit};
 use crate::health::webhook::WebhookThread;
 use crate::health::LiveHealth;
 use crate::input::{Backend, LoggerConfig};
@@ -321,6 +322,23 @@ impl Logger {
             }
             _ => None,
         };
+        let stall_exit = match (config.stall_exit_after_secs, &health) {
+            (Some(grace), Some(h)) => {
+                let last: LastSummary = Arc::new(Mutex::new((summary.clone(), started_at)));
+                let ending = Ending {
+                    grace: std::time::Duration::from_secs_f64(grace),
+                    last: last.clone(),
+                    carried: summary.health.clone(),
+                    run_dir: run_dir.clone(),
+                    clock: clock.clone(),
+                    entry: super::summary_entry,
+                };
+                let x = StallExit::start(h.clone(), ending)
+                    .map_err(Error::io("start the stall exit thread", &run_dir))?;
+                Some((x, last))
+            }
+            _ => None,
+        };
         let remotes = {
             let (terminal, clock) = (terminal.clone(), clock.clone());
             // Outages and recoveries show on the panel.
@@ -360,6 +378,7 @@ impl Logger {
             health,
             health_seen: 0,
             webhook,
+            stall_exit,
         })
     }
 }
