@@ -296,8 +296,8 @@ def compare(
     warning). Columns: each ``by`` key, ``n``, ``mean`` with ``mean_low``/``mean_high`` (its
     95 % percentile-bootstrap interval), ``std`` (n - 1), ``iqm`` (interquartile mean, as
     ``scipy.stats.trim_mean(x, 0.25)``) with ``iqm_low``/``iqm_high``, ``runs``, ``scores`` and
-    ``curve`` (the group's mean, std and the mean's 95 % bootstrap band on ``curve_points``
-    aligned steps). The bootstrap draws
+    ``curve`` (on ``curve_points`` aligned steps: the group's mean, std and the mean's 95 %
+    bootstrap band ``low``/``high``, and its IQM with ``iqm_low``/``iqm_high``). The bootstrap draws
     ``reps`` resamples of the group's runs with ``numpy.random.RandomState(seed).randint``'s
     stream, as rliable does for one task.
     """
@@ -323,7 +323,7 @@ def compare(
     columns["scores"] = pa.array([g["scores"] for g in groups], pa.list_(pa.float64()))
     point = pa.struct(
         [("step", pa.int64()), ("n", pa.int64())]
-        + [(k, pa.float64()) for k in ("mean", "std", "low", "high")]
+        + [(k, pa.float64()) for k in ("mean", "std", "low", "high", "iqm", "iqm_low", "iqm_high")]
     )
     columns["curve"] = pa.array([g["curve"] for g in groups], pa.list_(point))
     return pa.table(columns)

@@ -240,6 +240,39 @@ def test_runs_grouped_by_learning_rate_show_each_groups_band(tally_bin: Path, tm
         assert painted, "no band between the mean and the upper bound"
 
 
+def test_a_group_drawn_as_its_iqm_leaves_an_outlier_seed_out(tally_bin: Path, tmp_path: Path, browser):
+    # 4 seeds, one far off: the IQM cuts a run at each end (docs/contract/board.md "Runs grouped
+    # over seeds"), so its line sits on the two middle seeds while the mean follows the outlier.
+    for seed, offset in enumerate((0.0, 1.0, 2.0, 100.0)):
+        w = SummaryWriter(str(tmp_path / f"s{seed}"), config={"lr": 0.1, "seed": seed})
+        for step in range(0, 101):
+            w.add_scalar("charts/return", step + offset, step)
+        w.close()
+    line_at_50 = """
+        const c = state.charts.get('charts/return');
+        if (!c || !c.frame || c.el.dataset.groups !== '1') return null;
+        const p = c.frame.lines[0].pts.find(p => p[0] === 50);
+        return p && [p[1], c.frame.lines[0].band.find(b => b.step === 50)];"""
+    for url in serve(tally_bin, tmp_path):
+        browser.get(url)
+        wait_for(browser, "return document.querySelector('.chart[data-tag=\"charts/return\"]')")
+        field = browser.find_element("id", "group-by")
+        field.send_keys("config.lr")
+        browser.execute_script("arguments[0].dispatchEvent(new Event('change'))", field)
+        mean, band = wait_for(browser, line_at_50)
+        assert mean == 50 + (0 + 1 + 2 + 100) / 4
+        stat = browser.find_element("id", "group-stat")
+        browser.execute_script("arguments[0].value = 'iqm'; arguments[0].dispatchEvent(new Event('change'))", stat)
+        # Redrawn from the groups already fetched: wait for the line to move off the mean.
+        iqm, band = wait_for(browser, line_at_50.replace("return p &&", f"return p && p[1] !== {mean} &&"))
+        assert iqm == 50 + (1 + 2) / 2
+        # The band drawn is the IQM's own, not the mean's.
+        point = browser.execute_script(
+            "return state.charts.get('charts/return').groups[0].curve.find(p => p.step === 50)")
+        assert (band["low"], band["high"]) == (point["iqm_low"], point["iqm_high"])
+        assert (band["low"], band["high"]) != (point["low"], point["high"])
+
+
 def test_table_tags_typed_while_a_poll_is_in_flight_still_fill_the_table(tally_bin: Path, tmp_path: Path, browser):
     # The poll that left before the tags were typed answers after: its generation must not
     # stand for rows that carry the new tags' figures (the next poll would then ask for

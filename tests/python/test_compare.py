@@ -77,3 +77,18 @@ def test_bad_arguments_are_refused_naming_them(tmp_path):
         tally.compare(tmp_path, "ret", at="last")
     with pytest.raises(ValueError, match="reps=0"):
         tally.compare(tmp_path, "ret", reps=0)
+
+
+def test_curves_carry_the_iqm_with_its_band_equal_to_the_numpy_reference(tmp_path):
+    # Four seeds, one far off, so the IQM (a run cut at each end) differs from the mean.
+    sweep(tmp_path, {0.1: [10.0, 11.0, 12.0, 90.0]})
+    (row,) = tally.compare(tmp_path, "ret", reps=2000, seed=5, curve_points=11).to_pylist()
+    at = {p["step"]: p for p in row["curve"]}[50]
+    values = [f * 50 / 100 for f in (10.0, 11.0, 12.0, 90.0)]
+    # The curve's band takes 2 000 resamples (consumers.md "Comparing runs"), the mean's and the
+    # IQM's on the same draws.
+    m, lo, hi = reference(values, np.mean, 2000, 5)
+    assert (at["mean"], at["low"], at["high"]) == pytest.approx((m, lo, hi), rel=1e-12)
+    q, qlo, qhi = reference(values, trim_mean, 2000, 5)
+    assert (at["iqm"], at["iqm_low"], at["iqm_high"]) == pytest.approx((q, qlo, qhi), rel=1e-12)
+    assert at["iqm"] == pytest.approx(np.mean(values[1:3])) and at["iqm"] < at["mean"]

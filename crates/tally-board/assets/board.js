@@ -24,6 +24,7 @@ const state = {
   logY: false,
   smoothing: 0.6,
   groupBy: "",           // configuration keys, comma-separated: charts show groups' bands
+  groupStat: "mean",     // a group's line: "mean" or "iqm", each over its own band
   tableTags: "",         // tag globs, comma-separated: their last, min and max in the table
   sort: { key: null, dir: 1 },
   focus: null,           // the run whose own views are open (run.js)
@@ -488,10 +489,17 @@ function draw(chart) {
   chart.el.dataset.points = lines.map(l => l.total).join(",");
 }
 
-// Each group's mean as a line over its 95 % bootstrap band.
+// A curve point's figure the page shows: [value, low, high] of the mean or of the IQM.
+function groupFigure(p) {
+  return state.groupStat === "iqm" ? [p.iqm, p.iqm_low, p.iqm_high] : [p.mean, p.low, p.high];
+}
+
+// Each group's mean (or IQM) as a line over its 95 % bootstrap band.
 function drawGroups(chart, ctx) {
   let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
-  const groups = chart.groups.filter(g => g.curve.length);
+  const groups = chart.groups.filter(g => g.curve.length).map(g => ({
+    ...g, curve: g.curve.map(p => { const [mean, low, high] = groupFigure(p); return { step: p.step, n: p.n, mean, low, high }; }),
+  }));
   for (const g of groups) for (const p of g.curve) {
     x0 = Math.min(x0, p.step); x1 = Math.max(x1, p.step);
     for (const v of [p.low, p.high, p.mean]) {
@@ -578,7 +586,7 @@ function hover(chart, ev) {
   if (!best) { tip.hidden = true; return; }
   const [step, wall, value, low, high, n] = best.raw;
   tip.textContent = wall === null
-    ? `${best.run}\nstep  ${step}\nmean  ${fmt(value)} (n=${n})\n95%   ${fmt(low)} .. ${fmt(high)}`
+    ? `${best.run}\nstep  ${step}\n${state.groupStat === "iqm" ? "IQM " : "mean"}  ${fmt(value)} (n=${n})\n95%   ${fmt(low)} .. ${fmt(high)}`
     : `${best.run}\nstep  ${step}\nvalue ${value}\nwall  ${new Date(wall * 1000).toISOString()}`;
   tip.style.left = `${ev.clientX + 12}px`;
   tip.style.top = `${ev.clientY + 12}px`;
@@ -603,6 +611,10 @@ document.getElementById("group-by").onchange = ev => {
   state.groupBy = ev.target.value.trim();
   if (state.groupBy) document.getElementById("x-axis").value = state.x = "step";
   for (const chart of state.charts.values()) { chart.zoom = null; loadChart(chart, [...chart.series.keys()]); }
+};
+document.getElementById("group-stat").onchange = ev => {
+  state.groupStat = ev.target.value;
+  for (const chart of state.charts.values()) draw(chart);
 };
 document.getElementById("log-y").onchange = ev => {
   state.logY = ev.target.checked;

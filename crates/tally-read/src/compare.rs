@@ -127,6 +127,8 @@ pub struct CurvePoint {
     pub low: f64,
     /// See `low`.
     pub high: f64,
+    /// Their interquartile mean with its band, on the same resamples.
+    pub iqm: Estimate,
 }
 
 /// Resamples behind each curve point's band: a band is drawn, not reported, and a curve has up
@@ -146,7 +148,8 @@ pub struct Comparison {
 
 impl Group {
     /// The group as JSON: `key` (by name), `n`, `mean`/`mean_low`/`mean_high`, `std`,
-    /// `iqm`/`iqm_low`/`iqm_high`, `runs`, `scores`, `curve` (`{step, n, mean, std}` each);
+    /// `iqm`/`iqm_low`/`iqm_high`, `runs`, `scores`, `curve` (`{step, n, mean, std, low, high, iqm, iqm_low, iqm_high}`
+    /// each);
     /// a value that is not finite is null.
     pub fn to_json(&self, by: &[String]) -> Value {
         let num = |v: f64| serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number);
@@ -157,6 +160,7 @@ impl Group {
                 serde_json::json!({
                     "step": p.step, "n": p.n, "mean": num(p.mean), "std": p.std.map(num),
                     "low": num(p.low), "high": num(p.high),
+                    "iqm": num(p.iqm.value), "iqm_low": num(p.iqm.low), "iqm_high": num(p.iqm.high),
                 })
             })
             .collect();
@@ -226,11 +230,12 @@ pub fn compare(inputs: &[PathBuf], s: &Settings) -> Result<Comparison, crate::Er
         let members: Vec<&Scored> = keyed.iter().filter(|m| m.0 == key).collect();
         let scores: Vec<f64> = members.iter().map(|m| m.2).collect();
         let curves: Vec<&[(i64, f64)]> = members.iter().map(|m| m.3.as_slice()).collect();
+        let [mean, trimmed] = bootstrap(&scores, [np_mean, iqm], s);
         groups.push(Group {
             runs: members.iter().map(|m| m.1.clone()).collect(),
-            mean: bootstrap(&scores, np_mean, s),
+            mean,
             std: sample_std(&scores),
-            iqm: bootstrap(&scores, iqm, s),
+            iqm: trimmed,
             curve: aligned_curve(&curves, s),
             scores,
             key,
@@ -310,25 +315,35 @@ fn sample_std(x: &[f64]) -> Option<f64> {
     Some((ss / (x.len() - 1) as f64).sqrt())
 }
 
-/// `stat` on `x` with its percentile-bootstrap interval (the module's rules).
-fn bootstrap(x: &[f64], stat: fn(&[f64]) -> f64, s: &Settings) -> Estimate {
+/// Each of `stats` on `x` with its percentile-bootstrap interval (the module's rules), all on
+/// the same resamples: each statistic's interval is the one a bootstrap of it alone with the
+/// same seed gives, for the cost of one set of draws.
+fn bootstrap<const K: usize>(
+    x: &[f64],
+    stats: [fn(&[f64]) -> f64; K],
+    s: &Settings,
+) -> [Estimate; K] {
     let mut mt = Mt19937::new(s.seed);
     let draw = MaskedIndex::new(x.len());
     let mut sample = vec![0.0; x.len()];
-    let mut stats: Vec<f64> = (0..s.reps)
-        .map(|_| {
-            for v in sample.iter_mut() {
-                *v = x[draw.draw(&mut mt) as usize];
-            }
-            stat(&sample)
-        })
-        .collect();
-    stats.sort_by(f64::total_cmp);
-    Estimate {
-        value: stat(x),
-        low: percentile(&stats, 2.5),
-        high: percentile(&stats, 97.5),
+    let mut resampled: [Vec<f64>; K] = std::array::from_fn(|_| Vec::with_capacity(s.reps));
+    for _ in 0..s.reps {
+        for v in sample.iter_mut() {
+            *v = x[draw.draw(&mut mt) as usize];
+        }
+        for (stat, out) in stats.iter().zip(resampled.iter_mut()) {
+            out.push(stat(&sample));
+        }
     }
+    std::array::from_fn(|k| {
+        let sorted = &mut resampled[k];
+        sorted.sort_by(f64::total_cmp);
+        Estimate {
+            value: stats[k](x),
+            low: percentile(sorted, 2.5),
+            high: percentile(sorted, 97.5),
+        }
+    })
 }
 
 /// numpy's `percentile(sorted, q)` with the default linear method (its `_lerp` included).
@@ -348,7 +363,7 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
 
 /// The group's curves on `s.curve_points` steps evenly spaced from the latest first step to the
 /// earliest last step (the range every run covers), each run's value the last at or before
-/// the step, with the mean's bootstrap band ([`BAND_REPS`] resamples, `s.seed`).
+/// the step, with the mean's and the IQM's bootstrap bands ([`BAND_REPS`] resamples, `s.seed`).
 fn aligned_curve(curves: &[&[(i64, f64)]], s: &Settings) -> Vec<CurvePoint> {
     let points = s.curve_points;
     let band = Settings {
@@ -394,7 +409,7 @@ fn aligned_curve(curves: &[&[(i64, f64)]], s: &Settings) -> Vec<CurvePoint> {
                     (i > 0).then(|| v[i - 1].1)
                 })
                 .collect();
-            let mean = bootstrap(&values, np_mean, &band);
+            let [mean, trimmed] = bootstrap(&values, [np_mean, iqm], &band);
             CurvePoint {
                 step,
                 n: values.len(),
@@ -402,6 +417,7 @@ fn aligned_curve(curves: &[&[(i64, f64)]], s: &Settings) -> Vec<CurvePoint> {
                 std: sample_std(&values),
                 low: mean.low,
                 high: mean.high,
+                iqm: trimmed,
             }
         })
         .collect()
