@@ -190,3 +190,23 @@ test-upstream: integrations-venv
 	# The tests import the installed tensorboardX, not the sdist's source beside them.
 	rm -rf $(UPSTREAM)/tensorboardx-$(TBX_VERSION)/tensorboardX
 	$(INTEG_PY) tests/upstream/run_suites.py --tensorboardx $(UPSTREAM)/tensorboardx-$(TBX_VERSION) $(if $(TORCH_TESTS),--torch $(TORCH_TESTS))
+
+## The MLflow and trackio replicas against the real trackers (tests/replicas): an `mlflow server`
+## on a SQLite store started and stopped by the tests, trackio in local mode. Not part of `make
+## test`: mlflow and trackio are heavy, so these run in their own virtualenv, built here from
+## tests/replicas/requirements.txt (the main venv and the package's imports never need them).
+REPLICAS_VENV ?= .venv-replicas
+REPLICAS_PY := $(REPLICAS_VENV)/bin/python
+.PHONY: test-replicas replicas-venv
+
+replicas-venv: $(REPLICAS_VENV)/.installed
+
+$(REPLICAS_VENV)/.installed: tests/replicas/requirements.txt
+	python3 -m venv $(REPLICAS_VENV)
+	$(REPLICAS_PY) -m pip install --quiet --upgrade pip
+	$(REPLICAS_PY) -m pip install --quiet -r tests/replicas/requirements.txt
+	touch $@
+
+test-replicas: replicas-venv
+	$(REPLICAS_PY) -m pip install --quiet --no-build-isolation --no-deps --force-reinstall .
+	$(REPLICAS_PY) -m pytest tests/replicas -q

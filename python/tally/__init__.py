@@ -40,6 +40,8 @@ from tally._tally import (
     __version__,
 )
 from tally._read import PurgedPointsWarning, StepsGoBackWarning, TruncatedEventFileWarning, UnreadableRunWarning, compare, read, read_runs, runs, sql
+from tally._mlflow import MlflowSink
+from tally._trackio import TrackioSink
 from tally._wandb import WandbSink
 from tally.summary_writer import SummaryWriter
 
@@ -48,6 +50,8 @@ __all__ = [
     "Phase",
     "SummaryWriter",
     "WandbSink",
+    "MlflowSink",
+    "TrackioSink",
     "EventWriter",
     "distributed",
     "health",

@@ -133,6 +133,9 @@ class Logger:
         health: Any = None,
         stop_on: Optional[List[str]] = None,
         on_health: Optional[Any] = None,
+        # docs/contract/remote-sinks.md "MLflow" and "trackio": replicas fed from the event file.
+        mlflow: Optional[Dict[str, Any]] = None,
+        trackio: Optional[Dict[str, Any]] = None,
         # docs/contract/health.md "Webhook": each new finding posted once (Slack, Discord);
         # the URL is a secret, kept out of every file of the run.
         health_webhook: Optional[str] = None,

@@ -154,8 +154,10 @@ def _stamp(path: Path) -> List[int]:
     return [st.st_size, st.st_mtime_ns]
 
 
-def within(fn: Any, timeout: Optional[float], what: str) -> bool:
-    """Run ``fn()`` on a daemon thread and wait at most ``timeout`` seconds (None: no limit).
+def within(fn: Any, timeout: Optional[float], what: str, who: str = "wandb") -> bool:
+    """Run ``fn()`` on a daemon thread and wait at most ``timeout`` seconds (None: no limit);
+    ``who`` names the tracker in the thread's name and the message (the MLflow and trackio
+    sinks finish through it too).
 
     Returns whether it returned in time (re-raising its exception); a call still running is
     left behind and never keeps the process alive."""
@@ -172,9 +174,9 @@ def within(fn: Any, timeout: Optional[float], what: str) -> bool:
         finally:
             done.set()
 
-    threading.Thread(target=target, name="tally-wandb-finish", daemon=True).start()
+    threading.Thread(target=target, name=f"tally-{who}-finish", daemon=True).start()
     if not done.wait(timeout):
-        print(f"tally: wandb: {what} did not return within {timeout:g} s; left behind", file=sys.stderr)
+        print(f"tally: {who}: {what} did not return within {timeout:g} s; left behind", file=sys.stderr)
         return False
     if failed:
         raise failed[0]

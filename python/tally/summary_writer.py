@@ -14,7 +14,8 @@ network: a follower thread sends each step of the event file from a cursor in ``
 ``close()`` waits for it at most ``remote_finish_timeout`` seconds, leaving the rest to ``tally
 sync`` (docs/contract/remote-sinks.md "SummaryWriter"). Only scalars of ``log_dir``'s own event
 files reach W&B; an existing ``wandb.run`` is reused and never finished
-(docs/contract/run-artifacts.md "W&B").
+(docs/contract/run-artifacts.md "W&B"). ``mlflow=`` and ``trackio=`` mirror the same way, each
+from its own cursor (docs/contract/remote-sinks.md "MLflow", "trackio").
 Any thread may call any method: calls that change the batch or a file are serialised by one
 lock per writer (docs/contract/threads-and-signals.md "Sharing a logger between threads").
 """
@@ -32,12 +33,16 @@ import time
 import weakref
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Mapping, Optional, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, TypeVar, Union
 
 from types import ModuleType
 
 from tally._tally import ConfigError, EventWriter, RemoteFollower, SchemaError, ValueTypeError, redact_text
 from tally._tally import summaries as _summaries
+from tally._mlflow import MlflowSink
+from tally._mlflow import check_settings as _mlflow_check
+from tally._trackio import TrackioSink
+from tally._trackio import check_settings as _trackio_check
 from tally._wandb import DEFAULT_FINISH_TIMEOUT, DEFAULT_PROJECT, WandbSink, import_wandb, read_run_id
 from tally._writer_config import param_table, redacted
 from tally._writer_config import record as _record_config
@@ -162,7 +167,8 @@ class SummaryWriter:
     written event reaches the OS at once, so a crash loses at most the step still being
     batched). ``purge_step`` writes a session start at that step, so TensorBoard drops what
     earlier files logged from that step on (a resumed run). ``remote_finish_timeout`` is how
-    long ``close()`` waits for W&B to receive the rest (default 5 s). With ``redact`` (the
+    long ``close()`` waits for W&B, MLflow and trackio (``wandb=``, ``mlflow=``, ``trackio=``)
+    to receive the rest (default 5 s). With ``redact`` (the
     default), secrets in ``add_text`` text and ``add_hparams`` values are replaced by
     ``<redacted>`` with the rules of ``run_config.json``; ``redact=False`` writes them as given
     (``run_config.json`` and W&B's config are redacted either way; docs/contract/integrations.md
@@ -179,6 +185,8 @@ class SummaryWriter:
         filename_suffix: str = "",
         *,
         wandb: Union[None, bool, Mapping[str, Any]] = None,
+        mlflow: Optional[Mapping[str, Any]] = None,
+        trackio: Optional[Mapping[str, Any]] = None,
         remote_finish_timeout: float = DEFAULT_FINISH_TIMEOUT,
         write_to_disk: bool = True,
         logdir: Optional[Union[str, "os.PathLike[str]"]] = None,
@@ -205,6 +213,15 @@ class SummaryWriter:
         self._write_to_disk = bool(write_to_disk)
         if wandb and not self._write_to_disk:
             raise ConfigError("wandb= with write_to_disk=False: W&B is fed from the event file, which is not written")
+        # The replicas over other trackers, their settings checked before any file is made
+        # (docs/contract/remote-sinks.md "MLflow", "trackio").
+        replicas: List[Tuple[Any, Mapping[str, Any]]] = []
+        for kind, settings in ((MlflowSink, mlflow), (TrackioSink, trackio)):
+            if settings is None:
+                continue
+            if not self._write_to_disk:
+                raise ConfigError(f"{kind.name}= with write_to_disk=False: it is fed from the event file, which is not written")
+            replicas.append((kind, _mlflow_check(settings) if kind is MlflowSink else _trackio_check(settings)))
         timeout = float(remote_finish_timeout)
         if not (math.isfinite(timeout) and timeout >= 0):
             raise ConfigError(f"remote_finish_timeout {remote_finish_timeout!r} must be a finite number of seconds >= 0")
@@ -225,11 +242,21 @@ class SummaryWriter:
         self._closed = False
         self._wandb: Optional[WandbSink] = None
         self._follower: Optional[RemoteFollower] = None
+        # The MLflow and trackio replicas, each with its follower.
+        self._replicas: List[Tuple[Any, RemoteFollower]] = []
         self._at_exit: Optional[Callable[[], None]] = None
         if config is not None:
             self.record_config(config)
         if wandb:
             self._start_wandb({} if wandb is True else dict(wandb))
+        try:
+            for kind, settings in replicas:
+                self._start_replica(kind(settings, finish_timeout=self.remote_finish_timeout))
+        except BaseException:
+            # A replica that cannot start (its server down) is refused naming it; what was
+            # written stays, and the mirrors already started are finished.
+            self.close()
+            raise
 
     def record_config(self, config: Mapping[str, Any]) -> None:
         """Record ``config`` as the run's configuration (``run_config.json``'s ``config``, keys
@@ -269,9 +296,29 @@ class SummaryWriter:
         # was registered by ``wandb.init`` just before and so runs after this one: the last
         # step is written, W&B gets the rest within the timeout, and the follower stops before
         # the interpreter finalizes (a thread calling into it then would abort the process).
-        ref = weakref.ref(self)
-        self._at_exit = lambda: _close_if_alive(ref)
-        atexit.register(self._at_exit)
+        self._close_at_exit()
+
+    def _close_at_exit(self) -> None:
+        """Close this writer at interpreter exit while a follower runs (once)."""
+        if self._at_exit is None:
+            ref = weakref.ref(self)
+            self._at_exit = lambda: _close_if_alive(ref)
+            atexit.register(self._at_exit)
+
+    def _start_replica(self, sink: Any) -> None:
+        """Open the replica's run and follow this writer's event files into it from its own
+        cursor in ``log_dir``, as W&B is (docs/contract/remote-sinks.md "SummaryWriter")."""
+        self._replicas.append((sink, RemoteFollower(sink, self.log_dir)))
+        self._close_at_exit()
+
+    def _finish_replicas(self) -> None:
+        """As :meth:`_finish_wandb`, for the MLflow and trackio replicas."""
+        replicas, self._replicas = self._replicas, []
+        for sink, follower in replicas:
+            _, left = follower.finish(self.remote_finish_timeout)
+            for line in left:
+                print(f"tally: {line}", file=sys.stderr)
+            sink.finish(self.log_dir)
 
     def _finish_wandb(self) -> None:
         """The event files are closed: let W&B receive the rest within ``remote_finish_timeout``
@@ -649,7 +696,10 @@ class SummaryWriter:
         try:
             _each((self._main, *self._subs.values()), lambda w: w.close())
         finally:
-            self._finish_wandb()
+            try:
+                self._finish_wandb()
+            finally:
+                self._finish_replicas()
 
     def _ensure_open(self) -> None:
         """A record after ``close()`` reopens the writer, as torch's does: a new event file in

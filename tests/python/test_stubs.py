@@ -22,7 +22,7 @@ def test_stubtest_finds_the_stubs_match_the_compiled_module():
 
 def test_the_pure_python_modules_type_check_strictly_against_the_stubs():
     src = REPO / "python" / "tally"
-    files = [str(src / f) for f in ("__init__.py", "__main__.py", "_console.py", "_read.py", "_signals.py", "_wandb.py", "summary_writer.py", "tensorboardX.py", "_writer_config.py", "distributed.py", "health.py")]
+    files = [str(src / f) for f in ("__init__.py", "__main__.py", "_console.py", "_read.py", "_signals.py", "_wandb.py", "_mlflow.py", "_trackio.py", "summary_writer.py", "tensorboardX.py", "_writer_config.py", "distributed.py", "health.py")]
     files += [str(p) for p in sorted((src / "integrations").glob("*.py"))]
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental", *files],
@@ -39,7 +39,7 @@ def test_py_typed_and_the_stub_are_installed_with_the_package():
 
 def test_public_names_are_curated_and_all_exist():
     assert sorted(tally.__all__) == sorted(
-        ["Logger", "Phase", "SummaryWriter", "WandbSink", "EventWriter", "distributed", "read", "read_runs", "runs", "compare", "sql", "TruncatedEventFileWarning", "StepsGoBackWarning",
+        ["Logger", "Phase", "SummaryWriter", "WandbSink", "MlflowSink", "TrackioSink", "EventWriter", "distributed", "read", "read_runs", "runs", "compare", "sql", "TruncatedEventFileWarning", "StepsGoBackWarning",
              "PurgedPointsWarning", "UnreadableRunWarning", "TallyError", "SchemaError",
          "ConfigError", "ClosedError", "ValueTypeError", "StorageError", "SinkError", "HealthStop", "health", "METRIC_SCHEMA_VERSION", "__version__"]
     )  # fmt: skip

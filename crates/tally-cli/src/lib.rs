@@ -310,21 +310,29 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Send runs' event files to W&B exactly once, in step order, continuing from what each run
-    /// already sent (its cursor in RUN_DIR/.tally/); any run: tally's or another writer's.
+    /// Send runs' event files to W&B, MLflow or trackio exactly once, in step order, continuing
+    /// from what each run already sent there (its cursor in RUN_DIR/.tally/); any run: tally's
+    /// or another writer's.
     Sync {
         /// Run directories (each holds one run's events.out.tfevents.* files).
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
         /// Where to send them.
-        #[arg(long, value_enum)]
+        #[arg(long, value_enum, default_value_t = sync::Service::Wandb)]
         to: sync::Service,
-        /// The W&B project (default: WANDB_PROJECT, else `tally`).
+        /// The W&B project (default: WANDB_PROJECT, else `tally`), or the trackio project
+        /// (default `tally`).
         #[arg(long)]
         project: Option<String>,
         /// The W&B entity.
         #[arg(long)]
         entity: Option<String>,
+        /// MLflow's tracking server (default: MLFLOW_TRACKING_URI; one of the two is needed).
+        #[arg(long)]
+        tracking_uri: Option<String>,
+        /// MLflow's experiment (default: MLFLOW_EXPERIMENT_NAME, else `tally`).
+        #[arg(long)]
+        experiment: Option<String>,
         /// Only continue runs sent before: refuse a run that has no cursor yet.
         #[arg(long)]
         resume: bool,
@@ -657,6 +665,8 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
             to,
             project,
             entity,
+            tracking_uri,
+            experiment,
             resume,
             dry_run,
             progress,
@@ -667,6 +677,8 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
                     to,
                     project,
                     entity,
+                    tracking_uri,
+                    experiment,
                 },
                 resume,
                 dry_run,

@@ -2,10 +2,10 @@
 //!
 //! The CLI runs with the GIL released; the demo's extra sinks (the Python W&B sink, for
 //! `training.logger=wandb`) come from a factory passed to `tally_cli::run`, and are finished
-//! on this thread once the command returns. `tally sync`'s W&B sink comes from another
-//! factory; it finishes its W&B run itself once the run's last row is sent.
+//! on this thread once the command returns. `tally sync`'s sink (W&B, MLflow or trackio) comes
+//! from another factory; it finishes its run itself once the run's last row is sent.
 
-use crate::sink::{wandb_sink, PySink};
+use crate::sink::{replica_sink, wandb_sink, PySink};
 use pyo3::prelude::*;
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -40,19 +40,33 @@ fn wandb_sinks(
     })
 }
 
-/// `tally sync`'s sink: the W&B sink with `--project`/`--entity`, finishing its run when the
-/// last row is sent and waiting for W&B as long as it takes (the user asked for the upload).
+/// `tally sync`'s sink: the W&B sink with `--project`/`--entity`, the MLflow sink with
+/// `--tracking-uri`/`--experiment` or the trackio sink with `--project` (each unset flag left
+/// to the sink's defaults and its package's own environment variables), finishing its run when
+/// the last row is sent and waiting as long as it takes (the user asked for the upload).
 fn sync_sink(target: &tally_cli::cmd::sync::Target) -> Result<Box<dyn Sink>, tally_cli::CliError> {
+    use tally_cli::cmd::sync::Service;
     Python::attach(|py| {
         let failed = |e: PyErr| tally_cli::CliError::Run(e.to_string());
         let settings = pyo3::types::PyDict::new(py);
-        let pairs = [("project", &target.project), ("entity", &target.entity)];
+        let pairs = match target.to {
+            Service::Wandb => vec![("project", &target.project), ("entity", &target.entity)],
+            Service::Mlflow => vec![
+                ("tracking_uri", &target.tracking_uri),
+                ("experiment", &target.experiment),
+            ],
+            Service::Trackio => vec![("project", &target.project)],
+        };
         for (k, v) in pairs {
             if let Some(v) = v {
                 settings.set_item(k, v).map_err(failed)?;
             }
         }
-        let sink = wandb_sink(py, Some(settings.as_any())).map_err(failed)?;
+        let sink = match target.to {
+            Service::Wandb => wandb_sink(py, Some(settings.as_any())),
+            other => replica_sink(py, other.as_str(), settings.as_any()),
+        }
+        .map_err(failed)?;
         sink.setattr("finish_timeout", py.None()).map_err(failed)?;
         sink.setattr("finish_on_close", true).map_err(failed)?;
         let boxed = PySink::new(&sink).map_err(failed)?;

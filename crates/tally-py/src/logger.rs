@@ -170,6 +170,7 @@ impl PyLogger {
     /// `max_iterations`); `name` titles the run; `seed` is recorded; `resume=True` appends to
     /// the run in `log_dir` (else the latest of this algo and task) or starts one;
     /// `resume_from=ITERATION` (with `resume=True`) rewinds it to a checkpoint's iteration.
+    /// `mlflow={...}` and `trackio={...}` add those replicas, fed from the event file as W&B is.
     #[new]
     #[pyo3(signature = (
         *, algo, task, sim = None, max_iterations = None, num_envs = None,
@@ -179,6 +180,7 @@ impl PyLogger {
         trace_cuda_events = false, config = None, wandb = None, sinks = None, name = None,
         seed = None, resume = false, resume_from = None, on_storage_error = "raise",
         remote_finish_timeout = None, health = None, stop_on = None, on_health = None,
+        mlflow = None, trackio = None,
         health_webhook = None, stall_exit_after = None
     ))]
     // The integer defaults are spelled out here: PyO3 shows only literal defaults.
@@ -188,8 +190,8 @@ impl PyLogger {
         log_interval=1, panel=\"auto\", trace=False, trace_output_dir=None, \
         trace_thread_time=False, trace_cuda_events=False, config=None, wandb=None, sinks=None, \
         name=None, seed=None, resume=False, resume_from=None, on_storage_error=\"raise\", \
-        remote_finish_timeout=None, health=None, stop_on=None, on_health=None, \
-        health_webhook=None, stall_exit_after=None)"
+        remote_finish_timeout=None, health=None, stop_on=None, on_health=None, mlflow=None, \
+        trackio=None, health_webhook=None, stall_exit_after=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -222,6 +224,8 @@ impl PyLogger {
         health: Option<&Bound<'_, PyAny>>,
         stop_on: Option<Vec<String>>,
         on_health: Option<Bound<'_, PyAny>>,
+        mlflow: Option<&Bound<'_, PyDict>>,
+        trackio: Option<&Bound<'_, PyDict>>,
         health_webhook: Option<String>,
         stall_exit_after: Option<f64>,
     ) -> PyResult<Self> {
@@ -305,11 +309,17 @@ impl PyLogger {
         if let Some(w) = wandb {
             lc.wandb = wandb_settings(py, w)?;
         }
+        // The replicas over other trackers (docs/contract/remote-sinks.md "MLflow", "trackio").
+        let replicas: Vec<(&str, &Bound<'_, PyDict>)> = [("mlflow", mlflow), ("trackio", trackio)]
+            .into_iter()
+            .filter_map(|(n, d)| d.map(|d| (n, d)))
+            .collect();
         let (objs, boxed) = python_sinks(
             py,
             sinks.unwrap_or_default(),
             backend == Backend::Wandb,
             wandb,
+            &replicas,
             lc.remote_finish_timeout_secs,
         )?;
         let mut log = tally::Logger::with_sinks(lc, boxed, Arc::new(SystemClock::default()))

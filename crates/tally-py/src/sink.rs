@@ -1,6 +1,7 @@
 //! `PySink`: a Rust [`tally::Sink`] that hands each logged step to a Python object.
 //!
-//! The writer thread calls it, or for a remote sink (`remote = True`, the W&B sink) its own
+//! The writer thread calls it, or for a remote sink (`remote = True`: the W&B, MLflow and
+//! trackio sinks) its own
 //! follower thread reading the event file (docs/contract/remote-sinks.md), attaching to the
 //! interpreter for the call only, so the W&B SDK runs off the training loop's thread. Every method that can wait on the writer thread
 //! (`step` under back-pressure, `flush`, `close`) releases the GIL first, or the two threads
@@ -35,28 +36,66 @@ pub fn wandb_sink<'py>(
         .call1((settings,))
 }
 
+/// A new replica sink over another tracker's own Python package: `tally._mlflow.MlflowSink`
+/// for `"mlflow"`, `tally._trackio.TrackioSink` for `"trackio"`, given its settings dict
+/// (checked by the sink, each unknown key refused by name; docs/contract/remote-sinks.md
+/// "MLflow" and "trackio").
+pub fn replica_sink<'py>(
+    py: Python<'py>,
+    name: &str,
+    settings: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let class = match name {
+        "mlflow" => "MlflowSink",
+        "trackio" => "TrackioSink",
+        other => {
+            return Err(crate::errors::Failure::Config(format!(
+            "{other}: not a replica tally has (mlflow, trackio, or W&B through logger=\"wandb\")"
+        ))
+            .into())
+        }
+    };
+    py.import(format!("tally._{name}"))?
+        .getattr(class)?
+        .call1((settings,))
+}
+
 /// The Python sink objects (kept to `finish` them after close) and the same wrapped for the
 /// writer thread.
 pub type Sinks<'py> = (Vec<Bound<'py, PyAny>>, Vec<Box<dyn Sink>>);
 
+/// The name a Python sink object gives itself, if any.
+fn sink_name(o: &Bound<'_, PyAny>) -> Option<String> {
+    o.getattr("name").ok()?.extract::<String>().ok()
+}
+
 /// The logger's Python sinks: those given, plus the W&B sink when `wandb_backend` and none of
-/// them is named `wandb`; each wrapped for the writer, a remote one's `finish_timeout` set to
-/// the logger's.
+/// them is named `wandb`, plus a replica sink for each `(name, settings)` of `replicas` (a
+/// sink of that name given too is refused: two would share one cursor); each wrapped for the
+/// writer, a remote one's `finish_timeout` set to the logger's.
 pub fn python_sinks<'py>(
     py: Python<'py>,
     mut objs: Vec<Bound<'py, PyAny>>,
     wandb_backend: bool,
     wandb: Option<&Bound<'py, PyDict>>,
+    replicas: &[(&str, &Bound<'py, PyDict>)],
     finish_timeout: f64,
 ) -> PyResult<Sinks<'py>> {
-    let mut has_wandb = false;
-    for o in &objs {
-        if let Ok(n) = o.getattr("name") {
-            has_wandb |= n.extract::<String>().is_ok_and(|n| n == "wandb");
-        }
-    }
-    if wandb_backend && !has_wandb {
+    let has = |objs: &[Bound<'py, PyAny>], name: &str| {
+        objs.iter().any(|o| sink_name(o).is_some_and(|n| n == name))
+    };
+    if wandb_backend && !has(&objs, "wandb") {
         objs.push(wandb_sink(py, wandb.map(|w| w.as_any()))?);
+    }
+    for (name, settings) in replicas {
+        if has(&objs, name) {
+            return Err(crate::errors::Failure::Config(format!(
+                "{name}={{...}} and a sink named '{name}' in sinks=: give one (both would send \
+                 the run through the same cursor)"
+            ))
+            .into());
+        }
+        objs.push(replica_sink(py, name, settings.as_any())?);
     }
     let mut boxed: Vec<Box<dyn Sink>> = Vec::with_capacity(objs.len());
     for o in &objs {

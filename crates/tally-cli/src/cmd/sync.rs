@@ -1,10 +1,11 @@
-//! `tally sync RUN_DIR... --to wandb`: send runs' event files to a remote service exactly once,
+//! `tally sync RUN_DIR... --to wandb|mlflow|trackio`: send runs' event files to a remote service exactly once,
 //! in step order, from the cursor each run directory keeps (docs/contract/remote-sinks.md
 //! "tally sync").
 //!
 //! Any run works: a tally run whose W&B sink fell behind or was offline, a run recorded with
 //! `logger="tensorboard"`, another writer's event files. The sink comes from the program
-//! embedding the command line (the Python package's W&B sink); `--dry-run` needs none.
+//! embedding the command line (the Python package's W&B, MLflow and trackio sinks), each
+//! with its own cursor; `--dry-run` needs none.
 
 use crate::error::CliError;
 use crate::stderr::warn;
@@ -19,6 +20,10 @@ use tally_read::files::require_run_event_files;
 pub enum Service {
     /// Weights & Biases (needs the W&B Python SDK).
     Wandb,
+    /// An MLflow tracking server (needs the mlflow Python package).
+    Mlflow,
+    /// trackio, local mode (needs the trackio Python package).
+    Trackio,
 }
 
 impl Service {
@@ -26,6 +31,17 @@ impl Service {
     pub fn as_str(self) -> &'static str {
         match self {
             Service::Wandb => "wandb",
+            Service::Mlflow => "mlflow",
+            Service::Trackio => "trackio",
+        }
+    }
+
+    /// The Python package the sink is written over, and how a message names it.
+    pub fn package(self) -> (&'static str, &'static str) {
+        match self {
+            Service::Wandb => ("wandb", "W&B Python SDK"),
+            Service::Mlflow => ("mlflow", "mlflow Python package"),
+            Service::Trackio => ("trackio", "trackio Python package"),
         }
     }
 }
@@ -35,13 +51,63 @@ impl Service {
 pub struct Target {
     /// The service.
     pub to: Service,
-    /// Its project (W&B: `--project`, else the SDK's default or `WANDB_PROJECT`).
+    /// Its project (W&B: `--project`, else the SDK's default or `WANDB_PROJECT`; trackio:
+    /// `--project`, else `tally`).
     pub project: Option<String>,
     /// Its entity (W&B: `--entity`).
     pub entity: Option<String>,
+    /// MLflow's tracking server (`--tracking-uri`, else MLflow's own `MLFLOW_TRACKING_URI`).
+    pub tracking_uri: Option<String>,
+    /// MLflow's experiment (`--experiment`, else MLflow's own `MLFLOW_EXPERIMENT_NAME`, else
+    /// `tally`).
+    pub experiment: Option<String>,
 }
 
-/// Builds a remote sink for a target (the Python package passes its W&B sink).
+impl Target {
+    /// A flag of another service is refused, naming it: a setting that silently does
+    /// nothing sends the run where the user does not look.
+    pub fn check(&self) -> Result<(), CliError> {
+        let given = [
+            (
+                "--project",
+                self.project.is_some(),
+                [Service::Wandb, Service::Trackio].as_slice(),
+            ),
+            (
+                "--entity",
+                self.entity.is_some(),
+                [Service::Wandb].as_slice(),
+            ),
+            (
+                "--tracking-uri",
+                self.tracking_uri.is_some(),
+                [Service::Mlflow].as_slice(),
+            ),
+            (
+                "--experiment",
+                self.experiment.is_some(),
+                [Service::Mlflow].as_slice(),
+            ),
+        ];
+        for (flag, set, applies) in given {
+            if set && !applies.contains(&self.to) {
+                return Err(CliError::Usage(format!(
+                    "{flag} is not a setting of --to {}: it applies to --to {}",
+                    self.to.as_str(),
+                    applies
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builds a remote sink for a target (the Python package passes its W&B, MLflow and trackio
+/// sinks).
 pub type RemoteSinkFactory<'a> =
     dyn Fn(&Target) -> Result<Box<dyn tally::Sink>, CliError> + Sync + 'a;
 
@@ -68,11 +134,13 @@ pub fn main(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let name = c.target.to.as_str();
+    c.target.check()?;
     if !c.dry_run && factory.is_none() {
+        let (package, named) = c.target.to.package();
         return Err(CliError::Refused(format!(
-            "tally sync --to {name} needs the W&B Python SDK, which this binary cannot load: run \
-             it from the Python package (python -m tally sync ..., or the tally command that \
-             pip install tally-rl puts on PATH) with wandb installed; --dry-run works here"
+            "tally sync --to {name} needs the {named}, which this binary cannot load: run it \
+             from the Python package (python -m tally sync ..., or the tally command that pip \
+             install tally-rl puts on PATH) with {package} installed; --dry-run works here"
         )));
     }
     for dir in &c.dirs {
