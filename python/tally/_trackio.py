@@ -82,6 +82,8 @@ class TrackioSink:
         self._held: List[Tuple[int, int, float, Dict[str, float]]] = []
         self._row = 0
         self._names: Dict[str, str] = {}
+        # The run's config, stored with the first rows written (as ``trackio.log`` stores it).
+        self._config: Optional[Dict[str, Any]] = None
         self._finished = False
 
     def start(self, run_dir: str) -> Optional[str]:
@@ -107,6 +109,7 @@ class TrackioSink:
             auto_log_cpu=False,
         )
         self.owned = True
+        self._config = config
         tmp = self.run_dir / f".{RUN_FILE}.tmp"
         tmp.write_text(json.dumps({"project": self.run.project, "name": self.run.name}) + "\n", encoding="utf-8")
         os.replace(tmp, self.run_dir / RUN_FILE)
@@ -178,8 +181,10 @@ class TrackioSink:
             steps=[r[1] for r in held],
             timestamps=[datetime.fromtimestamp(r[2], timezone.utc).isoformat() for r in held],
             log_ids=[self._log_id(r[0]) for r in held],
+            config=self._trackio.utils.to_json_safe(self._config) if self._config else None,
         )
         self._held = []
+        self._config = None
 
     def close(self) -> None:
         """The last row was sent: ``tally sync`` finishes the run now."""
@@ -192,5 +197,10 @@ class TrackioSink:
             return
         self._finished = True
         run = self.run
+        # As trackio.finish() does: the process's current run is no longer this one (set here,
+        # on the thread that opened it: trackio keeps it in a context variable).
+        current = self._trackio.context_vars.current_run
+        if current.get() is run:
+            current.set(None)
         within(run.finish, self.finish_timeout, "trackio.finish()", who="trackio")
 
