@@ -102,6 +102,10 @@ pub struct TerminalState {
     /// The run's health findings, for the panel's Health line (docs/contract/health.md "In
     /// the logger"); `None` when no rule is on.
     pub health: Option<std::sync::Arc<crate::health::LiveHealth>>,
+    /// The newest finding of a run followed by a reader (`tally watch`: the rules on what it
+    /// reads, or the run's summary), for the same Health line when no logger is here
+    /// (docs/contract/health.md "In tally watch").
+    pub health_read: Option<crate::health::Finding>,
 }
 
 /// A copy of the terminal state taken by the panel thread.
@@ -161,6 +165,7 @@ impl TerminalState {
             messages_total: 0,
             board: None,
             health: None,
+            health_read: None,
         }
     }
 
@@ -244,7 +249,10 @@ impl TerminalState {
             messages_total: self.messages_total,
             version: self.version,
             board: self.board.clone(),
-            health: self.health.as_ref().and_then(|h| h.newest()),
+            health: match &self.health {
+                Some(h) => h.newest(),
+                None => self.health_read.clone(),
+            },
         }
     }
 }

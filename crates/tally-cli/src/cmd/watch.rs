@@ -20,6 +20,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tally::board::TagBoard;
+use tally::health::live::finding_text;
+use tally::health::{Evaluator, Finding, RuleKind, RuleSet, TagSlot};
 use tally::replay::Replay;
 use tally::terminal::{Level, RunFacts, TerminalState};
 use tally::window::{Sample, TimeWindow};
@@ -147,6 +149,96 @@ pub struct Tailer {
     /// The step of each entry of the state's reward history (a logger's run), so a purge drops
     /// the purged entries.
     reward_steps: VecDeque<i64>,
+    /// The run's health (docs/contract/health.md "In tally watch").
+    health: Health,
+}
+
+/// A followed run's health findings: a logger's from its `run_summary.json` (which the logger
+/// rewrites with them, its stall timer's included); any other run's from the default rules fed
+/// what `watch` reads, as `tally health` feeds them.
+#[derive(Debug)]
+struct Health {
+    eval: Evaluator,
+    slots: std::collections::HashMap<String, TagSlot>,
+    /// The run's own file being read: a resumed run's next file starts a segment, so the pause
+    /// between them is not a stall.
+    file: Option<usize>,
+    /// Findings already told as a line.
+    told: usize,
+    /// When `run_summary.json` was last read (a logger's run).
+    summary_seen: Option<std::time::SystemTime>,
+    /// The findings the summary held then.
+    from_summary: Vec<Finding>,
+}
+
+impl Default for Health {
+    fn default() -> Self {
+        Health {
+            eval: Evaluator::new(RuleSet::defaults()),
+            slots: Default::default(),
+            file: None,
+            told: 0,
+            summary_seen: None,
+            from_summary: Vec::new(),
+        }
+    }
+}
+
+impl Health {
+    /// Feeds one value read from a generic run.
+    fn value(&mut self, sc: &ScalarEvent) {
+        let slot = match self.slots.get(&sc.tag) {
+            Some(s) => *s,
+            None => {
+                let s = self.eval.tag(&sc.tag);
+                self.slots.insert(sc.tag.clone(), s);
+                s
+            }
+        };
+        self.eval.step(sc.step, sc.wall_time);
+        self.eval.value(slot, sc.step, sc.wall_time, sc.value);
+    }
+
+    /// The logger's findings as its summary lists them now, read again when the file changed.
+    fn read_summary(&mut self, dir: &Path) {
+        let path = dir.join(tally::run::RUN_SUMMARY_FILE);
+        let Ok(modified) = std::fs::metadata(&path).and_then(|m| m.modified()) else {
+            return;
+        };
+        if self.summary_seen == Some(modified) {
+            return;
+        }
+        self.summary_seen = Some(modified);
+        let Some(doc) = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        else {
+            return;
+        };
+        if let Some(list) = doc.get("health").and_then(|h| h.as_array()) {
+            self.from_summary = list.iter().filter_map(finding_of).collect();
+        }
+    }
+}
+
+/// A finding as `run_summary.json` lists it (docs/contract/run-artifacts.md "Run summary").
+fn finding_of(v: &serde_json::Value) -> Option<Finding> {
+    let last_value = match &v["last_value"] {
+        serde_json::Value::Number(n) => n.as_f64()?,
+        serde_json::Value::String(s) if s == "NaN" => f64::NAN,
+        serde_json::Value::String(s) if s == "Infinity" => f64::INFINITY,
+        serde_json::Value::String(s) if s == "-Infinity" => f64::NEG_INFINITY,
+        _ => return None,
+    };
+    Some(Finding {
+        rule: RuleKind::parse(v["rule"].as_str()?)?,
+        tag: v["tag"].as_str().unwrap_or_default().to_owned(),
+        first_step: v["first_step"].as_i64()?,
+        last_step: v["last_step"].as_i64()?,
+        count: v["count"].as_u64()?,
+        last_value,
+        message: v["message"].as_str()?.to_owned(),
+    })
 }
 
 /// What one poll read.
@@ -195,6 +287,7 @@ impl Tailer {
             waiting: None,
             board_tags: BTreeMap::new(),
             reward_steps: VecDeque::new(),
+            health: Health::default(),
         }
     }
 
@@ -243,6 +336,7 @@ impl Tailer {
         self.more = false;
         let result = self.read(state, Instant::now() + READ_BUDGET);
         self.flush(state);
+        self.tell_health(state);
         if let Err(e) = &result {
             self.message(state, Level::Error, e.to_string());
         }
@@ -257,6 +351,33 @@ impl Tailer {
             added,
             more: self.more,
         })
+    }
+
+    /// Each new finding once as a line (`health: RULE on TAG: MESSAGE`, as the logger says it),
+    /// and the newest as it stands on the Health line (docs/contract/health.md "In tally
+    /// watch").
+    fn tell_health(&mut self, state: &Mutex<TerminalState>) {
+        let findings = match self.kind {
+            Some(Kind::Logger) => {
+                self.health.read_summary(&self.dir);
+                &self.health.from_summary[..]
+            }
+            Some(Kind::Generic) => self.health.eval.findings(),
+            None => return,
+        };
+        let new: Vec<String> = findings
+            .iter()
+            .skip(self.health.told)
+            .map(finding_text)
+            .collect();
+        let newest = findings.last().cloned();
+        self.health.told = self.health.told.max(findings.len());
+        for text in new {
+            self.message(state, Level::Warning, text);
+        }
+        if newest.is_some() {
+            lock(state).health_read = newest;
+        }
     }
 
     /// While no record has come, say so, with how far the walk over the run's files got.
@@ -331,7 +452,18 @@ impl Tailer {
                 return Ok(added);
             };
             let (event, name) = match &from {
-                None => (self.main.take(), None),
+                None => {
+                    let event = self.main.take();
+                    let file = self.main.progress().map(|(at, _)| at);
+                    if file != self.health.file {
+                        if self.health.file.is_some() {
+                            // A resumed run's next file (docs/contract/health.md "Stall").
+                            self.health.eval.new_segment();
+                        }
+                        self.health.file = file;
+                    }
+                    (event, None)
+                }
                 Some(d) => {
                     let (name, follow) = self.subruns.get_mut(d).expect("found above");
                     (follow.take(), Some(name.clone()))
@@ -426,6 +558,9 @@ impl Tailer {
         let t = self.clock.monotonic_at(wall);
         if self.pending.as_ref().is_some_and(|p| p.step != step) {
             self.flush(state);
+        }
+        for sc in scalars {
+            self.health.value(sc);
         }
         let mut s = lock(state);
         let board = s.board.get_or_insert_with(TagBoard::default);
