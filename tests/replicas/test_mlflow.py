@@ -322,3 +322,18 @@ def test_summary_writer_mirrors_to_mlflow_with_at_signs_renamed(tmp_path, mlflow
     # tally's writer keeps Trinity's name; MLflow holds it under the one rule's name.
     assert mlflow_name("eval/accuracy/mean@4") in run.data.metrics
     assert_same(mlflow_series(client, run.info.run_id), event_series(tmp_path / "sw"))
+
+
+def test_the_sink_given_in_sinks_is_the_same_replica_and_not_twice(tmp_path, mlflow_server):
+    settings = {"tracking_uri": mlflow_server.uri, "run_name": "given"}
+    log = tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "run", panel="off",
+                       sinks=[tally.MlflowSink(settings)], remote_finish_timeout=60)
+    steps(log, 1, 40)
+    log.close()
+    client = MlflowClient(mlflow_server.uri)
+    assert get_run(client, run_id_of(log.run_dir)).info.run_name == "given"
+    assert_same(mlflow_series(client, run_id_of(log.run_dir)), event_series(log.run_dir))
+    with pytest.raises(tally.ConfigError, match=r"mlflow=\{\.\.\.\} and a sink named 'mlflow' in sinks="):
+        tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "two", panel="off",
+                     sinks=[tally.MlflowSink(settings)], mlflow=settings)
+    assert not (tmp_path / "two").exists()
