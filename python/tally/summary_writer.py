@@ -41,8 +41,10 @@ from tally._tally import ConfigError, EventWriter, RemoteFollower, SchemaError, 
 from tally._tally import summaries as _summaries
 from tally._mlflow import MlflowSink
 from tally._mlflow import check_settings as _mlflow_check
+from tally._mlflow import import_mlflow
 from tally._trackio import TrackioSink
 from tally._trackio import check_settings as _trackio_check
+from tally._trackio import import_trackio
 from tally._wandb import DEFAULT_FINISH_TIMEOUT, DEFAULT_PROJECT, WandbSink, import_wandb, read_run_id
 from tally._writer_config import param_table, redacted
 from tally._writer_config import record as _record_config
@@ -222,6 +224,8 @@ class SummaryWriter:
             if not self._write_to_disk:
                 raise ConfigError(f"{kind.name}= with write_to_disk=False: it is fed from the event file, which is not written")
             replicas.append((kind, _mlflow_check(settings) if kind is MlflowSink else _trackio_check(settings)))
+            # The package too: a replica that cannot be made leaves no writer directory behind.
+            import_mlflow() if kind is MlflowSink else import_trackio()
         timeout = float(remote_finish_timeout)
         if not (math.isfinite(timeout) and timeout >= 0):
             raise ConfigError(f"remote_finish_timeout {remote_finish_timeout!r} must be a finite number of seconds >= 0")
