@@ -36,12 +36,13 @@ __all__ = [
     "collapse",
     "throughput",
     "stall",
+    "disk",
     "off",
     "RULES",
 ]
 
 #: Every rule's name, as ``stop_on`` and :func:`off` take it (``spike`` is ``divergence``).
-RULES = ("nonfinite", "divergence", "spike", "collapse", "flat_for", "above", "below", "stall", "throughput")
+RULES = ("nonfinite", "divergence", "spike", "collapse", "flat_for", "above", "below", "stall", "throughput", "disk")
 
 Tags = Union[str, Sequence[str]]
 
@@ -180,6 +181,13 @@ def stall(k: Optional[float] = None, min_gap_s: Optional[float] = None, min_hist
     and at least ``min_gap_s`` seconds."""
     params = {"k": k, "min_gap_s": min_gap_s, "min_history": min_history}
     return Rule("stall", None, {n: v for n, v in params.items() if v is not None})
+
+
+def disk(min_free_mb: Optional[float] = None) -> Rule:
+    """Replaces the run's disk rule: less than ``min_free_mb`` MiB free on the filesystem of the
+    run directory (checked by the logger's writer thread, docs/contract/health.md "Disk")."""
+    params = {"min_free_mb": min_free_mb}
+    return Rule("disk", None, {n: v for n, v in params.items() if v is not None})
 
 
 def off(kind: str) -> Off:

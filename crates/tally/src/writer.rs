@@ -137,7 +137,7 @@ fn run(
             // findings' state once a tick, so the step's thread keeps it in its own cache.
             if checked.elapsed() >= t {
                 checked = std::time::Instant::now();
-                if h.check_stall(clock.wall()) {
+                if h.check_stall(clock.wall()) | h.check_disk(&run_dir) {
                     h.announce();
                 }
                 write_findings(h, &mut written, &mut slots, clock.wall());

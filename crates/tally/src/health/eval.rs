@@ -177,6 +177,10 @@ pub struct Evaluator {
     names: Vec<Box<str>>,
     checks: Vec<Check>,
     stall: Option<StallState>,
+    /// The `disk` rule's state: its finding, and whether space is low now.
+    disk: (u32, bool),
+    /// The newest step seen (where a `disk` finding is placed).
+    last_step: i64,
     findings: Findings,
 }
 
@@ -196,6 +200,8 @@ impl Evaluator {
             names: Vec::new(),
             checks: Vec::new(),
             stall,
+            disk: (NONE, false),
+            last_step: 0,
             findings: Findings::default(),
         }
     }
@@ -250,6 +256,7 @@ impl Evaluator {
     /// step again is ignored.
     #[inline]
     pub fn step(&mut self, step: i64, wall_time: f64) {
+        self.last_step = step;
         let Some(s) = self.stall.as_mut() else {
             return;
         };
@@ -293,6 +300,39 @@ impl Evaluator {
         if let Some(s) = self.stall.as_mut() {
             s.last = None;
         }
+    }
+
+    /// The free space of the run directory's filesystem, MiB (a live logger's writer timer):
+    /// the `disk` rule fires when it falls below `min_free_mb`, once per time it falls there
+    /// (space freed and used up again counts again). True when it fired now.
+    pub fn disk(&mut self, free_mb: f64) -> bool {
+        let Some(d) = self.rules.disk else {
+            return false;
+        };
+        let low = free_mb < d.min_free_mb;
+        let (mut slot, was_low) = self.disk;
+        let fired = low && !was_low;
+        if low {
+            let step = self.last_step;
+            self.findings.fire(
+                &mut slot,
+                RuleKind::Disk,
+                "",
+                step,
+                step,
+                free_mb,
+                u64::from(fired),
+                || {
+                    format!(
+                        "{} MiB free under the run directory at step {step} (below {} MiB)",
+                        num(free_mb.floor()),
+                        num(d.min_free_mb)
+                    )
+                },
+            );
+        }
+        self.disk = (slot, low);
+        fired
     }
 
     /// For a run still being written: whether it has had no new step for too long at wall

@@ -3,7 +3,7 @@
 
 use super::finding::RuleKind;
 use super::rules::{
-    Collapse, Divergence, FlatFor, Rule, RuleSet, Stall, TagRule, Tags, Throughput,
+    Collapse, Disk, Divergence, FlatFor, Rule, RuleSet, Stall, TagRule, Tags, Throughput,
 };
 use serde_json::{Map, Value};
 
@@ -163,6 +163,14 @@ impl Entry<'_> {
                 }
                 self.only(&["k", "min_gap_s", "min_history"])?;
                 rules.stall = Some(p);
+                (&[], None)
+            }
+            RuleKind::Disk => {
+                let p = Disk {
+                    min_free_mb: self.positive("min_free_mb", Disk::default().min_free_mb)?,
+                };
+                self.only(&["min_free_mb"])?;
+                rules.disk = Some(p);
                 (&[], None)
             }
         };

@@ -23,11 +23,13 @@ pub enum RuleKind {
     Stall,
     /// A throughput below a fraction of its running median for a while.
     Throughput,
+    /// Little free space left on the filesystem of the run directory (a live logger only).
+    Disk,
 }
 
 impl RuleKind {
     /// Every rule, in the order tables list them.
-    pub const ALL: [RuleKind; 8] = [
+    pub const ALL: [RuleKind; 9] = [
         RuleKind::Nonfinite,
         RuleKind::Divergence,
         RuleKind::Collapse,
@@ -36,6 +38,7 @@ impl RuleKind {
         RuleKind::Below,
         RuleKind::Stall,
         RuleKind::Throughput,
+        RuleKind::Disk,
     ];
 
     /// The snake_case name used in tables, JSON and rules files.
@@ -49,6 +52,7 @@ impl RuleKind {
             RuleKind::Below => "below",
             RuleKind::Stall => "stall",
             RuleKind::Throughput => "throughput",
+            RuleKind::Disk => "disk",
         }
     }
 

@@ -26,6 +26,10 @@ pub struct LiveHealth {
     /// Pauses the stall timer has found: what the stall exit watches (docs/contract/health.md
     /// "Ending a stalled run").
     pauses: AtomicU64,
+    /// When the `disk` rule last asked the filesystem (`None`: never, or the rule is off).
+    disk_checked: Mutex<Option<std::time::Instant>>,
+    /// Whether the `disk` rule is on.
+    disk_on: bool,
     /// How often the writer thread checks for a stall and writes new findings.
     tick: Option<Duration>,
     /// Told each new finding once, from whichever thread found it (the panel and the plain
@@ -118,6 +122,7 @@ impl LiveHealth {
         let tick = Some(rules.stall.map_or(Duration::from_secs(1), |s| {
             Duration::from_secs_f64((s.min_gap_s / 4.0).clamp(0.02, 1.0))
         }));
+        let disk_on = rules.disk.is_some();
         LiveHealth {
             core: Mutex::new(Core {
                 eval: Evaluator::new(rules),
@@ -129,6 +134,8 @@ impl LiveHealth {
             }),
             len: AtomicUsize::new(0),
             pauses: AtomicU64::new(0),
+            disk_checked: Mutex::new(None),
+            disk_on,
             tick,
             notify: Mutex::new((0, None)),
             announced: AtomicUsize::new(0),
@@ -199,6 +206,29 @@ impl LiveHealth {
             self.pauses.fetch_add(1, Ordering::Release);
         }
         found
+    }
+
+    /// Checks the free space of the filesystem holding `dir` for the `disk` rule (the writer
+    /// thread's timer; `statvfs` at most once a second); true when it fired now.
+    pub fn check_disk(&self, dir: &std::path::Path) -> bool {
+        if !self.disk_on {
+            return false;
+        }
+        let mut last = self.disk_checked.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
+            return false;
+        }
+        *last = Some(std::time::Instant::now());
+        drop(last);
+        let Ok(s) = rustix::fs::statvfs(dir) else {
+            return false;
+        };
+        let free_mb = (s.f_bavail as f64) * (s.f_frsize as f64) / (1024.0 * 1024.0);
+        let mut core = self.lock();
+        let fired = core.eval.disk(free_mb);
+        self.len
+            .store(core.eval.findings().len(), Ordering::Release);
+        fired
     }
 
     /// Installs what [`LiveHealth::announce`] tells each new finding.

@@ -17,4 +17,6 @@ pub use eval::{Evaluator, TagSlot};
 pub use file::{apply_rules_file, RulesFileError};
 pub use finding::{Finding, RuleKind};
 pub use live::LiveHealth;
-pub use rules::{Collapse, Divergence, FlatFor, Rule, RuleSet, Stall, TagRule, Tags, Throughput};
+pub use rules::{
+    Collapse, Disk, Divergence, FlatFor, Rule, RuleSet, Stall, TagRule, Tags, Throughput,
+};

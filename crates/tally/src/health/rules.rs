@@ -94,6 +94,23 @@ impl Default for Throughput {
     }
 }
 
+/// `disk`: the filesystem of the run directory has less than `min_free_mb` free for the run
+/// (`docs/contract/health.md` "Disk"). Checked by a live logger's writer thread only.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Disk {
+    /// Free space below which the rule fires, MiB (as `statvfs` gives it to an unprivileged
+    /// writer: `f_bavail` blocks).
+    pub min_free_mb: f64,
+}
+
+impl Default for Disk {
+    fn default() -> Self {
+        Disk {
+            min_free_mb: 1024.0,
+        }
+    }
+}
+
 /// `stall`: no new step for `k` × the median gap between steps (and at least `min_gap_s`)
 /// (`docs/contract/health.md` "Stall").
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -281,6 +298,8 @@ pub struct RuleSet {
     pub tag_rules: Vec<TagRule>,
     /// The run's stall rule, if on.
     pub stall: Option<Stall>,
+    /// The run directory's free-space rule, if on.
+    pub disk: Option<Disk>,
 }
 
 impl Default for RuleSet {
@@ -295,6 +314,7 @@ impl RuleSet {
         RuleSet {
             tag_rules: Vec::new(),
             stall: None,
+            disk: None,
         }
     }
 
@@ -326,6 +346,7 @@ impl RuleSet {
                 },
             ],
             stall: Some(Stall::default()),
+            disk: Some(Disk::default()),
         }
     }
 
@@ -342,6 +363,11 @@ impl RuleSet {
                 return Some(format!("rule {i} ({}): {p}", r.rule.kind().as_str()));
             }
         }
+        if let Some(d) = self.disk {
+            if !(d.min_free_mb.is_finite() && d.min_free_mb > 0.0) {
+                return Some(format!("disk: min_free_mb {} must be > 0", d.min_free_mb));
+            }
+        }
         let s = self.stall?;
         (!(s.k > 1.0 && s.min_gap_s >= 0.0 && s.min_history >= 1))
             .then(|| "stall: k must be > 1, min_gap_s >= 0, min_history at least 1".to_owned())
@@ -351,6 +377,7 @@ impl RuleSet {
     pub fn has(&self, kind: RuleKind) -> bool {
         match kind {
             RuleKind::Stall => self.stall.is_some(),
+            RuleKind::Disk => self.disk.is_some(),
             k => self.tag_rules.iter().any(|r| r.rule.kind() == k),
         }
     }
@@ -360,6 +387,9 @@ impl RuleSet {
         self.tag_rules.retain(|r| r.rule.kind() != kind);
         if kind == RuleKind::Stall {
             self.stall = None;
+        }
+        if kind == RuleKind::Disk {
+            self.disk = None;
         }
     }
 
