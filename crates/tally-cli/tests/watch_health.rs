@@ -143,3 +143,44 @@ fn a_loggers_run_shows_the_findings_of_its_summary() {
     let f = s.lock().unwrap().snapshot().health.expect("a Health line");
     assert_eq!((f.tag.as_str(), f.first_step), ("Loss/critic", 5));
 }
+
+#[test]
+fn the_curves_show_each_runs_newest_finding() {
+    // A folder of runs: another tool's with a NaN, a logger's with a NaN, a clean one.
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().join("logs");
+    generic_run(&logs.join("sick"), Some(4096));
+    generic_run(&logs.join("well"), None);
+    let mut c = LoggerConfig::new("sac", "watch", "mujoco");
+    c.log_dir = Some(logs.join("logged"));
+    c.max_iterations = Some(10);
+    let mut log = Logger::new(c).unwrap();
+    for it in 1..=10 {
+        let critic = if it == 5 { f64::NAN } else { 1.0 };
+        log.step(&StepInput::new(it).metric("Loss/critic", critic))
+            .unwrap();
+    }
+    log.close(RunStatus::Completed).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["watch", "logs", "--curves", "--panel", "off"])
+        .current_dir(tmp.path())
+        .env("COLUMNS", "160")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let health: Vec<&str> = text.lines().filter(|l| l.contains("Health")).collect();
+    assert_eq!(health.len(), 2, "{text}");
+    assert!(
+        health
+            .iter()
+            .any(|l| l.contains("sick: Health nonfinite losses/value_loss at step 4096")),
+        "{text}"
+    );
+    assert!(
+        health
+            .iter()
+            .any(|l| l.contains("logged: Health nonfinite Loss/critic at step 5")),
+        "{text}"
+    );
+}

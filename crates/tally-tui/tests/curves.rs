@@ -61,6 +61,7 @@ fn model(runs: &[&str], charts: Vec<Chart>) -> CurvesModel {
             .map(|r| RunLabel {
                 name: (*r).to_owned(),
                 error: None,
+                health: None,
             })
             .collect(),
         tags: charts.len(),

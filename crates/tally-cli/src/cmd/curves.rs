@@ -61,6 +61,56 @@ struct Watched {
     dir: PathBuf,
     run: Option<LiveRun>,
     error: Option<String>,
+    /// Its health (docs/contract/health.md "In tally watch").
+    health: RunHealthSeen,
+}
+
+/// A run's newest health finding: a logger's from its `run_summary.json` (read again when it
+/// changes), any other run's from `tally health`'s reading of its files, again at most every
+/// [`JUDGE_AGAIN`] while it grows.
+#[derive(Default)]
+struct RunHealthSeen {
+    line: Option<String>,
+    summary_seen: Option<std::time::SystemTime>,
+    judged: Option<(Instant, u64)>,
+}
+
+/// How often another tool's growing run is read again for its findings (a whole reading).
+const JUDGE_AGAIN: Duration = Duration::from_secs(30);
+
+impl RunHealthSeen {
+    /// Whether the line changed.
+    fn refresh(&mut self, dir: &Path, points: u64) -> bool {
+        let newest = if crate::cmd::watch::is_logger_run(dir) {
+            let path = dir.join(tally::run::RUN_SUMMARY_FILE);
+            let Ok(modified) = std::fs::metadata(&path).and_then(|m| m.modified()) else {
+                return false;
+            };
+            if self.summary_seen == Some(modified) {
+                return false;
+            }
+            self.summary_seen = Some(modified);
+            crate::cmd::watch::summary_findings(&path).pop()
+        } else {
+            let due = match self.judged {
+                None => true,
+                Some((at, n)) => n != points && at.elapsed() >= JUDGE_AGAIN,
+            };
+            if !due {
+                return false;
+            }
+            self.judged = Some((Instant::now(), points));
+            let now = tally::Clock::wall(&tally::SystemClock::default());
+            let rules = tally::health::RuleSet::defaults();
+            tally_read::health::check_paths(&[dir.to_owned()], &rules, now)
+                .ok()
+                .and_then(|runs| runs.into_iter().flat_map(|r| r.findings).last())
+        };
+        let line = newest.as_ref().map(tally_tui::state::health_line);
+        let changed = line != self.line;
+        self.line = line;
+        changed
+    }
 }
 
 /// The runs under the path, in the order they were found (a run's index is its colour).
@@ -102,6 +152,8 @@ impl Runs {
             let error = read.as_ref().err().map(ToString::to_string);
             changed |= read.is_ok_and(|n| n > 0) || error != w.error;
             w.error = error;
+            let points = w.run.as_ref().map_or(0, |r| r.points());
+            changed |= w.health.refresh(&w.dir, points);
         }
         changed
     }
@@ -133,6 +185,7 @@ impl Runs {
                 dir,
                 run: None,
                 error: None,
+                health: RunHealthSeen::default(),
             });
             changed = true;
         }
@@ -181,6 +234,7 @@ impl Runs {
                 .map(|w| RunLabel {
                     name: w.name.clone(),
                     error: w.error.clone(),
+                    health: w.health.line.clone(),
                 })
                 .collect(),
             tags: tags.len(),

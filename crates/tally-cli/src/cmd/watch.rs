@@ -209,16 +209,20 @@ impl Health {
             return;
         }
         self.summary_seen = Some(modified);
-        let Some(doc) = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        else {
-            return;
-        };
-        if let Some(list) = doc.get("health").and_then(|h| h.as_array()) {
-            self.from_summary = list.iter().filter_map(finding_of).collect();
-        }
+        self.from_summary = summary_findings(&path);
     }
+}
+
+/// The findings a `run_summary.json` lists (none when it cannot be read).
+pub(crate) fn summary_findings(path: &Path) -> Vec<Finding> {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|doc| {
+            let list = doc.get("health")?.as_array()?.clone();
+            Some(list.iter().filter_map(finding_of).collect())
+        })
+        .unwrap_or_default()
 }
 
 /// A finding as `run_summary.json` lists it (docs/contract/run-artifacts.md "Run summary").

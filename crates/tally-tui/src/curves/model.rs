@@ -121,6 +121,9 @@ pub struct RunLabel {
     pub name: String,
     /// Why the run cannot be read, when it cannot (its chart lines are then missing).
     pub error: Option<String>,
+    /// Its newest health finding as the Health line says it, when a rule fired
+    /// (docs/contract/health.md "In tally watch").
+    pub health: Option<String>,
 }
 
 /// Everything one frame of the curves view shows.

@@ -175,6 +175,23 @@ impl CurvesView<'_> {
                 self.style(Color::Red),
             )]);
         }
+        // The runs a health rule fired on, each with its newest finding, as the panel's Health
+        // line says it (docs/contract/health.md "In tally watch").
+        let unhealthy: Vec<_> = m.runs.iter().filter(|r| r.health.is_some()).collect();
+        for run in unhealthy.iter().take(ERRORS_SHOWN) {
+            let h = run.health.as_deref().unwrap_or_default();
+            lines.push(vec![(
+                format!("{}: Health {h}", run.name),
+                self.style(Color::Red),
+            )]);
+        }
+        if unhealthy.len() > ERRORS_SHOWN {
+            let more = unhealthy.len() - ERRORS_SHOWN;
+            lines.push(vec![(
+                format!("+{more} more runs with health findings (tally health lists them)"),
+                self.style(Color::Red),
+            )]);
+        }
         if let Some(n) = &m.notice {
             lines.push(vec![(n.clone(), Style::new())]);
         }
