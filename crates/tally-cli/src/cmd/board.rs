@@ -7,6 +7,36 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use tally_board::{Board, Options};
 
+/// `tally board`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Directories searched recursively for `events.out.tfevents.*` (or event files).
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// The address to listen on; any other than loopback requires the printed token.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// The port (0: a free one).
+    #[arg(long, default_value_t = 6007)]
+    pub port: u16,
+    /// Open the page in the desktop's browser.
+    #[arg(long)]
+    pub open: bool,
+}
+
+impl Args {
+    /// Check the flags and run the command.
+    pub fn execute(self) -> Result<Exit, CliError> {
+        let Args {
+            paths,
+            host,
+            port,
+            open,
+        } = self;
+        main(paths, host, port, open)
+    }
+}
+
 /// Run `tally board`: bind, print the URL (and open it when asked), serve until interrupted.
 pub fn main(paths: Vec<PathBuf>, host: IpAddr, port: u16, open: bool) -> Result<Exit, CliError> {
     let token = Options::token_for(host).map_err(|e| CliError::Run(e.to_string()))?;

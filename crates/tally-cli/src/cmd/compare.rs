@@ -1,11 +1,63 @@
 //! `tally compare PATH... --metric TAG [--by KEY...] [--at final|auc|STEP] [--json]`: the seed
 //! statistics of [`tally_read::compare`], one line per group, best mean first.
 
+use super::to_stdout;
 use crate::error::CliError;
+use crate::error::Exit;
 use crate::stderr;
 use std::io::Write;
 use std::path::PathBuf;
 use tally_read::compare::{compare, Settings};
+
+/// `tally compare`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Event files, or directories searched recursively for `events.out.tfevents.*`.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The tag each run is scored on.
+    #[arg(long)]
+    pub metric: String,
+    /// Group by these configuration keys (`config.lr`, `run.algo`; `tally runs --json`
+    /// lists a run's keys); none: all runs are one group.
+    #[arg(long, num_args = 1..)]
+    pub by: Vec<String>,
+    /// The score: final (mean of the last 10 % of steps), auc (mean height) or a step.
+    #[arg(long, default_value = "final", value_parser = |s: &str| s.parse::<tally_read::compare::At>())]
+    pub at: tally_read::compare::At,
+    /// Bootstrap resamples.
+    #[arg(long, default_value_t = 50_000)]
+    pub reps: usize,
+    /// The bootstrap's seed (numpy RandomState's stream).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u32,
+    /// Print the groups as JSON (with their runs, scores and aligned curves).
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Args {
+    /// Check the flags and run the command.
+    pub fn execute(self) -> Result<Exit, CliError> {
+        let Args {
+            paths,
+            metric,
+            by,
+            at,
+            reps,
+            seed,
+            json,
+        } = self;
+        let s = tally_read::compare::Settings {
+            by,
+            at,
+            reps,
+            seed,
+            ..tally_read::compare::Settings::new(metric)
+        };
+        to_stdout(|out| run(&paths, &s, json, out))
+    }
+}
 
 /// Run `tally compare`: the groups on `out`; runs left out said on stderr.
 pub fn run(

@@ -7,6 +7,40 @@ use std::path::{Path, PathBuf};
 use tally::health::{apply_rules_file, RuleSet};
 use tally_read::health::{runs_json, RunHealth};
 
+/// `tally health`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Event files, run directories, or folders of runs.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Print JSON: {"healthy", "runs": [{"run", "dir", "live", "values", "findings":
+    /// [{"rule", "tag", "first_step", "last_step", "count", "last_value", "message"}]}]}.
+    #[arg(long)]
+    pub json: bool,
+    /// A JSON rules file: {"off": [rule names], "rules": [{"kind", "tag", parameters}]}.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Start from no rule (only the rules file's).
+    #[arg(long)]
+    pub no_defaults: bool,
+}
+
+impl Args {
+    /// Check the flags and run the command.
+    pub fn execute(self) -> Result<Exit, CliError> {
+        let rules = rules(self.rules.as_deref(), self.no_defaults)?;
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        let exit = run(&self.paths, &rules, self.json, &mut out);
+        let flushed = out.flush().map_err(CliError::Output);
+        match (exit, flushed) {
+            (Err(e), _) if e.is_closed_pipe() => Ok(Exit::Success),
+            (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+            (Ok(exit), Ok(())) => Ok(exit),
+        }
+    }
+}
+
 /// The rules `--rules FILE` and `--no-defaults` ask for; a bad file is a usage error (exit 2).
 pub fn rules(file: Option<&Path>, no_defaults: bool) -> Result<RuleSet, CliError> {
     let mut rules = if no_defaults {

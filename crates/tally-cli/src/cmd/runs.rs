@@ -1,13 +1,54 @@
 //! `tally runs PATH... [--tags GLOB...] [--json|--csv]`: the runs table of
 //! [`tally_read::runs`], one row per run, as an aligned table, JSON or CSV.
 
+use super::to_stdout;
 use crate::error::CliError;
+use crate::error::Exit;
 use crate::stderr;
 use serde_json::Value;
 use std::io::Write;
 use std::path::PathBuf;
 use tally_read::columns::ReadOptions;
 use tally_read::runs::{runs_table, RunRow};
+
+/// `tally runs`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Event files, or directories searched recursively for `events.out.tfevents.*`.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Summarize the tags matching these globs (`*` matches anything).
+    #[arg(long, num_args = 1..)]
+    pub tags: Vec<String>,
+    /// Skip a run whose steps go back across its files (without a purge marker).
+    #[arg(long)]
+    pub strict: bool,
+    /// Print a JSON array of flat objects (every column).
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV (every column).
+    #[arg(long)]
+    pub csv: bool,
+}
+
+impl Args {
+    /// Check the flags and run the command.
+    pub fn execute(self) -> Result<Exit, CliError> {
+        let Args {
+            paths,
+            tags,
+            strict,
+            json,
+            csv,
+        } = self;
+        let output = match (json, csv) {
+            (true, _) => Output::Json,
+            (_, true) => Output::Csv,
+            _ => Output::Table,
+        };
+        to_stdout(|out| run(&paths, &tags, strict, output, out))
+    }
+}
 
 /// How the table is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,9 +1,38 @@
 //! `tally scaling`: prints what [`tally_read::scaling`] reports, as a table or JSON.
 
+use super::to_stdout;
+use crate::error::CliError;
+use crate::error::Exit;
+use crate::stderr;
 use serde_json::{json, Value};
 use std::io::Write;
+use std::path::PathBuf;
 use tally_read::damage::damage_json;
 use tally_read::scaling::Report;
+
+/// `tally scaling`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Run directories of the same task (schema-v1 runs).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// How many trailing values each figure averages.
+    #[arg(long, default_value_t = 20)]
+    pub last: usize,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Args {
+    /// Check the flags and run the command.
+    pub fn execute(self) -> Result<Exit, CliError> {
+        let Args { dirs, last, json } = self;
+        let report = tally_read::scaling::report(&dirs, last)?;
+        stderr::warn(&report.damage);
+        to_stdout(|out| Ok(print(&report, json, out)?))
+    }
+}
 
 /// Print the report as an aligned table or JSON (with a `damage` list: file, offset, kind,
 /// detail).

@@ -2,11 +2,46 @@
 //! generated `docs/metrics.md` markdown; with a run directory, also that run's user metrics
 //! (from its `run_config.json`, docs/contract/schema.md "User metrics").
 
+use super::to_stdout;
 use crate::error::CliError;
+use crate::error::Exit;
 use std::io::Write;
 use std::path::Path;
+use std::path::PathBuf;
 use tally_read::meta::read_json;
 use tally_schema::artifacts::UserMetric;
+
+/// `tally schema`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A run directory: also print the user metrics its run_config.json lists.
+    pub run_dir: Option<PathBuf>,
+    /// Print the registry as JSON.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print the generated docs/metrics.md.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+impl Args {
+    /// Check the flags and run the command.
+    pub fn execute(self) -> Result<Exit, CliError> {
+        let Args {
+            run_dir,
+            json,
+            markdown,
+        } = self;
+        let rendering = if json {
+            Rendering::Json
+        } else if markdown {
+            Rendering::Markdown
+        } else {
+            Rendering::Table
+        };
+        to_stdout(|out| run(rendering, run_dir.as_deref(), out))
+    }
+}
 
 /// Which rendering of the schema to print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

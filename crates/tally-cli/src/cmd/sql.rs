@@ -2,13 +2,53 @@
 //! paths ([`tally_sql`]: tables `runs` and `scalars`), its answer as an aligned table, CSV or
 //! JSON.
 
+use super::to_stdout;
 use crate::error::CliError;
+use crate::error::Exit;
 use crate::stderr;
 use std::io::Write;
 use std::path::PathBuf;
 use tally_sql::arrow::csv::WriterBuilder;
 use tally_sql::arrow::json::ArrayWriter;
 use tally_sql::arrow::util::pretty::pretty_format_batches;
+
+/// `tally sql`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Event files, or directories searched recursively for `events.out.tfevents.*`.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The query, e.g. "SELECT tag, count(*) FROM scalars GROUP BY tag".
+    pub query: String,
+    /// Skip a run whose steps go back across its files (without a purge marker).
+    #[arg(long)]
+    pub strict: bool,
+    /// Print a JSON array of objects.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV with a header row.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+impl Args {
+    /// Check the flags and run the command.
+    pub fn execute(self) -> Result<Exit, CliError> {
+        let Args {
+            paths,
+            query,
+            strict,
+            json,
+            csv,
+        } = self;
+        let output = match (json, csv) {
+            (true, _) => Output::Json,
+            (_, true) => Output::Csv,
+            _ => Output::Table,
+        };
+        to_stdout(|out| run(&paths, &query, strict, output, out))
+    }
+}
 
 /// How the answer is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

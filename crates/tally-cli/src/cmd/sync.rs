@@ -7,13 +7,80 @@
 //! embedding the command line (the Python package's W&B, MLflow and trackio sinks), each
 //! with its own cursor; `--dry-run` needs none.
 
+use super::to_stdout;
+use super::ProgressMode;
 use crate::error::CliError;
+use crate::error::Exit;
 use crate::stderr::warn;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tally::remote::{scan_pending, send_run, Cursor};
 use tally_read::files::require_run_event_files;
+
+/// `tally sync`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Run directories (each holds one run's events.out.tfevents.* files).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where to send them.
+    #[arg(long, value_enum, default_value_t = Service::Wandb)]
+    pub to: Service,
+    /// The W&B project (default: WANDB_PROJECT, else `tally`), or the trackio project
+    /// (default `tally`).
+    #[arg(long)]
+    pub project: Option<String>,
+    /// The W&B entity.
+    #[arg(long)]
+    pub entity: Option<String>,
+    /// MLflow's tracking server (default: MLFLOW_TRACKING_URI; one of the two is needed).
+    #[arg(long)]
+    pub tracking_uri: Option<String>,
+    /// MLflow's experiment (default: MLFLOW_EXPERIMENT_NAME, else `tally`).
+    #[arg(long)]
+    pub experiment: Option<String>,
+    /// Only continue runs sent before: refuse a run that has no cursor yet.
+    #[arg(long)]
+    pub resume: bool,
+    /// Print what would be sent (rows, steps, tags), send nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Progress line on stderr: auto (when stderr is a terminal), always, never.
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
+}
+
+impl Args {
+    /// Check the flags and run the command.
+    pub fn execute(self, sinks: Option<&RemoteSinkFactory<'_>>) -> Result<Exit, CliError> {
+        let Args {
+            dirs,
+            to,
+            project,
+            entity,
+            tracking_uri,
+            experiment,
+            resume,
+            dry_run,
+            progress,
+        } = self;
+        let c = SyncConfig {
+            dirs,
+            target: Target {
+                to,
+                project,
+                entity,
+                tracking_uri,
+                experiment,
+            },
+            resume,
+            dry_run,
+            progress: progress.enabled(),
+        };
+        to_stdout(|out| main(&c, sinks, out))
+    }
+}
 
 /// Where `tally sync` sends runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -1,10 +1,31 @@
 //! `tally trace-stats FILE [--json]`: prints what [`tally_read::trace_stats`] reports on a
 //! trace, as aligned tables or JSON.
 
+use super::to_stdout;
 use crate::error::CliError;
+use crate::error::Exit;
 use std::io::Write;
 use std::path::Path;
+use std::path::PathBuf;
 use tally_read::trace_stats::{report, Report, Stats, ITERATION_SPAN};
+
+/// `tally trace-stats`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The trace file (perfetto_offpolicy_timeline.json).
+    pub file: PathBuf,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Args {
+    /// Check the flags and run the command.
+    pub fn execute(self) -> Result<Exit, CliError> {
+        let Args { file, json } = self;
+        to_stdout(|out| run(&file, json, out))
+    }
+}
 
 /// Print `r` as aligned text or JSON.
 pub fn print(r: &Report, json: bool, out: &mut dyn Write) -> Result<(), CliError> {

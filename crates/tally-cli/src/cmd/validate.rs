@@ -9,13 +9,34 @@
 //! read, so a FIFO or a device never blocks and parsing memory stays bounded
 //! (`docs/contract/consumers.md` "validate reads bounded input").
 
+use super::to_stdout;
 use crate::error::CliError;
+use crate::error::Exit;
 use serde_json::Value;
 use std::fs::{File, Metadata};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use tally_schema::artifacts::ArtifactKind;
 use tally_schema::conformance::{self, Violation};
+
+/// `tally validate`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Files, or run directories.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Check standalone runtime manifests as a completed run's (lifecycle members required).
+    #[arg(long)]
+    pub completed: bool,
+}
+
+impl Args {
+    /// Check the flags and run the command.
+    pub fn execute(self) -> Result<Exit, CliError> {
+        let Args { paths, completed } = self;
+        to_stdout(|out| run(&paths, completed, out))
+    }
+}
 
 // The file a directory argument stands for, and the largest file `validate` reads: facts of
 // the crates that write and check artefacts, which `tally soak` needs too.

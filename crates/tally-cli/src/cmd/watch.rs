@@ -12,6 +12,7 @@
 //! naming the file and byte offset; the terminal going away (SIGHUP, a failed write) ends it
 //! with exit 0 and a line saying so.
 
+use super::PanelMode;
 use crate::error::{CliError, Exit};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::Write;
@@ -32,6 +33,55 @@ use tally_read::listing::RunListing;
 use tally_read::meta::{check_schema, read_status, RunConfigFacts};
 use tally_tfevents::{into_scalars, is_event_file_name, ScalarEvent};
 use tally_tui::{Output, Panel, PanelOptions};
+
+/// `tally watch`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A run directory (holds events.out.tfevents.*, and run_config.json for a tally run),
+    /// one event file, or a folder of runs (shown as curves).
+    pub run_dir: PathBuf,
+    /// Each tag's whole series as a curve in the terminal, the runs under the path overlaid
+    /// (arrows or j/k scroll, h/l and space pick runs, / filters tags, q quits); with
+    /// --panel off or off a terminal, one frame printed as text.
+    #[arg(long)]
+    pub curves: bool,
+    /// Live panel: auto (on a terminal), on, or off (plain summary lines until the run ends).
+    #[arg(long, value_enum, default_value_t = PanelMode::Auto)]
+    pub panel: PanelMode,
+    /// Seconds between plain summary lines.
+    #[arg(long, default_value_t = 10.0)]
+    pub every: f64,
+}
+
+impl Args {
+    /// Check the flags and run the command.
+    pub fn execute(self) -> Result<Exit, CliError> {
+        let Args {
+            run_dir,
+            curves,
+            panel,
+            every,
+        } = self;
+        // A folder of several runs has no one panel: it is shown as curves.
+        if curves || super::curves::is_folder_of_runs(&run_dir) {
+            return super::curves::main(&super::curves::CurvesConfig {
+                path: run_dir,
+                panel: panel.into(),
+            });
+        }
+        if !(every.is_finite() && every > 0.0) {
+            return Err(CliError::Usage(format!(
+                "--every {every} must be a positive number of seconds"
+            )));
+        }
+        let c = WatchConfig {
+            run_dir,
+            panel: panel.into(),
+            every: std::time::Duration::from_secs_f64(every),
+        };
+        main(&c)
+    }
+}
 
 /// How often the event files and the run summary are polled while records come.
 pub const POLL: Duration = Duration::from_millis(200);
