@@ -122,6 +122,13 @@ fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliErr
     // Demo and watch share stdout with the panel thread, so they never lock it.
     match command {
         Command::Demo(args) => args.execute(extensions.demo_sinks),
+        // A folder of several runs has no one panel: it is shown as curves.
+        Command::Watch(args) if args.curves || cmd::curves::is_folder_of_runs(&args.run_dir) => {
+            cmd::curves::main(&cmd::curves::CurvesConfig {
+                path: args.run_dir,
+                panel: args.panel.into(),
+            })
+        }
         Command::Watch(args) => args.execute(),
         Command::Schema(args) => args.execute(),
         Command::Extract(args) => args.execute(),

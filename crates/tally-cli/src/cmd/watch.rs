@@ -54,21 +54,15 @@ pub struct Args {
 }
 
 impl Args {
-    /// Check the flags and run the command.
+    /// Check the flags and run the panel (`lib.rs` sends `--curves` and a folder of runs to
+    /// `curves`, which builds on this module).
     pub fn execute(self) -> Result<Exit, CliError> {
         let Args {
             run_dir,
-            curves,
+            curves: _,
             panel,
             every,
         } = self;
-        // A folder of several runs has no one panel: it is shown as curves.
-        if curves || super::curves::is_folder_of_runs(&run_dir) {
-            return super::curves::main(&super::curves::CurvesConfig {
-                path: run_dir,
-                panel: panel.into(),
-            });
-        }
         if !(every.is_finite() && every > 0.0) {
             return Err(CliError::Usage(format!(
                 "--every {every} must be a positive number of seconds"
