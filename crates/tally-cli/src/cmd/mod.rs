@@ -1,6 +1,6 @@
 //! One module per `tally` subcommand, each its flags (`Args`), their checks and the printing;
 //! `lib.rs` names the commands and dispatches. Here too what several commands share: the
-//! progress and panel flags, and writing to stdout.
+//! progress, panel and table-format flags, and writing to stdout.
 
 pub mod board;
 pub mod compare;
@@ -80,5 +80,38 @@ pub(crate) fn to_stdout(
         // A closed pipe (`tally export ... | head`) is not an error worth a message.
         Err(e) if e.is_closed_pipe() => Ok(Exit::Success),
         Err(e) => Err(e),
+    }
+}
+
+/// `--json` / `--csv`: how a table is printed (`tally runs`, `tally sql`).
+#[derive(Debug, clap::Args)]
+pub struct TableFlags {
+    /// Print a JSON array of objects, one per row (every column).
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV with a header row (every column).
+    #[arg(long)]
+    pub csv: bool,
+}
+
+/// How a table is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// Aligned columns for a terminal.
+    Table,
+    /// A JSON array of objects, one per row.
+    Json,
+    /// CSV with a header row.
+    Csv,
+}
+
+impl TableFlags {
+    /// The output the flags ask for.
+    pub fn output(&self) -> Output {
+        match (self.json, self.csv) {
+            (true, _) => Output::Json,
+            (_, true) => Output::Csv,
+            _ => Output::Table,
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! [`tally_read::runs`], one row per run, as an aligned table, JSON or CSV.
 
 use super::to_stdout;
+use super::Output;
 use crate::error::CliError;
 use crate::error::Exit;
 use crate::stderr;
@@ -23,12 +24,9 @@ pub struct Args {
     /// Skip a run whose steps go back across its files (without a purge marker).
     #[arg(long)]
     pub strict: bool,
-    /// Print a JSON array of flat objects (every column).
-    #[arg(long, conflicts_with = "csv")]
-    pub json: bool,
-    /// Print CSV (every column).
-    #[arg(long)]
-    pub csv: bool,
+    /// The printing: `--json` or `--csv`, else aligned columns.
+    #[command(flatten)]
+    pub format: super::TableFlags,
 }
 
 impl Args {
@@ -38,28 +36,11 @@ impl Args {
             paths,
             tags,
             strict,
-            json,
-            csv,
+            format,
         } = self;
-        let output = match (json, csv) {
-            (true, _) => Output::Json,
-            (_, true) => Output::Csv,
-            _ => Output::Table,
-        };
+        let output = format.output();
         to_stdout(|out| run(&paths, &tags, strict, output, out))
     }
-}
-
-/// How the table is printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Output {
-    /// Aligned columns for a terminal: the run, its status and progress, the configuration
-    /// keys that differ between runs, each chosen tag's last and max.
-    Table,
-    /// A JSON array of flat objects ([`RunRow::flat`]).
-    Json,
-    /// CSV with every flat column, one line per run.
-    Csv,
 }
 
 /// Run `tally runs`: the table on `out`; damage and skipped runs said on stderr.

@@ -3,6 +3,7 @@
 //! JSON.
 
 use super::to_stdout;
+use super::Output;
 use crate::error::CliError;
 use crate::error::Exit;
 use crate::stderr;
@@ -23,12 +24,9 @@ pub struct Args {
     /// Skip a run whose steps go back across its files (without a purge marker).
     #[arg(long)]
     pub strict: bool,
-    /// Print a JSON array of objects.
-    #[arg(long, conflicts_with = "csv")]
-    pub json: bool,
-    /// Print CSV with a header row.
-    #[arg(long)]
-    pub csv: bool,
+    /// The printing: `--json` or `--csv`, else aligned columns.
+    #[command(flatten)]
+    pub format: super::TableFlags,
 }
 
 impl Args {
@@ -38,27 +36,11 @@ impl Args {
             paths,
             query,
             strict,
-            json,
-            csv,
+            format,
         } = self;
-        let output = match (json, csv) {
-            (true, _) => Output::Json,
-            (_, true) => Output::Csv,
-            _ => Output::Table,
-        };
+        let output = format.output();
         to_stdout(|out| run(&paths, &query, strict, output, out))
     }
-}
-
-/// How the answer is printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Output {
-    /// A boxed, aligned table for a terminal.
-    Table,
-    /// CSV with a header row.
-    Csv,
-    /// A JSON array of objects, one per row.
-    Json,
 }
 
 /// Run `tally sql`: the answer on `out`; damage and runs left out said on stderr.
