@@ -259,8 +259,9 @@ def runs(
 
     Columns: ``run``, ``dir``, ``status`` (``run_summary.json``'s, null for another writer's
     run), ``start`` (the first scalar's wall time, a UTC timestamp), ``duration`` (seconds to the
-    last scalar), ``last_step``, ``points``, then ``config.<dotted.key>`` for each key of
-    ``run_config.json``, and for each tag matching ``tags`` (``*`` globs; none: no tag columns)
+    last scalar), ``last_step``, ``points``, ``findings`` and ``health`` (how many findings the
+    default health rules made, and each as ``rule tag@first_step``, as ``tally health`` finds
+    them), then ``config.<dotted.key>`` for each key of ``run_config.json``, and for each tag matching ``tags`` (``*`` globs; none: no tag columns)
     ``<tag>:count``, ``:last``, ``:min``, ``:max`` (finite values), ``:max_step``,
     ``:final_mean`` (the mean over the last 10 % of the tag's steps), ``:last_step`` and
     ``:nonfinite``. A column takes the type its values share; one whose values mix types, or hold

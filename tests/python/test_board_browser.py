@@ -357,6 +357,11 @@ def test_a_runs_own_views_show_its_bottleneck_timelines_text_image_and_histogram
         health = browser.execute_script(
             "return [...document.querySelectorAll('#run-view .health .finding')].map(f => f.textContent)")
         assert len(health) == 1 and health[0].startswith("nonfinite loss") and "steps 1–1" in health[0], health
+        # The runs table says so too, in its health column (docs/contract/consumers.md "The runs table").
+        column = browser.execute_script(
+            "return [...document.querySelectorAll('#runs tbody tr[data-run]')]"
+            ".map(r => [r.dataset.run, r.querySelector('td[data-key=findings]')?.textContent])")
+        assert ["tbx", "nonfinite loss@1"] in column, column
 
         demo_name = browser.execute_script(
             "return [...document.querySelectorAll('#runs tr[data-run]')].map(r => r.dataset.run)"
@@ -371,3 +376,4 @@ def test_a_runs_own_views_show_its_bottleneck_timelines_text_image_and_histogram
         # A learner-bound run is slow, not unhealthy: no health rule fires on it.
         assert browser.execute_script(
             "return document.querySelector('#run-view .health .healthy')?.textContent") == "no health rule fired"
+        assert [demo_name, "ok"] in column, column

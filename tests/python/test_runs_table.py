@@ -77,8 +77,10 @@ def test_the_logger_s_status_and_a_tensorboardx_run_without_one(tmp_path):
 def test_an_unreadable_run_is_skipped_with_a_warning_and_a_bad_config_names_the_file(tmp_path):
     sweep(tmp_path, lrs=(0.1,), seeds=(1, 2))
     (tmp_path / "lr0.1_s2" / "run_config.json").write_text(json.dumps({"a": {"b": 1}, "a.b": 2}))
-    with pytest.raises(tally.StorageError, match="run_config.json: key 'a.b' appears both nested"):
-        tally.runs(tmp_path)
+    # The run is refused, named with its file and key, and the others are listed.
+    with pytest.warns(tally.UnreadableRunWarning, match="run_config.json: key 'a.b' appears both nested"):
+        t = tally.runs(tmp_path)
+    assert t.column("run").to_pylist() == ["lr0.1_s1"]
     bad = tmp_path / "lr0.1_s2" / "run_config.json"
     bad.write_text("{}")
     f = next((tmp_path / "lr0.1_s1").glob("events.out.tfevents.*"))
@@ -109,3 +111,27 @@ def test_another_writers_hparams_are_the_runs_configuration(tmp_path):
     assert [g["hparams.lr"] for g in best] == [0.3, 0.1]
     runs = tally.read_runs(tmp_path, config=True, tags="hparam/*")
     assert set(runs.column("config.hparams.opt").to_pylist()) == {"adam"}
+
+
+def test_each_row_says_what_the_default_health_rules_found_as_tally_health_does(tmp_path):
+    # docs/contract/consumers.md "The runs table": `findings` and `health`.
+    import subprocess
+    import sys
+
+    sweep(tmp_path, lrs=(0.1,), seeds=(1, 2))
+    with tally.SummaryWriter(tmp_path / "sick") as w:
+        for step in range(100):
+            w.add_scalar("train/value_loss", float("inf") if step == 40 else 1.0 + step % 3, step)
+    rows = {r["run"]: r for r in tally.runs(tmp_path).to_pylist()}
+    said = json.loads(subprocess.run(
+        [sys.executable, "-m", "tally", "health", "--json", str(tmp_path)],
+        capture_output=True, text=True).stdout)
+    for run in said["runs"]:
+        found = run["findings"]
+        row = rows[run["run"]]
+        assert row["findings"] == len(found), (row, found)
+        each = (" ".join(filter(None, [f["rule"], f["tag"]])) + f"@{f['first_step']}" for f in found)
+        expected = "; ".join(each) or None
+        assert row["health"] == expected
+    assert rows["sick"]["health"] == "nonfinite train/value_loss@40"
+    assert str(tally.runs(tmp_path).schema.field("findings").type) == "int64"

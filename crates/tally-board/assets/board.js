@@ -100,7 +100,8 @@ function duration(secs) {
 
 // The table's columns: the run's own, its configuration's (those that differ between runs
 // first), then the figures of the tags typed in "table tags".
-const BASE_COLUMNS = [["state", "state"], ["last_step", "last step"], ["duration", "duration"]];
+const BASE_COLUMNS = [["state", "state"], ["last_step", "last step"], ["duration", "duration"],
+  ["findings", "health"]];
 const MAX_CONFIG_COLUMNS = 6;
 
 function columns() {
@@ -133,6 +134,8 @@ function configLabel(key) {
 function cell(row, key) {
   const v = row[key];
   if (key === "duration") return duration(v);
+  // The default health rules' findings (the runs table's `health`), or ok when none fired.
+  if (key === "findings") return v == null ? "" : v === 0 ? "ok" : row.health;
   if (typeof v === "number" && !Number.isInteger(v)) return fmt(v);
   return v == null ? "" : String(v);
 }
@@ -217,6 +220,7 @@ function renderRuns() {
       td.textContent = cell(row, key);
       td.dataset.key = key;
       if (key === "state") td.className = `state-${row.state}`;
+      if (key === "findings" && row.findings > 0) td.className = "unhealthy";
       tr.append(td);
     }
     body.append(tr);

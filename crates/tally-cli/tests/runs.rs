@@ -74,11 +74,14 @@ fn the_table_shows_the_config_keys_that_differ_and_csv_every_column() {
         "the same in every run: {text}"
     );
     assert!(text.lines().nth(2).unwrap().contains("15"), "{text}");
+    // docs/contract/consumers.md "The runs table": the health findings last, ok when none.
+    assert!(header.ends_with("health"), "{text}");
+    assert!(text.lines().nth(1).unwrap().ends_with("ok"), "{text}");
     let out = runs(&[tmp.path().to_str().unwrap(), "--csv"]);
     let csv = String::from_utf8(out.stdout).unwrap();
     assert!(
         csv.starts_with(
-            "run,dir,status,start,duration,last_step,points,config.config.lr,config.config.env\n"
+            "run,dir,status,start,duration,last_step,points,findings,health,config.config.lr,config.config.env\n"
         ),
         "{csv}"
     );

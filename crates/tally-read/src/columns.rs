@@ -15,11 +15,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use crate::files::{runs_under, RunDir};
-use crate::readahead::will_need;
+use crate::parallel::each_run;
 use crate::scalars::RunScalars;
 use tally_schema::legacy::glob_match;
 use tally_tfevents::{events_in_parallel, Damage, Interner, OnCorruption, WireScalars};
@@ -418,12 +416,8 @@ fn one_file_in_parallel(
 /// A run's directory and what reading it gave.
 type RunResult = (PathBuf, Result<RunPart, String>);
 
-/// How many runs ahead of the reading threads the kernel is asked to read their files.
-const READ_AHEAD: usize = 32;
-
-/// Reads each run on its own thread, up to one per core, handing each result to `take` in run
-/// order as soon as it and every run before it are read (so a run's part is merged and freed
-/// while later runs are still being read). `take` returning `false` stops the reading.
+/// Reads `runs` in parallel ([`crate::parallel::each_run`]), a large single-file run on every
+/// core, handing each part to `take` in run order; `take` returning `false` stops the reading.
 fn read_runs_parallel(
     runs: Vec<RunDir>,
     globs: Option<&[String]>,
@@ -442,64 +436,14 @@ fn read_runs_parallel(
             return;
         }
     }
-    let threads = cores.min(runs.len());
-    if threads <= 1 {
-        for (dir, files) in runs {
-            if !take((dir, read_run(files, globs, strict))) {
-                return;
-            }
-        }
-        return;
+    let whole = each_run(
+        runs,
+        |_, files| read_run(files, globs, strict),
+        |dir, part| take((dir, part)),
+    );
+    if !whole {
+        take((PathBuf::new(), Err("a reading thread failed".to_owned())));
     }
-    let count = runs.len();
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    for (_, files) in runs.iter().take(READ_AHEAD) {
-        will_need(files);
-    }
-    let jobs: Vec<Mutex<Option<RunDir>>> = runs.into_iter().map(|r| Mutex::new(Some(r))).collect();
-    let (done, results) = std::sync::mpsc::channel::<(usize, RunResult)>();
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            let done = done.clone();
-            let (next, stop, jobs) = (&next, &stop, &jobs);
-            scope.spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(job) = jobs.get(i) else { break };
-                    let Some((dir, files)) = job.lock().ok().and_then(|mut j| j.take()) else {
-                        continue;
-                    };
-                    if let Some(Ok(ahead)) = jobs.get(i + READ_AHEAD).map(Mutex::lock) {
-                        if let Some((_, files)) = ahead.as_ref() {
-                            will_need(files);
-                        }
-                    }
-                    let part = read_run(files, globs, strict);
-                    if done.send((i, (dir, part))).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(done);
-        // Results arrive in any order; each is handed on once those before it were.
-        let mut waiting: Vec<Option<RunResult>> = (0..count).map(|_| None).collect();
-        let mut at = 0;
-        for (i, result) in results.iter() {
-            waiting[i] = Some(result);
-            while let Some(result) = waiting.get_mut(at).and_then(Option::take) {
-                at += 1;
-                if !take(result) {
-                    stop.store(true, Ordering::Relaxed);
-                    return;
-                }
-            }
-        }
-        if at < count {
-            take((PathBuf::new(), Err("a reading thread failed".to_owned())));
-        }
-    });
 }
 
 /// Reads every kept scalar of `inputs` (in parallel across runs): the core of `tally.read`,

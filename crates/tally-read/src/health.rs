@@ -8,7 +8,7 @@ use crate::meta::read_status;
 use crate::scalars::RunScalars;
 use std::path::{Path, PathBuf};
 use tally::health::{Evaluator, Finding, RuleSet, TagSlot};
-use tally_tfevents::{Damage, OnCorruption};
+use tally_tfevents::{Damage, OnCorruption, ScalarRef};
 
 /// What the rules found in one run.
 #[derive(Debug)]
@@ -28,6 +28,65 @@ pub struct RunHealth {
     pub damage: Vec<Damage>,
 }
 
+/// The rules fed one run's scalars in reading order, as a reader streams them: each file a
+/// segment of its own (a resumed run's pause between files is not a stall). The one way a
+/// reader judges a run (`tally health`, the runs table).
+pub struct RunChecker {
+    eval: Evaluator,
+    /// The evaluator's slot of each reader tag id.
+    slots: Vec<Option<TagSlot>>,
+    file: Option<usize>,
+    values: u64,
+}
+
+impl RunChecker {
+    /// Checks against `rules`.
+    pub fn new(rules: &RuleSet) -> Self {
+        RunChecker {
+            eval: Evaluator::new(rules.clone()),
+            slots: Vec::new(),
+            file: None,
+            values: 0,
+        }
+    }
+
+    /// One scalar of the run, read from its file number `file`.
+    #[inline]
+    pub fn scalar(&mut self, file: usize, s: &ScalarRef<'_>) {
+        if self.file != Some(file) {
+            // A resumed run's next file: the pause between segments is not a stall.
+            self.eval.new_segment();
+            self.file = Some(file);
+        }
+        let slot = match s.tag_id {
+            Some(id) => {
+                if self.slots.len() <= id {
+                    self.slots.resize(id + 1, None);
+                }
+                *self.slots[id].get_or_insert_with(|| self.eval.tag(s.tag))
+            }
+            None => self.eval.tag(s.tag),
+        };
+        self.eval.step(s.step, s.wall_time);
+        self.eval.value(slot, s.step, s.wall_time, s.value);
+        self.values += 1;
+    }
+
+    /// Values fed so far.
+    pub fn values(&self) -> u64 {
+        self.values
+    }
+
+    /// The findings, in the order they first fired. `now` (wall seconds) is given for a run
+    /// still being written: a pause since its last step may then be a stall.
+    pub fn finish(mut self, now: Option<f64>) -> Vec<Finding> {
+        if let Some(now) = now {
+            self.eval.overdue(now);
+        }
+        self.eval.into_findings()
+    }
+}
+
 /// Checks one run's event `files` (in run order) against `rules`. `now` (wall seconds) is
 /// given for a run still being written: a pause since its last step may then be a stall.
 pub fn check_files(
@@ -35,37 +94,15 @@ pub fn check_files(
     rules: &RuleSet,
     now: Option<f64>,
 ) -> Result<(Vec<Finding>, u64, Vec<Damage>), Error> {
-    let mut eval = Evaluator::new(rules.clone());
-    let mut slots: Vec<Option<TagSlot>> = Vec::new();
+    let mut checker = RunChecker::new(rules);
     let mut reader = RunScalars::new(files.to_vec(), OnCorruption::Error);
-    let mut file = None;
-    let mut values = 0u64;
     while let Some(index) = reader.advance()? {
-        let Some(s) = reader.current() else {
-            continue;
-        };
-        if file != Some(index) {
-            // A resumed run's next file: the pause between segments is not a stall.
-            eval.new_segment();
-            file = Some(index);
+        if let Some(s) = reader.current() {
+            checker.scalar(index, &s);
         }
-        let slot = match s.tag_id {
-            Some(id) => {
-                if slots.len() <= id {
-                    slots.resize(id + 1, None);
-                }
-                *slots[id].get_or_insert_with(|| eval.tag(s.tag))
-            }
-            None => eval.tag(s.tag),
-        };
-        eval.step(s.step, s.wall_time);
-        eval.value(slot, s.step, s.wall_time, s.value);
-        values += 1;
     }
-    if let Some(now) = now {
-        eval.overdue(now);
-    }
-    Ok((eval.into_findings(), values, reader.take_damage()))
+    let values = checker.values();
+    Ok((checker.finish(now), values, reader.take_damage()))
 }
 
 /// Checks every run under `paths` (event files, run directories, folders of runs) against
@@ -124,7 +161,7 @@ pub fn finding_json(f: &Finding) -> serde_json::Value {
 }
 
 /// A tally run whose summary says it is still running.
-fn is_live(dir: &Path) -> bool {
+pub fn is_live(dir: &Path) -> bool {
     read_status(dir).as_deref() == Some("running")
 }
 

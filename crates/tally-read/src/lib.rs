@@ -28,6 +28,7 @@ pub mod listing;
 pub mod live;
 pub mod meta;
 pub mod observer;
+pub mod parallel;
 pub mod readahead;
 pub mod runs;
 pub mod scalars;

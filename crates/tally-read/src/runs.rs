@@ -6,136 +6,25 @@
 //! one), its first event's wall time and how long it ran, its last step and point count, its
 //! configuration flattened (`run_config.json`), and for each chosen tag: count, last, min and
 //! max (finite values), the step of the max, the mean over the last 10 % of the tag's steps and
-//! how many values were not finite. Every number comes from one read of the run's scalars,
-//! taken as the other readers take them (purge markers applied, steps going back kept).
+//! how many values were not finite, and what the default health rules found in it. Every
+//! number comes from one streamed read of the run's scalars (`runs/stream.rs`), taken as the
+//! other readers take them (purge markers applied, steps going back kept).
 
 mod column_types;
+mod figures;
+mod row;
+mod stream;
 
 pub use column_types::{column_types, micros, text, Kind, TAG_FIGURES};
+pub use row::{final_cut, RunRow, TagStats, FINAL_SHARE};
 
-use crate::columns::{read_all, read_run_dirs, Columns, ReadOptions};
-use crate::config::run_configuration;
+use crate::columns::{resolve_inputs, run_name, ReadOptions};
 use crate::files::RunDir;
-use crate::meta::read_status;
-use serde_json::Value;
+use crate::parallel::each_run;
 use std::path::PathBuf;
-use tally_schema::legacy::glob_match;
-
-/// The share of a tag's step range, at its end, that [`TagStats::final_mean`] averages.
-pub const FINAL_SHARE: f64 = 0.1;
-
-/// The first step of the final window of a series spanning `first..=last`: a point at or
-/// past it counts toward the final mean (the runs table's and `compare`'s one rule).
-pub fn final_cut(first: i64, last: i64) -> f64 {
-    last as f64 - FINAL_SHARE * (last - first) as f64
-}
-
-/// One chosen tag's figures in one run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TagStats {
-    /// The tag.
-    pub tag: String,
-    /// Points of the tag.
-    pub count: u64,
-    /// The value read last (as TensorBoard shows it last), finite or not.
-    pub last: f64,
-    /// The least finite value (`None` when none is finite).
-    pub min: Option<f64>,
-    /// The greatest finite value.
-    pub max: Option<f64>,
-    /// The step of the first point holding [`TagStats::max`].
-    pub max_step: Option<i64>,
-    /// The mean of the finite values whose step lies in the last [`FINAL_SHARE`] of the tag's
-    /// step range (the last point alone when the range is one step).
-    pub final_mean: Option<f64>,
-    /// The tag's last step.
-    pub last_step: i64,
-    /// Values that were NaN or infinite.
-    pub nonfinite: u64,
-}
-
-/// One run's row.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunRow {
-    /// The run's directory relative to the common root of the paths (`.` for the root).
-    pub name: String,
-    /// The run's directory.
-    pub dir: PathBuf,
-    /// `run_summary.json`'s status (`running`, `completed`, ...); `None` without one.
-    pub status: Option<String>,
-    /// Wall time of its first scalar (seconds since the epoch).
-    pub start: Option<f64>,
-    /// Seconds from its first scalar's wall time to its last's.
-    pub duration: Option<f64>,
-    /// The greatest step of any tag.
-    pub last_step: Option<i64>,
-    /// Scalar points of every tag.
-    pub points: u64,
-    /// `run_config.json` flattened to dotted keys.
-    pub config: Vec<(String, Value)>,
-    /// The chosen tags this run has, in the order the run first logged them.
-    pub tags: Vec<TagStats>,
-}
-
-impl RunRow {
-    /// The row of a run whose files hold no scalar yet (one just started, or one that logs
-    /// only text or images): its status and configuration, no figures.
-    pub fn without_scalars(name: String, dir: PathBuf) -> Result<RunRow, crate::Error> {
-        Ok(RunRow {
-            name,
-            status: read_status(&dir),
-            start: None,
-            duration: None,
-            last_step: None,
-            points: 0,
-            config: run_configuration(&dir)?,
-            tags: Vec::new(),
-            dir,
-        })
-    }
-
-    /// The row as flat named columns, the one naming every front end uses: `run`, `dir`,
-    /// `status`, `start`, `duration`, `last_step`, `points`, then `config.<dotted key>` and
-    /// `<tag>:<figure>` ([`TAG_FIGURES`]). A value that is not a finite number is `null`.
-    pub fn flat(&self) -> Vec<(String, Value)> {
-        let num = |v: Option<f64>| {
-            v.and_then(serde_json::Number::from_f64)
-                .map_or(Value::Null, Value::Number)
-        };
-        let int = |v: Option<i64>| v.map_or(Value::Null, Value::from);
-        let mut out = vec![
-            ("run".to_owned(), Value::from(self.name.clone())),
-            ("dir".to_owned(), Value::from(self.dir.to_string_lossy())),
-            (
-                "status".to_owned(),
-                self.status.clone().map_or(Value::Null, Value::from),
-            ),
-            ("start".to_owned(), num(self.start)),
-            ("duration".to_owned(), num(self.duration)),
-            ("last_step".to_owned(), int(self.last_step)),
-            ("points".to_owned(), Value::from(self.points)),
-        ];
-        for (k, v) in &self.config {
-            out.push((format!("config.{k}"), v.clone()));
-        }
-        for t in &self.tags {
-            let figures = [
-                Value::from(t.count),
-                num(Some(t.last)),
-                num(t.min),
-                num(t.max),
-                int(t.max_step),
-                num(t.final_mean),
-                Value::from(t.last_step),
-                Value::from(t.nonfinite),
-            ];
-            for (name, v) in TAG_FIGURES.iter().zip(figures) {
-                out.push((format!("{}:{name}", t.tag), v));
-            }
-        }
-        out
-    }
-}
+use std::time::{SystemTime, UNIX_EPOCH};
+use stream::{read_row, RowRead, KEPT_POINTS};
+use tally::health::RuleSet;
 
 /// The table, with what reading it met.
 pub struct RunsTable {
@@ -147,32 +36,6 @@ pub struct RunsTable {
     pub skipped: Vec<(PathBuf, String)>,
 }
 
-/// Per run and chosen tag, what one pass over the rows gathers.
-#[derive(Clone, Default)]
-struct Acc {
-    count: u64,
-    last: f64,
-    min: Option<f64>,
-    max: Option<f64>,
-    max_step: Option<i64>,
-    first_step: i64,
-    last_step: i64,
-    nonfinite: u64,
-    /// Order of the tag's first point in the run, for the row's tag order.
-    first_row: usize,
-    final_sum: f64,
-    final_n: u64,
-}
-
-/// Per run, what one pass over the rows gathers.
-#[derive(Clone, Default)]
-struct RunAcc {
-    points: u64,
-    first_wall: Option<f64>,
-    last_wall: Option<f64>,
-    last_step: Option<i64>,
-}
-
 /// The runs table of `inputs` (files or directories, as `tally.read` takes them), with the
 /// tags matching `tag_globs` summarized (`*` globs; none: no tag figures).
 pub fn runs_table(
@@ -180,156 +43,74 @@ pub fn runs_table(
     tag_globs: &[String],
     opts: ReadOptions,
 ) -> Result<RunsTable, crate::Error> {
-    let columns = read_all(inputs, None, opts).map_err(crate::Error::Refused)?;
-    table_of(columns, tag_globs)
+    let (root, runs) = resolve_inputs(inputs).map_err(crate::Error::Refused)?;
+    runs_table_of(root, runs, tag_globs, opts)
 }
 
-/// The runs table of runs already listed, named against `root` ([`read_run_dirs`]).
+/// The runs table of runs already listed (each a directory and its event files in reading
+/// order), named against `root`. A run whose files hold no scalar has no row. Under
+/// [`ReadOptions::skip_unreadable`] a run that cannot be read is listed in
+/// [`RunsTable::skipped`]; otherwise the first one's error is the result.
 pub fn runs_table_of(
     root: PathBuf,
     runs: Vec<RunDir>,
     tag_globs: &[String],
     opts: ReadOptions,
 ) -> Result<RunsTable, crate::Error> {
-    let columns = read_run_dirs(root, runs, None, opts).map_err(crate::Error::Refused)?;
-    table_of(columns, tag_globs)
-}
-
-fn table_of(columns: Columns, tag_globs: &[String]) -> Result<RunsTable, crate::Error> {
-    let rows = rows_of(&columns, tag_globs)?;
-    Ok(RunsTable {
-        rows,
-        damage: columns.damage,
-        skipped: columns.skipped,
-    })
-}
-
-/// The rows of the runs table of scalars already read (every tag of every run, as
-/// [`read_all`] with no globs reads them): what [`runs_table`] does after reading, for a front
-/// end that also keeps the scalars (`tally sql`).
-pub fn rows_of(columns: &Columns, tag_globs: &[String]) -> Result<Vec<RunRow>, crate::Error> {
-    let (runs, tags) = gather(columns, tag_globs);
-    let mut rows = Vec::with_capacity(runs.len());
-    for (code, (run, accs)) in runs.into_iter().zip(tags).enumerate() {
-        let dir = columns.run_dirs[code].clone();
-        let mut chosen: Vec<(usize, TagStats)> = accs
-            .into_iter()
-            .filter_map(|(tag, a)| {
-                let name = columns.tags.get(tag).to_owned();
-                (a.count > 0).then(|| (a.first_row, stats(name, a)))
-            })
-            .collect();
-        chosen.sort_by_key(|(first, _)| *first);
-        rows.push(RunRow {
-            name: columns.runs.get(code).to_owned(),
-            status: read_status(&dir),
-            start: run.first_wall,
-            duration: run.first_wall.zip(run.last_wall).map(|(a, b)| b - a),
-            last_step: run.last_step,
-            points: run.points,
-            config: run_configuration(&dir)?,
-            tags: chosen.into_iter().map(|(_, s)| s).collect(),
+    let rules = RuleSet::defaults();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let mut table = RunsTable {
+        rows: Vec::with_capacity(runs.len()),
+        damage: Vec::new(),
+        skipped: Vec::new(),
+    };
+    let mut failed = None;
+    let read = |dir: &std::path::Path, files| {
+        let name = run_name(&root, dir);
+        read_row(
+            name,
             dir,
-        });
-    }
-    Ok(rows)
-}
-
-fn stats(tag: String, a: Acc) -> TagStats {
-    TagStats {
-        tag,
-        count: a.count,
-        last: a.last,
-        min: a.min,
-        max: a.max,
-        max_step: a.max_step,
-        final_mean: (a.final_n > 0).then(|| a.final_sum / a.final_n as f64),
-        last_step: a.last_step,
-        nonfinite: a.nonfinite,
-    }
-}
-
-/// Two passes over the rows: the run and tag figures, then the final-window means (which need
-/// each tag's step range).
-fn gather(c: &Columns, globs: &[String]) -> (Vec<RunAcc>, Vec<Vec<(usize, Acc)>>) {
-    let chosen_codes: Vec<usize> = (0..c.tags.len())
-        .filter(|&t| globs.iter().any(|g| glob_match(g, c.tags.get(t))))
-        .collect();
-    // Each chosen tag's slot in a run's list, by tag code.
-    let mut slot = vec![usize::MAX; c.tags.len()];
-    for (i, &t) in chosen_codes.iter().enumerate() {
-        slot[t] = i;
-    }
-    let n_runs = c.runs.len();
-    let mut runs = vec![RunAcc::default(); n_runs];
-    let mut accs = vec![vec![Acc::default(); chosen_codes.len()]; n_runs];
-    let mut row = 0usize;
-    for chunk in &c.chunks {
-        for i in 0..chunk.rows() {
-            let (run, tag) = (chunk.run_codes[i] as usize, chunk.tag_codes[i] as usize);
-            let (step, wall, v) = (chunk.step[i], chunk.wall_time[i], chunk.value[i]);
-            let r = &mut runs[run];
-            r.points += 1;
-            r.first_wall = Some(r.first_wall.map_or(wall, |w| w.min(wall)));
-            r.last_wall = Some(r.last_wall.map_or(wall, |w| w.max(wall)));
-            r.last_step = Some(r.last_step.map_or(step, |s| s.max(step)));
-            if slot[tag] == usize::MAX {
-                row += 1;
-                continue;
+            files,
+            tag_globs,
+            opts.strict,
+            &rules,
+            now,
+            KEPT_POINTS,
+        )
+    };
+    let whole = each_run(
+        runs,
+        read,
+        |dir, read: Result<RowRead, String>| match read {
+            Ok(RowRead { row, damage }) => {
+                table.rows.extend(row);
+                table.damage.extend(damage);
+                true
             }
-            let a = &mut accs[run][slot[tag]];
-            if a.count == 0 {
-                a.first_row = row;
-                a.first_step = step;
-                a.last_step = step;
+            Err(e) if opts.skip_unreadable => {
+                table.skipped.push((dir, e));
+                true
             }
-            a.count += 1;
-            a.last = v;
-            a.first_step = a.first_step.min(step);
-            a.last_step = a.last_step.max(step);
-            if v.is_finite() {
-                a.min = Some(a.min.map_or(v, |m| m.min(v)));
-                if a.max.is_none_or(|m| v > m) {
-                    a.max = Some(v);
-                    a.max_step = Some(step);
-                }
-            } else {
-                a.nonfinite += 1;
+            Err(e) => {
+                failed = Some(e);
+                false
             }
-            row += 1;
-        }
+        },
+    );
+    match failed {
+        Some(e) => Err(crate::Error::Refused(e)),
+        None if !whole => Err(crate::Error::Refused("a reading thread failed".to_owned())),
+        None => Ok(table),
     }
-    // The final window: steps at or past the cut, finite values only.
-    for chunk in &c.chunks {
-        for i in 0..chunk.rows() {
-            let tag = chunk.tag_codes[i] as usize;
-            if slot[tag] == usize::MAX {
-                continue;
-            }
-            let a = &mut accs[chunk.run_codes[i] as usize][slot[tag]];
-            let cut = final_cut(a.first_step, a.last_step);
-            let v = chunk.value[i];
-            if chunk.step[i] as f64 >= cut && v.is_finite() {
-                a.final_sum += v;
-                a.final_n += 1;
-            }
-        }
-    }
-    let tags = accs
-        .into_iter()
-        .map(|list| {
-            list.into_iter()
-                .enumerate()
-                .map(|(i, a)| (chosen_codes[i], a))
-                .collect()
-        })
-        .collect();
-    (runs, tags)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
+    use tally::health::Finding;
     use std::path::Path;
     use tally_tfevents::{encode_scalar_event, RecordWriter};
 
@@ -404,6 +185,100 @@ mod tests {
             b.tags[0].final_mean,
             Some(3.0),
             "one step: the last point alone"
+        );
+    }
+
+    #[test]
+    fn a_run_too_large_to_keep_has_the_same_row_read_twice_from_its_files() {
+        // docs/contract/consumers.md "The runs table": a run of any size costs the same memory.
+        let root = tempfile::tempdir().unwrap();
+        let events: Vec<Event> = (0..500)
+            .map(|i| {
+                let v = if i == 7 {
+                    f64::INFINITY
+                } else {
+                    (i * 37 % 101) as f64
+                };
+                (
+                    i,
+                    10.0 + i as f64,
+                    vec![("ret", v), ("loss", 0.5 * v), ("x", 1.0)],
+                )
+            })
+            .collect();
+        write(root.path(), &events);
+        let files = crate::files::run_event_files(root.path()).unwrap();
+        let row = |keep| {
+            let globs = ["ret".to_owned(), "loss".to_owned()];
+            let read = stream::read_row(
+                "r".into(),
+                root.path(),
+                files.clone(),
+                &globs,
+                false,
+                &RuleSet::defaults(),
+                0.0,
+                keep,
+            );
+            read.unwrap().row.unwrap()
+        };
+        let (held, streamed) = (row(KEPT_POINTS), row(10));
+        assert_eq!(held, streamed);
+        let names: Vec<&str> = held.tags.iter().map(|t| t.tag.as_str()).collect();
+        assert_eq!(names, ["ret", "loss"]);
+        // Steps 450..=499 by hand: the final 10 % of 0..=499.
+        let by_hand: f64 = (450..500).map(|i| (i * 37 % 101) as f64).sum::<f64>() / 50.0;
+        assert_eq!(held.tags[0].final_mean, Some(by_hand));
+        assert_eq!(held.tags[0].nonfinite, 1);
+    }
+
+    #[test]
+    fn each_row_carries_the_default_health_rules_findings_as_tally_health_finds_them() {
+        // docs/contract/consumers.md "The runs table": `findings` and `health`.
+        let root = tempfile::tempdir().unwrap();
+        let sick = root.path().join("sick");
+        let events: Vec<Event> = (0..200)
+            .map(|i| {
+                let v = if i == 120 {
+                    f64::NAN
+                } else {
+                    1.0 + (i % 7) as f64
+                };
+                (i, 1e9 + i as f64, vec![("train/value_loss", v)])
+            })
+            .collect();
+        write(&sick, &events);
+        let clean: Vec<Event> = (0..200)
+            .map(|i| {
+                (
+                    i,
+                    1e9 + i as f64,
+                    vec![("train/value_loss", 1.0 + (i % 7) as f64)],
+                )
+            })
+            .collect();
+        write(&root.path().join("clean"), &clean);
+        let t = runs_table(&[root.path().to_owned()], &[], ReadOptions::default()).unwrap();
+        let by_reader =
+            crate::health::check_paths(std::slice::from_ref(&sick), &RuleSet::defaults(), 0.0)
+                .unwrap()
+                .remove(0)
+                .findings;
+        let sick_row = row(&t, "sick");
+        // NaN is not equal to itself: the findings compared by what they say.
+        let said = |f: &[Finding]| -> Vec<String> { f.iter().map(|f| format!("{f:?}")).collect() };
+        assert_eq!(said(sick_row.health.as_ref().unwrap()), said(&by_reader));
+        assert_eq!(by_reader.len(), 1, "{by_reader:?}");
+        let flat: std::collections::HashMap<_, _> = sick_row.flat().into_iter().collect();
+        assert_eq!(flat["findings"], Value::from(1));
+        assert_eq!(
+            flat["health"],
+            Value::from("nonfinite train/value_loss@120")
+        );
+        let flat: std::collections::HashMap<_, _> = row(&t, "clean").flat().into_iter().collect();
+        assert_eq!(
+            (&flat["findings"], &flat["health"]),
+            (&Value::from(0), &Value::Null)
         );
     }
 

@@ -1,9 +1,10 @@
 //! SQL over runs (`tally sql`, `tally.sql`): the runs under some paths as two tables, `runs` and
 //! `scalars`, queried with Apache DataFusion (docs/contract/consumers.md "SQL over runs").
 //!
-//! The runs are read once ([`tally_read::columns::read_all`], every tag), the runs table is
-//! built from that read ([`tally_read::runs::rows_of`]), and both become Arrow tables
-//! ([`tables`]) without copying the scalar columns. Queries are read-only: a statement that
+//! The scalars are read with [`tally_read::columns::read_all`] (every tag) and the runs table
+//! with [`tally_read::runs::runs_table`] (the one every front end shows, health findings
+//! included; a second, streamed read of files the first left in the page cache), and both
+//! become Arrow tables ([`tables`]) without copying the scalar columns. Queries are read-only: a statement that
 //! would create, change or drop anything is refused.
 
 pub mod error;
@@ -16,7 +17,7 @@ use datafusion::execution::context::{SQLOptions, SessionConfig, SessionContext};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tally_read::columns::{read_all, ReadOptions};
-use tally_read::runs::rows_of;
+use tally_read::runs::runs_table;
 
 pub use datafusion::arrow;
 pub use error::Error;
@@ -57,7 +58,8 @@ pub fn query(inputs: &[PathBuf], sql: &str, strict: bool) -> Result<Answer, Erro
         skip_unreadable: true,
     };
     let mut columns = read_all(inputs, None, opts).map_err(tally_read::Error::Refused)?;
-    let runs = tables::runs_batch(&rows_of(&columns, &[])?).map_err(query_error)?;
+    // Its damage and skipped runs are the scalars read's, reported once from there.
+    let runs = tables::runs_batch(&runs_table(inputs, &[], opts)?.rows).map_err(query_error)?;
     let damage = std::mem::take(&mut columns.damage);
     let skipped = std::mem::take(&mut columns.skipped);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -186,6 +186,7 @@ fn write_table(
         .collect::<Vec<_>>();
     header.extend(differing.iter().map(|c| c["config.".len()..].to_owned()));
     header.extend(tag_cols.iter().cloned());
+    header.push("health".to_owned());
     let mut lines = vec![header];
     for (r, f) in rows.iter().zip(flat) {
         let mut line = vec![
@@ -197,6 +198,10 @@ fn write_table(
         ];
         line.extend(differing.iter().map(|c| short(get(f, c))));
         line.extend(tag_cols.iter().map(|c| short(get(f, c))));
+        line.push(match get(f, "health") {
+            Some(Value::String(found)) => found.clone(),
+            _ => "ok".to_owned(),
+        });
         lines.push(line);
     }
     let widths: Vec<usize> = (0..lines[0].len())
@@ -214,7 +219,9 @@ fn write_table(
             .zip(&widths)
             .enumerate()
             .map(|(i, (c, w))| match i {
+                // Names and words left, numbers right; health last, as long as it needs.
                 0 | 1 => format!("{c:<w$}"),
+                _ if i + 1 == l.len() => c.clone(),
                 _ => format!("{c:>w$}"),
             })
             .collect();

@@ -388,6 +388,7 @@ fn write_runs_table(ds: &Dataset, state: &State) -> Result<(), Error> {
             points: f.points,
             config: run.config.clone(),
             tags: Vec::new(),
+            health: None,
         };
         let mut flat = row.flat();
         flat.retain(|(k, _)| k != "run");

@@ -35,10 +35,10 @@ pub enum Kind {
 /// The type a column has whatever its values: the run's own columns and the tag figures.
 fn fixed(name: &str) -> Option<Kind> {
     let kind = match name {
-        "run" | "dir" | "status" => Kind::Str,
+        "run" | "dir" | "status" | "health" => Kind::Str,
         "start" => Kind::Timestamp,
         "duration" => Kind::Float,
-        "last_step" | "points" => Kind::Int,
+        "last_step" | "points" | "findings" => Kind::Int,
         _ if name.starts_with("config.") => return None,
         _ => match name.rsplit_once(':')?.1 {
             "count" | "max_step" | "last_step" | "nonfinite" => Kind::Int,
