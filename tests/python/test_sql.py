@@ -86,6 +86,16 @@ def test_runs_is_the_runs_table_without_tag_figures(sweep):
     assert sorted(t.column("config.config.seed").to_pylist()) == sorted(list(range(5)) * 4)
 
 
+def test_runs_lists_the_runs_a_health_rule_fired_on(sweep):
+    # docs/contract/consumers.md "SQL over runs": `findings` and `health` as the runs table has them.
+    with tally.SummaryWriter(sweep / "sick") as w:
+        for step in range(50):
+            w.add_scalar("loss", float("nan") if step == 30 else 1.0, step)
+    t = tally.sql(sweep, "SELECT run, findings, health FROM runs WHERE findings > 0")
+    assert t.to_pylist() == [{"run": "sick", "findings": 1, "health": "nonfinite loss@30"}]
+    assert tally.sql(sweep, "SELECT count(*) AS n FROM runs WHERE findings = 0").to_pylist() == [{"n": 20}]
+
+
 def test_a_bad_query_raises_value_error_naming_the_culprit(sweep, tally_bin):
     with pytest.raises(ValueError, match="no_such_column"):
         tally.sql(sweep, "SELECT no_such_column FROM runs")
