@@ -59,15 +59,16 @@ impl Answer {
     }
 }
 
-/// Answers a request for an `/api/` path.
-pub fn answer(catalog: &Catalog, target: &Target) -> Answer {
+/// Answers a request for an `/api/` path; `wanted` says whether its asker still waits (a run's
+/// read stops when not: `docs/contract/board.md` "Bounded reads").
+pub fn answer(catalog: &Catalog, target: &Target, wanted: Wanted) -> Answer {
     let result = match target.path.as_str() {
         "/api/runs" => runs(catalog, target),
         "/api/tags" => tags(catalog, target),
-        "/api/scalars" => scalars(catalog, target),
-        "/api/nearest" => nearest(catalog, target),
+        "/api/scalars" => scalars(catalog, target, wanted),
+        "/api/nearest" => nearest(catalog, target, wanted),
         "/api/groups" => groups(catalog, target),
-        "/api/run" => run(catalog, target),
+        "/api/run" => run(catalog, target, wanted),
         "/api/media" => media(catalog, target),
         "/api/image" => image(catalog, target),
         other => Err(Answer::error(404, format!("{other}: no such API path"))),
@@ -76,6 +77,9 @@ pub fn answer(catalog: &Catalog, target: &Target) -> Answer {
 }
 
 type Handled = Result<Answer, Answer>;
+
+/// Whether the request's asker still waits for the answer.
+pub type Wanted<'a> = &'a dyn Fn() -> bool;
 
 /// `GET /api/runs[?since=G][&tags=GLOB,...]`: the runs table, every row or those changed since
 /// generation `G`, with the figures of the tags matching the globs.
@@ -195,13 +199,13 @@ fn tags(catalog: &Catalog, target: &Target) -> Handled {
 /// `GET /api/scalars?run=R&tag=T&width=W[&x=step|wall][&start=S][&end=E]`: the points of one
 /// run's tag in `W` buckets, each with its first, last, lowest and highest point and its
 /// non-finite points; with `span=B` (and `start`), in buckets of x span `B` laid from `S`.
-fn scalars(catalog: &Catalog, target: &Target) -> Handled {
+fn scalars(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     let (run, tag) = (required(target, "run")?, required(target, "tag")?);
     let width = width(target, 1000)?;
     let axis = axis(target)?;
     let (start, end) = (parse::<f64>(target, "start")?, parse::<f64>(target, "end")?);
     let span: Option<f64> = parse(target, "span")?;
-    let live = held(catalog, run)?;
+    let live = held(catalog, run, wanted)?;
     let live = lock(&live);
     let series = live.series(tag).ok_or_else(|| no_tag(run, tag))?;
     let d = match span {
@@ -234,11 +238,11 @@ fn scalars(catalog: &Catalog, target: &Target) -> Handled {
 }
 
 /// `GET /api/nearest?run=R&tag=T&at=X[&x=step|wall]`: the raw point nearest to `X`.
-fn nearest(catalog: &Catalog, target: &Target) -> Handled {
+fn nearest(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     let (run, tag) = (required(target, "run")?, required(target, "tag")?);
     let at: f64 = parse(target, "at")?.ok_or_else(|| missing("at"))?;
     let axis = axis(target)?;
-    let live = held(catalog, run)?;
+    let live = held(catalog, run, wanted)?;
     let live = lock(&live);
     let series = live.series(tag).ok_or_else(|| no_tag(run, tag))?;
     Ok(Answer::ok(json!({
@@ -300,9 +304,9 @@ fn point_json(p: Point) -> Value {
 }
 
 /// The run's held series (read now if not held), or why not.
-fn held(catalog: &Catalog, run: &str) -> Result<Arc<Mutex<LiveRun>>, Answer> {
+fn held(catalog: &Catalog, run: &str, wanted: Wanted) -> Result<Arc<Mutex<LiveRun>>, Answer> {
     catalog
-        .live(run)
+        .live(run, wanted)
         .map_err(|e| Answer::error(500, e.to_string()))?
         .ok_or_else(|| no_run(run))
 }
@@ -380,7 +384,7 @@ impl Number for usize {
 /// for a run it cannot read, such as another writer's), the default health rules' findings
 /// (`tally health`'s), and its timelines as shares over at most `W` step buckets (empty for a
 /// run without them).
-fn run(catalog: &Catalog, target: &Target) -> Handled {
+fn run(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     let name = required(target, "run")?;
     let width = width(target, 200)?;
     let dir = catalog.dir_of(name).ok_or_else(|| no_run(name))?;
@@ -402,7 +406,7 @@ fn run(catalog: &Catalog, target: &Target) -> Handled {
     };
     let shares = match RunConfigFacts::read_or_default(&dir).profile() {
         Some(profile) => {
-            let live = held(catalog, name)?;
+            let live = held(catalog, name, wanted)?;
             let live = lock(&live);
             Some(timeline_shares(profile, |tag| live.series(tag), width))
         }

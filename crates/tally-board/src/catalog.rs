@@ -213,40 +213,64 @@ impl Catalog {
     }
 
     /// The held series of run `name` (read now if not held, read on if its last look is older
-    /// than [`LOOK_EVERY`]); `None` when the table has no such run. A run is read once however
-    /// many requests ask for it at once: the first holds it while it reads, the others wait.
-    pub fn live(&self, name: &str) -> Result<Option<Arc<Mutex<LiveRun>>>, Error> {
+    /// than [`LOOK_EVERY`] or its last read was stopped); `None` when the table has no such
+    /// run. A run is read once however many requests ask for it at once: the first holds it
+    /// while it reads, the others wait. `wanted` is asked every few thousand events: a read no
+    /// one waits for any more (the page went away) stops, keeps what it read and says
+    /// [`Error::NotWanted`]; the next request reads on from there.
+    pub fn live(
+        &self,
+        name: &str,
+        wanted: &dyn Fn() -> bool,
+    ) -> Result<Option<Arc<Mutex<LiveRun>>>, Error> {
         let Some(dir) = self.dir_of(name) else {
             return Ok(None);
         };
         let mut held = lock(&self.held);
         let now = Instant::now();
-        if let Some(h) = held.get_mut(name) {
-            h.used_at = now;
-            let run = h.run.clone();
-            if h.looked_at.elapsed() >= LOOK_EVERY {
-                h.looked_at = now;
-                drop(held);
-                lock(&run).refresh()?;
+        let (run, due, new) = match held.get_mut(name) {
+            Some(h) => {
+                h.used_at = now;
+                let due = h.looked_at.elapsed() >= LOOK_EVERY;
+                if due {
+                    h.looked_at = now;
+                }
+                (h.run.clone(), due, false)
             }
-            return Ok(Some(run));
-        }
-        let run = Arc::new(Mutex::new(LiveRun::unread_own(&dir)));
-        let mut reading = lock(&run);
-        held.insert(
-            name.to_owned(),
-            Held {
-                run: run.clone(),
-                looked_at: now,
-                used_at: now,
-            },
-        );
-        drop(held);
-        self.opened.fetch_add(1, Ordering::Relaxed);
-        if let Err(e) = reading.refresh() {
-            // Not held half read: the next request reads it again, and says why it cannot.
-            lock(&self.held).remove(name);
-            return Err(e.into());
+            None => {
+                let run = Arc::new(Mutex::new(LiveRun::unread_own(&dir)));
+                let held_run = Held {
+                    run: run.clone(),
+                    looked_at: now,
+                    used_at: now,
+                };
+                held.insert(name.to_owned(), held_run);
+                self.opened.fetch_add(1, Ordering::Relaxed);
+                (run, true, true)
+            }
+        };
+        let mut reading = if new {
+            // Taken before the table is let go, so a request arriving meanwhile waits for this
+            // read instead of starting its own.
+            let reading = lock(&run);
+            drop(held);
+            reading
+        } else {
+            // Another request may be reading it: wait for that without holding the table.
+            drop(held);
+            lock(&run)
+        };
+        if due || !reading.caught_up() {
+            match reading.refresh_while(wanted) {
+                Ok(Some(_)) => {}
+                Ok(None) => return Err(Error::NotWanted(name.to_owned())),
+                Err(e) => {
+                    // Not held half read: the next request reads it again, and says why it cannot.
+                    drop(reading);
+                    lock(&self.held).remove(name);
+                    return Err(e.into());
+                }
+            }
         }
         drop(reading);
         let_go_past_budget(&mut lock(&self.held), name);

@@ -13,6 +13,10 @@ pub enum Error {
         /// The failure.
         source: std::io::Error,
     },
+    /// A run's read was stopped because no one waits for it any more (the page asking went
+    /// away); what was read is kept for the next request.
+    #[error("{0}: the read was stopped, no one is waiting for it any more")]
+    NotWanted(String),
     /// Reading runs failed.
     #[error(transparent)]
     Read(#[from] tally_read::Error),

@@ -1,7 +1,7 @@
 //! The HTTP side: the routes, the token check, and the headers of each answer
 //! (`docs/contract/board.md` "Who can see it"); the connections are `wire`'s.
 
-use crate::api::{self, Body};
+use crate::api::{self, Body, Wanted};
 use crate::assets::asset;
 use crate::catalog::Catalog;
 use crate::query::Target;
@@ -19,12 +19,14 @@ pub fn serve(
     token: Option<&str>,
     stop: &AtomicBool,
 ) -> std::io::Result<()> {
-    wire::serve(listener, stop, |request| respond(request, catalog, token))
+    wire::serve(listener, stop, |request, wanted| {
+        respond(request, wanted, catalog, token)
+    })
 }
 
-fn respond(request: &Request, catalog: &Catalog, token: Option<&str>) -> Response {
+fn respond(request: &Request, wanted: Wanted, catalog: &Catalog, token: Option<&str>) -> Response {
     let target = Target::parse(&request.target);
-    let (status, content_type, body, set_cookie) = route(request, &target, catalog, token);
+    let (status, content_type, body, set_cookie) = route(request, &target, wanted, catalog, token);
     let mut headers = vec![
         ("Content-Type", content_type.to_owned()),
         ("Cache-Control", "no-store".to_owned()),
@@ -49,6 +51,7 @@ fn respond(request: &Request, catalog: &Catalog, token: Option<&str>) -> Respons
 fn route(
     request: &Request,
     target: &Target,
+    wanted: Wanted,
     catalog: &Catalog,
     token: Option<&str>,
 ) -> (u16, &'static str, Vec<u8>, bool) {
@@ -66,7 +69,7 @@ fn route(
         }
     }
     if target.path.starts_with("/api/") {
-        let answer = api::answer(catalog, target);
+        let answer = api::answer(catalog, target, wanted);
         let (content_type, body) = match answer.body {
             Body::Json(v) => (JSON, v.to_string().into_bytes()),
             Body::File(content_type, bytes) => (content_type, bytes),

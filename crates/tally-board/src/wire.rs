@@ -124,10 +124,11 @@ pub fn parse_head(head: &[u8]) -> Result<Request, Refused> {
 }
 
 /// Accepts connections on `listener` until `stop` is set, each served on its own thread by
-/// `answer`; returns once every connection is closed.
+/// `answer`, which is also given a check that its client still waits; returns once every
+/// connection is closed.
 pub fn serve<F>(listener: &TcpListener, stop: &AtomicBool, answer: F) -> std::io::Result<()>
 where
-    F: Fn(&Request) -> Response + Sync,
+    F: Fn(&Request, &dyn Fn() -> bool) -> Response + Sync,
 {
     listener.set_nonblocking(false)?;
     let wake = loopback(listener.local_addr()?);
@@ -186,7 +187,7 @@ fn loopback(addr: SocketAddr) -> SocketAddr {
 /// sends what cannot be read, or the board stops.
 fn connection<F>(mut stream: TcpStream, stop: &AtomicBool, answer: &F) -> std::io::Result<()>
 where
-    F: Fn(&Request) -> Response,
+    F: Fn(&Request, &dyn Fn() -> bool) -> Response,
 {
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(TICK))?;
@@ -218,12 +219,28 @@ where
             Err(refused) => return refuse(stream, refused),
         };
         buf.drain(..end + 4);
-        let response = answer(&request);
+        let response = answer(&request, &|| waits(&stream));
         write_response(&mut stream, &response, &request)?;
         if !request.keep_alive {
             return Ok(());
         }
         since = Instant::now();
+    }
+}
+
+/// Whether the client of `stream` still waits for an answer: a client that closed its side
+/// (a page gone, a fetch aborted) has nothing more to read, so the peek finds the end of the
+/// stream; one that waits has sent nothing more, or its next request.
+fn waits(stream: &TcpStream) -> bool {
+    if stream.set_nonblocking(true).is_err() {
+        return true;
+    }
+    let peeked = stream.peek(&mut [0u8; 1]);
+    let _ = stream.set_nonblocking(false);
+    match peeked {
+        Ok(0) => false,
+        Ok(_) => true,
+        Err(e) => matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted),
     }
 }
 
@@ -291,6 +308,24 @@ fn reason(status: u16) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_client_that_closed_its_side_no_longer_waits() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        server.set_read_timeout(Some(TICK)).unwrap();
+        assert!(waits(&server), "connected and silent: waiting");
+        (&client).write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+        assert!(waits(&server), "its next request: still there");
+        drop(client);
+        // The close reaches the server's side after the bytes sent before it.
+        let mut rest = Vec::new();
+        let _ = (&server).read_to_end(&mut rest);
+        assert!(!waits(&server), "closed: gone");
+        // The check leaves the stream as the connection reads it: blocking, with its timeout.
+        assert_eq!(server.read_timeout().unwrap(), Some(TICK));
+    }
 
     #[test]
     fn a_browsers_head_is_read_with_its_headers_in_any_case() {

@@ -356,7 +356,7 @@ fn a_large_logdir_is_read_a_batch_per_look_and_its_unread_runs_are_listed_and_ch
     // No time budget: each look reads one batch of rows.
     let catalog =
         Catalog::new(vec![dir.path().to_owned()]).with_look_budget(std::time::Duration::ZERO);
-    let json = |target: &str| match answer(&catalog, &Target::parse(target)).body {
+    let json = |target: &str| match answer(&catalog, &Target::parse(target), &|| true).body {
         Body::Json(v) => v,
         Body::File(..) => panic!("{target} answered a file"),
     };
@@ -408,7 +408,7 @@ fn charts_asking_at_once_for_a_run_not_held_read_it_once() {
         .map(|_| {
             let catalog = catalog.clone();
             std::thread::spawn(move || {
-                let run = catalog.live("big").unwrap().unwrap();
+                let run = catalog.live("big", &|| true).unwrap().unwrap();
                 let held = run.lock().unwrap();
                 held.points()
             })
@@ -417,6 +417,28 @@ fn charts_asking_at_once_for_a_run_not_held_read_it_once() {
     for ask in asks {
         assert_eq!(ask.join().unwrap(), 800_000);
     }
+    assert_eq!(catalog.runs_opened(), 1);
+}
+
+#[test]
+fn a_read_no_one_waits_for_stops_and_the_next_request_reads_on_from_there() {
+    // docs/contract/board.md "Bounded reads".
+    use tally_board::catalog::Catalog;
+    use tally_board::Error;
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big").join(FILE);
+    events(&file, (0..100_000).map(|s| (s, vec![("a", s as f64)])));
+    let catalog = Catalog::new(vec![dir.path().to_owned()]);
+    // The page went away at once: the read stops at its first ask.
+    match catalog.live("big", &|| false) {
+        Err(Error::NotWanted(run)) => assert_eq!(run, "big"),
+        other => panic!("{:?}", other.map(|r| r.map(|r| r.lock().unwrap().points()))),
+    }
+    let run = catalog.live("big", &|| true).unwrap().unwrap();
+    let points = run.lock().unwrap().points();
+    assert_eq!(points, 100_000);
+    // Read on from where it stopped, not again from the start.
     assert_eq!(catalog.runs_opened(), 1);
 }
 

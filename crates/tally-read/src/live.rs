@@ -26,7 +26,14 @@ pub struct LiveRun {
     /// A partial record at the end of the newest file: a record being written, or a run that
     /// stopped mid-record. It is read again at the next refresh.
     tail: Option<Damage>,
+    /// Whether the last refresh read to the end of the files (else it was stopped early, and
+    /// the next one reads on from where it stopped).
+    caught_up: bool,
 }
+
+/// Events read between two asks whether a read is still wanted (a few milliseconds of
+/// reading).
+const EVENTS_PER_ASK: u32 = 4096;
 
 impl LiveRun {
     /// Reads the run in `dir` (its own event files, `files::run_event_files`).
@@ -62,12 +69,21 @@ impl LiveRun {
             series: Vec::new(),
             damage: Vec::new(),
             tail: None,
+            caught_up: false,
         }
     }
 
     /// Reads what the run's files gained since the last refresh: the number of new points. A
     /// file that vanished or a purge marker in a new file reads the run again from its start.
     pub fn refresh(&mut self) -> Result<u64, Error> {
+        Ok(self.refresh_while(&|| true)?.unwrap_or(0))
+    }
+
+    /// [`refresh`](Self::refresh), asking `wanted` every few thousand events whether the read
+    /// is still wanted: when not, the read stops between two events and `None` comes back; what
+    /// was read is kept, and the next refresh reads on from there (`docs/contract/board.md`
+    /// "Bounded reads").
+    pub fn refresh_while(&mut self, wanted: &dyn Fn() -> bool) -> Result<Option<u64>, Error> {
         let files = if self.own {
             dir_event_files(&self.dir)?
         } else {
@@ -81,23 +97,37 @@ impl LiveRun {
             .resume(self.resume.clone())
             .with_tags(std::mem::take(&mut self.tags));
         let mut damage = Vec::new();
-        while scalars.advance()?.is_some() {
+        let mut until_ask = EVENTS_PER_ASK;
+        let mut stopped = false;
+        while scalars.advance_event()?.is_some() {
             damage.extend(scalars.take_damage());
-            let Some(s) = scalars.current() else {
+            let Some(event) = scalars.event() else {
                 continue;
             };
-            let id = s
-                .tag_id
-                .expect("a run's reader numbers every scalar's tag (RunScalars::advance)");
-            if id >= self.series.len() {
-                self.series.resize_with(id + 1, Series::new);
+            for &(id, value) in event.scalars() {
+                if id >= self.series.len() {
+                    self.series.resize_with(id + 1, Series::new);
+                }
+                self.series[id].push(event.step, event.wall_time, value);
             }
-            self.series[id].push(s.step, s.wall_time, s.value);
+            until_ask -= 1;
+            if until_ask == 0 {
+                until_ask = EVENTS_PER_ASK;
+                if !wanted() {
+                    stopped = true;
+                    break;
+                }
+            }
         }
         damage.extend(scalars.take_damage());
+        self.resume = if stopped {
+            scalars.paused_at()
+        } else {
+            scalars.read_so_far().clone()
+        };
         self.tags = scalars.take_tags();
-        self.resume = scalars.read_so_far().clone();
         self.files = files;
+        self.caught_up = !stopped;
         self.tail = None;
         let newest = self.files.last();
         for d in damage {
@@ -109,7 +139,12 @@ impl LiveRun {
             }
         }
         let after: usize = self.series.iter().map(Series::len).sum();
-        Ok((after - before) as u64)
+        Ok((!stopped).then_some((after - before) as u64))
+    }
+
+    /// Whether the last refresh read to the end of the files.
+    pub fn caught_up(&self) -> bool {
+        self.caught_up
     }
 
     /// Whether a file added since the last refresh starts with a purge marker dropping points
@@ -265,6 +300,41 @@ mod tests {
         );
         assert_eq!(run.refresh().unwrap(), 1);
         assert_eq!(LiveRun::open_own(&sub).unwrap().points(), 1);
+    }
+
+    #[test]
+    fn a_read_no_one_wants_stops_between_events_and_the_next_reads_on_to_the_same_series() {
+        // docs/contract/board.md "Bounded reads".
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("events.out.tfevents.1.host");
+        let events: Vec<(i64, Vec<(&str, f64)>)> = (0..20_000)
+            .map(|s| (s, vec![("a", s as f64), ("b", -(s as f64))]))
+            .collect();
+        let refs: Vec<(i64, &[(&str, f64)])> = events.iter().map(|(s, v)| (*s, &v[..])).collect();
+        append(&file, &records(&refs[..10_000]));
+        // A second file, so the stop and the read on cross a file boundary too.
+        append(
+            &dir.path().join("events.out.tfevents.2.host"),
+            &records(&refs[10_000..]),
+        );
+        let mut run = LiveRun::unread_own(dir.path());
+        let asked = std::cell::Cell::new(0);
+        let wanted = || {
+            asked.set(asked.get() + 1);
+            asked.get() < 2
+        };
+        assert_eq!(run.refresh_while(&wanted).unwrap(), None);
+        assert!(!run.caught_up());
+        // Stopped at the second ask: two asks' worth of events read, no more.
+        let first = run.points();
+        assert_eq!(first, 2 * 2 * u64::from(EVENTS_PER_ASK));
+        assert_eq!(run.refresh_while(&|| true).unwrap(), Some(40_000 - first));
+        assert!(run.caught_up());
+        let whole = LiveRun::open_own(dir.path()).unwrap();
+        for tag in ["a", "b"] {
+            assert_eq!(values(&run, tag), values(&whole, tag));
+        }
+        assert!(run.damage().is_empty(), "{:?}", run.damage());
     }
 
     #[test]

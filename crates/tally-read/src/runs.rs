@@ -110,8 +110,8 @@ pub fn runs_table_of(
 mod tests {
     use super::*;
     use serde_json::Value;
-    use tally::health::Finding;
     use std::path::Path;
+    use tally::health::Finding;
     use tally_tfevents::{encode_scalar_event, RecordWriter};
 
     /// One event: step, wall time, scalars.

@@ -175,6 +175,18 @@ impl RunScalars {
         &self.read
     }
 
+    /// Where the reading stands between two events: the files read to their end, then the
+    /// current file's position and largest kept step, so [`RunScalars::resume`] reads on from
+    /// the next event (a reader that stops early, a board's read no one waits for any more).
+    pub fn paused_at(&self) -> Resume {
+        let mut at = self.read.clone();
+        if let Some(reader) = &self.current {
+            at.offsets.push(reader.events().records().position());
+            at.max_steps.push(self.current_max);
+        }
+        at
+    }
+
     /// Refuses a step that goes back across files instead of keeping it (the reader's
     /// `strict` option).
     pub fn strict(mut self, strict: bool) -> Self {
