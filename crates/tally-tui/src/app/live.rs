@@ -7,16 +7,14 @@ use super::feed::{is_warmup, message_line, messages_between, snapshot};
 use super::keys::{Keys, Pressed};
 use super::options::PanelOptions;
 use super::restore::{BOTTOM, DRAW, RAW, RESTORED};
+use super::viewport::{check_size, give_back, open_term, Term};
 use crate::glyphs::Glyphs;
 use crate::state::PanelState;
-use crossterm::cursor::{MoveTo, Show};
+use crossterm::cursor::MoveTo;
 use crossterm::execute;
 use crossterm::terminal::{self as ct, Clear, ClearType};
-use ratatui::backend::CrosstermBackend;
-use ratatui::layout::Position;
 use ratatui::style::{Color, Modifier, Style};
-use ratatui::{Terminal, TerminalOptions, Viewport};
-use std::io::{self, Stdout, Write};
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -29,8 +27,6 @@ use unicode_width::UnicodeWidthChar;
 const KEY_POLL: Duration = Duration::from_millis(50);
 /// Lines inserted above the viewport per call (bounds the buffer ratatui allocates).
 const INSERT_CHUNK: usize = 512;
-
-type Term = Terminal<CrosstermBackend<Stdout>>;
 
 pub(super) struct Live {
     term: Option<Term>,
@@ -48,15 +44,6 @@ fn desired_height(view: &PanelState, size: (u16, u16)) -> u16 {
     view.height(size.0).min(size.1).max(3)
 }
 
-fn open_term(height: u16) -> io::Result<Term> {
-    Terminal::with_options(
-        CrosstermBackend::new(io::stdout()),
-        TerminalOptions {
-            viewport: Viewport::Inline(height),
-        },
-    )
-}
-
 impl Live {
     pub(super) fn open(
         state: &Mutex<TerminalState>,
@@ -72,12 +59,7 @@ impl Live {
             None
         };
         let size = ct::size()?;
-        if size.0 < 20 || size.1 < 3 {
-            return Err(io::Error::other(format!(
-                "terminal of {}x{} is too small",
-                size.0, size.1
-            )));
-        }
+        check_size(size)?;
         let snap = snapshot(state);
         let seen = snap.messages_total;
         let glyphs = opts.glyphs.unwrap_or_else(Glyphs::detect);
@@ -259,22 +241,7 @@ impl Live {
         if RESTORED.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
-        let mut result = Ok(());
-        if let Some(term) = self.term.as_mut() {
-            let bottom = term.get_frame().area().bottom();
-            result = term
-                .set_cursor_position(Position::new(0, bottom.saturating_sub(1)))
-                .and_then(|_| term.show_cursor());
-            BOTTOM.store(bottom, Ordering::SeqCst);
-        }
-        self.term = None;
-        if RAW.swap(false, Ordering::SeqCst) {
-            let _ = ct::disable_raw_mode();
-        }
-        let mut out = io::stdout();
-        let _ = out.write_all(b"\r\n");
-        let _ = execute!(out, Show);
-        result
+        give_back(self.term.take())
     }
 }
 

@@ -24,6 +24,7 @@ mod options;
 mod printer;
 mod restore;
 mod screen;
+mod viewport;
 
 pub use console::{Console, Stream};
 pub use options::{PanelOptions, PLAIN_INTERVAL, REFRESH};

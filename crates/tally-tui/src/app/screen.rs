@@ -5,18 +5,14 @@
 
 use super::keys::Keys;
 use super::restore::{install_panic_hook, ACTIVE, BOTTOM, DRAW, RAW, RESTORED};
+use super::viewport::{check_size, give_back, open_term, Term};
 use crate::key::Key;
-use crossterm::cursor::{MoveTo, Show};
+use crossterm::cursor::MoveTo;
 use crossterm::execute;
 use crossterm::terminal::{self as ct, Clear, ClearType};
-use ratatui::backend::CrosstermBackend;
-use ratatui::layout::Position;
 use ratatui::widgets::Widget;
-use ratatui::{Terminal, TerminalOptions, Viewport};
-use std::io::{self, Stdout, Write};
+use std::io;
 use std::sync::atomic::Ordering;
-
-type Term = Terminal<CrosstermBackend<Stdout>>;
 
 /// The terminal, held for a view drawn by the caller.
 pub struct Screen {
@@ -29,15 +25,6 @@ impl std::fmt::Debug for Screen {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Screen").field("size", &self.size).finish()
     }
-}
-
-fn open_term(height: u16) -> io::Result<Term> {
-    Terminal::with_options(
-        CrosstermBackend::new(io::stdout()),
-        TerminalOptions {
-            viewport: Viewport::Inline(height),
-        },
-    )
 }
 
 impl Screen {
@@ -54,12 +41,7 @@ impl Screen {
             ct::enable_raw_mode()?;
             RAW.store(true, Ordering::SeqCst);
             let size = ct::size()?;
-            if size.0 < 20 || size.1 < 3 {
-                return Err(io::Error::other(format!(
-                    "terminal of {}x{} is too small",
-                    size.0, size.1
-                )));
-            }
+            check_size(size)?;
             let term = open_term(size.1)?;
             Ok(Screen {
                 term: Some(term),
@@ -118,21 +100,7 @@ impl Screen {
             ACTIVE.store(false, Ordering::SeqCst);
             return Ok(());
         }
-        let mut result = Ok(());
-        if let Some(term) = self.term.as_mut() {
-            let bottom = term.get_frame().area().bottom();
-            result = term
-                .set_cursor_position(Position::new(0, bottom.saturating_sub(1)))
-                .and_then(|_| term.show_cursor());
-            BOTTOM.store(bottom, Ordering::SeqCst);
-        }
-        self.term = None;
-        if RAW.swap(false, Ordering::SeqCst) {
-            let _ = ct::disable_raw_mode();
-        }
-        let mut out = io::stdout();
-        let _ = out.write_all(b"\r\n");
-        let _ = execute!(out, Show);
+        let result = give_back(self.term.take());
         ACTIVE.store(false, Ordering::SeqCst);
         result
     }
