@@ -7,132 +7,22 @@
 //! `Debug` and [`WebhookUrl::redacted`] show the scheme and host only, and no error text
 //! carries it.
 //!
-//! The HTTP client is our own HTTP/1.1 (one request, its status line read back) over a
-//! `TcpStream`, with rustls for https (ARCHITECTURE.md "Choices measured").
+//! The URL is checked in `webhook/url.rs`; the HTTP client, our own HTTP/1.1 with rustls for
+//! https, is `webhook/post.rs`.
+
+mod post;
+mod url;
+
+pub use url::WebhookUrl;
 
 use super::finding::Finding;
 use super::live::{finding_text, LiveHealth};
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use post::{post, Failed};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tally_schema::artifacts::HealthWebhookProgress;
-
-/// A webhook URL, parsed and checked when the logger is configured.
-#[derive(Clone, PartialEq, Eq)]
-pub struct WebhookUrl {
-    full: String,
-    tls: bool,
-    /// The host as it is connected to (an IPv6 address without its brackets).
-    host: String,
-    port: u16,
-    /// `Host:` header's value (the authority as written).
-    authority: String,
-    /// Path and query, the request target.
-    target: String,
-}
-
-impl std::fmt::Debug for WebhookUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "WebhookUrl({})", self.redacted())
-    }
-}
-
-impl WebhookUrl {
-    /// Checks `url`: `https://` or `http://`, a host, an optional port, no credentials, no
-    /// spaces or control characters. The error names what is wrong without repeating the URL
-    /// (it is a secret).
-    pub fn parse(url: &str) -> Result<Self, String> {
-        if let Some(i) = url.find(|c: char| c.is_whitespace() || c.is_control()) {
-            return Err(format!(
-                "the URL has a space or control character at byte {i} (a URL pasted with its \
-                 line end?)"
-            ));
-        }
-        let Some((scheme, rest)) = url.split_once("://") else {
-            return Err(
-                "not a URL: expected https://HOST/PATH (Slack's and Discord's webhook URLs are \
-                 https)"
-                    .into(),
-            );
-        };
-        let tls = match scheme.to_ascii_lowercase().as_str() {
-            "https" => true,
-            "http" => false,
-            other => {
-                let shown: String = other.chars().take(16).collect();
-                return Err(format!(
-                    "scheme '{shown}' is not http or https (Slack's and Discord's webhook URLs \
-                     are https)"
-                ));
-            }
-        };
-        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(end);
-        if authority.contains('@') {
-            return Err("credentials in the URL (user@host) are not supported".into());
-        }
-        let (host, port) = split_port(authority)?;
-        let port = port.unwrap_or(if tls { 443 } else { 80 });
-        if host.is_empty() {
-            return Err("the URL has no host".into());
-        }
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
-        let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | ':');
-        if !bare.chars().all(ok) {
-            return Err(format!(
-                "host '{}' has a character a host name cannot",
-                host.chars().take(64).collect::<String>()
-            ));
-        }
-        let tail = tail.split('#').next().unwrap_or_default();
-        let target = match tail.starts_with('/') {
-            true => tail.to_owned(),
-            false => format!("/{tail}"),
-        };
-        Ok(WebhookUrl {
-            full: url.to_owned(),
-            tls,
-            host: bare.to_owned(),
-            port,
-            authority: authority.to_owned(),
-            target,
-        })
-    }
-
-    /// The URL as given: the secret. Only the webhook thread and the run's own redaction use it.
-    pub fn secret(&self) -> &str {
-        &self.full
-    }
-
-    /// Scheme and host, the path and query (the secret) replaced:
-    /// `https://hooks.slack.com/<redacted>`.
-    pub fn redacted(&self) -> String {
-        let scheme = if self.tls { "https" } else { "http" };
-        format!("{scheme}://{}/{}", self.authority, crate::redact::REDACTED)
-    }
-}
-
-/// `host[:port]`, an IPv6 address in brackets.
-fn split_port(authority: &str) -> Result<(&str, Option<u16>), String> {
-    let colon = match authority.rfind(']') {
-        Some(b) => authority[b..].find(':').map(|i| b + i),
-        None => authority.rfind(':'),
-    };
-    let Some(c) = colon else {
-        return Ok((authority, None));
-    };
-    let digits = &authority[c + 1..];
-    match digits.parse::<u16>() {
-        Ok(p) if p > 0 => Ok((&authority[..c], Some(p))),
-        _ => Err(format!(
-            "port '{}' is not a number from 1 to 65535",
-            digits.chars().take(16).collect::<String>()
-        )),
-    }
-}
 
 /// A webhook and how hard it is tried (docs/contract/health.md "Webhook").
 #[derive(Debug, Clone, PartialEq)]
@@ -426,177 +316,9 @@ pub fn body(label: &str, f: &Finding) -> String {
     serde_json::json!({ "text": text, "content": text }).to_string()
 }
 
-/// Why an attempt failed: worth another (connection, timeout, 5xx, 408, 429) or not (any
-/// other 4xx: a revoked or mistyped webhook stays so).
-#[derive(Debug)]
-enum Failed {
-    Retry(String),
-    Refused(String),
-}
-
-/// One POST of `body`, Ok on a 2xx answer.
-fn post(url: &WebhookUrl, body: &[u8], timeout: Duration) -> Result<(), Failed> {
-    if timeout.is_zero() {
-        return Err(Failed::Retry("no time left".into()));
-    }
-    let where_ = format!("{}:{}", url.host, url.port);
-    let addrs = (url.host.as_str(), url.port)
-        .to_socket_addrs()
-        .map_err(|e| Failed::Retry(format!("resolve {}: {e}", url.host)))?;
-    let mut last = None;
-    let mut sock = None;
-    for a in addrs {
-        match TcpStream::connect_timeout(&a, timeout) {
-            Ok(s) => {
-                sock = Some(s);
-                break;
-            }
-            Err(e) => last = Some(e),
-        }
-    }
-    let sock = sock.ok_or_else(|| {
-        let e = last.map_or_else(|| "no address".to_owned(), |e| e.to_string());
-        Failed::Retry(format!("connect to {where_}: {e}"))
-    })?;
-    let io = |e: std::io::Error| Failed::Retry(format!("{where_}: {e}"));
-    sock.set_read_timeout(Some(timeout)).map_err(io)?;
-    sock.set_write_timeout(Some(timeout)).map_err(io)?;
-    let _ = sock.set_nodelay(true);
-    let head = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: tally/{}\r\nContent-Type: \
-         application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        url.target,
-        url.authority,
-        env!("CARGO_PKG_VERSION"),
-        body.len()
-    );
-    let status = if url.tls {
-        let name = rustls::pki_types::ServerName::try_from(url.host.clone())
-            .map_err(|e| Failed::Refused(format!("host {}: {e}", url.host)))?;
-        let conn = rustls::ClientConnection::new(tls_config(), name)
-            .map_err(|e| Failed::Retry(format!("{where_}: TLS: {e}")))?;
-        exchange(&mut rustls::StreamOwned::new(conn, sock), &head, body)
-    } else {
-        exchange(&mut { sock }, &head, body)
-    }
-    .map_err(io)?;
-    match status {
-        200..=299 => Ok(()),
-        408 | 429 | 500..=599 => Err(Failed::Retry(format!("HTTP {status}"))),
-        _ => Err(Failed::Refused(format!("HTTP {status}"))),
-    }
-}
-
-/// Where Linux distributions keep their CA bundle (Debian/Ubuntu, Fedora/RHEL, openSUSE,
-/// Alpine's is Debian's path).
-const CA_BUNDLES: [&str; 3] = [
-    "/etc/ssl/certs/ca-certificates.crt",
-    "/etc/pki/tls/certs/ca-bundle.crt",
-    "/etc/ssl/ca-bundle.pem",
-];
-
-/// The client's TLS settings, made once. Its roots: the Mozilla roots built in
-/// (`webpki-roots`), so a container without a CA bundle still verifies Slack and Discord, plus
-/// the machine's bundle (`SSL_CERT_FILE`, else the first of [`CA_BUNDLES`] present), so a
-/// network whose proxy re-signs TLS with its own CA works as it does for curl.
-fn tls_config() -> Arc<rustls::ClientConfig> {
-    static CONFIG: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            use rustls::pki_types::pem::PemObject;
-            use rustls::pki_types::CertificateDer;
-            let mut roots = rustls::RootCertStore {
-                roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-            };
-            let bundle = std::env::var_os("SSL_CERT_FILE")
-                .map(std::path::PathBuf::from)
-                .into_iter()
-                .chain(CA_BUNDLES.iter().map(std::path::PathBuf::from))
-                .find(|p| p.is_file());
-            if let Some(certs) = bundle.and_then(|p| CertificateDer::pem_file_iter(p).ok()) {
-                // A certificate the bundle holds but rustls cannot use is skipped, as curl does.
-                let certs: Vec<_> = certs.filter_map(|c| c.ok()).collect();
-                roots.add_parsable_certificates(certs);
-            }
-            let provider = Arc::new(rustls::crypto::ring::default_provider());
-            let config = rustls::ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .expect("ring supports the default TLS versions")
-                .with_root_certificates(roots)
-                .with_no_client_auth();
-            Arc::new(config)
-        })
-        .clone()
-}
-
-/// Writes the request, reads the status line back.
-fn exchange(s: &mut (impl Read + Write), head: &str, body: &[u8]) -> std::io::Result<u16> {
-    s.write_all(head.as_bytes())?;
-    s.write_all(body)?;
-    s.flush()?;
-    let mut got = Vec::with_capacity(256);
-    let mut buf = [0u8; 256];
-    while !got.contains(&b'\n') {
-        let n = s.read(&mut buf)?;
-        if n == 0 || got.len() > 8192 {
-            break;
-        }
-        got.extend_from_slice(&buf[..n]);
-    }
-    let line = String::from_utf8_lossy(&got);
-    let line = line.lines().next().unwrap_or_default();
-    let bad = || {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!(
-                "not an HTTP answer: {:?}",
-                line.chars().take(40).collect::<String>()
-            ),
-        )
-    };
-    let mut words = line.split_whitespace();
-    if !words.next().is_some_and(|v| v.starts_with("HTTP/1.")) {
-        return Err(bad());
-    }
-    words
-        .next()
-        .and_then(|c| c.parse::<u16>().ok())
-        .ok_or_else(bad)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_url_is_checked_and_never_repeated_in_an_error() {
-        let u = WebhookUrl::parse("https://hooks.slack.com/services/T0/B0/SECRET").unwrap();
-        assert_eq!(
-            (u.host.as_str(), u.port, u.tls),
-            ("hooks.slack.com", 443, true)
-        );
-        assert_eq!(u.target, "/services/T0/B0/SECRET");
-        assert_eq!(u.redacted(), "https://hooks.slack.com/<redacted>");
-        assert!(!format!("{u:?}").contains("SECRET"));
-        let u = WebhookUrl::parse("http://127.0.0.1:8080?x=1").unwrap();
-        assert_eq!((u.port, u.target.as_str()), (8080, "/?x=1"));
-        let u = WebhookUrl::parse("http://[::1]:9/hook").unwrap();
-        assert_eq!((u.host.as_str(), u.authority.as_str()), ("::1", "[::1]:9"));
-        for (bad, says) in [
-            ("hooks.slack.com/services/SECRET", "not a URL"),
-            ("ftp://h/SECRET", "scheme 'ftp'"),
-            ("https://h:0/SECRET", "port '0'"),
-            ("https://h:99999/SECRET", "port '99999'"),
-            ("https://u:SECRET@h/x", "credentials"),
-            ("https:///SECRET", "no host"),
-            ("https://h/SECRET\n", "control character at byte 16"),
-            ("https://h%2F/SECRET", "host 'h%2F'"),
-        ] {
-            let e = WebhookUrl::parse(bad).unwrap_err();
-            assert!(e.contains(says), "{bad:?}: {e}");
-            assert!(!e.contains("SECRET"), "{bad:?}: {e}");
-        }
-    }
 
     #[test]
     fn the_body_is_one_line_under_both_keys_and_fits_discord() {
@@ -622,18 +344,6 @@ mod tests {
             b["content"].as_str().unwrap().chars().count(),
             MAX_TEXT_CHARS
         );
-    }
-
-    /// TLS end to end (handshake, the built-in roots): a public https host answers our POST
-    /// with a 4xx, which is a refusal, not a TLS or connection error. Needs the network.
-    #[test]
-    #[ignore]
-    fn https_reaches_a_public_host() {
-        let url = WebhookUrl::parse("https://pypi.org/tally-webhook-check").unwrap();
-        match post(&url, b"{}", Duration::from_secs(10)) {
-            Err(Failed::Refused(e)) => assert!(e.starts_with("HTTP 4"), "{e}"),
-            other => panic!("{other:?}"),
-        }
     }
 
     #[test]
