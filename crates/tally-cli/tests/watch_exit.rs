@@ -134,6 +134,8 @@ fn watch_ends_with_0_saying_so_when_its_output_goes_away() {
         stderr.contains("tally watch: the terminal went away; stopped"),
         "{stderr}"
     );
+    // A watcher runs no run: nothing may say one goes on (docs/contract/panel.md "tally watch").
+    assert!(!stderr.contains("the run goes on"), "{stderr}");
 }
 
 #[test]

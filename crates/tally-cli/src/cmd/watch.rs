@@ -680,6 +680,7 @@ pub fn main(c: &WatchConfig) -> Result<Exit, CliError> {
             mode: c.panel,
             plain_interval: c.every,
             keys: true,
+            shows_own_run: false,
             ..PanelOptions::default()
         },
     );

@@ -209,11 +209,15 @@ fn run(
     ready: Sender<Output>,
     quit: Arc<AtomicBool>,
 ) {
+    let goes_on = match opts.shows_own_run {
+        true => ", the run goes on",
+        false => "",
+    };
     if let Err(e) = drive(state, clock, opts, wanted, link, ready, quit) {
         // Best effort: stderr may be the terminal that went away (eprintln! would panic).
         let _ = writeln!(
             io::stderr(),
-            "tally: warning: panel: {e}; the panel stopped, the run goes on"
+            "tally: warning: panel: {e}; the panel stopped{goes_on}"
         );
     }
 }

@@ -28,6 +28,10 @@ pub struct PanelOptions {
     pub keys: bool,
     /// Where plain lines go (stdout when `None`).
     pub plain_writer: Option<Box<dyn Write + Send>>,
+    /// Whether the panel shows a run this process trains, which goes on when the panel loses
+    /// its output (and its warning says so), or one it only watches (`tally watch`, which ends
+    /// then and says so itself).
+    pub shows_own_run: bool,
 }
 
 impl Default for PanelOptions {
@@ -40,6 +44,7 @@ impl Default for PanelOptions {
             color: None,
             keys: false,
             plain_writer: None,
+            shows_own_run: true,
         }
     }
 }
