@@ -337,3 +337,59 @@ def test_the_sink_given_in_sinks_is_the_same_replica_and_not_twice(tmp_path, mlf
         tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "two", panel="off",
                      sinks=[tally.MlflowSink(settings)], mlflow=settings)
     assert not (tmp_path / "two").exists()
+
+
+# -- add_scalars' sub-runs (docs/contract/remote-sinks.md "Sub-runs") ------------------------------
+
+def sub_run_series(run_dir: Path) -> Series:
+    """Every scalar of the run and its sub-runs, a sub-run's tag keyed `<sub-run>/<tag>`, by the
+    name MLflow holds it under."""
+    t = tally.read_runs(run_dir).to_pydict()
+    out: Series = defaultdict(list)
+    for run, tag, step, value in zip(t["run"], t["tag"], t["step"], t["value"]):
+        out[mlflow_name(tag if run == "." else f"{run}/{tag}")].append((step, stored(value)))
+    return dict(out)
+
+
+def add_scalars_steps(w: tally.SummaryWriter, first: int, last: int) -> None:
+    for s in range(first, last + 1):
+        w.add_scalar("lr", s / 1000, s)
+        w.add_scalars("loss", {"train": 1 / s, "val": 2 / s}, s)
+        w.add_scalars("eval/acc", {"mean@4": s / last}, s)
+
+
+def test_add_scalars_reach_mlflow_as_sub_run_slash_tag_through_a_server_restart(tmp_path, mlflow_server, impatient):
+    w = tally.SummaryWriter(tmp_path / "sw", mlflow={"tracking_uri": mlflow_server.uri}, remote_finish_timeout=120)
+    add_scalars_steps(w, 1, 200)
+    w.flush()
+    cursor = tmp_path / "sw" / ".tally" / "mlflow.cursor.json"
+    deadline = time.monotonic() + 60
+    while not cursor.exists() or json.loads(cursor.read_text())["rows"] < 100:
+        assert time.monotonic() < deadline, "nothing reached MLflow"
+        time.sleep(0.1)
+    mlflow_server.stop()
+    try:
+        add_scalars_steps(w, 201, 600)  # written while the server is down
+        w.flush()
+        time.sleep(2)
+    finally:
+        mlflow_server.start()
+    w.close()  # the follower resumes from its cursor, every sub-run from its own place
+    client = MlflowClient(mlflow_server.uri)
+    got, want = mlflow_series(client, run_id_of(tmp_path / "sw")), sub_run_series(tmp_path / "sw")
+    assert_same(got, want)
+    assert {"lr", "loss_train/loss", "loss_val/loss", mlflow_name("eval_acc_mean@4/eval/acc")} == set(got)
+    assert len(got["loss_val/loss"]) == 600
+
+
+def test_tally_sync_sends_a_writers_sub_runs_to_mlflow_once(tmp_path, mlflow_server):
+    w = tally.SummaryWriter(tmp_path / "sw")
+    add_scalars_steps(w, 1, 150)
+    w.close()
+    env = {"MLFLOW_TRACKING_URI": mlflow_server.uri}
+    first = run_tally("sync", str(tmp_path / "sw"), "--to", "mlflow", env=env)
+    assert first.returncode == 0 and "sent 600 rows to mlflow" in first.stdout, first.stdout + first.stderr
+    again = run_tally("sync", str(tmp_path / "sw"), "--to", "mlflow", env=env)
+    assert again.returncode == 0 and "nothing to send to mlflow" in again.stdout, again.stdout + again.stderr
+    client = MlflowClient(mlflow_server.uri)
+    assert_same(mlflow_series(client, run_id_of(tmp_path / "sw")), sub_run_series(tmp_path / "sw"))
