@@ -393,3 +393,38 @@ def test_tally_sync_sends_a_writers_sub_runs_to_mlflow_once(tmp_path, mlflow_ser
     assert again.returncode == 0 and "nothing to send to mlflow" in again.stdout, again.stdout + again.stderr
     client = MlflowClient(mlflow_server.uri)
     assert_same(mlflow_series(client, run_id_of(tmp_path / "sw")), sub_run_series(tmp_path / "sw"))
+
+
+# -- logger="mlflow" (docs/contract/remote-sinks.md "MLflow and trackio from the command line") --
+
+def test_logger_mlflow_adds_the_replica_with_its_defaults(tmp_path, mlflow_server, monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow_server.uri)
+    log = tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "run", panel="off", logger="mlflow",
+                       remote_finish_timeout=60)
+    steps(log, 1, 50)
+    log.close()
+    conf = json.loads((log.run_dir / "run_config.json").read_text())
+    assert conf["run"]["logger"]["backend"] == "mlflow"
+    client = MlflowClient(mlflow_server.uri)
+    run = get_run(client, run_id_of(log.run_dir))
+    assert experiment_name(client, run.info.experiment_id) == "tally"
+    assert_same(mlflow_series(client, run.info.run_id), event_series(log.run_dir))
+
+
+def test_the_demo_with_training_logger_mlflow_sends_its_run_with_the_overrides(tmp_path, mlflow_server):
+    proc = run_tally("demo", "--algo", "ppo", "--task", "anymal", "--iterations", "6", "--num-envs", "8", "--panel", "off",
+                     f"training.log_root={tmp_path}", "training.logger=mlflow",
+                     f"training.mlflow_tracking_uri={mlflow_server.uri}", "training.mlflow_experiment=demo-exp",
+                     "training.mlflow_run_name=demo-run")
+    assert proc.returncode == 0, proc.stderr
+    # The demo's last line names its run (a tracker may print its own lines around it).
+    (run_dir,) = [Path(line.split("run: ", 1)[1]) for line in proc.stdout.splitlines() if line.startswith("run: ")]
+    client = MlflowClient(mlflow_server.uri)
+    run = get_run(client, run_id_of(run_dir))
+    assert (run.info.run_name, experiment_name(client, run.info.experiment_id)) == ("demo-run", "demo-exp")
+    assert run.info.status == "FINISHED"
+    assert_same(mlflow_series(client, run.info.run_id), event_series(run_dir))
+    # An MLflow setting without its logger names both, before any run directory is made.
+    proc = run_tally("demo", "--iterations", "2", f"training.log_root={tmp_path / 'none'}", "training.mlflow_experiment=x")
+    assert proc.returncode != 0 and "add training.logger=mlflow" in proc.stderr, proc.stderr
+    assert not (tmp_path / "none").exists()

@@ -132,3 +132,19 @@ def test_add_scalars_reach_trackio_as_sub_run_slash_tag_each_row_once(tmp_path, 
     proc = run_tally("sync", str(tmp_path / "sw"), "--to", "trackio", "--project", "replicas")
     assert proc.returncode == 0 and "sent 600 rows to trackio" in proc.stdout, proc.stdout + proc.stderr
     assert_same(trackio_series("replicas", "subruns"), want)
+
+
+def test_logger_trackio_and_the_demos_training_logger_trackio_add_the_replica(tmp_path, trackio_dir):
+    log = tally.Logger(algo="sac", task="go2", name="by-logger", log_dir=tmp_path / "run", panel="off", logger="trackio",
+                       remote_finish_timeout=60)
+    steps(log, 1, 40)
+    log.close()
+    assert json.loads((log.run_dir / "run_config.json").read_text())["run"]["logger"]["backend"] == "trackio"
+    assert_same(trackio_series("tally", "by-logger"), event_series(log.run_dir))
+    proc = run_tally("demo", "--algo", "ppo", "--task", "anymal", "--iterations", "6", "--num-envs", "8", "--panel", "off",
+                     f"training.log_root={tmp_path}", "training.logger=trackio", "training.trackio_project=demo-proj",
+                     "training.trackio_name=demo-run")
+    assert proc.returncode == 0, proc.stderr
+    # The demo's last line names its run (a tracker may print its own lines around it).
+    (run_dir,) = [Path(line.split("run: ", 1)[1]) for line in proc.stdout.splitlines() if line.startswith("run: ")]
+    assert_same(trackio_series("demo-proj", "demo-run"), event_series(run_dir))

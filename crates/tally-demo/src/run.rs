@@ -7,18 +7,14 @@ use crate::error::Error;
 use crate::{appo, onpolicy, rft, sac_family, training};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use tally::{Backend, Logger, LoggerConfig, Profile, RunStatus};
+use tally::{Logger, LoggerConfig, Profile, RunStatus};
 use tally_tui::{Panel, PanelOptions};
 
-/// Builds a demo run's extra sinks for its backend and W&B settings (`training.wandb_*`): the
-/// Python package passes one so `python -m tally demo ... training.logger=wandb` logs through
-/// the W&B SDK.
-pub type SinkFactory<'a> = dyn Fn(
-        Backend,
-        &tally::schema::artifacts::WandbSettings,
-    ) -> Result<Vec<Box<dyn tally::Sink>>, Error>
-    + Sync
-    + 'a;
+/// Builds a demo run's extra sinks for its backend and tracker settings (`training.wandb_*`,
+/// `training.mlflow_*`, `training.trackio_*`): the Python package passes one so `python -m
+/// tally demo ... training.logger=wandb` (or `mlflow`, `trackio`) logs through that tracker.
+pub type SinkFactory<'a> =
+    dyn Fn(&DemoConfig) -> Result<Vec<Box<dyn tally::Sink>>, Error> + Sync + 'a;
 
 /// How a demo run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,7 +54,7 @@ pub fn run(
         "training": {"sim_backend": c.sim, "num_gpus": c.gpus, "log_interval": c.log_interval, "logger": format!("{:?}", c.backend).to_lowercase()},
     });
     let extra = match sinks {
-        Some(build) => build(c.backend, &c.wandb)?,
+        Some(build) => build(c)?,
         None => Vec::new(),
     };
     let clock = std::sync::Arc::new(tally::SystemClock::default());

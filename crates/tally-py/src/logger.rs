@@ -170,7 +170,8 @@ impl PyLogger {
     /// `max_iterations`); `name` titles the run; `seed` is recorded; `resume=True` appends to
     /// the run in `log_dir` (else the latest of this algo and task) or starts one;
     /// `resume_from=ITERATION` (with `resume=True`) rewinds it to a checkpoint's iteration.
-    /// `mlflow={...}` and `trackio={...}` add those replicas, fed from the event file as W&B is.
+    /// `mlflow={...}` and `trackio={...}` add those replicas, fed from the event file as W&B is;
+    /// `logger="mlflow"` or `"trackio"` adds that one with its default settings when none are given.
     #[new]
     #[pyo3(signature = (
         *, algo, task, sim = None, max_iterations = None, num_envs = None,
@@ -309,10 +310,15 @@ impl PyLogger {
         if let Some(w) = wandb {
             lc.wandb = wandb_settings(py, w)?;
         }
-        // The replicas over other trackers (docs/contract/remote-sinks.md "MLflow", "trackio").
+        // The replicas over other trackers (docs/contract/remote-sinks.md "MLflow", "trackio"):
+        // those given settings, and `logger="mlflow"`/`"trackio"`'s with its defaults.
+        let defaults = PyDict::new(py);
         let replicas: Vec<(&str, &Bound<'_, PyDict>)> = [("mlflow", mlflow), ("trackio", trackio)]
             .into_iter()
-            .filter_map(|(n, d)| d.map(|d| (n, d)))
+            .filter_map(|(n, d)| match d {
+                Some(d) => Some((n, d)),
+                None => (backend.tracker() == Some(n)).then_some((n, &defaults)),
+            })
             .collect();
         let (objs, boxed) = python_sinks(
             py,

@@ -200,17 +200,33 @@ pub enum Backend {
     TensorBoard,
     /// W&B through its Python SDK (the Python package attaches the sink).
     Wandb,
+    /// The event files, and the MLflow replica the Python package attaches
+    /// (docs/contract/remote-sinks.md "MLflow").
+    Mlflow,
+    /// The event files, and the trackio replica the Python package attaches
+    /// (docs/contract/remote-sinks.md "trackio").
+    Trackio,
     /// No persistent backend (the run directory and its JSON artefacts are still written).
     None,
 }
 
 impl Backend {
-    /// The configuration name (`tensorboard`, `wandb`, `none`).
+    /// The configuration name (`tensorboard`, `wandb`, `mlflow`, `trackio`, `none`).
     pub fn as_str(self) -> &'static str {
         match self {
             Backend::TensorBoard => "tensorboard",
             Backend::Wandb => "wandb",
+            Backend::Mlflow => "mlflow",
+            Backend::Trackio => "trackio",
             Backend::None => "none",
+        }
+    }
+
+    /// The remote tracker this backend adds beside the event files (its sink's name), if any.
+    pub fn tracker(self) -> Option<&'static str> {
+        match self {
+            Backend::Wandb | Backend::Mlflow | Backend::Trackio => Some(self.as_str()),
+            Backend::TensorBoard | Backend::None => None,
         }
     }
 }
@@ -219,12 +235,20 @@ impl std::str::FromStr for Backend {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [Backend::TensorBoard, Backend::Wandb, Backend::None]
-            .into_iter()
-            .find(|b| b.as_str() == s)
-            .ok_or_else(|| {
-                format!("unknown logger backend '{s}': expected tensorboard, wandb or none")
-            })
+        [
+            Backend::TensorBoard,
+            Backend::Wandb,
+            Backend::Mlflow,
+            Backend::Trackio,
+            Backend::None,
+        ]
+        .into_iter()
+        .find(|b| b.as_str() == s)
+        .ok_or_else(|| {
+            format!(
+                "unknown logger backend '{s}': expected tensorboard, wandb, mlflow, trackio or none"
+            )
+        })
     }
 }
 

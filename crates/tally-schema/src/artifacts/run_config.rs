@@ -96,7 +96,7 @@ pub struct RunIdentity {
 pub struct LoggerFacts {
     /// Timing profile.
     pub profile: crate::Profile,
-    /// Persistent backend (`tensorboard`, `wandb`, `none`).
+    /// Persistent backend (`tensorboard`, `wandb`, `mlflow`, `trackio`, `none`).
     pub backend: String,
     /// Last iteration; null when the run did not say (no progress or ETA then).
     pub max_iterations: Option<u64>,
