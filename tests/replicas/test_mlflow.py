@@ -428,3 +428,24 @@ def test_the_demo_with_training_logger_mlflow_sends_its_run_with_the_overrides(t
     proc = run_tally("demo", "--iterations", "2", f"training.log_root={tmp_path / 'none'}", "training.mlflow_experiment=x")
     assert proc.returncode != 0 and "add training.logger=mlflow" in proc.stderr, proc.stderr
     assert not (tmp_path / "none").exists()
+
+
+# -- the settings in run_config.json (docs/contract/run-artifacts.md "Replica settings") ----------
+
+def test_the_mlflow_settings_are_recorded_with_a_password_in_the_uri_redacted(tmp_path, mlflow_server):
+    # A tracking URI with credentials (MLflow's client sends them as basic auth; this server
+    # takes any): the replica reaches the server, and no file of the run holds the password.
+    uri = mlflow_server.uri.replace("http://", "http://alice:s3cret-pw@")
+    log = tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "run", panel="off",
+                       mlflow={"tracking_uri": uri, "experiment": "recorded"}, remote_finish_timeout=60)
+    steps(log, 1, 20)
+    log.close()
+    conf = json.loads((log.run_dir / "run_config.json").read_text())
+    assert conf["run"]["mlflow"] == {"tracking_uri": mlflow_server.uri.replace("http://", "http://alice:<redacted>@"),
+                                     "experiment": "recorded", "run_name": None}
+    assert "trackio" not in conf["run"]
+    for f in log.run_dir.rglob("*"):
+        if f.is_file():
+            assert b"s3cret-pw" not in f.read_bytes(), f
+    client = MlflowClient(mlflow_server.uri)
+    assert_same(mlflow_series(client, run_id_of(log.run_dir)), event_series(log.run_dir))

@@ -139,7 +139,10 @@ def test_logger_trackio_and_the_demos_training_logger_trackio_add_the_replica(tm
                        remote_finish_timeout=60)
     steps(log, 1, 40)
     log.close()
-    assert json.loads((log.run_dir / "run_config.json").read_text())["run"]["logger"]["backend"] == "trackio"
+    run = json.loads((log.run_dir / "run_config.json").read_text())["run"]
+    assert run["logger"]["backend"] == "trackio"
+    # The settings, as given (none: each the replica's default; docs/contract/run-artifacts.md).
+    assert run["trackio"] == {"project": None, "name": None, "group": None} and "mlflow" not in run
     assert_same(trackio_series("tally", "by-logger"), event_series(log.run_dir))
     proc = run_tally("demo", "--algo", "ppo", "--task", "anymal", "--iterations", "6", "--num-envs", "8", "--panel", "off",
                      f"training.log_root={tmp_path}", "training.logger=trackio", "training.trackio_project=demo-proj",
@@ -148,3 +151,5 @@ def test_logger_trackio_and_the_demos_training_logger_trackio_add_the_replica(tm
     # The demo's last line names its run (a tracker may print its own lines around it).
     (run_dir,) = [Path(line.split("run: ", 1)[1]) for line in proc.stdout.splitlines() if line.startswith("run: ")]
     assert_same(trackio_series("demo-proj", "demo-run"), event_series(run_dir))
+    run = json.loads((run_dir / "run_config.json").read_text())["run"]
+    assert run["trackio"] == {"project": "demo-proj", "name": "demo-run", "group": None}

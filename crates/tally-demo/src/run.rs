@@ -48,6 +48,22 @@ pub fn run(
     lc.trace_thread_time = c.trace_thread_time;
     lc.trace_cuda_events = c.trace_cuda_events;
     lc.wandb = c.wandb.clone();
+    // The replica's settings, recorded in run_config.json as the W&B settings are.
+    let given = |m: &std::collections::BTreeMap<String, String>, k: &str| m.get(k).cloned();
+    if c.backend == tally::Backend::Mlflow {
+        lc.mlflow = Some(tally::schema::artifacts::MlflowSettings {
+            tracking_uri: given(&c.mlflow, "tracking_uri"),
+            experiment: given(&c.mlflow, "experiment"),
+            run_name: given(&c.mlflow, "run_name"),
+        });
+    }
+    if c.backend == tally::Backend::Trackio {
+        lc.trackio = Some(tally::schema::artifacts::TrackioSettings {
+            project: given(&c.trackio, "project"),
+            name: given(&c.trackio, "name"),
+            group: given(&c.trackio, "group"),
+        });
+    }
     lc.run_config = serde_json::json!({
         "algo": {"name": c.algo, "num_envs": c.num_envs, "max_iterations": c.iterations},
         "task": c.task,

@@ -328,6 +328,24 @@ impl PyLogger {
             &replicas,
             lc.remote_finish_timeout_secs,
         )?;
+        // Recorded in run_config.json as the W&B settings are, once the sinks took them
+        // (docs/contract/run-artifacts.md "Replica settings").
+        // `mlflow=`/`trackio=`'s and a replica given in `sinks=` alike: each holds its settings.
+        for o in &objs {
+            let Ok(name) = o.getattr("name").and_then(|n| n.extract::<String>()) else {
+                continue;
+            };
+            if !matches!(name.as_str(), "mlflow" | "trackio") || !o.hasattr("settings")? {
+                continue;
+            }
+            let v = json_text(py, &o.getattr("settings")?, &name)?;
+            let bad = |e: serde_json::Error| Failure::Config(format!("{name} settings: {e}"));
+            if name == "mlflow" {
+                lc.mlflow = Some(serde_json::from_value(v).map_err(bad)?);
+            } else {
+                lc.trackio = Some(serde_json::from_value(v).map_err(bad)?);
+            }
+        }
         let mut log = tally::Logger::with_sinks(lc, boxed, Arc::new(SystemClock::default()))
             .map_err(Failure::from)?;
         let run_dir = log.run_dir().to_owned();

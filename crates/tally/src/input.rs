@@ -7,7 +7,7 @@
 use crate::resolve::bounds::MAX_COUNT;
 use std::borrow::Cow;
 use std::path::PathBuf;
-use tally_schema::artifacts::WandbSettings;
+use tally_schema::artifacts::{MlflowSettings, TrackioSettings, WandbSettings};
 use tally_schema::Profile;
 use tally_tfevents::FsyncPolicy;
 
@@ -339,6 +339,11 @@ pub struct LoggerConfig {
     pub run_config: serde_json::Value,
     /// W&B settings recorded in run_config.json.
     pub wandb: WandbSettings,
+    /// The MLflow replica's settings, recorded in run_config.json (the sink itself is the
+    /// Python package's).
+    pub mlflow: Option<MlflowSettings>,
+    /// The trackio replica's settings, recorded in run_config.json.
+    pub trackio: Option<TrackioSettings>,
     /// fsync policy of the event file.
     pub fsync: FsyncPolicy,
     /// Capacity of the bounded queue to the writer thread (steps).
@@ -494,6 +499,8 @@ impl LoggerConfig {
             trace_cuda_events: false,
             run_config: serde_json::Value::Object(Default::default()),
             wandb: WandbSettings::default(),
+            mlflow: None,
+            trackio: None,
             fsync: FsyncPolicy::Never,
             queue_capacity: 1024,
             summary_interval_secs: 0.0,

@@ -137,6 +137,9 @@ impl Logger {
         if config.seed.is_some() {
             identity.seed = config.seed;
         }
+        // The replicas of this segment, as the W&B settings are (a resumed run's new ones win).
+        identity.mlflow = config.mlflow.clone();
+        identity.trackio = config.trackio.clone();
         identity.logger = Some(LoggerFacts {
             profile: config.profile,
             backend: config.backend.as_str().to_owned(),
