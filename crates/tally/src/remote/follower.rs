@@ -167,6 +167,9 @@ impl Shared {
 /// summary during the run reads only what was written since the one before.
 struct Counter {
     rows: Streams,
+    /// The sink's cursor when the count began: a sub-run found later is counted from its
+    /// place there (its start), as `total` counts.
+    from: Cursor,
     /// Rows of the run up to `rows`' position (the sink's cursor counts the same way).
     total: u64,
 }
@@ -194,6 +197,7 @@ impl Follower {
         let pump = Pump::new(sink, run_dir, files.clone())?;
         let counter = Counter {
             rows: Streams::new(run_dir, files.clone(), &pump.cursor)?,
+            from: pump.cursor.clone(),
             total: pump.cursor.rows,
         };
         let shared = Arc::new(Shared::default());
@@ -222,9 +226,9 @@ impl Follower {
             (s.cursor.clone(), s.last_error.clone())
         };
         let mut c = self.counter.lock().unwrap_or_else(|e| e.into_inner());
-        let Counter { rows, total } = &mut *c;
+        let Counter { rows, from, total } = &mut *c;
         let read_error = rows
-            .each_row(false, &cursor, |_| *total += 1)
+            .each_row(false, from, |_| *total += 1)
             .err()
             .map(|e| format!("{}: {e}", self.run_dir.display()));
         RemoteSinkProgress {

@@ -151,13 +151,15 @@ impl Streams {
     }
 
     /// Every complete row of every stream, in turns (`finished`: the last step of each file
-    /// too), handed to `each`.
+    /// too), handed to `each`, for counting: the order does not matter, so a batch in flight is
+    /// not read first (it would be read as a finished file's, its last row perhaps half).
     pub(crate) fn each_row(
         &mut self,
         finished: bool,
         cursor: &Cursor,
         mut each: impl FnMut(&BackendStep),
     ) -> Result<()> {
+        self.replay = None;
         let mut queue = VecDeque::new();
         loop {
             self.fill(&mut queue, usize::MAX, finished, cursor)?;
