@@ -105,7 +105,8 @@ def _probe(uri: str, timeout: float) -> None:
     if not uri.startswith(("http://", "https://")):
         return
     try:
-        with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout):
+        # Without its credentials: urllib takes `user:password@` for part of the host name.
+        with urllib.request.urlopen(_public_uri(uri).rstrip("/") + "/health", timeout=timeout):
             return
     except urllib.error.HTTPError:
         return

@@ -108,7 +108,7 @@ class Logger:
         num_envs: Optional[int] = None,
         num_gpus: int = 1,
         profile: Optional[Literal["sac_family", "appo", "onpolicy", "rft"]] = None,
-        logger: Literal["tensorboard", "wandb", "none"] = "tensorboard",
+        logger: Literal["tensorboard", "wandb", "mlflow", "trackio", "none"] = "tensorboard",
         log_root: _PathLike = ...,
         log_dir: Optional[_PathLike] = None,
         log_interval: int = 1,

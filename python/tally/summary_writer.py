@@ -12,8 +12,9 @@ With W&B configured (``wandb=``), the scalars are mirrored to W&B local-first, s
 that only knows torch's writer (rsl_rl) logs to both backends without ever waiting on the
 network: a follower thread sends each step of the event file from a cursor in ``log_dir``, and
 ``close()`` waits for it at most ``remote_finish_timeout`` seconds, leaving the rest to ``tally
-sync`` (docs/contract/remote-sinks.md "SummaryWriter"). Only scalars of ``log_dir``'s own event
-files reach W&B; an existing ``wandb.run`` is reused and never finished
+sync`` (docs/contract/remote-sinks.md "SummaryWriter"). Only scalars reach W&B: those of
+``log_dir``'s event files and of its sub-runs (``add_scalars``' series, sent as
+``<sub-run>/<tag>``: docs/contract/remote-sinks.md "Sub-runs"); an existing ``wandb.run`` is reused and never finished
 (docs/contract/run-artifacts.md "W&B"). ``mlflow=`` and ``trackio=`` mirror the same way, each
 from its own cursor (docs/contract/remote-sinks.md "MLflow", "trackio").
 Any thread may call any method: calls that change the batch or a file are serialised by one
@@ -370,7 +371,9 @@ class SummaryWriter:
         walltime: Optional[float] = None,
     ) -> None:
         """As torch: each ``tag`` goes to ``log_dir/<main_tag>_<tag>/`` under the tag ``main_tag``
-        (``tally.tensorboardX.SummaryWriter`` lays them out as tensorboardX does)."""
+        (``tally.tensorboardX.SummaryWriter`` lays them out as tensorboardX does). W&B, MLflow
+        and trackio get it as ``<main_tag>_<tag>/<main_tag>`` (docs/contract/remote-sinks.md
+        "Sub-runs")."""
         self._ensure_open()
         step = _scalar_step(global_step)
         for tag, v in tag_scalar_dict.items():

@@ -132,10 +132,6 @@ def drive(monitor, calls) -> None:
     monitor.close()
 
 
-def without(calls, key) -> list:
-    return [({k: v for k, v in d.items() if k != key}, s) for d, s in calls]
-
-
 def test_tally_aggregation_equals_trinitys_for_these_steps():
     # The explorer's keys below come from Trinity's own aggregation; tally.metrics gives the same.
     assert explorer_calls(tally.metrics) == explorer_calls(trinity_metrics)
@@ -145,30 +141,26 @@ def test_explorer_run_holds_what_trinitys_tensorboard_monitor_writes(tmp_path):
     config = trinity_config(tmp_path)
     role = config.explorer.name
     calls = explorer_calls(tally.metrics)
-    # The workflows' model_version:last aggregates to rollout/model_version/last, the name the
-    # explorer's own rollout/model_version is renamed to: Trinity's key is kept, with a warning.
-    with pytest.warns(UserWarning, match="'rollout/model_version' is not written: its tally name 'rollout/model_version/last'"):
-        drive(make_monitor(config, role), calls)
-    drive(TensorboardMonitor(config.project, config.group, config.name, role, config), without(calls, "rollout/model_version"))
+    drive(make_monitor(config, role), calls)
+    drive(TensorboardMonitor(config.project, config.group, config.name, role, config), calls)
 
     run = tmp_path / "ckpt" / "gsm8k-grpo" / "g" / "run1" / "monitor" / "tally" / role
     ours, ref = scalars(run), scalars(tmp_path / "ckpt" / "gsm8k-grpo" / "g" / "run1" / "monitor" / "tensorboard" / role)
-    # Same points; Trinity's names that tally's rft namespace lacks are renamed by the one rule.
+    # Same points; only the explorer's role-prefixed timings are renamed: the step figures
+    # Trinity writes with no statistic are rft keys as they are (docs/contract/rft.md "The rft
+    # profile"), so the explorer's rollout/model_version and the workflows' aggregated
+    # rollout/model_version/last are both written.
     assert ours == {integration.tally_key(t): pts for t, pts in ref.items()}
     renamed = {t: integration.tally_key(t) for t in ref if integration.tally_key(t) != t}
     assert renamed == {
-        "rollout/finished_task_count": "rollout/finished_task_count/last",
         "explorer/time/wait_explore_step": "time/wait_explore_step",
-        "eval/gsm8k/finished_task_count": "eval/gsm8k/finished_task_count/last",
-        # Trinity's (and tally.metrics') eval step writes time means under the bare name.
-        "eval/gsm8k/time/run_execution": "eval/gsm8k/time/run_execution/last",
-        "eval/gsm8k/time/task_execution": "eval/gsm8k/time/task_execution/last",
         "explore/time/sync_interval": "time/sync_interval",
     }
     # The aggregated keys, as docs/contract/rft.md names them, at their steps.
     assert ours["rollout/accuracy/mean"] == [(1, f32(calls[0][0]["rollout/accuracy/mean"])), (2, f32(calls[1][0]["rollout/accuracy/mean"]))]
-    assert {"rollout/tokens/sum", "rollout/model_version/last", "eval/gsm8k/accuracy/mean@4", "eval/gsm8k/accuracy/best@2",
-            "eval/gsm8k/time/task_execution/last", "time/eval", "time/sync_interval"} <= set(ours)
+    assert {"rollout/tokens/sum", "rollout/model_version", "rollout/model_version/last", "rollout/finished_task_count",
+            "eval/gsm8k/finished_task_count", "eval/gsm8k/accuracy/mean@4", "eval/gsm8k/accuracy/best@2",
+            "eval/gsm8k/time/task_execution", "eval/gsm8k/time/run_execution", "time/eval", "time/sync_interval"} <= set(ours)
     assert ours["eval/gsm8k/accuracy/mean@4"] == [(2, f32(calls[2][0]["eval/gsm8k/accuracy/mean@4"]))]
     # The three dicts logged at step 2 are one step: one event holds all of them.
     events = [e for e in load(run).Scalars("time/sync_interval")]
@@ -239,6 +231,11 @@ def test_bad_input_is_refused_naming_it(tmp_path):
     (tmp_path / "b").mkdir()
     with pytest.raises(ValueError, match="unknown monitor_args \\['uri'\\]"):
         make_monitor(trinity_config(tmp_path / "b", monitor_args={"uri": "http://x"}), "trainer")
+    (tmp_path / "c").mkdir()
+    # A replica setting the Logger does not know is refused by it, naming it, before any run.
+    with pytest.raises(tally.ConfigError, match=r"mlflow\['trackinguri'\]: unknown MLflow setting"):
+        make_monitor(trinity_config(tmp_path / "c", monitor_args={"mlflow": {"trackinguri": "http://x"}}), "trainer")
+    assert not (tmp_path / "c" / "ckpt" / "gsm8k-grpo" / "g" / "run1" / "monitor" / "tally" / "trainer").exists()
 
 
 def run_python(code: str) -> subprocess.CompletedProcess:
@@ -320,3 +317,36 @@ def test_a_plugin_directory_registers_the_name_in_a_fresh_process(tmp_path):
         copied.unlink(missing_ok=True)
     assert r.returncode == 0, r.stderr
     assert "class: tally.integrations.trinity TallyMonitor" in r.stdout
+
+
+def test_monitor_args_send_each_roles_run_to_wandb_where_trinitys_own_monitor_would(tmp_path, monkeypatch):
+    # docs/contract/integrations.md "Trinity-RFT": monitor_args' wandb settings reach each
+    # role's tally.Logger; W&B's project and group default to Trinity's, the settings win.
+    wandb = pytest.importorskip("wandb")
+    # The offline run file read as tests/python reads it (docs/contract/remote-sinks.md).
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "python"))
+    from test_wandb import history_rows, wandb_file
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path / "wandb-default"))
+    config = trinity_config(tmp_path, monitor_args={"wandb": {"tags": ["nightly"]}, "remote_finish_timeout": 60})
+    for role, calls in ((config.trainer.name, trainer_calls()), (config.explorer.name, explorer_calls(tally.metrics))):
+        drive(make_monitor(config, role), calls)
+        run = tmp_path / "ckpt" / "gsm8k-grpo" / "g" / "run1" / "monitor" / "tally" / role
+        conf = json.loads((run / "run_config.json").read_text())
+        assert conf["run"]["logger"]["backend"] == "wandb"
+        assert {k: conf["run"]["wandb"][k] for k in ("project", "group", "tags")} == {
+            "project": "gsm8k-grpo", "group": "g", "tags": ["nightly"]}
+        summary = json.loads((run / "run_summary.json").read_text())
+        (sink,) = summary["remote_sinks"]
+        assert sink["name"] == "wandb" and sink["pending"] == 0
+        # What W&B holds, read back from its offline run file, is the role's event file.
+        got = {}
+        for row in history_rows(wandb_file(run / "wandb")):
+            for k, v in row.items():
+                if not k.startswith(("_", "tally/")):
+                    got.setdefault(k, []).append((row["tally/step"], v))
+        assert got == scalars(run)
+    assert wandb.run is None  # each role's W&B run was finished by its monitor
+

@@ -189,7 +189,7 @@ def test_bad_constructor_arguments_raise_config_error(tmp_path):
     with pytest.raises(tally.ConfigError, match="profile"):
         new_logger(tmp_path, profile="dqn")
     with pytest.raises(tally.ConfigError, match="logger backend"):
-        new_logger(tmp_path, logger="mlflow")
+        new_logger(tmp_path, logger="comet")
     with pytest.raises(tally.ConfigError, match="panel"):
         new_logger(tmp_path, panel="sometimes")
     with pytest.raises(ValueError, match="max_iterations"):

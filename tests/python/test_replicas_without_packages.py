@@ -21,6 +21,10 @@ def test_a_replica_without_its_package_is_refused_naming_it(tmp_path, kw, packag
     with pytest.raises(ImportError, match=f"pip install {package}"):
         tally.SummaryWriter(tmp_path / "w", **{kw: settings})
     assert not (tmp_path / "w").exists()
+    # logger="mlflow" / "trackio" asks for the same replica, with its default settings.
+    with pytest.raises(ImportError, match=f"pip install {package}"):
+        tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "by-logger", panel="off", logger=kw)
+    assert not (tmp_path / "by-logger").exists()
 
 
 @pytest.mark.parametrize("kw", ["mlflow", "trackio"])

@@ -337,3 +337,115 @@ def test_the_sink_given_in_sinks_is_the_same_replica_and_not_twice(tmp_path, mlf
         tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "two", panel="off",
                      sinks=[tally.MlflowSink(settings)], mlflow=settings)
     assert not (tmp_path / "two").exists()
+
+
+# -- add_scalars' sub-runs (docs/contract/remote-sinks.md "Sub-runs") ------------------------------
+
+def sub_run_series(run_dir: Path) -> Series:
+    """Every scalar of the run and its sub-runs, a sub-run's tag keyed `<sub-run>/<tag>`, by the
+    name MLflow holds it under."""
+    t = tally.read_runs(run_dir).to_pydict()
+    out: Series = defaultdict(list)
+    for run, tag, step, value in zip(t["run"], t["tag"], t["step"], t["value"]):
+        out[mlflow_name(tag if run == "." else f"{run}/{tag}")].append((step, stored(value)))
+    return dict(out)
+
+
+def add_scalars_steps(w: tally.SummaryWriter, first: int, last: int) -> None:
+    for s in range(first, last + 1):
+        w.add_scalar("lr", s / 1000, s)
+        w.add_scalars("loss", {"train": 1 / s, "val": 2 / s}, s)
+        w.add_scalars("eval/acc", {"mean@4": s / last}, s)
+
+
+def test_add_scalars_reach_mlflow_as_sub_run_slash_tag_through_a_server_restart(tmp_path, mlflow_server, impatient):
+    w = tally.SummaryWriter(tmp_path / "sw", mlflow={"tracking_uri": mlflow_server.uri}, remote_finish_timeout=120)
+    add_scalars_steps(w, 1, 200)
+    w.flush()
+    cursor = tmp_path / "sw" / ".tally" / "mlflow.cursor.json"
+    deadline = time.monotonic() + 60
+    while not cursor.exists() or json.loads(cursor.read_text())["rows"] < 100:
+        assert time.monotonic() < deadline, "nothing reached MLflow"
+        time.sleep(0.1)
+    mlflow_server.stop()
+    try:
+        add_scalars_steps(w, 201, 600)  # written while the server is down
+        w.flush()
+        time.sleep(2)
+    finally:
+        mlflow_server.start()
+    w.close()  # the follower resumes from its cursor, every sub-run from its own place
+    client = MlflowClient(mlflow_server.uri)
+    got, want = mlflow_series(client, run_id_of(tmp_path / "sw")), sub_run_series(tmp_path / "sw")
+    assert_same(got, want)
+    assert {"lr", "loss_train/loss", "loss_val/loss", mlflow_name("eval_acc_mean@4/eval/acc")} == set(got)
+    assert len(got["loss_val/loss"]) == 600
+
+
+def test_tally_sync_sends_a_writers_sub_runs_to_mlflow_once(tmp_path, mlflow_server):
+    w = tally.SummaryWriter(tmp_path / "sw")
+    add_scalars_steps(w, 1, 150)
+    w.close()
+    env = {"MLFLOW_TRACKING_URI": mlflow_server.uri}
+    first = run_tally("sync", str(tmp_path / "sw"), "--to", "mlflow", env=env)
+    assert first.returncode == 0 and "sent 600 rows to mlflow" in first.stdout, first.stdout + first.stderr
+    again = run_tally("sync", str(tmp_path / "sw"), "--to", "mlflow", env=env)
+    assert again.returncode == 0 and "nothing to send to mlflow" in again.stdout, again.stdout + again.stderr
+    client = MlflowClient(mlflow_server.uri)
+    assert_same(mlflow_series(client, run_id_of(tmp_path / "sw")), sub_run_series(tmp_path / "sw"))
+
+
+# -- logger="mlflow" (docs/contract/remote-sinks.md "MLflow and trackio from the command line") --
+
+def test_logger_mlflow_adds_the_replica_with_its_defaults(tmp_path, mlflow_server, monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow_server.uri)
+    log = tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "run", panel="off", logger="mlflow",
+                       remote_finish_timeout=60)
+    steps(log, 1, 50)
+    log.close()
+    conf = json.loads((log.run_dir / "run_config.json").read_text())
+    assert conf["run"]["logger"]["backend"] == "mlflow"
+    client = MlflowClient(mlflow_server.uri)
+    run = get_run(client, run_id_of(log.run_dir))
+    assert experiment_name(client, run.info.experiment_id) == "tally"
+    assert_same(mlflow_series(client, run.info.run_id), event_series(log.run_dir))
+
+
+def test_the_demo_with_training_logger_mlflow_sends_its_run_with_the_overrides(tmp_path, mlflow_server):
+    proc = run_tally("demo", "--algo", "ppo", "--task", "anymal", "--iterations", "6", "--num-envs", "8", "--panel", "off",
+                     f"training.log_root={tmp_path}", "training.logger=mlflow",
+                     f"training.mlflow_tracking_uri={mlflow_server.uri}", "training.mlflow_experiment=demo-exp",
+                     "training.mlflow_run_name=demo-run")
+    assert proc.returncode == 0, proc.stderr
+    # The demo's last line names its run (a tracker may print its own lines around it).
+    (run_dir,) = [Path(line.split("run: ", 1)[1]) for line in proc.stdout.splitlines() if line.startswith("run: ")]
+    client = MlflowClient(mlflow_server.uri)
+    run = get_run(client, run_id_of(run_dir))
+    assert (run.info.run_name, experiment_name(client, run.info.experiment_id)) == ("demo-run", "demo-exp")
+    assert run.info.status == "FINISHED"
+    assert_same(mlflow_series(client, run.info.run_id), event_series(run_dir))
+    # An MLflow setting without its logger names both, before any run directory is made.
+    proc = run_tally("demo", "--iterations", "2", f"training.log_root={tmp_path / 'none'}", "training.mlflow_experiment=x")
+    assert proc.returncode != 0 and "add training.logger=mlflow" in proc.stderr, proc.stderr
+    assert not (tmp_path / "none").exists()
+
+
+# -- the settings in run_config.json (docs/contract/run-artifacts.md "Replica settings") ----------
+
+def test_the_mlflow_settings_are_recorded_with_a_password_in_the_uri_redacted(tmp_path, mlflow_server):
+    # A tracking URI with credentials (MLflow's client sends them as basic auth; this server
+    # takes any): the replica reaches the server, and no file of the run holds the password.
+    uri = mlflow_server.uri.replace("http://", "http://alice:s3cret-pw@")
+    log = tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "run", panel="off",
+                       mlflow={"tracking_uri": uri, "experiment": "recorded"}, remote_finish_timeout=60)
+    steps(log, 1, 20)
+    log.close()
+    conf = json.loads((log.run_dir / "run_config.json").read_text())
+    assert conf["run"]["mlflow"] == {"tracking_uri": mlflow_server.uri.replace("http://", "http://alice:<redacted>@"),
+                                     "experiment": "recorded", "run_name": None}
+    assert "trackio" not in conf["run"]
+    for f in log.run_dir.rglob("*"):
+        if f.is_file():
+            assert b"s3cret-pw" not in f.read_bytes(), f
+    client = MlflowClient(mlflow_server.uri)
+    assert_same(mlflow_series(client, run_id_of(log.run_dir)), event_series(log.run_dir))

@@ -104,3 +104,52 @@ def test_an_unknown_setting_is_refused_by_name_before_any_run_is_made(tmp_path):
     with pytest.raises(tally.ConfigError, match=r"trackio\['projct'\]: unknown trackio setting"):
         tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "run", panel="off", trackio={"projct": "x"})
     assert not (tmp_path / "run").exists()
+
+
+# -- add_scalars' sub-runs (docs/contract/remote-sinks.md "Sub-runs") ------------------------------
+
+def sub_run_series(run_dir: Path) -> Series:
+    """Every scalar of the run and its sub-runs, a sub-run's tag keyed `<sub-run>/<tag>`."""
+    t = tally.read_runs(run_dir).to_pydict()
+    out: Series = defaultdict(list)
+    for run, tag, step, value in zip(t["run"], t["tag"], t["step"], t["value"]):
+        out[trackio_name(tag if run == "." else f"{run}/{tag}", tuple(RESERVED_KEYS))].append((step, value))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def test_add_scalars_reach_trackio_as_sub_run_slash_tag_each_row_once(tmp_path, trackio_dir):
+    w = tally.SummaryWriter(tmp_path / "sw", trackio={"project": "replicas", "name": "subruns"})
+    for s in range(1, 201):
+        w.add_scalar("lr", s / 1000, s)
+        w.add_scalars("loss", {"train": 1 / s, "val": 2 / s}, s)
+    w.close()
+    want = sub_run_series(tmp_path / "sw")
+    assert set(want) == {"lr", "loss_train/loss", "loss_val/loss"}
+    assert_same(trackio_series("replicas", "subruns"), want)
+    # A crash between trackio's write and the cursor's: every row of every sub-run is sent
+    # again, under the same log ids, none doubled.
+    shutil.rmtree(tmp_path / "sw" / ".tally")
+    proc = run_tally("sync", str(tmp_path / "sw"), "--to", "trackio", "--project", "replicas")
+    assert proc.returncode == 0 and "sent 600 rows to trackio" in proc.stdout, proc.stdout + proc.stderr
+    assert_same(trackio_series("replicas", "subruns"), want)
+
+
+def test_logger_trackio_and_the_demos_training_logger_trackio_add_the_replica(tmp_path, trackio_dir):
+    log = tally.Logger(algo="sac", task="go2", name="by-logger", log_dir=tmp_path / "run", panel="off", logger="trackio",
+                       remote_finish_timeout=60)
+    steps(log, 1, 40)
+    log.close()
+    run = json.loads((log.run_dir / "run_config.json").read_text())["run"]
+    assert run["logger"]["backend"] == "trackio"
+    # The settings, as given (none: each the replica's default; docs/contract/run-artifacts.md).
+    assert run["trackio"] == {"project": None, "name": None, "group": None} and "mlflow" not in run
+    assert_same(trackio_series("tally", "by-logger"), event_series(log.run_dir))
+    proc = run_tally("demo", "--algo", "ppo", "--task", "anymal", "--iterations", "6", "--num-envs", "8", "--panel", "off",
+                     f"training.log_root={tmp_path}", "training.logger=trackio", "training.trackio_project=demo-proj",
+                     "training.trackio_name=demo-run")
+    assert proc.returncode == 0, proc.stderr
+    # The demo's last line names its run (a tracker may print its own lines around it).
+    (run_dir,) = [Path(line.split("run: ", 1)[1]) for line in proc.stdout.splitlines() if line.startswith("run: ")]
+    assert_same(trackio_series("demo-proj", "demo-run"), event_series(run_dir))
+    run = json.loads((run_dir / "run_config.json").read_text())["run"]
+    assert run["trackio"] == {"project": "demo-proj", "name": "demo-run", "group": None}

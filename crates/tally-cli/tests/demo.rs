@@ -220,7 +220,7 @@ fn multi_gpu_demo_sums_throughput_across_ranks() {
 
 #[test]
 fn bad_demo_flags_are_named() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--algo", "dqn"], "unknown --algo 'dqn'"),
         (
             &["training.bogus=1"],
@@ -228,6 +228,15 @@ fn bad_demo_flags_are_named() {
         ),
         (&["training.log_interval=0"], "training.log_interval=0"),
         (&["training.logger=wandb"], "Python"),
+        // The replicas are written over their Python packages, too.
+        (
+            &["training.logger=mlflow"],
+            "python -m tally demo ... training.logger=mlflow",
+        ),
+        (
+            &["training.logger=tensorboard", "training.trackio_project=p"],
+            "add training.logger=trackio",
+        ),
         (
             &["--task", "../escape", "--iterations", "1"],
             "invalid task '../escape'",

@@ -3,13 +3,14 @@
 
 use crate::error::Error;
 use crate::slow::Slowdown;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 use tally::schema::artifacts::WandbSettings;
 use tally::{Backend, Profile};
 
 /// The `training.*` overrides the demo understands.
-pub const KNOWN_OVERRIDES: [&str; 16] = [
+pub const KNOWN_OVERRIDES: [&str; 22] = [
     "training.logger",
     "training.log_root",
     "training.log_dir",
@@ -26,6 +27,20 @@ pub const KNOWN_OVERRIDES: [&str; 16] = [
     "training.wandb_tags",
     "training.wandb_notes",
     "training.wandb_mode",
+    "training.mlflow_tracking_uri",
+    "training.mlflow_experiment",
+    "training.mlflow_run_name",
+    "training.trackio_project",
+    "training.trackio_name",
+    "training.trackio_group",
+];
+
+/// The replicas `training.logger` may name besides W&B, each with the prefix of its
+/// overrides and the settings they set (`training.mlflow_run_name` → `run_name`), the
+/// keywords of `tally.Logger(mlflow=..., trackio=...)`.
+const REPLICA_SETTINGS: [(&str, &[&str]); 2] = [
+    ("mlflow", &["tracking_uri", "experiment", "run_name"]),
+    ("trackio", &["project", "name", "group"]),
 ];
 
 /// The W&B project of a demo run that names none: the training configs the demo mimics
@@ -96,11 +111,18 @@ pub struct DemoConfig {
     /// `training.wandb_*`: the W&B run's settings (only with `training.logger=wandb`; the
     /// project defaults to [`DEFAULT_WANDB_PROJECT`]).
     pub wandb: WandbSettings,
+    /// `training.mlflow_*`: the MLflow replica's settings (only with `training.logger=mlflow`),
+    /// by `tally.Logger(mlflow=...)`'s keys; an unset one is left to the replica's default.
+    pub mlflow: BTreeMap<String, String>,
+    /// `training.trackio_*`: the trackio replica's settings (only with
+    /// `training.logger=trackio`), by `tally.Logger(trackio=...)`'s keys.
+    pub trackio: BTreeMap<String, String>,
 }
 
 impl DemoConfig {
     /// Validate raw flags and `training.KEY=VALUE` overrides into a config; `wandb_sinks` says
-    /// whether the caller can build W&B sinks (only then is `training.logger=wandb` accepted).
+    /// whether the caller can build the trackers' sinks (only then is `training.logger=wandb`,
+    /// `mlflow` or `trackio` accepted).
     #[allow(clippy::too_many_arguments)]
     pub fn from_flags(
         algo: String,
@@ -143,9 +165,13 @@ impl DemoConfig {
             trace_thread_time: false,
             trace_cuda_events: false,
             wandb: WandbSettings::default(),
+            mlflow: BTreeMap::new(),
+            trackio: BTreeMap::new(),
         };
         // The first `training.wandb_*` override given, to name when there is no W&B run.
         let mut wandb_override: Option<&str> = None;
+        // The first override of each other tracker, likewise.
+        let mut replica_override: Option<(&str, &str)> = None;
         for o in overrides {
             let Some((key, value)) = o.split_once('=') else {
                 return setting(format!(
@@ -158,9 +184,12 @@ impl DemoConfig {
                         "tensorboard" => Backend::TensorBoard,
                         "none" => Backend::None,
                         "wandb" => Backend::Wandb,
+                        "mlflow" => Backend::Mlflow,
+                        "trackio" => Backend::Trackio,
                         _ => {
                             return setting(format!(
-                                "training.logger={value}: expected tensorboard, wandb or none"
+                                "training.logger={value}: expected tensorboard, wandb, mlflow, \
+                                 trackio or none"
                             ))
                         }
                     }
@@ -182,6 +211,12 @@ impl DemoConfig {
                     set_wandb(&mut c.wandb, key, value)?;
                     wandb_override.get_or_insert(o);
                 }
+                _ if key.starts_with("training.mlflow_")
+                    || key.starts_with("training.trackio_") =>
+                {
+                    let tracker = set_replica(&mut c, key, value)?;
+                    replica_override.get_or_insert((tracker, o));
+                }
                 _ => return Err(unknown_override(key)),
             }
         }
@@ -199,6 +234,24 @@ impl DemoConfig {
                 c.backend.as_str()
             ));
         }
+        if let Some((tracker, o)) = replica_override.filter(|(t, _)| c.backend.tracker() != Some(t))
+        {
+            return setting(format!(
+                "{o} is a {tracker} setting but the logger is training.logger={}: add \
+                 training.logger={tracker}",
+                c.backend.as_str()
+            ));
+        }
+        if let Some(tracker) = c.backend.tracker().filter(|t| *t != "wandb") {
+            if !wandb_sinks {
+                return setting(format!(
+                    "training.logger={tracker} cannot run here: its replica needs the {tracker} \
+                     Python package, which this binary cannot call: run the same command through \
+                     the Python package, `python -m tally demo ... training.logger={tracker}`, with \
+                     {tracker} installed"
+                ));
+            }
+        }
         if c.backend == Backend::Wandb {
             if !wandb_sinks {
                 return setting(format!(
@@ -211,6 +264,32 @@ impl DemoConfig {
         }
         Ok(c)
     }
+}
+
+/// Set an MLflow or trackio setting (a `training.<tracker>_<setting>` override) to `value`; an
+/// empty value leaves it to the replica's default. Returns the tracker's name.
+fn set_replica(c: &mut DemoConfig, key: &str, value: &str) -> Result<&'static str, Error> {
+    let rest = key.strip_prefix("training.").unwrap_or(key);
+    for (tracker, settings) in REPLICA_SETTINGS {
+        let Some(name) = rest.strip_prefix(tracker).and_then(|r| r.strip_prefix('_')) else {
+            continue;
+        };
+        if !settings.contains(&name) {
+            break;
+        }
+        let map = if tracker == "mlflow" {
+            &mut c.mlflow
+        } else {
+            &mut c.trackio
+        };
+        if value.is_empty() {
+            map.remove(name);
+        } else {
+            map.insert(name.to_owned(), value.to_owned());
+        }
+        return Ok(tracker);
+    }
+    Err(unknown_override(key))
 }
 
 /// A `true`/`false` override (`1`/`0` too).
@@ -468,6 +547,64 @@ mod tests {
         let e = parse(&["training.wandb_projcet=p"], true).unwrap_err();
         assert!(
             e.contains("unknown override 'training.wandb_projcet'"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn mlflow_and_trackio_overrides_reach_their_settings_only_with_their_logger() {
+        let c = parse(
+            &[
+                "training.logger=mlflow",
+                "training.mlflow_tracking_uri=http://127.0.0.1:5000",
+                "training.mlflow_experiment=demo",
+                "training.mlflow_run_name=",
+            ],
+            true,
+        )
+        .unwrap();
+        assert_eq!(c.backend, Backend::Mlflow);
+        let got: Vec<_> = c
+            .mlflow
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        // An empty value leaves the setting to the replica's default.
+        assert_eq!(
+            got,
+            [
+                ("experiment", "demo"),
+                ("tracking_uri", "http://127.0.0.1:5000")
+            ]
+        );
+        let c = parse(
+            &[
+                "training.logger=trackio",
+                "training.trackio_project=p",
+                "training.trackio_group=g",
+            ],
+            true,
+        )
+        .unwrap();
+        assert_eq!(c.backend, Backend::Trackio);
+        assert_eq!(c.trackio.get("project").map(String::as_str), Some("p"));
+        assert_eq!(c.trackio.get("group").map(String::as_str), Some("g"));
+        let e = parse(
+            &["training.logger=wandb", "training.trackio_project=p"],
+            true,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("training.trackio_project=p is a trackio setting")
+                && e.contains("training.logger=wandb")
+                && e.contains("add training.logger=trackio"),
+            "{e}"
+        );
+        let e = parse(&["training.logger=mlflow", "training.mlflow_uri=x"], true).unwrap_err();
+        assert!(e.contains("unknown override 'training.mlflow_uri'"), "{e}");
+        let e = parse(&["training.logger=trackio"], false).unwrap_err();
+        assert!(
+            e.contains("python -m tally demo ... training.logger=trackio"),
             "{e}"
         );
     }

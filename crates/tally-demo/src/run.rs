@@ -7,18 +7,14 @@ use crate::error::Error;
 use crate::{appo, onpolicy, rft, sac_family, training};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use tally::{Backend, Logger, LoggerConfig, Profile, RunStatus};
+use tally::{Logger, LoggerConfig, Profile, RunStatus};
 use tally_tui::{Panel, PanelOptions};
 
-/// Builds a demo run's extra sinks for its backend and W&B settings (`training.wandb_*`): the
-/// Python package passes one so `python -m tally demo ... training.logger=wandb` logs through
-/// the W&B SDK.
-pub type SinkFactory<'a> = dyn Fn(
-        Backend,
-        &tally::schema::artifacts::WandbSettings,
-    ) -> Result<Vec<Box<dyn tally::Sink>>, Error>
-    + Sync
-    + 'a;
+/// Builds a demo run's extra sinks for its backend and tracker settings (`training.wandb_*`,
+/// `training.mlflow_*`, `training.trackio_*`): the Python package passes one so `python -m
+/// tally demo ... training.logger=wandb` (or `mlflow`, `trackio`) logs through that tracker.
+pub type SinkFactory<'a> =
+    dyn Fn(&DemoConfig) -> Result<Vec<Box<dyn tally::Sink>>, Error> + Sync + 'a;
 
 /// How a demo run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,13 +48,29 @@ pub fn run(
     lc.trace_thread_time = c.trace_thread_time;
     lc.trace_cuda_events = c.trace_cuda_events;
     lc.wandb = c.wandb.clone();
+    // The replica's settings, recorded in run_config.json as the W&B settings are.
+    let given = |m: &std::collections::BTreeMap<String, String>, k: &str| m.get(k).cloned();
+    if c.backend == tally::Backend::Mlflow {
+        lc.mlflow = Some(tally::schema::artifacts::MlflowSettings {
+            tracking_uri: given(&c.mlflow, "tracking_uri"),
+            experiment: given(&c.mlflow, "experiment"),
+            run_name: given(&c.mlflow, "run_name"),
+        });
+    }
+    if c.backend == tally::Backend::Trackio {
+        lc.trackio = Some(tally::schema::artifacts::TrackioSettings {
+            project: given(&c.trackio, "project"),
+            name: given(&c.trackio, "name"),
+            group: given(&c.trackio, "group"),
+        });
+    }
     lc.run_config = serde_json::json!({
         "algo": {"name": c.algo, "num_envs": c.num_envs, "max_iterations": c.iterations},
         "task": c.task,
         "training": {"sim_backend": c.sim, "num_gpus": c.gpus, "log_interval": c.log_interval, "logger": format!("{:?}", c.backend).to_lowercase()},
     });
     let extra = match sinks {
-        Some(build) => build(c.backend, &c.wandb)?,
+        Some(build) => build(c)?,
         None => Vec::new(),
     };
     let clock = std::sync::Arc::new(tally::SystemClock::default());

@@ -1,7 +1,7 @@
 //! `python -m tally ...` and the `tally` console script: the whole CLI through the binding.
 //!
 //! The CLI runs with the GIL released; the demo's extra sinks (the Python W&B sink, for
-//! `training.logger=wandb`) come from a factory passed to `tally_cli::run`, and are finished
+//! `training.logger=wandb`, or the MLflow or trackio replica) come from a factory passed to `tally_cli::run`, and are finished
 //! on this thread once the command returns. `tally sync`'s sink (W&B, MLflow or trackio) comes
 //! from another factory; it finishes its run itself once the run's last row is sent.
 
@@ -9,28 +9,36 @@ use crate::sink::{replica_sink, wandb_sink, PySink};
 use pyo3::prelude::*;
 use std::process::ExitCode;
 use std::sync::Mutex;
-use tally::schema::artifacts::WandbSettings;
 use tally::{Backend, Sink};
 
-/// The demo's sinks for `backend`: a W&B sink for `wandb` with the `training.wandb_*`
+/// The demo's sinks for its backend: a W&B sink for `wandb` with the `training.wandb_*`
+/// settings, the MLflow or trackio replica for `mlflow`/`trackio` with its `training.<tracker>_*`
 /// settings, kept in `created` to finish later.
-fn wandb_sinks(
-    backend: Backend,
-    settings: &WandbSettings,
+fn demo_sinks(
+    c: &tally_demo::DemoConfig,
     created: &Mutex<Vec<Py<PyAny>>>,
 ) -> Result<Vec<Box<dyn Sink>>, tally_demo::Error> {
-    if backend != Backend::Wandb {
+    let Some(tracker) = c.backend.tracker() else {
         return Ok(Vec::new());
-    }
+    };
     Python::attach(|py| {
         let failed = |e: PyErr| tally_demo::Error::Run(e.to_string());
-        let json = serde_json::to_string(settings)
-            .map_err(|e| tally_demo::Error::Run(format!("W&B settings: {e}")))?;
+        let json = match c.backend {
+            Backend::Wandb => serde_json::to_string(&c.wandb),
+            Backend::Mlflow => serde_json::to_string(&c.mlflow),
+            _ => serde_json::to_string(&c.trackio),
+        }
+        .map_err(|e| tally_demo::Error::Run(format!("{tracker} settings: {e}")))?;
         let settings = py
             .import("json")
             .and_then(|m| m.call_method1("loads", (json,)))
             .map_err(failed)?;
-        let sink = wandb_sink(py, Some(&settings)).map_err(failed)?;
+        let sink = if c.backend == Backend::Wandb {
+            wandb_sink(py, Some(&settings))
+        } else {
+            replica_sink(py, tracker, &settings)
+        }
+        .map_err(failed)?;
         let boxed = PySink::new(&sink).map_err(failed)?;
         created
             .lock()
@@ -86,7 +94,7 @@ fn code_of(code: ExitCode) -> u8 {
 pub fn cli_main(py: Python<'_>, argv: Vec<String>) -> PyResult<u8> {
     // W&B sinks the demo created during this command, to finish after it.
     let created = Mutex::new(Vec::new());
-    let demo_sinks = |backend, settings: &WandbSettings| wandb_sinks(backend, settings, &created);
+    let demo_sinks = |c: &tally_demo::DemoConfig| demo_sinks(c, &created);
     let extensions = tally_cli::Extensions {
         demo_sinks: Some(&demo_sinks),
         remote_sinks: Some(&sync_sink),

@@ -170,7 +170,8 @@ impl PyLogger {
     /// `max_iterations`); `name` titles the run; `seed` is recorded; `resume=True` appends to
     /// the run in `log_dir` (else the latest of this algo and task) or starts one;
     /// `resume_from=ITERATION` (with `resume=True`) rewinds it to a checkpoint's iteration.
-    /// `mlflow={...}` and `trackio={...}` add those replicas, fed from the event file as W&B is.
+    /// `mlflow={...}` and `trackio={...}` add those replicas, fed from the event file as W&B is;
+    /// `logger="mlflow"` or `"trackio"` adds that one with its default settings when none are given.
     #[new]
     #[pyo3(signature = (
         *, algo, task, sim = None, max_iterations = None, num_envs = None,
@@ -309,10 +310,15 @@ impl PyLogger {
         if let Some(w) = wandb {
             lc.wandb = wandb_settings(py, w)?;
         }
-        // The replicas over other trackers (docs/contract/remote-sinks.md "MLflow", "trackio").
+        // The replicas over other trackers (docs/contract/remote-sinks.md "MLflow", "trackio"):
+        // those given settings, and `logger="mlflow"`/`"trackio"`'s with its defaults.
+        let defaults = PyDict::new(py);
         let replicas: Vec<(&str, &Bound<'_, PyDict>)> = [("mlflow", mlflow), ("trackio", trackio)]
             .into_iter()
-            .filter_map(|(n, d)| d.map(|d| (n, d)))
+            .filter_map(|(n, d)| match d {
+                Some(d) => Some((n, d)),
+                None => (backend.tracker() == Some(n)).then_some((n, &defaults)),
+            })
             .collect();
         let (objs, boxed) = python_sinks(
             py,
@@ -322,6 +328,24 @@ impl PyLogger {
             &replicas,
             lc.remote_finish_timeout_secs,
         )?;
+        // Recorded in run_config.json as the W&B settings are, once the sinks took them
+        // (docs/contract/run-artifacts.md "Replica settings").
+        // `mlflow=`/`trackio=`'s and a replica given in `sinks=` alike: each holds its settings.
+        for o in &objs {
+            let Ok(name) = o.getattr("name").and_then(|n| n.extract::<String>()) else {
+                continue;
+            };
+            if !matches!(name.as_str(), "mlflow" | "trackio") || !o.hasattr("settings")? {
+                continue;
+            }
+            let v = json_text(py, &o.getattr("settings")?, &name)?;
+            let bad = |e: serde_json::Error| Failure::Config(format!("{name} settings: {e}"));
+            if name == "mlflow" {
+                lc.mlflow = Some(serde_json::from_value(v).map_err(bad)?);
+            } else {
+                lc.trackio = Some(serde_json::from_value(v).map_err(bad)?);
+            }
+        }
         let mut log = tally::Logger::with_sinks(lc, boxed, Arc::new(SystemClock::default()))
             .map_err(Failure::from)?;
         let run_dir = log.run_dir().to_owned();

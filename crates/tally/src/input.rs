@@ -7,7 +7,7 @@
 use crate::resolve::bounds::MAX_COUNT;
 use std::borrow::Cow;
 use std::path::PathBuf;
-use tally_schema::artifacts::WandbSettings;
+use tally_schema::artifacts::{MlflowSettings, TrackioSettings, WandbSettings};
 use tally_schema::Profile;
 use tally_tfevents::FsyncPolicy;
 
@@ -200,17 +200,33 @@ pub enum Backend {
     TensorBoard,
     /// W&B through its Python SDK (the Python package attaches the sink).
     Wandb,
+    /// The event files, and the MLflow replica the Python package attaches
+    /// (docs/contract/remote-sinks.md "MLflow").
+    Mlflow,
+    /// The event files, and the trackio replica the Python package attaches
+    /// (docs/contract/remote-sinks.md "trackio").
+    Trackio,
     /// No persistent backend (the run directory and its JSON artefacts are still written).
     None,
 }
 
 impl Backend {
-    /// The configuration name (`tensorboard`, `wandb`, `none`).
+    /// The configuration name (`tensorboard`, `wandb`, `mlflow`, `trackio`, `none`).
     pub fn as_str(self) -> &'static str {
         match self {
             Backend::TensorBoard => "tensorboard",
             Backend::Wandb => "wandb",
+            Backend::Mlflow => "mlflow",
+            Backend::Trackio => "trackio",
             Backend::None => "none",
+        }
+    }
+
+    /// The remote tracker this backend adds beside the event files (its sink's name), if any.
+    pub fn tracker(self) -> Option<&'static str> {
+        match self {
+            Backend::Wandb | Backend::Mlflow | Backend::Trackio => Some(self.as_str()),
+            Backend::TensorBoard | Backend::None => None,
         }
     }
 }
@@ -219,12 +235,20 @@ impl std::str::FromStr for Backend {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [Backend::TensorBoard, Backend::Wandb, Backend::None]
-            .into_iter()
-            .find(|b| b.as_str() == s)
-            .ok_or_else(|| {
-                format!("unknown logger backend '{s}': expected tensorboard, wandb or none")
-            })
+        [
+            Backend::TensorBoard,
+            Backend::Wandb,
+            Backend::Mlflow,
+            Backend::Trackio,
+            Backend::None,
+        ]
+        .into_iter()
+        .find(|b| b.as_str() == s)
+        .ok_or_else(|| {
+            format!(
+                "unknown logger backend '{s}': expected tensorboard, wandb, mlflow, trackio or none"
+            )
+        })
     }
 }
 
@@ -315,6 +339,11 @@ pub struct LoggerConfig {
     pub run_config: serde_json::Value,
     /// W&B settings recorded in run_config.json.
     pub wandb: WandbSettings,
+    /// The MLflow replica's settings, recorded in run_config.json (the sink itself is the
+    /// Python package's).
+    pub mlflow: Option<MlflowSettings>,
+    /// The trackio replica's settings, recorded in run_config.json.
+    pub trackio: Option<TrackioSettings>,
     /// fsync policy of the event file.
     pub fsync: FsyncPolicy,
     /// Capacity of the bounded queue to the writer thread (steps).
@@ -470,6 +499,8 @@ impl LoggerConfig {
             trace_cuda_events: false,
             run_config: serde_json::Value::Object(Default::default()),
             wandb: WandbSettings::default(),
+            mlflow: None,
+            trackio: None,
             fsync: FsyncPolicy::Never,
             queue_capacity: 1024,
             summary_interval_secs: 0.0,

@@ -52,6 +52,8 @@ pub fn run_identity(
         git: host::git_info(&cwd),
         hardware: host::hardware(),
         wandb,
+        mlflow: None,
+        trackio: None,
         logger: None,
         extra: Map::new(),
     }

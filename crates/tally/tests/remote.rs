@@ -319,6 +319,7 @@ fn a_cursor_naming_a_file_the_run_does_not_have_is_refused() {
         rows: 3,
         step: Some(3),
         remote_run: None,
+        ..Cursor::default()
     }
     .save(dir, "wandb")
     .unwrap();

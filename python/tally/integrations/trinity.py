@@ -13,10 +13,11 @@ or import this module where Trinity builds its monitors (a file in Trinity's plu
 
 The explorer and the trainer each write their own run, ``<checkpoint job dir>/monitor/tally/
 <role>``, through a :class:`tally.Logger` with the ``rft`` profile: every key is validated as
-docs/contract/rft.md "The rft profile" says, the few Trinity keys outside that namespace are
-renamed by one rule, the dicts Trinity logs at one step become one step, and ``log_table``
-writes a markdown table TensorBoard's Text tab shows (docs/contract/integrations.md
-"Trinity-RFT"). Importing this module imports neither Trinity nor torch: the monitor is
+docs/contract/rft.md "The rft profile" says, the explorer's role-prefixed timings are renamed
+by one rule, the dicts Trinity logs at one step become one step, and ``log_table`` writes a
+markdown table TensorBoard's Text tab shows. ``monitor_args`` may add the W&B, MLflow and
+trackio replicas of each role's run (``wandb``, ``mlflow``, ``trackio``: the Logger's settings
+of the same names) and ``remote_finish_timeout`` (docs/contract/integrations.md "Trinity-RFT"). Importing this module imports neither Trinity nor torch: the monitor is
 registered when Trinity's ``trinity.utils.monitor`` is (or already was) imported.
 """
 
@@ -28,43 +29,61 @@ import os
 import sys
 import warnings
 from types import ModuleType
-from typing import Any, Dict, Optional, Set, Tuple
+from typing import Any, Dict, Mapping, Optional, Set, Tuple
 
 from tally._require import require
 
-__all__ = ["TallyMonitor", "MONITOR_TYPE", "tally_key"]
+__all__ = ["TallyMonitor", "MONITOR_TYPE", "tally_key", "replica_kwargs"]
 
 #: The name this module registers in Trinity's ``MONITOR`` registry.
 MONITOR_TYPE = "tally"
 _MONITOR_MODULE = "trinity.utils.monitor"
 
-_PLAIN = ("mean", "max", "min", "std", "sum", "last")
 # Trinity 0.6.0 prefixes two explorer timings with the role ("explorer/time/...",
 # "explore/time/..."); each role is its own run here, so the prefix is dropped.
 _ROLE_PREFIXES = ("explorer/", "explore/")
+# The replicas monitor_args may add, each the tally.Logger keyword of the same name.
+_REPLICAS = ("wandb", "mlflow", "trackio")
 
 _class: Optional[type] = None
 
 
-def _is_eval_statistic(s: str) -> bool:
-    name, at, n = s.partition("@")
-    return bool(at) and name in ("mean", "std", "best", "worst") and n.isdigit() and int(n) >= 1
-
-
 def tally_key(key: str) -> str:
     """The rft key under which Trinity's ``key`` is written (docs/contract/integrations.md
-    "Trinity-RFT"): Trinity's own names that tally's rft namespace lacks are renamed by one
-    rule, every other key is kept as it is (and validated by the logger)."""
+    "Trinity-RFT"): the explorer's role-prefixed timings lose the prefix, every other key is
+    kept as it is (and validated by the logger: docs/contract/rft.md "The rft profile" takes
+    the step figures Trinity writes with no statistic)."""
     for prefix in _ROLE_PREFIXES:
         if key.startswith(prefix + "time/"):
             key = key[len(prefix):]
-    category, _, rest = key.partition("/")
-    last = key.rsplit("/", 1)[-1]
-    if rest and category in ("rollout", "eval", "bench") and last not in _PLAIN and not _is_eval_statistic(last):
-        # A per-step count or version with no statistic (rollout/model_version,
-        # eval/<set>/finished_task_count): Trinity logs its one value, which is its last.
-        key += "/last"
     return key
+
+
+def replica_kwargs(args: Mapping[str, Any], project: str, group: str) -> Dict[str, Any]:
+    """The ``tally.Logger`` keywords of ``monitor_args``' replicas: ``wandb`` (``True`` or its
+    settings) selects ``logger="wandb"``; ``mlflow`` and ``trackio`` add those replicas. Each
+    defaults to where Trinity's own monitor of that tracker logs: W&B's project and group,
+    MLflow's experiment, trackio's project and group are Trinity's project and group (the
+    settings given win). The Logger checks every setting."""
+    kw: Dict[str, Any] = {}
+    defaults = {
+        "wandb": {"project": project, "group": group},
+        "mlflow": {"experiment": project},
+        "trackio": {"project": project, "group": group},
+    }
+    for name in _REPLICAS:
+        given = args.get(name)
+        if given is None or given is False:
+            continue
+        if given is not True and not isinstance(given, Mapping):
+            raise ValueError(f"TallyMonitor: monitor_args[{name!r}] must be a mapping of {name} settings (or true), got {given!r}")
+        settings = {**defaults[name], **(dict(given) if isinstance(given, Mapping) else {})}
+        if name == "wandb":
+            kw["logger"] = "wandb"
+        kw[name] = settings
+    if "remote_finish_timeout" in args:
+        kw["remote_finish_timeout"] = args["remote_finish_timeout"]
+    return kw
 
 
 def _number(key: str, value: Any, step: int) -> float:
@@ -97,7 +116,8 @@ def _monitor_class() -> type:
 
         class TallyMonitor(trinity.Monitor):  # type: ignore[misc,name-defined]
             """Trinity's ``Monitor`` writing each role's metrics through a ``tally.Logger``
-            (``rft`` profile); ``monitor_args``: ``panel`` (``"off"`` by default)."""
+            (``rft`` profile); ``monitor_args``: ``panel`` (``"off"`` by default), ``wandb``,
+            ``mlflow``, ``trackio`` (replica settings) and ``remote_finish_timeout``."""
 
             def __init__(self, project: str, group: str, name: str, role: str, config: Any = None) -> None:
                 super().__init__(project=project, name=name, role=role, config=config)
@@ -113,8 +133,13 @@ def _monitor_class() -> type:
                     raise ValueError(f"TallyMonitor: role {role!r} is neither the explorer's ({roles[0]!r}) nor the trainer's ({roles[1]!r})")
                 args = dict(config.monitor.monitor_args or {})
                 panel = args.pop("panel", "off")
-                if args:
-                    raise ValueError(f"TallyMonitor: unknown monitor_args {sorted(args)}; it takes 'panel'")
+                unknown = sorted(set(args) - {*_REPLICAS, "remote_finish_timeout"})
+                if unknown:
+                    raise ValueError(
+                        f"TallyMonitor: unknown monitor_args {unknown}; it takes 'panel', 'wandb', 'mlflow', 'trackio' "
+                        "and 'remote_finish_timeout'"
+                    )
+                replicas = replica_kwargs(args, project, group)
                 if not config.monitor.cache_dir:
                     raise ValueError("TallyMonitor: config.monitor.cache_dir is empty (Trinity's config check sets it)")
                 self.run_dir = os.path.join(config.monitor.cache_dir, "tally", role)
@@ -129,6 +154,7 @@ def _monitor_class() -> type:
                     panel=panel,
                     resume=True,
                     config=config.flatten(),
+                    **replicas,
                 )
 
             def log(self, data: Dict[str, Any], step: int, commit: bool = False) -> None:

@@ -38,7 +38,7 @@ pub struct Args {
     /// learner the bottleneck, `--slow env_step=6` the collector, `--slow all=4` every phase.
     #[arg(long, value_name = "PHASE=FACTOR")]
     pub slow: Vec<String>,
-    /// Overrides: training.logger=tensorboard|wandb|none, training.log_root=DIR, training.log_dir=DIR,
+    /// Overrides: training.logger=tensorboard|wandb|mlflow|trackio|none, training.log_root=DIR, training.log_dir=DIR,
     /// training.log_interval=N, training.trace_enabled=true|false, training.trace_output_dir=DIR,
     /// training.trace_thread_time=true|false, training.trace_cuda_events=true|false (with a trace:
     /// the SAC-family demo's stand-in GPU work on a `gpu` track). With training.logger=wandb (Python package only:
@@ -46,6 +46,10 @@ pub struct Args {
     /// training.wandb_group=G (default: the task), training.wandb_job_type=J (default: the algo),
     /// training.wandb_name=N (default: ALGO__TASK__RUN_DIR_NAME), training.wandb_tags=[a,b] (added to
     /// algo, task, sim and user-USER), training.wandb_notes=TEXT, training.wandb_mode=online|offline|disabled.
+    /// With training.logger=mlflow (Python package only): training.mlflow_tracking_uri=URI (default:
+    /// MLFLOW_TRACKING_URI), training.mlflow_experiment=E (default: MLFLOW_EXPERIMENT_NAME, else tally),
+    /// training.mlflow_run_name=N. With training.logger=trackio (Python package only):
+    /// training.trackio_project=P (default tally), training.trackio_name=N, training.trackio_group=G.
     #[arg(value_name = "training.KEY=VALUE")]
     pub overrides: Vec<String>,
 }

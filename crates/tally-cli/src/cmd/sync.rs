@@ -16,7 +16,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tally::remote::{scan_pending, send_run, Cursor};
-use tally_read::files::require_run_event_files;
+use tally_read::files::run_with_subruns;
 
 /// `tally sync`'s flags.
 #[derive(Debug, clap::Args)]
@@ -211,7 +211,15 @@ pub fn main(
         )));
     }
     for dir in &c.dirs {
-        let files = require_run_event_files(dir)?;
+        // A run with its sub-runs (`add_scalars`' series), sent with it
+        // (docs/contract/remote-sinks.md "Sub-runs").
+        let files = run_with_subruns(dir)?.files;
+        if files.is_empty() {
+            return Err(CliError::Read(tally_read::Error::Refused(format!(
+                "{}: no events.out.tfevents.* file: pass one run directory",
+                dir.display()
+            ))));
+        }
         let run_dir = files[0].parent().unwrap_or(dir).to_owned();
         let cursor = Cursor::load(&run_dir, name)?;
         if c.resume && cursor.is_none() {

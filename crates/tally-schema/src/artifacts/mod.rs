@@ -26,7 +26,8 @@ pub use manifest::{
     RuntimeManifest,
 };
 pub use run_config::{
-    GitInfo, Hardware, LoggerFacts, RunConfig, RunIdentity, UserMetric, WandbSettings,
+    GitInfo, Hardware, LoggerFacts, MlflowSettings, RunConfig, RunIdentity, TrackioSettings,
+    UserMetric, WandbSettings,
 };
 pub use run_summary::{
     HealthFinding, HealthWebhookProgress, RemoteSinkProgress, ResumeSegment, RunSummary,

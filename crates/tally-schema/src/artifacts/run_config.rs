@@ -53,6 +53,29 @@ pub struct WandbSettings {
     pub mode: Option<String>,
 }
 
+/// The MLflow replica's settings (docs/contract/remote-sinks.md "MLflow"), as given: an unset
+/// one is the replica's default. Secrets in them (a password in the URI) are redacted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub struct MlflowSettings {
+    /// The tracking server.
+    pub tracking_uri: Option<String>,
+    /// The experiment.
+    pub experiment: Option<String>,
+    /// The MLflow run's name.
+    pub run_name: Option<String>,
+}
+
+/// The trackio replica's settings (docs/contract/remote-sinks.md "trackio"), as given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+pub struct TrackioSettings {
+    /// The project.
+    pub project: Option<String>,
+    /// The trackio run's name.
+    pub name: Option<String>,
+    /// The run's group.
+    pub group: Option<String>,
+}
+
 /// The `run` section of `run_config.json`: who, where, what.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunIdentity {
@@ -82,6 +105,12 @@ pub struct RunIdentity {
     pub hardware: Hardware,
     /// W&B settings (no secrets).
     pub wandb: WandbSettings,
+    /// MLflow replica settings, when the run has that replica.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mlflow: Option<MlflowSettings>,
+    /// trackio replica settings, when the run has that replica.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trackio: Option<TrackioSettings>,
     /// How the logger was configured (absent in runs not written by `tally::Logger`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logger: Option<LoggerFacts>,
@@ -96,7 +125,7 @@ pub struct RunIdentity {
 pub struct LoggerFacts {
     /// Timing profile.
     pub profile: crate::Profile,
-    /// Persistent backend (`tensorboard`, `wandb`, `none`).
+    /// Persistent backend (`tensorboard`, `wandb`, `mlflow`, `trackio`, `none`).
     pub backend: String,
     /// Last iteration; null when the run did not say (no progress or ETA then).
     pub max_iterations: Option<u64>,

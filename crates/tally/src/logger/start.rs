@@ -52,12 +52,18 @@ impl Logger {
                 )));
             }
         }
-        if config.backend == Backend::Wandb && !extra.iter().any(|s| s.name() == "wandb") {
-            return Err(Error::Config(
-                "logger=wandb needs the W&B SDK: use the Python package (tally.Logger(logger=\"wandb\")), \
-                 or logger=tensorboard from Rust"
-                    .into(),
-            ));
+        if let Some(tracker) = config.backend.tracker() {
+            if !extra.iter().any(|s| s.name() == tracker) {
+                let package = if tracker == "wandb" {
+                    "the W&B SDK"
+                } else {
+                    "its Python package"
+                };
+                return Err(Error::Config(format!(
+                    "logger={tracker} needs {package}: use the Python package \
+                     (tally.Logger(logger=\"{tracker}\")), or logger=tensorboard from Rust"
+                )));
+            }
         }
         let spec = RunDirSpec {
             algo: config.algo.clone(),
@@ -94,7 +100,7 @@ impl Logger {
             )));
         }
         // The new event file opens with the purge marker when the resume rewinds the run.
-        let writes_events = matches!(config.backend, Backend::TensorBoard | Backend::Wandb);
+        let writes_events = config.backend != Backend::None;
         let rewind = prior.as_ref().and_then(|p| p.rewind);
         let existed = spec.log_dir.as_ref().is_some_and(|d| d.exists());
         let run_dir = match &prior {
@@ -131,6 +137,9 @@ impl Logger {
         if config.seed.is_some() {
             identity.seed = config.seed;
         }
+        // The replicas of this segment, as the W&B settings are (a resumed run's new ones win).
+        identity.mlflow = config.mlflow.clone();
+        identity.trackio = config.trackio.clone();
         identity.logger = Some(LoggerFacts {
             profile: config.profile,
             backend: config.backend.as_str().to_owned(),

@@ -5,9 +5,9 @@
 
 use super::cursor::Cursor;
 use super::pending::scan_pending;
-use super::rows::{Pos, RowReader};
+use super::streams::{Queued, Streams};
 use crate::error::{Error, Result};
-use crate::sink::{BackendStep, Sink, SinkError};
+use crate::sink::{Sink, SinkError};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -33,9 +33,9 @@ pub type Notify = Box<dyn Fn(String) + Send>;
 struct Pump {
     sink: Box<dyn Sink>,
     run_dir: PathBuf,
-    names: Vec<String>,
-    rows: RowReader,
-    queue: VecDeque<(BackendStep, Pos)>,
+    /// The run's own files and its sub-runs' (docs/contract/remote-sinks.md "Sub-runs").
+    streams: Streams,
+    queue: VecDeque<Queued>,
     cursor: Cursor,
 }
 
@@ -48,23 +48,13 @@ impl Pump {
             cursor = Cursor::default();
         }
         cursor.remote_run = cursor.remote_run.or(remote_run);
-        let at = cursor.position(&files)?;
-        let names = files
-            .iter()
-            .map(|f| {
-                f.file_name()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .into_owned()
-            })
-            .collect();
+        let streams = Streams::new(run_dir, files, &cursor)?;
         sink.resume_at(cursor.rows)
             .map_err(|e| sink_error(&*sink, e))?;
         Ok(Pump {
             sink,
             run_dir: run_dir.to_owned(),
-            names,
-            rows: RowReader::new(files, at),
+            streams,
             queue: VecDeque::new(),
             cursor,
         })
@@ -76,14 +66,8 @@ impl Pump {
 
     /// Read rows until a batch is queued or none is complete yet.
     fn fill(&mut self, finished: bool) -> Result<()> {
-        while self.queue.len() < BATCH_ROWS {
-            match self.rows.next(finished) {
-                Ok(Some(row)) => self.queue.push_back(row),
-                Ok(None) => break,
-                Err(e) => return Err(Error::ReadBack(e)),
-            }
-        }
-        Ok(())
+        self.streams
+            .fill(&mut self.queue, BATCH_ROWS, finished, &self.cursor)
     }
 
     /// Send the queued rows until `stop()`; the cursor is saved after those the sink took. A
@@ -91,9 +75,17 @@ impl Pump {
     /// rows count as taken only once `flush` returns: a failed flush leaves the cursor where it
     /// was and the rows are sent again from it (docs/contract/remote-sinks.md "The cursor").
     fn send(&mut self, stop: &dyn Fn() -> bool) -> std::result::Result<usize, SinkError> {
+        let inflight = self.streams.inflight(&self.queue);
+        if inflight.is_some() && self.cursor.inflight != inflight {
+            // Recorded before any row of it is sent (module docs of `streams.rs`).
+            self.cursor.inflight = inflight;
+            self.cursor
+                .save(&self.run_dir, self.sink.name())
+                .map_err(|e| format!("cannot save the cursor: {e}"))?;
+        }
         let mut written = 0;
         let mut failed = None;
-        for (row, _) in &self.queue {
+        for (row, _, _) in &self.queue {
             if stop() {
                 break;
             }
@@ -105,12 +97,15 @@ impl Pump {
         }
         if written > 0 {
             self.sink.flush()?;
-            for (row, pos) in self.queue.drain(..written) {
+            for (row, k, pos) in self.queue.drain(..written) {
+                let stream = &self.streams.list[k];
                 self.cursor.rows += 1;
                 self.cursor.step = Some(row.step);
-                self.cursor.file = Some(self.names[pos.file].clone());
-                self.cursor.offset = pos.offset;
+                self.cursor
+                    .advance(&stream.name, &stream.files[pos.file], pos.offset);
             }
+            // What is left of the batch stays recorded in flight.
+            self.cursor.inflight = self.streams.inflight(&self.queue);
             self.cursor
                 .save(&self.run_dir, self.sink.name())
                 .map_err(|e| format!("cannot save the cursor: {e}"))?;
@@ -124,7 +119,7 @@ impl Pump {
     }
 
     fn step_ahead(&self) -> Option<i64> {
-        self.queue.front().map(|(r, _)| r.step)
+        self.queue.front().map(|(r, _, _)| r.step)
     }
 }
 
@@ -171,7 +166,10 @@ impl Shared {
 /// The rows complete in the run's files, counted on from where the last count stopped, so a
 /// summary during the run reads only what was written since the one before.
 struct Counter {
-    rows: RowReader,
+    rows: Streams,
+    /// The sink's cursor when the count began: a sub-run found later is counted from its
+    /// place there (its start), as `total` counts.
+    from: Cursor,
     /// Rows of the run up to `rows`' position (the sink's cursor counts the same way).
     total: u64,
 }
@@ -198,7 +196,8 @@ impl Follower {
         let name = sink.name().to_owned();
         let pump = Pump::new(sink, run_dir, files.clone())?;
         let counter = Counter {
-            rows: RowReader::new(files.clone(), pump.cursor.position(&files)?),
+            rows: Streams::new(run_dir, files.clone(), &pump.cursor)?,
+            from: pump.cursor.clone(),
             total: pump.cursor.rows,
         };
         let shared = Arc::new(Shared::default());
@@ -227,17 +226,11 @@ impl Follower {
             (s.cursor.clone(), s.last_error.clone())
         };
         let mut c = self.counter.lock().unwrap_or_else(|e| e.into_inner());
-        let mut read_error = None;
-        loop {
-            match c.rows.next(false) {
-                Ok(Some(_)) => c.total += 1,
-                Ok(None) => break,
-                Err(e) => {
-                    read_error = Some(format!("{}: {e}", self.run_dir.display()));
-                    break;
-                }
-            }
-        }
+        let Counter { rows, from, total } = &mut *c;
+        let read_error = rows
+            .each_row(false, from, |_| *total += 1)
+            .err()
+            .map(|e| format!("{}: {e}", self.run_dir.display()));
         RemoteSinkProgress {
             name: self.name.clone(),
             sent_through_step: cursor.step,
@@ -461,6 +454,6 @@ pub fn send_run(
         sent_before,
         progress,
         url,
-        damage: std::mem::take(&mut pump.rows.damage),
+        damage: pump.streams.take_damage(),
     })
 }

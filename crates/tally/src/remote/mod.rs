@@ -16,12 +16,14 @@ mod order;
 mod pending;
 mod progress;
 mod rows;
+mod streams;
 
-pub use cursor::{Cursor, CURSOR_DIR};
+pub use cursor::{Cursor, FilePos, Inflight, CURSOR_DIR};
 pub use fleet::RemoteSinks;
 pub use follower::{send_run, Follower, Notify, SyncReport};
 pub use order::{first_event_wall, order_event_files, ordered_event_files, sort_keyed};
 pub use pending::{scan_pending, Pending};
 pub use progress::record_in_summary;
+pub use streams::subrun_dirs;
 // A default of `LoggerConfig`, kept reachable at its old path.
 pub use crate::input::DEFAULT_FINISH_TIMEOUT_SECS;

@@ -1,7 +1,7 @@
 //! What a remote sink has not received yet ([`Pending`]), scanned from its cursor.
 
 use super::cursor::Cursor;
-use super::rows::RowReader;
+use super::streams::Streams;
 use crate::error::Result;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -20,19 +20,20 @@ pub struct Pending {
     pub damage: Vec<Damage>,
 }
 
-/// The rows of `files` (in run order, read to their current end) after `cursor`.
+/// The rows of `files` (a run's own, in run order, read to their current end) and of the
+/// run's sub-runs (docs/contract/remote-sinks.md "Sub-runs") after `cursor`.
 pub fn scan_pending(files: &[PathBuf], cursor: &Cursor) -> Result<Pending> {
-    let at = cursor.position(files)?;
-    let mut reader = RowReader::new(files.to_vec(), at);
+    let Some(run_dir) = files.first().and_then(|f| f.parent()) else {
+        return Ok(Pending::default());
+    };
+    let mut streams = Streams::new(run_dir, files.to_vec(), cursor)?;
     let mut p = Pending::default();
-    loop {
-        let row = reader.next(true)?;
-        let Some((row, _)) = row else { break };
+    streams.each_row(true, cursor, |row| {
         p.rows += 1;
         p.steps = Some(p.steps.map_or((row.step, row.step), |(a, _)| (a, row.step)));
         p.tags
             .extend(row.scalars.iter().map(|(t, _)| t.as_str().to_owned()));
-    }
-    p.damage = std::mem::take(&mut reader.damage);
+    })?;
+    p.damage = streams.take_damage();
     Ok(p)
 }

@@ -31,6 +31,9 @@ pub(crate) struct RowReader {
     group: Option<(BackendStep, Pos)>,
     /// Truncated tails found at the end of finished files.
     pub(crate) damage: Vec<Damage>,
+    /// A sub-run's path: its tags are named `<prefix>/<tag>` (docs/contract/remote-sinks.md
+    /// "Sub-runs"); empty for the run's own files.
+    prefix: String,
 }
 
 impl RowReader {
@@ -41,7 +44,14 @@ impl RowReader {
             reader: None,
             group: None,
             damage: Vec::new(),
+            prefix: String::new(),
         }
+    }
+
+    /// Name each tag `<prefix>/<tag>` (a sub-run's rows).
+    pub(crate) fn with_prefix(mut self, prefix: &str) -> Self {
+        self.prefix = prefix.to_owned();
+        self
     }
 
     fn open(&mut self) -> std::result::Result<(), ReadError> {
@@ -102,8 +112,16 @@ impl RowReader {
                 self.reader = None;
                 continue;
             };
+            let prefix = &self.prefix;
             let scalars: Vec<(Tag, f64)> = scalars_of(&event)
-                .map(|s| (Tag::Free(Arc::from(s.tag.as_str())), s.value))
+                .map(|s| {
+                    let name: Arc<str> = if prefix.is_empty() {
+                        Arc::from(s.tag.as_str())
+                    } else {
+                        Arc::from(format!("{prefix}/{}", s.tag))
+                    };
+                    (Tag::Free(name), s.value)
+                })
                 .collect();
             if scalars.is_empty() {
                 continue;
