@@ -191,6 +191,17 @@ impl LiveHealth {
         core.steps += 1;
     }
 
+    /// One step's per-rank facts before reduction, for the `ranks` rule (the step's thread
+    /// of a logger given every rank's step; docs/contract/health.md "Ranks").
+    pub fn ranks(&self, step: i64, nonfinite: &[u32], iter_time: &[f64]) {
+        let mut core = self.lock();
+        core.eval.ranks(step, nonfinite, iter_time);
+        let n = core.eval.findings().len();
+        if n != self.len.load(Ordering::Relaxed) {
+            self.len.store(n, Ordering::Release);
+        }
+    }
+
     /// Steps fed so far (under the lock: for a watcher's timer, not a hot path).
     pub fn steps(&self) -> u64 {
         self.lock().steps
