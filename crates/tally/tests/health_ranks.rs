@@ -44,9 +44,10 @@ fn run(n: u64, plant: impl Fn(u64, &mut [StepInput])) -> Vec<Finding> {
         plant(i, &mut r);
         log.step_ranks(&r).unwrap();
     }
-    let f = log.health_findings();
+    // After close: the writer thread has fed every step to the rules (the reduced values'
+    // `nonfinite` is found there, off the step's thread).
     log.close(RunStatus::Completed).unwrap();
-    f
+    log.health_findings()
 }
 
 #[test]
