@@ -37,12 +37,13 @@ __all__ = [
     "throughput",
     "stall",
     "disk",
+    "ranks",
     "off",
     "RULES",
 ]
 
 #: Every rule's name, as ``stop_on`` and :func:`off` take it (``spike`` is ``divergence``).
-RULES = ("nonfinite", "divergence", "spike", "collapse", "flat_for", "above", "below", "stall", "throughput", "disk")
+RULES = ("nonfinite", "divergence", "spike", "collapse", "flat_for", "above", "below", "stall", "throughput", "disk", "ranks")
 
 Tags = Union[str, Sequence[str]]
 
@@ -188,6 +189,18 @@ def disk(min_free_mb: Optional[float] = None) -> Rule:
     run directory (checked by the logger's writer thread, docs/contract/health.md "Disk")."""
     params = {"min_free_mb": min_free_mb}
     return Rule("disk", None, {n: v for n, v in params.items() if v is not None})
+
+
+def ranks(
+    ratio: Optional[float] = None,
+    min_excess_s: Optional[float] = None,
+    for_steps: Optional[int] = None,
+) -> Rule:
+    """Replaces the run's ranks rule: a straggler is a rank whose iteration time is above
+    ``ratio`` × the other ranks' mean, by ``min_excess_s`` seconds, for ``for_steps`` steps
+    (docs/contract/health.md "Ranks"; judged by a logger given every rank's step)."""
+    params = {"ratio": ratio, "min_excess_s": min_excess_s, "for_steps": for_steps}
+    return Rule("ranks", None, {n: v for n, v in params.items() if v is not None})
 
 
 def off(kind: str) -> Off:

@@ -105,6 +105,33 @@ pub struct StepInput {
 }
 
 impl StepInput {
+    /// How many of this step's values are NaN or ±inf (its maps and measured figures): what
+    /// the `ranks` rule compares across ranks (docs/contract/health.md "Ranks").
+    pub fn nonfinite_values(&self) -> u32 {
+        let maps = [
+            &self.metrics,
+            &self.learner,
+            &self.collector,
+            &self.collector_inference,
+            &self.rewards,
+        ];
+        let in_maps = maps
+            .iter()
+            .flat_map(|m| m.iter())
+            .filter(|(_, v)| !v.is_finite())
+            .count();
+        let figures = [
+            self.iteration_time,
+            self.episode_return,
+            self.episode_length,
+            self.timeout_rate,
+            self.steps_this_iter,
+            self.replay_rows_this_iter,
+        ];
+        let in_figures = figures.iter().flatten().filter(|v| !v.is_finite()).count();
+        (in_maps + in_figures) as u32
+    }
+
     /// An empty submission for `iteration`.
     pub fn new(iteration: u64) -> Self {
         StepInput {

@@ -79,6 +79,9 @@ pub struct Logger {
     health: Option<Arc<LiveHealth>>,
     /// Findings already announced (panel) and judged against `stop_on`.
     health_seen: usize,
+    /// Each rank's non-finite count and iteration time, for the `ranks` rule (kept, so a step
+    /// of as many ranks as before allocates nothing).
+    rank_facts: (Vec<u32>, Vec<f64>),
     /// The health webhook's thread, posting each new finding (docs/contract/health.md
     /// "Webhook").
     webhook: Option<crate::health::webhook::WebhookThread>,
@@ -178,7 +181,18 @@ impl Logger {
     /// Submit one iteration from every rank: reduced per the schema, then logged once.
     pub fn step_ranks(&mut self, ranks: &[StepInput]) -> Result<()> {
         let (reduced, rates) = reduce_ranks(ranks, &self.user)?;
-        self.step_with_rates(&reduced, rates)
+        self.step_with_rates(&reduced, rates)?;
+        if let (Some(h), Some(step)) = (self.health.as_ref(), self.last_step) {
+            // Each rank's facts before reduction, in buffers kept from step to step
+            // (docs/contract/health.md "Ranks").
+            let (bad, times) = &mut self.rank_facts;
+            bad.clear();
+            times.clear();
+            bad.extend(ranks.iter().map(StepInput::nonfinite_values));
+            times.extend(ranks.iter().map(|r| r.iteration_time.unwrap_or(f64::NAN)));
+            h.ranks(step, bad, times);
+        }
+        Ok(())
     }
 
     /// The trace recorder: clone it into the threads that record spans. Disabled (every call

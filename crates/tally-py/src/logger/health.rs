@@ -40,11 +40,8 @@ pub(super) fn rules(
                 all.join(", ")
             ))
         })?;
-        let on = match kind {
-            RuleKind::Stall => rules.stall.is_some(),
-            k => rules.tag_rules.iter().any(|r| r.rule.kind() == k),
-        };
-        if !on {
+        // `has` knows the run-wide rules (`stall`, `disk`, `ranks`) as well as the tags'.
+        if !rules.has(kind) {
             return Err(Failure::Config(format!(
                 "Logger(stop_on=...): {name:?} is off in health=, so it can never stop the run"
             ))

@@ -36,6 +36,20 @@ pub fn bench_logger_health(backend: Backend, health: bool) -> (tempfile::TempDir
     (dir, log)
 }
 
+/// As [`bench_logger`], with `stop_on` set: the default rules evaluated on the step's thread
+/// (docs/contract/health.md "In the logger").
+pub fn bench_logger_stop_on(backend: Backend) -> (tempfile::TempDir, Logger) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = LoggerConfig::new("sac", "bench", "mujoco");
+    cfg.log_dir = Some(dir.path().join("run"));
+    cfg.max_iterations = Some(tally::resolve::MAX_COUNT);
+    cfg.backend = backend;
+    cfg.summary_interval_secs = 1e9;
+    cfg.stop_on = vec![tally::health::RuleKind::Nonfinite];
+    let log = Logger::new(cfg).unwrap();
+    (dir, log)
+}
+
 /// Whether a bench binary named `name` should run: `cargo bench -p tally -- FILTER` passes
 /// FILTER to every bench binary, so one that is not criterion's runs only when it is named (or
 /// nothing is), as criterion's benches do.

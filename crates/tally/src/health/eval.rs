@@ -6,7 +6,7 @@
 //! fires on the tag (the finding is created then, and updated in place afterwards).
 
 use super::finding::{num, Finding, RuleKind};
-use super::rules::{Collapse, Divergence, FlatFor, Rule, RuleSet, Stall, Throughput};
+use super::rules::{Collapse, Divergence, FlatFor, Ranks, Rule, RuleSet, Stall, Throughput};
 use super::window::RobustWindow;
 
 /// A registered tag: what [`Evaluator::value`] takes.
@@ -129,6 +129,25 @@ impl StallState {
     }
 }
 
+/// The `ranks` rule's state (see [`Evaluator::ranks`]).
+#[derive(Debug)]
+struct RanksState {
+    nonfinite: u32,
+    straggler: u32,
+    /// The rank straggling now, since which step, for how many steps.
+    slow: Option<(usize, i64, u32)>,
+}
+
+impl Default for RanksState {
+    fn default() -> Self {
+        RanksState {
+            nonfinite: NONE,
+            straggler: NONE,
+            slow: None,
+        }
+    }
+}
+
 /// The findings so far, and the one place a firing is recorded.
 #[derive(Debug, Default)]
 struct Findings(Vec<Finding>);
@@ -181,6 +200,9 @@ pub struct Evaluator {
     disk: (u32, bool),
     /// The newest step seen (where a `disk` finding is placed).
     last_step: i64,
+    /// The `ranks` rule's state: its two findings (rank-local non-finite, straggler), the
+    /// straggling rank, since which step and for how many steps.
+    ranks: RanksState,
     findings: Findings,
 }
 
@@ -202,6 +224,7 @@ impl Evaluator {
             stall,
             disk: (NONE, false),
             last_step: 0,
+            ranks: RanksState::default(),
             findings: Findings::default(),
         }
     }
@@ -333,6 +356,97 @@ impl Evaluator {
         }
         self.disk = (slot, low);
         fired
+    }
+
+    /// One step's per-rank facts before reduction (a logger given every rank's step): each
+    /// rank's count of non-finite values, and its iteration time (NaN: not measured).
+    /// O(ranks), no allocation until a finding is made (docs/contract/health.md "Ranks").
+    pub fn ranks(&mut self, step: i64, nonfinite: &[u32], iter_time: &[f64]) {
+        let Some(p) = self.rules.ranks else {
+            return;
+        };
+        self.rank_nonfinite(step, nonfinite);
+        self.straggler(step, p, iter_time);
+    }
+
+    /// Some ranks' values non-finite while another rank's are all finite: the fault is
+    /// local to those ranks (all of them non-finite is the reduced value's `nonfinite`).
+    fn rank_nonfinite(&mut self, step: i64, nonfinite: &[u32]) {
+        let bad = nonfinite.iter().filter(|n| **n > 0).count();
+        if bad == 0 || bad == nonfinite.len() {
+            return;
+        }
+        let first = nonfinite.iter().position(|n| *n > 0).unwrap_or(0);
+        let n = nonfinite[first];
+        let ranks = nonfinite.len();
+        self.findings.fire(
+            &mut self.ranks.nonfinite,
+            RuleKind::Ranks,
+            "",
+            step,
+            step,
+            f64::from(n),
+            1,
+            || {
+                format!(
+                    "rank {first}: {n} non-finite value(s) at step {step} while {} of {ranks} \
+                     ranks' were finite",
+                    ranks - bad
+                )
+            },
+        );
+    }
+
+    /// The slowest rank's iteration time against the other ranks' mean.
+    fn straggler(&mut self, step: i64, p: Ranks, iter_time: &[f64]) {
+        let (mut sum, mut n, mut slow, mut max) = (0.0, 0u32, 0, f64::NEG_INFINITY);
+        for (r, t) in iter_time.iter().enumerate() {
+            if t.is_finite() {
+                sum += t;
+                n += 1;
+                if *t > max {
+                    (slow, max) = (r, *t);
+                }
+            }
+        }
+        let others = if n >= 2 {
+            (sum - max) / f64::from(n - 1)
+        } else {
+            f64::NAN
+        };
+        let straggles = max > p.ratio * others && max - others >= p.min_excess_s;
+        let st = &mut self.ranks;
+        st.slow = match st.slow {
+            _ if !straggles => None,
+            Some((r, since, k)) if r == slow => Some((r, since, k + 1)),
+            _ => Some((slow, step, 1)),
+        };
+        let Some((r, since, k)) = st.slow else {
+            return;
+        };
+        if k < p.for_steps {
+            return;
+        }
+        // Counted once per stretch, at the step it reaches `for_steps`; updated after.
+        let count = u64::from(k == p.for_steps);
+        self.findings.fire(
+            &mut self.ranks.straggler,
+            RuleKind::Ranks,
+            "",
+            since,
+            step,
+            max,
+            count,
+            || {
+                format!(
+                    "rank {r} straggles from step {since}: iteration time {} s against the \
+                     other ranks' mean {} s ({}x)",
+                    num(max),
+                    num(others),
+                    num(max / others)
+                )
+            },
+        );
     }
 
     /// For a run still being written: whether it has had no new step for too long at wall

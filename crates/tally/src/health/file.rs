@@ -3,7 +3,7 @@
 
 use super::finding::RuleKind;
 use super::rules::{
-    Collapse, Disk, Divergence, FlatFor, Rule, RuleSet, Stall, TagRule, Tags, Throughput,
+    Collapse, Disk, Divergence, FlatFor, Ranks, Rule, RuleSet, Stall, TagRule, Tags, Throughput,
 };
 use serde_json::{Map, Value};
 
@@ -171,6 +171,20 @@ impl Entry<'_> {
                 };
                 self.only(&["min_free_mb"])?;
                 rules.disk = Some(p);
+                (&[], None)
+            }
+            RuleKind::Ranks => {
+                let d = Ranks::default();
+                let p = Ranks {
+                    ratio: self.positive("ratio", d.ratio)?,
+                    min_excess_s: self.non_negative("min_excess_s", d.min_excess_s)?,
+                    for_steps: self.count32("for_steps", d.for_steps)?,
+                };
+                if p.ratio <= 1.0 {
+                    return Err(self.err("ratio", "must be above 1"));
+                }
+                self.only(&["ratio", "min_excess_s", "for_steps"])?;
+                rules.ranks = Some(p);
                 (&[], None)
             }
         };

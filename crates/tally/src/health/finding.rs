@@ -25,11 +25,14 @@ pub enum RuleKind {
     Throughput,
     /// Little free space left on the filesystem of the run directory (a live logger only).
     Disk,
+    /// One rank disagreeing with the others before reduction: a rank-local non-finite value,
+    /// or a straggler (a live logger given every rank's step only).
+    Ranks,
 }
 
 impl RuleKind {
     /// Every rule, in the order tables list them.
-    pub const ALL: [RuleKind; 9] = [
+    pub const ALL: [RuleKind; 10] = [
         RuleKind::Nonfinite,
         RuleKind::Divergence,
         RuleKind::Collapse,
@@ -39,6 +42,7 @@ impl RuleKind {
         RuleKind::Stall,
         RuleKind::Throughput,
         RuleKind::Disk,
+        RuleKind::Ranks,
     ];
 
     /// The snake_case name used in tables, JSON and rules files.
@@ -53,6 +57,7 @@ impl RuleKind {
             RuleKind::Stall => "stall",
             RuleKind::Throughput => "throughput",
             RuleKind::Disk => "disk",
+            RuleKind::Ranks => "ranks",
         }
     }
 

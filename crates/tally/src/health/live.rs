@@ -57,10 +57,10 @@ impl std::fmt::Debug for LiveHealth {
 #[derive(Debug)]
 struct Core {
     eval: Evaluator,
-    /// The step's tags as last seen, position by position: the address and length of each
-    /// tag's text, and its slot. A steady run's tags come in the same order, so a step checks
-    /// them by address (16 bytes a tag) and looks nothing up.
-    layout: Vec<(usize, u32, TagSlot)>,
+    /// The step's tags as last seen, position by position: each tag's identity ([`key`]), and
+    /// its slot. A steady run's tags come in the same order, so a step checks them by address
+    /// and looks nothing up.
+    layout: Vec<(usize, TagSlot)>,
     /// The tags of `layout`, held so no other tag's text can take one's address.
     held: Vec<Tag>,
     /// The positions of `layout` watched by more than `nonfinite`, with their slots: the only
@@ -72,10 +72,17 @@ struct Core {
     steps: u64,
 }
 
-/// A tag's text by address and length.
-fn key(tag: &Tag) -> (usize, u32) {
-    let s = tag.as_str();
-    (s.as_ptr() as usize, s.len() as u32)
+/// A tag's identity, one word, without reading its text: a registry tag's spec address, else
+/// the address of its interned text. Two tags held at once share an address only when they
+/// are one text (a spec is static, an interned text is kept alive by `held`). A registry
+/// tag's name lives inside its spec, so reading it would touch one spec's cache line per tag
+/// and step (BENCHMARKS.md "In the logger").
+#[inline]
+fn key(tag: &Tag) -> usize {
+    match tag {
+        Tag::Spec(s) => std::ptr::from_ref(*s) as usize,
+        Tag::Family(_, t) | Tag::Free(t) | Tag::User(t) => t.as_ptr() as usize,
+    }
 }
 
 impl Core {
@@ -85,8 +92,8 @@ impl Core {
             && values
                 .iter()
                 .zip(&self.layout)
-                // The same text in memory is the same tag: no byte compared.
-                .all(|((t, _), (a, n, _))| key(t) == (*a, *n));
+                // The same spec or the same text in memory is the same tag: nothing read.
+                .all(|((t, _), (id, _))| key(t) == *id);
         if same {
             return;
         }
@@ -106,8 +113,7 @@ impl Core {
             if !self.eval.is_plain(slot) {
                 self.watched.push((i, slot));
             }
-            let (a, n) = key(tag);
-            self.layout.push((a, n, slot));
+            self.layout.push((key(tag), slot));
             self.held.push(tag.clone());
         }
     }
@@ -175,7 +181,7 @@ impl LiveHealth {
             }
         } else {
             for (i, (_, v)) in values.iter().enumerate() {
-                core.eval.value(core.layout[i].2, step, wall_time, held(*v));
+                core.eval.value(core.layout[i].1, step, wall_time, held(*v));
             }
         }
         let n = core.eval.findings().len();
@@ -183,6 +189,17 @@ impl LiveHealth {
             self.len.store(n, Ordering::Release);
         }
         core.steps += 1;
+    }
+
+    /// One step's per-rank facts before reduction, for the `ranks` rule (the step's thread
+    /// of a logger given every rank's step; docs/contract/health.md "Ranks").
+    pub fn ranks(&self, step: i64, nonfinite: &[u32], iter_time: &[f64]) {
+        let mut core = self.lock();
+        core.eval.ranks(step, nonfinite, iter_time);
+        let n = core.eval.findings().len();
+        if n != self.len.load(Ordering::Relaxed) {
+            self.len.store(n, Ordering::Release);
+        }
     }
 
     /// Steps fed so far (under the lock: for a watcher's timer, not a hot path).

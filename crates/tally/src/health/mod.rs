@@ -18,5 +18,5 @@ pub use file::{apply_rules_file, RulesFileError};
 pub use finding::{Finding, RuleKind};
 pub use live::LiveHealth;
 pub use rules::{
-    Collapse, Disk, Divergence, FlatFor, Rule, RuleSet, Stall, TagRule, Tags, Throughput,
+    Collapse, Disk, Divergence, FlatFor, Ranks, Rule, RuleSet, Stall, TagRule, Tags, Throughput,
 };

@@ -111,6 +111,30 @@ impl Default for Disk {
     }
 }
 
+/// `ranks`: one rank's values disagreeing with the others' before they are reduced
+/// (`docs/contract/health.md` "Ranks"): a rank-local non-finite value, or a straggler whose
+/// iteration time is above `ratio` × the other ranks' mean, by at least `min_excess_s`, for
+/// `for_steps` steps in a row. Judged by a logger given every rank's step (`step_ranks`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranks {
+    /// A straggler's iteration time over the other ranks' mean, at least.
+    pub ratio: f64,
+    /// And over it by at least this, seconds (a fast loop's jitter is never a straggler).
+    pub min_excess_s: f64,
+    /// Steps in a row a rank must straggle before the rule fires.
+    pub for_steps: u32,
+}
+
+impl Default for Ranks {
+    fn default() -> Self {
+        Ranks {
+            ratio: 1.5,
+            min_excess_s: 0.05,
+            for_steps: 5,
+        }
+    }
+}
+
 /// `stall`: no new step for `k` × the median gap between steps (and at least `min_gap_s`)
 /// (`docs/contract/health.md` "Stall").
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -300,6 +324,8 @@ pub struct RuleSet {
     pub stall: Option<Stall>,
     /// The run directory's free-space rule, if on.
     pub disk: Option<Disk>,
+    /// The per-rank rule, if on.
+    pub ranks: Option<Ranks>,
 }
 
 impl Default for RuleSet {
@@ -315,6 +341,7 @@ impl RuleSet {
             tag_rules: Vec::new(),
             stall: None,
             disk: None,
+            ranks: None,
         }
     }
 
@@ -347,6 +374,7 @@ impl RuleSet {
             ],
             stall: Some(Stall::default()),
             disk: Some(Disk::default()),
+            ranks: Some(Ranks::default()),
         }
     }
 
@@ -368,6 +396,13 @@ impl RuleSet {
                 return Some(format!("disk: min_free_mb {} must be > 0", d.min_free_mb));
             }
         }
+        if let Some(r) = self.ranks {
+            if !(r.ratio > 1.0 && r.min_excess_s >= 0.0 && r.for_steps >= 1) {
+                return Some(
+                    "ranks: ratio must be > 1, min_excess_s >= 0, for_steps at least 1".to_owned(),
+                );
+            }
+        }
         let s = self.stall?;
         (!(s.k > 1.0 && s.min_gap_s >= 0.0 && s.min_history >= 1))
             .then(|| "stall: k must be > 1, min_gap_s >= 0, min_history at least 1".to_owned())
@@ -378,6 +413,7 @@ impl RuleSet {
         match kind {
             RuleKind::Stall => self.stall.is_some(),
             RuleKind::Disk => self.disk.is_some(),
+            RuleKind::Ranks => self.ranks.is_some(),
             k => self.tag_rules.iter().any(|r| r.rule.kind() == k),
         }
     }
@@ -390,6 +426,9 @@ impl RuleSet {
         }
         if kind == RuleKind::Disk {
             self.disk = None;
+        }
+        if kind == RuleKind::Ranks {
+            self.ranks = None;
         }
     }
 

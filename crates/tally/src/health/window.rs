@@ -9,7 +9,8 @@
 #[derive(Debug, Clone)]
 pub struct RobustWindow {
     ring: Box<[f64]>,
-    scratch: Box<[f64]>,
+    /// The values as order keys ([`order_key`]) while a refresh selects among them.
+    scratch: Box<[u64]>,
     head: usize,
     len: usize,
     since: usize,
@@ -29,7 +30,7 @@ impl RobustWindow {
         let window = window.max(1);
         RobustWindow {
             ring: vec![0.0; window].into_boxed_slice(),
-            scratch: vec![0.0; window].into_boxed_slice(),
+            scratch: vec![0; window].into_boxed_slice(),
             head: 0,
             len: 0,
             since: 0,
@@ -71,25 +72,44 @@ impl RobustWindow {
         self.ready = false;
     }
 
+    /// Selects on integer keys, whose order is `f64::total_cmp`'s, so a refresh compares
+    /// integers instead of decoding floats each time (BENCHMARKS.md "In the logger").
     #[cold]
     fn recompute(&mut self) {
         let n = self.len;
         let s = &mut self.scratch[..n];
-        s.copy_from_slice(&self.ring[..n]);
+        for (k, v) in s.iter_mut().zip(&self.ring[..n]) {
+            *k = order_key(*v);
+        }
         let mid = n / 2;
-        let (_, m, _) = s.select_nth_unstable_by(mid, f64::total_cmp);
-        let median = *m;
+        let (_, m, _) = s.select_nth_unstable(mid);
+        let median = from_order_key(*m);
         if self.with_mad {
-            for x in s.iter_mut() {
-                *x = (*x - median).abs();
+            // A deviation is never negative: its bits order as its values do.
+            for k in s.iter_mut() {
+                *k = (from_order_key(*k) - median).abs().to_bits();
             }
-            let (_, d, _) = s.select_nth_unstable_by(mid, f64::total_cmp);
-            self.mad = *d;
+            let (_, d, _) = s.select_nth_unstable(mid);
+            self.mad = f64::from_bits(*d);
         }
         self.median = median;
         self.since = 0;
         self.ready = true;
     }
+}
+
+/// `v` as an unsigned key ordered as `f64::total_cmp` orders values.
+#[inline]
+fn order_key(v: f64) -> u64 {
+    let b = v.to_bits() as i64;
+    ((b ^ (((b >> 63) as u64) >> 1) as i64) as u64) ^ (1 << 63)
+}
+
+/// The value of an [`order_key`].
+#[inline]
+fn from_order_key(k: u64) -> f64 {
+    let b = (k ^ (1 << 63)) as i64;
+    f64::from_bits((b ^ (((b >> 63) as u64) >> 1) as i64) as u64)
 }
 
 #[cfg(test)]
@@ -109,6 +129,39 @@ mod tests {
         }
         // The window now holds 10, 10, 10, 11, 12.
         assert_eq!(w.stats(), Some((10.0, 0.0)));
+    }
+
+    #[test]
+    fn order_keys_order_values_as_total_cmp_does_and_give_them_back() {
+        let vals = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -2.5,
+            -f64::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            5e-324,
+            1.0,
+            3.25,
+            f64::MAX,
+            f64::INFINITY,
+        ];
+        for a in vals {
+            assert_eq!(from_order_key(order_key(a)).to_bits(), a.to_bits());
+            for b in vals {
+                assert_eq!(order_key(a).cmp(&order_key(b)), a.total_cmp(&b), "{a} {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn median_and_mad_of_negative_and_mixed_values() {
+        let mut w = RobustWindow::new(7, 7, 1, true);
+        for v in [-3.0, -1.0, -7.0, 2.0, -1.5, 0.5, -4.0] {
+            w.push(v);
+        }
+        // Sorted: -7 -4 -3 -1.5 -1 0.5 2; deviations from -1.5: 5.5 2.5 1.5 0 0.5 2 3.5.
+        assert_eq!(w.stats(), Some((-1.5, 2.0)));
     }
 
     #[test]

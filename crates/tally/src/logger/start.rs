@@ -386,6 +386,7 @@ impl Logger {
             lock,
             health,
             health_seen: 0,
+            rank_facts: Default::default(),
             webhook,
             stall_exit,
         })
