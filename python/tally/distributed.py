@@ -11,6 +11,12 @@ the logger the reduced input plus the rank-summed rates (Σ_r steps_r / iter_tim
 ``Perf/total_fps``) through ``Logger.step_with_rates``. This is the same arithmetic as the
 Rust ``tally::reduce_ranks``.
 
+Each rank also writes, in two slots of its own (the others' are zero, so the sum carries every
+rank's), its count of non-finite values and its iteration time: rank 0 hands them to
+``Logger.judge_ranks``, so the ``ranks`` health rule sees a fault local to one rank that the
+reduction hides (docs/contract/health.md "Ranks"). That is 2 × world size floats more in the
+same collective.
+
 The vector layout (which key sits where) must be identical on all ranks. It grows when a rank
 submits a key the layout lacks: the reduced vector then says so on every rank, the ranks
 exchange the new key names once (an ``all_gather``) and redo the reduction. So an iteration
@@ -27,7 +33,7 @@ import time
 from array import array
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from tally._tally import STEP_FIELDS, ConfigError, Logger, SchemaError, ValueTypeError, reduction
+from tally._tally import STEP_FIELDS, ConfigError, HealthStop, Logger, SchemaError, ValueTypeError, reduction
 
 __all__ = ["RankLogger", "Communicator", "get_communicator"]
 
@@ -45,8 +51,8 @@ SCALAR_FIELDS = (
 SYSTEM_FIELDS = (("buffer_size", "sum"), ("batch_size_per_rank", "mean"))
 
 # Header slots of the packed vector.
-_ITER, _ITER_SQ, _ENV_STEPS, _UNKNOWN, _ERRORS, _RATE_STEPS, _RATE_STEPS_N, _RATE_ROWS, _RATE_ROWS_N = range(9)
-_SCALARS = 9
+_ITER, _ITER_SQ, _ENV_STEPS, _UNKNOWN, _ERRORS, _STOP, _RATE_STEPS, _RATE_STEPS_N, _RATE_ROWS, _RATE_ROWS_N = range(10)
+_SCALARS = 10
 _SYSTEM = _SCALARS + 2 * len(SCALAR_FIELDS)
 _HEADER = _SYSTEM + 2 * len(SYSTEM_FIELDS)
 
@@ -210,6 +216,9 @@ class RankLogger:
         # (glob, is_mean) of define_metric calls, last first: user metrics' reductions.
         self._user_reductions: List[Tuple["re.Pattern[str]", bool]] = []
         self.collectives = 0
+        # The keys' slots follow the header and every rank's two slots (non-finite count,
+        # iteration time or -1 when not measured).
+        self._keys = _HEADER + 2 * self.world_size
 
     @property
     def is_main(self) -> bool:
@@ -262,12 +271,19 @@ class RankLogger:
             self._layout.append(fk)
             self._mean.append(self._is_mean(fk[0], fk[1]))
 
+    def _zeros(self) -> "array[float]":
+        return array("d", bytes(8 * (self._keys + 2 * len(self._layout))))
+
     def _pack(self, iteration: int, kw: Mapping[str, Any]) -> Tuple["array[float]", List[Tuple[str, str]]]:
-        vec = array("d", bytes(8 * (_HEADER + 2 * len(self._layout))))
+        vec = self._zeros()
         vec[_ITER] = float(iteration)
         vec[_ITER_SQ] = float(iteration) ** 2
         vec[_ENV_STEPS] = float(kw.get("env_steps") or 0)
+        # Rank 0's logger will refuse this step (stop_on): every rank is told in this same
+        # collective, so none goes on to wait for a rank that stopped.
+        vec[_STOP] = float(self.logger is not None and self.logger._stop_pending())
         unknown: List[Tuple[str, str]] = []
+        nonfinite = 0
         for field in MAP_FIELDS:
             m = kw.get(field) or {}
             if field == "learner" and self._phases:
@@ -278,18 +294,20 @@ class RankLogger:
                 if not isinstance(k, str):
                     raise ValueTypeError(f"invalid step at iteration {iteration}: {field} has a key {k!r}: keys must be str")
                 x = _number(iteration, f"{field}['{k}']", v)
+                nonfinite += not math.isfinite(x)
                 i = self._index.get((field, k))
                 if i is None:
                     unknown.append((field, k))
                     continue
-                vec[_HEADER + 2 * i] = x
-                vec[_HEADER + 2 * i + 1] = 1.0
+                vec[self._keys + 2 * i] = x
+                vec[self._keys + 2 * i + 1] = 1.0
         vec[_UNKNOWN] = float(len(unknown))
         for j, (name, _) in enumerate(SCALAR_FIELDS):
             v = kw.get(name)
             if v is None:
                 continue
             x = _number(iteration, name, v)
+            nonfinite += not math.isfinite(x)
             if name == "episode_length" and not x > 0:
                 continue
             vec[_SCALARS + 2 * j] = x
@@ -303,6 +321,9 @@ class RankLogger:
         # This rank's own rates (as Rust Rates::of): only with a measured Iter Wall.
         t = kw.get("iteration_time")
         t = _number(iteration, "iteration_time", t) if t is not None else None
+        mine = _HEADER + 2 * self.rank
+        vec[mine] = float(nonfinite)
+        vec[mine + 1] = t if t is not None and t >= 0 and math.isfinite(t) else -1.0
         if t is not None and t > 0 and math.isfinite(t):
             for slot, name in ((_RATE_STEPS, "steps_this_iter"), (_RATE_ROWS, "replay_rows_this_iter")):
                 n = kw.get(name)
@@ -321,7 +342,7 @@ class RankLogger:
             vec, unknown = self._pack(iteration, kw)
         except (TypeError, ValueError) as e:
             local_error = e
-            vec, unknown = array("d", bytes(8 * (_HEADER + 2 * len(self._layout)))), []
+            vec, unknown = self._zeros(), []
             vec[_ERRORS] = 1.0
         total = self.comm.allreduce_sum(vec)
         self.collectives += 1
@@ -356,12 +377,19 @@ class RankLogger:
                 f"rank reduction: ranks submitted different iterations (rank {self.rank} submitted {iteration}, mean {mean_it:g})"
             )
         if self.logger is None:
+            if total[_STOP] > 0:
+                stop = HealthStop(
+                    f"iteration {iteration} not taken: a health rule in rank 0's stop_on fired "
+                    "(rank 0's HealthStop has the finding); every rank stops here"
+                )
+                stop.finding = None
+                raise stop
             return
         out: Dict[str, Any] = {f: {} for f in MAP_FIELDS}
         for i, (field, key) in enumerate(self._layout):
-            cnt = total[_HEADER + 2 * i + 1]
+            cnt = total[self._keys + 2 * i + 1]
             if cnt > 0:
-                s = total[_HEADER + 2 * i]
+                s = total[self._keys + 2 * i]
                 out[field][key] = s / cnt if self._mean[i] else s
         for j, (name, how) in enumerate(SCALAR_FIELDS):
             cnt = total[_SCALARS + 2 * j + 1]
@@ -387,6 +415,11 @@ class RankLogger:
             env_steps_per_sec=total[_RATE_STEPS] if total[_RATE_STEPS_N] > 0 else None,
             rows_per_sec=total[_RATE_ROWS] if total[_RATE_ROWS_N] > 0 else None,
             **out,
+        )
+        ranks = range(_HEADER, self._keys, 2)
+        self.logger.judge_ranks(
+            [int(total[r]) for r in ranks],
+            [total[r + 1] if total[r + 1] >= 0 else None for r in ranks],
         )
 
     def close(self, status: str = "completed") -> None:

@@ -38,12 +38,13 @@ __all__ = [
     "stall",
     "disk",
     "ranks",
+    "overhead",
     "off",
     "RULES",
 ]
 
 #: Every rule's name, as ``stop_on`` and :func:`off` take it (``spike`` is ``divergence``).
-RULES = ("nonfinite", "divergence", "spike", "collapse", "flat_for", "above", "below", "stall", "throughput", "disk", "ranks")
+RULES = ("nonfinite", "divergence", "spike", "collapse", "flat_for", "above", "below", "stall", "throughput", "disk", "ranks", "overhead")
 
 Tags = Union[str, Sequence[str]]
 
@@ -201,6 +202,19 @@ def ranks(
     (docs/contract/health.md "Ranks"; judged by a logger given every rank's step)."""
     params = {"ratio": ratio, "min_excess_s": min_excess_s, "for_steps": for_steps}
     return Rule("ranks", None, {n: v for n, v in params.items() if v is not None})
+
+
+def overhead(
+    budget: Optional[float] = None,
+    window: Optional[int] = None,
+    for_seconds: Optional[float] = None,
+) -> Rule:
+    """Replaces the run's overhead rule: tally's share of the iteration on the step's thread
+    (the time inside ``step()`` over the time from one call to the next, summed over blocks of
+    ``window`` written steps) above ``budget`` for ``for_seconds`` (docs/contract/health.md
+    "Overhead")."""
+    params = {"budget": budget, "window": window, "for_seconds": for_seconds}
+    return Rule("overhead", None, {n: v for n, v in params.items() if v is not None})
 
 
 def off(kind: str) -> Off:

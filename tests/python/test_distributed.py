@@ -256,3 +256,99 @@ def test_a_reduction_one_summing_collective_cannot_do_is_refused_by_name(tmp_pat
     with pytest.raises(tally.ConfigError, match=r"define_metric\('charts/q'\): reduction='max'"):
         dist.define_metric("charts/q", reduction="max")
     dist.close()
+
+
+# -- the ranks health rule through the one collective (docs/contract/health.md "Ranks") -------
+
+
+def test_a_nan_on_one_rank_and_a_straggler_are_found_by_rank_zero(tmp_path):
+    def body(rank, comm):
+        with RankLogger(comm=comm, algo="sac", task="go2", sim="mujoco", max_iterations=20, num_envs=8, log_root=tmp_path, panel="off") as dist:
+            for it in range(1, 13):
+                loss = float("nan") if (rank, it) == (1, 3) else 1.0
+                # Rank 2 takes three times as long from iteration 6 on (over 0.05 s more).
+                t = 0.3 if rank == 2 and it >= 6 else 0.1
+                dist.step(it, metrics={"Loss/critic": loss}, iteration_time=t, steps_this_iter=100.0)
+            return dist.logger
+
+    (log, _, _), errors, _ = run_ranks(3, body)
+    assert errors == [None, None, None]
+    ranks = [f for f in log.health.findings if f.rule == "ranks"]
+    assert [(f.first_step, f.message.split()[1].rstrip(":")) for f in ranks] == [(3, "1"), (6, "2")], ranks
+    assert ranks[1].last_value == pytest.approx(0.3)
+
+
+def test_healthy_ranks_find_nothing_by_rank(tmp_path):
+    def body(rank, comm):
+        with RankLogger(comm=comm, algo="sac", task="go2", sim="mujoco", max_iterations=20, num_envs=8, log_root=tmp_path, panel="off") as dist:
+            for it in range(1, 13):
+                dist.step(it, metrics={"Loss/critic": 1.0 + rank}, iteration_time=0.1 * (1 + 0.05 * rank), steps_this_iter=100.0)
+            return dist.logger
+
+    (log, _), errors, _ = run_ranks(2, body)
+    assert errors == [None, None]
+    assert [f for f in log.health.findings if f.rule == "ranks"] == []
+
+
+def test_stop_on_ranks_stops_every_rank_at_the_same_step(tmp_path):
+    # Rank 0 alone raising would leave the others waiting in the next collective.
+    def body(rank, comm):
+        dist = RankLogger(comm=comm, algo="sac", task="go2", sim="mujoco", max_iterations=20, num_envs=8, log_root=tmp_path, panel="off", stop_on=["ranks"])
+        stopped_at = None
+        for it in range(1, 8):
+            try:
+                dist.step(it, metrics={"Loss/critic": float("nan") if (rank, it) == (1, 3) else 1.0}, iteration_time=0.1)
+            except tally.HealthStop as e:
+                stopped_at = (it, e.finding.rule if e.finding is not None else None)
+                break
+        dist.close("interrupted")
+        return stopped_at, dist.run_dir
+
+    results, errors, _ = run_ranks(2, body)
+    assert errors == [None, None]
+    assert [r[0] for r in results] == [(4, "ranks"), (4, None)]
+    steps = sorted({s for (t, s) in scalars(results[0][1]) if t == "Loss/critic"})
+    assert steps == [1, 2, 3]
+
+
+MPI_STOP_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import tally
+    from tally.distributed import RankLogger
+
+    root = sys.argv[1]
+    dist = RankLogger(algo="sac", task="go2", sim="mujoco", max_iterations=20, num_envs=64, log_root=root, panel="off", stop_on=["ranks"])
+    r = dist.rank
+    stopped = None
+    for it in range(1, 8):
+        try:
+            dist.step(it, metrics={"Loss/critic": float("nan") if (r, it) == (1, 3) else 1.0}, iteration_time=0.02)
+        except tally.HealthStop as e:
+            stopped = [it, e.finding.rule if e.finding is not None else None, e.finding.message if e.finding is not None else str(e)]
+            break
+    dist.close("interrupted")
+    with open(f"{root}.rank{r}.json", "w") as f:
+        json.dump({"stopped": stopped, "run_dir": str(dist.run_dir) if dist.run_dir else None}, f)
+    """
+)
+
+
+def test_two_mpi_ranks_a_nan_on_rank_one_stops_both_ranks_at_the_next_step(tmp_path):
+    mpirun = shutil.which("mpirun")
+    if mpirun is None or subprocess.run([sys.executable, "-c", "import mpi4py"]).returncode != 0:
+        if os.environ.get("CI"):
+            pytest.fail("CI needs OpenMPI (mpirun) and mpi4py: .ci/run installs them")
+        pytest.skip("mpirun or mpi4py not installed")
+    script = tmp_path / "stop.py"
+    script.write_text(MPI_STOP_SCRIPT)
+    proc = subprocess.run(
+        [mpirun, "--allow-run-as-root", "--oversubscribe", "-n", "2", sys.executable, str(script), str(tmp_path / "logs")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = [json.loads((tmp_path / f"logs.rank{r}.json").read_text()) for r in range(2)]
+    assert out[0]["stopped"][:2] == [4, "ranks"] and out[0]["stopped"][2].startswith("rank 1:"), out
+    assert out[1]["stopped"][:2] == [4, None], out
+    steps = sorted({s for (t, s) in scalars(out[0]["run_dir"]) if t == "Loss/critic"})
+    assert steps == [1, 2, 3]

@@ -67,6 +67,8 @@ impl PyLogger {
         args: StepArgs<'_, '_>,
         rates: Option<Rates>,
     ) -> PyResult<()> {
+        // The conversion below is time inside tally too (docs/contract/health.md "Overhead").
+        let entered = std::time::Instant::now();
         refuse_tally_thread("step")?;
         let _stepping = Stepping::enter("step")?;
         let mut drafting = lock(py, &self.draft);
@@ -88,7 +90,7 @@ impl PyLogger {
             .filter(|l| !l.is_closed())
             .ok_or(Failure::Tally(tally::Error::Closed))?;
         let input = &draft.scratch;
-        let result = py.detach(|| log.step_with_rates(input, rates));
+        let result = py.detach(|| log.step_with_rates_since(input, rates, entered));
         // Findings new to `on_health`, told after the locks are let go (the callback is
         // Python code, which may call this logger).
         let told = match (&self.on_health, log.health()) {
@@ -402,6 +404,12 @@ impl PyLogger {
             .collect()
     }
 
+    /// Whether the next step will be refused by a finding in `stop_on` (`tally.distributed`
+    /// asks before the ranks exchange it, so they all stop together).
+    fn _stop_pending(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.with_log(py, "_stop_pending", |l| l.stop_pending().is_some())?)
+    }
+
     /// Submit one iteration. Durations are seconds; values are numbers (or `__float__`).
     #[pyo3(signature = (
         iteration, *, env_steps = None, metrics = None, learner = None, iteration_time = None,
@@ -504,6 +512,31 @@ impl PyLogger {
             rows_per_sec,
         };
         self.submit(py, iteration, args, Some(rates))
+    }
+
+    /// The `ranks` rule on the last step, from each rank's count of non-finite values and
+    /// iteration time (None: not measured) before the ranks were reduced: for a collective
+    /// that reduces them itself (`tally.distributed`; docs/contract/health.md "Ranks").
+    fn judge_ranks(
+        &self,
+        py: Python<'_>,
+        nonfinite: Vec<u32>,
+        iteration_time: Vec<Option<f64>>,
+    ) -> PyResult<()> {
+        if nonfinite.len() != iteration_time.len() {
+            return Err(Failure::Schema(format!(
+                "judge_ranks: {} non-finite counts but {} iteration times (one of each per rank)",
+                nonfinite.len(),
+                iteration_time.len()
+            ))
+            .into());
+        }
+        let times: Vec<f64> = iteration_time
+            .iter()
+            .map(|t| t.unwrap_or(f64::NAN))
+            .collect();
+        self.with_log(py, "judge_ranks", |l| l.judge_ranks(&nonfinite, &times))?;
+        Ok(())
     }
 
     /// `with log.span(name, cat="user"):` — a span on the calling thread in the trace.

@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::health::live::stopping;
+use crate::health::pace::PaceMeter;
 use crate::health::stall_exit::LastSummary;
 use crate::health::{Finding, LiveHealth};
 use crate::input::{LoggerConfig, OnStorageError, StepInput};
@@ -26,6 +27,7 @@ use crate::window::Sample;
 use crate::writer::WriterThread;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 use tally_clock::Clock;
 use tally_schema::artifacts::{RunConfig, RunStatus, RunSummary};
 
@@ -82,6 +84,9 @@ pub struct Logger {
     /// Each rank's non-finite count and iteration time, for the `ranks` rule (kept, so a step
     /// of as many ranks as before allocates nothing).
     rank_facts: (Vec<u32>, Vec<f64>),
+    /// With the `overhead` rule: the time inside `step()` and between calls
+    /// (docs/contract/health.md "Overhead").
+    pace: Option<PaceMeter>,
     /// The health webhook's thread, posting each new finding (docs/contract/health.md
     /// "Webhook").
     webhook: Option<crate::health::webhook::WebhookThread>,
@@ -182,17 +187,26 @@ impl Logger {
     pub fn step_ranks(&mut self, ranks: &[StepInput]) -> Result<()> {
         let (reduced, rates) = reduce_ranks(ranks, &self.user)?;
         self.step_with_rates(&reduced, rates)?;
-        if let (Some(h), Some(step)) = (self.health.as_ref(), self.last_step) {
-            // Each rank's facts before reduction, in buffers kept from step to step
-            // (docs/contract/health.md "Ranks").
-            let (bad, times) = &mut self.rank_facts;
-            bad.clear();
-            times.clear();
-            bad.extend(ranks.iter().map(StepInput::nonfinite_values));
-            times.extend(ranks.iter().map(|r| r.iteration_time.unwrap_or(f64::NAN)));
-            h.ranks(step, bad, times);
-        }
+        // Each rank's facts before reduction, in buffers kept from step to step
+        // (docs/contract/health.md "Ranks").
+        let (bad, times) = &mut self.rank_facts;
+        bad.clear();
+        times.clear();
+        bad.extend(ranks.iter().map(StepInput::nonfinite_values));
+        times.extend(ranks.iter().map(|r| r.iteration_time.unwrap_or(f64::NAN)));
+        self.judge_ranks(&self.rank_facts.0, &self.rank_facts.1);
         Ok(())
+    }
+
+    /// Judge the `ranks` rule on the last accepted step, from each rank's count of non-finite
+    /// values and iteration time (NaN: not measured) before reduction: for a collective that
+    /// reduced the ranks itself and then called [`Logger::step_with_rates`] (Python's
+    /// `RankLogger`; docs/contract/health.md "Ranks"). A no-op before the first step or with
+    /// the rule off.
+    pub fn judge_ranks(&self, nonfinite: &[u32], iteration_time: &[f64]) {
+        if let (Some(h), Some(step)) = (self.health.as_ref(), self.last_step) {
+            h.ranks(step, nonfinite, iteration_time);
+        }
     }
 
     /// The trace recorder: clone it into the threads that record spans. Disabled (every call
@@ -203,10 +217,35 @@ impl Logger {
 
     /// Submit an already rank-reduced iteration with its rank-summed rates (the collective path).
     pub fn step_with_rates(&mut self, input: &StepInput, rates: Rates) -> Result<()> {
+        let entered = self.pace.is_some().then(Instant::now);
+        self.step_timed(input, rates, entered)
+    }
+
+    /// [`Logger::step_with_rates`] for a binding whose call began at `entered`, before its
+    /// own conversion of the input: that time is inside tally too (docs/contract/health.md
+    /// "Overhead").
+    pub fn step_with_rates_since(
+        &mut self,
+        input: &StepInput,
+        rates: Rates,
+        entered: Instant,
+    ) -> Result<()> {
+        self.step_timed(input, rates, Some(entered))
+    }
+
+    fn step_timed(
+        &mut self,
+        input: &StepInput,
+        rates: Rates,
+        entered: Option<Instant>,
+    ) -> Result<()> {
         let mark = self.tracer.begin();
-        let result = self.step_inner(input, rates);
+        let result = self.step_inner(input, rates, entered);
         if let Some(m) = mark {
             self.tracer.end(m, "logger/step", "logger");
+        }
+        if let (Some(p), Some(t)) = (self.pace.as_mut(), entered) {
+            p.ended(t);
         }
         result
     }
@@ -222,6 +261,18 @@ impl Logger {
         self.health.as_ref().map_or_else(Vec::new, |h| h.findings())
     }
 
+    /// The finding that will refuse the next step (a new finding whose rule is in `stop_on`),
+    /// without taking it: a collective asks before its ranks exchange the step, so every rank
+    /// stops at the same iteration (docs/contract/health.md "In the logger").
+    pub fn stop_pending(&self) -> Option<Finding> {
+        let h = self
+            .health
+            .as_ref()
+            .filter(|h| h.len() > self.health_seen)?;
+        let new = h.since(&mut self.health_seen.clone());
+        stopping(&new, &self.config.stop_on).cloned()
+    }
+
     /// New findings since the last step: announced to the panel once, and the first whose
     /// rule is in `stop_on` refuses this step (docs/contract/health.md "In the logger").
     fn health_news(&mut self) -> Result<()> {
@@ -235,7 +286,12 @@ impl Logger {
         }
     }
 
-    fn step_inner(&mut self, input: &StepInput, rates: Rates) -> Result<()> {
+    fn step_inner(
+        &mut self,
+        input: &StepInput,
+        rates: Rates,
+        entered: Option<Instant>,
+    ) -> Result<()> {
         if self.closed {
             return Err(Error::Closed);
         }
@@ -261,19 +317,28 @@ impl Logger {
             }
             let waited_before = self.writer.waits;
             let wall_time = self.clock.wall_at(now);
+            let pace = self
+                .pace
+                .as_mut()
+                .zip(entered)
+                .and_then(|(p, t)| p.written(t));
             if let Some(h) = self.health.as_ref().filter(|h| !h.on_writer()) {
                 // The values the event file gets, so `tally health` on the file finds the same;
                 // here only with stop_on (else the writer thread feeds them).
                 let all_finite = record.figures.odd.nonfinite == 0;
                 h.step(record.step, wall_time, &scalars, all_finite);
+                if let Some(p) = pace {
+                    h.overhead(record.step, p.elapsed_s, p.inside_s);
+                }
                 h.announce();
             }
-            self.writer.step(BackendStep {
+            let step = BackendStep {
                 iteration: record.iteration,
                 step: record.step,
                 wall_time,
                 scalars,
-            });
+            };
+            self.writer.step(step, pace);
             // Shown once: a slow sink is the runner's to see, every wait is in the summary.
             if waited_before == 0 && self.writer.waits > 0 {
                 let text = format!(

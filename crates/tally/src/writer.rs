@@ -7,6 +7,7 @@
 
 use crate::backlog::Slot;
 use crate::health::live::{finding_text, LiveHealth};
+use crate::health::pace::Pace;
 use crate::run::{RUN_CONFIG_FILE, RUN_SUMMARY_FILE};
 use crate::sink::{BackendStep, Sink};
 use crate::summary_pace::{SummaryDone, SummaryPace};
@@ -34,7 +35,8 @@ pub use counts::StorageTally;
 pub use failures::SinkFailure;
 
 enum Msg {
-    Step(BackendStep),
+    /// A step to write, with the `overhead` rule's facts of the calls before it.
+    Step(BackendStep, Option<Pace>),
     Summary(Box<RunSummary>),
     Config(Box<RunConfig>),
     /// The `run_config.json` the logger wrote: held, not written, to put back if the run
@@ -149,7 +151,7 @@ fn run(
             Popped::Closed => break,
         };
         match msg {
-            Msg::Step(step) => {
+            Msg::Step(step, pace) => {
                 for slot in &mut slots {
                     slot.write(&step, &mut out);
                 }
@@ -159,6 +161,9 @@ fn run(
                     let held = |v: f64| f64::from(v as f32).is_finite();
                     let all_finite = step.scalars.iter().all(|(_, v)| held(*v));
                     h.step(step.step, step.wall_time, &step.scalars, all_finite);
+                    if let Some(p) = pace {
+                        h.overhead(step.step, p.elapsed_s, p.inside_s);
+                    }
                     h.announce();
                 }
                 // Handed back with its tags: the caller's next step overwrites them in place,
@@ -284,7 +289,7 @@ impl WriterThread {
         if self.closed {
             return;
         }
-        let urgent = !matches!(msg, Msg::Step(_));
+        let urgent = !matches!(msg, Msg::Step(..));
         match self.queue.push(msg, urgent, &*self.clock) {
             Pushed::Queued => {}
             Pushed::Waited(secs) => {
@@ -305,8 +310,8 @@ impl WriterThread {
     }
 
     /// Enqueue one step's payload (waits when the queue is full).
-    pub fn step(&mut self, step: BackendStep) {
-        self.send(Msg::Step(step));
+    pub fn step(&mut self, step: BackendStep, pace: Option<Pace>) {
+        self.send(Msg::Step(step, pace));
     }
 
     /// The payload buffer of a written step, still holding its values, if one came back (no

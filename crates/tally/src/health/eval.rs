@@ -6,7 +6,9 @@
 //! fires on the tag (the finding is created then, and updated in place afterwards).
 
 use super::finding::{num, Finding, RuleKind};
-use super::rules::{Collapse, Divergence, FlatFor, Ranks, Rule, RuleSet, Stall, Throughput};
+use super::rules::{
+    Collapse, Divergence, FlatFor, Overhead, Ranks, Rule, RuleSet, Stall, Throughput,
+};
 use super::window::RobustWindow;
 
 /// A registered tag: what [`Evaluator::value`] takes.
@@ -148,6 +150,20 @@ impl Default for RanksState {
     }
 }
 
+/// The `overhead` rule's state (see [`Evaluator::overhead`]).
+#[derive(Debug)]
+struct OverheadState {
+    p: Overhead,
+    /// The block being summed: its first step, steps, seconds between calls, seconds inside.
+    first: i64,
+    steps: u32,
+    elapsed: f64,
+    inside: f64,
+    /// The stretch of blocks over budget: its first step, its seconds, and whether it fired.
+    over: Option<(i64, f64, bool)>,
+    finding: u32,
+}
+
 /// The findings so far, and the one place a firing is recorded.
 #[derive(Debug, Default)]
 struct Findings(Vec<Finding>);
@@ -203,12 +219,14 @@ pub struct Evaluator {
     /// The `ranks` rule's state: its two findings (rank-local non-finite, straggler), the
     /// straggling rank, since which step and for how many steps.
     ranks: RanksState,
+    overhead: Option<OverheadState>,
     findings: Findings,
 }
 
 impl Evaluator {
     /// An evaluator of `rules`, no tag registered yet.
     pub fn new(rules: RuleSet) -> Self {
+        let overhead = rules.overhead;
         let stall = rules.stall.map(|p| StallState {
             p,
             gaps: RobustWindow::new(p.window, p.min_history, p.refresh, false),
@@ -225,6 +243,15 @@ impl Evaluator {
             disk: (NONE, false),
             last_step: 0,
             ranks: RanksState::default(),
+            overhead: overhead.map(|p| OverheadState {
+                p,
+                first: 0,
+                steps: 0,
+                elapsed: 0.0,
+                inside: 0.0,
+                over: None,
+                finding: NONE,
+            }),
             findings: Findings::default(),
         }
     }
@@ -356,6 +383,60 @@ impl Evaluator {
         }
         self.disk = (slot, low);
         fired
+    }
+
+    /// The time between the calls of the steps before `step` and the time spent inside them
+    /// (a live logger's own measure): the `overhead` rule sums them over blocks of `window`
+    /// steps and fires once the inside share has stayed above `budget` for `for_seconds`, from
+    /// the first step of the stretch; one count per stretch (docs/contract/health.md
+    /// "Overhead").
+    pub fn overhead(&mut self, step: i64, elapsed_s: f64, inside_s: f64) {
+        let Some(o) = self.overhead.as_mut() else {
+            return;
+        };
+        if o.steps == 0 {
+            o.first = step;
+        }
+        o.steps += 1;
+        o.elapsed += elapsed_s;
+        o.inside += inside_s;
+        if o.steps < o.p.window {
+            return;
+        }
+        let (first, elapsed, inside) = (o.first, o.elapsed, o.inside);
+        (o.steps, o.elapsed, o.inside) = (0, 0.0, 0.0);
+        let share = inside / elapsed;
+        let over = share > o.p.budget;
+        if !over {
+            o.over = None;
+            return;
+        }
+        let (since, before, fired) = o.over.unwrap_or((first, 0.0, false));
+        let lasted = before + elapsed;
+        o.over = Some((since, lasted, fired || lasted >= o.p.for_seconds));
+        if lasted < o.p.for_seconds {
+            return;
+        }
+        let (budget, n) = (o.p.budget, o.p.window);
+        self.findings.fire(
+            &mut o.finding,
+            RuleKind::Overhead,
+            "",
+            since,
+            step,
+            share,
+            u64::from(!fired),
+            || {
+                format!(
+                    "tally took {} % of the iteration on the step's thread from step {since} \
+                     (budget {} %; {} µs of {} ms per step over the last {n} steps)",
+                    num(100.0 * share),
+                    num(100.0 * budget),
+                    num(1e6 * inside / f64::from(n)),
+                    num(1e3 * elapsed / f64::from(n)),
+                )
+            },
+        );
     }
 
     /// One step's per-rank facts before reduction (a logger given every rank's step): each

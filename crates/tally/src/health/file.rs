@@ -3,7 +3,8 @@
 
 use super::finding::RuleKind;
 use super::rules::{
-    Collapse, Disk, Divergence, FlatFor, Ranks, Rule, RuleSet, Stall, TagRule, Tags, Throughput,
+    Collapse, Disk, Divergence, FlatFor, Overhead, Ranks, Rule, RuleSet, Stall, TagRule, Tags,
+    Throughput,
 };
 use serde_json::{Map, Value};
 
@@ -185,6 +186,20 @@ impl Entry<'_> {
                 }
                 self.only(&["ratio", "min_excess_s", "for_steps"])?;
                 rules.ranks = Some(p);
+                (&[], None)
+            }
+            RuleKind::Overhead => {
+                let d = Overhead::default();
+                let p = Overhead {
+                    budget: self.positive("budget", d.budget)?,
+                    window: self.count32("window", d.window)?,
+                    for_seconds: self.non_negative("for_seconds", d.for_seconds)?,
+                };
+                if p.budget >= 1.0 {
+                    return Err(self.err("budget", "must be below 1 (a share of the iteration)"));
+                }
+                self.only(&["budget", "window", "for_seconds"])?;
+                rules.overhead = Some(p);
                 (&[], None)
             }
         };

@@ -28,11 +28,13 @@ pub enum RuleKind {
     /// One rank disagreeing with the others before reduction: a rank-local non-finite value,
     /// or a straggler (a live logger given every rank's step only).
     Ranks,
+    /// tally's share of the iteration on the step's thread above a budget (a live logger only).
+    Overhead,
 }
 
 impl RuleKind {
     /// Every rule, in the order tables list them.
-    pub const ALL: [RuleKind; 10] = [
+    pub const ALL: [RuleKind; 11] = [
         RuleKind::Nonfinite,
         RuleKind::Divergence,
         RuleKind::Collapse,
@@ -43,6 +45,7 @@ impl RuleKind {
         RuleKind::Throughput,
         RuleKind::Disk,
         RuleKind::Ranks,
+        RuleKind::Overhead,
     ];
 
     /// The snake_case name used in tables, JSON and rules files.
@@ -58,6 +61,7 @@ impl RuleKind {
             RuleKind::Throughput => "throughput",
             RuleKind::Disk => "disk",
             RuleKind::Ranks => "ranks",
+            RuleKind::Overhead => "overhead",
         }
     }
 

@@ -202,6 +202,17 @@ impl LiveHealth {
         }
     }
 
+    /// The `overhead` rule's facts of the steps before `step`: the time between their calls
+    /// and the time spent inside them (docs/contract/health.md "Overhead").
+    pub fn overhead(&self, step: i64, elapsed_s: f64, inside_s: f64) {
+        let mut core = self.lock();
+        core.eval.overhead(step, elapsed_s, inside_s);
+        let n = core.eval.findings().len();
+        if n != self.len.load(Ordering::Relaxed) {
+            self.len.store(n, Ordering::Release);
+        }
+    }
+
     /// Steps fed so far (under the lock: for a watcher's timer, not a hot path).
     pub fn steps(&self) -> u64 {
         self.lock().steps

@@ -1,5 +1,6 @@
-//! Health rules: NaN, divergence, collapse, flat rewards, thresholds, stalls and slow
-//! throughput, found in a run's values one value at a time (`docs/contract/health.md`).
+//! Health rules: NaN, divergence, collapse, flat rewards, thresholds, stalls, slow
+//! throughput and tally's own overhead, found in a run's values one value at a time
+//! (`docs/contract/health.md`).
 //!
 //! One implementation for every place that checks a run: `tally_read::health` feeds it a
 //! run's scalars after the fact; the logger feeds it each step through [`live::LiveHealth`].
@@ -8,6 +9,7 @@ pub mod eval;
 pub mod file;
 pub mod finding;
 pub mod live;
+pub mod pace;
 pub mod rules;
 pub mod stall_exit;
 pub mod webhook;
@@ -18,5 +20,6 @@ pub use file::{apply_rules_file, RulesFileError};
 pub use finding::{Finding, RuleKind};
 pub use live::LiveHealth;
 pub use rules::{
-    Collapse, Disk, Divergence, FlatFor, Ranks, Rule, RuleSet, Stall, TagRule, Tags, Throughput,
+    Collapse, Disk, Divergence, FlatFor, Overhead, Ranks, Rule, RuleSet, Stall, TagRule, Tags,
+    Throughput,
 };

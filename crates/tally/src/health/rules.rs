@@ -135,6 +135,30 @@ impl Default for Ranks {
     }
 }
 
+/// `overhead`: tally's share of the iteration on the step's thread (the time inside `step()`
+/// over the time from one `step()` to the next) above `budget`, judged over blocks of
+/// `window` steps, for at least `for_seconds` (`docs/contract/health.md` "Overhead"). A live
+/// logger only: a run's files do not say how long `step()` took.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Overhead {
+    /// The share of the iteration above which tally costs too much.
+    pub budget: f64,
+    /// Steps a share is judged over.
+    pub window: u32,
+    /// Wall seconds it must stay above the budget.
+    pub for_seconds: f64,
+}
+
+impl Default for Overhead {
+    fn default() -> Self {
+        Overhead {
+            budget: 0.05,
+            window: 100,
+            for_seconds: 60.0,
+        }
+    }
+}
+
 /// `stall`: no new step for `k` × the median gap between steps (and at least `min_gap_s`)
 /// (`docs/contract/health.md` "Stall").
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -326,6 +350,8 @@ pub struct RuleSet {
     pub disk: Option<Disk>,
     /// The per-rank rule, if on.
     pub ranks: Option<Ranks>,
+    /// The rule on tally's own share of the iteration, if on.
+    pub overhead: Option<Overhead>,
 }
 
 impl Default for RuleSet {
@@ -342,6 +368,7 @@ impl RuleSet {
             stall: None,
             disk: None,
             ranks: None,
+            overhead: None,
         }
     }
 
@@ -375,6 +402,7 @@ impl RuleSet {
             stall: Some(Stall::default()),
             disk: Some(Disk::default()),
             ranks: Some(Ranks::default()),
+            overhead: Some(Overhead::default()),
         }
     }
 
@@ -403,6 +431,14 @@ impl RuleSet {
                 );
             }
         }
+        if let Some(o) = self.overhead {
+            if !(o.budget > 0.0 && o.budget < 1.0 && o.window >= 1 && o.for_seconds >= 0.0) {
+                return Some(
+                    "overhead: budget must be in (0, 1), window at least 1, for_seconds >= 0"
+                        .to_owned(),
+                );
+            }
+        }
         let s = self.stall?;
         (!(s.k > 1.0 && s.min_gap_s >= 0.0 && s.min_history >= 1))
             .then(|| "stall: k must be > 1, min_gap_s >= 0, min_history at least 1".to_owned())
@@ -414,6 +450,7 @@ impl RuleSet {
             RuleKind::Stall => self.stall.is_some(),
             RuleKind::Disk => self.disk.is_some(),
             RuleKind::Ranks => self.ranks.is_some(),
+            RuleKind::Overhead => self.overhead.is_some(),
             k => self.tag_rules.iter().any(|r| r.rule.kind() == k),
         }
     }
@@ -429,6 +466,9 @@ impl RuleSet {
         }
         if kind == RuleKind::Ranks {
             self.ranks = None;
+        }
+        if kind == RuleKind::Overhead {
+            self.overhead = None;
         }
     }
 

@@ -4,9 +4,10 @@
 use super::Logger;
 use crate::error::{Error, Result};
 use crate::health::live::finding_text;
+use crate::health::pace::PaceMeter;
 use crate::health::stall_exit::{Ending, LastSummary, StallExit};
 use crate::health::webhook::WebhookThread;
-use crate::health::LiveHealth;
+use crate::health::{LiveHealth, RuleSet};
 use crate::input::{Backend, LoggerConfig};
 use crate::remote::RemoteSinks;
 use crate::resolve::{Axis, Resolver};
@@ -254,16 +255,15 @@ impl Logger {
         // A periodic summary is as durable as the event file it describes: fsynced only when the
         // event file is (docs/contract/threads-and-signals.md "The summary during a run").
         let sync_summary = config.fsync != tally_tfevents::FsyncPolicy::Never;
-        let health =
-            (!config.health.tag_rules.is_empty() || config.health.stall.is_some()).then(|| {
-                let h = LiveHealth::new(config.health.clone());
-                // Without stop_on no step waits for a finding: the writer thread evaluates, off
-                // the training loop's path (docs/contract/health.md "In the logger").
-                Arc::new(match config.stop_on.is_empty() {
-                    true => h.evaluated_by_writer(),
-                    false => h,
-                })
-            });
+        let health = (config.health != RuleSet::empty()).then(|| {
+            let h = LiveHealth::new(config.health.clone());
+            // Without stop_on no step waits for a finding: the writer thread evaluates, off
+            // the training loop's path (docs/contract/health.md "In the logger").
+            Arc::new(match config.stop_on.is_empty() {
+                true => h.evaluated_by_writer(),
+                false => h,
+            })
+        });
         let mut writer = WriterThread::spawn(
             sinks,
             run_dir.clone(),
@@ -358,6 +358,7 @@ impl Logger {
             })?
         };
         unstarted.dir = None;
+        let pace = config.health.overhead.map(|_| PaceMeter::default());
         Ok(Logger {
             resolver: Resolver::new(config.profile, config.max_iterations),
             config,
@@ -387,6 +388,7 @@ impl Logger {
             health,
             health_seen: 0,
             rank_facts: Default::default(),
+            pace,
             webhook,
             stall_exit,
         })
