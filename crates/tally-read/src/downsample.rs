@@ -2,6 +2,7 @@
 //! with every extreme kept (M4): per x-bucket its first, last, lowest and highest point, and
 //! its non-finite points marked, never dropped (`docs/contract/board.md` "Every point drawn").
 
+pub mod blocks;
 mod store;
 
 use store::{Steps, Values};
