@@ -209,7 +209,9 @@ fn scalars(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     let live = lock(&live);
     let series = live.chart(tag).ok_or_else(|| no_tag(run, tag))?;
     let d = match span {
-        None => series.downsample(axis, start, end, width).map_err(read_failed)?,
+        None => series
+            .downsample(axis, start, end, width)
+            .map_err(read_failed)?,
         // A chart following a growing run: its newest buckets, at the span it draws.
         Some(span) => {
             let start = start.ok_or_else(|| {

@@ -646,5 +646,10 @@ fn a_run_past_its_share_of_the_budget_answers_charts_as_when_held_whole() {
     let (whole, blocks) = (held(&whole), held(&blocks));
     let (whole, blocks) = (whole.lock().unwrap(), blocks.lock().unwrap());
     assert!(blocks.points_let_go() && !whole.points_let_go());
-    assert!(blocks.bytes() * 20 < whole.bytes(), "{} vs {}", blocks.bytes(), whole.bytes());
+    assert!(
+        blocks.bytes() * 20 < whole.bytes(),
+        "{} vs {}",
+        blocks.bytes(),
+        whole.bytes()
+    );
 }

@@ -482,7 +482,10 @@ mod tests {
         let want = whole.series(tag).unwrap();
         let got = run.chart(tag).unwrap();
         assert_eq!(got.len(), want.len());
-        let (lo, hi) = (want.point(0).step as f64, want.point(want.len() - 1).step as f64);
+        let (lo, hi) = (
+            want.point(0).step as f64,
+            want.point(want.len() - 1).step as f64,
+        );
         let mid = (lo + hi) / 2.0;
         for axis in [Axis::Step, Axis::WallTime] {
             let shift = if axis == Axis::Step { 0.0 } else { 100.0 };
@@ -494,7 +497,11 @@ mod tests {
                 for width in [1, 9, 1000] {
                     let a = got.downsample(axis, window.0, window.1, width).unwrap();
                     let b = want.downsample(axis, window.0, window.1, width);
-                    assert_eq!(format!("{a:?}"), format!("{b:?}"), "{axis:?} {window:?} {width}");
+                    assert_eq!(
+                        format!("{a:?}"),
+                        format!("{b:?}"),
+                        "{axis:?} {window:?} {width}"
+                    );
                 }
             }
             let a = got.downsample_from(axis, mid + shift, None, 17.0, 16_384);
@@ -523,7 +530,10 @@ mod tests {
             .map(|s| (s, vec![("a", value(s)), ("b", -(s as f64))]))
             .collect();
         let refs: Vec<(i64, &[(&str, f64)])> = events.iter().map(|(s, v)| (*s, &v[..])).collect();
-        append(&dir.path().join("events.out.tfevents.1.host"), &records(&refs));
+        append(
+            &dir.path().join("events.out.tfevents.1.host"),
+            &records(&refs),
+        );
         let mut w = RecordWriter::new(Vec::new());
         w.write_record(&encode_session_start(9_000, 200.0)).unwrap();
         let mut second = w.into_inner();
@@ -555,7 +565,10 @@ mod tests {
             .map(|s| (s, vec![("a", (s % 7) as f64), ("b", (s % 5) as f64)]))
             .collect();
         let refs: Vec<(i64, &[(&str, f64)])> = events.iter().map(|(s, v)| (*s, &v[..])).collect();
-        append(&dir.path().join("events.out.tfevents.1.host"), &records(&refs));
+        append(
+            &dir.path().join("events.out.tfevents.1.host"),
+            &records(&refs),
+        );
         let whole = LiveRun::open_own(dir.path()).unwrap();
         // Held whole: 12 bytes a point, and the summaries (kept for a let-go), about 2 % more.
         assert!((400_000 * 12..400_000 * 12 * 106 / 100).contains(&whole.bytes()));

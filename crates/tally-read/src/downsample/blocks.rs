@@ -255,7 +255,7 @@ impl HeldSeries {
         let end = end.or(own.map(|r| r.1)).unwrap_or(start).max(start);
         let span = end - start;
         let scale = if span > 0.0 { width as f64 / span } else { 0.0 };
-        self.from_blocks(axis, start, end, width, scale, REREAD_BYTES, reread)
+        self.bucketed_blocks(axis, start, end, width, scale, REREAD_BYTES, reread)
     }
 
     /// [`Series::downsample_from`], from the blocks once its points are let go.
@@ -269,7 +269,9 @@ impl HeldSeries {
         reread: &mut dyn FnMut(&Block) -> Result<Vec<Point>, E>,
     ) -> Result<Option<Downsampled>, E> {
         if !self.points_let_go {
-            return Ok(self.raw.downsample_from(axis, start, end, bucket, max_width));
+            return Ok(self
+                .raw
+                .downsample_from(axis, start, end, bucket, max_width));
         }
         let end = end
             .or(self.x_range(axis).map(|r| r.1))
@@ -280,7 +282,7 @@ impl HeldSeries {
             return Ok(None);
         }
         let width = buckets as usize;
-        self.from_blocks(axis, start, end, width, 1.0 / bucket, REREAD_BYTES, reread)
+        self.bucketed_blocks(axis, start, end, width, 1.0 / bucket, REREAD_BYTES, reread)
             .map(Some)
     }
 
@@ -299,7 +301,7 @@ impl HeldSeries {
     /// counted whole in the bucket of its first x. Blocks are taken in reading order, so ties
     /// go as in the exact path.
     #[allow(clippy::too_many_arguments)]
-    fn from_blocks<E>(
+    fn bucketed_blocks<E>(
         &self,
         axis: Axis,
         start: f64,
@@ -562,7 +564,13 @@ mod tests {
     #[test]
     fn steps_going_back_and_nan_wall_times_answer_as_the_exact_path() {
         // A resumed run drawn as written: steps go back at 30 000; a few wall times are NaN.
-        let mut points = stream(40_000, |i| if i < 30_000 { i as i64 } else { i as i64 - 20_000 });
+        let mut points = stream(40_000, |i| {
+            if i < 30_000 {
+                i as i64
+            } else {
+                i as i64 - 20_000
+            }
+        });
         points[5_000].wall_time = f64::NAN;
         points[31_000].wall_time = f64::NAN;
         let (whole, blocks) = held(&points);
@@ -573,12 +581,19 @@ mod tests {
                     let got = blocks
                         .downsample(axis, window.0, window.1, width, &mut reread(&points))
                         .unwrap();
-                    assert_eq!(format!("{got:?}"), format!("{want:?}"), "{axis:?} {window:?}");
+                    assert_eq!(
+                        format!("{got:?}"),
+                        format!("{want:?}"),
+                        "{axis:?} {window:?}"
+                    );
                 }
             }
             for at in [-5.0, 12_345.4, 25_000.0, 1e12] {
                 assert_eq!(
-                    format!("{:?}", blocks.nearest(axis, at, &mut reread(&points)).unwrap()),
+                    format!(
+                        "{:?}",
+                        blocks.nearest(axis, at, &mut reread(&points)).unwrap()
+                    ),
                     format!("{:?}", whole.nearest(axis, at)),
                     "{axis:?} {at}"
                 );
@@ -593,7 +608,7 @@ mod tests {
         for width in [3, 100, 1000] {
             // No budget for reading back: every block across a bucket edge is counted whole.
             let got = blocks
-                .from_blocks(
+                .bucketed_blocks(
                     Axis::Step,
                     0.0,
                     199_999.0,
@@ -623,8 +638,14 @@ mod tests {
             let top = got.buckets.iter().filter_map(|b| b.max).map(|p| p.step);
             assert!(top.clone().any(|s| s == 7_777), "the one-point spike");
             // The NaN's bucket marks a NaN (its first).
-            let at = got.buckets.iter().find(|b| (b.first.step..=b.last.step).contains(&12_345));
-            assert!(at.unwrap().nonfinite.iter().any(|p| p.value.is_nan()), "the NaN");
+            let at = got
+                .buckets
+                .iter()
+                .find(|b| (b.first.step..=b.last.step).contains(&12_345));
+            assert!(
+                at.unwrap().nonfinite.iter().any(|p| p.value.is_nan()),
+                "the NaN"
+            );
             // A bucket spans about width's share of the points, a block more at most.
             let share = 200_000 / width as u64;
             assert!(got.buckets.iter().all(|b| b.count <= share + BLOCK as u64));
@@ -641,11 +662,20 @@ mod tests {
             reread(&points)(b)
         };
         let d = blocks
-            .downsample(Axis::Step, Some(5_000.0), Some(5_019.0), 1000, &mut counting)
+            .downsample(
+                Axis::Step,
+                Some(5_000.0),
+                Some(5_019.0),
+                1000,
+                &mut counting,
+            )
             .unwrap();
         assert_eq!(d.points, 20);
         let got: Vec<String> = d.buckets.iter().map(|b| format!("{:?}", b.first)).collect();
-        let want: Vec<String> = points[5_000..5_020].iter().map(|p| format!("{p:?}")).collect();
+        let want: Vec<String> = points[5_000..5_020]
+            .iter()
+            .map(|p| format!("{p:?}"))
+            .collect();
         assert_eq!(got, want);
         assert!(d.buckets.iter().all(|b| b.count == 1 && b.first == b.last));
         // Only the block holding the window was read back.
@@ -662,7 +692,12 @@ mod tests {
         // Each block's NaN, +inf and -inf, and the newest block's points at 24 bytes at most.
         let bound = summaries * 2 + n.div_ceil(BLOCK) * 3 * 24 + BLOCK * 24;
         assert!(blocks.bytes() <= bound, "{} > {bound}", blocks.bytes());
-        assert!(blocks.bytes() * 20 < whole.bytes(), "{} vs {}", blocks.bytes(), whole.bytes());
+        assert!(
+            blocks.bytes() * 20 < whole.bytes(),
+            "{} vs {}",
+            blocks.bytes(),
+            whole.bytes()
+        );
         // Points go on arriving after the points were let go: still answered as the exact path.
         let more = stream(n + 5_000, |i| i as i64);
         let mut grown = whole.clone();
