@@ -93,6 +93,18 @@ impl Series {
         self.value.push(value);
     }
 
+    /// Drops every point, keeping the room they took (a held series' newest block, emptied
+    /// each time it is complete: `blocks`).
+    pub(crate) fn clear(&mut self) {
+        self.step = Steps::default();
+        self.wall_time.clear();
+        match &mut self.value {
+            Values::F32(v) => v.clear(),
+            Values::F64(_) => self.value = Values::default(),
+        }
+        (self.steps_sorted, self.walls_sorted) = (true, true);
+    }
+
     /// Points held.
     pub fn len(&self) -> usize {
         self.step.len()

@@ -288,7 +288,7 @@ impl Chart<'_> {
         &self.run.series[self.id]
     }
 
-    fn reread(&self) -> impl FnMut(&Block) -> Result<Vec<Point>, Error> + '_ {
+    fn reread(&self) -> impl Fn(&Block) -> Result<Vec<Point>, Error> + Sync + '_ {
         let run = self.run;
         move |b: &Block| reread::reread(&run.files, &run.cuts, &run.tags, self.id, b)
     }
@@ -313,7 +313,7 @@ impl Chart<'_> {
         width: usize,
     ) -> Result<Downsampled, Error> {
         self.held()
-            .downsample(axis, start, end, width, &mut self.reread())
+            .downsample(axis, start, end, width, &self.reread())
     }
 
     /// [`Series::downsample_from`], as [`downsample`](Self::downsample).
@@ -326,12 +326,12 @@ impl Chart<'_> {
         max_width: usize,
     ) -> Result<Option<Downsampled>, Error> {
         self.held()
-            .downsample_from(axis, start, end, bucket, max_width, &mut self.reread())
+            .downsample_from(axis, start, end, bucket, max_width, &self.reread())
     }
 
     /// [`Series::nearest`]: a raw point, read back if its points are let go.
     pub fn nearest(&self, axis: Axis, x: f64) -> Result<Option<Point>, Error> {
-        self.held().nearest(axis, x, &mut self.reread())
+        self.held().nearest(axis, x, &self.reread())
     }
 }
 

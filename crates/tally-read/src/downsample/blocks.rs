@@ -129,6 +129,36 @@ impl Block {
     }
 }
 
+/// Gives a block's points back, in reading order (from the files, `crate::live`); called from
+/// several threads at once.
+pub type Reread<'a, E> = dyn Fn(&Block) -> Result<Vec<Point>, E> + Sync + 'a;
+
+/// The points of each of `blocks`, read back on up to 4 threads (a zoom's blocks are read
+/// back while the page waits).
+fn read_back<E: Send>(blocks: &[&Block], reread: &Reread<'_, E>) -> Result<Vec<Vec<Point>>, E> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4)
+        .min(blocks.len());
+    if threads <= 1 {
+        return blocks.iter().map(|b| reread(b)).collect();
+    }
+    let per = blocks.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = blocks
+            .chunks(per)
+            .map(|part| scope.spawn(move || part.iter().map(|b| reread(b)).collect::<Vec<_>>()))
+            .collect();
+        let mut out = Vec::with_capacity(blocks.len());
+        for part in parts {
+            for points in part.join().expect("a block's reading back panicked") {
+                out.push(points?);
+            }
+        }
+        Ok(out)
+    })
+}
+
 /// What a chart does with one block.
 #[derive(Clone, Copy)]
 enum Use {
@@ -195,7 +225,7 @@ impl HeldSeries {
         self.blocks.push(block);
         self.open_len = 0;
         if self.points_let_go {
-            self.raw = Series::new();
+            self.raw.clear();
         }
     }
 
@@ -238,13 +268,13 @@ impl HeldSeries {
 
     /// [`Series::downsample`]; once its points are let go, from the blocks (`reread` gives a
     /// block's points back, in reading order).
-    pub fn downsample<E>(
+    pub fn downsample<E: Send>(
         &self,
         axis: Axis,
         start: Option<f64>,
         end: Option<f64>,
         width: usize,
-        reread: &mut dyn FnMut(&Block) -> Result<Vec<Point>, E>,
+        reread: &Reread<'_, E>,
     ) -> Result<Downsampled, E> {
         if !self.points_let_go {
             return Ok(self.raw.downsample(axis, start, end, width));
@@ -259,14 +289,14 @@ impl HeldSeries {
     }
 
     /// [`Series::downsample_from`], from the blocks once its points are let go.
-    pub fn downsample_from<E>(
+    pub fn downsample_from<E: Send>(
         &self,
         axis: Axis,
         start: f64,
         end: Option<f64>,
         bucket: f64,
         max_width: usize,
-        reread: &mut dyn FnMut(&Block) -> Result<Vec<Point>, E>,
+        reread: &Reread<'_, E>,
     ) -> Result<Option<Downsampled>, E> {
         if !self.points_let_go {
             return Ok(self
@@ -301,7 +331,7 @@ impl HeldSeries {
     /// counted whole in the bucket of its first x. Blocks are taken in reading order, so ties
     /// go as in the exact path.
     #[allow(clippy::too_many_arguments)]
-    fn bucketed_blocks<E>(
+    fn bucketed_blocks<E: Send>(
         &self,
         axis: Axis,
         start: f64,
@@ -309,7 +339,7 @@ impl HeldSeries {
         width: usize,
         scale: f64,
         budget: u64,
-        reread: &mut dyn FnMut(&Block) -> Result<Vec<Point>, E>,
+        reread: &Reread<'_, E>,
     ) -> Result<Downsampled, E> {
         let slot_of = |x: f64| (((x - start) * scale) as usize).min(width - 1);
         let uses: Vec<Use> = self
@@ -342,6 +372,16 @@ impl HeldSeries {
             .map(|(b, _)| b.at.hi - b.at.lo)
             .sum();
         let snap = straddling > budget;
+        let summed =
+            |u: &Use| matches!(u, Use::Whole(_)) || (snap && matches!(u, Use::Straddle(_)));
+        let needed: Vec<&Block> = self
+            .blocks
+            .iter()
+            .zip(&uses)
+            .filter(|(_, u)| !matches!(u, Use::Skip) && !summed(u))
+            .map(|(b, _)| b)
+            .collect();
+        let mut read = read_back(&needed, reread)?.into_iter();
         let mut slots: Vec<Option<Bucket>> = vec![None; width];
         let mut points = 0u64;
         let mut add = |slots: &mut Vec<Option<Bucket>>, p: Point| {
@@ -367,7 +407,7 @@ impl HeldSeries {
                     }
                 }
                 _ => {
-                    for p in reread(b)? {
+                    for p in read.next().expect("a block read back") {
                         add(&mut slots, p);
                     }
                 }
@@ -386,11 +426,11 @@ impl HeldSeries {
 
     /// [`Series::nearest`]; once its points are let go, from the blocks that may hold it, read
     /// back (on a tie, the first read, as the exact path).
-    pub fn nearest<E>(
+    pub fn nearest<E: Send>(
         &self,
         axis: Axis,
         x: f64,
-        reread: &mut dyn FnMut(&Block) -> Result<Vec<Point>, E>,
+        reread: &Reread<'_, E>,
     ) -> Result<Option<Point>, E> {
         if !self.points_let_go {
             return Ok(self.raw.nearest(axis, x));
@@ -415,21 +455,22 @@ impl HeldSeries {
                 best = Some((d, p));
             }
         };
-        for b in &self.blocks {
-            let Some((lo, hi)) = b.x_range(axis) else {
-                continue;
-            };
-            let near = if x < lo {
-                lo - x
-            } else if x > hi {
-                x - hi
-            } else {
-                0.0
-            };
-            if near <= bound {
-                for p in reread(b)? {
-                    consider(p);
-                }
+        let near = |b: &&Block| {
+            b.x_range(axis).is_some_and(|(lo, hi)| {
+                let d = if x < lo {
+                    lo - x
+                } else if x > hi {
+                    x - hi
+                } else {
+                    0.0
+                };
+                d <= bound
+            })
+        };
+        let needed: Vec<&Block> = self.blocks.iter().filter(near).collect();
+        for points in read_back(&needed, reread)? {
+            for p in points {
+                consider(p);
             }
         }
         for i in 0..self.raw.len() {
@@ -501,7 +542,7 @@ mod tests {
         (whole, blocks)
     }
 
-    fn reread(points: &[Point]) -> impl FnMut(&Block) -> Result<Vec<Point>, ()> + '_ {
+    fn reread(points: &[Point]) -> impl Fn(&Block) -> Result<Vec<Point>, ()> + Sync + '_ {
         |b: &Block| Ok(points[b.at.lo as usize..b.at.hi as usize].to_vec())
     }
 
@@ -544,7 +585,7 @@ mod tests {
             for width in [1, 7, 300, 1000, 4096] {
                 let want = whole.downsample(axis, window.0, window.1, width);
                 let got = blocks
-                    .downsample(axis, window.0, window.1, width, &mut reread(&points))
+                    .downsample(axis, window.0, window.1, width, &reread(&points))
                     .unwrap();
                 // NaN != NaN: compare the points' bits through their debug form.
                 assert_eq!(
@@ -555,7 +596,7 @@ mod tests {
             }
             let want = whole.downsample_from(axis, 20_000.0, None, 333.0, 16_384);
             let got = blocks
-                .downsample_from(axis, 20_000.0, None, 333.0, 16_384, &mut reread(&points))
+                .downsample_from(axis, 20_000.0, None, 333.0, 16_384, &reread(&points))
                 .unwrap();
             assert_eq!(format!("{got:?}"), format!("{want:?}"));
         }
@@ -579,7 +620,7 @@ mod tests {
                 for width in [1, 640] {
                     let want = whole.downsample(axis, window.0, window.1, width);
                     let got = blocks
-                        .downsample(axis, window.0, window.1, width, &mut reread(&points))
+                        .downsample(axis, window.0, window.1, width, &reread(&points))
                         .unwrap();
                     assert_eq!(
                         format!("{got:?}"),
@@ -590,10 +631,7 @@ mod tests {
             }
             for at in [-5.0, 12_345.4, 25_000.0, 1e12] {
                 assert_eq!(
-                    format!(
-                        "{:?}",
-                        blocks.nearest(axis, at, &mut reread(&points)).unwrap()
-                    ),
+                    format!("{:?}", blocks.nearest(axis, at, &reread(&points)).unwrap()),
                     format!("{:?}", whole.nearest(axis, at)),
                     "{axis:?} {at}"
                 );
@@ -615,7 +653,7 @@ mod tests {
                     width,
                     width as f64 / 199_999.0,
                     0,
-                    &mut reread(&points),
+                    &reread(&points),
                 )
                 .unwrap();
             assert_eq!(got.points, 200_000);
@@ -656,19 +694,13 @@ mod tests {
     fn a_zoom_into_one_block_gives_its_raw_points() {
         let points = stream(10_000, |i| i as i64);
         let (_, blocks) = held(&points);
-        let mut asked = Vec::new();
-        let mut counting = |b: &Block| {
-            asked.push(b.at);
+        let asked = std::sync::Mutex::new(Vec::new());
+        let counting = |b: &Block| {
+            asked.lock().unwrap().push(b.at);
             reread(&points)(b)
         };
         let d = blocks
-            .downsample(
-                Axis::Step,
-                Some(5_000.0),
-                Some(5_019.0),
-                1000,
-                &mut counting,
-            )
+            .downsample(Axis::Step, Some(5_000.0), Some(5_019.0), 1000, &counting)
             .unwrap();
         assert_eq!(d.points, 20);
         let got: Vec<String> = d.buckets.iter().map(|b| format!("{:?}", b.first)).collect();
@@ -679,7 +711,7 @@ mod tests {
         assert_eq!(got, want);
         assert!(d.buckets.iter().all(|b| b.count == 1 && b.first == b.last));
         // Only the block holding the window was read back.
-        assert_eq!(asked.len(), 1);
+        assert_eq!(asked.lock().unwrap().len(), 1);
     }
 
     #[test]
@@ -712,7 +744,7 @@ mod tests {
         }
         let want = grown.downsample(Axis::Step, Some(999_000.0), None, 700);
         let got = blocks
-            .downsample(Axis::Step, Some(999_000.0), None, 700, &mut reread(&more))
+            .downsample(Axis::Step, Some(999_000.0), None, 700, &reread(&more))
             .unwrap();
         assert_eq!(format!("{got:?}"), format!("{want:?}"));
     }
