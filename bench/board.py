@@ -334,8 +334,13 @@ def scenario_6(exe: str, root: Path) -> None:
     asker.join()
     assert chart["code"] == 200, chart
     peak = max(status_kb(p, "VmHWM") for p in s.pids())
-    # Warm: the whole chart, zooms to 1 % and 0.1 % of the steps, a hover.
-    warm = {name: timed(s.url(path)) for name, path in (
+    # The whole chart, zooms to 1 % and 0.1 % of the steps, a hover: first asked, then warm.
+    def first_then_warm(url: str) -> tuple[float, float]:
+        t = time.perf_counter()
+        assert get(url)[0] == 200, url
+        return time.perf_counter() - t, timed(url)
+
+    warm = {name: first_then_warm(s.url(path)) for name, path in (
         ("a 1 000-px chart", "/api/scalars?run=.&tag=loss/t0&width=1000"),
         ("a zoom to 1 %", "/api/scalars?run=.&tag=loss/t0&width=1000&start=2500000&end=2550000"),
         ("a zoom to 0.1 %", "/api/scalars?run=.&tag=loss/t0&width=1000&start=2500000&end=2505000"),
@@ -346,8 +351,8 @@ def scenario_6(exe: str, root: Path) -> None:
     print(f"| 6. a {size / 1e9:.2f} GB event file (100 M points): first chart | {chart['secs']:.1f} s | | |")
     print(f"| 6. the same: slowest runs-table answer during that read | {slowest * 1e3:.0f} ms | | |")
     print(f"| 6. the same: peak memory | {peak / 1024:,.0f} MB | | |", flush=True)
-    for name, secs in warm.items():
-        print(f"| 6. the same: {name}, warm | {secs * 1e3:.1f} ms | | |")
+    for name, (first, secs) in warm.items():
+        print(f"| 6. the same: {name}, first asked / warm | {first * 1e3:.1f} ms / {secs * 1e3:.1f} ms | | |")
     print(f"| 6. the same: memory held after those | {rss / 1024:,.0f} MB | | |", flush=True)
 
 

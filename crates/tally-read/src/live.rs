@@ -34,6 +34,8 @@ pub struct LiveRun {
     /// The file last read from and the end of its last event read: the next event's record
     /// starts there ([`At`]).
     read_to: Option<(usize, u64)>,
+    /// The blocks read back last.
+    recent: reread::Recent,
     /// Damage found so far, but for a partial record at the end of the newest file.
     damage: Vec<Damage>,
     /// A partial record at the end of the newest file: a record being written, or a run that
@@ -84,6 +86,7 @@ impl LiveRun {
             points_let_go: false,
             cuts: Vec::new(),
             read_to: None,
+            recent: reread::Recent::default(),
             damage: Vec::new(),
             tail: None,
             caught_up: false,
@@ -260,9 +263,10 @@ impl LiveRun {
         self.series.iter().map(|s| s.len() as u64).sum()
     }
 
-    /// The bytes its series hold: their points, or their blocks' summaries ([`HeldSeries`]).
+    /// The bytes its series hold: their points, or their blocks' summaries ([`HeldSeries`])
+    /// and the points read back last (`reread::RECENT_BYTES` at most).
     pub fn bytes(&self) -> usize {
-        self.series.iter().map(HeldSeries::bytes).sum()
+        self.series.iter().map(HeldSeries::bytes).sum::<usize>() + self.recent.bytes()
     }
 
     /// The damage found so far (a partial record at the end of the newest file aside).
@@ -290,7 +294,10 @@ impl Chart<'_> {
 
     fn reread(&self) -> impl Fn(&Block) -> Result<Vec<Point>, Error> + Sync + '_ {
         let run = self.run;
-        move |b: &Block| reread::reread(&run.files, &run.cuts, &run.tags, self.id, b)
+        move |b: &Block| {
+            run.recent
+                .points(&run.files, &run.cuts, &run.tags, self.id, b)
+        }
     }
 
     /// Points in the series.
