@@ -98,6 +98,27 @@ impl Block {
         }
     }
 
+    /// [`of`](Self::of) the points `r` of `raw`, whose steps and wall times are non-decreasing
+    /// and not NaN: their ends are its first and last, its extremes one pass over the values
+    /// (the cost of summarising every point as it is read).
+    fn of_sorted(raw: &Series, r: std::ops::Range<usize>, at: At) -> Self {
+        let b = raw.bucket_of(r);
+        let ends = Ends {
+            first: b.first,
+            last: b.last,
+        };
+        Block {
+            at,
+            count: b.count as u32,
+            step: ends,
+            wall: Some(ends),
+            wall_nan: false,
+            min: b.min,
+            max: b.max,
+            nonfinite: b.nonfinite,
+        }
+    }
+
     fn ends(&self, axis: Axis) -> Option<Ends> {
         match axis {
             Axis::Step => Some(self.step),
@@ -220,7 +241,15 @@ impl HeldSeries {
             return;
         };
         let n = self.raw.len();
-        let block = Block::of((n - self.open_len..n).map(|i| self.raw.point(i)), at);
+        let r = n - self.open_len..n;
+        let sorted = self.raw.sorted(Axis::Step)
+            && self.raw.sorted(Axis::WallTime)
+            && !self.raw.point(r.start).wall_time.is_nan();
+        let block = if sorted {
+            Block::of_sorted(&self.raw, r, at)
+        } else {
+            Block::of(r.map(|i| self.raw.point(i)), at)
+        };
         self.heap += block.heap_bytes();
         self.blocks.push(block);
         self.open_len = 0;
