@@ -207,9 +207,11 @@ fn scalars(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     let span: Option<f64> = parse(target, "span")?;
     let live = held(catalog, run, wanted)?;
     let live = lock(&live);
-    let series = live.series(tag).ok_or_else(|| no_tag(run, tag))?;
+    let series = live.chart(tag).ok_or_else(|| no_tag(run, tag))?;
     let d = match span {
-        None => series.downsample(axis, start, end, width),
+        None => series
+            .downsample(axis, start, end, width)
+            .map_err(read_failed)?,
         // A chart following a growing run: its newest buckets, at the span it draws.
         Some(span) => {
             let start = start.ok_or_else(|| {
@@ -217,6 +219,7 @@ fn scalars(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
             })?;
             series
                 .downsample_from(axis, start, end, span, MAX_WIDTH)
+                .map_err(read_failed)?
                 .ok_or_else(|| {
                     Answer::error(
                         400,
@@ -244,11 +247,12 @@ fn nearest(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     let axis = axis(target)?;
     let live = held(catalog, run, wanted)?;
     let live = lock(&live);
-    let series = live.series(tag).ok_or_else(|| no_tag(run, tag))?;
+    let series = live.chart(tag).ok_or_else(|| no_tag(run, tag))?;
+    let point = series.nearest(axis, at).map_err(read_failed)?;
     Ok(Answer::ok(json!({
         "run": run,
         "tag": tag,
-        "point": series.nearest(axis, at).map(point_json),
+        "point": point.map(point_json),
     })))
 }
 
@@ -301,6 +305,12 @@ fn bucket_json(b: &Bucket) -> Value {
 /// `"Infinity"` or `"-Infinity"` (JavaScript's `Number()` reads each back).
 fn point_json(p: Point) -> Value {
     json!([p.step, p.wall_time, number(p.value)])
+}
+
+/// A held series' points could not be read back from its files (`docs/contract/board.md`
+/// "Bounded reads").
+fn read_failed(e: tally_read::Error) -> Answer {
+    Answer::error(500, e.to_string())
 }
 
 /// The run's held series (read now if not held), or why not.

@@ -23,6 +23,12 @@ pub const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// run's steps are regular and its values float32 (most runs), 24 at most.
 pub const HELD_BYTES: usize = 1 << 30;
 
+/// A run holding more than this share of [`HELD_BYTES`] lets go of its points and holds
+/// per-block summaries instead, reading points back from its files when a chart needs them
+/// (`docs/contract/board.md` "Bounded reads"): so one run, however large, holds a bounded part
+/// of the budget.
+pub const RUN_SHARE: usize = 4;
+
 /// The rows of growing runs are read again after a pause of this many times the last reading's
 /// duration, so following many growing runs takes about 1/ROW_SHARE of a core for the table (a
 /// chart's series are followed on their own, from where they stopped).
@@ -90,6 +96,8 @@ pub struct Catalog {
     table: Mutex<Table>,
     held: Mutex<HashMap<String, Held>>,
     look_budget: Duration,
+    /// The bytes a run holds before it lets go of its points ([`RUN_SHARE`]).
+    run_bytes: usize,
     opened: AtomicU64,
     /// Runs' text, images and histograms, by name, read when first asked for.
     summaries: Mutex<HashMap<String, Looked<RunSummaries>>>,
@@ -103,6 +111,7 @@ impl Catalog {
             table: Mutex::new(Table::default()),
             held: Mutex::new(HashMap::new()),
             look_budget: LOOK_BUDGET,
+            run_bytes: HELD_BYTES / RUN_SHARE,
             opened: AtomicU64::new(0),
             summaries: Mutex::new(HashMap::new()),
         }
@@ -111,6 +120,13 @@ impl Catalog {
     /// The same catalog with another [`LOOK_BUDGET`] (zero: one batch of rows per look).
     pub fn with_look_budget(mut self, budget: Duration) -> Self {
         self.look_budget = budget;
+        self
+    }
+
+    /// The same catalog with another share of [`HELD_BYTES`] a run holds before it lets go of
+    /// its points (a test's large run, small).
+    pub fn with_run_bytes(mut self, bytes: usize) -> Self {
+        self.run_bytes = bytes;
         self
     }
 
@@ -238,7 +254,9 @@ impl Catalog {
                 (h.run.clone(), due, false)
             }
             None => {
-                let run = Arc::new(Mutex::new(LiveRun::unread_own(&dir)));
+                let mut run = LiveRun::unread_own(&dir);
+                run.hold_points_up_to(self.run_bytes);
+                let run = Arc::new(Mutex::new(run));
                 let held_run = Held {
                     run: run.clone(),
                     looked_at: now,

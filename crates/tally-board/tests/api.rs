@@ -598,3 +598,73 @@ fn one_connection_answers_its_requests_in_order_and_refuses_what_it_cannot_read(
         "{raw}"
     );
 }
+
+#[test]
+fn a_run_past_its_share_of_the_budget_answers_charts_as_when_held_whole() {
+    // docs/contract/board.md "Bounded reads": the run lets go of its points and holds per-block
+    // summaries; every chart, zoom and hover answers as when every point is held (the windows
+    // here hold few enough blocks to read back: bucket edges stay where they are).
+    use tally_board::api::answer;
+    use tally_board::catalog::Catalog;
+    use tally_board::query::Target;
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big").join(FILE);
+    let value = |s: i64| match s {
+        77_777 => 1e9,
+        12_345 => f64::NAN,
+        50_000 => f64::INFINITY,
+        _ => (s % 17) as f64,
+    };
+    events(
+        &file,
+        (0..200_000).map(|s| (s, vec![("a", value(s)), ("b", 1.0)])),
+    );
+    let whole = Catalog::new(vec![dir.path().to_owned()]);
+    let blocks = Catalog::new(vec![dir.path().to_owned()]).with_run_bytes(1 << 20);
+    let held = |c: &Catalog| {
+        c.live("big", &|| true)
+            .unwrap()
+            .unwrap()
+            .lock()
+            .unwrap()
+            .bytes()
+    };
+    let (whole_bytes, held_bytes) = (held(&whole), held(&blocks));
+    assert!(
+        held_bytes * 20 < whole_bytes,
+        "{held_bytes} vs {whole_bytes}"
+    );
+    let let_go = |c: &Catalog| {
+        c.live("big", &|| true)
+            .unwrap()
+            .unwrap()
+            .lock()
+            .unwrap()
+            .points_let_go()
+    };
+    assert!(let_go(&blocks) && !let_go(&whole));
+    for url in [
+        "/api/scalars?run=big&tag=a",
+        "/api/scalars?run=big&tag=a&width=7",
+        "/api/scalars?run=big&tag=a&width=1000&start=12000&end=12999",
+        "/api/scalars?run=big&tag=a&width=4000&start=77000&end=78000.5&x=step",
+        "/api/scalars?run=big&tag=a&x=wall&start=60500&end=61000&width=300",
+        "/api/scalars?run=big&tag=a&start=150000&span=250",
+        "/api/nearest?run=big&tag=a&at=77777.3",
+        "/api/nearest?run=big&tag=a&at=1e9&x=wall",
+    ] {
+        let target = Target::parse(url);
+        let a = answer(&whole, &target, &|| true);
+        let b = answer(&blocks, &target, &|| true);
+        assert_eq!((a.status, b.status), (200, 200), "{url}");
+        let json = |a: &tally_board::api::Answer| match &a.body {
+            tally_board::api::Body::Json(v) => v.to_string(),
+            _ => panic!("{url}"),
+        };
+        assert_eq!(json(&a), json(&b), "{url}");
+    }
+    // After those charts: the summaries, and the points read back last (16 MiB at most).
+    let after = blocks.live("big", &|| true).unwrap().unwrap();
+    assert!(after.lock().unwrap().bytes() <= held_bytes + (16 << 20));
+}

@@ -2,6 +2,7 @@
 //! with every extreme kept (M4): per x-bucket its first, last, lowest and highest point, and
 //! its non-finite points marked, never dropped (`docs/contract/board.md` "Every point drawn").
 
+pub mod blocks;
 mod store;
 
 use store::{Steps, Values};
@@ -90,6 +91,18 @@ impl Series {
         self.step.push(step);
         self.wall_time.push(wall_time);
         self.value.push(value);
+    }
+
+    /// Drops every point, keeping the room they took (a held series' newest block, emptied
+    /// each time it is complete: `blocks`).
+    pub(crate) fn clear(&mut self) {
+        self.step = Steps::default();
+        self.wall_time.clear();
+        match &mut self.value {
+            Values::F32(v) => v.clear(),
+            Values::F64(_) => self.value = Values::default(),
+        }
+        (self.steps_sorted, self.walls_sorted) = (true, true);
     }
 
     /// Points held.

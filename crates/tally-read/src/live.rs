@@ -1,9 +1,14 @@
 //! One run's scalars held in memory per tag and read on as its files grow, for a viewer that
 //! keeps answering while a run is written (`tally board`; `docs/contract/board.md` "Live
 //! runs"): each refresh reads only the bytes appended since the last one, from where each file's
-//! reading stopped, with purge markers and steps going back handled as for the whole run.
+//! reading stopped, with purge markers and steps going back handled as for the whole run. Past
+//! a budget of bytes, a run lets go of its points and holds per-block summaries, reading a
+//! block's points back from the files when a chart needs them ("Bounded reads").
 
-use crate::downsample::Series;
+mod reread;
+
+use crate::downsample::blocks::{At, Block, HeldSeries};
+use crate::downsample::{Axis, Downsampled, Point, Series};
 use crate::error::Error;
 use crate::files::{dir_event_files, run_event_files};
 use crate::scalars::{cut_steps, Resume, RunScalars};
@@ -20,7 +25,17 @@ pub struct LiveRun {
     resume: Resume,
     tags: Interner,
     /// By the reader's tag id.
-    series: Vec<Series>,
+    series: Vec<HeldSeries>,
+    /// Past this many bytes held, every series lets go of its points ([`HeldSeries`]).
+    points_up_to: usize,
+    points_let_go: bool,
+    /// Each file's purge-marker cut, as its points were read (a block read back drops the same).
+    cuts: Vec<Option<i64>>,
+    /// The file last read from and the end of its last event read: the next event's record
+    /// starts there ([`At`]).
+    read_to: Option<(usize, u64)>,
+    /// The blocks read back last.
+    recent: reread::Recent,
     /// Damage found so far, but for a partial record at the end of the newest file.
     damage: Vec<Damage>,
     /// A partial record at the end of the newest file: a record being written, or a run that
@@ -67,9 +82,32 @@ impl LiveRun {
             resume: Resume::default(),
             tags: Interner::new(),
             series: Vec::new(),
+            points_up_to: usize::MAX,
+            points_let_go: false,
+            cuts: Vec::new(),
+            read_to: None,
+            recent: reread::Recent::default(),
             damage: Vec::new(),
             tail: None,
             caught_up: false,
+        }
+    }
+
+    /// Lets go of the points once more than `bytes` are held (now, and when it grows past
+    /// them): its series are then held as per-block summaries, O(points / `BLOCK`) bytes, and
+    /// charts read the blocks they need back from the files (`docs/contract/board.md` "Bounded
+    /// reads"). By default every point is held.
+    pub fn hold_points_up_to(&mut self, bytes: usize) {
+        self.points_up_to = bytes;
+        self.let_go_past_budget();
+    }
+
+    fn let_go_past_budget(&mut self) {
+        if !self.points_let_go && self.bytes() > self.points_up_to {
+            self.points_let_go = true;
+            self.series
+                .iter_mut()
+                .for_each(HeldSeries::let_go_of_points);
         }
     }
 
@@ -90,29 +128,57 @@ impl LiveRun {
             run_event_files(&self.dir)?
         };
         if !files.starts_with(&self.files) || self.new_marker_cuts(&files) {
+            let points_up_to = self.points_up_to;
             *self = LiveRun::empty(&self.dir, self.own);
+            self.points_up_to = points_up_to;
         }
-        let before: usize = self.series.iter().map(Series::len).sum();
+        if files != self.files {
+            self.cuts = cut_steps(&files);
+        }
+        // Where each file's reading starts: a file's first event's record starts there.
+        let starts = self.resume.offsets.clone();
+        let before = self.points();
         let mut scalars = RunScalars::new(files.clone(), OnCorruption::Error)
             .resume(self.resume.clone())
             .with_tags(std::mem::take(&mut self.tags));
         let mut damage = Vec::new();
         let mut until_ask = EVENTS_PER_ASK;
         let mut stopped = false;
-        while scalars.advance_event()?.is_some() {
+        while let Some(file) = scalars.advance_event()? {
             damage.extend(scalars.take_damage());
             let Some(event) = scalars.event() else {
                 continue;
             };
+            let hi = scalars.position();
+            let lo = match self.read_to {
+                Some((f, end)) if f == file => end,
+                _ => starts.get(file).copied().unwrap_or(0),
+            };
+            self.read_to = Some((file, hi));
+            let at = At { file, lo, hi };
             for &(id, value) in event.scalars() {
                 if id >= self.series.len() {
-                    self.series.resize_with(id + 1, Series::new);
+                    let let_go = self.points_let_go;
+                    self.series.resize_with(id + 1, || {
+                        let mut s = HeldSeries::new();
+                        if let_go {
+                            s.let_go_of_points();
+                        }
+                        s
+                    });
                 }
-                self.series[id].push(event.step, event.wall_time, value);
+                let (step, wall_time) = (event.step, event.wall_time);
+                let p = Point {
+                    step,
+                    wall_time,
+                    value,
+                };
+                self.series[id].push(p, at);
             }
             until_ask -= 1;
             if until_ask == 0 {
                 until_ask = EVENTS_PER_ASK;
+                self.let_go_past_budget();
                 if !wanted() {
                     stopped = true;
                     break;
@@ -138,8 +204,8 @@ impl LiveRun {
                 _ => self.damage.push(d),
             }
         }
-        let after: usize = self.series.iter().map(Series::len).sum();
-        Ok((!stopped).then_some((after - before) as u64))
+        self.let_go_past_budget();
+        Ok((!stopped).then_some(self.points() - before))
     }
 
     /// Whether the last refresh read to the end of the files.
@@ -164,28 +230,43 @@ impl LiveRun {
         &self.dir
     }
 
-    /// Each tag and its series, in the order tags were first seen.
+    /// Each tag and its series, in the order tags were first seen, while its points are held
+    /// (always, but past [`hold_points_up_to`](Self::hold_points_up_to)).
     pub fn tags(&self) -> impl Iterator<Item = (&str, &Series)> {
         self.series
             .iter()
             .enumerate()
             .filter(|(_, s)| !s.is_empty())
-            .filter_map(|(id, s)| Some((self.tags.name(id)?, s)))
+            .filter_map(|(id, s)| Some((self.tags.name(id)?, s.exact()?)))
     }
 
-    /// The series of `tag`, if the run has it.
+    /// The series of `tag`, if the run has it and holds its points.
     pub fn series(&self, tag: &str) -> Option<&Series> {
         self.tags().find(|(t, _)| *t == tag).map(|(_, s)| s)
     }
 
-    /// Points held, all tags together.
+    /// The series of `tag` as a chart asks for it, its points held or not; `None` when the run
+    /// has no such tag.
+    pub fn chart(&self, tag: &str) -> Option<Chart<'_>> {
+        let id = (0..self.series.len())
+            .find(|&id| !self.series[id].is_empty() && self.tags.name(id) == Some(tag))?;
+        Some(Chart { run: self, id })
+    }
+
+    /// Whether its series let go of their points ([`hold_points_up_to`](Self::hold_points_up_to)).
+    pub fn points_let_go(&self) -> bool {
+        self.points_let_go
+    }
+
+    /// Points read, all tags together (held or not).
     pub fn points(&self) -> u64 {
         self.series.iter().map(|s| s.len() as u64).sum()
     }
 
-    /// The bytes its held points take (`downsample::Series::bytes`).
+    /// The bytes its series hold: their points, or their blocks' summaries ([`HeldSeries`])
+    /// and the points read back last (`reread::RECENT_BYTES` at most).
     pub fn bytes(&self) -> usize {
-        self.series.iter().map(Series::bytes).sum()
+        self.series.iter().map(HeldSeries::bytes).sum::<usize>() + self.recent.bytes()
     }
 
     /// The damage found so far (a partial record at the end of the newest file aside).
@@ -199,10 +280,75 @@ impl LiveRun {
     }
 }
 
+/// One tag's series of a [`LiveRun`] as a chart asks for it: bucketed, or its nearest point,
+/// from its points or from its blocks, read back from the run's files where needed.
+pub struct Chart<'a> {
+    run: &'a LiveRun,
+    id: usize,
+}
+
+impl Chart<'_> {
+    fn held(&self) -> &HeldSeries {
+        &self.run.series[self.id]
+    }
+
+    fn reread(&self) -> impl Fn(&Block) -> Result<Vec<Point>, Error> + Sync + '_ {
+        let run = self.run;
+        move |b: &Block| {
+            run.recent
+                .points(&run.files, &run.cuts, &run.tags, self.id, b)
+        }
+    }
+
+    /// Points in the series.
+    pub fn len(&self) -> usize {
+        self.held().len()
+    }
+
+    /// Whether it has no point (never: a chart is of a tag with points).
+    pub fn is_empty(&self) -> bool {
+        self.held().is_empty()
+    }
+
+    /// [`Series::downsample`] (bucket edges at block edges where the blocks across them are
+    /// too many to read back: `docs/contract/board.md` "Bounded reads").
+    pub fn downsample(
+        &self,
+        axis: Axis,
+        start: Option<f64>,
+        end: Option<f64>,
+        width: usize,
+    ) -> Result<Downsampled, Error> {
+        self.held()
+            .downsample(axis, start, end, width, &self.reread())
+    }
+
+    /// [`Series::downsample_from`], as [`downsample`](Self::downsample).
+    pub fn downsample_from(
+        &self,
+        axis: Axis,
+        start: f64,
+        end: Option<f64>,
+        bucket: f64,
+        max_width: usize,
+    ) -> Result<Option<Downsampled>, Error> {
+        self.held()
+            .downsample_from(axis, start, end, bucket, max_width, &self.reread())
+    }
+
+    /// [`Series::nearest`]: a raw point, read back if its points are let go.
+    pub fn nearest(&self, axis: Axis, x: f64) -> Result<Option<Point>, Error> {
+        self.held().nearest(axis, x, &self.reread())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::downsample::blocks::BLOCK;
     use std::io::Write;
+
+    const BLOCK_BYTES: usize = std::mem::size_of::<Block>();
     use tally_tfevents::proto::encode_session_start;
     use tally_tfevents::{encode_scalar_event, RecordWriter};
 
@@ -335,6 +481,114 @@ mod tests {
             assert_eq!(values(&run, tag), values(&whole, tag));
         }
         assert!(run.damage().is_empty(), "{:?}", run.damage());
+    }
+
+    /// Every chart answer of `run`'s `tag` as the run read with every point held gives it.
+    fn charts_as_exact(run: &LiveRun, tag: &str) {
+        let whole = LiveRun::open_own(&run.dir).unwrap();
+        let want = whole.series(tag).unwrap();
+        let got = run.chart(tag).unwrap();
+        assert_eq!(got.len(), want.len());
+        let (lo, hi) = (
+            want.point(0).step as f64,
+            want.point(want.len() - 1).step as f64,
+        );
+        let mid = (lo + hi) / 2.0;
+        for axis in [Axis::Step, Axis::WallTime] {
+            let shift = if axis == Axis::Step { 0.0 } else { 100.0 };
+            for window in [
+                (None, None),
+                (Some(mid + shift), Some(mid + 40.0 + shift)),
+                (Some(lo + 777.5 + shift), None),
+            ] {
+                for width in [1, 9, 1000] {
+                    let a = got.downsample(axis, window.0, window.1, width).unwrap();
+                    let b = want.downsample(axis, window.0, window.1, width);
+                    assert_eq!(
+                        format!("{a:?}"),
+                        format!("{b:?}"),
+                        "{axis:?} {window:?} {width}"
+                    );
+                }
+            }
+            let a = got.downsample_from(axis, mid + shift, None, 17.0, 16_384);
+            let b = want.downsample_from(axis, mid + shift, None, 17.0, 16_384);
+            assert_eq!(format!("{:?}", a.unwrap()), format!("{b:?}"));
+            for at in [lo - 5.0, mid + 0.4, hi + 3.0] {
+                let a = got.nearest(axis, at + shift).unwrap();
+                let b = want.nearest(axis, at + shift);
+                assert_eq!(format!("{a:?}"), format!("{b:?}"), "{axis:?} {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_run_past_its_budget_holds_blocks_and_charts_them_as_from_every_point() {
+        // docs/contract/board.md "Bounded reads": two files, the second rewinding to step 9 000
+        // (so the first's points from 9 000 on are dropped when read, and when read back), a
+        // spike and a NaN inside blocks, and growth after the points were let go.
+        let dir = tempfile::tempdir().unwrap();
+        let value = |s: i64| match s {
+            4_321 => 1e6,
+            6_000 => f64::NAN,
+            _ => (s % 13) as f64,
+        };
+        let events: Vec<(i64, Vec<(&str, f64)>)> = (0..10_000)
+            .map(|s| (s, vec![("a", value(s)), ("b", -(s as f64))]))
+            .collect();
+        let refs: Vec<(i64, &[(&str, f64)])> = events.iter().map(|(s, v)| (*s, &v[..])).collect();
+        append(
+            &dir.path().join("events.out.tfevents.1.host"),
+            &records(&refs),
+        );
+        let mut w = RecordWriter::new(Vec::new());
+        w.write_record(&encode_session_start(9_000, 200.0)).unwrap();
+        let mut second = w.into_inner();
+        let later: Vec<(i64, Vec<(&str, f64)>)> = (9_000..14_000)
+            .map(|s| (s, vec![("a", value(s) + 0.5)]))
+            .collect();
+        let refs: Vec<(i64, &[(&str, f64)])> = later.iter().map(|(s, v)| (*s, &v[..])).collect();
+        second.extend(records(&refs[..3_000]));
+        let file = dir.path().join("events.out.tfevents.2.host");
+        append(&file, &second);
+
+        let mut run = LiveRun::unread_own(dir.path());
+        run.hold_points_up_to(1);
+        run.refresh().unwrap();
+        assert!(run.points_let_go());
+        assert!(run.series("a").is_none(), "its points are let go");
+        charts_as_exact(&run, "a");
+        charts_as_exact(&run, "b");
+        // It grows: the newest block's points join the blocks as they come.
+        append(&file, &records(&refs[3_000..]));
+        assert_eq!(run.refresh().unwrap(), 2_000);
+        charts_as_exact(&run, "a");
+    }
+
+    #[test]
+    fn a_run_whose_points_are_let_go_holds_its_blocks_summaries_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let events: Vec<(i64, Vec<(&str, f64)>)> = (0..200_000)
+            .map(|s| (s, vec![("a", (s % 7) as f64), ("b", (s % 5) as f64)]))
+            .collect();
+        let refs: Vec<(i64, &[(&str, f64)])> = events.iter().map(|(s, v)| (*s, &v[..])).collect();
+        append(
+            &dir.path().join("events.out.tfevents.1.host"),
+            &records(&refs),
+        );
+        let whole = LiveRun::open_own(dir.path()).unwrap();
+        // Held whole: 12 bytes a point, and the summaries (kept for a let-go), about 2 % more.
+        assert!((400_000 * 12..400_000 * 12 * 106 / 100).contains(&whole.bytes()));
+        let mut run = LiveRun::unread_own(dir.path());
+        run.hold_points_up_to(1 << 20);
+        run.refresh().unwrap();
+        // Per series: a summary per block (its Vec grown by doubling), and the newest block's
+        // points, 24 bytes each at most.
+        let blocks = 200_000usize.div_ceil(BLOCK).next_power_of_two();
+        let bound = 2 * (blocks * BLOCK_BYTES + BLOCK * 24);
+        assert!(run.bytes() <= bound, "{} > {bound}", run.bytes());
+        assert!(run.bytes() * 20 < whole.bytes());
+        assert_eq!(run.points(), 400_000);
     }
 
     #[test]
