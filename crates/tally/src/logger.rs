@@ -326,10 +326,7 @@ impl Logger {
                 // The values the event file gets, so `tally health` on the file finds the same;
                 // here only with stop_on (else the writer thread feeds them).
                 let all_finite = record.figures.odd.nonfinite == 0;
-                h.step(record.step, wall_time, &scalars, all_finite);
-                if let Some(p) = pace {
-                    h.overhead(record.step, p.elapsed_s, p.inside_s);
-                }
+                h.step_paced(record.step, wall_time, &scalars, all_finite, pace);
                 h.announce();
             }
             let step = BackendStep {

@@ -160,10 +160,7 @@ fn run(
                     // logger"), on the values as the event file holds them.
                     let held = |v: f64| f64::from(v as f32).is_finite();
                     let all_finite = step.scalars.iter().all(|(_, v)| held(*v));
-                    h.step(step.step, step.wall_time, &step.scalars, all_finite);
-                    if let Some(p) = pace {
-                        h.overhead(step.step, p.elapsed_s, p.inside_s);
-                    }
+                    h.step_paced(step.step, step.wall_time, &step.scalars, all_finite, pace);
                     h.announce();
                 }
                 // Handed back with its tags: the caller's next step overwrites them in place,

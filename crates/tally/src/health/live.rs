@@ -8,6 +8,7 @@
 
 use super::eval::{Evaluator, TagSlot};
 use super::finding::{Finding, RuleKind};
+use super::pace::Pace;
 use super::rules::RuleSet;
 use crate::tag::Tag;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -168,9 +169,25 @@ impl LiveHealth {
     /// (the logger counts them anyway), so only the tags watched by more than `nonfinite`
     /// are fed.
     pub fn step(&self, step: i64, wall_time: f64, values: &[(Tag, f64)], all_finite: bool) {
+        self.step_paced(step, wall_time, values, all_finite, None);
+    }
+
+    /// [`LiveHealth::step`] with the `overhead` rule's facts of the calls before it (the
+    /// logger's [`Pace`]), judged under the same lock.
+    pub fn step_paced(
+        &self,
+        step: i64,
+        wall_time: f64,
+        values: &[(Tag, f64)],
+        all_finite: bool,
+        pace: Option<Pace>,
+    ) {
         let mut guard = self.lock();
         let core = &mut *guard;
         core.eval.step(step, wall_time);
+        if let Some(p) = pace {
+            core.eval.overhead(step, p.elapsed_s, p.inside_s);
+        }
         core.follow(values);
         // As the event file holds it (float32: a value beyond its range is ±inf there), so
         // `tally health` on the file finds the same.
@@ -196,17 +213,6 @@ impl LiveHealth {
     pub fn ranks(&self, step: i64, nonfinite: &[u32], iter_time: &[f64]) {
         let mut core = self.lock();
         core.eval.ranks(step, nonfinite, iter_time);
-        let n = core.eval.findings().len();
-        if n != self.len.load(Ordering::Relaxed) {
-            self.len.store(n, Ordering::Release);
-        }
-    }
-
-    /// The `overhead` rule's facts of the steps before `step`: the time between their calls
-    /// and the time spent inside them (docs/contract/health.md "Overhead").
-    pub fn overhead(&self, step: i64, elapsed_s: f64, inside_s: f64) {
-        let mut core = self.lock();
-        core.eval.overhead(step, elapsed_s, inside_s);
         let n = core.eval.findings().len();
         if n != self.len.load(Ordering::Relaxed) {
             self.len.store(n, Ordering::Release);
