@@ -204,20 +204,26 @@ MPI_SCRIPT = textwrap.dedent(
 )
 
 
-def test_two_mpi_ranks_total_fps_is_the_sum_and_the_loss_the_mean(tmp_path):
+def run_mpi(tmp_path, script_text):
+    """`script_text` on two ranks under OpenMPI's mpirun, its logs under tmp_path/logs; each
+    rank's facts, from the file it wrote."""
     mpirun = shutil.which("mpirun")
     if mpirun is None or subprocess.run([sys.executable, "-c", "import mpi4py"]).returncode != 0:
         if os.environ.get("CI"):
             pytest.fail("CI needs OpenMPI (mpirun) and mpi4py: .ci/run installs them")
         pytest.skip("mpirun or mpi4py not installed")
     script = tmp_path / "ranks.py"
-    script.write_text(MPI_SCRIPT)
+    script.write_text(script_text)
     proc = subprocess.run(
         [mpirun, "--allow-run-as-root", "--oversubscribe", "-n", "2", sys.executable, str(script), str(tmp_path / "logs")],
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = [json.loads((tmp_path / f"logs.rank{r}.json").read_text()) for r in range(2)]
+    return [json.loads((tmp_path / f"logs.rank{r}.json").read_text()) for r in range(2)]
+
+
+def test_two_mpi_ranks_total_fps_is_the_sum_and_the_loss_the_mean(tmp_path):
+    out = run_mpi(tmp_path, MPI_SCRIPT)
     assert [d["rank"] for d in out] == [0, 1]
     assert out[1]["run_dir"] is None and out[0]["collectives"] == out[1]["collectives"] == 3 + 4
     got = scalars(out[0]["run_dir"])
@@ -335,19 +341,7 @@ MPI_STOP_SCRIPT = textwrap.dedent(
 
 
 def test_two_mpi_ranks_a_nan_on_rank_one_stops_both_ranks_at_the_next_step(tmp_path):
-    mpirun = shutil.which("mpirun")
-    if mpirun is None or subprocess.run([sys.executable, "-c", "import mpi4py"]).returncode != 0:
-        if os.environ.get("CI"):
-            pytest.fail("CI needs OpenMPI (mpirun) and mpi4py: .ci/run installs them")
-        pytest.skip("mpirun or mpi4py not installed")
-    script = tmp_path / "stop.py"
-    script.write_text(MPI_STOP_SCRIPT)
-    proc = subprocess.run(
-        [mpirun, "--allow-run-as-root", "--oversubscribe", "-n", "2", sys.executable, str(script), str(tmp_path / "logs")],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = [json.loads((tmp_path / f"logs.rank{r}.json").read_text()) for r in range(2)]
+    out = run_mpi(tmp_path, MPI_STOP_SCRIPT)
     assert out[0]["stopped"][:2] == [4, "ranks"] and out[0]["stopped"][2].startswith("rank 1:"), out
     assert out[1]["stopped"][:2] == [4, None], out
     steps = sorted({s for (t, s) in scalars(out[0]["run_dir"]) if t == "Loss/critic"})

@@ -196,13 +196,8 @@ impl Series {
         end: Option<f64>,
         width: usize,
     ) -> Downsampled {
-        let width = width.max(1);
-        let own = self.x_range(axis);
-        let start = start.or(own.map(|r| r.0)).unwrap_or(0.0);
-        let end = end.or(own.map(|r| r.1)).unwrap_or(start).max(start);
-        let span = end - start;
-        let scale = if span > 0.0 { width as f64 / span } else { 0.0 };
-        self.bucketed(axis, start, end, width, scale)
+        let w = Window::whole(self.x_range(axis), start, end, width);
+        self.bucketed(axis, w.start, w.end, w.width, w.scale)
     }
 
     /// The points with x from `start` to `end` (default: the series' largest x) in buckets of x
@@ -217,15 +212,8 @@ impl Series {
         bucket: f64,
         max_width: usize,
     ) -> Option<Downsampled> {
-        let end = end
-            .or(self.x_range(axis).map(|r| r.1))
-            .unwrap_or(start)
-            .max(start);
-        let buckets = ((end - start) / bucket).floor() + 1.0;
-        if !(bucket > 0.0 && buckets <= max_width as f64) {
-            return None;
-        }
-        Some(self.bucketed(axis, start, end, buckets as usize, 1.0 / bucket))
+        let w = Window::from(self.x_range(axis), start, end, bucket, max_width)?;
+        Some(self.bucketed(axis, w.start, w.end, w.width, w.scale))
     }
 
     /// The points with x in `[start, end]` in `width` buckets, the point at x in bucket
@@ -439,6 +427,61 @@ impl Bucket {
                 }
             }
         }
+    }
+}
+
+/// A chart's x window in buckets: the one rule for every held form of a series (points, or
+/// blocks, `downsample/blocks.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Window {
+    pub start: f64,
+    pub end: f64,
+    pub width: usize,
+    /// The point at x lies in bucket `(x - start) × scale` (the last holding the rest).
+    pub scale: f64,
+}
+
+impl Window {
+    /// `width` buckets over `[start, end]`, each defaulting to the series' own range `own`.
+    pub fn whole(
+        own: Option<(f64, f64)>,
+        start: Option<f64>,
+        end: Option<f64>,
+        width: usize,
+    ) -> Self {
+        let width = width.max(1);
+        let start = start.or(own.map(|r| r.0)).unwrap_or(0.0);
+        let end = end.or(own.map(|r| r.1)).unwrap_or(start).max(start);
+        let span = end - start;
+        let scale = if span > 0.0 { width as f64 / span } else { 0.0 };
+        Window {
+            start,
+            end,
+            width,
+            scale,
+        }
+    }
+
+    /// Buckets of x span `bucket` from `start` to `end` (default: the series' largest x);
+    /// `None` when that takes more than `max_width` buckets or `bucket` is not positive.
+    pub fn from(
+        own: Option<(f64, f64)>,
+        start: f64,
+        end: Option<f64>,
+        bucket: f64,
+        max_width: usize,
+    ) -> Option<Self> {
+        let end = end.or(own.map(|r| r.1)).unwrap_or(start).max(start);
+        let buckets = ((end - start) / bucket).floor() + 1.0;
+        if !(bucket > 0.0 && buckets <= max_width as f64) {
+            return None;
+        }
+        Some(Window {
+            start,
+            end,
+            width: buckets as usize,
+            scale: 1.0 / bucket,
+        })
     }
 }
 

@@ -5,7 +5,7 @@
 //! [`HeldSeries::let_go_of_points`] the points are held too and every answer is the exact path's
 //! ([`Series`]); after it, a held series costs O(points / [`BLOCK`]).
 
-use super::{x_of, Axis, Bucket, Downsampled, Point, Series};
+use super::{x_of, Axis, Bucket, Downsampled, Point, Series, Window};
 
 /// Points per block: a block's summary takes about 1/50 of its points' 12 bytes each, and a
 /// chart 1 000 pixels wide over 5 M points has about 5 blocks a pixel.
@@ -308,13 +308,8 @@ impl HeldSeries {
         if !self.points_let_go {
             return Ok(self.raw.downsample(axis, start, end, width));
         }
-        let width = width.max(1);
-        let own = self.x_range(axis);
-        let start = start.or(own.map(|r| r.0)).unwrap_or(0.0);
-        let end = end.or(own.map(|r| r.1)).unwrap_or(start).max(start);
-        let span = end - start;
-        let scale = if span > 0.0 { width as f64 / span } else { 0.0 };
-        self.bucketed_blocks(axis, start, end, width, scale, REREAD_BYTES, reread)
+        let w = Window::whole(self.x_range(axis), start, end, width);
+        self.bucketed_blocks(axis, w.start, w.end, w.width, w.scale, REREAD_BYTES, reread)
     }
 
     /// [`Series::downsample_from`], from the blocks once its points are let go.
@@ -332,16 +327,10 @@ impl HeldSeries {
                 .raw
                 .downsample_from(axis, start, end, bucket, max_width));
         }
-        let end = end
-            .or(self.x_range(axis).map(|r| r.1))
-            .unwrap_or(start)
-            .max(start);
-        let buckets = ((end - start) / bucket).floor() + 1.0;
-        if !(bucket > 0.0 && buckets <= max_width as f64) {
+        let Some(w) = Window::from(self.x_range(axis), start, end, bucket, max_width) else {
             return Ok(None);
-        }
-        let width = buckets as usize;
-        self.bucketed_blocks(axis, start, end, width, 1.0 / bucket, REREAD_BYTES, reread)
+        };
+        self.bucketed_blocks(axis, w.start, w.end, w.width, w.scale, REREAD_BYTES, reread)
             .map(Some)
     }
 
