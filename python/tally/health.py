@@ -38,12 +38,13 @@ __all__ = [
     "stall",
     "disk",
     "ranks",
+    "sink",
     "off",
     "RULES",
 ]
 
 #: Every rule's name, as ``stop_on`` and :func:`off` take it (``spike`` is ``divergence``).
-RULES = ("nonfinite", "divergence", "spike", "collapse", "flat_for", "above", "below", "stall", "throughput", "disk", "ranks")
+RULES = ("nonfinite", "divergence", "spike", "collapse", "flat_for", "above", "below", "stall", "throughput", "disk", "ranks", "sink")
 
 Tags = Union[str, Sequence[str]]
 
@@ -201,6 +202,14 @@ def ranks(
     (docs/contract/health.md "Ranks"; judged by a logger given every rank's step)."""
     params = {"ratio": ratio, "min_excess_s": min_excess_s, "for_steps": for_steps}
     return Rule("ranks", None, {n: v for n, v in params.items() if v is not None})
+
+
+def sink(max_lag_s: Optional[float] = None) -> Rule:
+    """Replaces the run's sink rule: a remote sink (W&B, MLflow, trackio) whose oldest row of
+    the event file not yet acknowledged has waited more than ``max_lag_s`` seconds (checked by
+    the logger's writer thread, docs/contract/health.md "Sink")."""
+    params = {"max_lag_s": max_lag_s}
+    return Rule("sink", None, {n: v for n, v in params.items() if v is not None})
 
 
 def off(kind: str) -> Off:

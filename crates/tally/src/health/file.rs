@@ -3,7 +3,8 @@
 
 use super::finding::RuleKind;
 use super::rules::{
-    Collapse, Disk, Divergence, FlatFor, Ranks, Rule, RuleSet, Stall, TagRule, Tags, Throughput,
+    Collapse, Disk, Divergence, FlatFor, Ranks, Rule, RuleSet, SinkLag, Stall, TagRule, Tags,
+    Throughput,
 };
 use serde_json::{Map, Value};
 
@@ -185,6 +186,14 @@ impl Entry<'_> {
                 }
                 self.only(&["ratio", "min_excess_s", "for_steps"])?;
                 rules.ranks = Some(p);
+                (&[], None)
+            }
+            RuleKind::Sink => {
+                let p = SinkLag {
+                    max_lag_s: self.positive("max_lag_s", SinkLag::default().max_lag_s)?,
+                };
+                self.only(&["max_lag_s"])?;
+                rules.sink = Some(p);
                 (&[], None)
             }
         };

@@ -28,11 +28,14 @@ pub enum RuleKind {
     /// One rank disagreeing with the others before reduction: a rank-local non-finite value,
     /// or a straggler (a live logger given every rank's step only).
     Ranks,
+    /// A remote sink (W&B, MLflow, trackio) behind the event file for too long (a live logger
+    /// only).
+    Sink,
 }
 
 impl RuleKind {
     /// Every rule, in the order tables list them.
-    pub const ALL: [RuleKind; 10] = [
+    pub const ALL: [RuleKind; 11] = [
         RuleKind::Nonfinite,
         RuleKind::Divergence,
         RuleKind::Collapse,
@@ -43,6 +46,7 @@ impl RuleKind {
         RuleKind::Throughput,
         RuleKind::Disk,
         RuleKind::Ranks,
+        RuleKind::Sink,
     ];
 
     /// The snake_case name used in tables, JSON and rules files.
@@ -58,6 +62,7 @@ impl RuleKind {
             RuleKind::Throughput => "throughput",
             RuleKind::Disk => "disk",
             RuleKind::Ranks => "ranks",
+            RuleKind::Sink => "sink",
         }
     }
 
@@ -75,7 +80,8 @@ impl RuleKind {
 pub struct Finding {
     /// The rule.
     pub rule: RuleKind,
-    /// The tag it fired on; empty for `stall`, a rule of the whole run.
+    /// The tag it fired on; empty for `stall`, a rule of the whole run; for `sink`, the
+    /// sink's name.
     pub tag: String,
     /// The step of its first firing (for a rule that needs several values, where they began;
     /// for `stall`, the last step before the pause).

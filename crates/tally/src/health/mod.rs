@@ -9,6 +9,7 @@ pub mod file;
 pub mod finding;
 pub mod live;
 pub mod rules;
+pub mod sink_lag;
 pub mod stall_exit;
 pub mod webhook;
 pub mod window;
@@ -18,5 +19,7 @@ pub use file::{apply_rules_file, RulesFileError};
 pub use finding::{Finding, RuleKind};
 pub use live::LiveHealth;
 pub use rules::{
-    Collapse, Disk, Divergence, FlatFor, Ranks, Rule, RuleSet, Stall, TagRule, Tags, Throughput,
+    Collapse, Disk, Divergence, FlatFor, Ranks, Rule, RuleSet, SinkLag, Stall, TagRule, Tags,
+    Throughput,
 };
+pub use sink_lag::SinkAcks;

@@ -254,16 +254,18 @@ impl Logger {
         // A periodic summary is as durable as the event file it describes: fsynced only when the
         // event file is (docs/contract/threads-and-signals.md "The summary during a run").
         let sync_summary = config.fsync != tally_tfevents::FsyncPolicy::Never;
-        let health =
-            (!config.health.tag_rules.is_empty() || config.health.stall.is_some()).then(|| {
-                let h = LiveHealth::new(config.health.clone());
-                // Without stop_on no step waits for a finding: the writer thread evaluates, off
-                // the training loop's path (docs/contract/health.md "In the logger").
-                Arc::new(match config.stop_on.is_empty() {
-                    true => h.evaluated_by_writer(),
-                    false => h,
-                })
-            });
+        let health = (!config.health.tag_rules.is_empty()
+            || config.health.stall.is_some()
+            || (config.health.sink.is_some() && !remote.is_empty()))
+        .then(|| {
+            let h = LiveHealth::new(config.health.clone());
+            // Without stop_on no step waits for a finding: the writer thread evaluates, off
+            // the training loop's path (docs/contract/health.md "In the logger").
+            Arc::new(match config.stop_on.is_empty() {
+                true => h.evaluated_by_writer(),
+                false => h,
+            })
+        });
         let mut writer = WriterThread::spawn(
             sinks,
             run_dir.clone(),
@@ -357,6 +359,13 @@ impl Logger {
                 s.message(t, Level::Warning, text);
             })?
         };
+        if let Some(h) = &health {
+            // The writer's timer judges each follower's progress (docs/contract/health.md
+            // "Sink").
+            for (name, acks) in remotes.acks() {
+                h.watch_sink(&name, acks);
+            }
+        }
         unstarted.dir = None;
         Ok(Logger {
             resolver: Resolver::new(config.profile, config.max_iterations),
