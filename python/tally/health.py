@@ -39,12 +39,13 @@ __all__ = [
     "disk",
     "ranks",
     "overhead",
+    "sink",
     "off",
     "RULES",
 ]
 
 #: Every rule's name, as ``stop_on`` and :func:`off` take it (``spike`` is ``divergence``).
-RULES = ("nonfinite", "divergence", "spike", "collapse", "flat_for", "above", "below", "stall", "throughput", "disk", "ranks", "overhead")
+RULES = ("nonfinite", "divergence", "spike", "collapse", "flat_for", "above", "below", "stall", "throughput", "disk", "ranks", "overhead", "sink")
 
 Tags = Union[str, Sequence[str]]
 
@@ -215,6 +216,14 @@ def overhead(
     "Overhead")."""
     params = {"budget": budget, "window": window, "for_seconds": for_seconds}
     return Rule("overhead", None, {n: v for n, v in params.items() if v is not None})
+
+
+def sink(max_lag_s: Optional[float] = None) -> Rule:
+    """Replaces the run's sink rule: a remote sink (W&B, MLflow, trackio) whose oldest row of
+    the event file not yet acknowledged has waited more than ``max_lag_s`` seconds (checked by
+    the logger's writer thread, docs/contract/health.md "Sink")."""
+    params = {"max_lag_s": max_lag_s}
+    return Rule("sink", None, {n: v for n, v in params.items() if v is not None})
 
 
 def off(kind: str) -> Off:

@@ -139,7 +139,13 @@ fn run(
             // findings' state once a tick, so the step's thread keeps it in its own cache.
             if checked.elapsed() >= t {
                 checked = std::time::Instant::now();
-                if h.check_stall(clock.wall()) | h.check_disk(&run_dir) {
+                // Every step in the event file but the last is a complete row for the
+                // remote sinks (docs/contract/health.md "Sink").
+                let complete = counts.tally().persisted.unwrap_or(0).saturating_sub(1);
+                if h.check_stall(clock.wall())
+                    | h.check_disk(&run_dir)
+                    | h.check_sinks(clock.wall(), complete)
+                {
                     h.announce();
                 }
                 write_findings(h, &mut written, &mut slots, clock.wall());

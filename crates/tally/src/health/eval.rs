@@ -9,6 +9,7 @@ use super::finding::{num, Finding, RuleKind};
 use super::rules::{
     Collapse, Divergence, FlatFor, Overhead, Ranks, Rule, RuleSet, Stall, Throughput,
 };
+use super::sink_lag::LagMarks;
 use super::window::RobustWindow;
 
 /// A registered tag: what [`Evaluator::value`] takes.
@@ -164,6 +165,16 @@ struct OverheadState {
     finding: u32,
 }
 
+/// One remote sink's state for the `sink` rule (see [`Evaluator::sink`]).
+#[derive(Debug)]
+struct SinkState {
+    name: Box<str>,
+    marks: LagMarks,
+    /// In a stretch behind (fired, not caught up since).
+    behind: bool,
+    finding: u32,
+}
+
 /// The findings so far, and the one place a firing is recorded.
 #[derive(Debug, Default)]
 struct Findings(Vec<Finding>);
@@ -220,6 +231,8 @@ pub struct Evaluator {
     /// straggling rank, since which step and for how many steps.
     ranks: RanksState,
     overhead: Option<OverheadState>,
+    /// The `sink` rule's state, one per remote sink (a few: a linear search).
+    sinks: Vec<SinkState>,
     findings: Findings,
 }
 
@@ -252,6 +265,7 @@ impl Evaluator {
                 over: None,
                 finding: NONE,
             }),
+            sinks: Vec::new(),
             findings: Findings::default(),
         }
     }
@@ -528,6 +542,57 @@ impl Evaluator {
                 )
             },
         );
+    }
+
+    /// Remote sink `name` at wall time `now` (a live logger's writer timer): `complete` rows of
+    /// the logger's event file are complete, `acked` of them acknowledged by the sink. The
+    /// `sink` rule fires when the oldest waiting row has waited more than `max_lag_s`, once
+    /// per stretch behind: it ends when the sink catches up (the oldest waiting row younger
+    /// than a quarter of `max_lag_s`), and falling behind again counts again on the same
+    /// finding (docs/contract/health.md "Sink"). True when it fired now.
+    pub fn sink(&mut self, name: &str, now: f64, complete: u64, acked: u64) -> bool {
+        let Some(p) = self.rules.sink else {
+            return false;
+        };
+        let i = match self.sinks.iter().position(|s| &*s.name == name) {
+            Some(i) => i,
+            None => {
+                self.sinks.push(SinkState {
+                    name: name.into(),
+                    marks: LagMarks::default(),
+                    behind: false,
+                    finding: NONE,
+                });
+                self.sinks.len() - 1
+            }
+        };
+        let s = &mut self.sinks[i];
+        let lag = s.marks.observe(now, complete, acked, p.max_lag_s);
+        let fired = !s.behind && lag.secs > p.max_lag_s;
+        // Caught up only well below the threshold: a sink hovering near it is one stretch.
+        s.behind = fired || (s.behind && lag.secs > p.max_lag_s / 4.0);
+        if s.behind {
+            let step = self.last_step;
+            self.findings.fire(
+                &mut s.finding,
+                RuleKind::Sink,
+                name,
+                step,
+                step,
+                lag.secs,
+                u64::from(fired),
+                || {
+                    format!(
+                        "{name}: {} rows of the event file not acknowledged at step {step}, the \
+                         oldest waiting {} s (limit {} s)",
+                        lag.rows,
+                        num(lag.secs.floor()),
+                        num(p.max_lag_s)
+                    )
+                },
+            );
+        }
+        fired
     }
 
     /// For a run still being written: whether it has had no new step for too long at wall

@@ -3,8 +3,8 @@
 
 use super::finding::RuleKind;
 use super::rules::{
-    Collapse, Disk, Divergence, FlatFor, Overhead, Ranks, Rule, RuleSet, Stall, TagRule, Tags,
-    Throughput,
+    Collapse, Disk, Divergence, FlatFor, Overhead, Ranks, Rule, RuleSet, SinkLag, Stall, TagRule,
+    Tags, Throughput,
 };
 use serde_json::{Map, Value};
 
@@ -200,6 +200,14 @@ impl Entry<'_> {
                 }
                 self.only(&["budget", "window", "for_seconds"])?;
                 rules.overhead = Some(p);
+                (&[], None)
+            }
+            RuleKind::Sink => {
+                let p = SinkLag {
+                    max_lag_s: self.positive("max_lag_s", SinkLag::default().max_lag_s)?,
+                };
+                self.only(&["max_lag_s"])?;
+                rules.sink = Some(p);
                 (&[], None)
             }
         };

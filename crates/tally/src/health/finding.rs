@@ -30,11 +30,14 @@ pub enum RuleKind {
     Ranks,
     /// tally's share of the iteration on the step's thread above a budget (a live logger only).
     Overhead,
+    /// A remote sink (W&B, MLflow, trackio) behind the event file for too long (a live logger
+    /// only).
+    Sink,
 }
 
 impl RuleKind {
     /// Every rule, in the order tables list them.
-    pub const ALL: [RuleKind; 11] = [
+    pub const ALL: [RuleKind; 12] = [
         RuleKind::Nonfinite,
         RuleKind::Divergence,
         RuleKind::Collapse,
@@ -46,6 +49,7 @@ impl RuleKind {
         RuleKind::Disk,
         RuleKind::Ranks,
         RuleKind::Overhead,
+        RuleKind::Sink,
     ];
 
     /// The snake_case name used in tables, JSON and rules files.
@@ -62,6 +66,7 @@ impl RuleKind {
             RuleKind::Disk => "disk",
             RuleKind::Ranks => "ranks",
             RuleKind::Overhead => "overhead",
+            RuleKind::Sink => "sink",
         }
     }
 
@@ -79,7 +84,8 @@ impl RuleKind {
 pub struct Finding {
     /// The rule.
     pub rule: RuleKind,
-    /// The tag it fired on; empty for `stall`, a rule of the whole run.
+    /// The tag it fired on; empty for `stall`, a rule of the whole run; for `sink`, the
+    /// sink's name.
     pub tag: String,
     /// The step of its first firing (for a rule that needs several values, where they began;
     /// for `stall`, the last step before the pause).

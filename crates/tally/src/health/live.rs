@@ -10,9 +10,10 @@ use super::eval::{Evaluator, TagSlot};
 use super::finding::{Finding, RuleKind};
 use super::pace::Pace;
 use super::rules::RuleSet;
+use super::sink_lag::SinkAcks;
 use crate::tag::Tag;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// The run's evaluator and findings, shared between the logger's threads.
@@ -31,6 +32,9 @@ pub struct LiveHealth {
     disk_checked: Mutex<Option<std::time::Instant>>,
     /// Whether the `disk` rule is on.
     disk_on: bool,
+    /// The remote sinks the `sink` rule watches, each with what its follower acknowledged
+    /// (docs/contract/health.md "Sink"); empty while the rule is off or the run has none.
+    sinks: Mutex<Vec<(String, Arc<SinkAcks>)>>,
     /// How often the writer thread checks for a stall and writes new findings.
     tick: Option<Duration>,
     /// Told each new finding once, from whichever thread found it (the panel and the plain
@@ -126,8 +130,14 @@ impl LiveHealth {
         // A quarter of the shortest stall, at most a second: a stall is seen within about
         // 1.25 × its threshold (docs/contract/health.md "Stall").
         // Without the stall rule, a second: how soon a finding reaches the event file.
-        let tick = Some(rules.stall.map_or(Duration::from_secs(1), |s| {
+        let tick = rules.stall.map_or(Duration::from_secs(1), |s| {
             Duration::from_secs_f64((s.min_gap_s / 4.0).clamp(0.02, 1.0))
+        });
+        // A quarter of a short `sink` threshold too, so its finding is not late by a second.
+        let tick = Some(rules.sink.map_or(tick, |l| {
+            tick.min(Duration::from_secs_f64(
+                (l.max_lag_s / 4.0).clamp(0.02, 1.0),
+            ))
         }));
         let disk_on = rules.disk.is_some();
         LiveHealth {
@@ -143,6 +153,7 @@ impl LiveHealth {
             pauses: AtomicU64::new(0),
             disk_checked: Mutex::new(None),
             disk_on,
+            sinks: Mutex::new(Vec::new()),
             tick,
             notify: Mutex::new((0, None)),
             announced: AtomicUsize::new(0),
@@ -260,6 +271,33 @@ impl LiveHealth {
         let free_mb = (s.f_bavail as f64) * (s.f_frsize as f64) / (1024.0 * 1024.0);
         let mut core = self.lock();
         let fired = core.eval.disk(free_mb);
+        self.len
+            .store(core.eval.findings().len(), Ordering::Release);
+        fired
+    }
+
+    /// Watch remote sink `name` for the `sink` rule, its follower publishing `acks` (nothing
+    /// when the rule is off).
+    pub fn watch_sink(&self, name: &str, acks: Arc<SinkAcks>) {
+        if self.lock().eval.rules().sink.is_some() {
+            let mut sinks = self.sinks.lock().unwrap_or_else(|e| e.into_inner());
+            sinks.push((name.to_owned(), acks));
+        }
+    }
+
+    /// Checks each watched remote sink against the `sink` rule at wall time `now`, with
+    /// `complete` rows complete in the logger's event file (the writer thread's timer, never
+    /// the step's path: one atomic read per sink); true when it fired now.
+    pub fn check_sinks(&self, now: f64, complete: u64) -> bool {
+        let sinks = self.sinks.lock().unwrap_or_else(|e| e.into_inner());
+        if sinks.is_empty() {
+            return false;
+        }
+        let mut core = self.lock();
+        let mut fired = false;
+        for (name, acks) in sinks.iter() {
+            fired |= core.eval.sink(name, now, complete, acks.rows());
+        }
         self.len
             .store(core.eval.findings().len(), Ordering::Release);
         fired

@@ -11,6 +11,7 @@ pub mod finding;
 pub mod live;
 pub mod pace;
 pub mod rules;
+pub mod sink_lag;
 pub mod stall_exit;
 pub mod webhook;
 pub mod window;
@@ -20,6 +21,7 @@ pub use file::{apply_rules_file, RulesFileError};
 pub use finding::{Finding, RuleKind};
 pub use live::LiveHealth;
 pub use rules::{
-    Collapse, Disk, Divergence, FlatFor, Overhead, Ranks, Rule, RuleSet, Stall, TagRule, Tags,
-    Throughput,
+    Collapse, Disk, Divergence, FlatFor, Overhead, Ranks, Rule, RuleSet, SinkLag, Stall, TagRule,
+    Tags, Throughput,
 };
+pub use sink_lag::SinkAcks;

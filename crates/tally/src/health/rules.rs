@@ -159,6 +159,21 @@ impl Default for Overhead {
     }
 }
 
+/// `sink`: a remote sink (W&B, MLflow, trackio) whose oldest row not yet acknowledged has
+/// waited more than `max_lag_s` since it was complete in the event file
+/// (`docs/contract/health.md` "Sink"). Checked by a live logger's writer thread only.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SinkLag {
+    /// Seconds a complete row may wait for the sink's acknowledgement.
+    pub max_lag_s: f64,
+}
+
+impl Default for SinkLag {
+    fn default() -> Self {
+        SinkLag { max_lag_s: 300.0 }
+    }
+}
+
 /// `stall`: no new step for `k` × the median gap between steps (and at least `min_gap_s`)
 /// (`docs/contract/health.md` "Stall").
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -352,6 +367,8 @@ pub struct RuleSet {
     pub ranks: Option<Ranks>,
     /// The rule on tally's own share of the iteration, if on.
     pub overhead: Option<Overhead>,
+    /// The remote sinks' lag rule, if on.
+    pub sink: Option<SinkLag>,
 }
 
 impl Default for RuleSet {
@@ -369,6 +386,7 @@ impl RuleSet {
             disk: None,
             ranks: None,
             overhead: None,
+            sink: None,
         }
     }
 
@@ -403,6 +421,7 @@ impl RuleSet {
             disk: Some(Disk::default()),
             ranks: Some(Ranks::default()),
             overhead: Some(Overhead::default()),
+            sink: Some(SinkLag::default()),
         }
     }
 
@@ -439,6 +458,11 @@ impl RuleSet {
                 );
             }
         }
+        if let Some(l) = self.sink {
+            if !(l.max_lag_s.is_finite() && l.max_lag_s > 0.0) {
+                return Some(format!("sink: max_lag_s {} must be > 0", l.max_lag_s));
+            }
+        }
         let s = self.stall?;
         (!(s.k > 1.0 && s.min_gap_s >= 0.0 && s.min_history >= 1))
             .then(|| "stall: k must be > 1, min_gap_s >= 0, min_history at least 1".to_owned())
@@ -451,6 +475,7 @@ impl RuleSet {
             RuleKind::Disk => self.disk.is_some(),
             RuleKind::Ranks => self.ranks.is_some(),
             RuleKind::Overhead => self.overhead.is_some(),
+            RuleKind::Sink => self.sink.is_some(),
             k => self.tag_rules.iter().any(|r| r.rule.kind() == k),
         }
     }
@@ -469,6 +494,9 @@ impl RuleSet {
         }
         if kind == RuleKind::Overhead {
             self.overhead = None;
+        }
+        if kind == RuleKind::Sink {
+            self.sink = None;
         }
     }
 

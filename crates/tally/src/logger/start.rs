@@ -357,6 +357,13 @@ impl Logger {
                 s.message(t, Level::Warning, text);
             })?
         };
+        if let Some(h) = &health {
+            // The writer's timer judges each follower's progress (docs/contract/health.md
+            // "Sink").
+            for (name, acks) in remotes.acks() {
+                h.watch_sink(&name, acks);
+            }
+        }
         unstarted.dir = None;
         let pace = config.health.overhead.map(|_| PaceMeter::default());
         Ok(Logger {

@@ -5,6 +5,7 @@
 use super::follower::Follower;
 use super::order::ordered_event_files;
 use crate::error::{Error, Result};
+use crate::health::SinkAcks;
 use crate::sink::Sink;
 use std::path::Path;
 use std::sync::Arc;
@@ -47,6 +48,15 @@ impl RemoteSinks {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.followers.is_empty()
+    }
+
+    /// Each sink's name and what it acknowledged of the logger's event file, for the `sink`
+    /// health rule (docs/contract/health.md "Sink").
+    pub fn acks(&self) -> Vec<(String, Arc<SinkAcks>)> {
+        self.followers
+            .iter()
+            .map(|f| (f.name().to_owned(), f.acks()))
+            .collect()
     }
 
     /// Where each sink stands now, during the run (nothing once [`RemoteSinks::finish`]ed).

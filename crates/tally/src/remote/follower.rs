@@ -7,6 +7,7 @@ use super::cursor::Cursor;
 use super::pending::scan_pending;
 use super::streams::{Queued, Streams};
 use crate::error::{Error, Result};
+use crate::health::SinkAcks;
 use crate::sink::{Sink, SinkError};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,10 @@ struct Pump {
     streams: Streams,
     queue: VecDeque<Queued>,
     cursor: Cursor,
+    /// The rows of the live file (the last of the run's own, the logger's) acknowledged, for
+    /// the `sink` health rule (docs/contract/health.md "Sink").
+    acks: Arc<SinkAcks>,
+    live: Option<usize>,
 }
 
 impl Pump {
@@ -48,6 +53,7 @@ impl Pump {
             cursor = Cursor::default();
         }
         cursor.remote_run = cursor.remote_run.or(remote_run);
+        let live = files.len().checked_sub(1);
         let streams = Streams::new(run_dir, files, &cursor)?;
         sink.resume_at(cursor.rows)
             .map_err(|e| sink_error(&*sink, e))?;
@@ -57,6 +63,8 @@ impl Pump {
             streams,
             queue: VecDeque::new(),
             cursor,
+            acks: Arc::default(),
+            live,
         })
     }
 
@@ -97,13 +105,17 @@ impl Pump {
         }
         if written > 0 {
             self.sink.flush()?;
+            let mut live = 0;
             for (row, k, pos) in self.queue.drain(..written) {
                 let stream = &self.streams.list[k];
                 self.cursor.rows += 1;
                 self.cursor.step = Some(row.step);
                 self.cursor
                     .advance(&stream.name, &stream.files[pos.file], pos.offset);
+                // Stream 0 is the run's own files.
+                live += u64::from(k == 0 && Some(pos.file) == self.live);
             }
+            self.acks.acknowledged(live);
             // What is left of the batch stays recorded in flight.
             self.cursor.inflight = self.streams.inflight(&self.queue);
             self.cursor
@@ -182,6 +194,8 @@ pub struct Follower {
     shared: Arc<Shared>,
     handle: Option<JoinHandle<()>>,
     counter: Mutex<Counter>,
+    /// What the sink acknowledged of the logger's event file, for the `sink` health rule.
+    acks: Arc<SinkAcks>,
 }
 
 impl Follower {
@@ -200,6 +214,7 @@ impl Follower {
             from: pump.cursor.clone(),
             total: pump.cursor.rows,
         };
+        let acks = pump.acks.clone();
         let shared = Arc::new(Shared::default());
         shared.lock().cursor = pump.cursor.clone();
         let s = shared.clone();
@@ -214,7 +229,15 @@ impl Follower {
             shared,
             handle: Some(handle),
             counter: Mutex::new(counter),
+            acks,
         })
+    }
+
+    /// The rows of the logger's event file (the last of the run's files when it started) the
+    /// sink acknowledged, as the `sink` health rule reads them (docs/contract/health.md
+    /// "Sink").
+    pub fn acks(&self) -> Arc<SinkAcks> {
+        self.acks.clone()
     }
 
     /// Where the sink stands during the run, for the summaries rewritten meanwhile: `pending`
