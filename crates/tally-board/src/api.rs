@@ -16,7 +16,7 @@ use tally_read::health::{check_paths, finding_json};
 use tally_read::json::number;
 use tally_read::live::LiveRun;
 use tally_read::meta::{read_json, RunConfigFacts};
-use tally_read::shares::timeline_shares;
+use tally_read::shares::run_timeline_shares;
 use tally_read::summaries::RunSummaries;
 use tally_schema::legacy::glob_match;
 
@@ -418,7 +418,8 @@ fn run(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
         Some(profile) => {
             let live = held(catalog, name, wanted)?;
             let live = lock(&live);
-            Some(timeline_shares(profile, |tag| live.series(tag), width))
+            let shares = run_timeline_shares(profile, &live, width);
+            Some(shares.map_err(|e| Answer::error(500, e.to_string()))?)
         }
         None => None,
     };

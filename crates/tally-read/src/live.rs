@@ -253,6 +253,41 @@ impl LiveRun {
         Some(Chart { run: self, id })
     }
 
+    /// Each point of the tags in `tags`, read again from the run's files (purge markers applied
+    /// as when first read), in reading order, told to `each` with its tag's index in `tags`:
+    /// for a figure over a whole series whose points are let go, in memory bounded by the
+    /// caller's (`docs/contract/board.md` "Bounded reads").
+    pub fn read_again(
+        &self,
+        tags: &[&str],
+        mut each: impl FnMut(usize, Point),
+    ) -> Result<(), Error> {
+        // The run's numbering, so each asked tag's id is known before the read.
+        let mut numbering = self.tags.clone();
+        let ids: Vec<usize> = tags.iter().map(|t| numbering.id(t)).collect();
+        let mut scalars =
+            RunScalars::new(self.files.clone(), OnCorruption::Error).with_tags(numbering);
+        while scalars.advance_event()?.is_some() {
+            let Some(event) = scalars.event() else {
+                continue;
+            };
+            for &(id, value) in event.scalars() {
+                if let Some(i) = ids.iter().position(|&x| x == id) {
+                    let (step, wall_time) = (event.step, event.wall_time);
+                    each(
+                        i,
+                        Point {
+                            step,
+                            wall_time,
+                            value,
+                        },
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Whether its series let go of their points ([`hold_points_up_to`](Self::hold_points_up_to)).
     pub fn points_let_go(&self) -> bool {
         self.points_let_go
@@ -298,6 +333,11 @@ impl Chart<'_> {
             run.recent
                 .points(&run.files, &run.cuts, &run.tags, self.id, b)
         }
+    }
+
+    /// The smallest and largest step.
+    pub fn step_range(&self) -> Option<(i64, i64)> {
+        self.held().step_range()
     }
 
     /// Points in the series.
@@ -563,6 +603,42 @@ mod tests {
         append(&file, &records(&refs[3_000..]));
         assert_eq!(run.refresh().unwrap(), 2_000);
         charts_as_exact(&run, "a");
+    }
+
+    #[test]
+    fn a_let_go_run_read_again_gives_each_asked_tag_s_points_as_held_whole() {
+        // A second file rewinding to step 600: the first's points from 600 on are dropped.
+        let dir = tempfile::tempdir().unwrap();
+        let events: Vec<(i64, Vec<(&str, f64)>)> = (0..3_000)
+            .map(|s| (s, vec![("a", s as f64), ("b", -(s as f64))]))
+            .collect();
+        let refs: Vec<(i64, &[(&str, f64)])> = events.iter().map(|(s, v)| (*s, &v[..])).collect();
+        append(
+            &dir.path().join("events.out.tfevents.1.host"),
+            &records(&refs),
+        );
+        let mut w = RecordWriter::new(Vec::new());
+        w.write_record(&encode_session_start(600, 200.0)).unwrap();
+        let mut second = w.into_inner();
+        second.extend(records(&[(600, &[("a", 0.5)]), (601, &[("a", 1.5)])]));
+        append(&dir.path().join("events.out.tfevents.2.host"), &second);
+
+        let whole = LiveRun::open_own(dir.path()).unwrap();
+        let mut run = LiveRun::unread_own(dir.path());
+        run.hold_points_up_to(1);
+        run.refresh().unwrap();
+        assert!(run.points_let_go());
+        let mut again: [Vec<(i64, f64)>; 3] = Default::default();
+        run.read_again(&["b", "missing", "a"], |i, p| {
+            again[i].push((p.step, p.value))
+        })
+        .unwrap();
+        assert_eq!(again[0], values(&whole, "b"));
+        assert!(again[1].is_empty());
+        assert_eq!(again[2], values(&whole, "a"));
+        assert_eq!(again[2].last(), Some(&(601, 1.5)));
+        assert_eq!(run.chart("a").unwrap().step_range(), Some((0, 601)));
+        assert_eq!(run.chart("b").unwrap().step_range(), Some((0, 599)));
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! collect + train), so the chart and the panel never disagree.
 
 use crate::downsample::Series;
-use std::collections::HashMap;
+use crate::error::Error;
+use crate::live::LiveRun;
 use tally::timeline::{phase_label, CollectorTimeline, LearnerTimeline};
 use tally_schema::{input_spec, Input, Profile};
 
@@ -21,7 +22,7 @@ pub struct Band {
 }
 
 /// A run's timelines over its steps.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Shares {
     /// Each bucket's first and last step.
     pub steps: Vec<[i64; 2]>,
@@ -39,8 +40,49 @@ pub fn timeline_shares<'a>(
     series: impl Fn(&str) -> Option<&'a Series>,
     width: usize,
 ) -> Shares {
-    let width = width.max(1);
-    let tags: Vec<&'static str> = tally::timeline::learner_phases(profile)
+    let tags = timeline_tags(profile);
+    let held: Vec<Option<&Series>> = tags.iter().map(|t| series(t)).collect();
+    let points = || {
+        held.iter()
+            .enumerate()
+            .filter_map(|(i, s)| Some((i, (*s)?)))
+            .flat_map(|(i, s)| (0..s.len()).map(move |k| (i, s.point(k))))
+    };
+    let range = points()
+        .map(|(_, p)| (p.step, p.step))
+        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
+    let Some(range) = range else {
+        return Shares::default();
+    };
+    let mut sums = Sums::new(tags.len(), range, width);
+    points().for_each(|(i, p)| sums.add(i, p.step, p.value));
+    sums.shares(profile, &tags)
+}
+
+/// [`timeline_shares`] of a run as the board holds it: from its series while it holds their
+/// points, else from their step ranges and one more read of its files, in memory of `width`
+/// buckets (`docs/contract/board.md` "Bounded reads").
+pub fn run_timeline_shares(profile: Profile, run: &LiveRun, width: usize) -> Result<Shares, Error> {
+    if !run.points_let_go() {
+        return Ok(timeline_shares(profile, |t| run.series(t), width));
+    }
+    let tags = timeline_tags(profile);
+    let range = tags
+        .iter()
+        .filter_map(|t| run.chart(t)?.step_range())
+        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
+    let Some(range) = range else {
+        return Ok(Shares::default());
+    };
+    let mut sums = Sums::new(tags.len(), range, width);
+    run.read_again(&tags, |i, p| sums.add(i, p.step, p.value))?;
+    Ok(sums.shares(profile, &tags))
+}
+
+/// The tags a `profile` run's timelines are drawn from: its learner phases, its collector
+/// phases and Iter Wall.
+fn timeline_tags(profile: Profile) -> Vec<&'static str> {
+    tally::timeline::learner_phases(profile)
         .iter()
         .map(|m| m.tag)
         .chain(
@@ -49,101 +91,109 @@ pub fn timeline_shares<'a>(
                 .map(|(_, m)| m.tag),
         )
         .chain(input_spec(Input::Field("iteration_time")).map(|m| m.tag))
-        .collect();
-    let held: Vec<(&'static str, &Series)> = tags
-        .iter()
-        .filter_map(|t| series(t).filter(|s| !s.is_empty()).map(|s| (*t, s)))
-        .collect();
-    let empty = Shares {
-        steps: Vec::new(),
-        learner: Vec::new(),
-        collector: Vec::new(),
-    };
-    let Some((lo, hi)) = held
-        .iter()
-        .flat_map(|(_, s)| (0..s.len()).map(|i| s.point(i).step))
-        .fold(None, |r: Option<(i64, i64)>, x| {
-            Some(r.map_or((x, x), |(a, b)| (a.min(x), b.max(x))))
-        })
-    else {
-        return empty;
-    };
-    let span = (hi - lo) as f64 + 1.0;
-    let bucket = |step: i64| ((((step - lo) as f64) / span * width as f64) as usize).min(width - 1);
-    // Per tag and bucket: the sum and count of its finite values.
-    let mut sums: HashMap<&str, Vec<(f64, u32)>> = HashMap::new();
-    for (tag, s) in &held {
-        let acc = sums.entry(tag).or_insert_with(|| vec![(0.0, 0); width]);
-        for i in 0..s.len() {
-            let p = s.point(i);
-            if p.value.is_finite() {
-                let a = &mut acc[bucket(p.step)];
-                a.0 += p.value;
-                a.1 += 1;
-            }
+        .collect()
+}
+
+/// Per timeline tag and step bucket: the sum and count of its finite values.
+struct Sums {
+    lo: i64,
+    hi: i64,
+    width: usize,
+    by_tag: Vec<Vec<(f64, u32)>>,
+}
+
+impl Sums {
+    /// `tags` tags over steps `lo..=hi` in `width` buckets (at least one).
+    fn new(tags: usize, (lo, hi): (i64, i64), width: usize) -> Self {
+        let width = width.max(1);
+        Sums {
+            lo,
+            hi,
+            width,
+            by_tag: vec![vec![(0.0, 0); width]; tags],
         }
     }
-    let filled: Vec<usize> = (0..width)
-        .filter(|&b| sums.values().any(|acc| acc[b].1 > 0))
-        .collect();
-    let mean = |b: usize, tag: &str| {
-        sums.get(tag)
-            .map(|acc| acc[b])
-            .filter(|a| a.1 > 0)
-            .map(|(sum, n)| sum / n as f64)
-    };
-    let mut shares = empty;
-    for &b in &filled {
-        let first = lo + (b as f64 * span / width as f64).ceil() as i64;
-        let last = (lo + ((b + 1) as f64 * span / width as f64).ceil() as i64 - 1).min(hi);
-        shares.steps.push([first, last]);
+
+    fn span(&self) -> f64 {
+        (self.hi - self.lo) as f64 + 1.0
     }
-    let learner: Vec<LearnerTimeline> = filled
-        .iter()
-        .map(|&b| LearnerTimeline::from_values(profile, |t| mean(b, t)))
-        .collect();
-    let collector: Vec<CollectorTimeline> = filled
-        .iter()
-        .map(|&b| CollectorTimeline::from_values(profile, |t| mean(b, t)))
-        .collect();
-    if let Some(first) = learner.first() {
-        for (i, row) in first.rows.iter().enumerate() {
-            let pct = learner
-                .iter()
-                .map(|t| Some(t.rows[i].pct).filter(|_| t.iter_wall_ms > 0.0));
-            shares.learner.push(Band {
-                label: phase_label(profile, row.spec),
-                tag: Some(row.spec.tag),
-                pct: pct.collect(),
-            });
+
+    /// The value of tag `tag` at `step`; a step outside the range (a point newer than the
+    /// range read) is left out.
+    fn add(&mut self, tag: usize, step: i64, value: f64) {
+        if !value.is_finite() || step < self.lo || step > self.hi {
+            return;
         }
-        if profile != Profile::OnPolicy {
-            let pct = learner
-                .iter()
-                .map(|t| Some(t.other_pct).filter(|_| t.iter_wall_ms > 0.0));
-            shares.learner.push(Band {
-                label: "Other",
-                tag: None,
-                pct: pct.collect(),
-            });
-        }
+        let b = (((step - self.lo) as f64) / self.span() * self.width as f64) as usize;
+        let a = &mut self.by_tag[tag][b.min(self.width - 1)];
+        a.0 += value;
+        a.1 += 1;
     }
-    if let Some(first) = collector.first() {
-        for (i, row) in first.rows.iter().enumerate().filter(|(_, r)| !r.detail) {
-            let pct: Vec<Option<f64>> = collector.iter().map(|t| t.rows[i].pct).collect();
-            if pct.iter().any(Option::is_some) {
-                shares.collector.push(Band {
+
+    /// The bands: each filled bucket's means put through the panel's timeline rules.
+    fn shares(self, profile: Profile, tags: &[&'static str]) -> Shares {
+        let (lo, hi, width, span) = (self.lo, self.hi, self.width, self.span());
+        let filled: Vec<usize> = (0..width)
+            .filter(|&b| self.by_tag.iter().any(|acc| acc[b].1 > 0))
+            .collect();
+        let mean = |b: usize, tag: &str| {
+            let i = tags.iter().position(|t| *t == tag)?;
+            let (sum, n) = self.by_tag[i][b];
+            (n > 0).then(|| sum / n as f64)
+        };
+        let mut shares = Shares::default();
+        for &b in &filled {
+            let first = lo + (b as f64 * span / width as f64).ceil() as i64;
+            let last = (lo + ((b + 1) as f64 * span / width as f64).ceil() as i64 - 1).min(hi);
+            shares.steps.push([first, last]);
+        }
+        let learner: Vec<LearnerTimeline> = filled
+            .iter()
+            .map(|&b| LearnerTimeline::from_values(profile, |t| mean(b, t)))
+            .collect();
+        let collector: Vec<CollectorTimeline> = filled
+            .iter()
+            .map(|&b| CollectorTimeline::from_values(profile, |t| mean(b, t)))
+            .collect();
+        if let Some(first) = learner.first() {
+            for (i, row) in first.rows.iter().enumerate() {
+                let pct = learner
+                    .iter()
+                    .map(|t| Some(t.rows[i].pct).filter(|_| t.iter_wall_ms > 0.0));
+                shares.learner.push(Band {
                     label: phase_label(profile, row.spec),
                     tag: Some(row.spec.tag),
-                    pct,
+                    pct: pct.collect(),
+                });
+            }
+            if profile != Profile::OnPolicy {
+                let pct = learner
+                    .iter()
+                    .map(|t| Some(t.other_pct).filter(|_| t.iter_wall_ms > 0.0));
+                shares.learner.push(Band {
+                    label: "Other",
+                    tag: None,
+                    pct: pct.collect(),
                 });
             }
         }
+        if let Some(first) = collector.first() {
+            for (i, row) in first.rows.iter().enumerate().filter(|(_, r)| !r.detail) {
+                let pct: Vec<Option<f64>> = collector.iter().map(|t| t.rows[i].pct).collect();
+                if pct.iter().any(Option::is_some) {
+                    shares.collector.push(Band {
+                        label: phase_label(profile, row.spec),
+                        tag: Some(row.spec.tag),
+                        pct,
+                    });
+                }
+            }
+        }
+        shares
+            .learner
+            .retain(|band| band.pct.iter().any(|p| p.is_some_and(|p| p > 0.0)));
+        shares
     }
-    shares
-        .learner
-        .retain(|band| band.pct.iter().any(|p| p.is_some_and(|p| p > 0.0)));
-    shares
 }
 
 #[cfg(test)]
@@ -217,6 +267,55 @@ mod tests {
         assert!((first(&shares.learner, "Train") - 25.0).abs() < 1e-9);
         assert!((first(&shares.collector, "Collect") - 75.0).abs() < 1e-9);
         assert!(shares.learner.iter().all(|b| b.label != "Other"));
+    }
+
+    #[test]
+    fn a_run_past_the_board_s_budget_has_the_timelines_of_the_run_held_whole() {
+        // docs/contract/board.md "Bounded reads": the shares from the files read again equal
+        // those from every point held, across a slowdown at step 5 000.
+        use tally_tfevents::{encode_scalar_event, RecordWriter};
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = RecordWriter::new(Vec::new());
+        for step in 0..10_000i64 {
+            let wait = if step < 5_000 { 2.0 } else { 8.0 };
+            let scalars = [
+                ("Perf/learner_collector_wait_ms", wait),
+                ("Perf/learning_time", 0.001),
+                ("Perf/iteration_time", 0.010),
+            ];
+            let mut buf = Vec::new();
+            encode_scalar_event(step, step as f64, &scalars, &mut buf);
+            w.write_record(&buf).unwrap();
+        }
+        std::fs::write(
+            dir.path().join("events.out.tfevents.1.host"),
+            w.into_inner(),
+        )
+        .unwrap();
+        let whole = LiveRun::open_own(dir.path()).unwrap();
+        let mut held = LiveRun::unread_own(dir.path());
+        held.hold_points_up_to(1);
+        held.refresh().unwrap();
+        assert!(held.points_let_go());
+        let expected = run_timeline_shares(Profile::SacFamily, &whole, 7).unwrap();
+        let wait = band(&expected.learner, "Collector Wait").pct.clone();
+        assert!(
+            wait[0].unwrap() < 21.0 && wait[6].unwrap() > 79.0,
+            "{wait:?}"
+        );
+        let shares = run_timeline_shares(Profile::SacFamily, &held, 7).unwrap();
+        assert_eq!(shares.steps, expected.steps);
+        for (a, b) in shares.learner.iter().zip(&expected.learner) {
+            assert_eq!(a.label, b.label);
+            for (x, y) in a.pct.iter().zip(&b.pct) {
+                assert!(
+                    (x.unwrap() - y.unwrap()).abs() < 1e-9,
+                    "{}: {x:?} {y:?}",
+                    a.label
+                );
+            }
+        }
+        assert_eq!(shares.learner.len(), expected.learner.len());
     }
 
     #[test]

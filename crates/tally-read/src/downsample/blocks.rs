@@ -280,6 +280,21 @@ impl HeldSeries {
         (!self.points_let_go).then_some(&self.raw)
     }
 
+    /// The smallest and largest step (held or not; `None` when empty).
+    pub fn step_range(&self) -> Option<(i64, i64)> {
+        let blocks = self
+            .blocks
+            .iter()
+            .map(|b| (b.step.first.step, b.step.last.step));
+        let raw = (0..self.raw.len()).map(|i| {
+            let step = self.raw.point(i).step;
+            (step, step)
+        });
+        blocks
+            .chain(raw)
+            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+    }
+
     /// Points in the series (held or not).
     pub fn len(&self) -> usize {
         self.len
