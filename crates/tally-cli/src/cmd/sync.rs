@@ -25,21 +25,8 @@ pub struct Args {
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// Where to send them.
-    #[arg(long, value_enum, default_value_t = Service::Wandb)]
-    pub to: Service,
-    /// The W&B project (default: WANDB_PROJECT, else `tally`), or the trackio project
-    /// (default `tally`).
-    #[arg(long)]
-    pub project: Option<String>,
-    /// The W&B entity.
-    #[arg(long)]
-    pub entity: Option<String>,
-    /// MLflow's tracking server (default: MLFLOW_TRACKING_URI; one of the two is needed).
-    #[arg(long)]
-    pub tracking_uri: Option<String>,
-    /// MLflow's experiment (default: MLFLOW_EXPERIMENT_NAME, else `tally`).
-    #[arg(long)]
-    pub experiment: Option<String>,
+    #[command(flatten)]
+    pub target: Target,
     /// Only continue runs sent before: refuse a run that has no cursor yet.
     #[arg(long)]
     pub resume: bool,
@@ -54,31 +41,7 @@ pub struct Args {
 impl Args {
     /// Check the flags and run the command.
     pub fn execute(self, sinks: Option<&RemoteSinkFactory<'_>>) -> Result<Exit, CliError> {
-        let Args {
-            dirs,
-            to,
-            project,
-            entity,
-            tracking_uri,
-            experiment,
-            resume,
-            dry_run,
-            progress,
-        } = self;
-        let c = SyncConfig {
-            dirs,
-            target: Target {
-                to,
-                project,
-                entity,
-                tracking_uri,
-                experiment,
-            },
-            resume,
-            dry_run,
-            progress: progress.enabled(),
-        };
-        to_stdout(|out| main(&c, sinks, out))
+        to_stdout(|out| main(&self, sinks, out))
     }
 }
 
@@ -113,20 +76,24 @@ impl Service {
     }
 }
 
-/// The destination a sink factory builds a sink for.
-#[derive(Debug, Clone)]
+/// The destination a sink factory builds a sink for (`tally sync`'s flags naming it).
+#[derive(Debug, Clone, clap::Args)]
 pub struct Target {
-    /// The service.
+    /// Where to send them.
+    #[arg(long, value_enum, default_value_t = Service::Wandb)]
     pub to: Service,
-    /// Its project (W&B: `--project`, else the SDK's default or `WANDB_PROJECT`; trackio:
-    /// `--project`, else `tally`).
+    /// The W&B project (default: WANDB_PROJECT, else `tally`), or the trackio project
+    /// (default `tally`).
+    #[arg(long)]
     pub project: Option<String>,
-    /// Its entity (W&B: `--entity`).
+    /// The W&B entity.
+    #[arg(long)]
     pub entity: Option<String>,
-    /// MLflow's tracking server (`--tracking-uri`, else MLflow's own `MLFLOW_TRACKING_URI`).
+    /// MLflow's tracking server (default: MLFLOW_TRACKING_URI; one of the two is needed).
+    #[arg(long)]
     pub tracking_uri: Option<String>,
-    /// MLflow's experiment (`--experiment`, else MLflow's own `MLFLOW_EXPERIMENT_NAME`, else
-    /// `tally`).
+    /// MLflow's experiment (default: MLFLOW_EXPERIMENT_NAME, else `tally`).
+    #[arg(long)]
     pub experiment: Option<String>,
 }
 
@@ -178,25 +145,10 @@ impl Target {
 pub type RemoteSinkFactory<'a> =
     dyn Fn(&Target) -> Result<Box<dyn tally::Sink>, CliError> + Sync + 'a;
 
-/// `tally sync`'s flags.
-#[derive(Debug, Clone)]
-pub struct SyncConfig {
-    /// The run directories.
-    pub dirs: Vec<PathBuf>,
-    /// Where to send them.
-    pub target: Target,
-    /// Only continue runs that were sent before (refuse a run without a cursor).
-    pub resume: bool,
-    /// Print what would be sent; send nothing.
-    pub dry_run: bool,
-    /// Draw a progress line on stderr.
-    pub progress: bool,
-}
-
 /// Send (or preview) each run in turn; the first failure stops the command (what was sent
 /// is kept by the run's cursor).
 pub fn main(
-    c: &SyncConfig,
+    c: &Args,
     factory: Option<&RemoteSinkFactory<'_>>,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
@@ -238,7 +190,7 @@ pub fn main(
         }
         let Some(factory) = factory else { continue };
         let sink = factory(&c.target)?;
-        let mut bar = Progress::new(c.progress, &run_dir);
+        let mut bar = Progress::new(c.progress.enabled(), &run_dir);
         let report = send_run(sink, &run_dir, files, |sent, total, step| {
             bar.show(sent, total, step)
         })?;
