@@ -5,11 +5,15 @@
 //! pauses.
 
 use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tally::health::{apply_rules_file, Evaluator, Finding, RuleKind, RuleSet, SinkLag};
 use tally::sink::BackendStep;
 use tally::{Backend, Error, Logger, LoggerConfig, RunStatus, Sink, SinkError, StepInput};
+
+#[path = "support/gate.rs"]
+mod gate;
+use gate::Gate;
 
 #[test]
 fn the_evaluator_fires_once_per_stretch_behind_and_names_the_sink() {
@@ -123,26 +127,6 @@ fn the_rules_file_and_stop_on_take_the_sink_rule() {
     let mut c = config(dir.path(), Some(SinkLag { max_lag_s: -1.0 }));
     c.stop_on = vec![];
     assert!(c.check().unwrap_err().to_string().contains("max_lag_s"));
-}
-
-/// A gate the test holds closed to make the sink's `flush` hang.
-#[derive(Default)]
-struct Gate {
-    closed: Mutex<bool>,
-    cv: Condvar,
-}
-
-impl Gate {
-    fn set(&self, closed: bool) {
-        *self.closed.lock().unwrap() = closed;
-        self.cv.notify_all();
-    }
-    fn pass(&self) {
-        let mut c = self.closed.lock().unwrap();
-        while *c {
-            c = self.cv.wait(c).unwrap();
-        }
-    }
 }
 
 /// A remote sink holding its rows until `flush` (as MLflow's does), which may hang or be slow.

@@ -5,11 +5,15 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use tally::remote::{ordered_event_files, scan_pending, send_run, Cursor};
 use tally::sink::BackendStep;
 use tally::{Backend, Logger, LoggerConfig, Sink, SinkError, StepInput, SystemClock};
 use tally_tfevents::{read_scalars_from_file, EventFileWriter, WriterOptions};
+
+#[path = "support/gate.rs"]
+mod gate;
+use gate::Gate;
 
 /// One row a service received: its index, step and scalars.
 type Received = (u64, i64, Vec<(String, f64)>);
@@ -18,26 +22,6 @@ type Received = (u64, i64, Vec<(String, f64)>);
 #[derive(Default)]
 struct Service {
     rows: Mutex<Vec<Received>>,
-}
-
-/// A gate the test holds closed to make the sink hang inside `write`.
-#[derive(Default)]
-struct Gate {
-    closed: Mutex<bool>,
-    cv: Condvar,
-}
-
-impl Gate {
-    fn set(&self, closed: bool) {
-        *self.closed.lock().unwrap() = closed;
-        self.cv.notify_all();
-    }
-    fn pass(&self) {
-        let mut c = self.closed.lock().unwrap();
-        while *c {
-            c = self.cv.wait(c).unwrap();
-        }
-    }
 }
 
 struct Remote {
