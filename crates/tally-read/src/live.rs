@@ -402,6 +402,19 @@ mod tests {
         w.into_inner()
     }
 
+    /// `records` of events built at run time.
+    fn records_of(events: &[(i64, Vec<(&str, f64)>)]) -> Vec<u8> {
+        let refs: Vec<(i64, &[(&str, f64)])> = events.iter().map(|(s, v)| (*s, &v[..])).collect();
+        records(&refs)
+    }
+
+    /// A resumed segment's first record, rewinding to `step`, as `tally::resume` writes it.
+    fn resumed_at(step: i64) -> Vec<u8> {
+        let mut w = RecordWriter::new(Vec::new());
+        w.write_record(&encode_session_start(step, 200.0)).unwrap();
+        w.into_inner()
+    }
+
     fn append(path: &Path, bytes: &[u8]) {
         let mut f = std::fs::OpenOptions::new()
             .create(true)
@@ -454,9 +467,7 @@ mod tests {
         assert_eq!(run.points(), 3);
 
         // A resumed segment rewinding to step 2, as `tally::resume` writes it.
-        let mut w = RecordWriter::new(Vec::new());
-        w.write_record(&encode_session_start(2, 200.0)).unwrap();
-        let mut second = w.into_inner();
+        let mut second = resumed_at(2);
         second.extend(records(&[(2, &[("x", 20.0)])]));
         append(&dir.path().join("events.out.tfevents.2.host"), &second);
         run.refresh().unwrap();
@@ -496,12 +507,11 @@ mod tests {
         let events: Vec<(i64, Vec<(&str, f64)>)> = (0..20_000)
             .map(|s| (s, vec![("a", s as f64), ("b", -(s as f64))]))
             .collect();
-        let refs: Vec<(i64, &[(&str, f64)])> = events.iter().map(|(s, v)| (*s, &v[..])).collect();
-        append(&file, &records(&refs[..10_000]));
+        append(&file, &records_of(&events[..10_000]));
         // A second file, so the stop and the read on cross a file boundary too.
         append(
             &dir.path().join("events.out.tfevents.2.host"),
-            &records(&refs[10_000..]),
+            &records_of(&events[10_000..]),
         );
         let mut run = LiveRun::unread_own(dir.path());
         let asked = std::cell::Cell::new(0);
@@ -576,19 +586,15 @@ mod tests {
         let events: Vec<(i64, Vec<(&str, f64)>)> = (0..10_000)
             .map(|s| (s, vec![("a", value(s)), ("b", -(s as f64))]))
             .collect();
-        let refs: Vec<(i64, &[(&str, f64)])> = events.iter().map(|(s, v)| (*s, &v[..])).collect();
         append(
             &dir.path().join("events.out.tfevents.1.host"),
-            &records(&refs),
+            &records_of(&events),
         );
-        let mut w = RecordWriter::new(Vec::new());
-        w.write_record(&encode_session_start(9_000, 200.0)).unwrap();
-        let mut second = w.into_inner();
+        let mut second = resumed_at(9_000);
         let later: Vec<(i64, Vec<(&str, f64)>)> = (9_000..14_000)
             .map(|s| (s, vec![("a", value(s) + 0.5)]))
             .collect();
-        let refs: Vec<(i64, &[(&str, f64)])> = later.iter().map(|(s, v)| (*s, &v[..])).collect();
-        second.extend(records(&refs[..3_000]));
+        second.extend(records_of(&later[..3_000]));
         let file = dir.path().join("events.out.tfevents.2.host");
         append(&file, &second);
 
@@ -600,7 +606,7 @@ mod tests {
         charts_as_exact(&run, "a");
         charts_as_exact(&run, "b");
         // It grows: the newest block's points join the blocks as they come.
-        append(&file, &records(&refs[3_000..]));
+        append(&file, &records_of(&later[3_000..]));
         assert_eq!(run.refresh().unwrap(), 2_000);
         charts_as_exact(&run, "a");
     }
@@ -612,14 +618,11 @@ mod tests {
         let events: Vec<(i64, Vec<(&str, f64)>)> = (0..3_000)
             .map(|s| (s, vec![("a", s as f64), ("b", -(s as f64))]))
             .collect();
-        let refs: Vec<(i64, &[(&str, f64)])> = events.iter().map(|(s, v)| (*s, &v[..])).collect();
         append(
             &dir.path().join("events.out.tfevents.1.host"),
-            &records(&refs),
+            &records_of(&events),
         );
-        let mut w = RecordWriter::new(Vec::new());
-        w.write_record(&encode_session_start(600, 200.0)).unwrap();
-        let mut second = w.into_inner();
+        let mut second = resumed_at(600);
         second.extend(records(&[(600, &[("a", 0.5)]), (601, &[("a", 1.5)])]));
         append(&dir.path().join("events.out.tfevents.2.host"), &second);
 
@@ -647,10 +650,9 @@ mod tests {
         let events: Vec<(i64, Vec<(&str, f64)>)> = (0..200_000)
             .map(|s| (s, vec![("a", (s % 7) as f64), ("b", (s % 5) as f64)]))
             .collect();
-        let refs: Vec<(i64, &[(&str, f64)])> = events.iter().map(|(s, v)| (*s, &v[..])).collect();
         append(
             &dir.path().join("events.out.tfevents.1.host"),
-            &records(&refs),
+            &records_of(&events),
         );
         let whole = LiveRun::open_own(dir.path()).unwrap();
         // Held whole: 12 bytes a point, and the summaries (kept for a let-go), about 2 % more.
