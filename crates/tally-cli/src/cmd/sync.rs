@@ -24,7 +24,7 @@ pub struct Args {
     /// Run directories (each holds one run's events.out.tfevents.* files).
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
-    /// Where to send them.
+    /// The destination: `--to` and that service's flags.
     #[command(flatten)]
     pub target: Target,
     /// Only continue runs sent before: refuse a run that has no cursor yet.
