@@ -288,20 +288,23 @@ def test_handlers_are_installed_only_by_a_logger_built_on_the_main_thread(tmp_pa
 
 FLUSH_KILL_CHILD = textwrap.dedent(
     """
-    import mmap, struct, sys, tally
+    import mmap, sys, tally
     run_dir, shm = sys.argv[1], sys.argv[2]
     with open(shm, "r+b") as f:
         m = mmap.mmap(f.fileno(), 16)
+    # One aligned 8-byte store per counter: `struct.pack_into` zero-fills before it writes, so a
+    # kill between the two would leave 0 behind.
+    counters = memoryview(m).cast("q")
     log = tally.Logger(algo="sac", task="t", sim="s", max_iterations=10**9, num_envs=1,
                        log_dir=run_dir, panel="off")
     i = 0
     while True:
         i += 1
         log.step(i, metrics={"Loss/critic": float(i)})
-        struct.pack_into("<q", m, 0, i)  # acknowledged
+        counters[0] = i  # acknowledged
         if i % 100 == 0:
             log.flush()
-            struct.pack_into("<q", m, 8, i)  # flushed: durable
+            counters[1] = i  # flushed: durable
     """
 )
 
