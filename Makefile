@@ -19,6 +19,8 @@ lint:
 
 rust-test:
 	$(CARGO) test --workspace
+	# The README's demo build (no SQL engine): `tally sql` there says how to get it.
+	$(CARGO) test -q -p tally-cli --no-default-features --lib
 
 ## Every committed fuzz input (fuzz/corpus, fuzz/regressions) through its target, on stable and
 ## in the workspace's target dir: seconds, no nightly.

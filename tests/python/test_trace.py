@@ -139,7 +139,12 @@ def test_a_killed_process_leaves_a_trace_that_trace_stats_reads(tmp_path):
             with log.span("learning", cat="learner"):
                 time.sleep(0.001)
             log.step(i)
-        time.sleep(0.3)
+        # Killed once the trace writer has drained every span, however loaded the machine: a
+        # fixed sleep raced it.
+        path = os.path.join(log.run_dir, "perfetto_offpolicy_timeline.json")
+        deadline = time.monotonic() + 60
+        while open(path).read().count('"logger/step"') < 50 and time.monotonic() < deadline:
+            time.sleep(0.01)
         print(log.run_dir, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
         """

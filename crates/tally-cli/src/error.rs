@@ -55,6 +55,7 @@ impl CliError {
     }
 }
 
+#[cfg(feature = "sql")]
 impl From<tally_sql::Error> for CliError {
     /// A query that does not parse or plan is a usage error (exit 2): the query is an argument.
     fn from(e: tally_sql::Error) -> CliError {

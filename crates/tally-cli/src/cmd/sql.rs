@@ -1,17 +1,15 @@
 //! `tally sql PATH... QUERY [--csv|--json]`: a read-only SQL query over the runs under the
 //! paths ([`tally_sql`]: tables `runs` and `scalars`), its answer as an aligned table, CSV or
-//! JSON.
+//! JSON. The query engine is the CLI's `sql` feature (on by default, in `cargo install` and the
+//! wheel; off in the README's demo build, which then compiles no query engine): without it the
+//! command is still parsed and says how to get it.
 
-use super::to_stdout;
-use super::Output;
+#[cfg(feature = "sql")]
+mod answer;
+
 use crate::error::CliError;
 use crate::error::Exit;
-use crate::stderr;
-use std::io::Write;
 use std::path::PathBuf;
-use tally_sql::arrow::csv::WriterBuilder;
-use tally_sql::arrow::json::ArrayWriter;
-use tally_sql::arrow::util::pretty::pretty_format_batches;
 
 /// `tally sql`'s flags.
 #[derive(Debug, clap::Args)]
@@ -29,69 +27,52 @@ pub struct Args {
     pub format: super::TableFlags,
 }
 
+/// What `tally sql` says in a build without the query engine.
+pub const NOT_BUILT: &str = "this tally was built without its SQL engine (the `sql` feature of \
+tally-cli, left out of the lean demo build); `pip install tally-rl`, `cargo install --path \
+crates/tally-cli` or `cargo build --release -p tally-cli` (default features) bring it";
+
 impl Args {
     /// Check the flags and run the command.
     pub fn execute(self) -> Result<Exit, CliError> {
-        let Args {
-            paths,
-            query,
-            strict,
-            format,
-        } = self;
-        let output = format.output();
-        to_stdout(|out| run(&paths, &query, strict, output, out))
+        #[cfg(feature = "sql")]
+        {
+            let Args {
+                paths,
+                query,
+                strict,
+                format,
+            } = self;
+            let output = format.output();
+            super::to_stdout(|out| answer::run(&paths, &query, strict, output, out))
+        }
+        #[cfg(not(feature = "sql"))]
+        {
+            let _ = self;
+            Err(CliError::Usage(NOT_BUILT.to_string()))
+        }
     }
 }
 
-/// Run `tally sql`: the answer on `out`; damage and runs left out said on stderr.
-pub fn run(
-    paths: &[PathBuf],
-    query: &str,
-    strict: bool,
-    output: Output,
-    out: &mut dyn Write,
-) -> Result<(), CliError> {
-    let answer = tally_sql::query(paths, query, strict)?;
-    stderr::warn(&answer.damage);
-    stderr::skipped(&answer.skipped);
-    let arrow_error = |e: tally_sql::arrow::error::ArrowError| match e {
-        tally_sql::arrow::error::ArrowError::IoError(_, io) => CliError::Output(io),
-        e => CliError::Run(format!("could not print the answer: {e}")),
-    };
-    match output {
-        Output::Table => {
-            let text = pretty_format_batches(&answer.batches).map_err(arrow_error)?;
-            if answer.schema.fields().is_empty() || answer.rows() > 0 {
-                writeln!(out, "{text}")?;
-            } else {
-                let names: Vec<&str> = answer
-                    .schema
-                    .fields()
-                    .iter()
-                    .map(|f| f.name().as_str())
-                    .collect();
-                writeln!(out, "no rows ({})", names.join(", "))?;
-            }
-        }
-        Output::Csv => {
-            let mut w = WriterBuilder::new().with_header(true).build(&mut *out);
-            if answer.batches.is_empty() {
-                let empty =
-                    tally_sql::arrow::record_batch::RecordBatch::new_empty(answer.schema.clone());
-                w.write(&empty).map_err(arrow_error)?;
-            }
-            for b in &answer.batches {
-                w.write(b).map_err(arrow_error)?;
-            }
-        }
-        Output::Json => {
-            let mut w = ArrayWriter::new(&mut *out);
-            for b in &answer.batches {
-                w.write(b).map_err(arrow_error)?;
-            }
-            w.finish().map_err(arrow_error)?;
-            writeln!(out)?;
+#[cfg(all(test, not(feature = "sql")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_the_engine_sql_is_a_usage_error_saying_how_to_get_it() {
+        let args = Args {
+            paths: vec![PathBuf::from(".")],
+            query: "SELECT 1".into(),
+            strict: false,
+            format: super::super::TableFlags {
+                json: false,
+                csv: false,
+            },
+        };
+        // A usage error: exit 2, the message printed as it is.
+        match args.execute() {
+            Err(CliError::Usage(m)) => assert_eq!(m, NOT_BUILT),
+            other => panic!("expected a usage error, got {other:?}"),
         }
     }
-    Ok(())
 }
