@@ -15,7 +15,8 @@ use crate::reduce::{reduce_ranks, Rates};
 use crate::remote::RemoteSinks;
 use crate::resolve::{Axis, Resolver};
 use crate::resume::Carried;
-use crate::run::{iso_utc, utc, write_run_summary, RUN_CONFIG_FILE};
+use crate::room::Room;
+use crate::run::{iso_utc, utc, write_run_summary_in, RUN_CONFIG_FILE};
 use crate::runlock::RunLock;
 use crate::sink::BackendStep;
 use crate::summary::{contract_warning, SummaryState};
@@ -93,6 +94,9 @@ pub struct Logger {
     /// With `stall_exit_after`: the thread that ends a stalled run, and the summary it would
     /// finish (docs/contract/health.md "Ending a stalled run").
     stall_exit: Option<(crate::health::stall_exit::StallExit, LastSummary)>,
+    /// Room kept on disk for the final summary, given back at close
+    /// (docs/contract/run-artifacts.md "Storage faults").
+    room: Room,
 }
 
 impl Logger {
@@ -469,6 +473,9 @@ impl Logger {
         s.sink_errors = c.sink_errors.clone();
         s.sink_errors.extend(self.writer.failure_texts());
         self.writer.storage().fill(&mut s);
+        // A resumed run's counts are the whole run's (docs/contract/run-artifacts.md "Resume").
+        s.persisted_iterations = s.persisted_iterations.map(|p| p + c.persisted_iterations);
+        s.lost_iterations += c.lost_iterations;
         s.user_metrics = c.user_metrics.clone();
         s.user_metrics.extend(self.user.summary_values());
         if let Some(h) = &self.health {
@@ -547,9 +554,11 @@ impl Logger {
             config_error = crate::run::write_redacted(&path, &self.run_config).err();
         }
         let storage = self.writer.storage();
+        // Steps an earlier segment lost are still missing from the run's files.
+        let lost_in_run = storage.lost + self.carried.lost_iterations;
         let status = match status {
             RunStatus::Completed | RunStatus::Interrupted
-                if storage.lost > 0 || storage.pending > 0 =>
+                if lost_in_run > 0 || storage.pending > 0 =>
             {
                 RunStatus::Degraded
             }
@@ -570,9 +579,38 @@ impl Logger {
             let text = e.to_string();
             self.with_terminal(|s| s.message(t, Level::Error, text));
         }
-        let written = write_run_summary(&self.run_dir, &summary);
+        let written = write_run_summary_in(&self.run_dir, &summary, &self.room);
+        self.room.release();
+        let lost = (storage.lost > 0).then(|| self.writer.lost_steps());
         let storage = written.and(config_error.map_or(Ok(()), Err));
-        self.end_close(storage, trace_error, manifest_error)
+        self.end_close(storage, trace_error, manifest_error, lost)
+    }
+
+    /// The error `close` raises when steps were lost: how many, which iterations, why, and
+    /// whether `run_summary.json` could record it (docs/contract/run-artifacts.md "Storage
+    /// faults").
+    fn lost_error(
+        (sink, lost): (String, crate::lost::LostSteps),
+        cause: Option<&str>,
+        storage: &Result<()>,
+    ) -> Error {
+        let mut message = format!(
+            "{} logged steps are lost, not in the event file ({})",
+            lost.total(),
+            lost.describe()
+        );
+        if let Some(why) = cause {
+            message += &format!(": {why}");
+        }
+        match storage {
+            Ok(()) => message += "; run_summary.json counts them in lost_iterations",
+            Err(e) => message += &format!("; run_summary.json could not record them: {e}"),
+        }
+        Error::Sink {
+            sink,
+            iteration: lost.first().unwrap_or(0),
+            message,
+        }
     }
 
     /// The end of every close, once the run's documents are final: the run's lock freed (a
@@ -584,10 +622,20 @@ impl Logger {
         storage: Result<()>,
         trace_error: Option<Error>,
         manifest_error: Option<Error>,
+        lost: Option<(String, crate::lost::LostSteps)>,
     ) -> Result<()> {
         self.lock = None;
         let failure = self.take_failure();
         let shown = self.view.take().map_or(Ok(()), |mut v| v.stop());
+        let warn = self.config.on_storage_error == OnStorageError::Warn;
+        if let Some(lost) = lost.filter(|_| !warn) {
+            // Said first, whatever else failed: what the run lost is what its user must hear.
+            let cause = (0..self.writer.failure_count())
+                .filter_map(|i| self.writer.failure(i))
+                .find(|f| f.sink == lost.0)
+                .map(|f| f.message.split(';').next().unwrap_or_default().to_owned());
+            return Err(Self::lost_error(lost, cause.as_deref(), &storage));
+        }
         match storage {
             Err(e) if self.config.on_storage_error == OnStorageError::Warn => {
                 eprintln!("tally: warning: {e}");
@@ -616,6 +664,7 @@ impl Logger {
     ) -> Result<()> {
         let config = self.run_dir.join(RUN_CONFIG_FILE);
         let summary = self.run_dir.join(crate::run::RUN_SUMMARY_FILE);
+        self.room.release();
         let mut put_back = crate::atomic::write_atomic(&config, documents.run_config.as_bytes())
             .and_then(|()| crate::atomic::write_atomic(&summary, documents.run_summary.as_bytes()));
         if let Some(file) = self.event_file.take() {
@@ -633,7 +682,7 @@ impl Logger {
                 "Resume failed before its first step: the run is left as it was".to_owned(),
             )
         });
-        self.end_close(put_back, trace_error, None)
+        self.end_close(put_back, trace_error, None, None)
     }
 
     /// Whether `close` has run.
