@@ -345,7 +345,7 @@ impl Logger {
                     carried: summary.health.clone(),
                     run_dir: run_dir.clone(),
                     clock: clock.clone(),
-                    entry: super::summary_entry,
+                    entry: super::summary::summary_entry,
                 };
                 let x = StallExit::start(h.clone(), ending)
                     .map_err(Error::io("start the stall exit thread", &run_dir))?;
