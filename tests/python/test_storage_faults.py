@@ -78,8 +78,12 @@ CHILD_DISK = textwrap.dedent(
             log.flush()
         except tally.SinkError as e:
             errors.append(str(e))
-    log.close()
-    print(json.dumps({"errors": errors}))
+    try:
+        log.close()
+        closed = "ok"
+    except tally.SinkError as e:
+        closed = str(e)
+    print(json.dumps({"errors": errors, "close": closed}))
     """
 )
 
@@ -150,7 +154,7 @@ def test_file_size_limit_that_stays_ends_degraded_with_the_files_count(tmp_path)
     assert len(reports(got["errors"])) == 1, got
     # Every flush after the outage began said the steps were not durable.
     assert len(got["errors"]) > 1 and all(NOT_DURABLE in e for e in got["errors"][1:]), got
-    assert "kept steps are lost" in got["close"], got["close"]
+    assert "logged steps are lost" in got["close"], got["close"]
     steps = file_steps(run_dir)
     k = len(steps)
     assert 0 < k < STEPS
@@ -209,3 +213,22 @@ def test_a_full_disk_then_space_returns_keeps_every_step(small_tmpfs):
     assert record_boundaries_end_at_file_end(event_file(run_dir))
     s = summary(run_dir)
     assert (s["status"], s["persisted_iterations"], s["lost_iterations"]) == ("completed", 300, 0)
+
+
+def test_a_disk_that_stays_full_says_at_close_and_on_disk_which_steps_are_lost(small_tmpfs):
+    run_dir = small_tmpfs / "run"
+    got, _ = run_child(CHILD_DISK, run_dir, 300, 100, 301)  # space never returns
+    steps = file_steps(run_dir)
+    k = len(steps)
+    assert 0 < k < 300 and steps == list(range(1, k + 1)), "a prefix of the steps, in order"
+    assert record_boundaries_end_at_file_end(event_file(run_dir))
+    lost = 300 - k
+    closed = got["close"]
+    assert f"{lost} logged steps are lost" in closed, closed
+    assert f"iterations {k + 1}\u2013300" in closed, closed
+    assert "No space left on device" in closed, closed
+    s = summary(run_dir)
+    assert s["status"] == "degraded", s
+    assert (s["completed_iterations"], s["persisted_iterations"]) == (300, k)
+    assert (s["lost_iterations"], s["pending_iterations"]) == (lost, 0)
+    assert s["end_time_utc"] is not None

@@ -212,8 +212,15 @@ fn a_legacy_run_passes_only_under_legacy_unversioned_with_unit_scaling() {
         err.contains("no metric_schema_version") || err.contains("missing"),
         "{err}"
     );
-    let (code, out, err) = extract(tmp.path(), &["--legacy-unversioned", "--json"]);
+    let (code, out, err) = extract(
+        tmp.path(),
+        &["--legacy-unversioned", "--profile", "sac_family", "--json"],
+    );
     assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("profile sac_family (named by --profile)"),
+        "{err}"
+    );
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["iter_ms"], 500.0);
     assert_eq!(v["steps_per_sec"], 1000.0);
@@ -225,7 +232,7 @@ fn a_legacy_run_passes_only_under_legacy_unversioned_with_unit_scaling() {
         v["collector_learner_action_wait_ms"], 2.0,
         "timing/collector_inference_wait_ms is the old name"
     );
-    // SAC family (no config, no rollout timing): incremental h2d is the submit diagnostic.
+    // SAC family, as named: incremental h2d is the submit diagnostic.
     assert_eq!(v["replay_ingress_h2d_submit_ms"], 3.0);
     assert_eq!(v["learner_replay_stage_ms"], Value::Null);
 }
@@ -241,6 +248,60 @@ fn the_incremental_h2d_split_follows_the_runs_algorithm() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["learner_replay_stage_ms"], 3.0);
     assert_eq!(v["replay_ingress_h2d_submit_ms"], Value::Null);
+}
+
+/// The profile decides what `timing/learner_incremental_h2d_ms` means: unknown from
+/// run_config.json it is never guessed, by extract as by `export --migrate-legacy`
+/// (docs/contract/consumers.md "Legacy runs").
+#[test]
+fn a_legacy_run_of_unknown_profile_is_refused_until_profile_names_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    legacy_run(tmp.path(), None);
+    let (code, out, err) = extract(tmp.path(), &["--legacy-unversioned", "--json"]);
+    assert_eq!(code, 1, "never assumed sac_family: {out}");
+    assert!(
+        err.contains("--profile NAME") && err.contains("sac_family, appo, onpolicy, rft"),
+        "{err}"
+    );
+    assert!(err.contains("timing/learner_incremental_h2d_ms"), "{err}");
+    // APPO's rollout timing does not name the profile either.
+    let tmp = tempfile::tempdir().unwrap();
+    run(
+        tmp.path(),
+        None,
+        &[
+            ("timing/learner_incremental_h2d_ms", &[3.0]),
+            ("timing/collector_rollout_ms", &[5.0]),
+        ],
+    );
+    let (code, _, err) = extract(tmp.path(), &["--legacy-unversioned"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--profile NAME"), "{err}");
+    let (code, out, err) = extract(
+        tmp.path(),
+        &["--legacy-unversioned", "--profile", "appo", "--json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["learner_replay_stage_ms"], 3.0);
+}
+
+#[test]
+fn a_profile_contradicting_the_runs_own_is_refused_and_needs_legacy_mode() {
+    let tmp = tempfile::tempdir().unwrap();
+    legacy_run(tmp.path(), Some("appo"));
+    let (code, _, err) = extract(
+        tmp.path(),
+        &["--legacy-unversioned", "--profile", "sac_family"],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("appo") && err.contains("sac_family") && err.contains("run_config.json"),
+        "{err}"
+    );
+    let (code, _, err) = extract(tmp.path(), &["--profile", "appo"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--legacy-unversioned"), "{err}");
 }
 
 #[test]

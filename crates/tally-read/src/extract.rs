@@ -9,7 +9,7 @@
 
 use crate::error::Error;
 use crate::files::require_run_event_files;
-use crate::legacy::{known_profile, require_pre_schema, Asker};
+use crate::legacy::{legacy_profile, require_pre_schema, Asker};
 use crate::meta::{read_json, require_schema_v1, RunConfigFacts};
 use crate::observer::Observer;
 use crate::tails::{is_canonical, is_legacy, is_unknown_canonical, read_tails, Tails};
@@ -146,8 +146,9 @@ const EXTRACT: Asker = Asker {
 pub enum Mode {
     /// Schema-v1 canonical tags only (the default).
     Versioned,
-    /// Pre-schema runs through the legacy map.
-    LegacyUnversioned,
+    /// Pre-schema runs through the legacy map, with the profile `--profile` names (needed when
+    /// the run's `run_config.json` names none).
+    LegacyUnversioned(Option<Profile>),
 }
 
 /// The extracted figures: label → mean of the last N values in the row's unit (None = missing).
@@ -192,28 +193,33 @@ pub fn extract(
         let count_check = (mode == Mode::Versioned).then_some(log_interval);
         require_complete(&summary_path, summary.as_ref(), &files, &tails, count_check)?;
     }
-    match mode {
-        Mode::Versioned => require_canonical(&file, &summary_path, summary.as_ref(), &tails)?,
-        Mode::LegacyUnversioned => {
+    let profile = match mode {
+        Mode::Versioned => {
+            require_canonical(&file, &summary_path, summary.as_ref(), &tails)?;
+            None
+        }
+        Mode::LegacyUnversioned(named) => {
             let tags: Vec<&str> = tails.last.keys().map(String::as_str).collect();
             require_pre_schema(EXTRACT, &file, &summary_path, summary.as_ref(), &tags)?;
+            // Export's rule: the run's profile or the one named, never guessed.
+            let config_path = run_dir.join("run_config.json");
+            let (profile, source) = legacy_profile(run_dir, &config_path, &facts, named)?;
+            observer.note(&format!(
+                "{}: reading legacy tags with profile {profile} ({})",
+                run_dir.display(),
+                source.describe()
+            ));
+            Some(profile)
         }
-    }
-    let config_path = run_dir.join("run_config.json");
-    let profile = match known_profile(&config_path, &facts, None)? {
-        Some((profile, _)) => profile,
-        // Pre-schema runs may lack a config; APPO's rollout timing names the profile.
-        None if tails.last.contains_key("timing/collector_rollout_ms") => Profile::Appo,
-        None => Profile::SacFamily,
     };
     let mut out = Vec::with_capacity(ROWS.len());
     for row in ROWS {
-        let value = match mode {
-            Mode::Versioned => match row.canonical {
+        let value = match profile {
+            None => match row.canonical {
                 Some((tag, scale)) => tails.mean(tag).map(|v| v * scale),
                 None => continue,
             },
-            Mode::LegacyUnversioned => legacy_value(row, &tails, profile),
+            Some(profile) => legacy_value(row, &tails, profile),
         };
         out.push((row.label, value));
     }

@@ -95,6 +95,35 @@ pub fn known_profile(
     }
 }
 
+/// The profile a legacy read uses, for `extract --legacy-unversioned` and `export
+/// --migrate-legacy` alike: the run's own (`run_config.json`), else the one `--profile` names;
+/// never guessed (`timing/learner_incremental_h2d_ms` means different things for SAC and APPO),
+/// so without either the run `dir` is refused, asking for `--profile` and listing the profiles.
+pub fn legacy_profile(
+    dir: &Path,
+    config_path: &Path,
+    facts: &RunConfigFacts,
+    named: Option<Profile>,
+) -> Result<(Profile, ProfileSource), Error> {
+    if let Some(known) = known_profile(config_path, facts, named)? {
+        return Ok(known);
+    }
+    let config = if config_path.exists() {
+        format!(
+            "{} names no logger profile or known algorithm",
+            config_path.display()
+        )
+    } else {
+        format!("no {}", config_path.display())
+    };
+    Err(Error::Refused(format!(
+        "{}: the run's profile is unknown ({config}), and it decides what \
+         timing/learner_incremental_h2d_ms means: name it with --profile NAME ({})",
+        dir.display(),
+        profile_names()
+    )))
+}
+
 /// Every profile's name, for messages: `sac_family, appo, onpolicy, rft`.
 pub fn profile_names() -> String {
     Profile::ALL.map(Profile::as_str).join(", ")

@@ -482,6 +482,57 @@ fn core_collector_rows_show_even_below_one_percent() {
     }
 }
 
+/// The collector cycle's six phases (docs/contract/timelines.md "Collector timeline
+/// (sac_family)").
+const CYCLE_PHASES: [&str; 6] = [
+    "Perf/collector_inference_request_ms",
+    "Perf/collector_learner_action_wait_ms",
+    "Perf/collector_env_step_ms",
+    "Perf/collector_transition_extract_ms",
+    "Perf/collector_replay_write_ms",
+    "Perf/collector_metrics_publish_ms",
+];
+
+/// The value column of the row labelled `label` in the collector table, if it shows.
+fn collector_value(t: &str, label: &str) -> Option<String> {
+    t.lines().find_map(|line| {
+        let col = line
+            .split(['│', '║'])
+            .find(|c| c.trim_start().starts_with(&format!("{label}  ")))?;
+        Some(col.trim_start()[label.len()..].trim().to_owned())
+    })
+}
+
+#[test]
+fn the_collector_cycle_total_shows_as_the_collector_s_100_percent_row() {
+    // The cycle is the sum of its phases, the denominator of every collector share, and a
+    // terminal-derived field the panel shows, as Iter Wall is the learner's
+    // (docs/contract/timelines.md, docs/contract/panel.md "Timing tables").
+    let phases = [0.2, 6.0, 2.4, 0.3, 0.5, 0.2];
+    let values: Vec<(&'static str, f64)> = CYCLE_PHASES.iter().copied().zip(phases).collect();
+    let s = sac_with(&values);
+    let cycle: f64 = phases.iter().sum();
+    for w in WIDTHS {
+        let t = text(&s, w);
+        assert_eq!(
+            collector_value(&t, "Collector Cycle").as_deref(),
+            Some(format!("{cycle:.1}ms  100%").as_str()),
+            "at {w} columns:\n{t}"
+        );
+    }
+    // All or nothing: a cycle missing a phase is no cycle, and no total is shown.
+    let mut values = sac_values(1.0);
+    values.retain(|(tag, _)| *tag != "Perf/collector_metrics_publish_ms");
+    let mut partial = TerminalState::new(sac_state().facts);
+    partial.push(sample(10.0, 1, &values), Some(1.0), Default::default(), 0);
+    for w in WIDTHS {
+        let t = text(&partial, w);
+        assert!(!has_label(&t, "Collector Cycle"), "at {w} columns:\n{t}");
+    }
+    // APPO has no cycle.
+    assert!(!has_label(&text(&appo_state(), 140), "Collector Cycle"));
+}
+
 #[test]
 fn appo_collector_shows_milliseconds_without_percentages() {
     // APPO's three collector values are not a percentage breakdown of anything, so the

@@ -16,12 +16,17 @@ pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Resul
 /// As [`write_json_atomic`], fsyncing only when `sync`: without it the replace is still whole
 /// for any reader and survives the process being killed, but not a power loss.
 pub fn write_json_replace<T: Serialize + ?Sized>(path: &Path, value: &T, sync: bool) -> Result<()> {
+    replace(path, &json_bytes(path, value)?, sync)
+}
+
+/// `value` as an artefact's bytes: pretty JSON (2-space indent) and a trailing newline.
+pub fn json_bytes<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<Vec<u8>> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| Error::Json {
         path: path.to_owned(),
         source,
     })?;
     bytes.push(b'\n');
-    replace(path, &bytes, sync)
+    Ok(bytes)
 }
 
 /// Atomically replace `path` with `bytes`.
@@ -29,7 +34,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     replace(path, bytes, true)
 }
 
-fn replace(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
+/// Replace `path` with `bytes` through a temporary file beside it, fsynced when `sync`.
+pub fn replace(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())

@@ -6,6 +6,7 @@
 //! lost. Any other sink (a remote one) is set aside at its first failure so it cannot hold the
 //! others back.
 
+use crate::lost::LostSteps;
 use crate::sink::{BackendStep, Relinked, Sink, SinkError, StorageFault};
 use crate::writer::failures::SinkFailure;
 use std::collections::VecDeque;
@@ -31,6 +32,10 @@ pub(crate) struct Slot {
     persisted: u64,
     /// Steps that will never reach the sink.
     pub lost: u64,
+    /// Which iterations they were.
+    pub lost_steps: LostSteps,
+    /// The first and last iteration written to the sink (what an unlinked file held).
+    written_span: Option<(u64, u64)>,
     /// The sink's file was unlinked and is not back at its path yet (why): the steps written
     /// to it are only in the open file, so they count as pending, not persisted.
     unlinked: Option<String>,
@@ -74,6 +79,8 @@ impl Slot {
             overflowing: false,
             persisted: 0,
             lost: 0,
+            lost_steps: LostSteps::default(),
+            written_span: None,
             unlinked: None,
         }
     }
@@ -86,6 +93,11 @@ impl Slot {
             return;
         }
         let _ = self.sink.write_text(step, wall_time, tag, text);
+    }
+
+    /// The sink's name.
+    pub(crate) fn name(&self) -> &str {
+        self.sink.name()
     }
 
     /// Whether this is the run's local storage.
@@ -156,18 +168,30 @@ impl Slot {
             return;
         }
         match self.sink.write(step) {
-            Ok(()) => self.written(),
+            Ok(()) => self.written(step.iteration),
             Err(e) => match self.fault(step.iteration, e, out) {
                 Outcome::Retry => self.keep(step.clone(), out),
-                Outcome::Lost => self.lost += 1,
-                Outcome::Written => self.persisted += 1,
+                Outcome::Lost => self.lose(step.iteration, step.iteration, 1),
+                Outcome::Written => self.persist(step.iteration),
             },
         }
     }
 
-    fn written(&mut self) {
-        self.persisted += 1;
+    fn written(&mut self, iteration: u64) {
+        self.persist(iteration);
         self.failing = false;
+    }
+
+    fn persist(&mut self, iteration: u64) {
+        self.persisted += 1;
+        let first = self.written_span.map_or(iteration, |(f, _)| f);
+        self.written_span = Some((first, iteration));
+    }
+
+    /// Count `n` steps from iteration `first` to `last` lost, and which they were.
+    fn lose(&mut self, first: u64, last: u64, n: u64) {
+        self.lost += n;
+        self.lost_steps.add_run(first, last, n, self.persisted);
     }
 
     /// Classify a failed write and report it if it starts an outage (or loses the step).
@@ -202,7 +226,7 @@ impl Slot {
         let bytes = step_bytes(&step);
         if self.backlog.len() >= BACKLOG_MAX_STEPS || self.backlog_bytes + bytes > BACKLOG_MAX_BYTES
         {
-            self.lost += 1;
+            self.lose(step.iteration, step.iteration, 1);
             if !self.overflowing {
                 self.overflowing = true;
                 out.push(self.failure(
@@ -226,11 +250,11 @@ impl Slot {
         while let Some(step) = self.backlog.front() {
             let (iteration, bytes) = (step.iteration, step_bytes(step));
             match self.sink.write(step) {
-                Ok(()) => self.written(),
+                Ok(()) => self.written(iteration),
                 Err(e) => match self.fault(iteration, e, out) {
                     Outcome::Retry => return,
-                    Outcome::Lost => self.lost += 1,
-                    Outcome::Written => self.persisted += 1,
+                    Outcome::Lost => self.lose(iteration, iteration, 1),
+                    Outcome::Written => self.persist(iteration),
                 },
             }
             self.backlog.pop_front();
@@ -266,18 +290,27 @@ impl Slot {
             self.retry(out);
             if !self.backlog.is_empty() {
                 let first = self.backlog.front().map_or(0, |s| s.iteration);
+                let last = self.backlog.back().map_or(0, |s| s.iteration);
                 let n = self.backlog.len() as u64;
-                self.lost += n;
+                self.lose(first, last, n);
                 self.backlog.clear();
                 self.backlog_bytes = 0;
+                let which = match first == last {
+                    true => format!("iteration {first}"),
+                    false => format!("iterations {first}–{last}"),
+                };
                 out.push(self.failure(
                     first,
-                    format!("the disk still refused writes at close: {n} kept steps are lost"),
+                    format!(
+                        "the disk still refused writes at close: {n} kept steps are lost \
+                         ({which})"
+                    ),
                 ));
             }
             if let Some(why) = self.unlinked.take() {
                 let n = std::mem::take(&mut self.persisted);
-                self.lost += n;
+                let (first, last) = self.written_span.take().unwrap_or((0, 0));
+                self.lose(first, last, n);
                 out.push(self.failure(
                     0,
                     format!("{why}; still not restored at close: the {n} steps it held are lost"),

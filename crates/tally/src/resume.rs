@@ -40,6 +40,8 @@ pub struct PriorRun {
     pub last_step: Option<i64>,
     /// The checkpoint the resume rewinds the run to (`resume_from` before the last iteration).
     pub rewind: Option<Rewind>,
+    /// The points its event files show: all of them, and those a rewind keeps.
+    pub points: (u64, u64),
     /// The largest creation second in the names of its event files, if it has any.
     pub latest_event_file_secs: Option<u64>,
     /// `run_config.json` and `run_summary.json` as read: put back when the resumed logger
@@ -215,6 +217,10 @@ pub fn load(dir: &Path, config: &LoggerConfig) -> Result<PriorRun> {
         Some(from) => rewind_to(dir, from, axis, &points)?,
         None => None,
     };
+    let kept = points
+        .iter()
+        .filter(|p| rewind.is_none_or(|r| p.step <= r.step))
+        .count();
     Ok(PriorRun {
         dir: dir.to_owned(),
         config: run_config,
@@ -222,6 +228,7 @@ pub fn load(dir: &Path, config: &LoggerConfig) -> Result<PriorRun> {
         axis,
         last_step,
         rewind,
+        points: (points.len() as u64, kept as u64),
         latest_event_file_secs: latest_event_file_secs(dir)?,
         documents: PriorDocuments {
             run_config: config_text,
@@ -434,13 +441,24 @@ pub struct Carried {
     pub user_metrics: BTreeMap<String, Option<f64>>,
     /// User metrics documented so far.
     pub user_metric_specs: Vec<UserMetric>,
+    /// Steps the earlier segments' event files show (a rewind's purged ones not among them).
+    pub persisted_iterations: u64,
+    /// Steps the earlier segments logged that their event files lack.
+    pub lost_iterations: u64,
 }
 
 impl Carried {
     /// The figures of `p`'s summary and config.
     pub fn of(p: &PriorRun) -> Self {
         let s = &p.summary;
+        let (all, kept) = p.points;
+        // What the earlier summary counted and the files do not hold is lost: its lost steps,
+        // and those a killed logger still kept in memory (never written).
+        let counted = s.persisted_iterations.unwrap_or(0) + s.pending_iterations;
+        let lost = s.lost_iterations + counted.saturating_sub(all);
         Carried {
+            persisted_iterations: kept,
+            lost_iterations: lost,
             wall_time_sec: s.wall_time_sec,
             training_wall_time_sec: s.training_wall_time_sec,
             backpressure_waits: s.backpressure_waits,

@@ -1,9 +1,10 @@
 //! Building the run's JSON artefacts: `run_config.json` at start, `run_summary.json` during and at close.
 
-use crate::atomic::write_json_atomic;
+use crate::atomic::{json_bytes, replace};
 use crate::error::{Error, Result};
 use crate::host;
 use crate::redact::redact_value;
+use crate::room::Room;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{de::DeserializeOwned, Serialize};
 use serde_json::{Map, Value};
@@ -62,7 +63,7 @@ pub fn run_identity(
 /// Atomically write `doc` to `path` with every secret redacted, whatever field holds it
 /// (docs/contract/run-artifacts.md "Secrets"); returns the document as written.
 pub fn write_redacted<T: Serialize + DeserializeOwned>(path: &Path, doc: &T) -> Result<T> {
-    let clean = write_clean(path, doc)?;
+    let clean = write_clean(path, doc, None)?;
     // Redaction only swaps strings for strings, so the typed document always reads back.
     serde_json::from_value(clean).map_err(|source| Error::Json {
         path: path.to_owned(),
@@ -70,13 +71,18 @@ pub fn write_redacted<T: Serialize + DeserializeOwned>(path: &Path, doc: &T) -> 
     })
 }
 
-fn write_clean<T: Serialize>(path: &Path, doc: &T) -> Result<Value> {
+/// Write `doc` redacted, fsynced, over `room` when the disk refuses a temporary file.
+fn write_clean<T: Serialize>(path: &Path, doc: &T, room: Option<&Room>) -> Result<Value> {
     let json = serde_json::to_value(doc).map_err(|source| Error::Json {
         path: path.to_owned(),
         source,
     })?;
     let clean = redact_value(&json);
-    write_json_atomic(path, &clean)?;
+    let bytes = json_bytes(path, &clean)?;
+    match room {
+        Some(room) => room.replace(path, &bytes, true)?,
+        None => replace(path, &bytes, true)?,
+    }
     Ok(clean)
 }
 
@@ -151,5 +157,11 @@ pub fn initial_summary(run: &RunIdentity) -> RunSummary {
 /// Atomically write `summary` as `dir/run_summary.json`, secrets redacted (the runtime
 /// manifest and sink error texts included).
 pub fn write_run_summary(dir: &Path, summary: &RunSummary) -> Result<()> {
-    write_clean(&dir.join(RUN_SUMMARY_FILE), summary).map(drop)
+    write_clean(&dir.join(RUN_SUMMARY_FILE), summary, None).map(drop)
+}
+
+/// [`write_run_summary`] over the run's `room` when the disk is full (docs/contract/
+/// run-artifacts.md "Storage faults").
+pub fn write_run_summary_in(dir: &Path, summary: &RunSummary, room: &Room) -> Result<()> {
+    write_clean(&dir.join(RUN_SUMMARY_FILE), summary, Some(room)).map(drop)
 }

@@ -163,7 +163,11 @@ impl Drop for Unstarted {
             let _ = std::fs::remove_dir_all(&dir);
             return;
         }
-        for ours in [crate::run::RUN_CONFIG_FILE, crate::run::RUN_SUMMARY_FILE] {
+        for ours in [
+            crate::run::RUN_CONFIG_FILE,
+            crate::run::RUN_SUMMARY_FILE,
+            crate::room::ROOM_FILE,
+        ] {
             let _ = std::fs::remove_file(dir.join(ours));
         }
     }

@@ -258,6 +258,10 @@ pub struct CollectorRow {
     pub visible: bool,
 }
 
+/// The terminal-derived tag of the collector cycle's total: shown on the panel, never
+/// persisted (docs/contract/timelines.md "Collector timeline (sac_family)").
+pub const CYCLE_TAG: &str = "Terminal/collector_cycle_ms";
+
 /// The collector's own clock: its rows and, for sac_family, the cycle total.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CollectorTimeline {

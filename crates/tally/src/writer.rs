@@ -8,6 +8,7 @@
 use crate::backlog::Slot;
 use crate::health::live::{finding_text, LiveHealth};
 use crate::health::pace::Pace;
+use crate::room::Room;
 use crate::run::{RUN_CONFIG_FILE, RUN_SUMMARY_FILE};
 use crate::sink::{BackendStep, Sink};
 use crate::summary_pace::{SummaryDone, SummaryPace};
@@ -79,6 +80,8 @@ struct Back {
     health: Option<Arc<LiveHealth>>,
     /// The run's clock (a finding's wall time, the stall timer's now).
     clock: Arc<dyn Clock>,
+    /// Room kept on disk for `run_summary.json` (`room.rs`).
+    room: Option<Room>,
 }
 
 /// The findings the event file has not had yet, each written once as text (tag
@@ -119,14 +122,15 @@ fn run(
         spares,
         health,
         clock,
+        room,
     } = back;
     let gone = Gone(queue);
     let tick = health.as_ref().and_then(|h| h.tick());
     let mut checked = std::time::Instant::now();
     let mut written = 0usize;
     let mut slots: Vec<Slot> = sinks.into_iter().map(Slot::new).collect();
-    let mut summary = Artefact::<RunSummary>::new(RUN_SUMMARY_FILE, sync_summary);
-    let mut config = Artefact::<RunConfig>::new(RUN_CONFIG_FILE, true);
+    let mut summary = Artefact::<RunSummary>::new(RUN_SUMMARY_FILE, sync_summary, room);
+    let mut config = Artefact::<RunConfig>::new(RUN_CONFIG_FILE, true, None);
     let mut vanished = restore::Restorer::new(run_dir.clone());
     let mut out = Vec::new();
     loop {
@@ -234,13 +238,13 @@ fn run(
 impl WriterThread {
     /// Start the thread with `sinks`; the run's JSON artefacts are rewritten in `run_dir`, the
     /// periodic summaries fsynced only when `sync_summary` (as durable as the event file: the
-    /// final summary is always fsynced by the logger).
+    /// final summary is always fsynced by the logger), over `room` when the disk is full.
     pub fn spawn(
         sinks: Vec<Box<dyn Sink>>,
         run_dir: PathBuf,
         capacity: usize,
         clock: Arc<dyn Clock>,
-        sync_summary: bool,
+        (sync_summary, room): (bool, Option<Room>),
         health: Option<Arc<LiveHealth>>,
     ) -> std::io::Result<Self> {
         let queue = Arc::new(Queue::new(capacity));
@@ -269,6 +273,7 @@ impl WriterThread {
                     spares: spare_tx,
                     health,
                     clock: k,
+                    room,
                 };
                 run(q, sinks, run_dir, f, c, back, sync_summary)
             })?;
@@ -371,6 +376,12 @@ impl WriterThread {
     /// Where the run's steps stand in its local storage (exact once [`Self::finish`] ran).
     pub fn storage(&self) -> StorageTally {
         self.counts.tally()
+    }
+
+    /// The sink that lost steps and which iterations they were (exact once [`Self::finish`]
+    /// ran).
+    pub fn lost_steps(&self) -> (String, crate::lost::LostSteps) {
+        self.counts.lost_steps()
     }
 
     /// Close the queue, let the thread write everything and close the sinks, and join it.

@@ -198,7 +198,10 @@ fn a_disk_still_full_at_close_ends_degraded_with_the_lost_steps_counted() {
     }
     assert_eq!(errors, 1);
     let err = r.log.close(RunStatus::Completed).unwrap_err().to_string();
-    assert!(err.contains("51 kept steps are lost"), "{err}");
+    assert!(
+        err.contains("51 logged steps are lost") && err.contains("iterations 50–100"),
+        "{err}"
+    );
     assert_eq!(iterations(&r.mem), (1..=49).collect::<Vec<_>>());
     let s = summary(r.log.run_dir());
     assert_eq!(s["status"], "degraded");
@@ -228,7 +231,16 @@ fn steps_past_the_backlog_cap_are_lost_counted_and_reported() {
     for i in cap + 12..=cap + 20 {
         r.log.step(&step(i)).unwrap();
     }
-    r.log.close(RunStatus::Completed).unwrap();
+    // Close says what the run lost, though the disk took writes again.
+    let closed = r.log.close(RunStatus::Completed).unwrap_err().to_string();
+    assert!(
+        closed.contains(&format!(
+            "10 logged steps are lost, not in the event file (iterations {}–{})",
+            cap + 2,
+            cap + 11
+        )),
+        "{closed}"
+    );
     assert_eq!(errors.len(), 2, "the outage, then the overflow: {errors:?}");
     assert!(
         errors[1].contains(&format!("at iteration {}", cap + 2)) && errors[1].contains("lost"),
@@ -310,12 +322,16 @@ fn a_summary_that_cannot_be_written_is_retried_on_the_next_rewrite() {
     let mut c = config(dir.path(), 10);
     c.summary_interval_secs = 0.0;
     let mut r = run(c, vec![]);
-    // A directory where the atomic rewrite's temp file goes makes every rewrite fail.
+    // A directory where the atomic rewrite's temp file goes, and one where the summary's room
+    // is, make every rewrite fail.
     let blocker = r
         .log
         .run_dir()
         .join(format!(".run_summary.json.tmp.{}", std::process::id()));
     std::fs::create_dir(&blocker).unwrap();
+    let room = r.log.run_dir().join(tally::room::ROOM_FILE);
+    std::fs::remove_file(&room).unwrap();
+    std::fs::create_dir(&room).unwrap();
     let mut errors = Vec::new();
     for i in 1..=5 {
         if let Err(e) = r.log.step(&step(i)).and_then(|()| r.log.flush()) {
@@ -326,6 +342,7 @@ fn a_summary_that_cannot_be_written_is_retried_on_the_next_rewrite() {
     assert!(errors[0].contains("run_summary"), "{}", errors[0]);
     assert_eq!(summary(r.log.run_dir())["completed_iterations"], 0);
     std::fs::remove_dir(&blocker).unwrap();
+    std::fs::remove_dir(&room).unwrap();
     r.log.step(&step(6)).unwrap();
     r.log.flush().unwrap();
     assert_eq!(summary(r.log.run_dir())["completed_iterations"], 6);

@@ -25,6 +25,11 @@ pub struct Args {
     /// Read a pre-schema run through the legacy map (never a fallback for modern runs).
     #[arg(long)]
     pub legacy_unversioned: bool,
+    /// The profile (sac_family, appo, onpolicy, rft) of a pre-schema run whose
+    /// run_config.json names none; it decides what timing/learner_incremental_h2d_ms means.
+    #[arg(long, value_name = "NAME", requires = "legacy_unversioned",
+          value_parser = |s: &str| s.parse::<tally::Profile>())]
+    pub profile: Option<tally::Profile>,
     /// Extract a run whose summary says completed although its event files end early
     /// (the damage is still reported).
     #[arg(long)]
@@ -39,10 +44,11 @@ impl Args {
             last,
             json,
             legacy_unversioned,
+            profile,
             allow_truncated,
         } = self;
         let mode = if legacy_unversioned {
-            tally_read::extract::Mode::LegacyUnversioned
+            tally_read::extract::Mode::LegacyUnversioned(profile)
         } else {
             tally_read::extract::Mode::Versioned
         };

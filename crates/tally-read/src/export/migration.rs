@@ -3,7 +3,7 @@
 
 use super::options::Options;
 use crate::error::Error;
-use crate::legacy::{known_profile, profile_names, require_pre_schema, Asker};
+use crate::legacy::{legacy_profile, require_pre_schema, Asker};
 use crate::meta::{read_json, RunConfigFacts};
 use crate::observer::Observer;
 use crate::scalars::RunScalars;
@@ -53,22 +53,7 @@ pub(super) fn migration_profile(
     require_pre_schema(MIGRATE, file, &summary_path, summary.as_ref(), &tags)?;
     let config_path = dir.join("run_config.json");
     let facts = RunConfigFacts::from_config(read_json(&config_path)?.as_ref());
-    let Some((profile, source)) = known_profile(&config_path, &facts, opts.profile)? else {
-        let config = if config_path.exists() {
-            format!(
-                "{} names no logger profile or known algorithm",
-                config_path.display()
-            )
-        } else {
-            format!("no {}", config_path.display())
-        };
-        return Err(Error::Refused(format!(
-            "{}: the run's profile is unknown ({config}), and it decides what \
-             timing/learner_incremental_h2d_ms means: name it with --profile NAME ({})",
-            dir.display(),
-            profile_names()
-        )));
-    };
+    let (profile, source) = legacy_profile(dir, &config_path, &facts, opts.profile)?;
     observer.note(&format!(
         "{}: migrating legacy tags with profile {profile} ({})",
         dir.display(),

@@ -12,6 +12,7 @@ use crate::input::{Backend, LoggerConfig};
 use crate::remote::RemoteSinks;
 use crate::resolve::{Axis, Resolver};
 use crate::resume::Carried;
+use crate::room::Room;
 use crate::run::{
     initial_summary, iso_utc, run_identity, utc, write_run_config, write_run_summary,
     RUN_CONFIG_FILE, RUN_SUMMARY_FILE,
@@ -264,12 +265,16 @@ impl Logger {
                 false => h,
             })
         });
+        // Room on disk for the summary, so a disk that fills never leaves it behind the
+        // event file (docs/contract/run-artifacts.md "Storage faults").
+        let summary_bytes = serde_json::to_vec_pretty(&summary).map_or(0, |b| b.len());
+        let room = Room::keep(&run_dir, summary_bytes)?;
         let mut writer = WriterThread::spawn(
             sinks,
             run_dir.clone(),
             config.queue_capacity,
             clock.clone(),
-            sync_summary,
+            (sync_summary, Some(room.clone())),
             health.clone(),
         )
         .map_err(Error::io("start writer thread", &run_dir))?;
@@ -340,7 +345,7 @@ impl Logger {
                     carried: summary.health.clone(),
                     run_dir: run_dir.clone(),
                     clock: clock.clone(),
-                    entry: super::summary_entry,
+                    entry: super::summary::summary_entry,
                 };
                 let x = StallExit::start(h.clone(), ending)
                     .map_err(Error::io("start the stall exit thread", &run_dir))?;
@@ -398,6 +403,7 @@ impl Logger {
             pace,
             webhook,
             stall_exit,
+            room,
         })
     }
 }

@@ -2,7 +2,8 @@
 //! rewrite is kept and retried on the next one.
 
 use super::failures::{record, Failures, SinkFailure};
-use crate::atomic::write_json_replace;
+use crate::atomic::{json_bytes, replace};
+use crate::room::Room;
 use std::path::Path;
 
 /// A JSON artefact rewrite that failed, kept until a later rewrite (or a flush) succeeds.
@@ -15,16 +16,19 @@ pub(super) struct Artefact<T> {
     failing: bool,
     /// Whether each rewrite is fsynced.
     sync: bool,
+    /// Room kept on disk for it (the summary's), spent when the disk is full.
+    room: Option<Room>,
 }
 
 impl<T: serde::Serialize> Artefact<T> {
-    pub(super) fn new(file: &'static str, sync: bool) -> Self {
+    pub(super) fn new(file: &'static str, sync: bool, room: Option<Room>) -> Self {
         Artefact {
             file,
             pending: None,
             last: None,
             failing: false,
             sync,
+            room,
         }
     }
 
@@ -48,7 +52,11 @@ impl<T: serde::Serialize> Artefact<T> {
                 path: path.clone(),
                 source,
             })
-            .and_then(|v| write_json_replace(&path, &v, self.sync));
+            .and_then(|v| json_bytes(&path, &v))
+            .and_then(|bytes| match &self.room {
+                Some(room) => room.replace(&path, &bytes, self.sync),
+                None => replace(&path, &bytes, self.sync),
+            });
         match written {
             Ok(()) => {
                 // A newer document replaces a kept one: the kept one is never written after it.

@@ -2,7 +2,9 @@
 //! thread last left them (docs/contract/run-artifacts.md "Storage faults").
 
 use crate::backlog::Slot;
+use crate::lost::LostSteps;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use tally_schema::artifacts::RunSummary;
 
 /// The run's local-storage counts, as the writer thread last left them.
@@ -13,6 +15,9 @@ pub(super) struct StorageCounts {
     pub(super) persisted: AtomicU64,
     pub(super) lost: AtomicU64,
     pub(super) pending: AtomicU64,
+    /// The sink that lost the most steps and which iterations they were (locked only when
+    /// more are lost).
+    pub(super) lost_steps: Mutex<(String, LostSteps)>,
 }
 
 /// Where the run's steps stand in its local storage (docs/contract/run-artifacts.md
@@ -44,9 +49,22 @@ impl StorageCounts {
         let persisted = local().map(Slot::persisted).min().unwrap_or(0);
         self.persisted.store(persisted, Ordering::Release);
         let lost = local().map(|s| s.lost).max().unwrap_or(0);
+        if lost != self.lost.load(Ordering::Acquire) {
+            if let Some(most) = local().max_by_key(|s| s.lost) {
+                *self.lost_steps.lock().unwrap_or_else(|e| e.into_inner()) =
+                    (most.name().to_owned(), most.lost_steps.clone());
+            }
+        }
         self.lost.store(lost, Ordering::Release);
         let pending = local().map(Slot::pending).max().unwrap_or(0);
         self.pending.store(pending, Ordering::Release);
+    }
+
+    pub(super) fn lost_steps(&self) -> (String, LostSteps) {
+        self.lost_steps
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     pub(super) fn tally(&self) -> StorageTally {

@@ -8,7 +8,8 @@ use crate::state::{shows_other, wall_label, MetricGroup, Model, Trend};
 use crate::view::draw::Pal;
 use crate::view::layout::Tier;
 use ratatui::style::{Color, Modifier};
-use tally::timeline::phase_label;
+use tally::timeline::{phase_label, CYCLE_TAG};
+use tally_schema::lookup::metric;
 use tally_schema::{Profile, Role, Unit};
 
 pub(super) struct Tables {
@@ -215,7 +216,7 @@ fn collector_rows(m: &Model, g: &Glyphs, pal: Pal) -> Vec<Row> {
     }
     let last_detail = visible.iter().rposition(|r| r.detail);
     let sac = m.profile == Profile::SacFamily;
-    visible
+    let mut rows: Vec<Row> = visible
         .iter()
         .enumerate()
         .map(|(i, r)| {
@@ -252,7 +253,20 @@ fn collector_rows(m: &Model, g: &Glyphs, pal: Pal) -> Vec<Row> {
             };
             Row::new(label, pal.plain(), value, pal.plain(), prio)
         })
-        .collect()
+        .collect();
+    // The cycle total closes the table as Iter Wall closes the learner's: the 100 % every
+    // collector share is of, shown only when every phase was reported
+    // (docs/contract/timelines.md "Collector timeline (sac_family)").
+    if let (Some(cycle), Some(spec)) = (c.cycle_ms, metric(CYCLE_TAG)) {
+        rows.push(Row::new(
+            spec.label,
+            pal.bold(Color::Reset),
+            format!("{cycle:>7.1}ms  100%"),
+            pal.bold(Color::Reset),
+            CORE,
+        ));
+    }
+    rows
 }
 
 fn system_rows(m: &Model, pal: Pal) -> Vec<Row> {
