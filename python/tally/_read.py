@@ -80,7 +80,7 @@ def _warn_findings(found: Dict[str, Any], stacklevel: int) -> None:
         what, category = _WARNINGS.get(kind, (kind, RuntimeWarning))
         warnings.warn(f"{file}: {what} at byte {offset}: {detail}", category, stacklevel=stacklevel)
     for run, why in found["skipped"]:
-        warnings.warn(f"{run}: run skipped: {why}", UnreadableRunWarning, stacklevel=stacklevel)
+        warnings.warn(f"{run}: skipped: {why}", UnreadableRunWarning, stacklevel=stacklevel)
 
 
 def _pyarrow() -> ModuleType:

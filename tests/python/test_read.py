@@ -410,7 +410,7 @@ def test_read_runs_skips_a_run_it_cannot_read_and_says_why(tmp_path):
         table = tally.read_runs(tmp_path)
     assert sorted(set(table.column("run").to_pylist())) == ["also_good", "good"]
     (w,) = [str(c.message) for c in caught]
-    assert w.startswith(f"{bad}: run skipped:") and str(path) in w, w
+    assert w.startswith(f"{bad}: skipped:") and str(path) in w, w
     with pytest.raises(tally.StorageError, match="events.out.tfevents"):
         tally.read_runs(tmp_path, errors="raise")
     with pytest.raises(ValueError, match="errors='ignore'"):

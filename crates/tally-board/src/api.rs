@@ -407,7 +407,12 @@ fn run(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    let health = match check_paths(std::slice::from_ref(&dir), &RuleSet::defaults(), now) {
+    let health = match check_paths(
+        std::slice::from_ref(&dir),
+        &RuleSet::defaults(),
+        now,
+        &mut tally_read::Quiet,
+    ) {
         Ok(runs) => json!(runs
             .iter()
             .flat_map(|r| r.findings.iter().map(finding_json))

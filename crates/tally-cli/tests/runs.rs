@@ -108,7 +108,7 @@ fn a_run_that_cannot_be_read_is_skipped_and_named_the_others_listed() {
     assert_eq!(rows.len(), 1);
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
-        err.contains("run skipped") && err.contains("events.out.tfevents.1.h"),
+        err.contains("skipped") && err.contains("events.out.tfevents.1.h"),
         "{err}"
     );
 }

@@ -26,7 +26,7 @@ pub fn run_configuration(dir: &Path) -> Result<Vec<(String, Value)>, Error> {
     }
     let mut out = Vec::new();
     for file in dir_event_files(dir)? {
-        let Ok(f) = std::fs::File::open(&file) else {
+        let Ok(f) = tally_tfevents::open::open_regular(&file) else {
             continue;
         };
         let mut events = EventReader::new(std::io::BufReader::new(f));
