@@ -313,9 +313,11 @@ def compare(
         raise ValueError(f"tally.compare: seed={seed!r}; expected an integer below 2**32 (numpy's RandomState)")
     pa = _pyarrow()
     found = compare_runs(_paths(paths), metric, list(by), str(at), reps, seed, curve_points)
-    _warn_findings({"damage": [], "skipped": found["skipped"]}, stacklevel=3)
+    _warn_findings(found, stacklevel=3)
     for run, why in found["unscored"]:
         warnings.warn(f"{run}: not scored: {why}", UnreadableRunWarning, stacklevel=2)
+    for message in found["absent"]:
+        warnings.warn(message, UserWarning, stacklevel=2)
     groups = json.loads(found["groups"])
     columns: Dict[str, Any] = {k: _per_run_array(pa, [g["key"][k] for g in groups]) for k in by}
     for k in ("n", "mean", "mean_low", "mean_high", "std", "iqm", "iqm_low", "iqm_high"):

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tally::health::RuleSet;
-use tally_read::compare::{compare, Settings, BAND_REPS};
+use tally_read::compare::{absent_message, compare, Settings, BAND_REPS};
 use tally_read::damage::damage_json;
 use tally_read::diagnose::{diagnose, Thresholds, DEFAULT_LAST};
 use tally_read::downsample::{Axis, Bucket, Point};
@@ -287,6 +287,7 @@ fn groups(catalog: &Catalog, target: &Target) -> Handled {
         "by": by,
         "groups": groups,
         "unscored": found.unscored.iter().map(|(run, why)| json!({"run": run, "why": why})).collect::<Vec<_>>(),
+        "absent": found.absent.iter().map(|k| absent_message(k)).collect::<Vec<_>>(),
     })))
 }
 

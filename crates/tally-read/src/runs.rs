@@ -18,6 +18,11 @@ mod stream;
 pub use column_types::{column_types, micros, text, Kind, TAG_FIGURES};
 pub use row::{final_cut, RunRow, TagStats, FINAL_SHARE};
 
+/// The runs table's final mean of one series in reading order (`compare`'s `final` score).
+pub(crate) fn final_mean(points: &[(i64, f64)]) -> Option<f64> {
+    figures::Figures::final_mean(points)
+}
+
 use crate::columns::{resolve_inputs, run_name, ReadOptions};
 use crate::files::RunDir;
 use crate::parallel::each_run;
