@@ -199,8 +199,10 @@ def read_runs(
     With ``config=True``, each run's ``run_config.json`` is flattened into extra columns
     ``config.<dotted.key>`` (e.g. ``config.run.algo``, ``config.config.training.lr``), the
     run's value repeated on each of its rows (a run another writer made, without that file,
-    gives the hyperparameters it recorded with ``add_hparams``: ``config.hparams.<name>``); a key a run lacks, or a run without the file,
-    is null. A key whose values across runs have no common Arrow type holds their JSON text.
+    gives what it recorded: ``add_hparams``' values as ``config.hparams.<name>``, a
+    ``|param|value|`` text table's rows as ``config.config.<param>``; and any run's
+    ``key=value`` folder names give ``config.path.<key>``: docs/contract/consumers.md "A run's
+    configuration"); a key a run lacks is null. A key whose values across runs have no common Arrow type holds their JSON text.
     """
     if not isinstance(root, (str, os.PathLike)):
         raise TypeError(f"tally.read_runs: root must be str or os.PathLike, got {type(root).__name__} {root!r}")
@@ -235,8 +237,8 @@ def _run_config(run: Path, errors: str) -> Dict[str, Any]:
 
 
 def _flat_config(path: Path) -> Dict[str, Any]:
-    """``run_config.json`` flattened to dotted keys (docs/contract/consumers.md "The runs
-    table"); empty when the run has none."""
+    """The run's configuration as dotted keys (docs/contract/consumers.md "A run's
+    configuration"); empty when nothing records one."""
     return dict(json.loads(flat_config(path.parent)))
 
 

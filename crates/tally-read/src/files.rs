@@ -4,10 +4,12 @@
 //! The one listing rule every reader and front end shares (docs/contract/untrusted-input.md
 //! "Special files"): only regular files are event files (a symbolic link to one included); a
 //! FIFO, socket, device or link leading nowhere named like one, and a directory that cannot be
-//! read, are skipped and told to the [`Observer`], never opened, and the rest is listed.
+//! read, are skipped and told to the [`Observer`], never opened, and the rest is listed. A
+//! directory `add_hparams` made below a run is part of that run ([`hparams_dirs`]).
 
 use crate::error::Error;
 use crate::observer::{Observer, Quiet};
+use crate::recorded::recorded;
 use std::collections::BTreeMap;
 use std::fs::DirEntry;
 use std::path::{Path, PathBuf};
@@ -65,10 +67,36 @@ pub fn runs_under(dir: &Path, observer: &mut dyn Observer) -> Result<Vec<RunDir>
             by_dir.entry(d).or_default().extend(files);
         }
     }
+    // `add_hparams`' directory below a run is that run's hparams, not a run of its own.
+    let sessions: Vec<PathBuf> = by_dir
+        .iter()
+        .filter(|(d, files)| {
+            d.parent().is_some_and(|p| by_dir.contains_key(p)) && recorded(files).hparams.is_some()
+        })
+        .map(|(d, _)| d.clone())
+        .collect();
+    for d in sessions {
+        by_dir.remove(&d);
+    }
     Ok(by_dir
         .into_iter()
         .map(|(d, files)| (d, order_run_files(files)))
         .collect())
+}
+
+/// The event files of each directory directly below the run in `dir` that starts an hparams
+/// session: what torch's and tensorboardX's `add_hparams` write into a directory of their own
+/// (named by the time), which belongs to the run above it (TensorBoard's HParams dashboard
+/// shows it as that run's session), not a run of its own.
+pub fn hparams_dirs(dir: &Path) -> Vec<Vec<PathBuf>> {
+    let Ok((subdirs, _)) = dir_entries(dir, &mut Quiet) else {
+        return Vec::new();
+    };
+    subdirs
+        .into_iter()
+        .filter_map(|d| dir_event_files(&d).ok())
+        .filter(|files| !files.is_empty() && recorded(files).hparams.is_some())
+        .collect()
 }
 
 /// The OS's reason in an I/O error, without the path [`Error::Io`] puts first.
