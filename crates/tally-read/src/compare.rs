@@ -191,6 +191,9 @@ impl Group {
 /// A scored run: its group key, name, score and points.
 type Scored = (Vec<Value>, String, f64, Vec<(i64, f64)>);
 
+/// A scored run before grouping: its configuration, name, score and points.
+type Configured = (Vec<(String, Value)>, String, f64, Vec<(i64, f64)>);
+
 /// Compare the runs under `inputs` as `s` says. No run with a point of the metric is an error
 /// naming it: an empty comparison would read as an answer.
 pub fn compare(inputs: &[PathBuf], s: &Settings) -> Result<Comparison, crate::Error> {
@@ -222,7 +225,7 @@ pub fn compare(inputs: &[PathBuf], s: &Settings) -> Result<Comparison, crate::Er
         )));
     }
     let mut unscored = Vec::new();
-    let mut scored: Vec<(Vec<(String, Value)>, String, f64, Vec<(i64, f64)>)> = Vec::new();
+    let mut scored: Vec<Configured> = Vec::new();
     for (code, points) in series.into_iter().enumerate() {
         let name = c.runs.get(code).to_owned();
         let dir = &c.run_dirs[code];
@@ -247,9 +250,12 @@ pub fn compare(inputs: &[PathBuf], s: &Settings) -> Result<Comparison, crate::Er
         .map(|(config, name, score, points)| {
             let key =
                 s.by.iter()
-                    .map(|by| match present.contains(&by) {
-                        true => config_value(&config, by),
-                        false => Value::Null,
+                    .map(|by| {
+                        if present.contains(&by) {
+                            config_value(&config, by)
+                        } else {
+                            Value::Null
+                        }
                     })
                     .collect();
             (key, name, score, points)
@@ -519,11 +525,14 @@ mod tests {
         std::fs::write(dir.join("events.out.tfevents.1.h"), w.into_inner()).unwrap();
     }
 
+    /// A run's name, its points of `ret`, and the final mean the runs table gives them.
+    type Case = (&'static str, Vec<(i64, f64)>, Option<f64>);
+
     #[test]
     fn the_final_score_is_the_runs_tables_final_mean_whatever_is_not_finite() {
         let nan = f64::NAN;
         let dense = |f: &dyn Fn(i64) -> f64| (0..=100).map(|s| (s, f(s))).collect::<Vec<_>>();
-        let cases: Vec<(&str, Vec<(i64, f64)>, Option<f64>)> = vec![
+        let cases: Vec<Case> = vec![
             // The last 10 % all NaN: no final mean, however many finite points come before.
             (
                 "tail_nan",
