@@ -13,8 +13,8 @@ use crate::recorded::recorded;
 use std::collections::BTreeMap;
 use std::fs::DirEntry;
 use std::path::{Path, PathBuf};
-use tally_tfevents::is_event_file_name;
 use tally_tfevents::open::special_kind;
+use tally_tfevents::{is_event_file_name, open_event_file};
 
 /// One run: its directory and its event files in reading order.
 pub type RunDir = (PathBuf, Vec<PathBuf>);
@@ -67,11 +67,15 @@ pub fn runs_under(dir: &Path, observer: &mut dyn Observer) -> Result<Vec<RunDir>
             by_dir.entry(d).or_default().extend(files);
         }
     }
-    // `add_hparams`' directory below a run is that run's hparams, not a run of its own.
+    // `add_hparams`' directory below a run is that run's hparams, not a run of its own; below a
+    // writer that recorded nothing else, it is all there is of the run, and stays one.
     let sessions: Vec<PathBuf> = by_dir
         .iter()
         .filter(|(d, files)| {
-            d.parent().is_some_and(|p| by_dir.contains_key(p)) && recorded(files).hparams.is_some()
+            d.parent()
+                .and_then(|p| by_dir.get(p))
+                .is_some_and(|above| beyond_head(above))
+                && recorded(files).hparams.is_some()
         })
         .map(|(d, _)| d.clone())
         .collect();
@@ -82,6 +86,17 @@ pub fn runs_under(dir: &Path, observer: &mut dyn Observer) -> Result<Vec<RunDir>
         .into_iter()
         .map(|(d, files)| (d, order_run_files(files)))
         .collect())
+}
+
+/// Whether any of `files` holds an event after its first (the `file_version` event every writer
+/// starts a file with): a run that recorded something of its own.
+fn beyond_head(files: &[PathBuf]) -> bool {
+    files.iter().any(|f| {
+        open_event_file(f).is_ok_and(|mut events| {
+            events.read_event().is_ok_and(|e| e.is_some())
+                && events.read_event().is_ok_and(|e| e.is_some())
+        })
+    })
 }
 
 /// The event files of each directory directly below the run in `dir` that starts an hparams
