@@ -38,25 +38,23 @@ pub fn param_table(text: &str) -> Option<Vec<(String, Value)>> {
     Some(out)
 }
 
-/// A value written as text, read back: `True`/`true`, `False`/`false` and `None`/`null` as
-/// JSON's, an integer or a finite number as a number, anything else as the text itself.
+/// A value written as text by Python's `str` (what CleanRL's table and a folder name hold),
+/// read back: `True`, `False` and `None` as JSON's, an integer or a finite number as a number,
+/// anything else (`nan`, `inf` included) as the text itself.
 pub fn cell_value(s: &str) -> Value {
     match s {
-        "True" | "true" => return Value::Bool(true),
-        "False" | "false" => return Value::Bool(false),
-        "None" | "null" => return Value::Null,
+        "True" => return Value::Bool(true),
+        "False" => return Value::Bool(false),
+        "None" => return Value::Null,
         _ => {}
     }
     if let Ok(i) = s.parse::<i64>() {
         return Value::from(i);
     }
-    match s.parse::<f64>() {
-        Ok(x) if x.is_finite() && !s.eq_ignore_ascii_case("infinity") => {
-            serde_json::Number::from_f64(x)
-                .map_or_else(|| Value::String(s.to_owned()), Value::Number)
-        }
-        _ => Value::String(s.to_owned()),
-    }
+    s.parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or_else(|| Value::String(s.to_owned()), Value::Number)
 }
 
 /// The `key=value` pairs of a folder's name (`lr=0.001`, or Hydra's `lr=0.001,seed=3`): every
