@@ -175,6 +175,8 @@ fn a_fifo_named_like_an_event_file_is_named_and_never_opened() {
     fifo(&beside);
     std::fs::create_dir(root.join("trap")).unwrap();
     fifo(&alone);
+    // And in an artefact's place: read as a run's status, it is refused, not waited on.
+    fifo(&root.join("b/run_summary.json"));
     every_reader_lists_and_names(root, &["a", "b"], &[&beside, &alone], false);
     let out = tally(&["runs", root.to_str().unwrap()], false);
     assert!(
