@@ -359,6 +359,7 @@ async function loadChart(chart, runs) {
     return;
   }
   chart.groups = null;
+  document.getElementById("group-note").hidden = true;
   await Promise.all(runs.map(async run => {
     let body = null;
     try { body = await fetchSeries(chart, run); } catch (e) { body = null; }
