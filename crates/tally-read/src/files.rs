@@ -115,7 +115,7 @@ pub fn hparams_dirs(dir: &Path) -> Vec<Vec<PathBuf>> {
 }
 
 /// The OS's reason in an I/O error, without the path [`Error::Io`] puts first.
-fn io_reason(e: &Error) -> String {
+pub(crate) fn io_reason(e: &Error) -> String {
     match e {
         Error::Io { source, .. } => source.to_string(),
         e => e.to_string(),

@@ -10,7 +10,7 @@
 //! directories that cannot be read) is kept for [`RunListing::skipped`], the rest listed.
 
 use crate::error::Error;
-use crate::files::{dir_entries, with_subruns, RunDir, RunWithSubruns};
+use crate::files::{dir_entries, io_reason, with_subruns, RunDir, RunWithSubruns};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -73,12 +73,8 @@ impl RunListing {
                     return Err(e);
                 }
                 // Skipped and named, the rest listed; read again at the next listing.
-                let why = match e {
-                    Error::Io { source, .. } => source.to_string(),
-                    e => e.to_string(),
-                };
                 *dir = Dir {
-                    skipped: vec![(d.clone(), format!("directory not read: {why}"))],
+                    skipped: vec![(d.clone(), format!("directory not read: {}", io_reason(&e)))],
                     ..Dir::default()
                 };
             }
