@@ -104,7 +104,7 @@ fn listed(out: &Output) -> Vec<String> {
         .collect()
 }
 
-/// Every reader over `root`: `runs`, `sql`, `health` and `watch --curves` list `expected` runs
+/// Every reader over `root`: `runs`, `sql`, `export`, `health` and `watch --curves` list `expected` runs
 /// and name each of `culprits` on stderr (watch: in its frame), all under the deadline.
 fn every_reader_lists_and_names(
     root: &Path,
@@ -134,6 +134,21 @@ fn every_reader_lists_and_names(
         .collect();
     assert_eq!(runs, expected, "sql");
     named("sql", &text(&out.stderr));
+
+    let out = tally(&["export", r, "--format", "csv"], unprivileged);
+    assert!(out.status.success(), "export: {}", text(&out.stderr));
+    let mut exported: Vec<String> = text(&out.stdout)
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().to_owned())
+        .collect();
+    exported.dedup();
+    let dirs: Vec<String> = expected
+        .iter()
+        .map(|run| root.join(run).display().to_string())
+        .collect();
+    assert_eq!(exported, dirs, "export");
+    named("export", &text(&out.stderr));
 
     let out = tally(&["health", r, "--json"], unprivileged);
     assert_eq!(out.status.code(), Some(0), "health: {}", text(&out.stderr));
