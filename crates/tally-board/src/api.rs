@@ -400,7 +400,13 @@ fn run(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     let width = width(target, 200)?;
     let dir = catalog.dir_of(name).ok_or_else(|| no_run(name))?;
     let summary = read_json(&dir.join("run_summary.json")).unwrap_or(None);
-    let (diagnosis, why) = match diagnose(&dir, DEFAULT_LAST, Thresholds::default()) {
+    // The listing's skips are on the runs table's notice already.
+    let (diagnosis, why) = match diagnose(
+        &dir,
+        DEFAULT_LAST,
+        Thresholds::default(),
+        &mut tally_read::Quiet,
+    ) {
         Ok(d) => (d.to_json(), None),
         Err(e) => (Value::Null, Some(e.to_string())),
     };

@@ -200,6 +200,16 @@ fn a_fifo_named_like_an_event_file_is_named_and_never_opened() {
         text(&out.stderr)
     );
 
+    // The commands reading one run name it too (b is no schema-v1 run: they then refuse it).
+    for cmd in ["extract", "diagnose", "scaling"] {
+        let out = tally(&[cmd, root.join("b").to_str().unwrap()], false);
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(&format!("{}: skipped: a FIFO", beside.display())),
+            "{cmd}: {err}"
+        );
+    }
+
     // Given by name, it is refused at once, named.
     for cmd in ["runs", "health"] {
         let out = tally(&[cmd, alone.to_str().unwrap()], false);

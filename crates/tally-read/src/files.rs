@@ -199,14 +199,24 @@ pub(crate) fn dir_entries(
 /// The rule: a run is one directory's `events.out.tfevents.*` files (a resumed run adds a
 /// file beside the first). `dir` is that directory, or a directory with exactly one such
 /// directory at or below it; several are several runs, and a one-run reader refuses to pick.
+/// What the listing skips is not told here: see [`run_event_files_told`].
 pub fn run_event_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    run_event_files_told(dir, &mut Quiet)
+}
+
+/// [`run_event_files`], with what the listing skips told to `observer` (a command reading one
+/// run names them as every reader does).
+pub fn run_event_files_told(
+    dir: &Path,
+    observer: &mut dyn Observer,
+) -> Result<Vec<PathBuf>, Error> {
     if !dir.is_dir() {
         return Err(Error::Refused(format!(
             "{}: not a run directory",
             dir.display()
         )));
     }
-    one_run(dir, runs_under(dir, &mut Quiet)?)
+    one_run(dir, runs_under(dir, observer)?)
 }
 
 /// The one run of `runs` (those found at or below `dir`), or the refusal naming them.
@@ -296,9 +306,12 @@ pub fn dir_event_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(order_run_files(files))
 }
 
-/// The event files of the run in `dir` ([`run_event_files`]), which must exist by now.
-pub fn require_run_event_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let files = run_event_files(dir)?;
+/// The event files of the run in `dir` ([`run_event_files_told`]), which must exist by now.
+pub fn require_run_event_files(
+    dir: &Path,
+    observer: &mut dyn Observer,
+) -> Result<Vec<PathBuf>, Error> {
+    let files = run_event_files_told(dir, observer)?;
     if files.is_empty() {
         return Err(Error::Refused(format!(
             "{}: no events.out.tfevents.* file: pass one run directory",
