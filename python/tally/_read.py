@@ -80,7 +80,7 @@ def _warn_findings(found: Dict[str, Any], stacklevel: int) -> None:
         what, category = _WARNINGS.get(kind, (kind, RuntimeWarning))
         warnings.warn(f"{file}: {what} at byte {offset}: {detail}", category, stacklevel=stacklevel)
     for run, why in found["skipped"]:
-        warnings.warn(f"{run}: run skipped: {why}", UnreadableRunWarning, stacklevel=stacklevel)
+        warnings.warn(f"{run}: skipped: {why}", UnreadableRunWarning, stacklevel=stacklevel)
 
 
 def _pyarrow() -> ModuleType:
@@ -199,8 +199,10 @@ def read_runs(
     With ``config=True``, each run's ``run_config.json`` is flattened into extra columns
     ``config.<dotted.key>`` (e.g. ``config.run.algo``, ``config.config.training.lr``), the
     run's value repeated on each of its rows (a run another writer made, without that file,
-    gives the hyperparameters it recorded with ``add_hparams``: ``config.hparams.<name>``); a key a run lacks, or a run without the file,
-    is null. A key whose values across runs have no common Arrow type holds their JSON text.
+    gives what it recorded: ``add_hparams``' values as ``config.hparams.<name>``, a
+    ``|param|value|`` text table's rows as ``config.config.<param>``; and any run's
+    ``key=value`` folder names give ``config.path.<key>``: docs/contract/consumers.md "A run's
+    configuration"); a key a run lacks is null. A key whose values across runs have no common Arrow type holds their JSON text.
     """
     if not isinstance(root, (str, os.PathLike)):
         raise TypeError(f"tally.read_runs: root must be str or os.PathLike, got {type(root).__name__} {root!r}")
@@ -235,8 +237,8 @@ def _run_config(run: Path, errors: str) -> Dict[str, Any]:
 
 
 def _flat_config(path: Path) -> Dict[str, Any]:
-    """``run_config.json`` flattened to dotted keys (docs/contract/consumers.md "The runs
-    table"); empty when the run has none."""
+    """The run's configuration as dotted keys (docs/contract/consumers.md "A run's
+    configuration"); empty when nothing records one."""
     return dict(json.loads(flat_config(path.parent)))
 
 
@@ -313,9 +315,11 @@ def compare(
         raise ValueError(f"tally.compare: seed={seed!r}; expected an integer below 2**32 (numpy's RandomState)")
     pa = _pyarrow()
     found = compare_runs(_paths(paths), metric, list(by), str(at), reps, seed, curve_points)
-    _warn_findings({"damage": [], "skipped": found["skipped"]}, stacklevel=3)
+    _warn_findings(found, stacklevel=3)
     for run, why in found["unscored"]:
         warnings.warn(f"{run}: not scored: {why}", UnreadableRunWarning, stacklevel=2)
+    for message in found["absent"]:
+        warnings.warn(message, UserWarning, stacklevel=2)
     groups = json.loads(found["groups"])
     columns: Dict[str, Any] = {k: _per_run_array(pa, [g["key"][k] for g in groups]) for k in by}
     for k in ("n", "mean", "mean_low", "mean_high", "std", "iqm", "iqm_low", "iqm_high"):

@@ -14,6 +14,7 @@ import os
 from typing import Any, Dict, Mapping, Optional
 
 from tally._tally import ConfigError, record_config, redact_json
+from tally._tally import param_table as native_param_table
 
 
 def jsonable(v: Any) -> Any:
@@ -56,29 +57,7 @@ def record(log_dir: str, update: Mapping[str, Any], what: str) -> None:
 def param_table(text: str) -> Optional[Dict[str, Any]]:
     """The parameters of a two-column markdown table headed ``|param|value|`` (what CleanRL
     logs as ``hyperparameters``), values read back as numbers, booleans and None where they
-    spell one; ``None`` for any other text."""
-    lines = [line.strip() for line in text.strip().splitlines()]
-    if len(lines) < 2 or [c.strip().lower() for c in lines[0].strip("|").split("|")] != ["param", "value"]:
-        return None
-    if not lines[1] or set(lines[1]) - set("|-: "):
-        return None
-    out: Dict[str, Any] = {}
-    for line in lines[2:]:
-        cells = line.strip("|").split("|", 1)
-        if not line.startswith("|") or len(cells) != 2:
-            return None
-        out[cells[0].strip()] = _cell(cells[1].strip())
-    return out
-
-
-def _cell(s: str) -> Any:
-    words = {"True": True, "False": False, "None": None}
-    if s in words:
-        return words[s]
-    for kind in (int, float):
-        try:
-            x = kind(s)
-        except ValueError:
-            continue
-        return x if not isinstance(x, float) or math.isfinite(x) else s
-    return s
+    spell one; ``None`` for any other text. The rule is the readers' own
+    (``tally_read::param_table``), so a table reads the same whoever wrote it."""
+    rows = native_param_table(text)
+    return None if rows is None else json.loads(rows)

@@ -239,6 +239,14 @@ def test_runs_grouped_by_learning_rate_show_each_groups_band(tally_bin: Path, tm
             return px[3] > 0 && !(px[0] > 250 && px[1] > 250 && px[2] > 250);""", at["high"], at["mean"])
         assert painted, "no band between the mean and the upper bound"
 
+        # A key no run has: said beside the field (docs/contract/consumers.md "A run's
+        # configuration"), not drawn as one group of nulls.
+        field.clear()
+        field.send_keys("config.nope")
+        browser.execute_script("arguments[0].dispatchEvent(new Event('change'))", field)
+        note = wait_for(browser, "const n = document.getElementById('group-note'); return !n.hidden && n.textContent;")
+        assert 'no run has configuration key "config.nope"' in note, note
+
 
 def test_a_group_drawn_as_its_iqm_leaves_an_outlier_seed_out(tally_bin: Path, tmp_path: Path, browser):
     # 4 seeds, one far off: the IQM cuts a run at each end (docs/contract/board.md "Runs grouped

@@ -92,3 +92,28 @@ def test_curves_carry_the_iqm_with_its_band_equal_to_the_numpy_reference(tmp_pat
     q, qlo, qhi = reference(values, trim_mean, 2000, 5)
     assert (at["iqm"], at["iqm_low"], at["iqm_high"]) == pytest.approx((q, qlo, qhi), rel=1e-12)
     assert at["iqm"] == pytest.approx(np.mean(values[1:3])) and at["iqm"] < at["mean"]
+
+
+def test_compare_warns_of_the_damage_tally_read_warns_of_and_a_group_of_one_has_no_interval(tmp_path):
+    sweep(tmp_path, {0.1: [10.0, 12.0], 0.2: [20.0]})
+    (event_file,) = (tmp_path / "lr0.1_s0").glob("events.out.tfevents.*")
+    with open(event_file, "ab") as f:
+        f.write(b"\x40\x00\x00\x00\x00\x00\x00\x00\x01\x02")  # a writer killed mid-record
+    with pytest.warns(tally.TruncatedEventFileWarning) as read_said:
+        tally.read(tmp_path)
+    with pytest.warns(tally.TruncatedEventFileWarning) as compare_said:
+        rows = tally.compare(tmp_path, "ret", by="config.lr", reps=100).to_pylist()
+    assert [str(w.message) for w in compare_said if w.category is tally.TruncatedEventFileWarning] == [
+        str(w.message) for w in read_said if w.category is tally.TruncatedEventFileWarning
+    ]
+    one = next(r for r in rows if r["n"] == 1)
+    assert one["mean"] == pytest.approx(19.0)
+    assert (one["mean_low"], one["mean_high"], one["iqm_low"], one["iqm_high"]) == (None, None, None, None)
+    two = next(r for r in rows if r["n"] == 2)
+    assert two["mean_low"] < two["mean"] < two["mean_high"]
+
+
+def test_a_metric_no_run_has_is_an_error_naming_it(tmp_path):
+    sweep(tmp_path, {0.1: [1.0]})
+    with pytest.raises(tally.StorageError, match='"rte"'):
+        tally.compare(tmp_path, "rte")

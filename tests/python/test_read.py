@@ -410,7 +410,7 @@ def test_read_runs_skips_a_run_it_cannot_read_and_says_why(tmp_path):
         table = tally.read_runs(tmp_path)
     assert sorted(set(table.column("run").to_pylist())) == ["also_good", "good"]
     (w,) = [str(c.message) for c in caught]
-    assert w.startswith(f"{bad}: run skipped:") and str(path) in w, w
+    assert w.startswith(f"{bad}: skipped:") and str(path) in w, w
     with pytest.raises(tally.StorageError, match="events.out.tfevents"):
         tally.read_runs(tmp_path, errors="raise")
     with pytest.raises(ValueError, match="errors='ignore'"):
@@ -512,3 +512,34 @@ def test_bad_inputs_name_the_culprit(tmp_path):
     write_tbx_run(tmp_path / "r", steps=range(1))
     with pytest.raises(tally.StorageError, match="not a directory"):
         tally.read_runs(event_file(tmp_path / "r"))
+
+
+def test_a_fifo_or_a_link_leading_nowhere_is_named_never_opened_and_the_runs_read(tmp_path):
+    # docs/contract/untrusted-input.md "Special files": in a child process under a deadline, so
+    # a reader that waits on the FIFO fails the test instead of hanging it.
+    import os
+
+    with tally.SummaryWriter(tmp_path / "good") as w:
+        for step in range(3):
+            w.add_scalar("ret", float(step), step)
+    (tmp_path / "trap").mkdir()
+    os.mkfifo(tmp_path / "trap" / "events.out.tfevents.1.fifo")
+    os.symlink(tmp_path / "nothing", tmp_path / "good" / "events.out.tfevents.2.gone")
+    script = (
+        "import sys, warnings, tally\n"
+        "with warnings.catch_warnings(record=True) as said:\n"
+        "    warnings.simplefilter('always')\n"
+        "    runs = sorted(set(tally.read(sys.argv[1]).column('run').to_pylist()))\n"
+        "    rows = [r['run'] for r in tally.runs(sys.argv[1]).to_pylist()]\n"
+        "print(runs, rows)\n"
+        "for w in said:\n"
+        "    print(w.category.__name__, w.message)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=60, check=True
+    )
+    lines = out.stdout.splitlines()
+    assert lines[0] == "['good'] ['good']", out.stdout
+    for culprit, why in (("trap/events.out.tfevents.1.fifo", "a FIFO"), ("good/events.out.tfevents.2.gone", "link")):
+        said = [l for l in lines[1:] if culprit in l]
+        assert len(said) == 2 and all(l.startswith("UnreadableRunWarning") and why in l for l in said), out.stdout

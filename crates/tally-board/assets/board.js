@@ -343,16 +343,23 @@ async function loadChart(chart, runs) {
   const view = viewOf(chart);
   if (state.groupBy) {
     // Groups are over every run under the board's paths, on aligned steps.
-    let groups = [];
+    let groups = [], absent = [];
     try {
-      groups = (await api("groups", { tag: chart.tag, by: state.groupBy, width: CHART_W - PAD.l - PAD.r })).groups;
+      const body = await api("groups", { tag: chart.tag, by: state.groupBy, width: CHART_W - PAD.l - PAD.r });
+      groups = body.groups;
+      absent = body.absent || [];
     } catch (e) { groups = []; }
     if (view !== viewOf(chart)) return;
+    // A key no run has is said, not drawn as one group of nulls.
+    const note = document.getElementById("group-note");
+    note.hidden = !absent.length;
+    note.textContent = absent.join("; ");
     chart.groups = groups;
     draw(chart);
     return;
   }
   chart.groups = null;
+  document.getElementById("group-note").hidden = true;
   await Promise.all(runs.map(async run => {
     let body = null;
     try { body = await fetchSeries(chart, run); } catch (e) { body = null; }

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tally::health::RuleSet;
-use tally_read::compare::{compare, Settings, BAND_REPS};
+use tally_read::compare::{absent_message, compare, Settings, BAND_REPS};
 use tally_read::damage::damage_json;
 use tally_read::diagnose::{diagnose, Thresholds, DEFAULT_LAST};
 use tally_read::downsample::{Axis, Bucket, Point};
@@ -287,6 +287,7 @@ fn groups(catalog: &Catalog, target: &Target) -> Handled {
         "by": by,
         "groups": groups,
         "unscored": found.unscored.iter().map(|(run, why)| json!({"run": run, "why": why})).collect::<Vec<_>>(),
+        "absent": found.absent.iter().map(|k| absent_message(k)).collect::<Vec<_>>(),
     })))
 }
 
@@ -399,7 +400,13 @@ fn run(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     let width = width(target, 200)?;
     let dir = catalog.dir_of(name).ok_or_else(|| no_run(name))?;
     let summary = read_json(&dir.join("run_summary.json")).unwrap_or(None);
-    let (diagnosis, why) = match diagnose(&dir, DEFAULT_LAST, Thresholds::default()) {
+    // The listing's skips are on the runs table's notice already.
+    let (diagnosis, why) = match diagnose(
+        &dir,
+        DEFAULT_LAST,
+        Thresholds::default(),
+        &mut tally_read::Quiet,
+    ) {
         Ok(d) => (d.to_json(), None),
         Err(e) => (Value::Null, Some(e.to_string())),
     };
@@ -407,7 +414,12 @@ fn run(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    let health = match check_paths(std::slice::from_ref(&dir), &RuleSet::defaults(), now) {
+    let health = match check_paths(
+        std::slice::from_ref(&dir),
+        &RuleSet::defaults(),
+        now,
+        &mut tally_read::Quiet,
+    ) {
         Ok(runs) => json!(runs
             .iter()
             .flat_map(|r| r.findings.iter().map(finding_json))

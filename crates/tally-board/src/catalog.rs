@@ -72,7 +72,8 @@ pub struct Table {
     pub runs: BTreeMap<String, Entry>,
     /// Bumped whenever a row changes or a run comes or goes.
     pub generation: u64,
-    /// Why no run could be listed (e.g. no event file yet), shown instead of the table.
+    /// Why no run could be listed (e.g. no event file yet), shown instead of the table; or what
+    /// the listing skipped, shown above it.
     pub notice: Option<String>,
     /// Runs listed but not read yet.
     pub pending: usize,
@@ -148,7 +149,8 @@ impl Catalog {
 
     /// Lists the paths' runs and reads the rows of the runs new or changed since the last look.
     fn look(&self, table: &mut Table) {
-        let (root, runs) = match resolve_inputs(&self.inputs) {
+        let mut skipped = Vec::new();
+        let (root, runs) = match resolve_inputs(&self.inputs, &mut skipped) {
             Ok(found) => found,
             Err(message) => {
                 if table.notice.as_deref() != Some(&message) || !table.runs.is_empty() {
@@ -159,7 +161,15 @@ impl Catalog {
                 return;
             }
         };
-        table.notice = None;
+        // What the listing skipped is said above the runs listed (docs/contract/untrusted-input.md
+        // "Special files").
+        table.notice = (!skipped.is_empty()).then(|| {
+            let each: Vec<String> = skipped
+                .iter()
+                .map(|(p, why)| format!("{}: {why}", p.display()))
+                .collect();
+            format!("Skipped: {}", each.join("; "))
+        });
         let mut seen: BTreeMap<String, (RunDir, Signature, Option<SystemTime>)> = BTreeMap::new();
         for (dir, files) in runs {
             let (signature, written) = signature(&files);
@@ -222,7 +232,7 @@ impl Catalog {
             return table.runs.get(name).map(|e| e.dir.clone());
         }
         drop(table);
-        let (root, runs) = resolve_inputs(&self.inputs).ok()?;
+        let (root, runs) = resolve_inputs(&self.inputs, &mut tally_read::Quiet).ok()?;
         runs.into_iter()
             .map(|(dir, _)| dir)
             .find(|dir| run_name(&root, dir) == name)

@@ -333,6 +333,15 @@ fn runs_grouped_by_a_configuration_key_give_each_group_its_mean_and_band() {
         (10.0..11.0).contains(&low) && high > 11.0 && high <= 12.0,
         "{at_50}"
     );
+    assert!(body["absent"].as_array().unwrap().is_empty(), "{body}");
+    // A key no run has is said, not drawn as one group of nulls.
+    let (status, body) = get(board.addr, "/api/groups?tag=return&by=config.nope&width=11");
+    assert_eq!(status, 200, "{body}");
+    let said = body["absent"][0].as_str().unwrap_or_default();
+    assert!(
+        said.contains("no run has configuration key \"config.nope\""),
+        "{body}"
+    );
     let (status, body) = get(board.addr, "/api/groups?tag=return");
     assert_eq!(status, 400);
     assert!(body["error"].as_str().unwrap().contains("`by`"));

@@ -26,12 +26,13 @@ pub fn warn(damage: &[Damage]) {
     }
 }
 
-/// One line per run a reader left out, with why: `tally: warning: <run>: run skipped: ...`.
-pub fn skipped(runs: &[(std::path::PathBuf, String)]) {
-    for (dir, why) in runs {
+/// One line per path a reader left out (a run it could not read, a special file, a directory
+/// it could not list), with why: `tally: warning: <path>: skipped: ...`.
+pub fn skipped(paths: &[(std::path::PathBuf, String)]) {
+    for (path, why) in paths {
         line(format_args!(
-            "tally: warning: {}: run skipped: {why}",
-            dir.display()
+            "tally: warning: {}: skipped: {why}",
+            path.display()
         ));
     }
 }
@@ -60,6 +61,10 @@ impl StderrObserver {
 impl Observer for StderrObserver {
     fn note(&mut self, text: &str) {
         line(format_args!("tally: note: {text}"));
+    }
+
+    fn skipped(&mut self, path: &std::path::Path, why: &str) {
+        skipped(&[(path.to_owned(), why.to_owned())]);
     }
 
     fn damage(&mut self, found: &[Damage]) {

@@ -108,7 +108,7 @@ fn a_run_that_cannot_be_read_is_skipped_and_named_the_others_listed() {
     assert_eq!(rows.len(), 1);
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
-        err.contains("run skipped") && err.contains("events.out.tfevents.1.h"),
+        err.contains("skipped") && err.contains("events.out.tfevents.1.h"),
         "{err}"
     );
 }
@@ -150,4 +150,103 @@ fn compare_groups_runs_by_config_best_mean_first() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("at=\"last\""));
+}
+
+/// The `tally: warning:` lines of a command's stderr, sorted.
+fn warnings(stderr: &[u8]) -> Vec<String> {
+    let mut lines: Vec<String> = String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.starts_with("tally: warning:"))
+        .map(str::to_owned)
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn compare_reports_the_damage_tally_runs_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    run(&tmp.path().join("a"), 0.0, 0.1);
+    run(&tmp.path().join("b"), 5.0, 0.1);
+    // a: a writer killed mid-record (a truncated tail).
+    let a = std::fs::read_dir(tmp.path().join("a"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("tfevents"))
+        .unwrap();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&a).unwrap();
+    std::io::Write::write_all(&mut f, &[40, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3]).unwrap();
+    // b: a second file whose steps go back to 3 (a restart without a purge marker).
+    let mut w = EventFileWriter::open(tmp.path().join("b"), WriterOptions::from_env()).unwrap();
+    for step in 3..=5 {
+        w.write_scalars(step, 500.0 + step as f64, &[("ret", 1.0)])
+            .unwrap();
+    }
+    w.close().unwrap();
+    let root = tmp.path().to_str().unwrap();
+    let listed = runs(&[root, "--tags", "ret", "--json"]);
+    let compared = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["compare", root, "--metric", "ret", "--reps", "50"])
+        .output()
+        .unwrap();
+    assert!(compared.status.success(), "{compared:?}");
+    let said = warnings(&listed.stderr);
+    assert!(
+        said.iter().any(|l| l.contains("truncated")) && said.len() >= 2,
+        "{said:?}"
+    );
+    assert_eq!(warnings(&compared.stderr), said);
+}
+
+#[test]
+fn compare_says_a_group_of_one_has_no_interval_a_key_no_run_has_and_a_metric_none_has() {
+    let tmp = tempfile::tempdir().unwrap();
+    run(&tmp.path().join("a1"), 0.0, 0.1);
+    run(&tmp.path().join("a2"), 2.0, 0.1);
+    run(&tmp.path().join("b1"), 5.0, 0.2);
+    let root = tmp.path().to_str().unwrap();
+    let compare = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tally"))
+            .args(["compare", root, "--reps", "200"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // lr 0.2 has one run: no interval, in the table and in JSON.
+    let out = compare(&["--metric", "ret", "--by", "config.lr"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    let one = table.lines().find(|l| l.contains("0.2")).unwrap();
+    assert!(one.contains("none (1 run)"), "{table}");
+    let two = table.lines().find(|l| l.contains("0.1")).unwrap();
+    assert!(!two.contains("none") && two.contains('['), "{table}");
+    let out = compare(&["--metric", "ret", "--by", "config.lr", "--json"]);
+    let groups: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let single = groups.iter().find(|g| g["n"] == 1).unwrap();
+    assert!(
+        single["mean_low"].is_null() && single["iqm_high"].is_null(),
+        "{single}"
+    );
+    assert_eq!(single["mean"], 14.5);
+
+    // A key no run has: said, and the runs not grouped under null.
+    let out = compare(&["--metric", "ret", "--by", "config.nope"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no run has configuration key \"config.nope\""),
+        "{err}"
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("all runs") && !table.contains("null"),
+        "{table}"
+    );
+
+    // A metric no run has: an error naming it.
+    let out = compare(&["--metric", "rte"]);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("\"rte\""),
+        "{out:?}"
+    );
 }

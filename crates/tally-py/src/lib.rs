@@ -49,6 +49,7 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<remote::RemoteFollower>()?;
     m.add_function(wrap_pyfunction!(reduction, m)?)?;
     m.add_function(wrap_pyfunction!(writer_config::record_config, m)?)?;
+    m.add_function(wrap_pyfunction!(writer_config::param_table, m)?)?;
     m.add_function(wrap_pyfunction!(writer_config::redact_json, m)?)?;
     m.add_function(wrap_pyfunction!(writer_config::redact_text, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;

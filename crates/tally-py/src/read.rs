@@ -197,7 +197,8 @@ fn sql_query<'py>(
 }
 
 /// Seed statistics (`tally_read::compare`): a dict of `groups` (a JSON array, best mean
-/// first, each as `Group::to_json`), `unscored` (`(run, why)`) and `skipped`.
+/// first, each as `Group::to_json`), `unscored` (`(run, why)`), `absent` (what is said of each
+/// `by` key no run has), `damage` and `skipped` as [`read_columns`] gives them.
 #[pyfunction]
 #[pyo3(signature = (paths, metric, by, at, reps, seed, curve_points))]
 #[allow(clippy::too_many_arguments)]
@@ -211,7 +212,7 @@ fn compare_runs<'py>(
     seed: u32,
     curve_points: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
-    use tally_read::compare::{compare, Settings};
+    use tally_read::compare::{absent_message, compare, Settings};
     let at = at.parse().map_err(|e: String| {
         pyo3::exceptions::PyValueError::new_err(format!("tally.compare: {e}"))
     })?;
@@ -230,7 +231,9 @@ fn compare_runs<'py>(
     let out = PyDict::new(py);
     out.set_item("groups", serde_json::Value::from(groups).to_string())?;
     out.set_item("unscored", c.unscored)?;
-    set_findings(&out, &[], &c.skipped)?;
+    let absent: Vec<String> = c.absent.iter().map(|k| absent_message(k)).collect();
+    out.set_item("absent", absent)?;
+    set_findings(&out, &c.damage, &c.skipped)?;
     Ok(out)
 }
 

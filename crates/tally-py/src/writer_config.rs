@@ -66,3 +66,12 @@ pub fn redact_json(doc: &str) -> PyResult<String> {
 pub fn redact_text(text: &str) -> String {
     tally::redact::redact_text(text).into_owned()
 }
+
+/// The rows of a `|param|value|` Markdown table (CleanRL's `hyperparameters`) as a JSON object,
+/// by the rule every reader applies to any writer's text (`tally_read::param_table`); `None`
+/// for any other text. The writer records them so, the readers find them so.
+#[pyfunction]
+pub fn param_table(text: &str) -> Option<String> {
+    let rows = tally_read::param_table::param_table(text)?;
+    Some(Value::Object(rows.into_iter().collect()).to_string())
+}

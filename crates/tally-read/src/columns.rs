@@ -17,9 +17,11 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::files::{runs_under, RunDir};
+use crate::observer::Observer;
 use crate::parallel::each_run;
 use crate::scalars::RunScalars;
 use tally_schema::legacy::glob_match;
+use tally_tfevents::open::special_kind;
 use tally_tfevents::{events_in_parallel, Damage, Interner, OnCorruption, WireScalars};
 
 /// Distinct strings in first-seen order, laid out as an Arrow `string` array.
@@ -108,7 +110,8 @@ pub struct Columns {
     pub chunks: Vec<Chunk>,
     /// What the reader read past: truncated tails, skipped records, steps going back, purges.
     pub damage: Vec<Damage>,
-    /// Runs not read under [`ReadOptions::skip_unreadable`]: each run's directory and why.
+    /// What was not read, each path with why: what the listing skipped ([`resolve_inputs`]),
+    /// then the runs not read under [`ReadOptions::skip_unreadable`].
     pub skipped: Vec<(PathBuf, String)>,
 }
 
@@ -252,8 +255,13 @@ pub fn run_name(root: &Path, dir: &Path) -> String {
 
 /// The runs named by `inputs`, each a directory and its event files in reading order (a file
 /// given is read alone; a directory holds one run per directory with event files), no file
-/// twice, and the common root their runs are named against.
-pub fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<RunDir>), String> {
+/// twice, and the common root their runs are named against. What the listing skips (special
+/// files, links leading nowhere, directories it cannot read: [`crate::files`]) is told to
+/// `observer`; a path given that is not a regular file or directory is refused.
+pub fn resolve_inputs(
+    inputs: &[PathBuf],
+    observer: &mut dyn Observer,
+) -> Result<(PathBuf, Vec<RunDir>), String> {
     if inputs.is_empty() {
         return Err("no path given".to_owned());
     }
@@ -262,7 +270,7 @@ pub fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<RunDir>), Stri
     for input in inputs {
         let path = input.canonicalize().map_err(|e| io_message(input, &e))?;
         if path.is_dir() {
-            let found = runs_under(&path).map_err(|e| e.to_string())?;
+            let found = runs_under(&path, observer).map_err(|e| e.to_string())?;
             if found.is_empty() {
                 return Err(format!(
                     "{}: no events.out.tfevents.* file at or below this directory",
@@ -272,6 +280,13 @@ pub fn resolve_inputs(inputs: &[PathBuf]) -> Result<(PathBuf, Vec<RunDir>), Stri
             runs.extend(found);
             bases.push(path);
         } else {
+            let kind = std::fs::metadata(&path).ok().and_then(|m| special_kind(&m));
+            if let Some(kind) = kind {
+                return Err(format!(
+                    "{}: {kind}, not a regular file: not read",
+                    input.display()
+                ));
+            }
             let dir = path.parent().map(Path::to_owned).unwrap_or_default();
             bases.push(dir.clone());
             runs.push((dir, vec![path]));
@@ -455,8 +470,12 @@ pub fn read_all(
     globs: Option<&[String]>,
     opts: ReadOptions,
 ) -> Result<Columns, String> {
-    let (root, runs) = resolve_inputs(inputs)?;
-    read_run_dirs(root, runs, globs, opts)
+    let mut skipped = Vec::new();
+    let (root, runs) = resolve_inputs(inputs, &mut skipped)?;
+    let mut c = read_run_dirs(root, runs, globs, opts)?;
+    skipped.append(&mut c.skipped);
+    c.skipped = skipped;
+    Ok(c)
 }
 
 /// [`read_all`] of runs already listed (each a directory and its event files in reading order,

@@ -14,6 +14,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 use tally_aggregate::mt19937::{MaskedIndex, Mt19937};
 use tally_aggregate::numeric::np_mean;
+use tally_tfevents::Damage;
 
 /// Which value of a run's curve is its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -101,12 +102,13 @@ pub struct Group {
     pub runs: Vec<String>,
     /// Their scores, in the same order.
     pub scores: Vec<f64>,
-    /// The mean and its interval.
+    /// The mean and its interval. A group of one run has none: `low` and `high` are NaN (null
+    /// in JSON), never the score twice, which would read as certainty.
     pub mean: Estimate,
     /// The sample standard deviation (n − 1); `None` for one run.
     pub std: Option<f64>,
     /// The interquartile mean (a quarter of the scores cut at each end, as
-    /// `scipy.stats.trim_mean(x, 0.25)`) and its interval.
+    /// `scipy.stats.trim_mean(x, 0.25)`) and its interval (none for one run, as the mean's).
     pub iqm: Estimate,
     /// The group's curve on aligned steps.
     pub curve: Vec<CurvePoint>,
@@ -135,15 +137,22 @@ pub struct CurvePoint {
 /// to a few thousand points, so fewer than a score's interval takes.
 pub const BAND_REPS: usize = 2_000;
 
-/// The comparison: groups sorted by mean, best first, and the runs left out with why.
+/// The comparison: groups sorted by mean, best first, the runs left out with why, and what the
+/// reading met, as every reader reports it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
     /// The groups, by descending mean.
     pub groups: Vec<Group>,
     /// Runs without a score (no point of the metric, or not at the step), each with why.
     pub unscored: Vec<(String, String)>,
-    /// Runs not read, each with why.
+    /// What was not read, each path with why (`tally.read`'s `skipped`).
     pub skipped: Vec<(PathBuf, String)>,
+    /// What the reader read past: truncated tails, skipped records, steps going back, purges
+    /// (the runs table's and `tally.read`'s `damage`).
+    pub damage: Vec<Damage>,
+    /// The `by` keys no scored run has: said, and not grouped by (one group of nulls would
+    /// look like an answer).
+    pub absent: Vec<String>,
 }
 
 impl Group {
@@ -182,7 +191,11 @@ impl Group {
 /// A scored run: its group key, name, score and points.
 type Scored = (Vec<Value>, String, f64, Vec<(i64, f64)>);
 
-/// Compare the runs under `inputs` as `s` says.
+/// A scored run before grouping: its configuration, name, score and points.
+type Configured = (Vec<(String, Value)>, String, f64, Vec<(i64, f64)>);
+
+/// Compare the runs under `inputs` as `s` says. No run with a point of the metric is an error
+/// naming it: an empty comparison would read as an answer.
 pub fn compare(inputs: &[PathBuf], s: &Settings) -> Result<Comparison, crate::Error> {
     if s.reps == 0 {
         return Err(crate::Error::Setting("reps must be at least 1".into()));
@@ -200,8 +213,19 @@ pub fn compare(inputs: &[PathBuf], s: &Settings) -> Result<Comparison, crate::Er
             series[chunk.run_codes[i] as usize].push((chunk.step[i], chunk.value[i]));
         }
     }
+    if series.iter().all(Vec::is_empty) {
+        return Err(crate::Error::Refused(format!(
+            "no run under {} has a point of {:?} (`tally runs --tags '*'` lists the tags)",
+            inputs
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            s.metric
+        )));
+    }
     let mut unscored = Vec::new();
-    let mut keyed: Vec<Scored> = Vec::new();
+    let mut scored: Vec<Configured> = Vec::new();
     for (code, points) in series.into_iter().enumerate() {
         let name = c.runs.get(code).to_owned();
         let dir = &c.run_dirs[code];
@@ -214,10 +238,29 @@ pub fn compare(inputs: &[PathBuf], s: &Settings) -> Result<Comparison, crate::Er
             unscored.push((name, why));
             continue;
         };
-        let config = run_configuration(dir)?;
-        let key = s.by.iter().map(|by| config_value(&config, by)).collect();
-        keyed.push((key, name, score, points));
+        scored.push((run_configuration(dir)?, name, score, points));
     }
+    let (present, absent): (Vec<&String>, Vec<&String>) = s.by.iter().partition(|by| {
+        scored
+            .iter()
+            .any(|(config, ..)| !config_value(config, by).is_null())
+    });
+    let keyed: Vec<Scored> = scored
+        .into_iter()
+        .map(|(config, name, score, points)| {
+            let key =
+                s.by.iter()
+                    .map(|by| {
+                        if present.contains(&by) {
+                            config_value(&config, by)
+                        } else {
+                            Value::Null
+                        }
+                    })
+                    .collect();
+            (key, name, score, points)
+        })
+        .collect();
     let mut groups: Vec<Group> = Vec::new();
     // Groups in first-seen order before sorting, so equal means keep the runs' order.
     let mut order: Vec<Vec<Value>> = Vec::new();
@@ -230,7 +273,12 @@ pub fn compare(inputs: &[PathBuf], s: &Settings) -> Result<Comparison, crate::Er
         let members: Vec<&Scored> = keyed.iter().filter(|m| m.0 == key).collect();
         let scores: Vec<f64> = members.iter().map(|m| m.2).collect();
         let curves: Vec<&[(i64, f64)]> = members.iter().map(|m| m.3.as_slice()).collect();
-        let [mean, trimmed] = bootstrap(&scores, [np_mean, iqm], s);
+        let [mut mean, mut trimmed] = bootstrap(&scores, [np_mean, iqm], s);
+        if scores.len() < 2 {
+            for e in [&mut mean, &mut trimmed] {
+                (e.low, e.high) = (f64::NAN, f64::NAN);
+            }
+        }
         groups.push(Group {
             runs: members.iter().map(|m| m.1.clone()).collect(),
             mean,
@@ -246,7 +294,20 @@ pub fn compare(inputs: &[PathBuf], s: &Settings) -> Result<Comparison, crate::Er
         groups,
         unscored,
         skipped: c.skipped,
+        damage: c.damage,
+        absent: absent.into_iter().cloned().collect(),
     })
+}
+
+/// What every front end says of a `by` key no scored run has: the runs are not grouped by it,
+/// and where a run's configuration comes from (docs/contract/consumers.md "A run's
+/// configuration").
+pub fn absent_message(key: &str) -> String {
+    format!(
+        "no run has configuration key {key:?}: not grouped by it (a run's configuration is its \
+         run_config.json, else its hparams, a hyperparameters text table, and key=value folder \
+         names; `tally runs --json` lists each run's keys)"
+    )
 }
 
 /// The run's `by` value: the flat column named so, else `config.<by>`; null when it has
@@ -261,31 +322,31 @@ fn config_value(config: &[(String, Value)], by: &str) -> Value {
 
 /// A run's score, from its points in reading order.
 fn score(points: &[(i64, f64)], at: At) -> Option<f64> {
-    let finite: Vec<(i64, f64)> = points
-        .iter()
-        .copied()
-        .filter(|(_, v)| v.is_finite())
-        .collect();
-    let (first, last) = (finite.first()?.0, finite.iter().map(|p| p.0).max()?);
-    match at {
-        At::Final => {
-            let cut = crate::runs::final_cut(first, last);
-            let tail: Vec<f64> = finite
-                .iter()
-                .filter(|(s, _)| *s as f64 >= cut)
-                .map(|p| p.1)
-                .collect();
-            Some(np_mean(&tail))
-        }
-        At::Step(n) => finite
+    let finite = || -> Vec<(i64, f64)> {
+        points
             .iter()
-            .filter(|(s, _)| *s <= n)
-            .max_by_key(|(s, _)| *s)
-            .filter(|_| last >= n)
-            .map(|p| p.1),
+            .copied()
+            .filter(|(_, v)| v.is_finite())
+            .collect()
+    };
+    match at {
+        // The runs table's rule, computed where it computes it: the window spans the tag's
+        // whole step range, finite or not, and averages the finite values in it.
+        At::Final => crate::runs::final_mean(points),
+        At::Step(n) => {
+            let finite = finite();
+            let last = finite.iter().map(|p| p.0).max()?;
+            finite
+                .iter()
+                .filter(|(s, _)| *s <= n)
+                .max_by_key(|(s, _)| *s)
+                .filter(|_| last >= n)
+                .map(|p| p.1)
+        }
         At::Auc => {
-            let mut sorted = finite.clone();
+            let mut sorted = finite();
             sorted.sort_by_key(|p| p.0);
+            let (first, last) = (sorted.first()?.0, sorted.last()?.0);
             if last == first {
                 return Some(sorted[sorted.len() - 1].1);
             }
@@ -450,5 +511,75 @@ mod tests {
         assert_eq!(score(&pts, At::Step(101)), None, "not reached");
         assert_eq!(score(&pts, At::Auc), Some(5.0));
         assert_eq!(score(&[(1, f64::NAN)], At::Final), None);
+    }
+
+    /// A run of `ret` with these points in `dir`, one event each.
+    fn write(dir: &std::path::Path, points: &[(i64, f64)]) {
+        std::fs::create_dir_all(dir).unwrap();
+        let mut w = tally_tfevents::RecordWriter::new(Vec::new());
+        for &(step, v) in points {
+            let mut buf = Vec::new();
+            tally_tfevents::encode_scalar_event(step, 1.0 + step as f64, &[("ret", v)], &mut buf);
+            w.write_record(&buf).unwrap();
+        }
+        std::fs::write(dir.join("events.out.tfevents.1.h"), w.into_inner()).unwrap();
+    }
+
+    /// A run's name, its points of `ret`, and the final mean the runs table gives them.
+    type Case = (&'static str, Vec<(i64, f64)>, Option<f64>);
+
+    #[test]
+    fn the_final_score_is_the_runs_tables_final_mean_whatever_is_not_finite() {
+        let nan = f64::NAN;
+        let dense = |f: &dyn Fn(i64) -> f64| (0..=100).map(|s| (s, f(s))).collect::<Vec<_>>();
+        let cases: Vec<Case> = vec![
+            // The last 10 % all NaN: no final mean, however many finite points come before.
+            (
+                "tail_nan",
+                dense(&|s| if s >= 90 { nan } else { s as f64 }),
+                None,
+            ),
+            // One NaN at the last step keeps the window where the step range puts it (90..=100),
+            // not where the last finite point would (85.5..=95).
+            (
+                "last_nan",
+                vec![(0, 0.0), (88, 88.0), (95, 95.0), (100, nan)],
+                Some(95.0),
+            ),
+            (
+                "inf_inside",
+                dense(&|s| if s == 95 { f64::INFINITY } else { 1.0 }),
+                Some(1.0),
+            ),
+            ("plain", dense(&|s| s as f64), Some(95.0)),
+        ];
+        let tmp = tempfile::tempdir().unwrap();
+        for (name, points, _) in &cases {
+            write(&tmp.path().join(name), points);
+        }
+        let inputs = [tmp.path().to_owned()];
+        let table =
+            crate::runs::runs_table(&inputs, &["ret".to_owned()], Default::default()).unwrap();
+        let c = compare(
+            &inputs,
+            &Settings {
+                reps: 10,
+                ..Settings::new("ret")
+            },
+        )
+        .unwrap();
+        for (name, points, want) in &cases {
+            assert_eq!(score(points, At::Final), *want, "{name}");
+            let row = table.rows.iter().find(|r| r.name == *name).unwrap();
+            assert_eq!(row.tags[0].final_mean, *want, "{name}: the runs table");
+            let scored = c.groups[0].runs.iter().position(|r| r == name);
+            match want {
+                Some(v) => assert_eq!(c.groups[0].scores[scored.unwrap()], *v, "{name}"),
+                None => assert!(
+                    scored.is_none() && c.unscored.iter().any(|(r, _)| r == name),
+                    "{name}: {c:?}"
+                ),
+            }
+        }
     }
 }

@@ -55,11 +55,16 @@ impl Diagnosis {
 }
 
 /// Read the run in `dir`, average the last `last` values of each figure, and apply the table.
-pub fn diagnose(dir: &Path, last: usize, thresholds: Thresholds) -> Result<Diagnosis, Error> {
+pub fn diagnose(
+    dir: &Path,
+    last: usize,
+    thresholds: Thresholds,
+    observer: &mut dyn crate::observer::Observer,
+) -> Result<Diagnosis, Error> {
     if last == 0 {
         return Err(Error::Setting("--last must be at least 1".into()));
     }
-    let files = require_run_event_files(dir)?;
+    let files = require_run_event_files(dir, observer)?;
     let run_dir = files[0].parent().unwrap_or(dir).to_owned();
     let summary_path = run_dir.join("run_summary.json");
     let summary = read_json(&summary_path)?;

@@ -80,7 +80,7 @@ pub fn export(
     }
     let mut runs = Vec::new();
     for p in paths {
-        runs.extend(runs_of(p)?);
+        runs.extend(runs_of(p, observer)?);
     }
     // Every run is checked before the first row, so a refused migration writes nothing.
     let mut migrations = Vec::with_capacity(runs.len());

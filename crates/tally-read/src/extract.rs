@@ -176,7 +176,7 @@ pub fn extract(
     if last == 0 {
         return Err(Error::Setting("--last must be at least 1".into()));
     }
-    let files = require_run_event_files(dir)?;
+    let files = require_run_event_files(dir, observer)?;
     let run_dir = files[0].parent().unwrap_or(dir);
     // Messages about the run as a whole name its newest file.
     let file = files[files.len() - 1].clone();

@@ -106,9 +106,15 @@ pub fn check_files(
 }
 
 /// Checks every run under `paths` (event files, run directories, folders of runs) against
-/// `rules`, at wall time `now` for the runs still being written.
-pub fn check_paths(paths: &[PathBuf], rules: &RuleSet, now: f64) -> Result<Vec<RunHealth>, Error> {
-    let (root, runs) = resolve_inputs(paths).map_err(Error::Refused)?;
+/// `rules`, at wall time `now` for the runs still being written; what the listing skips is told
+/// to `observer`.
+pub fn check_paths(
+    paths: &[PathBuf],
+    rules: &RuleSet,
+    now: f64,
+    observer: &mut dyn crate::observer::Observer,
+) -> Result<Vec<RunHealth>, Error> {
+    let (root, runs) = resolve_inputs(paths, observer).map_err(Error::Refused)?;
     let mut out = Vec::with_capacity(runs.len());
     for (dir, files) in runs {
         let live = is_live(&dir);
@@ -193,7 +199,13 @@ mod tests {
         let mut w = open(tmp.path());
         write(&mut w, 51, 100, 1e9 + 3600.0);
         w.close().unwrap();
-        let runs = check_paths(&[tmp.path().to_owned()], &RuleSet::defaults(), 0.0).unwrap();
+        let runs = check_paths(
+            &[tmp.path().to_owned()],
+            &RuleSet::defaults(),
+            0.0,
+            &mut crate::Quiet,
+        )
+        .unwrap();
         assert_eq!(runs.len(), 1);
         assert_eq!(runs[0].values, 100);
         assert!(runs[0].findings.is_empty(), "{:?}", runs[0].findings);
@@ -203,7 +215,13 @@ mod tests {
         write(&mut w, 1, 50, 1e9);
         write(&mut w, 51, 100, 1e9 + 3600.0);
         w.close().unwrap();
-        let runs = check_paths(&[tmp.path().to_owned()], &RuleSet::defaults(), 0.0).unwrap();
+        let runs = check_paths(
+            &[tmp.path().to_owned()],
+            &RuleSet::defaults(),
+            0.0,
+            &mut crate::Quiet,
+        )
+        .unwrap();
         let f = &runs[0].findings;
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!((f[0].rule, f[0].first_step), (RuleKind::Stall, 50));
@@ -219,7 +237,13 @@ mod tests {
         let check = |status: &str| {
             let summary = format!(r#"{{"status": "{status}"}}"#);
             std::fs::write(tmp.path().join("run_summary.json"), summary).unwrap();
-            check_paths(&[tmp.path().to_owned()], &RuleSet::defaults(), now).unwrap()
+            check_paths(
+                &[tmp.path().to_owned()],
+                &RuleSet::defaults(),
+                now,
+                &mut crate::Quiet,
+            )
+            .unwrap()
         };
         let runs = check("running");
         assert!(runs[0].live);

@@ -6,9 +6,11 @@
 //! modification time changed (or was too recent to trust), and a file's first event (its run
 //! order key) is looked for only while it has none, when its size changed: a directory of
 //! 3 000 event files that hold nothing yet costs a `stat` per file, not an open and a read.
+//! What the listing rule skips ([`crate::files`]: special files, links leading nowhere,
+//! directories that cannot be read) is kept for [`RunListing::skipped`], the rest listed.
 
 use crate::error::Error;
-use crate::files::{dir_entries, with_subruns, RunDir, RunWithSubruns};
+use crate::files::{dir_entries, io_reason, with_subruns, RunDir, RunWithSubruns};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -32,6 +34,8 @@ struct Dir {
     settled: Option<SystemTime>,
     subdirs: Vec<PathBuf>,
     files: Vec<Listed>,
+    /// What its listing skipped, each path with why (itself, when it could not be read).
+    skipped: Vec<(PathBuf, String)>,
 }
 
 /// A run's tree, kept between listings.
@@ -64,7 +68,16 @@ impl RunListing {
         let mut stack = vec![self.root.clone()];
         while let Some(d) = stack.pop() {
             let dir = self.dirs.entry(d.clone()).or_default();
-            refresh(&d, dir)?;
+            if let Err(e) = refresh(&d, dir) {
+                if d == self.root {
+                    return Err(e);
+                }
+                // Skipped and named, the rest listed; read again at the next listing.
+                *dir = Dir {
+                    skipped: vec![(d.clone(), format!("directory not read: {}", io_reason(&e)))],
+                    ..Dir::default()
+                };
+            }
             stack.extend(dir.subdirs.iter().cloned());
             let mut keyed: Vec<(f64, PathBuf)> = dir
                 .files
@@ -82,6 +95,11 @@ impl RunListing {
         found.sort_by(|a, b| a.0.cmp(&b.0));
         self.last = found.iter().cloned().collect();
         with_subruns(&self.root, found)
+    }
+
+    /// What the last listing skipped, each path with why, in path order.
+    pub fn skipped(&self) -> Vec<(PathBuf, String)> {
+        self.dirs.values().flat_map(|d| d.skipped.clone()).collect()
     }
 
     /// The event files directly in `dir` (a sub-run's), in run order, as last listed.
@@ -114,7 +132,9 @@ fn refresh(path: &Path, dir: &mut Dir) -> Result<(), Error> {
         return Ok(());
     }
     let now = SystemTime::now();
-    let (subdirs, names) = dir_entries(path)?;
+    let mut skipped = Vec::new();
+    let (subdirs, names) = dir_entries(path, &mut skipped)?;
+    dir.skipped = skipped;
     let mut old: BTreeMap<PathBuf, Listed> = std::mem::take(&mut dir.files)
         .into_iter()
         .map(|f| (f.path.clone(), f))
@@ -181,5 +201,25 @@ mod tests {
         same(&mut listing);
         std::fs::remove_file(root.join("events.out.tfevents.1.h")).unwrap();
         assert_eq!(same(&mut listing).len(), 2);
+    }
+
+    #[test]
+    fn special_files_and_links_leading_nowhere_are_skipped_named_and_the_run_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("events.out.tfevents.1.h"), record(1, 1.0)).unwrap();
+        let fifo = root.join("events.out.tfevents.2.fifo");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::RUSR).unwrap();
+        let dangling = root.join("events.out.tfevents.3.gone");
+        std::os::unix::fs::symlink(root.join("nothing"), &dangling).unwrap();
+        let looped = root.join("events.out.tfevents.4.self");
+        std::os::unix::fs::symlink(&looped, &looped).unwrap();
+        let mut listing = RunListing::new(root);
+        let listed = listing.list().unwrap();
+        assert_eq!(listed.files, vec![root.join("events.out.tfevents.1.h")]);
+        assert_eq!(listed.files, run_with_subruns(root).unwrap().files);
+        let mut skipped: Vec<_> = listing.skipped().into_iter().map(|(p, _)| p).collect();
+        skipped.sort();
+        assert_eq!(skipped, vec![fifo, dangling, looped]);
     }
 }

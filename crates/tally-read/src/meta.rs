@@ -8,9 +8,18 @@ use std::path::Path;
 use tally_schema::artifacts::LoggerFacts;
 use tally_schema::{Profile, METRIC_SCHEMA_VERSION};
 
+/// A JSON artefact's text: a regular file only, opened without waiting, as event files are (a
+/// FIFO named `run_summary.json` would block a plain read: docs/contract/untrusted-input.md
+/// "Special files").
+fn read_text(path: &Path) -> std::io::Result<String> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut tally_tfevents::open::open_regular(path)?, &mut text)?;
+    Ok(text)
+}
+
 /// Read a JSON file beside the event file, if it exists.
 pub fn read_json(path: &Path) -> Result<Option<Value>, Error> {
-    match std::fs::read_to_string(path) {
+    match read_text(path) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
             .map_err(|source| Error::Json {
@@ -165,7 +174,7 @@ pub fn describe(v: &Value) -> String {
 /// The run's status from `dir/run_summary.json` (`running`, `completed`, ...), if readable.
 pub fn read_status(dir: &Path) -> Option<String> {
     let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("run_summary.json")).ok()?).ok()?;
+        serde_json::from_str(&read_text(&dir.join("run_summary.json")).ok()?).ok()?;
     doc["status"].as_str().map(str::to_owned)
 }
 
@@ -184,4 +193,23 @@ pub fn check_schema(dir: &Path) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{read_json, read_status};
+
+    #[test]
+    fn a_fifo_in_an_artefacts_place_is_refused_at_once_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let summary = dir.path().join("run_summary.json");
+        rustix::fs::mkfifoat(rustix::fs::CWD, &summary, rustix::fs::Mode::RUSR).unwrap();
+        // Read plainly, a FIFO with no writer blocks here.
+        let e = read_json(&summary).unwrap_err().to_string();
+        assert!(
+            e.contains("run_summary.json") && e.contains("a FIFO"),
+            "{e}"
+        );
+        assert_eq!(read_status(dir.path()), None);
+    }
 }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 /// left to the reader, which reports it.
 pub fn will_need(files: &[PathBuf]) {
     for f in files {
-        if let Ok(file) = std::fs::File::open(f) {
+        if let Ok(file) = tally_tfevents::open::open_regular(f) {
             let _ = rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::WillNeed);
         }
     }

@@ -18,6 +18,11 @@ mod stream;
 pub use column_types::{column_types, micros, text, Kind, TAG_FIGURES};
 pub use row::{final_cut, RunRow, TagStats, FINAL_SHARE};
 
+/// The runs table's final mean of one series in reading order (`compare`'s `final` score).
+pub(crate) fn final_mean(points: &[(i64, f64)]) -> Option<f64> {
+    figures::Figures::final_mean(points)
+}
+
 use crate::columns::{resolve_inputs, run_name, ReadOptions};
 use crate::files::RunDir;
 use crate::parallel::each_run;
@@ -32,7 +37,8 @@ pub struct RunsTable {
     pub rows: Vec<RunRow>,
     /// What the readers read past (truncated tails, purges, steps going back).
     pub damage: Vec<tally_tfevents::Damage>,
-    /// Runs not read under [`ReadOptions::skip_unreadable`], each with why.
+    /// What was not read, each path with why: what the listing skipped
+    /// ([`resolve_inputs`]), then the runs not read under [`ReadOptions::skip_unreadable`].
     pub skipped: Vec<(PathBuf, String)>,
 }
 
@@ -43,8 +49,12 @@ pub fn runs_table(
     tag_globs: &[String],
     opts: ReadOptions,
 ) -> Result<RunsTable, crate::Error> {
-    let (root, runs) = resolve_inputs(inputs).map_err(crate::Error::Refused)?;
-    runs_table_of(root, runs, tag_globs, opts)
+    let mut skipped = Vec::new();
+    let (root, runs) = resolve_inputs(inputs, &mut skipped).map_err(crate::Error::Refused)?;
+    let mut table = runs_table_of(root, runs, tag_globs, opts)?;
+    skipped.append(&mut table.skipped);
+    table.skipped = skipped;
+    Ok(table)
 }
 
 /// The runs table of runs already listed (each a directory and its event files in reading
@@ -259,11 +269,15 @@ mod tests {
             .collect();
         write(&root.path().join("clean"), &clean);
         let t = runs_table(&[root.path().to_owned()], &[], ReadOptions::default()).unwrap();
-        let by_reader =
-            crate::health::check_paths(std::slice::from_ref(&sick), &RuleSet::defaults(), 0.0)
-                .unwrap()
-                .remove(0)
-                .findings;
+        let by_reader = crate::health::check_paths(
+            std::slice::from_ref(&sick),
+            &RuleSet::defaults(),
+            0.0,
+            &mut crate::Quiet,
+        )
+        .unwrap()
+        .remove(0)
+        .findings;
         let sick_row = row(&t, "sick");
         // NaN is not equal to itself: the findings compared by what they say.
         let said = |f: &[Finding]| -> Vec<String> { f.iter().map(|f| format!("{f:?}")).collect() };

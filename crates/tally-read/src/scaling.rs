@@ -67,7 +67,11 @@ pub struct Report {
 }
 
 /// Build the report for `dirs` (at least one), averaging the last `last` values.
-pub fn report(dirs: &[PathBuf], last: usize) -> Result<Report, Error> {
+pub fn report(
+    dirs: &[PathBuf],
+    last: usize,
+    observer: &mut dyn crate::observer::Observer,
+) -> Result<Report, Error> {
     if last == 0 {
         return Err(Error::Setting("--last must be at least 1".into()));
     }
@@ -75,7 +79,7 @@ pub fn report(dirs: &[PathBuf], last: usize) -> Result<Report, Error> {
     let mut damage = Vec::new();
     let mut task: Option<(String, PathBuf)> = None;
     for dir in dirs {
-        let files = require_run_event_files(dir)?;
+        let files = require_run_event_files(dir, observer)?;
         let file = &files[files.len() - 1];
         let run_dir = file.parent().unwrap_or(dir);
         let summary_path = run_dir.join("run_summary.json");

@@ -197,7 +197,7 @@ impl RunSummaries {
                 entries.push_back(Text {
                     step,
                     wall_time,
-                    text: tensor_text(&t),
+                    text: tally_tfevents::plugin_summaries::tensor_text(&t),
                 });
                 if entries.len() > TEXT_KEPT {
                     entries.pop_front();
@@ -259,28 +259,6 @@ fn tensor_buckets(t: &TensorProto) -> Option<Vec<[f64; 3]>> {
         .len()
         .is_multiple_of(3)
         .then(|| values.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
-}
-
-/// The text plugin's string tensor: one string as it is, a vector one per line, a matrix as
-/// Markdown table rows (TensorBoard draws the last two as tables).
-fn tensor_text(t: &TensorProto) -> String {
-    let strings: Vec<String> = t
-        .string_val
-        .iter()
-        .map(|b| String::from_utf8_lossy(b).into_owned())
-        .collect();
-    let dims: Vec<i64> = t
-        .tensor_shape
-        .as_ref()
-        .map_or(Vec::new(), |s| s.dim.iter().map(|d| d.size).collect());
-    match dims.as_slice() {
-        [_, cols] if *cols > 0 => strings
-            .chunks(*cols as usize)
-            .map(|row| format!("| {} |", row.join(" | ")))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => strings.join("\n"),
-    }
 }
 
 #[cfg(test)]

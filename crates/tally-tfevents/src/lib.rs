@@ -15,6 +15,7 @@ pub mod hparams;
 pub mod intern;
 pub mod masked_crc;
 pub mod media;
+pub mod open;
 pub mod parallel;
 pub mod plugin_summaries;
 pub mod proto;

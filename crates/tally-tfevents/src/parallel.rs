@@ -148,7 +148,7 @@ fn read_range<T>(
     init: &impl Fn(u64) -> T,
     visit: &impl Fn(&mut T, &WireScalars),
 ) -> Option<(u64, u64, T)> {
-    let mut file = File::open(path).ok()?;
+    let mut file = crate::open::open_regular(path).ok()?;
     let start = if first { from } else { sync(&file, from)? };
     file.seek(SeekFrom::Start(start)).ok()?;
     let mut records = TfRecordReader::new(file);

@@ -311,6 +311,28 @@ pub fn custom_scalars_value(layout: &Layout) -> summary::Value {
     )
 }
 
+/// The text plugin's string tensor: one string as it is, a vector one per line, a matrix as
+/// Markdown table rows (TensorBoard draws the last two as tables).
+pub fn tensor_text(t: &TensorProto) -> String {
+    let strings: Vec<String> = t
+        .string_val
+        .iter()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .collect();
+    let dims: Vec<i64> = t
+        .tensor_shape
+        .as_ref()
+        .map_or(Vec::new(), |s| s.dim.iter().map(|d| d.size).collect());
+    match dims.as_slice() {
+        [_, cols] if *cols > 0 => strings
+            .chunks(*cols as usize)
+            .map(|row| format!("| {} |", row.join(" | ")))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => strings.join("\n"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

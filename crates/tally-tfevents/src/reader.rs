@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use prost::Message;
 
 use crate::intern::Interner;
+use crate::open::open_regular;
 use crate::proto::Event;
 use crate::scalar::ScalarEvent;
 use crate::scalar_fast::WireScalars;
@@ -420,11 +421,11 @@ impl<R: Read> ScalarReader<R> {
     }
 }
 
-/// Opens an event file for reading, with [`OnCorruption::Error`]; every error message
-/// starts with the file's path (`<path>: corrupt record at byte 1234: data crc mismatch ...`).
+/// Opens an event file for reading, with [`OnCorruption::Error`]; a special file is refused
+/// without waiting ([`open_regular`]); every error message starts with the file's path (`<path>: corrupt record at byte 1234: data crc mismatch ...`).
 pub fn open_event_file(path: impl AsRef<Path>) -> Result<EventReader<BufReader<File>>, ReadError> {
     let path = path.as_ref();
-    let file = File::open(path).map_err(|source| ReadError::Open {
+    let file = open_regular(path).map_err(|source| ReadError::Open {
         path: path.to_path_buf(),
         source,
     })?;
@@ -445,7 +446,7 @@ pub fn open_event_file_at(
         path: path.to_path_buf(),
         source,
     };
-    let mut file = File::open(path).map_err(open_error)?;
+    let mut file = open_regular(path).map_err(open_error)?;
     file.seek(SeekFrom::Start(offset)).map_err(open_error)?;
     Ok(EventReader::from_records(
         TfRecordReader::new(BufReader::new(file))

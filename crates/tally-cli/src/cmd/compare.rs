@@ -7,7 +7,7 @@ use crate::error::Exit;
 use crate::stderr;
 use std::io::Write;
 use std::path::PathBuf;
-use tally_read::compare::{compare, Settings};
+use tally_read::compare::{absent_message, compare, Settings};
 
 /// `tally compare`'s flags.
 #[derive(Debug, clap::Args)]
@@ -59,7 +59,8 @@ impl Args {
     }
 }
 
-/// Run `tally compare`: the groups on `out`; runs left out said on stderr.
+/// Run `tally compare`: the groups on `out`; damage, runs left out and `--by` keys no run has
+/// said on stderr, as `tally runs` says them.
 pub fn run(
     paths: &[PathBuf],
     s: &Settings,
@@ -67,9 +68,13 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let c = compare(paths, s)?;
+    stderr::warn(&c.damage);
     stderr::skipped(&c.skipped);
     for (run, why) in &c.unscored {
         stderr::line(format_args!("tally: warning: {run}: not scored: {why}"));
+    }
+    for key in &c.absent {
+        stderr::line(format_args!("tally: warning: {}", absent_message(key)));
     }
     if json {
         let groups: Vec<serde_json::Value> = c.groups.iter().map(|g| g.to_json(&s.by)).collect();
@@ -82,14 +87,15 @@ pub fn run(
         return Ok(());
     }
     let label = |g: &tally_read::compare::Group| -> String {
-        if s.by.is_empty() {
-            return "all runs".into();
-        }
         let parts: Vec<String> =
             s.by.iter()
                 .zip(&g.key)
+                .filter(|(k, _)| !c.absent.contains(k))
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
+        if parts.is_empty() {
+            return "all runs".into();
+        }
         parts.join(" ")
     };
     let w = c
@@ -110,7 +116,10 @@ pub fn run(
         "group", "n", "mean", "95% CI", "std", "IQM", "95% CI"
     )?;
     for g in &c.groups {
-        let ci = |e: &tally_read::compare::Estimate| format!("[{:.4}, {:.4}]", e.low, e.high);
+        let ci = |e: &tally_read::compare::Estimate| match g.scores.len() {
+            1 => "none (1 run)".to_owned(),
+            _ => format!("[{:.4}, {:.4}]", e.low, e.high),
+        };
         writeln!(
             out,
             "{:<w$}  {:>3}  {:>10.4}  {:>23}  {:>10}  {:>10.4}  {:>23}",

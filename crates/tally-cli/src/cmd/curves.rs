@@ -48,7 +48,7 @@ pub fn is_folder_of_runs(path: &Path) -> bool {
     if !path.is_dir() {
         return false;
     }
-    let Ok(runs) = tally_read::files::runs_under(path) else {
+    let Ok(runs) = tally_read::files::runs_under(path, &mut tally_read::Quiet) else {
         return false;
     };
     // Path order puts a directory before everything below it.
@@ -102,7 +102,7 @@ impl RunHealthSeen {
             self.judged = Some((Instant::now(), points));
             let now = tally::Clock::wall(&tally::SystemClock::default());
             let rules = tally::health::RuleSet::defaults();
-            tally_read::health::check_paths(&[dir.to_owned()], &rules, now)
+            tally_read::health::check_paths(&[dir.to_owned()], &rules, now, &mut tally_read::Quiet)
                 .ok()
                 .and_then(|runs| runs.into_iter().flat_map(|r| r.findings).last())
         };
@@ -119,6 +119,9 @@ struct Runs {
     runs: Vec<Watched>,
     /// Why no run is listed (nothing written yet, a path missing): the live view waits.
     notice: Option<String>,
+    /// What the last listing skipped, each path with why (docs/contract/untrusted-input.md
+    /// "Special files"), said under the charts.
+    skipped: Vec<(PathBuf, String)>,
     listed: Option<Instant>,
 }
 
@@ -128,6 +131,7 @@ impl Runs {
             path: path.to_owned(),
             runs: Vec::new(),
             notice: None,
+            skipped: Vec::new(),
             listed: None,
         }
     }
@@ -160,7 +164,11 @@ impl Runs {
 
     /// Add the runs not known yet; whether the list or its notice changed.
     fn list(&mut self) -> bool {
-        let (root, dirs) = match resolve_inputs(std::slice::from_ref(&self.path)) {
+        let mut skipped = Vec::new();
+        let listed = resolve_inputs(std::slice::from_ref(&self.path), &mut skipped);
+        let skipped_changed = skipped != self.skipped;
+        self.skipped = skipped;
+        let (root, dirs) = match listed {
             Ok(found) => found,
             Err(e) => {
                 let notice = Some(e);
@@ -169,7 +177,7 @@ impl Runs {
                 return changed;
             }
         };
-        let mut changed = self.notice.take().is_some();
+        let mut changed = self.notice.take().is_some() || skipped_changed;
         for (dir, _) in dirs {
             if self.runs.iter().any(|w| w.dir == dir) {
                 continue;
@@ -222,10 +230,20 @@ impl Runs {
             .notice
             .as_ref()
             .map(|e| format!("Waiting for runs: {e}"));
-        let notice = waiting.or_else(|| {
-            (tags.is_empty() && !self.runs.is_empty())
-                .then(|| "No scalar yet in the runs picked (or matching the filter)".to_owned())
+        let skipped = (!self.skipped.is_empty()).then(|| {
+            let each: Vec<String> = self
+                .skipped
+                .iter()
+                .map(|(p, why)| format!("{}: {why}", p.display()))
+                .collect();
+            format!("Skipped: {}", each.join("; "))
         });
+        let notice = waiting
+            .or_else(|| {
+                (tags.is_empty() && !self.runs.is_empty())
+                    .then(|| "No scalar yet in the runs picked (or matching the filter)".to_owned())
+            })
+            .or(skipped);
         CurvesModel {
             title: self.path.display().to_string(),
             runs: self

@@ -76,7 +76,8 @@ impl Args {
             "--replay-write-high",
             "--submit-high",
         ])?;
-        let diagnosis = tally_read::diagnose::diagnose(&run_dir, last, thresholds)?;
+        let mut skipped = stderr::StderrObserver::new(None);
+        let diagnosis = tally_read::diagnose::diagnose(&run_dir, last, thresholds, &mut skipped)?;
         stderr::warn(&diagnosis.damage);
         to_stdout(|out| Ok(print(&diagnosis, json, out)?))
     }

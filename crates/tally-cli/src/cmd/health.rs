@@ -68,7 +68,8 @@ pub fn run(
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    let runs = tally_read::health::check_paths(paths, rules, now)
+    let mut skipped = crate::stderr::StderrObserver::new(None);
+    let runs = tally_read::health::check_paths(paths, rules, now, &mut skipped)
         .map_err(|e| CliError::Usage(e.to_string()))?;
     for r in &runs {
         crate::stderr::warn(&r.damage);

@@ -28,7 +28,8 @@ impl Args {
     /// Check the flags and run the command.
     pub fn execute(self) -> Result<Exit, CliError> {
         let Args { dirs, last, json } = self;
-        let report = tally_read::scaling::report(&dirs, last)?;
+        let mut skipped = stderr::StderrObserver::new(None);
+        let report = tally_read::scaling::report(&dirs, last, &mut skipped)?;
         stderr::warn(&report.damage);
         to_stdout(|out| Ok(print(&report, json, out)?))
     }

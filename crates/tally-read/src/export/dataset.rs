@@ -93,7 +93,7 @@ pub(super) fn export_dataset(
     dir: &Path,
     observer: &mut dyn Observer,
 ) -> Result<(), Error> {
-    let (root, runs) = resolve_inputs(paths).map_err(Error::Refused)?;
+    let (root, runs) = resolve_inputs(paths, observer).map_err(Error::Refused)?;
     // Every run is checked before anything is written, so a refused migration writes nothing.
     let mut migrations: Vec<Option<Profile>> = Vec::with_capacity(runs.len());
     for (run_dir, files) in &runs {

@@ -86,6 +86,20 @@ impl Figures {
         }
     }
 
+    /// The final mean of one series given whole, in reading order, by the two passes above: the
+    /// runs table's `:final_mean` of a tag with these points (`compare`'s `final` score).
+    pub fn final_mean(points: &[(i64, f64)]) -> Option<f64> {
+        let mut f = Figures::default();
+        let slot = f.slot("");
+        for &(step, v) in points {
+            f.point(Some(slot), step, 0.0, v);
+        }
+        for &(step, v) in points {
+            f.final_point(slot, step, v);
+        }
+        f.tag_stats().pop().and_then(|s| s.final_mean)
+    }
+
     /// Whether any chosen tag has a point (the second pass has something to do).
     pub fn any_chosen(&self) -> bool {
         self.tags.iter().any(|a| a.count > 0)

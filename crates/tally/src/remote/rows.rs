@@ -63,7 +63,7 @@ impl RowReader {
             path: path.clone(),
             source,
         };
-        let mut f = File::open(path).map_err(open)?;
+        let mut f = tally_tfevents::open::open_regular(path).map_err(open)?;
         f.seek(SeekFrom::Start(self.at.offset)).map_err(open)?;
         let records = TfRecordReader::new(BufReader::new(f)).with_path(path);
         self.reader = Some(EventReader::from_records(records));

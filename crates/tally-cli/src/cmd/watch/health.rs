@@ -67,9 +67,10 @@ impl Health {
 
 /// The findings a `run_summary.json` lists (none when it cannot be read).
 pub(crate) fn summary_findings(path: &Path) -> Vec<Finding> {
-    std::fs::read_to_string(path)
+    // Read as every artefact is: a special file in its place is refused, never waited on.
+    tally_read::meta::read_json(path)
         .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .flatten()
         .and_then(|doc| {
             let list = doc.get("health")?.as_array()?.clone();
             Some(list.iter().filter_map(finding_of).collect())
