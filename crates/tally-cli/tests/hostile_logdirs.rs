@@ -226,6 +226,65 @@ fn a_fifo_named_like_an_event_file_is_named_and_never_opened() {
 }
 
 #[test]
+fn watching_one_run_names_a_fifo_beside_its_event_file_once() {
+    let tmp = logdir();
+    let dir = tmp.path().join("b");
+    run(&dir, 5.0);
+    let beside = dir.join("events.out.tfevents.9.trap");
+    fifo(&beside);
+    // A run without a summary never ends: its lines are read until both are seen, under the
+    // deadline, then it is ended.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tally"))
+        .args(["watch", "--panel", "off", "--every", "0.2"])
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    for pipe in [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ] {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+    }
+    drop(tx);
+    let name = beside.to_str().unwrap();
+    let deadline = Instant::now() + DEADLINE;
+    let mut said = Vec::new();
+    let shown = |said: &[String]| {
+        // Four summary lines, 0.2 s apart: the run's files listed again at several polls.
+        said.iter().filter(|l| l.starts_with("step 10 ")).count() >= 4
+            && said
+                .iter()
+                .any(|l| l.contains(name) && l.contains("a FIFO"))
+    };
+    while !shown(&said) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => said.push(line),
+            Err(_) => break,
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let shown_all = shown(&said);
+    let said = said.join("\n");
+    assert!(
+        shown_all,
+        "watch does not show the run and name {name}:\n{said}"
+    );
+    // Named once, not at every poll.
+    assert_eq!(said.matches(name).count(), 1, "{said}");
+}
+
+#[test]
 fn links_leading_nowhere_are_named_and_their_run_still_listed() {
     let tmp = logdir();
     let root = tmp.path();

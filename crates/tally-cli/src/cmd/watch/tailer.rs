@@ -1,6 +1,8 @@
 //! Following a run's event files (and a generic run's sub-runs) into a [`TerminalState`]: read
 //! a bounded share per poll, replayed into the RL panel or put on the generic dashboard, purge
-//! markers applied, the run's end and a quiet writer told (docs/contract/panel.md "tally watch").
+//! markers applied, the run's end and a quiet writer told (docs/contract/panel.md "tally watch"),
+//! and each path the listing skipped named once (docs/contract/untrusted-input.md "Special
+//! files").
 
 use super::facts::{generic_facts, is_logger_run, read_facts, split_target};
 use super::health::Health;
@@ -78,6 +80,8 @@ pub struct Tailer {
     reward_steps: VecDeque<i64>,
     /// The run's health (docs/contract/health.md "In tally watch").
     health: Health,
+    /// The paths the listing skipped that the panel has named.
+    skipped_told: BTreeSet<PathBuf>,
 }
 
 /// What one poll read.
@@ -127,6 +131,7 @@ impl Tailer {
             board_tags: BTreeMap::new(),
             reward_steps: VecDeque::new(),
             health: Health::default(),
+            skipped_told: BTreeSet::new(),
         }
     }
 
@@ -175,6 +180,7 @@ impl Tailer {
         self.more = false;
         let result = self.read(state, Instant::now() + READ_BUDGET);
         self.flush(state);
+        self.tell_skipped(state);
         self.tell_health(state);
         if let Err(e) = &result {
             self.message(state, Level::Error, e.to_string());
@@ -190,6 +196,17 @@ impl Tailer {
             added,
             more: self.more,
         })
+    }
+
+    /// Each path the listing skipped once, with why, as a warning line: listed again at every
+    /// poll, it is named only the first time (docs/contract/untrusted-input.md "Special files").
+    fn tell_skipped(&mut self, state: &Mutex<TerminalState>) {
+        for (path, why) in self.listing.skipped() {
+            if self.skipped_told.insert(path.clone()) {
+                let text = format!("{}: skipped: {why}", path.display());
+                self.message(state, Level::Warning, text);
+            }
+        }
     }
 
     /// Each new finding once as a line (`health: RULE on TAG: MESSAGE`, as the logger says it),
