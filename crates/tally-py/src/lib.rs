@@ -27,6 +27,22 @@ fn reduction(field: &str, key: &str) -> &'static str {
     tally::reduction(field, key, &tally::UserMetrics::default()).as_str()
 }
 
+/// How an `rft` run whose outside keys are the user's takes `key` (docs/contract/rft.md "Keys
+/// outside the namespace"): `("rft", None)`, `("user", why it is outside)` or `("refused", why)`.
+#[pyfunction]
+fn rft_key(key: &str) -> (&'static str, Option<String>) {
+    match tally::schema::rft::validate_rft_key(key) {
+        Ok(_) => ("rft", None),
+        Err(outside) => match tally::schema::rft::outside_key_as_user(key) {
+            Ok(()) => ("user", Some(outside)),
+            Err(why) => (
+                "refused",
+                Some(format!("{outside}; as a user metric: {why}")),
+            ),
+        },
+    }
+}
+
 #[pymodule]
 fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -48,6 +64,7 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<events::EventWriter>()?;
     m.add_class::<remote::RemoteFollower>()?;
     m.add_function(wrap_pyfunction!(reduction, m)?)?;
+    m.add_function(wrap_pyfunction!(rft_key, m)?)?;
     m.add_function(wrap_pyfunction!(writer_config::record_config, m)?)?;
     m.add_function(wrap_pyfunction!(writer_config::redact_json, m)?)?;
     m.add_function(wrap_pyfunction!(writer_config::redact_text, m)?)?;
