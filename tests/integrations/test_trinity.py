@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -414,6 +415,43 @@ def test_trinitys_trainer_loop_runs_every_step_and_a_restart_from_its_checkpoint
 
 def run_python(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300)
+
+
+def test_a_monitor_never_closed_keeps_its_last_step_and_the_exit_status(tmp_path):
+    # Trinity closes its monitor from Monitor.__del__, which may run during the interpreter's
+    # exit after tally's own exit hook; the open step is still written (docs/contract/
+    # integrations.md "Trinity-RFT"), and the process ends with the script's status.
+    (tmp_path / "c.yaml").write_text(json.dumps({
+        "project": "p", "name": "n", "checkpoint_root_dir": str(tmp_path / "ckpt"),
+        "algorithm": {"algorithm_type": "grpo"},
+        "monitor": {"monitor_type": "tally.integrations.trinity.TallyMonitor"},
+    }))
+    for how in ("global", "cycle"):
+        r = run_python(
+            f"""
+            import sys
+            from trinity.common.config import load_config
+            from trinity.common.config_validator import GlobalConfigValidator, MonitorConfigValidator
+            from trinity.utils.monitor import MONITOR
+            config = load_config({str(tmp_path / "c.yaml")!r})
+            GlobalConfigValidator().validate(config)
+            MonitorConfigValidator().validate(config)
+            monitor = MONITOR.get(config.monitor.monitor_type)(project=config.project, group=config.group,
+                                                               name=config.name, role="trainer", config=config)
+            monitor.log({{"actor/pg_loss": 0.5}}, 1)
+            monitor.log({{"actor/pg_loss": 0.25}}, 2)  # open until the monitor closes
+            if {how!r} == "cycle":
+                monitor.me = monitor  # collected only by the exit's last collection
+            sys.exit(3)
+            """
+        )
+        assert r.returncode == 3, r.stderr
+        assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
+        run = tmp_path / "ckpt" / "p" / "n" / "monitor" / "tally" / "trainer"
+        assert scalars(run) == {"actor/pg_loss": [(1, 0.5), (2, 0.25)]}, how
+        summary = json.loads((run / "run_summary.json").read_text())
+        assert summary["status"] == "completed"
+        shutil.rmtree(tmp_path / "ckpt")
 
 
 def test_importing_registers_tally_before_or_after_trinity_and_imports_neither():

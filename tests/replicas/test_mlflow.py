@@ -449,3 +449,36 @@ def test_the_mlflow_settings_are_recorded_with_a_password_in_the_uri_redacted(tm
             assert b"s3cret-pw" not in f.read_bytes(), f
     client = MlflowClient(mlflow_server.uri)
     assert_same(mlflow_series(client, run_id_of(log.run_dir)), event_series(log.run_dir))
+
+
+EXIT_SCRIPT = """
+import sys, tally
+log = tally.Logger(algo="grpo", task="t", log_dir=sys.argv[1], panel="off", remote_finish_timeout=0.2,
+                   mlflow={"tracking_uri": sys.argv[2], "experiment": "exit"})
+for i in range(1, 2001):
+    log.step(i, metrics={f"actor/m{j}": float(i + j) for j in range(30)})
+if sys.argv[3] == "close":
+    log.close()
+sys.exit(int(sys.argv[4]))
+"""
+
+
+@pytest.mark.parametrize("how", ["close", "atexit"])
+def test_a_replica_left_behind_at_close_never_changes_the_exit_status(tmp_path, mlflow_server, how):
+    # docs/contract/remote-sinks.md "At exit": the process ends with the script's own status
+    # whatever the replica's thread is doing, and the rows left are said, for tally sync.
+    import subprocess
+
+    script = tmp_path / "exit.py"
+    script.write_text(EXIT_SCRIPT)
+    for i in range(10):
+        status = i % 3  # 0, and a script's own non-zero statuses
+        run = tmp_path / f"run{i}"
+        r = subprocess.run([sys.executable, str(script), str(run), mlflow_server.uri, how, str(status)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == status, (i, r.returncode, r.stderr[-3000:])
+        assert "Fatal Python error" not in r.stderr and "FATAL" not in r.stderr, r.stderr[-3000:]
+        summary = json.loads((run / "run_summary.json").read_text())
+        (sink,) = summary["remote_sinks"]
+        if sink["pending"]:
+            assert f"tally sync {run} --to mlflow" in r.stderr, r.stderr[-3000:]

@@ -10,6 +10,7 @@ mod console;
 mod convert;
 mod errors;
 mod events;
+mod exiting;
 mod flusher;
 mod logger;
 mod read;
@@ -70,10 +71,14 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(writer_config::redact_text, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(logger::_close_open_loggers, m)?)?;
+    // Registered first, so it runs after every other tally hook (atexit runs them last
+    // first): from then on no thread of tally's attaches to the exiting interpreter.
+    m.add_function(wrap_pyfunction!(exiting::_interpreter_exiting, m)?)?;
+    let atexit = m.py().import("atexit")?;
+    atexit.call_method1("register", (m.getattr("_interpreter_exiting")?,))?;
     // Loggers a script forgot are closed before interpreter teardown (the GIL can still be
     // released then, which closing a logger with a Python sink needs).
     let close = m.getattr("_close_open_loggers")?;
-    let atexit = m.py().import("atexit")?;
     atexit.call_method1("register", (close,))?;
     // Writers never closed have their last step written at exit.
     m.add_function(wrap_pyfunction!(events::_write_event_batches, m)?)?;

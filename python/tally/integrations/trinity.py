@@ -34,6 +34,7 @@ from types import ModuleType
 from typing import Any, Dict, Mapping, Optional, Set, Tuple
 
 from tally._require import require
+from tally.integrations._atexit import close_at_exit
 
 __all__ = ["TallyMonitor", "MONITOR_TYPE", "tally_key", "replica_kwargs"]
 
@@ -162,6 +163,9 @@ def _monitor_class() -> type:
                 self._written = False
                 self._tables_purge: Optional[int] = None
                 self.logger = self._open()
+                # Trinity closes its monitor from __del__, which may come after tally's exit
+                # hook has closed the logger: the open step is written at exit first.
+                close_at_exit(self)
 
             def _open(self, resume_from: Optional[int] = None) -> Any:
                 # resume=True: a Trinity job continued from its checkpoint appends to its run
