@@ -80,6 +80,16 @@ def texts(d) -> dict:
     return {t: [(e.step, e.tensor_proto.string_val[0].decode()) for e in acc.Tensors(t)] for t in acc.Tags()["tensors"]}
 
 
+def differing_args(ours: str, ref: str) -> set:
+    """The members in which two runs' ``args`` texts differ, both parsed as JSON: the two runs'
+    own output_dir and report_to, and hub_token, which transformers writes as its placeholder
+    "<HUB_TOKEN>" and tally redacts as any string under a token name."""
+    a, b = json.loads(ours), json.loads(ref)
+    assert a.keys() == b.keys()
+    assert a["hub_token"] == "<redacted>" and b["hub_token"] == "<HUB_TOKEN>"
+    return {k for k in a if a[k] != b[k]}
+
+
 def test_tags_steps_and_values_equal_tensorboard_callbacks(tmp_path, monkeypatch):
     monkeypatch.setenv("TENSORBOARD_LOGGING_DIR", str(tmp_path / "tb"))
     train(tmp_path / "out_tb", ["tensorboard"], None)
@@ -103,10 +113,11 @@ def test_tags_steps_and_values_equal_tensorboard_callbacks(tmp_path, monkeypatch
     ref_t, our_t = texts(tmp_path / "tb"), texts(tmp_path / "tally")
     assert set(our_t) == set(ref_t) == {"args/text_summary", "train/note/text_summary"}
     assert our_t["train/note/text_summary"] == ref_t["train/note/text_summary"] == [(6, "done")]
-    # tally redacts secret-looking values in text (docs/contract/run-artifacts.md "Secrets"),
-    # so the JSON is compared line by line where nothing was redacted.
+    # tally redacts secret-looking strings in text (docs/contract/run-artifacts.md "Secrets");
+    # the arguments hold none, and their numbers and nulls (hub_token: null) stay: the same JSON.
     (ref_args,), (our_args,) = ref_t["args/text_summary"], our_t["args/text_summary"]
     assert our_args[0] == ref_args[0] == 0
+    assert differing_args(our_args[1], ref_args[1]) == {"output_dir", "report_to", "hub_token"}
     assert '  "learning_rate": 0.05,' in our_args[1].splitlines()
 
 
@@ -177,6 +188,13 @@ def test_trls_sft_trainer_logs_what_its_tensorboard_callback_logs(tmp_path, monk
         if not any(t in tag for t in TIMED):
             assert [v for _, v in ours[tag]] == [v for _, v in ref[tag]], tag
     assert [s for s, _ in ours["train/loss"]] == [1, 2, 3, 4]
+    # The model's configuration (its token ids bos_token_id, eos_token_id, pad_token_id) and
+    # the arguments: the same texts, still JSON (docs/contract/run-artifacts.md "Secrets").
+    ref_t, our_t = texts(tmp_path / "tb"), texts(tmp_path / "tally")
+    (ref_model,), (our_model,) = ref_t["model_config/text_summary"], our_t["model_config/text_summary"]
+    assert our_model == ref_model
+    assert json.loads(our_model[1])["pad_token_id"] == 0
+    assert differing_args(our_t["args/text_summary"][0][1], ref_t["args/text_summary"][0][1]) == {"output_dir", "report_to", "hub_token"}
 
 
 def test_the_example_script_runs(tmp_path):
