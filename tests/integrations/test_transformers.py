@@ -204,3 +204,35 @@ def test_the_example_script_runs(tmp_path):
     got = scalars(tmp_path / "run")
     assert [s for s, _ in got["train/loss"]] == list(range(1, 11))
     assert [s for s, _ in got["eval/loss"]] == [10]
+
+
+def test_evaluate_without_train_writes_where_tensorboard_callback_writes(tmp_path, monkeypatch):
+    # docs/contract/integrations.md "transformers and TRL": runs/<date>_<host> under the working
+    # directory (torch's default, which TensorBoardCallback's writer takes before train()).
+    monkeypatch.delenv("TENSORBOARD_LOGGING_DIR", raising=False)
+
+    def evaluate(cwd, report_to, callbacks):
+        cwd.mkdir()
+        monkeypatch.chdir(cwd)
+        set_seed(0)
+        args = TrainingArguments(output_dir=str(cwd / "out"), report_to=report_to, use_cpu=True, disable_tqdm=True,
+                                 per_device_eval_batch_size=4)
+        Trainer(model=TinyRegressor(), args=args, eval_dataset=dataset(8, 2), callbacks=callbacks).evaluate()
+        (run,) = (cwd / "runs").iterdir()
+        return run
+
+    ref = evaluate(tmp_path / "tb", ["tensorboard"], None)
+    ours = evaluate(tmp_path / "tally", [], [TallyCallback()])
+    import socket
+
+    assert ours.name.endswith("_" + socket.gethostname()) and ref.name.endswith("_" + socket.gethostname())
+    got, want = scalars(ours), scalars(ref)
+    assert set(got) == set(want) and "eval/loss" in got
+    assert got["eval/loss"] == want["eval/loss"]
+
+
+def test_report_to_tensorboard_beside_the_callback_is_said(tmp_path):
+    # Both would write every point: said once, as the stable-baselines3 integration refuses the pair.
+    with pytest.warns(UserWarning, match="report_to includes 'tensorboard'") as said:
+        train(tmp_path / "out", ["tensorboard"], [TallyCallback(log_dir=str(tmp_path / "tally"))], max_steps=2)
+    assert sum("report_to includes" in str(w.message) for w in said) == 1
