@@ -396,6 +396,12 @@ def test_trinitys_trainer_loop_runs_every_step_and_a_restart_from_its_checkpoint
         steps = [s for s, _ in points]
         assert steps == sorted(set(steps)), (tag, steps)  # one series, no step twice
     assert [s for s, _ in got["advantage/kl_coef"]] == [1, 2, 3, 4, 5, 6, 7, 8]
+    # tally's own reader shows the same one series (the purge marker applied).
+    t = tally.read(run).to_pydict()
+    mine = {}
+    for tag, step, value in zip(t["tag"], t["step"], t["value"]):
+        mine.setdefault(tag, []).append((step, value))
+    assert mine == got
     assert got["actor/entropy"] == [(s, f32(1.0 - 0.05 * s)) for s in range(1, 9)]
     summary = json.loads((run / "run_summary.json").read_text())
     (resumed,) = summary["resumed"]
