@@ -30,9 +30,9 @@ from types import ModuleType
 from typing import Any, Dict, List, Mapping, Optional
 
 from tally._require import require
-from tally._tally import ConfigError, flat_config
+from tally._tally import ConfigError
 from tally._wandb import DEFAULT_FINISH_TIMEOUT, within
-from tally._writer_config import redacted
+from tally._writer_config import redacted, tracker_params
 
 # The settings ``mlflow={...}`` takes (docs/contract/remote-sinks.md "MLflow").
 SETTINGS = ("tracking_uri", "experiment", "run_name")
@@ -71,12 +71,21 @@ def _accepted(name: str) -> bool:
 
 def mlflow_name(tag: str) -> str:
     """The name ``tag`` is sent to MLflow under (docs/contract/remote-sinks.md "Names a tracker
-    refuses"): itself when MLflow accepts it; otherwise every character MLflow refuses becomes
-    ``_``, empty, ``.`` and ``..`` path segments become ``_``, and ``-`` and the first 8 hex
-    digits of the tag's SHA-256 are appended (the name cut to fit 250 characters), so two tags
-    never share a name and the same tag always gets the same one."""
+    refuses"): itself when MLflow accepts it; with each ``@`` as ``_at_`` when that is all MLflow
+    refuses (``mean@4`` → ``mean_at_4``, as Trinity's and verl's MLflow loggers name it);
+    otherwise :func:`hashed_name`."""
     if _accepted(tag):
         return tag
+    at = tag.replace("@", "_at_")
+    if at != tag and _accepted(at):
+        return at
+    return hashed_name(tag)
+
+
+def hashed_name(tag: str) -> str:
+    """Every character MLflow refuses becomes ``_``, empty, ``.`` and ``..`` path segments become
+    ``_``, and ``-`` and the first 8 hex digits of the tag's SHA-256 are appended (the name cut to
+    fit 250 characters): two tags never share such a name and a tag always gets the same one."""
     parts = [p if p not in ("", ".", "..") else "_" for p in _REFUSED.sub("_", tag).split("/")]
     suffix = "-" + hashlib.sha256(tag.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     base = "/".join(parts)[: MAX_NAME - len(suffix)]
@@ -156,6 +165,8 @@ class MlflowSink:
         self.finish_on_close = False
         self._held: List[Any] = []
         self._renamed: Dict[str, str] = {}
+        # Each name sent and the tag it holds.
+        self._taken: Dict[str, str] = {}
         self._finished = False
 
     # -- start -----------------------------------------------------------------------------------
@@ -216,15 +227,17 @@ class MlflowSink:
         algo, task = run.get("algo", ""), run.get("task", "")
         default = f"{algo}__{task}__{self.run_dir.name}" if algo or task else self.run_dir.name
         name = self.settings.get("run_name") or run.get("name") or default
-        tags = {"tally.log_dir": str(self.run_dir.resolve())}
-        created = self.client.create_run(self.experiment_id, run_name=str(redacted(name)), tags=tags)
+        # The tags MLflow's own start_run sets (the user, the source), as a native run has them.
+        context = require("mlflow.tracking.context.registry", "mlflow={...} (the MLflow replica)", "mlflow")
+        tags = context.resolve_tags({"tally.log_dir": str(self.run_dir.resolve())})
+        created = self.client.create_run(self.experiment_id, run_name=str(redacted(name)), tags=redacted(tags))
         return str(created.info.run_id)
 
     def _log_params(self) -> None:
         """``run_config.json`` flattened, as params: those the run has not yet. MLflow keeps a
         param's first value, so a resumed run whose configuration changed keeps it and says so."""
         assert self.run_dir is not None and self.run_id is not None
-        pairs = json.loads(flat_config(self.run_dir))
+        pairs = tracker_params(str(self.run_dir))
         have = dict(self.client.get_run(self.run_id).data.params)
         params = []
         Param = self._mlflow.entities.Param
@@ -264,6 +277,10 @@ class MlflowSink:
         name = self._renamed.get(tag)
         if name is None:
             name = mlflow_name(tag)
+            if self._taken.setdefault(name, tag) != tag:
+                # Another tag of this run has that name (`x@4` beside `x_at_4`): never merged.
+                name = hashed_name(tag)
+                self._taken[name] = tag
             if name != tag:
                 print(f"tally: mlflow: {tag!r} is sent as {name!r} (MLflow refuses the name; "
                       "docs/contract/remote-sinks.md \"Names a tracker refuses\")", file=sys.stderr)

@@ -24,9 +24,9 @@ from types import ModuleType
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from tally._require import require
-from tally._tally import ConfigError, flat_config
+from tally._tally import ConfigError
 from tally._wandb import DEFAULT_FINISH_TIMEOUT, within
-from tally._writer_config import redacted
+from tally._writer_config import redacted, tracker_params
 
 # The settings ``trackio={...}`` takes (docs/contract/remote-sinks.md "trackio").
 SETTINGS = ("project", "name", "group")
@@ -98,7 +98,7 @@ class TrackioSink:
         project = self.settings.get("project") or recorded.get("project") or DEFAULT_PROJECT
         same = recorded.get("project") == project
         name = self.settings.get("name") or (recorded.get("name") if same else None) or self._default_name()
-        config = {str(k): v for k, v in json.loads(flat_config(self.run_dir))}
+        config = dict(tracker_params(str(self.run_dir)))
         self.run = self._trackio.init(
             project=project,
             name=str(redacted(name)),
@@ -109,7 +109,9 @@ class TrackioSink:
             auto_log_cpu=False,
         )
         self.owned = True
-        self._config = config
+        # What trackio.init holds as the run's config: ours, with the group and metadata it adds
+        # (_Group, _Created, _Username), stored with the first rows as trackio.log stores it.
+        self._config = dict(self.run.config) if isinstance(getattr(self.run, "config", None), dict) else config
         tmp = self.run_dir / f".{RUN_FILE}.tmp"
         tmp.write_text(json.dumps({"project": self.run.project, "name": self.run.name}) + "\n", encoding="utf-8")
         os.replace(tmp, self.run_dir / RUN_FILE)

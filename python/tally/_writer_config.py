@@ -11,9 +11,9 @@ import dataclasses
 import json
 import math
 import os
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from tally._tally import ConfigError, record_config, redact_json
+from tally._tally import ConfigError, flat_config, record_config, redact_json
 from tally._tally import param_table as native_param_table
 
 
@@ -61,3 +61,14 @@ def param_table(text: str) -> Optional[Dict[str, Any]]:
     (``tally_read::param_table``), so a table reads the same whoever wrote it."""
     rows = native_param_table(text)
     return None if rows is None else json.loads(rows)
+
+
+def tracker_params(run_dir: str) -> List[Tuple[str, Any]]:
+    """The run's configuration as a tracker's params or config (docs/contract/remote-sinks.md
+    "MLflow", "trackio"): ``run_config.json`` flattened, the user's ``config`` under the user's
+    own keys (``lr``, as a native tracker run holds them), tally's facts about the run under
+    ``tally.`` (``tally.run.algo``); another writer's hyperparameters as they are."""
+    pairs = json.loads(flat_config(run_dir))
+    if not os.path.isfile(os.path.join(run_dir, "run_config.json")):
+        return [(str(k), v) for k, v in pairs]
+    return [(k[len("config."):] if k.startswith("config.") else "tally." + k, v) for k, v in pairs]

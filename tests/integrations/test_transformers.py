@@ -80,6 +80,16 @@ def texts(d) -> dict:
     return {t: [(e.step, e.tensor_proto.string_val[0].decode()) for e in acc.Tensors(t)] for t in acc.Tags()["tensors"]}
 
 
+def differing_args(ours: str, ref: str) -> set:
+    """The members in which two runs' ``args`` texts differ, both parsed as JSON: the two runs'
+    own output_dir and report_to, and hub_token, which transformers writes as its placeholder
+    "<HUB_TOKEN>" and tally redacts as any string under a token name."""
+    a, b = json.loads(ours), json.loads(ref)
+    assert a.keys() == b.keys()
+    assert a["hub_token"] == "<redacted>" and b["hub_token"] == "<HUB_TOKEN>"
+    return {k for k in a if a[k] != b[k]}
+
+
 def test_tags_steps_and_values_equal_tensorboard_callbacks(tmp_path, monkeypatch):
     monkeypatch.setenv("TENSORBOARD_LOGGING_DIR", str(tmp_path / "tb"))
     train(tmp_path / "out_tb", ["tensorboard"], None)
@@ -103,10 +113,11 @@ def test_tags_steps_and_values_equal_tensorboard_callbacks(tmp_path, monkeypatch
     ref_t, our_t = texts(tmp_path / "tb"), texts(tmp_path / "tally")
     assert set(our_t) == set(ref_t) == {"args/text_summary", "train/note/text_summary"}
     assert our_t["train/note/text_summary"] == ref_t["train/note/text_summary"] == [(6, "done")]
-    # tally redacts secret-looking values in text (docs/contract/run-artifacts.md "Secrets"),
-    # so the JSON is compared line by line where nothing was redacted.
+    # tally redacts secret-looking strings in text (docs/contract/run-artifacts.md "Secrets");
+    # the arguments hold none, and their numbers and nulls (hub_token: null) stay: the same JSON.
     (ref_args,), (our_args,) = ref_t["args/text_summary"], our_t["args/text_summary"]
     assert our_args[0] == ref_args[0] == 0
+    assert differing_args(our_args[1], ref_args[1]) == {"output_dir", "report_to", "hub_token"}
     assert '  "learning_rate": 0.05,' in our_args[1].splitlines()
 
 
@@ -177,6 +188,13 @@ def test_trls_sft_trainer_logs_what_its_tensorboard_callback_logs(tmp_path, monk
         if not any(t in tag for t in TIMED):
             assert [v for _, v in ours[tag]] == [v for _, v in ref[tag]], tag
     assert [s for s, _ in ours["train/loss"]] == [1, 2, 3, 4]
+    # The model's configuration (its token ids bos_token_id, eos_token_id, pad_token_id) and
+    # the arguments: the same texts, still JSON (docs/contract/run-artifacts.md "Secrets").
+    ref_t, our_t = texts(tmp_path / "tb"), texts(tmp_path / "tally")
+    (ref_model,), (our_model,) = ref_t["model_config/text_summary"], our_t["model_config/text_summary"]
+    assert our_model == ref_model
+    assert json.loads(our_model[1])["pad_token_id"] == 0
+    assert differing_args(our_t["args/text_summary"][0][1], ref_t["args/text_summary"][0][1]) == {"output_dir", "report_to", "hub_token"}
 
 
 def test_the_example_script_runs(tmp_path):
@@ -186,3 +204,35 @@ def test_the_example_script_runs(tmp_path):
     got = scalars(tmp_path / "run")
     assert [s for s, _ in got["train/loss"]] == list(range(1, 11))
     assert [s for s, _ in got["eval/loss"]] == [10]
+
+
+def test_evaluate_without_train_writes_where_tensorboard_callback_writes(tmp_path, monkeypatch):
+    # docs/contract/integrations.md "transformers and TRL": runs/<date>_<host> under the working
+    # directory (torch's default, which TensorBoardCallback's writer takes before train()).
+    monkeypatch.delenv("TENSORBOARD_LOGGING_DIR", raising=False)
+
+    def evaluate(cwd, report_to, callbacks):
+        cwd.mkdir()
+        monkeypatch.chdir(cwd)
+        set_seed(0)
+        args = TrainingArguments(output_dir=str(cwd / "out"), report_to=report_to, use_cpu=True, disable_tqdm=True,
+                                 per_device_eval_batch_size=4)
+        Trainer(model=TinyRegressor(), args=args, eval_dataset=dataset(8, 2), callbacks=callbacks).evaluate()
+        (run,) = (cwd / "runs").iterdir()
+        return run
+
+    ref = evaluate(tmp_path / "tb", ["tensorboard"], None)
+    ours = evaluate(tmp_path / "tally", [], [TallyCallback()])
+    import socket
+
+    assert ours.name.endswith("_" + socket.gethostname()) and ref.name.endswith("_" + socket.gethostname())
+    got, want = scalars(ours), scalars(ref)
+    assert set(got) == set(want) and "eval/loss" in got
+    assert got["eval/loss"] == want["eval/loss"]
+
+
+def test_report_to_tensorboard_beside_the_callback_is_said(tmp_path):
+    # Both would write every point: said once, as the stable-baselines3 integration refuses the pair.
+    with pytest.warns(UserWarning, match="report_to includes 'tensorboard'") as said:
+        train(tmp_path / "out", ["tensorboard"], [TallyCallback(log_dir=str(tmp_path / "tally"))], max_steps=2)
+    assert sum("report_to includes" in str(w.message) for w in said) == 1

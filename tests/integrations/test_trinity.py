@@ -13,8 +13,10 @@ and verl's metric functions write in a GRPO step (trinity/trainer/trainer.py, tr
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -215,19 +217,7 @@ def test_bad_input_is_refused_naming_it(tmp_path):
     monitor = make_monitor(config, config.trainer.name)
     with pytest.raises(tally.ValueTypeError, match=r"data\['actor/pg_loss'\] at step 1 is a str"):
         monitor.log({"actor/pg_loss": "nan?"}, 1)
-    monitor.log({"actor/pg_loss": 0.5}, 2)
-    with pytest.raises(ValueError, match="step 1 logged after step 2"):
-        monitor.log({"actor/pg_loss": 0.5}, 1)
-    # A key outside the rft namespace: refused by the logger, naming it, when the step is written.
-    monitor.log({"variance_proxy/proxy1_signal_strength": 0.1}, 3)
-    with pytest.raises(tally.SchemaError, match=r"variance_proxy/proxy1_signal_strength.*unknown category 'variance_proxy/'"):
-        monitor.log({"actor/pg_loss": 0.25}, 4)
-    with pytest.raises(ValueError, match="'explorer/time/x' and another key of step 4 are both written as 'time/x'"):
-        monitor.log({"explore/time/x": 1.0, "explorer/time/x": 2.0}, 4)
     monitor.close()
-    # Step 3 was refused whole; step 4, logged with the call that reported it, was kept.
-    run = tmp_path / "ckpt" / "gsm8k-grpo" / "g" / "run1" / "monitor" / "tally" / config.trainer.name
-    assert scalars(run) == {"actor/pg_loss": [(2, 0.5), (4, 0.25)]}
     (tmp_path / "b").mkdir()
     with pytest.raises(ValueError, match="unknown monitor_args \\['uri'\\]"):
         make_monitor(trinity_config(tmp_path / "b", monitor_args={"uri": "http://x"}), "trainer")
@@ -238,8 +228,236 @@ def test_bad_input_is_refused_naming_it(tmp_path):
     assert not (tmp_path / "c" / "ckpt" / "gsm8k-grpo" / "g" / "run1" / "monitor" / "tally" / "trainer").exists()
 
 
+# Keys real Trinity 0.6.0 logs outside the rft namespace: the advantage functions' metrics
+# prefixed "advantage" by its verl trainer (on_policy_distill, jsd, KL in the reward), the
+# explorer's experience counts and serve mode's per-model figures, and verl's rollout-probs and
+# variance-proxy diagnostics.
+OUTSIDE = (
+    "advantage/kl/mean", "advantage/kl/std", "advantage/advantages/mean", "advantage/jsd/mean",
+    "advantage/jsd/std", "advantage/kl", "advantage/kl_coef", "rollout/total_experience_count",
+    "rollout/ready_experience_count", "rollout/model_0/model_version", "rollout/model_0/total_request_count",
+    "training/rollout_probs_diff_mean", "training/rollout_probs_diff_max", "variance_proxy/proxy1_signal_strength",
+    "variance_proxy/expected_w",
+)
+
+
+def outside_metrics(step: int) -> dict:
+    return {k: 0.01 * step + i for i, k in enumerate(OUTSIDE)}
+
+
+def test_keys_outside_the_namespace_are_written_as_the_runs_own_metrics(tmp_path):
+    # docs/contract/integrations.md "Trinity-RFT": a key outside the rft namespace never stops
+    # a step; it is written as Trinity's TensorboardMonitor writes it, said once, and listed
+    # as the run's own metric.
+    config = trinity_config(tmp_path)
+    role = config.trainer.name
+    calls = [({**m, **outside_metrics(s)}, s) for m, s in trainer_calls()]
+    with pytest.warns(UserWarning) as said:
+        drive(make_monitor(config, role), calls)
+    drive(TensorboardMonitor(config.project, config.group, config.name, role, config), calls)
+    job = tmp_path / "ckpt" / "gsm8k-grpo" / "g" / "run1" / "monitor"
+    assert scalars(job / "tally" / role) == scalars(job / "tensorboard" / role)
+    told = [str(w.message) for w in said if "outside the rft namespace" in str(w.message)]
+    assert sorted(m.split("'")[1] for m in told) == sorted(OUTSIDE)  # once each, over three steps
+    conf = json.loads((job / "tally" / role / "run_config.json").read_text())
+    assert [m["tag"] for m in conf["user_metrics"]] == list(OUTSIDE)
+    summary = json.loads((job / "tally" / role / "run_summary.json").read_text())
+    assert summary["user_metrics"]["advantage/kl_coef"] == pytest.approx(f32(0.03 + 6))
+
+
+def test_two_keys_renamed_to_one_name_keep_their_own_names(tmp_path):
+    config = trinity_config(tmp_path)
+    monitor = make_monitor(config, config.explorer.name)
+    with pytest.warns(UserWarning, match="'explorer/time/x' is written under its own name"):
+        monitor.log({"explore/time/x": 1.0, "explorer/time/x": 2.0}, 1)
+    monitor.close()
+    run = tmp_path / "ckpt" / "gsm8k-grpo" / "g" / "run1" / "monitor" / "tally" / config.explorer.name
+    assert scalars(run) == {"time/x": [(1, 1.0)], "explorer/time/x": [(1, 2.0)]}
+
+
+def test_a_step_logged_again_in_one_process_rewinds_the_run(tmp_path):
+    config = trinity_config(tmp_path)
+    monitor = make_monitor(config, config.trainer.name)
+    with pytest.warns(UserWarning, match="step 2 does not advance past 3: Trinity restarted from a checkpoint; the run is rewound to step 1"):
+        for step, v in ((1, 1.0), (2, 2.0), (3, 3.0), (2, 20.0), (3, 30.0), (4, 40.0)):
+            monitor.log({"actor/pg_loss": v}, step)
+    monitor.close()
+    run = tmp_path / "ckpt" / "gsm8k-grpo" / "g" / "run1" / "monitor" / "tally" / config.trainer.name
+    assert scalars(run) == {"actor/pg_loss": [(1, 1.0), (2, 20.0), (3, 30.0), (4, 40.0)]}
+
+
+class _Remote:
+    """A Ray actor method as the trainer awaits it."""
+
+    def __init__(self, value=None):
+        self.value = value
+
+    def remote(self, *args, **kwargs):
+        async def done():
+            return self.value
+
+        return done()
+
+
+class _Synchronizer:
+    set_trainer_status = _Remote()
+    explorer_requires_sync = _Remote(False)
+    notify_no_new_model_state_dict = _Remote()
+
+
+class _Engine:
+    """The training engine (verl's, on GPUs) stubbed: it starts from the job's checkpoint and
+    returns a step's metrics as Trinity's verl trainer reports them, keys outside the namespace
+    included."""
+
+    def __init__(self, config):
+        from trinity.manager.state_manager import StateManager
+
+        state = StateManager(path=config.checkpoint_job_dir, trainer_name=config.trainer.name, config=config)
+        self.train_step_num = state.load_trainer().get("latest_iteration", 0)
+        self.trained = []
+
+    async def prepare(self):
+        pass
+
+    async def train_step(self, exps):
+        self.train_step_num += 1
+        self.trained.append(self.train_step_num)
+        s = self.train_step_num
+        return {"actor/pg_loss": -0.01 * s + 0.001 * len(exps), "actor/entropy": 1.0 - 0.05 * s, **outside_metrics(s)}
+
+    async def save_checkpoint(self, block_until_saved=False, save_as_hf=False):
+        pass
+
+    async def save_state_dict(self):
+        pass
+
+
+def test_trinitys_trainer_loop_runs_every_step_and_a_restart_from_its_checkpoint_rewinds_the_run(tmp_path, monkeypatch):
+    # Trinity's real Trainer (its __init__, train() loop and shutdown) with the engine, the
+    # synchronizer actor and the buffer stubbed. Its loop ends at the first exception a
+    # monitor raises, so every step it runs must be logged.
+    from types import SimpleNamespace
+
+    import trinity.trainer.trainer as trainer_module
+    from trinity.algorithm import SAMPLE_STRATEGY
+    from trinity.manager.state_manager import StateManager
+
+    class Strategy:
+        def __init__(self, buffer_config=None, **kwargs):
+            pass
+
+        def load_state_dict(self, state):
+            pass
+
+        def state_dict(self):
+            return {}
+
+        async def sample(self, step):
+            batch = [SimpleNamespace(eid=SimpleNamespace(tid=t)) for t in range(3)]
+            return batch, {"sample/time": 0.01}, [{"prompt": f"p{step}", "response": "r", "reward": 1.0}]
+
+    SAMPLE_STRATEGY.register_module("tally_test_stub", Strategy)
+    engines = []
+    monkeypatch.setattr(trainer_module, "get_trainer_wrapper", lambda c: engines.append(_Engine(c)) or engines[-1])
+    monkeypatch.setattr(trainer_module.Synchronizer, "get_actor", classmethod(lambda cls, config: _Synchronizer()))
+    real_sleep = asyncio.sleep
+    monkeypatch.setattr(trainer_module, "asyncio", SimpleNamespace(create_task=asyncio.create_task, sleep=lambda s: real_sleep(0)))
+
+    config = trinity_config(tmp_path)
+    config.algorithm.sample_strategy = "tally_test_stub"
+    config.algorithm.sample_strategy_args = {}
+    config.trainer.trainer_type = "stub"
+    config.trainer.save_interval = 3
+    config.trainer.enable_preview = True
+    config.synchronizer.sync_style = trainer_module.SyncStyle.FIXED
+    config.synchronizer.sync_method = trainer_module.SyncMethod.CHECKPOINT
+    config.synchronizer.sync_interval = config.synchronizer.trainer_sync_interval = 1
+
+    def job(total_steps):
+        config.trainer.total_steps = total_steps
+        trainer = trainer_module.Trainer(config)
+        asyncio.run(trainer.prepare())
+        asyncio.run(trainer.train())
+        asyncio.run(trainer.shutdown())
+
+    with pytest.warns(UserWarning):
+        job(5)
+        # Killed after logging step 5, before its final save: its last checkpoint is step 3's.
+        StateManager(path=config.checkpoint_job_dir, trainer_name=config.trainer.name, config=config).save_trainer(
+            current_step=3, sample_strategy_state={})
+        job(8)  # restarted from that checkpoint: steps 4..8 again
+    assert [e.trained for e in engines] == [[1, 2, 3, 4, 5], [4, 5, 6, 7, 8]]
+
+    run = tmp_path / "ckpt" / "gsm8k-grpo" / "g" / "run1" / "monitor" / "tally" / config.trainer.name
+    got = scalars(run)
+    assert set(got) >= {"actor/pg_loss", "sample/task_count", "time/train_step", *OUTSIDE}
+    for tag, points in got.items():
+        steps = [s for s, _ in points]
+        assert steps == sorted(set(steps)), (tag, steps)  # one series, no step twice
+    assert [s for s, _ in got["advantage/kl_coef"]] == [1, 2, 3, 4, 5, 6, 7, 8]
+    # tally's own reader shows the same one series (the purge marker applied).
+    t = tally.read(run).to_pydict()
+    mine = {}
+    for tag, step, value in zip(t["tag"], t["step"], t["value"]):
+        mine.setdefault(tag, []).append((step, value))
+    assert mine == got
+    assert got["actor/entropy"] == [(s, f32(1.0 - 0.05 * s)) for s in range(1, 9)]
+    summary = json.loads((run / "run_summary.json").read_text())
+    (resumed,) = summary["resumed"]
+    assert (resumed["after_step"], resumed["rewound_to_iteration"], resumed["first_step"]) == (5, 3, 4)
+    assert summary["completed_iterations"] == 8
+    # The tables: the restarted job's file opens with the purge marker at step 4 (run-artifacts.md
+    # "Resume" (Rewind)), then its tables of steps 4..8.
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    first, second = sorted((run / "tables").iterdir(), key=lambda p: p.name)
+
+    def events(path):
+        return [(e.step, e.WhichOneof("what"), e.session_log.status) for e in EventFileLoader(str(path)).Load()][1:]
+    assert [s for s, what, _ in events(first) if what == "summary"] == [1, 2, 3, 4, 5]
+    assert events(second) == [(4, "session_log", 1)] + [(s, "summary", 0) for s in range(4, 9)]
+
+
 def run_python(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300)
+
+
+def test_a_monitor_never_closed_keeps_its_last_step_and_the_exit_status(tmp_path):
+    # Trinity closes its monitor from Monitor.__del__, which may run during the interpreter's
+    # exit after tally's own exit hook; the open step is still written (docs/contract/
+    # integrations.md "Trinity-RFT"), and the process ends with the script's status.
+    (tmp_path / "c.yaml").write_text(json.dumps({
+        "project": "p", "name": "n", "checkpoint_root_dir": str(tmp_path / "ckpt"),
+        "algorithm": {"algorithm_type": "grpo"},
+        "monitor": {"monitor_type": "tally.integrations.trinity.TallyMonitor"},
+    }))
+    for how in ("global", "cycle"):
+        r = run_python(
+            f"""
+            import sys
+            from trinity.common.config import load_config
+            from trinity.common.config_validator import GlobalConfigValidator, MonitorConfigValidator
+            from trinity.utils.monitor import MONITOR
+            config = load_config({str(tmp_path / "c.yaml")!r})
+            GlobalConfigValidator().validate(config)
+            MonitorConfigValidator().validate(config)
+            monitor = MONITOR.get(config.monitor.monitor_type)(project=config.project, group=config.group,
+                                                               name=config.name, role="trainer", config=config)
+            monitor.log({{"actor/pg_loss": 0.5}}, 1)
+            monitor.log({{"actor/pg_loss": 0.25}}, 2)  # open until the monitor closes
+            if {how!r} == "cycle":
+                monitor.me = monitor  # collected only by the exit's last collection
+            sys.exit(3)
+            """
+        )
+        assert r.returncode == 3, r.stderr
+        assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
+        run = tmp_path / "ckpt" / "p" / "n" / "monitor" / "tally" / "trainer"
+        assert scalars(run) == {"actor/pg_loss": [(1, 0.5), (2, 0.25)]}, how
+        summary = json.loads((run / "run_summary.json").read_text())
+        assert summary["status"] == "completed"
+        shutil.rmtree(tmp_path / "ckpt")
 
 
 def test_importing_registers_tally_before_or_after_trinity_and_imports_neither():

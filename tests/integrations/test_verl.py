@@ -123,3 +123,32 @@ def test_in_verls_ray_workers_the_backend_comes_from_ray_s_setup_hook(tmp_path):
     finally:
         ray.shutdown()
     assert scalars(tmp_path / "run") == {"critic/score/mean": [(3, 1.5)]}
+
+
+def test_validation_generations_are_the_text_verls_tensorboard_backend_writes(tmp_path, monkeypatch):
+    # verl writes val/generations only for the backends it names; with tally in the list the
+    # text reaches the tally run as verl's tensorboard backend writes it (docs/contract/
+    # integrations.md "verl").
+    tally_verl.install()
+    samples = [["What is 2+3?", "5", 1.0], ["What is 7*6?", "41", 0.0]]
+    for backend, env, d in (("tensorboard", "TENSORBOARD_DIR", "tb"), ("tally", "TALLY_LOG_DIR", "tally")):
+        monkeypatch.setenv(env, str(tmp_path / d))
+        logger = tracking.Tracking(project_name="proj", experiment_name="exp", default_backend=[backend], config=None)
+        generations = tracking.ValidationGenerationsLogger(project_name="proj", experiment_name="exp")
+        logger.log(data={"val-core/acc/mean@1": 0.5}, step=2)
+        generations.log([backend], samples, 2)
+        generations.log([backend], samples[:1], 4)
+        logger.finish()
+        if getattr(generations, "writer", None) is not None:
+            generations.writer.close()
+
+    from conftest import load
+
+    def texts(d):
+        acc = load(d)
+        return [(e.step, e.tensor_proto.string_val[0].decode()) for e in acc.Tensors("val/generations/text_summary")]
+
+    theirs, ours = texts(tmp_path / "tb"), texts(tmp_path / "tally")
+    assert [s for s, _ in ours] == [2, 4]
+    assert ours == theirs
+    assert "**Output:** 41" in ours[0][1]

@@ -105,8 +105,11 @@ def test_names_mlflow_accepts_are_sent_unchanged_and_renamed_ones_never_collide(
             accepted = False
         assert (mlflow_name(name) == name) == accepted, name
     assert len({mlflow_name(n) for n in NAMES}) == len(NAMES)
-    # Trinity's statistic over k samples: readable, and not the tag `mean_4`.
-    assert mlflow_name("eval/math/accuracy/mean@4").startswith("eval/math/accuracy/mean_4-")
+    # Trinity's statistic over k samples, named as Trinity's and verl's own MLflow loggers name
+    # it, so a run switched to tally lands beside the runs they logged.
+    assert mlflow_name("eval/math/accuracy/mean@4") == "eval/math/accuracy/mean_at_4"
+    assert mlflow_name("pass@k") == "pass_at_k"
+    assert mlflow_name("a@b c:d").startswith("a_b c_d-")  # another refused character: the hashed rule
 
 
 # -- a Logger's run -------------------------------------------------------------------------------
@@ -130,9 +133,12 @@ def test_a_logger_run_reaches_mlflow_whole_with_params_and_status(tmp_path, mlfl
     assert run.info.status == "FINISHED" and run.info.run_name == "whole"
     assert experiment_name(client, run.info.experiment_id) == "replicas"
     assert_same(mlflow_series(client, run.info.run_id), event_series(run_dir))
-    flat = {mlflow_name(k): (v if isinstance(v, str) else json.dumps(v)) for k, v in json.loads(tally._tally.flat_config(run_dir))}
+    # The configuration under the user's own keys, tally's facts under tally.
+    flat = {mlflow_name(k[len("config."):] if k.startswith("config.") else "tally." + k): (v if isinstance(v, str) else json.dumps(v))
+            for k, v in json.loads(tally._tally.flat_config(run_dir))}
     assert run.data.params == flat
-    assert run.data.params["config.lr"] == "0.0003" and run.data.params["config.net.layers"] == "[64, 64]"
+    assert run.data.params["lr"] == "0.0003" and run.data.params["net.layers"] == "[64, 64]"
+    assert run.data.params["tally.run.algo"] == "sac"
     summary = json.loads((run_dir / "run_summary.json").read_text())
     assert summary["remote_sinks"] == [{"name": "mlflow", "sent_through_step": 64 * 700, "pending": 0}]
     cursor = json.loads((run_dir / ".tally" / "mlflow.cursor.json").read_text())
@@ -449,3 +455,68 @@ def test_the_mlflow_settings_are_recorded_with_a_password_in_the_uri_redacted(tm
             assert b"s3cret-pw" not in f.read_bytes(), f
     client = MlflowClient(mlflow_server.uri)
     assert_same(mlflow_series(client, run_id_of(log.run_dir)), event_series(log.run_dir))
+
+
+EXIT_SCRIPT = """
+import sys, tally
+log = tally.Logger(algo="grpo", task="t", log_dir=sys.argv[1], panel="off", remote_finish_timeout=0.2,
+                   mlflow={"tracking_uri": sys.argv[2], "experiment": "exit"})
+for i in range(1, 2001):
+    log.step(i, metrics={f"actor/m{j}": float(i + j) for j in range(30)})
+if sys.argv[3] == "close":
+    log.close()
+sys.exit(int(sys.argv[4]))
+"""
+
+
+@pytest.mark.parametrize("how", ["close", "atexit"])
+def test_a_replica_left_behind_at_close_never_changes_the_exit_status(tmp_path, mlflow_server, how):
+    # docs/contract/remote-sinks.md "At exit": the process ends with the script's own status
+    # whatever the replica's thread is doing, and the rows left are said, for tally sync.
+    import subprocess
+
+    script = tmp_path / "exit.py"
+    script.write_text(EXIT_SCRIPT)
+    for i in range(10):
+        status = i % 3  # 0, and a script's own non-zero statuses
+        run = tmp_path / f"run{i}"
+        r = subprocess.run([sys.executable, str(script), str(run), mlflow_server.uri, how, str(status)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == status, (i, r.returncode, r.stderr[-3000:])
+        assert "Fatal Python error" not in r.stderr and "FATAL" not in r.stderr, r.stderr[-3000:]
+        summary = json.loads((run / "run_summary.json").read_text())
+        (sink,) = summary["remote_sinks"]
+        if sink["pending"]:
+            assert f"tally sync {run} --to mlflow" in r.stderr, r.stderr[-3000:]
+
+
+def test_a_run_carries_what_mlflows_own_start_run_gives_and_trinitys_names(tmp_path, mlflow_server, monkeypatch):
+    # docs/contract/remote-sinks.md "MLflow": the user and source tags MLflow's own start_run
+    # sets, and Trinity's mean@4 under the name Trinity's MlflowMonitor gives it.
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow_server.uri)
+    mlflow.set_experiment("native")
+    with patient(), mlflow.start_run(run_name="native") as native_run:
+        mlflow.log_params({"lr": 0.01})
+        mlflow.log_metrics({"eval/math/accuracy/mean@4".replace("@", "_at_"): 0.5}, step=1)  # as Trinity's MlflowMonitor
+    log = tally.Logger(algo="grpo", task="math", log_dir=tmp_path / "run", panel="off", config={"lr": 0.01},
+                       mlflow={"experiment": "native"}, remote_finish_timeout=60)
+    log.step(1, metrics={"eval/math/accuracy/mean@4": 0.5})
+    log.close()
+    client = MlflowClient(mlflow_server.uri)
+    native, ours = get_run(client, native_run.info.run_id), get_run(client, run_id_of(log.run_dir))
+    for tag in ("mlflow.user", "mlflow.source.type", "mlflow.source.name"):
+        assert ours.data.tags[tag] == native.data.tags[tag], tag
+    assert ours.data.params["lr"] == native.data.params["lr"]
+    assert set(native.data.metrics) <= set(ours.data.metrics)
+    assert ours.data.metrics["eval/math/accuracy/mean_at_4"] == 0.5
+
+
+def test_two_tags_given_one_mlflow_name_stay_apart(tmp_path, mlflow_server):
+    w = tally.SummaryWriter(tmp_path / "run", mlflow={"tracking_uri": mlflow_server.uri, "experiment": "clash"})
+    w.add_scalar("acc/mean@4", 1.0, 1)
+    w.add_scalar("acc/mean_at_4", 2.0, 1)
+    w.close()
+    run = get_run(MlflowClient(mlflow_server.uri), run_id_of(tmp_path / "run"))
+    assert run.data.metrics["acc/mean_at_4"] in (1.0, 2.0)
+    (other,) = [k for k in run.data.metrics if k.startswith("acc/mean_at_4-")]
+    assert {run.data.metrics["acc/mean_at_4"], run.data.metrics[other]} == {1.0, 2.0}

@@ -63,8 +63,10 @@ def test_a_logger_run_reaches_trackio_whole_with_its_config(tmp_path, trackio_di
     log.close()
     assert_same(trackio_series("replicas", "whole"), event_series(log.run_dir))
     config = SQLiteStorage.get_run_config("replicas", "whole")
-    flat = dict(json.loads(tally._tally.flat_config(log.run_dir)))
+    flat = {k[len("config."):] if k.startswith("config.") else "tally." + k: v
+            for k, v in json.loads(tally._tally.flat_config(log.run_dir))}
     assert {k: config[k] for k in flat} == flat
+    assert config["lr"] == 0.001 and config["tally.run.algo"] == "sac"
     summary = json.loads((log.run_dir / "run_summary.json").read_text())
     assert summary["remote_sinks"] == [{"name": "trackio", "sent_through_step": 64 * 600, "pending": 0}]
 
@@ -153,3 +155,24 @@ def test_logger_trackio_and_the_demos_training_logger_trackio_add_the_replica(tm
     assert_same(trackio_series("demo-proj", "demo-run"), event_series(run_dir))
     run = json.loads((run_dir / "run_config.json").read_text())["run"]
     assert run["trackio"] == {"project": "demo-proj", "name": "demo-run", "group": None}
+
+
+def test_a_run_carries_the_group_and_metadata_trackio_init_stores(tmp_path, trackio_dir):
+    # docs/contract/remote-sinks.md "trackio": what trackio.init stores for a native run (its
+    # group, _Group, _Created, _Username) is in the replica's config too.
+    import trackio
+
+    trackio.init(project="native", name="own", group="g1", config={"lr": 0.001}, auto_log_gpu=False, auto_log_cpu=False)
+    trackio.log({"x": 1.0})
+    trackio.finish()
+    native = SQLiteStorage.get_run_config("native", "own")
+    log = tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "run", panel="off", config={"lr": 0.001},
+                       trackio={"project": "native", "name": "ours", "group": "g1"}, remote_finish_timeout=60)
+    steps(log, 1, 3)
+    log.close()
+    ours = SQLiteStorage.get_run_config("native", "ours")
+    assert {k: v for k, v in native.items() if not k.startswith("_")} == {"lr": 0.001}
+    assert ours["lr"] == native["lr"]
+    assert ours["_Group"] == native["_Group"] == "g1"
+    assert ours["_Username"] == native["_Username"]
+    assert ours["_Created"] >= native["_Created"]

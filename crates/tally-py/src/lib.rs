@@ -10,6 +10,7 @@ mod console;
 mod convert;
 mod errors;
 mod events;
+mod exiting;
 mod flusher;
 mod logger;
 mod read;
@@ -25,6 +26,22 @@ use pyo3::prelude::*;
 #[pyfunction]
 fn reduction(field: &str, key: &str) -> &'static str {
     tally::reduction(field, key, &tally::UserMetrics::default()).as_str()
+}
+
+/// How an `rft` run whose outside keys are the user's takes `key` (docs/contract/rft.md "Keys
+/// outside the namespace"): `("rft", None)`, `("user", why it is outside)` or `("refused", why)`.
+#[pyfunction]
+fn rft_key(key: &str) -> (&'static str, Option<String>) {
+    match tally::schema::rft::validate_rft_key(key) {
+        Ok(_) => ("rft", None),
+        Err(outside) => match tally::schema::rft::outside_key_as_user(key) {
+            Ok(()) => ("user", Some(outside)),
+            Err(why) => (
+                "refused",
+                Some(format!("{outside}; as a user metric: {why}")),
+            ),
+        },
+    }
 }
 
 #[pymodule]
@@ -48,16 +65,21 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<events::EventWriter>()?;
     m.add_class::<remote::RemoteFollower>()?;
     m.add_function(wrap_pyfunction!(reduction, m)?)?;
+    m.add_function(wrap_pyfunction!(rft_key, m)?)?;
     m.add_function(wrap_pyfunction!(writer_config::record_config, m)?)?;
     m.add_function(wrap_pyfunction!(writer_config::param_table, m)?)?;
     m.add_function(wrap_pyfunction!(writer_config::redact_json, m)?)?;
     m.add_function(wrap_pyfunction!(writer_config::redact_text, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(logger::_close_open_loggers, m)?)?;
+    // Registered first, so it runs after every other tally hook (atexit runs them last
+    // first): from then on no thread of tally's attaches to the exiting interpreter.
+    m.add_function(wrap_pyfunction!(exiting::_interpreter_exiting, m)?)?;
+    let atexit = m.py().import("atexit")?;
+    atexit.call_method1("register", (m.getattr("_interpreter_exiting")?,))?;
     // Loggers a script forgot are closed before interpreter teardown (the GIL can still be
     // released then, which closing a logger with a Python sink needs).
     let close = m.getattr("_close_open_loggers")?;
-    let atexit = m.py().import("atexit")?;
     atexit.call_method1("register", (close,))?;
     // Writers never closed have their last step written at exit.
     m.add_function(wrap_pyfunction!(events::_write_event_batches, m)?)?;

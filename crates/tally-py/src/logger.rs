@@ -184,7 +184,7 @@ impl PyLogger {
         seed = None, resume = false, resume_from = None, on_storage_error = "raise",
         remote_finish_timeout = None, health = None, stop_on = None, on_health = None,
         mlflow = None, trackio = None,
-        health_webhook = None, stall_exit_after = None
+        health_webhook = None, stall_exit_after = None, outside_keys = "refuse"
     ))]
     // The integer defaults are spelled out here: PyO3 shows only literal defaults.
     #[pyo3(
@@ -194,7 +194,7 @@ impl PyLogger {
         trace_thread_time=False, trace_cuda_events=False, config=None, wandb=None, sinks=None, \
         name=None, seed=None, resume=False, resume_from=None, on_storage_error=\"raise\", \
         remote_finish_timeout=None, health=None, stop_on=None, on_health=None, mlflow=None, \
-        trackio=None, health_webhook=None, stall_exit_after=None)"
+        trackio=None, health_webhook=None, stall_exit_after=None, outside_keys=\"refuse\")"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -231,6 +231,7 @@ impl PyLogger {
         trackio: Option<&Bound<'_, PyDict>>,
         health_webhook: Option<String>,
         stall_exit_after: Option<f64>,
+        outside_keys: &str,
     ) -> PyResult<Self> {
         // Integers are checked here, not by PyO3, so each error names its argument.
         let max_iterations = int_arg(
@@ -259,6 +260,7 @@ impl PyLogger {
         };
         let on_storage_error: OnStorageError = on_storage_error.parse().map_err(Failure::Config)?;
         let backend: Backend = logger.parse().map_err(Failure::Config)?;
+        let outside_keys: tally::OutsideKeys = outside_keys.parse().map_err(Failure::Config)?;
         let panel_mode: tally_tui::Mode = panel
             .parse()
             .map_err(|e| Failure::Config(format!("panel='{panel}': {e}")))?;
@@ -277,6 +279,7 @@ impl PyLogger {
         lc.resume_from = resume_from;
         lc.num_gpus = num_gpus;
         lc.profile = profile;
+        lc.outside_keys = outside_keys;
         lc.backend = backend;
         lc.log_root = log_root;
         lc.log_dir = log_dir;

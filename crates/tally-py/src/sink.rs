@@ -16,9 +16,11 @@
 //! given) and, once started, `remote_run` (its destination: a cursor kept for another one does
 //! not apply).
 
+use crate::exiting;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyDict, PyString, PyTuple};
 use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex};
 use tally::{BackendStep, Sink, SinkError};
 
 /// A new `tally._wandb.WandbSink` (the W&B sink over the real SDK) with `settings` (a dict of
@@ -145,7 +147,65 @@ pub struct PySink {
     remote: bool,
     /// The destination a remote sink names once started (`remote_run`).
     remote_run: Option<String>,
+    /// A remote sink's `tally._sink_thread.SinkThread`, which makes its calls.
+    thread: Option<Py<PyAny>>,
 }
+
+/// What a call made on a sink's Python thread gave: a `str` result (or `None`), or the error
+/// described.
+type Answer = Result<Option<String>, String>;
+
+/// Where a call's answer is left for the waiting follower.
+#[derive(Default)]
+struct Slot {
+    answer: Mutex<Option<Answer>>,
+    ready: Condvar,
+}
+
+/// The callable the sink's Python thread calls with `(error, result)` after each call.
+#[pyclass(frozen)]
+struct Reply {
+    slot: Arc<Slot>,
+}
+
+#[pymethods]
+impl Reply {
+    fn __call__(&self, py: Python<'_>, error: Option<Bound<'_, PyAny>>, result: Bound<'_, PyAny>) {
+        let answer = match error {
+            Some(e) => Err(describe(py, PyErr::from_value(e))),
+            None => Ok(result.extract::<Option<String>>().unwrap_or(None)),
+        };
+        *self.slot.answer.lock().unwrap_or_else(|e| e.into_inner()) = Some(answer);
+        self.slot.ready.notify_all();
+    }
+}
+
+thread_local! {
+    /// Whether this thread is one Python did not start (known once asked).
+    static FOREIGN: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+}
+
+/// Whether this thread is one Python did not start (a follower's): its calls into a remote
+/// sink go to the sink's Python thread. A Python thread (the caller's, starting the logger with
+/// the GIL held) makes them itself, or it would wait for a thread that needs its GIL.
+fn foreign_thread() -> bool {
+    FOREIGN.with(|f| {
+        *f.get().get_or_insert_with(|| {
+            exiting::attach(|py| -> PyResult<bool> {
+                let threading = py.import("threading")?;
+                threading
+                    .call_method0("current_thread")?
+                    .is_instance(&threading.getattr("_DummyThread")?)
+            })
+            .and_then(Result::ok)
+            .unwrap_or(true)
+        })
+    })
+}
+
+/// A remote sink's call refused because the interpreter is exiting.
+const EXITING: &str =
+    "the interpreter is exiting: the rows left are in the event file, for tally sync";
 
 fn describe(py: Python<'_>, e: PyErr) -> String {
     let text = e.to_string();
@@ -180,25 +240,92 @@ impl PySink {
             Ok(r) => r.is_truthy()?,
             Err(_) => false,
         };
+        // A remote sink's calls, made on its follower's thread, run on a Python thread of its
+        // own (docs/contract/remote-sinks.md "At exit").
+        let thread = if remote {
+            let py = obj.py();
+            let t = py
+                .import("tally._sink_thread")?
+                .getattr("SinkThread")?
+                .call1((name.as_str(),))?;
+            Some(t.unbind())
+        } else {
+            None
+        };
         Ok(PySink {
             name,
             obj: obj.clone().unbind(),
             url: None,
             remote,
             remote_run: None,
+            thread,
         })
     }
 
-    fn call(&self, method: &str) -> Result<(), SinkError> {
-        Python::attach(|py| {
+    /// `method(*args)` of the Python object (`Ok(None)` when it has no such method): on a
+    /// remote sink's Python thread, waited for outside the interpreter, unless this thread is
+    /// attached already; on this thread for any other sink.
+    fn invoke(
+        &self,
+        method: &str,
+        args: impl for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, PyTuple>>,
+    ) -> Result<Option<String>, SinkError> {
+        let Some(thread) = self.thread.as_ref().filter(|_| foreign_thread()) else {
+            return Python::attach(|py| {
+                let o = self.obj.bind(py);
+                if !o.hasattr(method).unwrap_or(false) {
+                    return Ok(None);
+                }
+                let r = args(py)
+                    .and_then(|a| o.call_method1(method, a))
+                    .map_err(|e| SinkError::from(describe(py, e)))?;
+                Ok(r.extract::<Option<String>>().unwrap_or(None))
+            });
+        };
+        let slot = Arc::new(Slot::default());
+        let submitted = exiting::attach(|py| -> PyResult<bool> {
             let o = self.obj.bind(py);
-            if !o.hasattr(method).unwrap_or(false) {
-                return Ok(());
+            if !o.hasattr(method)? {
+                return Ok(false);
             }
-            o.call_method0(method)
-                .map(drop)
-                .map_err(|e| SinkError::from(describe(py, e)))
-        })
+            let reply = Py::new(py, Reply { slot: slot.clone() })?;
+            thread
+                .bind(py)
+                .call_method1("submit", (o.getattr(method)?, args(py)?, reply))?;
+            Ok(true)
+        });
+        match submitted {
+            None => return Err(SinkError::from(EXITING)),
+            Some(Err(e)) => {
+                return Err(SinkError::from(
+                    exiting::attach(|py| describe(py, e)).unwrap_or_else(|| EXITING.into()),
+                ))
+            }
+            Some(Ok(false)) => return Ok(None),
+            Some(Ok(true)) => {}
+        }
+        let mut answer = slot.answer.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(a) = answer.take() {
+                return a.map_err(SinkError::from);
+            }
+            answer = slot.ready.wait(answer).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn call(&self, method: &str) -> Result<(), SinkError> {
+        self.invoke(method, |py| Ok(PyTuple::empty(py))).map(drop)
+    }
+}
+
+impl Drop for PySink {
+    fn drop(&mut self) {
+        if let Some(t) = self.thread.take() {
+            // Its Python thread ends; past the interpreter's exit it simply stays asleep.
+            exiting::attach(|py| {
+                let _ = t.bind(py).call_method0("stop");
+            });
+        }
     }
 }
 
@@ -208,22 +335,14 @@ impl Sink for PySink {
     }
 
     fn write(&mut self, step: &BackendStep) -> Result<(), SinkError> {
-        Python::attach(|py| {
+        self.invoke("write", |py| {
             let scalars = PyDict::new(py);
             for (tag, v) in &step.scalars {
-                scalars
-                    .set_item(PyString::intern(py, tag.as_str()), *v)
-                    .map_err(|e| SinkError::from(describe(py, e)))?;
+                scalars.set_item(PyString::intern(py, tag.as_str()), *v)?;
             }
-            self.obj
-                .bind(py)
-                .call_method1(
-                    "write",
-                    (step.step, step.wall_time, step.iteration, scalars),
-                )
-                .map(drop)
-                .map_err(|e| SinkError::from(describe(py, e)))
+            (step.step, step.wall_time, step.iteration, scalars).into_pyobject(py)
         })
+        .map(drop)
     }
 
     fn is_remote(&self) -> bool {
@@ -231,15 +350,8 @@ impl Sink for PySink {
     }
 
     fn resume_at(&mut self, rows: u64) -> Result<(), SinkError> {
-        Python::attach(|py| {
-            let o = self.obj.bind(py);
-            if !o.hasattr("resume_at").unwrap_or(false) {
-                return Ok(());
-            }
-            o.call_method1("resume_at", (rows,))
-                .map(drop)
-                .map_err(|e| SinkError::from(describe(py, e)))
-        })
+        self.invoke("resume_at", |py| (rows,).into_pyobject(py))
+            .map(drop)
     }
 
     fn flush(&mut self) -> Result<(), SinkError> {
@@ -251,20 +363,14 @@ impl Sink for PySink {
     }
 
     fn start(&mut self, run_dir: &Path) -> Result<(), SinkError> {
-        Python::attach(|py| {
-            let o = self.obj.bind(py);
-            if !o.hasattr("start").unwrap_or(false) {
-                return Ok(());
-            }
-            let url = o
-                .call_method1("start", (run_dir.to_string_lossy().into_owned(),))
-                .map_err(|e| SinkError::from(describe(py, e)))?;
-            self.url = url.extract::<Option<String>>().unwrap_or(None);
-            if let Ok(r) = o.getattr("remote_run") {
-                self.remote_run = r.extract::<Option<String>>().unwrap_or(None);
-            }
-            Ok(())
+        let dir = run_dir.to_string_lossy().into_owned();
+        self.url = self.invoke("start", |py| (dir,).into_pyobject(py))?;
+        self.remote_run = exiting::attach(|py| {
+            let r = self.obj.bind(py).getattr("remote_run").ok()?;
+            r.extract::<Option<String>>().unwrap_or(None)
         })
+        .flatten();
+        Ok(())
     }
 
     fn run_url(&self) -> Option<String> {

@@ -7,6 +7,7 @@
 //! followed by a detailed statistic (`…/mean@2/std`). Keys reach the logger already
 //! aggregated to the step level, so an `:agg` suffix left in a key is an error.
 
+use crate::lookup::{lookup, TagRef};
 use crate::types::Unit;
 
 /// The Trinity-RFT key categories, in the order the contract lists them.
@@ -166,5 +167,16 @@ pub fn validate_rft_key(key: &str) -> Result<RftKey<'_>, String> {
                 unit,
             })
         }
+    }
+}
+
+/// Whether `key`, outside the rft namespace, can be written as the user's own metric
+/// (docs/contract/rft.md "Keys outside the namespace"); `Err` says why not: a canonical tag, a
+/// legacy or retired name, a tag TensorBoard or W&B could not use.
+pub fn outside_key_as_user(key: &str) -> Result<(), String> {
+    match lookup(key) {
+        Ok(TagRef::User(_)) => Ok(()),
+        Ok(_) => Err("it is a canonical tag".into()),
+        Err(e) => Err(e.to_string()),
     }
 }

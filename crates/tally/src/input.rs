@@ -311,6 +311,40 @@ impl std::str::FromStr for OnStorageError {
     }
 }
 
+/// What an `rft` run does with a key outside its namespace (docs/contract/rft.md "Keys outside
+/// the namespace").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutsideKeys {
+    /// Refuse the step naming the key (the default: a script that declares the profile meant
+    /// its keys to be checked).
+    #[default]
+    Refuse,
+    /// Write the key as the user's own metric, as a key outside the canonical groups is
+    /// (an integration is a guest in a framework's loop: a name it did not choose never stops it).
+    User,
+}
+
+impl OutsideKeys {
+    /// The configuration name (`refuse`, `user`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutsideKeys::Refuse => "refuse",
+            OutsideKeys::User => "user",
+        }
+    }
+}
+
+impl std::str::FromStr for OutsideKeys {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [OutsideKeys::Refuse, OutsideKeys::User]
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| format!("outside_keys='{s}': expected 'refuse' or 'user'"))
+    }
+}
+
 /// Seconds `close()` waits for remote sinks by default before leaving the rest to `tally sync`.
 pub const DEFAULT_FINISH_TIMEOUT_SECS: f64 = 5.0;
 
@@ -336,6 +370,8 @@ pub struct LoggerConfig {
     pub num_gpus: u32,
     /// Timing profile.
     pub profile: Profile,
+    /// With the `rft` profile: a key outside its namespace refused, or written as a user metric.
+    pub outside_keys: OutsideKeys,
     /// Persistent backend.
     pub backend: Backend,
     /// `training.log_root`.
@@ -514,6 +550,7 @@ impl LoggerConfig {
             num_envs: None,
             num_gpus: 1,
             profile: Profile::SacFamily,
+            outside_keys: OutsideKeys::Refuse,
             backend: Backend::TensorBoard,
             log_root: PathBuf::from("logs"),
             log_dir: None,

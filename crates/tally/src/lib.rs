@@ -42,7 +42,8 @@ pub mod writer;
 pub use error::{Error, Result};
 pub use host::MpsState;
 pub use input::{
-    Backend, FieldKind, Key, LoggerConfig, OnStorageError, StepInput, SystemInfo, STEP_FIELDS,
+    Backend, FieldKind, Key, LoggerConfig, OnStorageError, OutsideKeys, StepInput, SystemInfo,
+    STEP_FIELDS,
 };
 pub use logger::Logger;
 pub use reduce::{reduce_ranks, reduction, Rates};

@@ -86,10 +86,18 @@ fn parts(name: &str) -> Vec<String> {
 /// Whether a key name (a JSON key, a flag without its dashes, the name of `NAME=VALUE`) names
 /// a secret.
 pub fn is_secret_key(name: &str) -> bool {
-    parts(name).iter().any(|p| {
-        SECRET_PARTS.contains(&p.as_str()) || SECRET_SUFFIXES.iter().any(|s| p.ends_with(s))
+    let parts = parts(name);
+    parts.iter().enumerate().any(|(i, p)| {
+        let special = p == "token" && i > 0 && SPECIAL_TOKENS.contains(&parts[i - 1].as_str());
+        !special
+            && (SECRET_PARTS.contains(&p.as_str())
+                || SECRET_SUFFIXES.iter().any(|s| p.ends_with(s)))
     })
 }
+
+/// A tokenizer's special tokens (`eos_token`, `pad_token`, `bos_token_id`): text a model
+/// configuration names, never a credential.
+const SPECIAL_TOKENS: [&str; 7] = ["bos", "eos", "pad", "unk", "sep", "cls", "mask"];
 
 /// Whether a 40-hex string under this key is a content hash (`commit`, `git_sha`, ...).
 fn names_a_hash(name: &str) -> bool {
@@ -373,6 +381,7 @@ fn header_lines(s: &str) -> String {
         let hidden = body[indent..].split_once(": ").filter(|(name, value)| {
             !name.is_empty()
                 && !value.trim().is_empty()
+                && !literal(value.trim().trim_end_matches(','))
                 && name
                     .chars()
                     .all(|c| c.is_alphanumeric() || c == '-' || c == '_')
@@ -539,6 +548,8 @@ fn split_keep_ws(s: &str) -> Vec<&str> {
 fn tokens(s: &str, hash_ok: bool) -> String {
     let mut out = String::with_capacity(s.len());
     let mut hide_next = false;
+    // The word to hide follows `name:`, not a flag: a JSON literal there is no secret.
+    let mut after_name = false;
     for piece in split_keep_ws(s) {
         if piece.trim().is_empty() {
             out.push_str(piece);
@@ -547,7 +558,8 @@ fn tokens(s: &str, hash_ok: bool) -> String {
         let core = piece.trim_matches(|c: char| "'\"`,;()[]{}|".contains(c));
         // A markdown cell's text starts after its bar (`|cmd|--api-key X|`).
         let core = core.rsplit('|').next().unwrap_or(core);
-        if std::mem::take(&mut hide_next) && !is_flag(core) && !core.is_empty() {
+        let kept = std::mem::take(&mut after_name) && literal(core);
+        if std::mem::take(&mut hide_next) && !is_flag(core) && !core.is_empty() && !kept {
             // `Authorization: Bearer x`: the scheme stays, the word after it is the secret.
             hide_next = is_scheme(core);
             out.push_str(&if hide_next {
@@ -558,11 +570,19 @@ fn tokens(s: &str, hash_ok: bool) -> String {
             continue;
         }
         let named = core.strip_suffix(':').map(|n| n.trim_matches(['\'', '"']));
-        hide_next =
-            secret_flag(core) || named.is_some_and(|n| !n.contains(':') && is_secret_key(n));
+        after_name = named.is_some_and(|n| !n.contains(':') && is_secret_key(n));
+        hide_next = secret_flag(core) || after_name;
         out.push_str(&shapes(&pairs(piece), hash_ok));
     }
     out
+}
+
+/// A JSON number, `true`, `false` or `null` (or Python's `True`, `False`, `None`): a value
+/// that is never a secret (docs/contract/run-artifacts.md "Secrets": numbers, booleans and null
+/// stay), so JSON held in text stays JSON.
+fn literal(word: &str) -> bool {
+    matches!(word, "null" | "true" | "false" | "None" | "True" | "False")
+        || serde_json::from_str::<serde_json::Number>(word).is_ok()
 }
 
 /// `piece` with its inner text replaced, keeping the quotes and punctuation around it.

@@ -7,7 +7,7 @@
 //! a rejected step loses nothing already logged.
 
 use crate::error::Error;
-use crate::input::{StepInput, SystemInfo};
+use crate::input::{OutsideKeys, StepInput, SystemInfo};
 use crate::tag::{FamilyInterner, Tag};
 use crate::values::StepValues;
 use rustc_hash::FxHashMap as HashMap;
@@ -260,6 +260,8 @@ fn family_index(f: &FamilySpec) -> usize {
 pub struct Resolver {
     profile: Profile,
     max_iterations: Option<u64>,
+    /// The `rft` profile's keys outside its namespace: refused, or user metrics.
+    outside_keys: OutsideKeys,
     families: FamilyInterner,
     /// Family members given through `metrics` (`Episode_Termination/<cause>`) once accepted:
     /// a repeat skips the full schema lookup and the term's validation.
@@ -277,12 +279,19 @@ impl Resolver {
         Resolver {
             profile,
             max_iterations,
+            outside_keys: OutsideKeys::Refuse,
             families: FamilyInterner::default(),
             metric_families: HashMap::default(),
             named_seen: Default::default(),
             metric_memo: SpecMemo::default(),
             phase_memo: Default::default(),
         }
+    }
+
+    /// This resolver with `outside_keys` for the `rft` profile's keys outside its namespace.
+    pub fn with_outside_keys(mut self, outside_keys: OutsideKeys) -> Self {
+        self.outside_keys = outside_keys;
+        self
     }
 
     /// The profile validated against.

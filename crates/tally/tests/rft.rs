@@ -87,3 +87,80 @@ fn rl_tags_suffixes_and_rl_inputs_are_rejected_naming_the_key() {
     log.flush().unwrap();
     assert_eq!(mem.steps().len(), 1);
 }
+
+/// docs/contract/rft.md "Keys outside the namespace": with `OutsideKeys::User` a key outside
+/// the rft namespace is the user's own metric, listed as one; canonical tags stay refused.
+#[test]
+fn outside_keys_user_writes_keys_outside_the_namespace_as_user_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = LoggerConfig::new("grpo", "gsm8k", "none");
+    c.log_dir = Some(dir.path().join("run"));
+    c.profile = Profile::Rft;
+    c.backend = Backend::None;
+    c.outside_keys = tally::OutsideKeys::User;
+    let (mut log, mem, _) = memory_logger(c, 0.0);
+    let outside = [
+        "advantage/kl/mean",
+        "advantage/kl_coef",
+        "rollout/total_experience_count",
+        "rollout/model_0/accuracy/mean/x",
+        "training/rollout_probs_diff_mean",
+        "variance_proxy/proxy1_signal_strength",
+    ];
+    for it in 1..=2u64 {
+        let mut step = StepInput::new(it).metric("actor/pg_loss", 0.5);
+        for (i, k) in outside.iter().enumerate() {
+            step = step.metric(*k, i as f64 + it as f64);
+        }
+        log.step(&step).unwrap();
+    }
+    // Still refused: a canonical tag and a legacy name, whichever list they would join.
+    for (key, needle) in [
+        ("Loss/critic", "canonical"),
+        ("train/critic_loss", "Loss/critic"),
+    ] {
+        match log.step(&StepInput::new(3).metric(key, 1.0)) {
+            Err(e @ Error::InvalidStep { .. }) => {
+                let text = e.to_string();
+                assert!(text.contains(key) && text.contains(needle), "{text}")
+            }
+            other => panic!("{key}: {other:?}"),
+        }
+    }
+    log.close(RunStatus::Completed).unwrap();
+    let steps = mem.steps();
+    let tags: Vec<_> = steps[1].scalars.iter().map(|(t, _)| t.as_str()).collect();
+    let mut want = vec!["actor/pg_loss"];
+    want.extend(outside);
+    assert_eq!(tags, want);
+    let config: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("run/run_config.json")).unwrap(),
+    )
+    .unwrap();
+    let listed: Vec<_> = config["user_metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["tag"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(listed, outside, "the rft keys are not the user's");
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("run/run_summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["user_metrics"]["advantage/kl_coef"], 3.0);
+}
+
+#[test]
+fn outside_keys_refuse_is_the_default() {
+    let (_d, mut log, _mem) = logger();
+    match log.step(&StepInput::new(1).metric("advantage/kl/mean", 1.0)) {
+        Err(e @ Error::InvalidStep { .. }) => {
+            assert!(
+                e.to_string().contains("unknown category 'advantage/'"),
+                "{e}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -68,6 +68,7 @@ def _callback_class() -> type:
                 self._writer_kwargs = writer_kwargs
                 self.writer: Optional[SummaryWriter] = None
                 self._config: Optional[Dict[str, Any]] = None
+                self._warned = False
 
             def _open(self, args: Any) -> SummaryWriter:
                 if self.log_dir is None:
@@ -80,6 +81,9 @@ def _callback_class() -> type:
             def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
                 if not state.is_world_process_zero:
                     return
+                self._warn_twice(args)
+                if self.log_dir is None:
+                    self.log_dir = os.path.join(args.output_dir, utils.default_logdir())
                 if state.is_hyper_param_search and state.trial_name is not None:
                     # One run per trial, where TensorBoardCallback puts it.
                     self.log_dir = os.path.join(args.output_dir, utils.default_logdir(), state.trial_name)
@@ -96,6 +100,11 @@ def _callback_class() -> type:
                     return
                 # After on_train_end (a trainer.evaluate() after train()) the run reopens, as
                 # TensorBoardCallback's writer does: a new event file in the same directory.
+                # Without train() (evaluate() alone), where TensorBoardCallback's writer goes:
+                # torch's default, runs/<date>_<host> under the working directory.
+                if self.writer is None and self.log_dir is None:
+                    self._warn_twice(args)
+                    self.log_dir = utils.default_logdir()
                 writer = self.writer or self._open(args)
                 for k, v in rewrite_logs(logs or {}).items():
                     # TensorBoardCallback's test: a Python int/float (bool included) is a scalar,
@@ -111,6 +120,19 @@ def _callback_class() -> type:
                             stacklevel=2,
                         )
                 writer.flush()
+
+            def _warn_twice(self, args: Any) -> None:
+                """Said once when transformers' own TensorBoardCallback writes too: every point
+                would be in two runs (stable-baselines3's integration refuses the same pair)."""
+                report_to = args.report_to if isinstance(args.report_to, (list, tuple)) else [args.report_to]
+                both = "tensorboard" in report_to or ("all" in report_to and utils.is_tensorboard_available())
+                if both and not self._warned:
+                    self._warned = True
+                    warnings.warn(
+                        "TallyCallback: report_to includes 'tensorboard', so transformers' TensorBoardCallback logs every "
+                        "point too (TensorBoard shows each twice); pass report_to=[] or drop 'tensorboard' from it",
+                        stacklevel=3,
+                    )
 
             def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
                 self.close()

@@ -12,9 +12,11 @@ or import this module where Trinity builds its monitors (a file in Trinity's plu
       monitor_type: tally
 
 The explorer and the trainer each write their own run, ``<checkpoint job dir>/monitor/tally/
-<role>``, through a :class:`tally.Logger` with the ``rft`` profile: every key is validated as
-docs/contract/rft.md "The rft profile" says, the explorer's role-prefixed timings are renamed
-by one rule, the dicts Trinity logs at one step become one step, and ``log_table`` writes a
+<role>``, through a :class:`tally.Logger` with the ``rft`` profile: a key outside its namespace
+is written as the run's own metric and a step logged again after a restart from a checkpoint
+rewinds the run, so no name or step order ever raises into Trinity's loop; the explorer's
+role-prefixed timings are renamed by one rule, the dicts Trinity logs at one step become one
+step, and ``log_table`` writes a
 markdown table TensorBoard's Text tab shows. ``monitor_args`` may add the W&B, MLflow and
 trackio replicas of each role's run (``wandb``, ``mlflow``, ``trackio``: the Logger's settings
 of the same names) and ``remote_finish_timeout`` (docs/contract/integrations.md "Trinity-RFT"). Importing this module imports neither Trinity nor torch: the monitor is
@@ -32,6 +34,7 @@ from types import ModuleType
 from typing import Any, Dict, Mapping, Optional, Set, Tuple
 
 from tally._require import require
+from tally.integrations._atexit import close_at_exit
 
 __all__ = ["TallyMonitor", "MONITOR_TYPE", "tally_key", "replica_kwargs"]
 
@@ -51,8 +54,8 @@ _class: Optional[type] = None
 def tally_key(key: str) -> str:
     """The rft key under which Trinity's ``key`` is written (docs/contract/integrations.md
     "Trinity-RFT"): the explorer's role-prefixed timings lose the prefix, every other key is
-    kept as it is (and validated by the logger: docs/contract/rft.md "The rft profile" takes
-    the step figures Trinity writes with no statistic)."""
+    kept as it is (docs/contract/rft.md "The rft profile" takes the step figures Trinity writes
+    with no statistic; "Keys outside the namespace" the rest)."""
     for prefix in _ROLE_PREFIXES:
         if key.startswith(prefix + "time/"):
             key = key[len(prefix):]
@@ -143,52 +146,90 @@ def _monitor_class() -> type:
                 if not config.monitor.cache_dir:
                     raise ValueError("TallyMonitor: config.monitor.cache_dir is empty (Trinity's config check sets it)")
                 self.run_dir = os.path.join(config.monitor.cache_dir, "tally", role)
-                # resume=True: a Trinity job continued from its checkpoint appends to its run
-                # (docs/contract/run-artifacts.md "Resume").
-                self.logger = tally.Logger(
+                self._settings: Dict[str, Any] = dict(
                     algo=str(config.algorithm.algorithm_type),
                     task=project,
                     name=f"{name}_{role}",
                     profile="rft",
                     log_dir=self.run_dir,
                     panel=panel,
-                    resume=True,
                     config=config.flatten(),
+                    # A key outside the rft namespace is the run's own metric, never a
+                    # refused step (docs/contract/rft.md "Keys outside the namespace").
+                    outside_keys="user",
                     **replicas,
                 )
+                self._kinds: Dict[str, str] = {}
+                self._written = False
+                self._tables_purge: Optional[int] = None
+                self.logger = self._open()
+                # Trinity closes its monitor from __del__, which may come after tally's exit
+                # hook has closed the logger: the open step is written at exit first.
+                close_at_exit(self)
+
+            def _open(self, resume_from: Optional[int] = None) -> Any:
+                # resume=True: a Trinity job continued from its checkpoint appends to its run
+                # (docs/contract/run-artifacts.md "Resume").
+                return tally.Logger(resume=True, resume_from=resume_from, **self._settings)
 
             def log(self, data: Dict[str, Any], step: int, commit: bool = False) -> None:
-                """Trinity's metrics of ``step``; dicts logged at one step are written as one."""
+                """Trinity's metrics of ``step``; dicts logged at one step are written as one.
+                A key's name or a step's order never raises here (docs/contract/integrations.md
+                "Trinity-RFT"): Trinity stops its loop on an exception."""
                 if self.logger is None:
                     raise tally.ClosedError(f"TallyMonitor ({self.role}): log after close")
                 step = int(step)
                 values: Dict[str, Any] = {}
                 for k, v in data.items():
                     key = tally_key(k)
-                    if key != k and key in data:
+                    if key != k and (key in data or key in values):
                         # Trinity gave the new name too (a workflow's model_version:last beside
-                        # the explorer's rollout/model_version): its own key is kept.
+                        # the explorer's rollout/model_version), or another key renames to it:
+                        # this one keeps Trinity's own name.
                         if (k, key) not in self._clashes:
                             self._clashes.add((k, key))
-                            warnings.warn(f"TallyMonitor: {k!r} is not written: its tally name {key!r} is also a key Trinity logs", stacklevel=2)
-                        continue
-                    if key in values:
-                        raise ValueError(f"TallyMonitor.log: {k!r} and another key of step {step} are both written as {key!r}")
-                    values[key] = _number(k, v, step)
-                if self._pending_step is not None and step != self._pending_step:
-                    if step < self._pending_step:
-                        raise ValueError(
-                            f"TallyMonitor ({self.role}): step {step} logged after step {self._pending_step}; "
-                            f"a run's steps only go forward (keys {sorted(data)[:5]})"
-                        )
+                            warnings.warn(f"TallyMonitor: {k!r} is written under its own name: its tally name {key!r} is also a key of this step", stacklevel=2)
+                        key = k
+                    if self._checked(key):
+                        values[key] = _number(k, v, step)
+                if self._pending_step is None:
+                    self._follow(step)
+                elif step != self._pending_step:
                     # The new step is kept before the open one is written: when the logger
                     # refuses that one, the new one is not lost with it.
                     previous = (self._pending_step, self._pending)
                     self._pending_step, self._pending = step, values
-                    self._write(*previous)
+                    try:
+                        self._write(*previous)
+                    finally:
+                        self._follow(step)
                     return
                 self._pending_step = step
                 self._pending.update(values)  # a key logged twice at one step keeps the later value
+
+            def _follow(self, step: int) -> None:
+                """A step that does not advance past the run's last: Trinity restarted from a
+                checkpoint, and the run is rewound before anything of ``step`` is written."""
+                last = None if self.logger is None else self.logger.last_iteration
+                if last is not None and step <= last:
+                    self._rewind(step, last)
+
+            def _checked(self, key: str) -> bool:
+                """Whether ``key`` is written: an rft key, or the user's own metric (said once);
+                a name no run can hold (a canonical tag) is dropped, said once."""
+                kind = self._kinds.get(key)
+                if kind is None:
+                    kind, why = tally._tally.rft_key(key)
+                    self._kinds[key] = kind
+                    if kind == "user":
+                        warnings.warn(
+                            f"TallyMonitor ({self.role}): {key!r} is outside the rft namespace ({why}); "
+                            "it is written as the run's own metric (docs/contract/integrations.md \"Trinity-RFT\")",
+                            stacklevel=3,
+                        )
+                    elif kind == "refused":
+                        warnings.warn(f"TallyMonitor ({self.role}): {key!r} is not written: {why}", stacklevel=3)
+                return kind != "refused"
 
             def _submit(self) -> None:
                 step, values = self._pending_step, self._pending
@@ -196,20 +237,49 @@ def _monitor_class() -> type:
                 self._write(step, values)
 
             def _write(self, step: Optional[int], values: Dict[str, Any]) -> None:
-                if step is not None and values and self.logger is not None:
-                    self.logger.step(step, metrics=values)
+                if step is None or not values or self.logger is None:
+                    return
+                last = self.logger.last_iteration
+                if last is not None and step <= last and not self._rewind(step, last):
+                    return
+                self.logger.step(step, metrics=values)
+                self._written = True
 
+            def _rewind(self, step: int, last: int) -> bool:
+                """Trinity logs ``step`` again (restarted from its checkpoint): the run is
+                reopened rewound to ``step - 1`` (docs/contract/run-artifacts.md "Resume"), so
+                readers show one series with no step twice. False when no rewind can hold it."""
+                if step < 1:
+                    warnings.warn(f"TallyMonitor ({self.role}): step {step} is not written: the run already holds step {last}, and no run rewinds before step 0", stacklevel=4)
+                    return False
+                warnings.warn(
+                    f"TallyMonitor ({self.role}): step {step} does not advance past {last}: Trinity restarted "
+                    f"from a checkpoint; the run is rewound to step {step - 1}",
+                    stacklevel=4,
+                )
+                logger, self.logger = self.logger, None
+                assert logger is not None
+                # Closed "failed" before its first step, a resume leaves the run as it found it.
+                logger.close("completed" if self._written else "failed")
+                if self._tables is not None:
+                    self._tables.close()
+                    self._tables = None
+                self._tables_purge = step
+                self._written = False
+                self.logger = self._open(resume_from=step - 1)
+                return True
             def log_table(self, table_name: str, experiences_table: Any, step: int) -> None:
                 """The table as markdown text at ``step`` (TensorBoard's Text tab), in the
                 ``tables`` series directory of the role's run."""
                 if self.logger is None:
                     raise tally.ClosedError(f"TallyMonitor ({self.role}): log_table after close")
+                self._follow(int(step))
                 if not hasattr(experiences_table, "itertuples"):
                     raise TypeError(f"TallyMonitor.log_table({table_name!r}): expected a pandas DataFrame, got {type(experiences_table).__name__}")
                 if self._tables is None:
                     # The Logger holds its run directory; a series directory under it is its own
                     # writer's (docs/contract/run-artifacts.md "Resume").
-                    self._tables = tally.SummaryWriter(os.path.join(self.run_dir, "tables"))
+                    self._tables = tally.SummaryWriter(os.path.join(self.run_dir, "tables"), purge_step=self._tables_purge)
                 self._tables.add_text(table_name, _markdown(experiences_table), int(step))
                 self._tables.flush()
 

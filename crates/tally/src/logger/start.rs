@@ -372,7 +372,8 @@ impl Logger {
         unstarted.dir = None;
         let pace = config.health.overhead.map(|_| PaceMeter::default());
         Ok(Logger {
-            resolver: Resolver::new(config.profile, config.max_iterations),
+            resolver: Resolver::new(config.profile, config.max_iterations)
+                .with_outside_keys(config.outside_keys),
             config,
             run_dir,
             event_file,

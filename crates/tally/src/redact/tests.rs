@@ -408,3 +408,51 @@ fn a_secret_known_by_value_is_replaced_under_any_key() {
     );
     assert_eq!(replace_exact(&doc, "", "x"), doc);
 }
+
+/// docs/contract/run-artifacts.md "Secrets": in text as in a document, a number, `true`,
+/// `false` or `null` after a secret-looking name stays, so JSON held in text (transformers'
+/// `model_config` and `args`) is still JSON; a string there is still hidden.
+#[test]
+fn json_literals_after_a_secret_looking_name_stay_in_text() {
+    let config = json!({
+        "bos_token_id": 0, "eos_token_id": [1, 2], "pad_token_id": null, "decoder_start_token_id": 2.5e3,
+        "hub_token": null, "hub_private_repo": false, "push_to_hub_token": "<HUB_TOKEN>",
+        "api_key": "abc123", "hf_token": "hf_abcdefghijklmnopqrstuvwxyz0123", "token_count": -7,
+    });
+    for text in [
+        config.to_string(),
+        serde_json::to_string_pretty(&config).unwrap(),
+    ] {
+        let out = redact_text(&text);
+        let back: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        assert_eq!(back, redact_value(&config), "{out}");
+        assert_eq!(back["bos_token_id"], 0);
+        assert_eq!(back["api_key"], REDACTED);
+    }
+    // The `name: value` lines of YAML or a header block, and a Python repr's None.
+    for (input, expected) in [
+        (
+            "pad_token_id: 0\napi_key: abc123\n",
+            "pad_token_id: 0\napi_key: <redacted>\n",
+        ),
+        ("hub_token: null", "hub_token: null"),
+        (
+            "{'eos_token_id': 2, 'hub_token': None}",
+            "{'eos_token_id': 2, 'hub_token': None}",
+        ),
+        ("\"session\": true,", "\"session\": true,"),
+        ("token: 0xdeadbeef", "token: <redacted>"),
+        ("--api-key 12345", "--api-key <redacted>"),
+        // A tokenizer's special tokens are text, not credentials.
+        (
+            "eos_token: [EOS]\npad_token: <pad>",
+            "eos_token: [EOS]\npad_token: <pad>",
+        ),
+        (
+            "\"mask_token\": \"<mask>\", \"hf_token\": \"abc\"",
+            "\"mask_token\": \"<mask>\", \"hf_token\": \"<redacted>\"",
+        ),
+    ] {
+        assert_eq!(redact_text(input), expected, "input {input:?}");
+    }
+}

@@ -8,7 +8,7 @@ use super::{
     user_slot, Resolver,
 };
 use crate::error::Error;
-use crate::input::{Key, StepInput};
+use crate::input::{Key, OutsideKeys, StepInput};
 use crate::tag::Tag;
 use crate::values::StepValues;
 use tally_schema::{lookup, metric, Input, Role, TagRef, FAMILIES};
@@ -40,17 +40,40 @@ impl Resolver {
         for (key, v) in &input.metrics {
             let key: &str = key;
             let tag = match self.families.cached(rft_slot(), key) {
-                Some(tag) => tag,
-                None => {
-                    tally_schema::rft::validate_rft_key(key)
-                        .map_err(|reason| err(it, "metrics", key, reason))?;
-                    self.families.get(rft_slot(), key, || key.to_owned())
-                }
+                Some(tag) => Tag::Free(tag),
+                None => match self.families.cached(user_slot(), key) {
+                    Some(tag) => Tag::User(tag),
+                    None => match tally_schema::rft::validate_rft_key(key) {
+                        Ok(_) => Tag::Free(self.families.get(rft_slot(), key, || key.to_owned())),
+                        Err(reason) => self.rft_outside(it, key, reason)?,
+                    },
+                },
             };
-            out.push_named(Tag::Free(tag), *v)
+            out.push_named(tag, *v)
                 .map_err(|_| err(it, "metrics", key, "duplicate: given twice in this step"))?;
         }
         Ok(())
+    }
+
+    /// A key outside the `rft` namespace: refused with `reason`, or, with
+    /// `OutsideKeys::User`, the user's own metric when it is a user tag (docs/contract/rft.md
+    /// "Keys outside the namespace"); a canonical, legacy or malformed tag is still refused.
+    #[cold]
+    fn rft_outside(&mut self, it: u64, key: &str, reason: String) -> Result<Tag, Error> {
+        if self.outside_keys == OutsideKeys::Refuse {
+            return Err(err(it, "metrics", key, reason));
+        }
+        match tally_schema::rft::outside_key_as_user(key) {
+            Ok(()) => Ok(Tag::User(
+                self.families.get(user_slot(), key, || key.to_owned()),
+            )),
+            Err(why) => Err(err(
+                it,
+                "metrics",
+                key,
+                format!("{reason}; as a user metric: {why}"),
+            )),
+        }
     }
 
     pub(super) fn metrics(
