@@ -1,8 +1,8 @@
 //! A disk that fills during a run and stays full (docs/contract/run-artifacts.md "Storage
 //! faults"): `close` raises naming the steps lost, `run_summary.json` on disk says what the
 //! event file lacks (never `running` with nothing lost), and a resumed run's counts add up
-//! over its segments. On a real tmpfs, so every write (event file, summary, its temporary
-//! file) meets the same full disk.
+//! over its segments, and a stalled run ended on a full disk still says `failed`. On a real
+//! tmpfs, so every write (event file, summary, its temporary file) meets the same full disk.
 
 use serde_json::Value;
 use std::io::Write;
@@ -34,14 +34,18 @@ impl Tmpfs {
         self.dir.path()
     }
 
-    /// Fill every byte left with a file of its own (pages first, then byte by byte).
     fn fill(&self) -> PathBuf {
-        let path = self.path().join("filler");
-        let mut f = std::fs::File::create(&path).unwrap();
-        while f.write_all(&[b'x'; 4096]).is_ok() {}
-        while f.write_all(b"x").is_ok() {}
-        path
+        fill(self.path())
     }
+}
+
+/// Fill every byte left on `disk` with a file of its own (pages first, then byte by byte).
+fn fill(disk: &Path) -> PathBuf {
+    let path = disk.join("filler");
+    let mut f = std::fs::File::create(&path).unwrap();
+    while f.write_all(&[b'x'; 4096]).is_ok() {}
+    while f.write_all(b"x").is_ok() {}
+    path
 }
 
 impl Drop for Tmpfs {
@@ -191,4 +195,70 @@ fn a_resumed_run_counts_every_segment_s_steps() {
         "persisted and lost add up to the steps logged"
     );
     assert_eq!(s["status"], "degraded", "the files still lack steps: {s}");
+}
+
+/// The child of the test below: a run on the tmpfs at `TALLY_FULL_DISK_STALL` whose loop logs
+/// 20 steps, fills the disk and stops (docs/contract/health.md "Ending a stalled run").
+#[test]
+#[ignore]
+fn child_fills_the_disk_and_stalls() {
+    let Ok(disk) = std::env::var("TALLY_FULL_DISK_STALL") else {
+        return;
+    };
+    let disk = Path::new(&disk);
+    let mut c = config(&disk.join("run"), 100);
+    let mut rules = tally::health::RuleSet::defaults();
+    let stall = rules.stall.as_mut().unwrap();
+    // A quick threshold so the test is short (docs/contract/health.md "Stall").
+    stall.min_gap_s = 0.5;
+    stall.min_history = 3;
+    c.health = rules;
+    c.stall_exit_after_secs = Some(1.0);
+    let mut log = Logger::new(c).unwrap();
+    for i in 1..=20 {
+        log.step(&step(i)).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    log.flush().unwrap();
+    fill(disk);
+    std::thread::sleep(std::time::Duration::from_secs(3600));
+}
+
+#[test]
+fn a_stalled_run_ended_on_a_full_disk_says_failed_over_the_room() {
+    let Some(disk) = Tmpfs::mount() else { return };
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["child_fills_the_disk_and_stalls", "--exact", "--ignored"])
+        .env("TALLY_FULL_DISK_STALL", disk.path())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            let _ = child.wait();
+            panic!("the child did not end within 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(
+        status.code(),
+        Some(tally::health::stall_exit::STALL_EXIT_CODE)
+    );
+    let run_dir = disk.path().join("run");
+    let s = summary(&run_dir);
+    assert_eq!(s["status"], "failed", "{s}");
+    assert!(
+        s["status_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("stalled: "),
+        "{s}"
+    );
+    assert_eq!(s["completed_iterations"], 20, "{s}");
+    // The room is given back once the run is ended, as at close.
+    assert!(!run_dir.join(tally::room::ROOM_FILE).exists());
 }

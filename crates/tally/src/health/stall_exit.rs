@@ -1,12 +1,15 @@
 //! Ending a stalled run (docs/contract/health.md "Ending a stalled run"): with
 //! `stall_exit_after`, a thread of its own watches the stall timer's pauses; when one has
 //! lasted the grace period past its finding with no step, the run is recorded `failed` with a
-//! status reason naming the stall, its summary written, and the process ended with
-//! [`STALL_EXIT_CODE`]. A stalled loop sends no step, so nothing on the step's path can do it.
+//! status reason naming the stall, its summary written (over the run's room when the disk is
+//! full, as close writes it: docs/contract/run-artifacts.md "Storage faults"), and the process
+//! ended with [`STALL_EXIT_CODE`]. A stalled loop sends no step, so nothing on the step's path
+//! can do it.
 
 use super::finding::RuleKind;
 use super::live::LiveHealth;
-use crate::run::{iso_utc, utc, write_run_summary};
+use crate::room::Room;
+use crate::run::{iso_utc, utc, write_run_summary_in};
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
@@ -53,6 +56,8 @@ pub struct Ending {
     pub carried: Vec<HealthFinding>,
     /// Where the summary is written.
     pub run_dir: PathBuf,
+    /// The room kept for the summary, written over when the disk is full, then given back.
+    pub room: Room,
     /// The run's clock (its end time, the wall time since the last summary).
     pub clock: Arc<dyn Clock>,
     /// A finding as the summary lists it.
@@ -150,7 +155,8 @@ fn end_run(health: &LiveHealth, ending: &Ending, since: Duration) -> ! {
     s.end_time_utc = Some(iso_utc(&utc(ending.clock.wall())));
     s.health = ending.carried.clone();
     s.health.extend(findings.iter().map(ending.entry));
-    let written = write_run_summary(&ending.run_dir, &s);
+    let written = write_run_summary_in(&ending.run_dir, &s, &ending.room);
+    ending.room.release();
     let hooks = BEFORE_EXIT
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -344,6 +344,7 @@ impl Logger {
                     last: last.clone(),
                     carried: summary.health.clone(),
                     run_dir: run_dir.clone(),
+                    room: room.clone(),
                     clock: clock.clone(),
                     entry: super::summary::summary_entry,
                 };
