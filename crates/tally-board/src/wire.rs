@@ -286,7 +286,32 @@ fn refuse(mut stream: TcpStream, refused: Refused) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.write_all(head.as_bytes())?;
     stream.write_all(body.as_bytes())?;
-    stream.flush()
+    stream.flush()?;
+    linger(&mut stream);
+    Ok(())
+}
+
+/// Bytes and time a refused connection is read on before it is closed.
+const LINGER_BYTES: usize = 1 << 20;
+const LINGER: Duration = Duration::from_secs(2);
+
+/// Closes a refused connection only once its client stopped sending (or a bound is reached):
+/// closing a socket with unread bytes makes the kernel reset it, and a reset can reach the
+/// client before the answer does, so it would never learn why (docs/contract/board.md "The API").
+fn linger(stream: &mut TcpStream) {
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let started = Instant::now();
+    let mut chunk = [0u8; 4096];
+    let mut read = 0;
+    while read < LINGER_BYTES && started.elapsed() < LINGER {
+        match stream.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(n) => read += n,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
 }
 
 fn reason(status: u16) -> &'static str {
