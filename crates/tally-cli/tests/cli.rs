@@ -218,11 +218,13 @@ fn closed_stdout_and_stderr_end_the_printing_commands_quietly() {
     let corrupt = corrupt.to_str().unwrap().to_owned();
     let (run, torn) = (run.to_str().unwrap(), torn.to_str().unwrap());
     for (args, code) in [
-        // A skipped run and an unscored run are said on stderr.
+        // A skipped run is said on stderr.
         (vec!["runs", &corrupt], 0),
+        // A metric no run has is an error (docs/contract/consumers.md "Comparing runs"): it
+        // cannot be printed, exit 1 all the same.
         (
             vec!["compare", run, "--metric", "no/such_tag", "--reps", "10"],
-            0,
+            1,
         ),
         (vec!["schema", "--json"], 0),
         (vec!["schema", "--markdown"], 0),
