@@ -17,6 +17,9 @@ sync`` (docs/contract/remote-sinks.md "SummaryWriter"). Only scalars reach W&B: 
 ``<sub-run>/<tag>``: docs/contract/remote-sinks.md "Sub-runs"); an existing ``wandb.run`` is reused and never finished
 (docs/contract/run-artifacts.md "W&B"). ``mlflow=`` and ``trackio=`` mirror the same way, each
 from its own cursor (docs/contract/remote-sinks.md "MLflow", "trackio").
+A writer open when an uncaught exception ends the script (or leaving its ``with`` block by
+one) records the run ``failed`` in ``run_summary.json`` (docs/contract/run-artifacts.md
+"Status"); otherwise it writes no summary.
 Any thread may call any method: calls that change the batch or a file are serialised by one
 lock per writer (docs/contract/threads-and-signals.md "Sharing a logger between threads").
 """
