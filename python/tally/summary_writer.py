@@ -17,6 +17,9 @@ sync`` (docs/contract/remote-sinks.md "SummaryWriter"). Only scalars reach W&B: 
 ``<sub-run>/<tag>``: docs/contract/remote-sinks.md "Sub-runs"); an existing ``wandb.run`` is reused and never finished
 (docs/contract/run-artifacts.md "W&B"). ``mlflow=`` and ``trackio=`` mirror the same way, each
 from its own cursor (docs/contract/remote-sinks.md "MLflow", "trackio").
+A writer open when an uncaught exception ends the script (or leaving its ``with`` block by
+one) records the run ``failed`` in ``run_summary.json`` (docs/contract/run-artifacts.md
+"Status"); otherwise it writes no summary.
 Any thread may call any method: calls that change the batch or a file are serialised by one
 lock per writer (docs/contract/threads-and-signals.md "Sharing a logger between threads").
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import json
 import math
 import os
 import socket
@@ -32,12 +36,13 @@ import sys
 import threading
 import time
 import weakref
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, TypeVar, Union
 
 from types import ModuleType
 
+from tally import _excepthook
 from tally._tally import ConfigError, EventWriter, RemoteFollower, SchemaError, ValueTypeError, redact_text
 from tally._tally import summaries as _summaries
 from tally._mlflow import MlflowSink
@@ -250,6 +255,9 @@ class SummaryWriter:
         # The MLflow and trackio replicas, each with its follower.
         self._replicas: List[Tuple[Any, RemoteFollower]] = []
         self._at_exit: Optional[Callable[[], None]] = None
+        if self._write_to_disk:
+            # A script dying of an uncaught exception leaves the run `failed`.
+            _excepthook.track(self)
         if config is not None:
             self.record_config(config)
         if wandb:
@@ -723,8 +731,31 @@ class SummaryWriter:
     def __enter__(self) -> "SummaryWriter":
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: Any = None, exc: Any = None, tb: Any = None) -> None:
+        if exc_type is None or issubclass(exc_type, KeyboardInterrupt):
+            self.close()
+        else:
+            self._end_failed(_excepthook.reason(exc_type, exc))
+
+    def _end_failed(self, reason: str) -> None:
+        """Close a writer still open when an exception ended its script, and record the run
+        ``failed`` in ``run_summary.json``, which holds only that: the status, the exception as
+        ``status_reason`` (redacted) and the end time (docs/contract/run-artifacts.md "Status")."""
+        if self._closed or not self._write_to_disk:
+            return
+        try:
+            self.close()
+        finally:
+            doc = {
+                "status": "failed",
+                "status_reason": redact_text(reason),
+                "end_time_utc": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+            }
+            path = os.path.join(self.log_dir, "run_summary.json")
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(doc, f, indent=2)
+            os.replace(tmp, path)
 
     # -- rsl_rl's WandbSummaryWriter extras ---------------------------------------------------------
     def store_config(self, env_cfg: Any, train_cfg: Any) -> None:

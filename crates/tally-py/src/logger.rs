@@ -157,7 +157,7 @@ impl Drop for PyLogger {
                 .as_ref()
                 .is_some_and(|l| !l.is_closed());
             if open {
-                if let Err(e) = close_core(py, &self.core, None) {
+                if let Err(e) = close_core(py, &self.core, None, None) {
                     e.write_unraisable(py, None);
                 }
             }
@@ -726,7 +726,7 @@ impl PyLogger {
     fn close(&self, py: Python<'_>, status: &str) -> PyResult<()> {
         refuse_tally_thread("close")?;
         let st = parse_status(status)?;
-        let closed = close_core(py, &self.core, Some(st));
+        let closed = close_core(py, &self.core, Some(st), None);
         self.tell_health(py)?;
         closed
     }
@@ -744,14 +744,22 @@ impl PyLogger {
         exc: Option<&Bound<'_, PyAny>>,
         tb: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let _ = (exc, tb);
+        let _ = tb;
         let status = match exc_type {
             None => RunStatus::Completed,
             Some(t) if t.is_subclass_of::<PyKeyboardInterrupt>()? => RunStatus::Interrupted,
             Some(_) => RunStatus::Failed,
         };
+        let reason = match (status, exc_type, exc) {
+            (RunStatus::Failed, Some(t), Some(e)) => Some(
+                py.import("tally._excepthook")?
+                    .call_method1("reason", (t, e))?
+                    .extract::<String>()?,
+            ),
+            _ => None,
+        };
         refuse_tally_thread("__exit__")?;
-        close_core(py, &self.core, Some(status))?;
+        close_core(py, &self.core, Some(status), reason)?;
         Ok(false)
     }
 

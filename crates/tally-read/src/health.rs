@@ -1,6 +1,6 @@
 //! Health findings on any run: its scalars fed in reading order (step order, as TensorBoard
-//! reads them) through `tally::health`'s evaluator, the one implementation of the rules
-//! (`docs/contract/health.md` "tally health").
+//! reads them) through `tally::health`'s evaluator, the one implementation of the rules, with
+//! what a logger recorded in its summary (`docs/contract/health.md` "tally health").
 
 use crate::columns::{resolve_inputs, run_name};
 use crate::error::Error;
@@ -9,6 +9,9 @@ use crate::scalars::RunScalars;
 use std::path::{Path, PathBuf};
 use tally::health::{Evaluator, Finding, RuleSet, TagSlot};
 use tally_tfevents::{Damage, OnCorruption, ScalarRef};
+
+mod recorded;
+pub use recorded::{summary_findings, with_recorded};
 
 /// What the rules found in one run.
 #[derive(Debug)]
@@ -119,6 +122,7 @@ pub fn check_paths(
     for (dir, files) in runs {
         let live = is_live(&dir);
         let (findings, values, damage) = check_files(&files, rules, live.then_some(now))?;
+        let findings = with_recorded(&dir, findings);
         out.push(RunHealth {
             run: run_name(&root, &dir),
             dir,

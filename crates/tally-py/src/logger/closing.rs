@@ -47,6 +47,8 @@ pub(super) fn register(py: Python<'_>, core: &Arc<Mutex<Core>>) -> PyResult<()> 
     // SIGTERM, SIGHUP and SIGINT close the run (docs/contract/threads-and-signals.md
     // "Signals").
     py.import("tally._signals")?.call_method0("install")?;
+    // An uncaught exception closes the run `failed` (docs/contract/run-artifacts.md "Status").
+    py.import("tally._excepthook")?.call_method0("install")?;
     Ok(())
 }
 
@@ -56,6 +58,7 @@ pub(super) fn close_core(
     py: Python<'_>,
     core: &Mutex<Core>,
     status: Option<RunStatus>,
+    reason: Option<String>,
 ) -> PyResult<()> {
     // Python runs outside the lock: partial lines reach the panel before its last frame.
     let console = lock(py, core).console.take();
@@ -68,7 +71,7 @@ pub(super) fn close_core(
         return Ok(());
     }
     let closed = match (status, c.log.as_mut()) {
-        (Some(st), Some(log)) => py.detach(|| log.close(st)),
+        (Some(st), Some(log)) => py.detach(|| log.close_with_reason(st, reason)),
         _ => {
             // Implicit close: let tally's Drop choose completed / interrupted.
             let log = c.log.take();
@@ -95,10 +98,15 @@ pub(super) fn close_core(
 }
 
 /// Close every logger still open: at exit (registered with `atexit`, the status chosen by
-/// each logger) and on a terminating signal (`tally._signals`, `status="interrupted"`).
+/// each logger), on a terminating signal (`tally._signals`, `status="interrupted"`) and on an
+/// uncaught exception (`tally._excepthook`, `status="failed"` and the exception as `reason`).
 #[pyfunction]
-#[pyo3(signature = (status = None))]
-pub fn _close_open_loggers(py: Python<'_>, status: Option<&str>) -> PyResult<()> {
+#[pyo3(signature = (status = None, reason = None))]
+pub fn _close_open_loggers(
+    py: Python<'_>,
+    status: Option<&str>,
+    reason: Option<String>,
+) -> PyResult<()> {
     let status = status.map(parse_status).transpose()?;
     let open: Vec<Arc<Mutex<Core>>> = {
         let mut list = OPEN.lock().unwrap_or_else(|e| e.into_inner());
@@ -107,7 +115,7 @@ pub fn _close_open_loggers(py: Python<'_>, status: Option<&str>) -> PyResult<()>
         live
     };
     for core in open {
-        if let Err(e) = close_core(py, &core, status) {
+        if let Err(e) = close_core(py, &core, status, reason.clone()) {
             e.write_unraisable(py, None);
         }
     }

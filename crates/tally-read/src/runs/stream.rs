@@ -130,7 +130,10 @@ pub(super) fn read_row(
         points: figures.points,
         config: run_configuration(dir).map_err(|e| e.to_string())?,
         tags: figures.tag_stats(),
-        health: Some(checker.finish(live.then_some(now))),
+        health: Some(crate::health::with_recorded(
+            dir,
+            checker.finish(live.then_some(now)),
+        )),
         dir: dir.to_owned(),
     };
     Ok(RowRead {

@@ -130,7 +130,8 @@ pub struct RunSummary {
     /// Why a run closed `completed` was recorded otherwise: each violation of the
     /// completed-run check of its runtime manifest (docs/contract/manifest-and-soak.md
     /// "Checked when recorded"); or why a stalled run was ended `failed` (docs/contract/health.md
-    /// "Ending a stalled run"). Absent otherwise.
+    /// "Ending a stalled run"); or the uncaught exception that ended a run `failed`
+    /// (docs/contract/run-artifacts.md "Status"). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_reason: Option<String>,
     /// One entry per resume of this run, oldest first; empty for a run never resumed

@@ -38,6 +38,13 @@ impl Logger {
     /// `interrupted` but lost steps ends `degraded` (docs/contract/run-artifacts.md "Storage
     /// faults").
     pub fn close(&mut self, status: RunStatus) -> Result<()> {
+        self.close_with_reason(status, None)
+    }
+
+    /// `close`, with why the run ended so (an uncaught exception's type and message) recorded
+    /// as `status_reason` when no check of the close replaced it (docs/contract/run-artifacts.md
+    /// "Status").
+    pub fn close_with_reason(&mut self, status: RunStatus, reason: Option<String>) -> Result<()> {
         if self.closed {
             return Ok(());
         }
@@ -80,6 +87,9 @@ impl Logger {
             s => s,
         };
         let (status, manifest_error) = self.judge_completed(status);
+        if self.summary.status_reason.is_none() {
+            self.summary.status_reason = reason;
+        }
         let summary = self.current_summary(status, true);
         let t = self.clock.monotonic();
         let mut text = format!("Run {}", status.as_str());

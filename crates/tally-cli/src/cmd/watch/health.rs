@@ -2,7 +2,8 @@
 //! watch").
 
 use std::path::Path;
-use tally::health::{Evaluator, Finding, RuleKind, RuleSet, TagSlot};
+use tally::health::{Evaluator, Finding, RuleSet, TagSlot};
+pub(crate) use tally_read::health::summary_findings;
 use tally_tfevents::ScalarEvent;
 
 /// A followed run's health findings: a logger's from its `run_summary.json` (which the logger
@@ -63,37 +64,4 @@ impl Health {
         self.summary_seen = Some(modified);
         self.from_summary = summary_findings(&path);
     }
-}
-
-/// The findings a `run_summary.json` lists (none when it cannot be read).
-pub(crate) fn summary_findings(path: &Path) -> Vec<Finding> {
-    // Read as every artefact is: a special file in its place is refused, never waited on.
-    tally_read::meta::read_json(path)
-        .ok()
-        .flatten()
-        .and_then(|doc| {
-            let list = doc.get("health")?.as_array()?.clone();
-            Some(list.iter().filter_map(finding_of).collect())
-        })
-        .unwrap_or_default()
-}
-
-/// A finding as `run_summary.json` lists it (docs/contract/run-artifacts.md "Run summary").
-fn finding_of(v: &serde_json::Value) -> Option<Finding> {
-    let last_value = match &v["last_value"] {
-        serde_json::Value::Number(n) => n.as_f64()?,
-        serde_json::Value::String(s) if s == "NaN" => f64::NAN,
-        serde_json::Value::String(s) if s == "Infinity" => f64::INFINITY,
-        serde_json::Value::String(s) if s == "-Infinity" => f64::NEG_INFINITY,
-        _ => return None,
-    };
-    Some(Finding {
-        rule: RuleKind::parse(v["rule"].as_str()?)?,
-        tag: v["tag"].as_str().unwrap_or_default().to_owned(),
-        first_step: v["first_step"].as_i64()?,
-        last_step: v["last_step"].as_i64()?,
-        count: v["count"].as_u64()?,
-        last_value,
-        message: v["message"].as_str()?.to_owned(),
-    })
 }
