@@ -1,6 +1,11 @@
 //! The runs under the board's paths: listed again at most once a second, each run's row of the
 //! runs table read again only when its files changed, and the series of the runs a chart asks
 //! for held and read on as they grow (`docs/contract/board.md` "Live runs").
+//!
+//! Every cost is bounded by a constant below: how often a look happens, how long it reads, how
+//! many runs it reads at once, and the bytes of points held for charts, all runs together. A
+//! first read of a run's series stops between events when its asker is gone, and the next
+//! request reads on from there.
 
 use crate::error::Error;
 use std::collections::{BTreeMap, HashMap};

@@ -5,7 +5,9 @@
 //!   ask for, held and read on as runs grow (`tally_read::live`);
 //! - [`api`]: the JSON API (the page's, and scripts'), series reduced to a chart's width with
 //!   every extreme kept (`tally_read::downsample`);
-//! - [`http`]: requests, the token, responses; [`assets`]: the embedded page.
+//! - [`http`]: requests, the token, responses; [`assets`]: the embedded page;
+//! - [`wire`]: HTTP/1.1 on std's sockets, a thread per connection; [`query`]: a request
+//!   target decoded; [`options`]: what is served, where, and the token rule.
 //!
 //! ```no_run
 //! use std::sync::atomic::AtomicBool;

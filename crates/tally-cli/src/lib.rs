@@ -3,6 +3,11 @@
 //! The binary (`main.rs`) and the Python package (`python -m tally ...`) both call [`run`]; the
 //! package passes its W&B sink factories (the demo's, `sync`'s) through [`Extensions`], the
 //! binary passes none.
+//!
+//! [`cmd`] holds one module per command: its flags, their checks, a call into the crate that
+//! does the work, and the printing. Beside it, `stderr.rs` prints what a read tells its
+//! observer, [`error`] turns a failure into an exit code, and `interrupt.rs` turns Ctrl-C and
+//! SIGTERM into a flag.
 
 pub mod cmd;
 pub mod error;

@@ -1,7 +1,7 @@
 //! `tally.Logger`: the Rust logger as a Python class, its methods here. Beside it: `state.rs`
 //! (what a logger holds), `guard.rs` (how a call waits and what it refuses), `closing.rs`
 //! (closing a logger: by `close`, at exit, on a signal), `documents.rs` (Python documents into
-//! JSON), `phase.rs` (the `log.phase(...)` timer).
+//! JSON), `phase.rs` (the `log.phase(...)` timer), `health.rs` (the health rules and findings).
 //!
 //! Longer than 600 lines on purpose: one PyO3 class whose every method spells out its Python
 //! signature and conversions (one block per Python entry point).

@@ -1,11 +1,13 @@
 //! Reading training runs back, for every front end (the `tally` command, the Python package,
-//! and later the board and health readers): which files make up a run and in which order
-//! ([`files`]), a run's scalars streamed as one series ([`scalars`]) or read into columns
-//! ([`columns`]), growing files followed as they are written ([`follow`]), a run's metadata
-//! ([`meta`]), its text, images and histograms ([`summaries`]) and the damage a reader found
-//! ([`damage`]), the analyses (trailing values
-//! [`tails`], [`extract`], [`diagnose`], [`scaling`], [`trace_stats`]) and the export writers
-//! ([`export`]).
+//! the board, SQL): which files make up a run and in which order ([`files`]), a run's scalars
+//! streamed as one series ([`scalars`]) or read into columns ([`columns`], runs read one per
+//! core by [`parallel`]), growing files followed as they are written ([`follow`], [`listing`]),
+//! a run's metadata and configuration ([`meta`], [`config`]), its text, images and histograms
+//! ([`summaries`]) and the damage a reader found ([`damage`]); the runs table every front end
+//! shows ([`runs`]); a chart's series held and reduced to its width ([`live`], [`downsample`],
+//! [`shares`]); the analyses (trailing values [`tails`], [`extract`], [`diagnose`],
+//! [`health`], [`compare`], [`scaling`], [`trace_stats`]), the one gate for pre-schema runs
+//! ([`legacy`]) and the export writers ([`export`]).
 //!
 //! Nothing here prints: what a long read finds on the way goes to an [`Observer`]; every
 //! failure is an [`Error`] naming the culprit. The rules are `docs/contract/consumers.md`'s.

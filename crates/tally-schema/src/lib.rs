@@ -3,6 +3,13 @@
 //! The schema is a contract between producers (the logger) and consumers (extract, export,
 //! validate): a closed registry of canonical tags with units, owners, roles and cross-rank
 //! reductions, two open families, and a versioned evolution policy (`docs/contract/schema.md`).
+//!
+//! - [`registry`] (every canonical tag), [`types`] (the vocabularies a spec is written in),
+//!   [`lookup`](mod@lookup) (a tag resolved or refused), [`legacy`] (pre-schema names), [`rft`] (Trinity's
+//!   names), [`algo`] (the algorithm table), [`health`] (which tags the default health rules
+//!   watch), [`render`] (`tally schema`, `docs/metrics.md`);
+//! - [`artifacts`]: the JSON documents a run writes, typed, and the committed `schemas/*.json`;
+//! - [`conformance`]: those documents checked fail-closed, every violation reported.
 
 pub mod algo;
 pub mod artifacts;

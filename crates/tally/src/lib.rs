@@ -5,6 +5,17 @@
 //! derives everything from it once, writes the unsmoothed canonical payload to its sinks from a
 //! writer thread, and keeps the terminal window the panel renders from. The contract it follows
 //! is written down in `docs/contract/`.
+//!
+//! Where things are:
+//! - a step: [`input`] (what a runner submits), [`resolve`] (checked into canonical tags),
+//!   [`record`] (everything derived once), [`logger`] (start, step, flush, close);
+//! - writing: [`writer`] (the writer thread and its queue), [`sink`], [`backlog`] (a local
+//!   sink's retries), [`kept_events`] (the same for a writer without a `Logger`);
+//! - the run directory: [`rundir`], [`run`], [`atomic`], [`room`], [`runlock`], [`resume`],
+//!   [`redact`];
+//! - what the panel reads: [`terminal`], [`window`], [`timeline`], [`replay`], [`board`];
+//! - beside the steps: [`trace`], [`remote`] (remote sinks following the event file, and the
+//!   one run-file order readers reuse), [`health`] (the rules every checker of a run shares).
 
 pub mod atomic;
 pub mod backlog;
