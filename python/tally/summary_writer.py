@@ -37,67 +37,18 @@ import threading
 import time
 import weakref
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union
 
-from types import ModuleType
-
-from tally import _excepthook
-from tally._tally import ConfigError, EventWriter, RemoteFollower, SchemaError, ValueTypeError, redact_text
+from tally import _excepthook, _hparams, _mirrors
+from tally._event_files import FileWriter, _each, _NoDisk
+from tally._tally import ConfigError, EventWriter, RemoteFollower, ValueTypeError, redact_text
 from tally._tally import summaries as _summaries
-from tally._mlflow import MlflowSink
-from tally._mlflow import check_settings as _mlflow_check
-from tally._mlflow import import_mlflow
-from tally._trackio import TrackioSink
-from tally._trackio import check_settings as _trackio_check
-from tally._trackio import import_trackio
-from tally._wandb import DEFAULT_FINISH_TIMEOUT, DEFAULT_PROJECT, WandbSink, import_wandb, read_run_id
+from tally._wandb import DEFAULT_FINISH_TIMEOUT, WandbSink, import_wandb
+from tally._writer_args import _media, _number, _scalar_step, _step
 from tally._writer_config import param_table, redacted
 from tally._writer_config import record as _record_config
 
 __all__ = ["SummaryWriter", "FileWriter"]
-
-
-def _media() -> ModuleType:
-    """The array conversions of the non-scalar methods, which need numpy; scalars never do,
-    so ``import tally`` works without it."""
-    try:
-        from tally import _media as media
-    except ModuleNotFoundError as e:
-        raise ImportError(
-            f"tally.SummaryWriter's histogram, image, audio, video and PR-curve methods need numpy ({e}): pip install numpy"
-        ) from e
-    return media
-
-
-def _number(tag: str, v: Any, where: str = "add_scalar") -> float:
-    if isinstance(v, float):
-        return v
-    if v is None or isinstance(v, (str, bytes)):
-        raise ValueTypeError(f"{where}('{tag}'): expected a number, got {type(v).__name__} {v!r}")
-    try:
-        return float(v)  # ints, numpy scalars, 0-d tensors
-    except (TypeError, ValueError) as e:
-        raise ValueTypeError(f"{where}('{tag}'): expected a number, got {type(v).__name__}: {e}") from e
-
-
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _step(global_step: Any, name: str = "global_step") -> Optional[int]:
-    """The event step, refused on this call (nothing batched or written) beyond TensorBoard's
-    int64, which would otherwise fail a later, unrelated write."""
-    if global_step is None:
-        return None
-    step = int(global_step)
-    if not _INT64_MIN <= step <= _INT64_MAX:
-        raise SchemaError(f"{name}={global_step!r}: beyond TensorBoard's int64 step range [{_INT64_MIN}, {_INT64_MAX}]")
-    return step
-
-
-def _scalar_step(global_step: Any) -> int:
-    step = _step(global_step)
-    return 0 if step is None else step
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -113,59 +64,6 @@ def _under_lock(method: _F) -> _F:
             return method(self, *args, **kwargs)
 
     return locked  # type: ignore[return-value]
-
-
-def _serialized(obj: Any, name: str) -> bytes:
-    if isinstance(obj, (bytes, bytearray, memoryview)):
-        return bytes(obj)
-    if hasattr(obj, "SerializeToString"):
-        return bytes(obj.SerializeToString())
-    raise TypeError(f"{name}: expected a protobuf message or its serialized bytes, got {type(obj).__name__}")
-
-
-class FileWriter:
-    """torch's ``FileWriter`` surface over one event file: ``add_summary``, ``add_event``."""
-
-    def __init__(self, owner: "SummaryWriter") -> None:
-        self._owner = owner
-
-    def get_logdir(self) -> str:
-        return self._owner.log_dir
-
-    def add_summary(self, summary: Any, global_step: Optional[int] = None, walltime: Optional[float] = None) -> None:
-        """Write a ``Summary`` protobuf (or its bytes) in one event at ``global_step``."""
-        self._owner._write_summary(_serialized(summary, "summary"), global_step, walltime)
-
-    def add_event(self, event: Any, step: Optional[int] = None, walltime: Optional[float] = None) -> None:
-        """Write an ``Event`` protobuf (or its bytes); ``walltime`` (default now) and ``step`` override its own."""
-        data = _serialized(event, "event")
-        with self._owner._lock:
-            w = self._owner._events_writer()
-            w.write_event(data, _step(step), time.time() if walltime is None else float(walltime))
-
-    def flush(self) -> None:
-        self._owner.flush()
-
-    def close(self) -> None:
-        self._owner.close()
-
-    @property
-    def event_writer(self) -> "FileWriter":
-        """Where torch's writer keeps its event file (``file_writer.event_writer``); this
-        writer, since it writes the file itself."""
-        return self
-
-    @property
-    def _ev_writer(self) -> "FileWriter":
-        """tensorboardX's ``file_writer.event_writer._ev_writer``: this writer too."""
-        return self
-
-    @property
-    def _file_name(self) -> Optional[str]:
-        """The event file's path, where scripts read it from torch's and tensorboardX's
-        writers (``None`` with ``write_to_disk=False``)."""
-        path = getattr(self._owner._main, "path", None)
-        return None if path is None else str(path)
 
 
 class SummaryWriter:
@@ -221,17 +119,7 @@ class SummaryWriter:
         self._write_to_disk = bool(write_to_disk)
         if wandb and not self._write_to_disk:
             raise ConfigError("wandb= with write_to_disk=False: W&B is fed from the event file, which is not written")
-        # The replicas over other trackers, their settings checked before any file is made
-        # (docs/contract/remote-sinks.md "MLflow", "trackio").
-        replicas: List[Tuple[Any, Mapping[str, Any]]] = []
-        for kind, settings in ((MlflowSink, mlflow), (TrackioSink, trackio)):
-            if settings is None:
-                continue
-            if not self._write_to_disk:
-                raise ConfigError(f"{kind.name}= with write_to_disk=False: it is fed from the event file, which is not written")
-            replicas.append((kind, _mlflow_check(settings) if kind is MlflowSink else _trackio_check(settings)))
-            # The package too: a replica that cannot be made leaves no writer directory behind.
-            import_mlflow() if kind is MlflowSink else import_trackio()
+        replicas = _mirrors.checked_replicas(mlflow, trackio, self._write_to_disk)
         timeout = float(remote_finish_timeout)
         if not (math.isfinite(timeout) and timeout >= 0):
             raise ConfigError(f"remote_finish_timeout {remote_finish_timeout!r} must be a finite number of seconds >= 0")
@@ -286,22 +174,7 @@ class SummaryWriter:
         """Open (or reuse) the W&B run and follow this writer's event file into it, from the
         cursor in ``log_dir``; the event file exists already, so it is among those followed."""
         import_wandb()
-        kw: Dict[str, Any] = {
-            "project": settings.pop("project", None) or os.environ.get("WANDB_PROJECT") or DEFAULT_PROJECT,
-            "name": settings.pop("name", None) or os.path.basename(os.path.abspath(self.log_dir)),
-            "config": {"log_dir": self.log_dir},
-            "dir": os.path.abspath(self.log_dir),
-        }
-        kw.update({k: v for k, v in settings.items() if v not in (None, "", [])})
-        # What W&B stores and shows: redacted as run_config.json is (docs/contract/run-artifacts.md
-        # "Secrets"); `dir`, `id`, `settings` and the like are passed as given.
-        for k in ("config", "name", "notes", "tags", "group", "job_type"):
-            if k in kw:
-                kw[k] = redacted(kw[k])
-        run_id = read_run_id(Path(self.log_dir))
-        if run_id is not None and "id" not in kw:
-            # An earlier writer of this log_dir sent to that run: continue it, as its cursor says.
-            kw.update(id=run_id, resume="allow")
+        kw = _mirrors.wandb_init(settings, self.log_dir)
         sink = WandbSink(finish_timeout=self.remote_finish_timeout, init=kw)
         self._follower = RemoteFollower(sink, self.log_dir)
         self._wandb = sink
@@ -315,7 +188,7 @@ class SummaryWriter:
         """Close this writer at interpreter exit while a follower runs (once)."""
         if self._at_exit is None:
             ref = weakref.ref(self)
-            self._at_exit = lambda: _close_if_alive(ref)
+            self._at_exit = lambda: _mirrors.close_if_alive(ref)
             atexit.register(self._at_exit)
 
     def _start_replica(self, sink: Any) -> None:
@@ -617,20 +490,7 @@ class SummaryWriter:
         there is tensorboardX's name (a domain is a dict)."""
         if isinstance(hparam_domain_discrete, str):
             name, hparam_domain_discrete = hparam_domain_discrete, None
-        if not isinstance(hparam_dict, Mapping) or not isinstance(metric_dict, Mapping):
-            raise TypeError("add_hparams: hparam_dict and metric_dict must be dicts")
-        domains = dict(hparam_domain_discrete or {})
-        for k, d in domains.items():
-            if k not in hparam_dict or not isinstance(d, (list, tuple)):
-                raise TypeError(f"add_hparams: hparam_domain_discrete[{k!r}] must be a list of the values of hparam_dict[{k!r}]")
-        values = [(str(k), _media().hparam_value(str(k), v)) for k, v in hparam_dict.items() if v is not None]
-        doms = {str(k): [_media().hparam_value(str(k), x) for x in d] for k, d in domains.items()}
-        if self.redact:
-            # Each value redacted under its own name; a discrete domain's values as its value is.
-            values = [(k, _redacted_hparam(k, v)) for k, v in values]
-            doms = {k: [_redacted_hparam(k, x) for x in d] for k, d in doms.items()}
-        metrics = {str(k): _number(str(k), v, "add_hparams: metric_dict") for k, v in metric_dict.items()}
-        exp, start, end = _summaries.hparams(values, doms, list(metrics))
+        exp, start, end, metrics = _hparams.summaries(hparam_dict, metric_dict, hparam_domain_discrete, self.redact)
         self._ensure_open()
         self.record_config({k: v for k, v in hparam_dict.items() if v is not None})
         run = run_name or name or str(time.time())
@@ -783,45 +643,6 @@ class SummaryWriter:
     def stop(self) -> None:
         """rsl_rl's name for ``close``."""
         self.close()
-
-
-class _NoDisk:
-    """The event writer of ``write_to_disk=False`` (tensorboardX's switch): takes every record,
-    keeps none."""
-
-    closed = False
-
-    def add_scalar(self, *args: Any) -> None: ...
-    def write_scalars(self, *args: Any) -> None: ...
-    def write_summary(self, *args: Any) -> None: ...
-    def write_event(self, *args: Any) -> None: ...
-    def write_session_start(self, *args: Any) -> None: ...
-    def flush(self) -> None: ...
-    def close(self) -> None: ...
-
-
-def _each(writers: Iterable[Any], call: Callable[[Any], None]) -> None:
-    """``call`` on every writer, then the first error raised: one file's fault never keeps
-    the others from their flush or close."""
-    first: Optional[BaseException] = None
-    for w in writers:
-        try:
-            call(w)
-        except Exception as e:  # noqa: BLE001 - re-raised below
-            first = first or e
-    if first is not None:
-        raise first
-
-
-def _redacted_hparam(key: str, v: Any) -> Any:
-    """An hparam value as ``run_config.json`` holds it: a string redacted under its name."""
-    return redacted({key: v})[key] if isinstance(v, str) else v
-
-
-def _close_if_alive(ref: "weakref.ReferenceType[SummaryWriter]") -> None:
-    writer = ref()
-    if writer is not None:
-        writer.close()
 
 
 def _as_dict(cfg: Any) -> Any:

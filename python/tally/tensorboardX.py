@@ -23,7 +23,7 @@ import time
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from tally._wandb import DEFAULT_FINISH_TIMEOUT
-from tally.summary_writer import _number, _scalar_step
+from tally._writer_args import _number, _scalar_step
 from tally.summary_writer import SummaryWriter as _TorchFlavour
 
 __all__ = ["SummaryWriter", "GlobalSummaryWriter"]

@@ -22,7 +22,7 @@ def test_stubtest_finds_the_stubs_match_the_compiled_module():
 
 def test_the_pure_python_modules_type_check_strictly_against_the_stubs():
     src = REPO / "python" / "tally"
-    files = [str(src / f) for f in ("__init__.py", "__main__.py", "_console.py", "_read.py", "_signals.py", "_wandb.py", "_mlflow.py", "_trackio.py", "_sink_thread.py", "summary_writer.py", "tensorboardX.py", "_writer_config.py", "distributed.py", "health.py")]
+    files = [str(src / f) for f in ("__init__.py", "__main__.py", "_console.py", "_read.py", "_signals.py", "_wandb.py", "_mlflow.py", "_trackio.py", "_sink_thread.py", "summary_writer.py", "tensorboardX.py", "_writer_config.py", "_writer_args.py", "_event_files.py", "_mirrors.py", "_hparams.py", "distributed.py", "health.py")]
     files += [str(p) for p in sorted((src / "integrations").glob("*.py"))]
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental", *files],

@@ -1,10 +1,10 @@
-//! `tally.Logger`: the Rust logger as a Python class, its methods here. Beside it: `state.rs`
-//! (what a logger holds), `guard.rs` (how a call waits and what it refuses), `closing.rs`
+//! `tally.Logger`: the Rust logger as a Python class, its method table here, each method a
+//! thin wrapper where the work is a concept of its own. Beside it: `state.rs` (what a logger
+//! holds), `guard.rs` (how a call waits and what it refuses), `open.rs` (the constructor's
+//! arguments into a started run), `replicas.rs` (the sinks and the replicas' settings),
+//! `step.rs` (a step's conversion and submission), `video.rs` (`log_video`), `closing.rs`
 //! (closing a logger: by `close`, at exit, on a signal), `documents.rs` (Python documents into
-//! JSON), `phase.rs` (the `log.phase(...)` timer), `health.rs` (the health rules and findings).
-//!
-//! Longer than 600 lines on purpose: one PyO3 class whose every method spells out its Python
-//! signature and conversions (one block per Python entry point).
+//! JSON), `phase.rs` (the `log.phase(...)` timer), `health.rs` (rules and findings).
 //!
 //! The Python object owns the `tally::Logger` behind an `Arc<Mutex<..>>`, shared with the exit
 //! hook (`closing.rs`). Every call that can wait on the writer thread releases the GIL.
@@ -15,31 +15,32 @@
 //! the logger's mutex is held, and calls from tally's own threads (a sink's `write()`) are
 //! refused before they could wait on themselves.
 
-use crate::convert::{int_arg, signed_int_arg, step_iteration, IntArg, StepArgs};
+use crate::convert::{IntArg, StepArgs};
 use crate::errors::{Failure, Result};
-use crate::sink::{each_sink, python_sinks};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyType};
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use tally::{Backend, Level, LoggerConfig, OnStorageError, Profile, Rates, RunStatus, SystemClock};
+use std::path::PathBuf;
+use tally::{Level, RunStatus};
 
 mod closing;
 mod documents;
 mod guard;
 mod health;
+mod open;
 mod phase;
+mod replicas;
 mod state;
+mod step;
+mod video;
 
 pub use closing::_close_open_loggers;
 use closing::{close_core, parse_status};
-use documents::{json_text, refuse_nonfinite, wandb_settings};
-use guard::{lock, refuse_tally_thread, Stepping};
+use documents::{json_text, refuse_nonfinite};
+use guard::{lock, refuse_tally_thread};
 pub use phase::Phase;
 pub use state::PyLogger;
-use state::{Core, Draft};
 
 /// The level of a Python status line: Python runners mark errors with rich-style `[red]`
 /// markup or the word `ERROR`; the Rust logger takes the level explicitly.
@@ -51,87 +52,7 @@ fn status_level(text: &str) -> Level {
     }
 }
 
-fn path_object(py: Python<'_>, p: &Path) -> PyResult<Py<PyAny>> {
-    Ok(py
-        .import("pathlib")?
-        .getattr("Path")?
-        .call1((p.to_string_lossy().into_owned(),))?
-        .unbind())
-}
-
 impl PyLogger {
-    fn submit(
-        &self,
-        py: Python<'_>,
-        iteration: &Bound<'_, PyAny>,
-        args: StepArgs<'_, '_>,
-        rates: Option<Rates>,
-    ) -> PyResult<()> {
-        // The conversion below is time inside tally too (docs/contract/health.md "Overhead").
-        let entered = std::time::Instant::now();
-        refuse_tally_thread("step")?;
-        let _stepping = Stepping::enter("step")?;
-        let mut drafting = lock(py, &self.draft);
-        let draft: &mut Draft = &mut drafting;
-        let it = step_iteration(iteration)?;
-        args.fill(&mut draft.keys, it, &mut draft.scratch)?;
-        for (k, secs) in &draft.pending {
-            match draft.scratch.learner.iter_mut().find(|(p, _)| p == k) {
-                Some(e) => e.1 += secs,
-                None => draft.scratch.learner.push((k.clone(), *secs)),
-            }
-        }
-        let rates = rates.unwrap_or_else(|| Rates::of(std::slice::from_ref(&draft.scratch)));
-        let mut guard = lock(py, &self.core);
-        let core: &mut Core = &mut guard;
-        let log = core
-            .log
-            .as_mut()
-            .filter(|l| !l.is_closed())
-            .ok_or(Failure::Tally(tally::Error::Closed))?;
-        let input = &draft.scratch;
-        let result = py.detach(|| log.step_with_rates_since(input, rates, entered));
-        // Findings new to `on_health`, told after the locks are let go (the callback is
-        // Python code, which may call this logger).
-        let told = match (&self.on_health, log.health()) {
-            (Some(_), Some(h)) => h.since(&mut core.health_cursor),
-            _ => Vec::new(),
-        };
-        drop(guard);
-        if result.is_ok() {
-            draft.pending.clear();
-        }
-        drop(drafting);
-        if let Some(callback) = &self.on_health {
-            health::tell(py, callback, &told)?;
-        }
-        match result {
-            Ok(()) => Ok(()),
-            Err(tally::Error::HealthStop(f)) => {
-                let text = tally::Error::HealthStop(f.clone()).to_string();
-                Err(health::health_stop(py, &f, text))
-            }
-            Err(e) => Err(Failure::from(e).into()),
-        }
-    }
-
-    /// Tells `on_health` the findings it has not been told (after `flush` and `close`: a
-    /// finding the writer thread made since the last step).
-    fn tell_health(&self, py: Python<'_>) -> PyResult<()> {
-        let Some(callback) = &self.on_health else {
-            return Ok(());
-        };
-        let told = {
-            let mut guard = lock(py, &self.core);
-            let core: &mut Core = &mut guard;
-            match core.log.as_ref().and_then(|l| l.health()) {
-                Some(h) => h.since(&mut core.health_cursor),
-                None => Vec::new(),
-            }
-        };
-        Ok(health::tell(py, callback, &told)?)
-    }
-
     fn with_log<T>(
         &self,
         py: Python<'_>,
@@ -233,157 +154,42 @@ impl PyLogger {
         stall_exit_after: Option<f64>,
         outside_keys: &str,
     ) -> PyResult<Self> {
-        // Integers are checked here, not by PyO3, so each error names its argument.
-        let max_iterations = int_arg(
-            "max_iterations",
-            max_iterations,
-            1,
-            tally::resolve::MAX_COUNT,
-        )?;
-        let num_envs = int_arg("num_envs", num_envs, 1, u64::MAX)?;
-        let seed = int_arg("seed", seed, 0, u64::MAX)?;
-        // Any int: the logger refuses one the run cannot rewind to, naming its last iteration.
-        let resume_from = signed_int_arg("resume_from", resume_from)?;
-        let num_gpus = num_gpus.get("num_gpus", 1, u32::MAX.into())? as u32;
-        let log_interval = log_interval.get("log_interval", 1, u64::MAX)?;
-        // Without `profile=`, the algorithm's when tally knows it (docs/contract/schema.md
-        // "Profiles"); a guess would refuse the run's first collector key.
-        let profile: Profile = match profile {
-            Some(p) => p.parse().map_err(Failure::Config)?,
-            None => tally::schema::Algo::parse(&algo).profile().ok_or_else(|| {
-                Failure::Config(format!(
-                    "Logger(algo='{algo}'): tally does not know this algorithm's timing profile; \
-                     pass profile= one of sac_family (SAC-like: learner inference, a per-tick \
-                     collector), appo, onpolicy (collect, then learn) or rft"
-                ))
-            })?,
-        };
-        let on_storage_error: OnStorageError = on_storage_error.parse().map_err(Failure::Config)?;
-        let backend: Backend = logger.parse().map_err(Failure::Config)?;
-        let outside_keys: tally::OutsideKeys = outside_keys.parse().map_err(Failure::Config)?;
-        let panel_mode: tally_tui::Mode = panel
-            .parse()
-            .map_err(|e| Failure::Config(format!("panel='{panel}': {e}")))?;
-        if sim.as_deref() == Some("") {
-            return Err(Failure::Config(
-                "sim='' is not a simulator name: leave sim unset when there is none".into(),
-            )
-            .into());
-        }
-        let mut lc = LoggerConfig::new(algo, task, sim.unwrap_or_default());
-        lc.max_iterations = max_iterations;
-        lc.num_envs = num_envs;
-        lc.name = name;
-        lc.seed = seed;
-        lc.resume = resume;
-        lc.resume_from = resume_from;
-        lc.num_gpus = num_gpus;
-        lc.profile = profile;
-        lc.outside_keys = outside_keys;
-        lc.backend = backend;
-        lc.log_root = log_root;
-        lc.log_dir = log_dir;
-        lc.log_interval = log_interval;
-        lc.trace = trace;
-        lc.trace_output_dir = trace_output_dir;
-        lc.trace_thread_time = trace_thread_time;
-        lc.trace_cuda_events = trace_cuda_events;
-        lc.on_storage_error = on_storage_error;
-        if let Some(t) = remote_finish_timeout {
-            lc.remote_finish_timeout_secs = t;
-        }
-        // Checked before anything is created: a bad rule names itself and leaves no run.
-        (lc.health, lc.stop_on) = health::rules(py, health, stop_on)?;
-        if let Some(url) = health_webhook {
-            // The error says what is wrong without the URL: it is a secret.
-            let hook = tally::health::webhook::HealthWebhook::new(&url)
-                .map_err(|e| Failure::Config(format!("Logger(health_webhook=...): {e}")))?;
-            lc.health_webhook = Some(hook);
-        }
-        lc.stall_exit_after_secs = stall_exit_after;
-        let on_health = on_health.filter(|c| !c.is_none());
-        if let Some(c) = on_health.as_ref().filter(|c| !c.is_callable()) {
-            return Err(Failure::Config(format!(
-                "Logger(on_health=...): expected a callable taking a tally.health.Finding, not {}",
-                c.repr()?
-            ))
-            .into());
-        }
-        if let Some(c) = config.filter(|c| !c.is_none()) {
-            lc.run_config = json_text(py, c, "config")?;
-        }
-        if let Some(w) = wandb {
-            lc.wandb = wandb_settings(py, w)?;
-        }
-        // The replicas over other trackers (docs/contract/remote-sinks.md "MLflow", "trackio"):
-        // those given settings, and `logger="mlflow"`/`"trackio"`'s with its defaults.
-        let defaults = PyDict::new(py);
-        let replicas: Vec<(&str, &Bound<'_, PyDict>)> = [("mlflow", mlflow), ("trackio", trackio)]
-            .into_iter()
-            .filter_map(|(n, d)| match d {
-                Some(d) => Some((n, d)),
-                None => (backend.tracker() == Some(n)).then_some((n, &defaults)),
-            })
-            .collect();
-        let (objs, boxed) = python_sinks(
+        open::open(
             py,
-            sinks.unwrap_or_default(),
-            backend == Backend::Wandb,
+            algo,
+            task,
+            sim,
+            max_iterations,
+            num_envs,
+            num_gpus,
+            profile,
+            logger,
+            log_root,
+            log_dir,
+            log_interval,
+            panel,
+            trace,
+            trace_output_dir,
+            trace_thread_time,
+            trace_cuda_events,
+            config,
             wandb,
-            &replicas,
-            lc.remote_finish_timeout_secs,
-        )?;
-        // Recorded in run_config.json as the W&B settings are, once the sinks took them
-        // (docs/contract/run-artifacts.md "Replica settings").
-        // `mlflow=`/`trackio=`'s and a replica given in `sinks=` alike: each holds its settings.
-        for o in &objs {
-            let Ok(name) = o.getattr("name").and_then(|n| n.extract::<String>()) else {
-                continue;
-            };
-            if !matches!(name.as_str(), "mlflow" | "trackio") || !o.hasattr("settings")? {
-                continue;
-            }
-            let v = json_text(py, &o.getattr("settings")?, &name)?;
-            let bad = |e: serde_json::Error| Failure::Config(format!("{name} settings: {e}"));
-            if name == "mlflow" {
-                lc.mlflow = Some(serde_json::from_value(v).map_err(bad)?);
-            } else {
-                lc.trackio = Some(serde_json::from_value(v).map_err(bad)?);
-            }
-        }
-        let mut log = tally::Logger::with_sinks(lc, boxed, Arc::new(SystemClock::default()))
-            .map_err(Failure::from)?;
-        let run_dir = log.run_dir().to_owned();
-        let tracer = log.tracer().clone();
-        // The panel renders the logger's terminal state on its own 2 Hz thread; the logger
-        // stops it when it closes.
-        let options = tally_tui::PanelOptions {
-            mode: panel_mode,
-            ..Default::default()
-        };
-        let console = crate::console::attach(py, &mut log, options)?;
-        let event_file = match log.event_file() {
-            Some(p) => Some(path_object(py, p)?),
-            None => None,
-        };
-        let core = Arc::new(Mutex::new(Core {
-            log: Some(log),
-            py_sinks: objs.into_iter().map(Bound::unbind).collect(),
-            run_dir: run_dir.clone(),
-            console,
-            video_noted: false,
-            health_cursor: 0,
-        }));
-        closing::register(py, &core)?;
-        Ok(PyLogger {
-            core,
-            draft: Mutex::new(Draft::default()),
-            run_dir: path_object(py, &run_dir)?,
-            event_file,
-            panel: panel.to_owned(),
-            tracer,
-            on_health: on_health.map(Bound::unbind),
-        })
+            sinks,
+            name,
+            seed,
+            resume,
+            resume_from,
+            on_storage_error,
+            remote_finish_timeout,
+            health,
+            stop_on,
+            on_health,
+            mlflow,
+            trackio,
+            health_webhook,
+            stall_exit_after,
+            outside_keys,
+        )
     }
 
     /// The run's health: `log.health.findings` (docs/contract/health.md "In the logger").
@@ -485,16 +291,7 @@ impl PyLogger {
         replay_rows_this_iter: Option<&Bound<'_, PyAny>>,
         system: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        for (name, v) in [
-            ("env_steps_per_sec", env_steps_per_sec),
-            ("rows_per_sec", rows_per_sec),
-        ] {
-            if let Some(v) = v.filter(|v| !(v.is_finite() && *v >= 0.0)) {
-                return Err(
-                    Failure::Schema(format!("{name} {v} must be a finite number >= 0")).into(),
-                );
-            }
-        }
+        let rates = step::rates(env_steps_per_sec, rows_per_sec)?;
         let args = StepArgs {
             env_steps,
             metrics,
@@ -509,10 +306,6 @@ impl PyLogger {
             steps_this_iter,
             replay_rows_this_iter,
             system,
-        };
-        let rates = Rates {
-            env_steps_per_sec,
-            rows_per_sec,
         };
         self.submit(py, iteration, args, Some(rates))
     }
@@ -663,45 +456,7 @@ impl PyLogger {
     /// once per run with a `UserWarning`.
     #[pyo3(signature = (path, key = "media/play_video"))]
     fn log_video(&self, py: Python<'_>, path: PathBuf, key: &str) -> PyResult<bool> {
-        if !path.is_file() {
-            return Ok(false);
-        }
-        refuse_tally_thread("log_video")?;
-        let text = path.to_string_lossy().into_owned();
-        let mut guard = lock(py, &self.core);
-        let c: &mut Core = &mut guard;
-        let log = c
-            .log
-            .as_mut()
-            .filter(|l| !l.is_closed())
-            .ok_or(Failure::Tally(tally::Error::Closed))?;
-        log.set_play_video_path(text.clone());
-        // Steps already submitted reach W&B before the video (its step counter is shared).
-        py.detach(|| log.flush()).map_err(Failure::from)?;
-        let sinks: Vec<Py<PyAny>> = c.py_sinks.iter().map(|s| s.clone_ref(py)).collect();
-        drop(guard);
-        // Sinks are asked outside the lock: `hasattr` runs the sink's Python code.
-        let mut takes_video = false;
-        for s in &sinks {
-            takes_video |= s.bind(py).hasattr("log_video")?;
-        }
-        if !takes_video && !std::mem::replace(&mut lock(py, &self.core).video_noted, true) {
-            // TensorBoard has no plugin that plays a video file: say where the path went.
-            let message = format!(
-                "tally.Logger.log_video: {text} was recorded as play_video_path in \
-                 run_summary.json and not uploaded anywhere (TensorBoard has no video plugin \
-                 and this run has no W&B sink; `tally sync RUN_DIR --to wandb` uploads the run \
-                 directory's play_video.mp4 with the rows it sends)"
-            );
-            // No NUL is left, so the conversion cannot fail.
-            let message = std::ffi::CString::new(message.replace('\0', "\\0")).unwrap_or_default();
-            let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
-            PyErr::warn(py, category.as_any(), &message, 1)?;
-        }
-        each_sink(py, &sinks, "log_video", || {
-            pyo3::types::PyTuple::new(py, [text.clone(), key.to_owned()])
-        })?;
-        Ok(true)
+        video::log_video(self, py, path, key)
     }
 
     /// Wait until every step so far is written and flushed by every sink.

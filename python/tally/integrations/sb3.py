@@ -29,7 +29,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from tally._tally import ClosedError, TallyError, ValueTypeError
 from tally._require import require
-from tally.summary_writer import SummaryWriter, _media
+from tally._writer_args import _media
+from tally.summary_writer import SummaryWriter
 
 __all__ = ["TallyOutputFormat", "configure", "install", "FORMAT"]
 
@@ -82,7 +83,7 @@ def _write_hparams(writer: SummaryWriter, value: Any) -> None:
     """SB3 writes the three hparams summaries into the run itself (not a sub-run as
     ``add_hparams`` does), with no step; its ``metric_dict`` names the metrics only."""
     from tally._tally import summaries
-    from tally.summary_writer import _redacted_hparam
+    from tally._hparams import _redacted_hparam
 
     media = _media()
     hp = [(str(k), media.hparam_value(str(k), v)) for k, v in value.hparam_dict.items() if v is not None]
