@@ -5,6 +5,7 @@
 pub mod blocks;
 mod store;
 
+use crate::smooth::Smoother;
 use store::{Steps, Values};
 
 /// One raw point of a series.
@@ -312,6 +313,68 @@ impl Series {
         }
     }
 
+    /// TensorBoard's smoothed value ([`crate::smooth`]) at each bucket's `last` point, the
+    /// average run over every point of the series from its first, in reading order: the same
+    /// at any zoom and any bucket span (`docs/contract/board.md` "Every point drawn").
+    pub fn smoothed(&self, axis: Axis, d: &Downsampled, weight: f64) -> Vec<f64> {
+        let at = self.last_indices(axis, d);
+        // The buckets by the index of their last point, ascending.
+        let mut order: Vec<usize> = (0..at.len()).collect();
+        order.sort_by_key(|&b| at[b]);
+        let mut out = vec![f64::NAN; at.len()];
+        let mut s = Smoother::new(weight);
+        let mut next = order.iter().peekable();
+        let mut each = |i: usize, v: f64| {
+            let smoothed = s.push(v);
+            while let Some(&&b) = next.peek().filter(|&&&b| at[b] == i) {
+                out[b] = smoothed;
+                next.next();
+            }
+        };
+        match &self.value {
+            Values::F32(v) => v.iter().enumerate().for_each(|(i, &v)| each(i, f64::from(v))),
+            Values::F64(v) => v.iter().enumerate().for_each(|(i, &v)| each(i, v)),
+        }
+        out.iter_mut()
+            .zip(&d.buckets)
+            .for_each(|(o, b)| *o = s.finish(b.last.value, *o));
+        out
+    }
+
+    /// The index of each bucket's `last` point: the last point read whose x is the bucket's
+    /// largest (every point of that x is in the bucket).
+    fn last_indices(&self, axis: Axis, d: &Downsampled) -> Vec<usize> {
+        if self.sorted(axis) {
+            return d
+                .buckets
+                .iter()
+                .map(|b| {
+                    let x = x_of(&b.last, axis);
+                    let after = match axis {
+                        Axis::Step => self.step.partition_point(|s| (s as f64) <= x),
+                        Axis::WallTime => self.wall_time.partition_point(|&w| w <= x),
+                    };
+                    after.saturating_sub(1)
+                })
+                .collect();
+        }
+        // Steps going back: one pass, each bucket's largest x looked up.
+        let key = |x: f64| (x + 0.0).to_bits();
+        let by_x: std::collections::HashMap<u64, usize> = d
+            .buckets
+            .iter()
+            .enumerate()
+            .map(|(b, bucket)| (key(x_of(&bucket.last, axis)), b))
+            .collect();
+        let mut at = vec![0; d.buckets.len()];
+        for i in 0..self.len() {
+            if let Some(&b) = by_x.get(&key(self.x(axis, i))) {
+                at[b] = i;
+            }
+        }
+        at
+    }
+
     /// The raw point nearest to `x` on `axis` (for a chart's hover), `None` when empty.
     pub fn nearest(&self, axis: Axis, x: f64) -> Option<Point> {
         (0..self.len())
@@ -513,6 +576,56 @@ mod tests {
             .map(|b| (b.max.unwrap().step, b.max.unwrap().value))
             .collect();
         assert_eq!(got, [(0, 1.0), (1, 2.0), (5, 0.1)]);
+    }
+
+    #[test]
+    fn each_bucket_s_smoothed_value_is_the_average_over_every_raw_point_at_its_last() {
+        // docs/contract/board.md "Every point drawn": not over the buckets' extremes, and not
+        // restarted at a zoom's window or a followed chart's span. Steps going back too.
+        let values: Vec<f64> = (0..5_000)
+            .map(|i| match i {
+                1_234 => f64::NAN,
+                4_000 => 1e4,
+                _ => ((i * 37) % 101) as f64 * 0.25,
+            })
+            .collect();
+        let mut back = series(&values);
+        for (i, &v) in values[..300].iter().enumerate() {
+            back.push(100 + i as i64, 9_000.0 + i as f64, v + 1.0);
+        }
+        for (s, all) in [(series(&values), values.clone()), (back, {
+            let mut all = values.clone();
+            all.extend(values[..300].iter().map(|v| v + 1.0));
+            all
+        })] {
+            for weight in [0.0, 0.6, 0.99] {
+                let want = crate::smooth::smoothed(&all, weight);
+                for axis in [Axis::Step, Axis::WallTime] {
+                    let mut answers = vec![
+                        s.downsample(axis, None, None, 37),
+                        s.downsample(axis, None, None, 10_000),
+                        s.downsample(axis, Some(1_000.0), Some(1_400.0), 9),
+                    ];
+                    answers.extend(s.downsample_from(axis, 4_321.0, None, 7.0, 1_000));
+                    for d in answers {
+                        let got = s.smoothed(axis, &d, weight);
+                        assert_eq!(got.len(), d.buckets.len());
+                        for (b, g) in d.buckets.iter().zip(&got) {
+                            // The last point read with the bucket's largest x.
+                            let x = x_of(&b.last, axis);
+                            let i = (0..s.len()).rev().find(|&i| s.x(axis, i) == x).unwrap();
+                            assert_eq!(format!("{:?}", s.point(i)), format!("{:?}", b.last));
+                            let w = want[i];
+                            assert!(g == &w || (g.is_nan() && w.is_nan()), "{axis:?} {weight}: {g} {w}");
+                        }
+                    }
+                }
+            }
+        }
+        // A constant series is not smoothed.
+        let flat = series(&[2.5; 100]);
+        let d = flat.downsample(Axis::Step, None, None, 3);
+        assert_eq!(flat.smoothed(Axis::Step, &d, 0.9), [2.5; 3]);
     }
 
     #[test]

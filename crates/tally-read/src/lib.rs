@@ -38,6 +38,7 @@ pub mod runs;
 pub mod scalars;
 pub mod scaling;
 pub mod shares;
+pub mod smooth;
 pub mod summaries;
 pub mod tails;
 pub mod trace_stats;
