@@ -12,6 +12,7 @@ use crate::downsample::{Axis, Downsampled, Point, Series};
 use crate::error::Error;
 use crate::files::{dir_event_files, run_event_files};
 use crate::scalars::{cut_steps, Resume, RunScalars};
+use crate::smooth::Smoother;
 use std::path::{Path, PathBuf};
 use tally_tfevents::{Damage, Interner, OnCorruption};
 
@@ -138,7 +139,10 @@ impl LiveRun {
         // Where each file's reading starts: a file's first event's record starts there.
         let starts = self.resume.offsets.clone();
         let before = self.points();
-        let mut scalars = RunScalars::new(files.clone(), OnCorruption::Error)
+        // A damaged run shows what it can, the damage named (docs/contract/board.md "The runs
+        // table").
+        let mut scalars = RunScalars::new(files.clone(), OnCorruption::Skip)
+            .readable_part(true)
             .resume(self.resume.clone())
             .with_tags(std::mem::take(&mut self.tags));
         let mut damage = Vec::new();
@@ -201,6 +205,8 @@ impl LiveRun {
                 Damage::TruncatedTail { path, .. } if path.as_ref() == newest => {
                     self.tail = Some(d)
                 }
+                // A file whose framing is lost stops at the same record at every refresh.
+                _ if self.damage.contains(&d) => {}
                 _ => self.damage.push(d),
             }
         }
@@ -266,7 +272,9 @@ impl LiveRun {
         let mut numbering = self.tags.clone();
         let ids: Vec<usize> = tags.iter().map(|t| numbering.id(t)).collect();
         let mut scalars =
-            RunScalars::new(self.files.clone(), OnCorruption::Error).with_tags(numbering);
+            RunScalars::new(self.files.clone(), OnCorruption::Skip)
+                .readable_part(true)
+                .with_tags(numbering);
         while scalars.advance_event()?.is_some() {
             let Some(event) = scalars.event() else {
                 continue;
@@ -374,6 +382,33 @@ impl Chart<'_> {
     ) -> Result<Option<Downsampled>, Error> {
         self.held()
             .downsample_from(axis, start, end, bucket, max_width, &self.reread())
+    }
+
+    /// [`Series::smoothed`]: TensorBoard's smoothed value at each bucket's `last` point, over
+    /// every point of the series. A series whose points are let go is read again whole for it
+    /// (each bucket's `last` found as the last point read equal to it).
+    pub fn smoothed(&self, axis: Axis, d: &Downsampled, weight: f64) -> Result<Vec<f64>, Error> {
+        if let Some(series) = self.held().exact() {
+            return Ok(series.smoothed(axis, d, weight));
+        }
+        let key = |p: &Point| (p.step, p.wall_time.to_bits(), p.value.to_bits());
+        let mut wanted: std::collections::HashMap<_, Vec<usize>> = Default::default();
+        for (b, bucket) in d.buckets.iter().enumerate() {
+            wanted.entry(key(&bucket.last)).or_default().push(b);
+        }
+        let mut out = vec![f64::NAN; d.buckets.len()];
+        let mut s = Smoother::new(weight);
+        let tag = self.run.tags.name(self.id).unwrap_or_default();
+        self.run.read_again(&[tag], |_, p| {
+            let smoothed = s.push(p.value);
+            if let Some(buckets) = wanted.get(&key(&p)) {
+                buckets.iter().for_each(|&b| out[b] = smoothed);
+            }
+        })?;
+        for (o, b) in out.iter_mut().zip(&d.buckets) {
+            *o = s.finish(b.last.value, *o);
+        }
+        Ok(out)
     }
 
     /// [`Series::nearest`]: a raw point, read back if its points are let go.
@@ -559,6 +594,14 @@ mod tests {
                         format!("{b:?}"),
                         "{axis:?} {window:?} {width}"
                     );
+                    if width == 9 {
+                        // The smoothed values too, the let-go series read again for them.
+                        let smoothed = got.smoothed(axis, &a, 0.9).unwrap();
+                        assert_eq!(
+                            format!("{smoothed:?}"),
+                            format!("{:?}", want.smoothed(axis, &b, 0.9))
+                        );
+                    }
                 }
             }
             let a = got.downsample_from(axis, mid + shift, None, 17.0, 16_384);
@@ -667,6 +710,30 @@ mod tests {
         assert!(run.bytes() <= bound, "{} > {bound}", run.bytes());
         assert!(run.bytes() * 20 < whole.bytes());
         assert_eq!(run.points(), 400_000);
+    }
+
+    #[test]
+    fn a_file_whose_framing_is_lost_is_read_up_to_the_damage_and_the_next_file_on() {
+        // docs/contract/board.md "The runs table": the damage named once, however many
+        // refreshes stop at it.
+        let dir = tempfile::tempdir().unwrap();
+        let first = dir.path().join("events.out.tfevents.1.host");
+        append(&first, &records_of(&(0..10).map(|s| (s, vec![("x", s as f64)])).collect::<Vec<_>>()));
+        let mut bytes = std::fs::read(&first).unwrap();
+        let at: usize = (0..5).map(|s| records(&[(s, &[("x", s as f64)])]).len()).sum();
+        bytes[at] ^= 0x01;
+        std::fs::write(&first, bytes).unwrap();
+        let mut run = LiveRun::open_own(dir.path()).unwrap();
+        assert_eq!(values(&run, "x"), (0..5).map(|s| (s, s as f64)).collect::<Vec<_>>());
+        assert_eq!(run.damage().len(), 1);
+        assert_eq!(run.damage()[0].offset(), at as u64);
+        assert_eq!(run.damage()[0].path(), Some(first.as_path()));
+        append(&first, &records(&[(10, &[("x", 10.0)])]));
+        assert_eq!(run.refresh().unwrap(), 0);
+        append(&dir.path().join("events.out.tfevents.2.host"), &records(&[(20, &[("x", 20.0)])]));
+        assert_eq!(run.refresh().unwrap(), 1);
+        assert_eq!(run.damage().len(), 1, "{:?}", run.damage());
+        assert_eq!(values(&run, "x").last(), Some(&(20, 20.0)));
     }
 
     #[test]
