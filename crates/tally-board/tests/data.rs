@@ -96,11 +96,19 @@ fn smoothing_is_tensorboards_average_over_every_raw_point_at_each_bucket_s_last(
     let file = dir.path().join("r").join(FILE);
     append(
         &file,
-        &records(values.iter().enumerate().map(|(i, &v)| (i as i64, vec![("return", v)]))),
+        &records(
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| (i as i64, vec![("return", v)])),
+        ),
     );
     let catalog = Catalog::new(vec![dir.path().to_owned()]);
     let want = tensorboard_smoothing(&values, 0.99);
-    let body = ok(&catalog, "/api/scalars?run=r&tag=return&width=1000&smoothing=0.99");
+    let body = ok(
+        &catalog,
+        "/api/scalars?run=r&tag=return&width=1000&smoothing=0.99",
+    );
     let buckets = body["buckets"].as_array().unwrap();
     assert_eq!(buckets.len(), 1000);
     for b in buckets {
@@ -139,7 +147,10 @@ fn smoothing_is_tensorboards_average_over_every_raw_point_at_each_bucket_s_last(
     let plain = ok(&catalog, "/api/scalars?run=r&tag=return&width=10");
     assert!(plain["buckets"][0].get("smoothed").is_none());
     for bad in ["1", "1.5", "-0.1", "nan", "x"] {
-        let (status, body) = ask(&catalog, &format!("/api/scalars?run=r&tag=return&smoothing={bad}"));
+        let (status, body) = ask(
+            &catalog,
+            &format!("/api/scalars?run=r&tag=return&smoothing={bad}"),
+        );
         assert_eq!(status, 400, "{bad}: {body}");
         let error = body["error"].as_str().unwrap();
         assert!(error.contains(&format!("smoothing={bad}")), "{error}");
@@ -151,11 +162,16 @@ fn a_followed_run_s_newest_buckets_carry_the_average_over_every_point_before_the
     // docs/contract/board.md "Live runs": a chart following a growing run asks with span=.
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("r").join(FILE);
-    let values: Vec<f64> = (0..3_000).map(|i| ((i * 7919) % 113) as f64 + f64::from(i == 2_500) * 1e3).collect();
+    let values: Vec<f64> = (0..3_000)
+        .map(|i| ((i * 7919) % 113) as f64 + f64::from(i == 2_500) * 1e3)
+        .collect();
     let point = |i: usize| (i as i64, vec![("loss", values[i])]);
     append(&file, &records((0..1_000).map(point)));
     let catalog = Catalog::new(vec![dir.path().to_owned()]);
-    let first = ok(&catalog, "/api/scalars?run=r&tag=loss&width=100&smoothing=0.6");
+    let first = ok(
+        &catalog,
+        "/api/scalars?run=r&tag=loss&width=100&smoothing=0.6",
+    );
     assert_eq!(first["total"], 1_000);
     for grown in [2_000, 3_000] {
         append(&file, &records((grown - 1_000..grown).map(point)));
@@ -189,7 +205,12 @@ fn the_board_smooths_as_tensorboard_s_own_chart_code_does() {
     let dir = tempfile::tempdir().unwrap();
     append(
         &dir.path().join("r").join(FILE),
-        &records(values.iter().enumerate().map(|(i, &v)| (i as i64, vec![("v", v)]))),
+        &records(
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| (i as i64, vec![("v", v)])),
+        ),
     );
     let catalog = Catalog::new(vec![dir.path().to_owned()]);
     for weight in [0.0, 0.6, 0.95, 0.999] {
@@ -227,7 +248,10 @@ fn the_board_smooths_as_tensorboard_s_own_chart_code_does() {
         for (i, b) in buckets.iter().enumerate() {
             let got = number(&b["smoothed"]);
             match tb[i] {
-                Some(want) => assert!((got - want).abs() <= 1e-12 * want.abs().max(1.0), "{weight} at {i}: {got} {want}"),
+                Some(want) => assert!(
+                    (got - want).abs() <= 1e-12 * want.abs().max(1.0),
+                    "{weight} at {i}: {got} {want}"
+                ),
                 None => assert!(!got.is_finite(), "{weight} at {i}: {got}"),
             }
         }
@@ -241,7 +265,9 @@ fn sweep(dir: &Path) {
             let run = dir.join(format!("lr{lr}_s{seed}"));
             append(
                 &run.join(FILE),
-                &records((0..=10).map(|s| (s * 10, vec![("return", scale * s as f64 + seed as f64)]))),
+                &records(
+                    (0..=10).map(|s| (s * 10, vec![("return", scale * s as f64 + seed as f64)])),
+                ),
             );
             std::fs::write(
                 run.join("run_config.json"),
@@ -257,7 +283,10 @@ fn group_curves_carry_the_smoothed_mean_and_iqm_and_a_key_no_run_has_pools_nothi
     let dir = tempfile::tempdir().unwrap();
     sweep(dir.path());
     let catalog = Catalog::new(vec![dir.path().to_owned()]);
-    let body = ok(&catalog, "/api/groups?tag=return&by=config.lr&width=11&smoothing=0.9");
+    let body = ok(
+        &catalog,
+        "/api/groups?tag=return&by=config.lr&width=11&smoothing=0.9",
+    );
     let groups = body["groups"].as_array().unwrap();
     assert_eq!(groups.len(), 2);
     for g in groups {
@@ -279,9 +308,15 @@ fn group_curves_carry_the_smoothed_mean_and_iqm_and_a_key_no_run_has_pools_nothi
     let body = ok(&catalog, "/api/groups?tag=return&by=config.nope&width=11");
     assert_eq!(body["groups"], serde_json::json!([]), "{body}");
     let said = body["absent"][0].as_str().unwrap();
-    assert!(said.contains("no run has configuration key \"config.nope\""), "{said}");
+    assert!(
+        said.contains("no run has configuration key \"config.nope\""),
+        "{said}"
+    );
     // One key present and one absent: grouped by the one present.
-    let body = ok(&catalog, "/api/groups?tag=return&by=config.lr,config.nope&width=11");
+    let body = ok(
+        &catalog,
+        "/api/groups?tag=return&by=config.lr,config.nope&width=11",
+    );
     assert_eq!(body["groups"].as_array().unwrap().len(), 2, "{body}");
     assert_eq!(body["absent"].as_array().unwrap().len(), 1, "{body}");
 }
@@ -333,19 +368,35 @@ fn a_run_damaged_in_its_middle_shows_what_precedes_the_damage_and_names_it() {
     assert_eq!(row("sound")["damage"], serde_json::json!([]));
     for (run, file, points, last, detail) in [
         ("payload", &payload, 99, 99, "skipped: data crc mismatch"),
-        ("length", &length, 40, 39, "the rest of the file is not read: length crc mismatch"),
+        (
+            "length",
+            &length,
+            40,
+            39,
+            "the rest of the file is not read: length crc mismatch",
+        ),
     ] {
         let r = row(run);
         assert!(r.get("error").is_none(), "{r}");
-        assert_eq!((r["points"].as_u64(), r["last_step"].as_i64()), (Some(points), Some(last)), "{r}");
+        assert_eq!(
+            (r["points"].as_u64(), r["last_step"].as_i64()),
+            (Some(points), Some(last)),
+            "{r}"
+        );
         let damage = r["damage"].as_array().unwrap();
         assert_eq!(damage.len(), 1, "{r}");
         assert_eq!(damage[0]["file"], file.display().to_string());
         assert_eq!(damage[0]["offset"], offsets[40]);
         assert_eq!(damage[0]["kind"], "corrupt_record");
-        assert!(damage[0]["detail"].as_str().unwrap().starts_with(detail), "{r}");
+        assert!(
+            damage[0]["detail"].as_str().unwrap().starts_with(detail),
+            "{r}"
+        );
         // The chart: every readable point, the damage named beside the run's views.
-        let chart = ok(&catalog, &format!("/api/scalars?run={run}&tag=loss&width=1000"));
+        let chart = ok(
+            &catalog,
+            &format!("/api/scalars?run={run}&tag=loss&width=1000"),
+        );
         assert_eq!(chart["total"], points, "{chart}");
         let steps: Vec<i64> = chart["buckets"]
             .as_array()

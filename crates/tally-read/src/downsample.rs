@@ -332,7 +332,10 @@ impl Series {
             }
         };
         match &self.value {
-            Values::F32(v) => v.iter().enumerate().for_each(|(i, &v)| each(i, f64::from(v))),
+            Values::F32(v) => v
+                .iter()
+                .enumerate()
+                .for_each(|(i, &v)| each(i, f64::from(v))),
             Values::F64(v) => v.iter().enumerate().for_each(|(i, &v)| each(i, v)),
         }
         out.iter_mut()
@@ -593,11 +596,14 @@ mod tests {
         for (i, &v) in values[..300].iter().enumerate() {
             back.push(100 + i as i64, 9_000.0 + i as f64, v + 1.0);
         }
-        for (s, all) in [(series(&values), values.clone()), (back, {
-            let mut all = values.clone();
-            all.extend(values[..300].iter().map(|v| v + 1.0));
-            all
-        })] {
+        for (s, all) in [
+            (series(&values), values.clone()),
+            (back, {
+                let mut all = values.clone();
+                all.extend(values[..300].iter().map(|v| v + 1.0));
+                all
+            }),
+        ] {
             for weight in [0.0, 0.6, 0.99] {
                 let want = crate::smooth::smoothed(&all, weight);
                 for axis in [Axis::Step, Axis::WallTime] {
@@ -616,7 +622,10 @@ mod tests {
                             let i = (0..s.len()).rev().find(|&i| s.x(axis, i) == x).unwrap();
                             assert_eq!(format!("{:?}", s.point(i)), format!("{:?}", b.last));
                             let w = want[i];
-                            assert!(g == &w || (g.is_nan() && w.is_nan()), "{axis:?} {weight}: {g} {w}");
+                            assert!(
+                                g == &w || (g.is_nan() && w.is_nan()),
+                                "{axis:?} {weight}: {g} {w}"
+                            );
                         }
                     }
                 }

@@ -271,10 +271,9 @@ impl LiveRun {
         // The run's numbering, so each asked tag's id is known before the read.
         let mut numbering = self.tags.clone();
         let ids: Vec<usize> = tags.iter().map(|t| numbering.id(t)).collect();
-        let mut scalars =
-            RunScalars::new(self.files.clone(), OnCorruption::Skip)
-                .readable_part(true)
-                .with_tags(numbering);
+        let mut scalars = RunScalars::new(self.files.clone(), OnCorruption::Skip)
+            .readable_part(true)
+            .with_tags(numbering);
         while scalars.advance_event()?.is_some() {
             let Some(event) = scalars.event() else {
                 continue;
@@ -718,19 +717,34 @@ mod tests {
         // refreshes stop at it.
         let dir = tempfile::tempdir().unwrap();
         let first = dir.path().join("events.out.tfevents.1.host");
-        append(&first, &records_of(&(0..10).map(|s| (s, vec![("x", s as f64)])).collect::<Vec<_>>()));
+        append(
+            &first,
+            &records_of(
+                &(0..10)
+                    .map(|s| (s, vec![("x", s as f64)]))
+                    .collect::<Vec<_>>(),
+            ),
+        );
         let mut bytes = std::fs::read(&first).unwrap();
-        let at: usize = (0..5).map(|s| records(&[(s, &[("x", s as f64)])]).len()).sum();
+        let at: usize = (0..5)
+            .map(|s| records(&[(s, &[("x", s as f64)])]).len())
+            .sum();
         bytes[at] ^= 0x01;
         std::fs::write(&first, bytes).unwrap();
         let mut run = LiveRun::open_own(dir.path()).unwrap();
-        assert_eq!(values(&run, "x"), (0..5).map(|s| (s, s as f64)).collect::<Vec<_>>());
+        assert_eq!(
+            values(&run, "x"),
+            (0..5).map(|s| (s, s as f64)).collect::<Vec<_>>()
+        );
         assert_eq!(run.damage().len(), 1);
         assert_eq!(run.damage()[0].offset(), at as u64);
         assert_eq!(run.damage()[0].path(), Some(first.as_path()));
         append(&first, &records(&[(10, &[("x", 10.0)])]));
         assert_eq!(run.refresh().unwrap(), 0);
-        append(&dir.path().join("events.out.tfevents.2.host"), &records(&[(20, &[("x", 20.0)])]));
+        append(
+            &dir.path().join("events.out.tfevents.2.host"),
+            &records(&[(20, &[("x", 20.0)])]),
+        );
         assert_eq!(run.refresh().unwrap(), 1);
         assert_eq!(run.damage().len(), 1, "{:?}", run.damage());
         assert_eq!(values(&run, "x").last(), Some(&(20, 20.0)));

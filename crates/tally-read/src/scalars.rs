@@ -11,8 +11,7 @@ use tally_tfevents::proto::event::What;
 use tally_tfevents::proto::SessionLog;
 use tally_tfevents::{
     open_event_file, open_event_file_at, Damage, Interner, OnCorruption, ReadError, ScalarEvent,
-    ScalarReader,
-    ScalarRef, WireScalars,
+    ScalarReader, ScalarRef, WireScalars,
 };
 
 /// Events a purge marker is looked for among at the head of a file: writers put it right after

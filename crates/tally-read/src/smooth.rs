@@ -136,7 +136,10 @@ mod tests {
             let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
             for (v, s) in values.iter().zip(&got) {
                 (lo, hi) = (lo.min(*v), hi.max(*v));
-                assert!(*s >= lo - 1e-9 && *s <= hi + 1e-9, "{weight}: {s} not in [{lo}, {hi}]");
+                assert!(
+                    *s >= lo - 1e-9 && *s <= hi + 1e-9,
+                    "{weight}: {s} not in [{lo}, {hi}]"
+                );
             }
         }
         // After a step from 0 to 1, the average's gap to 1 shrinks by w each point.
