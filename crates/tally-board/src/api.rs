@@ -260,20 +260,27 @@ fn scalars(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     })))
 }
 
-/// `GET /api/nearest?run=R&tag=T&at=X[&x=step|wall]`: the raw point nearest to `X`.
+/// `GET /api/nearest?run=R&tag=T&at=X[&x=step|wall][&smoothing=M]`: the raw point nearest to
+/// `X`, and TensorBoard's smoothed value there.
 fn nearest(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     let (run, tag) = (required(target, "run")?, required(target, "tag")?);
     let at: f64 = parse(target, "at")?.ok_or_else(|| missing("at"))?;
     let axis = axis(target)?;
+    let smoothing = smoothing(target)?;
     let live = held(catalog, run, wanted)?;
     let live = lock(&live);
     let series = live.chart(tag).ok_or_else(|| no_tag(run, tag))?;
     let point = series.nearest(axis, at).map_err(read_failed)?;
-    Ok(Answer::ok(json!({
+    let mut answer = json!({
         "run": run,
         "tag": tag,
         "point": point.map(point_json),
-    })))
+    });
+    if let (Some(w), Some(p)) = (smoothing, point) {
+        let smoothed = series.smoothed_at(axis, &p, w).map_err(read_failed)?;
+        answer["smoothed"] = smoothed.map_or(Value::Null, number);
+    }
+    Ok(Answer::ok(answer))
 }
 
 /// `GET /api/groups?tag=T&by=KEY,...[&width=W]`: the runs grouped by configuration keys (the

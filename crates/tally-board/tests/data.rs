@@ -143,6 +143,13 @@ fn smoothing_is_tensorboards_average_over_every_raw_point_at_each_bucket_s_last(
         let last = b["last"][0].as_u64().unwrap() as usize;
         assert!((number(&b["smoothed"]) - want[last]).abs() < 1e-9, "{b}");
     }
+    // A cursor's readout: the nearest raw point and its smoothed value.
+    let near = ok(
+        &catalog,
+        "/api/nearest?run=r&tag=return&at=50000.2&smoothing=0.99",
+    );
+    assert_eq!(near["point"][0], 50_000);
+    assert!((number(&near["smoothed"]) - want[50_000]).abs() < 1e-9, "{near}");
     // Without smoothing=, no smoothed value.
     let plain = ok(&catalog, "/api/scalars?run=r&tag=return&width=10");
     assert!(plain["buckets"][0].get("smoothed").is_none());

@@ -317,8 +317,12 @@ impl Series {
     /// average run over every point of the series from its first, in reading order: the same
     /// at any zoom and any bucket span (`docs/contract/board.md` "Every point drawn").
     pub fn smoothed(&self, axis: Axis, d: &Downsampled, weight: f64) -> Vec<f64> {
-        let at = self.last_indices(axis, d);
-        // The buckets by the index of their last point, ascending.
+        self.smoothed_at(&self.last_indices(axis, d), weight)
+    }
+
+    /// TensorBoard's smoothed value at each of the points `at` (indices in reading order).
+    pub fn smoothed_at(&self, at: &[usize], weight: f64) -> Vec<f64> {
+        // The points asked by index, ascending.
         let mut order: Vec<usize> = (0..at.len()).collect();
         order.sort_by_key(|&b| at[b]);
         let mut out = vec![f64::NAN; at.len()];
@@ -339,9 +343,19 @@ impl Series {
             Values::F64(v) => v.iter().enumerate().for_each(|(i, &v)| each(i, v)),
         }
         out.iter_mut()
-            .zip(&d.buckets)
-            .for_each(|(o, b)| *o = s.finish(b.last.value, *o));
+            .zip(at)
+            .for_each(|(o, &i)| *o = s.finish(self.value.get(i), *o));
         out
+    }
+
+    /// The index of the first point read equal to `p` (found by its x on `axis`).
+    pub fn index_of(&self, axis: Axis, p: &Point) -> Option<usize> {
+        let x = x_of(p, axis);
+        let same = |q: Point| {
+            (q.step, q.wall_time.to_bits(), q.value.to_bits())
+                == (p.step, p.wall_time.to_bits(), p.value.to_bits())
+        };
+        self.candidates(axis, x, x).find(|&i| same(self.point(i)))
     }
 
     /// The index of each bucket's `last` point: the last point read whose x is the bucket's

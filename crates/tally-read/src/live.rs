@@ -410,6 +410,27 @@ impl Chart<'_> {
         Ok(out)
     }
 
+    /// TensorBoard's smoothed value at the raw point `p` of the series (the first read equal to
+    /// it: `/api/nearest`'s point), `None` when the series has no such point.
+    pub fn smoothed_at(&self, axis: Axis, p: &Point, weight: f64) -> Result<Option<f64>, Error> {
+        if let Some(series) = self.held().exact() {
+            return Ok(series
+                .index_of(axis, p)
+                .map(|i| series.smoothed_at(&[i], weight)[0]));
+        }
+        let key = |q: &Point| (q.step, q.wall_time.to_bits(), q.value.to_bits());
+        let mut s = Smoother::new(weight);
+        let mut found = None;
+        let tag = self.run.tags.name(self.id).unwrap_or_default();
+        self.run.read_again(&[tag], |_, q| {
+            let smoothed = s.push(q.value);
+            if found.is_none() && key(&q) == key(p) {
+                found = Some(smoothed);
+            }
+        })?;
+        Ok(found.map(|f| s.finish(p.value, f)))
+    }
+
     /// [`Series::nearest`]: a raw point, read back if its points are let go.
     pub fn nearest(&self, axis: Axis, x: f64) -> Result<Option<Point>, Error> {
         self.held().nearest(axis, x, &self.reread())
@@ -610,6 +631,12 @@ mod tests {
                 let a = got.nearest(axis, at + shift).unwrap();
                 let b = want.nearest(axis, at + shift);
                 assert_eq!(format!("{a:?}"), format!("{b:?}"), "{axis:?} {at}");
+                let p = b.unwrap();
+                let i = want.index_of(axis, &p).unwrap();
+                assert_eq!(
+                    format!("{:?}", got.smoothed_at(axis, &p, 0.9).unwrap()),
+                    format!("{:?}", Some(want.smoothed_at(&[i], 0.9)[0]))
+                );
             }
         }
     }
