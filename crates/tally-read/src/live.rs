@@ -6,13 +6,13 @@
 //! block's points back from the files when a chart needs them ("Bounded reads").
 
 mod reread;
+mod smoothed;
 
 use crate::downsample::blocks::{At, Block, HeldSeries};
 use crate::downsample::{Axis, Downsampled, Point, Series};
 use crate::error::Error;
 use crate::files::{dir_event_files, run_event_files};
 use crate::scalars::{cut_steps, Resume, RunScalars};
-use crate::smooth::Smoother;
 use std::path::{Path, PathBuf};
 use tally_tfevents::{Damage, Interner, OnCorruption};
 
@@ -37,6 +37,8 @@ pub struct LiveRun {
     read_to: Option<(usize, u64)>,
     /// The blocks read back last.
     recent: reread::Recent,
+    /// The smoothing's states after each block of let-go series, per weight.
+    smoothing: smoothed::Kept,
     /// Damage found so far, but for a partial record at the end of the newest file.
     damage: Vec<Damage>,
     /// A partial record at the end of the newest file: a record being written, or a run that
@@ -88,6 +90,7 @@ impl LiveRun {
             cuts: Vec::new(),
             read_to: None,
             recent: reread::Recent::default(),
+            smoothing: smoothed::Kept::default(),
             damage: Vec::new(),
             tail: None,
             caught_up: false,
@@ -308,7 +311,9 @@ impl LiveRun {
     /// The bytes its series hold: their points, or their blocks' summaries ([`HeldSeries`])
     /// and the points read back last (`reread::RECENT_BYTES` at most).
     pub fn bytes(&self) -> usize {
-        self.series.iter().map(HeldSeries::bytes).sum::<usize>() + self.recent.bytes()
+        self.series.iter().map(HeldSeries::bytes).sum::<usize>()
+            + self.recent.bytes()
+            + self.smoothing.bytes()
     }
 
     /// The damage found so far (a partial record at the end of the newest file aside).
@@ -384,51 +389,41 @@ impl Chart<'_> {
     }
 
     /// [`Series::smoothed`]: TensorBoard's smoothed value at each bucket's `last` point, over
-    /// every point of the series. A series whose points are let go is read again whole for it
-    /// (each bucket's `last` found as the last point read equal to it).
+    /// every point of the series. A series whose points are let go keeps the average's state
+    /// after each block, per weight (one read of the run the first time), and reads back the
+    /// blocks its buckets end inside.
     pub fn smoothed(&self, axis: Axis, d: &Downsampled, weight: f64) -> Result<Vec<f64>, Error> {
         if let Some(series) = self.held().exact() {
             return Ok(series.smoothed(axis, d, weight));
         }
-        let key = |p: &Point| (p.step, p.wall_time.to_bits(), p.value.to_bits());
-        let mut wanted: std::collections::HashMap<_, Vec<usize>> = Default::default();
-        for (b, bucket) in d.buckets.iter().enumerate() {
-            wanted.entry(key(&bucket.last)).or_default().push(b);
-        }
-        let mut out = vec![f64::NAN; d.buckets.len()];
-        let mut s = Smoother::new(weight);
-        let tag = self.run.tags.name(self.id).unwrap_or_default();
-        self.run.read_again(&[tag], |_, p| {
-            let smoothed = s.push(p.value);
-            if let Some(buckets) = wanted.get(&key(&p)) {
-                buckets.iter().for_each(|&b| out[b] = smoothed);
-            }
-        })?;
-        for (o, b) in out.iter_mut().zip(&d.buckets) {
-            *o = s.finish(b.last.value, *o);
-        }
-        Ok(out)
+        let lasts: Vec<Point> = d.buckets.iter().map(|b| b.last).collect();
+        self.let_go_smoothed(&lasts, weight)
     }
 
-    /// TensorBoard's smoothed value at the raw point `p` of the series (the first read equal to
-    /// it: `/api/nearest`'s point), `None` when the series has no such point.
+    /// TensorBoard's smoothed value at the raw point `p` of the series (`/api/nearest`'s
+    /// point), `None` when the series has no such point.
     pub fn smoothed_at(&self, axis: Axis, p: &Point, weight: f64) -> Result<Option<f64>, Error> {
         if let Some(series) = self.held().exact() {
             return Ok(series
                 .index_of(axis, p)
                 .map(|i| series.smoothed_at(&[i], weight)[0]));
         }
-        let key = |q: &Point| (q.step, q.wall_time.to_bits(), q.value.to_bits());
-        let mut s = Smoother::new(weight);
-        let mut found = None;
+        let s = self.let_go_smoothed(std::slice::from_ref(p), weight)?[0];
+        // A point not found is NaN; a NaN point's own value is NaN too.
+        Ok((!s.is_nan() || p.value.is_nan()).then_some(s))
+    }
+
+    fn let_go_smoothed(&self, points: &[Point], weight: f64) -> Result<Vec<f64>, Error> {
         let tag = self.run.tags.name(self.id).unwrap_or_default();
-        self.run.read_again(&[tag], |_, q| {
-            let smoothed = s.push(q.value);
-            if found.is_none() && key(&q) == key(p) {
-                found = Some(smoothed);
-            }
-        })?;
-        Ok(found.map(|f| s.finish(p.value, f)))
+        let read_all = |each: &mut dyn FnMut(Point)| self.run.read_again(&[tag], |_, p| each(p));
+        self.run.smoothing.smoothed(
+            self.id,
+            self.held(),
+            weight,
+            points,
+            &read_all,
+            &self.reread(),
+        )
     }
 
     /// [`Series::nearest`]: a raw point, read back if its points are let go.

@@ -45,6 +45,7 @@ pub fn weight_ok(weight: f64) -> bool {
 /// Smoothed values at some points of one series, told its values in reading order: the
 /// smoothed value of each wanted point, and whether every value was equal (then each wanted
 /// point's smoothed value is its own, as TensorBoard leaves a constant series).
+#[derive(Debug, Clone, Copy)]
 pub struct Smoother {
     ema: Ema,
     first: Option<f64>,
