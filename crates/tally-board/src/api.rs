@@ -283,9 +283,10 @@ fn nearest(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     Ok(Answer::ok(answer))
 }
 
-/// `GET /api/groups?tag=T&by=KEY,...[&width=W]`: the runs grouped by configuration keys (the
-/// seed left out, say), each group's mean and its 95 % bootstrap band on up to `W` aligned steps
-/// (`tally compare`'s curves, `docs/contract/consumers.md` "Comparing runs").
+/// `GET /api/groups?tag=T&by=KEY,...[&width=W][&smoothing=M]`: the runs grouped by
+/// configuration keys (the seed left out, say), each group's mean and its 95 % bootstrap band
+/// on up to `W` aligned steps (`tally compare`'s curves, `docs/contract/consumers.md` "Comparing
+/// runs"), with TensorBoard's smoothing of the mean and IQM curves when asked.
 fn groups(catalog: &Catalog, target: &Target) -> Handled {
     let tag = required(target, "tag")?;
     let by: Vec<String> = required(target, "by")?
