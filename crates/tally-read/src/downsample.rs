@@ -19,6 +19,10 @@ pub struct Point {
     pub value: f64,
 }
 
+/// Points between two states a smoothing pass keeps ([`Series::smoothed_with`]): a state per
+/// 65 536 points, about 1/20 000 of the points' bytes.
+pub const SMOOTH_STRIDE: usize = 1 << 16;
+
 /// What a chart's x axis is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Axis {
@@ -322,26 +326,47 @@ impl Series {
 
     /// TensorBoard's smoothed value at each of the points `at` (indices in reading order).
     pub fn smoothed_at(&self, at: &[usize], weight: f64) -> Vec<f64> {
+        self.smoothed_with(at, weight, &mut Vec::new())
+    }
+
+    /// [`smoothed_at`](Self::smoothed_at), the pass started from the kept state nearest below
+    /// the first point asked (`kept[k]`: the state after the first `(k + 1) ×`
+    /// [`SMOOTH_STRIDE`] points), the states it passes kept: a chart following a growing
+    /// series asks for its newest points, and its pass starts near them. `kept` is this
+    /// series' at `weight` (held series only grow).
+    pub fn smoothed_with(&self, at: &[usize], weight: f64, kept: &mut Vec<Smoother>) -> Vec<f64> {
         // The points asked by index, ascending.
         let mut order: Vec<usize> = (0..at.len()).collect();
         order.sort_by_key(|&b| at[b]);
+        let lowest = order.first().map_or(self.len(), |&b| at[b]);
+        let k = (lowest / SMOOTH_STRIDE).min(kept.len());
+        let (mut s, from) = match k {
+            0 => (Smoother::new(weight), 0),
+            k => (kept[k - 1], k * SMOOTH_STRIDE),
+        };
         let mut out = vec![f64::NAN; at.len()];
-        let mut s = Smoother::new(weight);
         let mut next = order.iter().peekable();
         let mut each = |i: usize, v: f64| {
-            let smoothed = s.push(v);
+            s.take(v);
+            if (i + 1) % SMOOTH_STRIDE == 0 && (i + 1) / SMOOTH_STRIDE > kept.len() {
+                kept.push(s);
+            }
             while let Some(&&b) = next.peek().filter(|&&&b| at[b] == i) {
-                out[b] = smoothed;
+                out[b] = s.now(v);
                 next.next();
             }
         };
         match &self.value {
-            Values::F32(v) => v
+            Values::F32(v) => v[from..]
                 .iter()
                 .enumerate()
-                .for_each(|(i, &v)| each(i, f64::from(v))),
-            Values::F64(v) => v.iter().enumerate().for_each(|(i, &v)| each(i, v)),
+                .for_each(|(i, &v)| each(from + i, f64::from(v))),
+            Values::F64(v) => v[from..]
+                .iter()
+                .enumerate()
+                .for_each(|(i, &v)| each(from + i, v)),
         }
+        // `s` has seen every value: whether the series is constant is known.
         out.iter_mut()
             .zip(at)
             .for_each(|(o, &i)| *o = s.finish(self.value.get(i), *o));
@@ -360,7 +385,7 @@ impl Series {
 
     /// The index of each bucket's `last` point: the last point read whose x is the bucket's
     /// largest (every point of that x is in the bucket).
-    fn last_indices(&self, axis: Axis, d: &Downsampled) -> Vec<usize> {
+    pub fn last_indices(&self, axis: Axis, d: &Downsampled) -> Vec<usize> {
         if self.sorted(axis) {
             return d
                 .buckets
@@ -649,6 +674,33 @@ mod tests {
         let flat = series(&[2.5; 100]);
         let d = flat.downsample(Axis::Step, None, None, 3);
         assert_eq!(flat.smoothed(Axis::Step, &d, 0.9), [2.5; 3]);
+    }
+
+    #[test]
+    fn a_smoothing_pass_from_kept_states_gives_what_a_pass_from_the_start_gives() {
+        let values: Vec<f64> = (0..5 * SMOOTH_STRIDE + 77)
+            .map(|i| ((i * 7919) % 1013) as f64 * 0.5)
+            .collect();
+        let mut s = series(&values[..3 * SMOOTH_STRIDE + 5]);
+        let mut kept = Vec::new();
+        let tail = |s: &Series| vec![s.len() - 1, s.len() - 2_000, s.len() / 2];
+        for grown in [false, true] {
+            if grown {
+                for (i, &v) in values.iter().enumerate().skip(s.len()) {
+                    s.push(i as i64, 1000.0 + i as f64, v);
+                }
+            }
+            let at = tail(&s);
+            let fresh = s.smoothed_at(&at, 0.999);
+            assert_eq!(s.smoothed_with(&at, 0.999, &mut kept), fresh);
+            assert_eq!(kept.len(), s.len() / SMOOTH_STRIDE);
+            // From the kept states alone: the newest points' pass starts near them.
+            let newest = [s.len() - 1];
+            assert_eq!(
+                s.smoothed_with(&newest, 0.999, &mut kept),
+                s.smoothed_at(&newest, 0.999)
+            );
+        }
     }
 
     #[test]

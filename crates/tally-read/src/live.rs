@@ -37,7 +37,7 @@ pub struct LiveRun {
     read_to: Option<(usize, u64)>,
     /// The blocks read back last.
     recent: reread::Recent,
-    /// The smoothing's states after each block of let-go series, per weight.
+    /// The smoothing's states kept per series and weight (`smoothed`).
     smoothing: smoothed::Kept,
     /// Damage found so far, but for a partial record at the end of the newest file.
     damage: Vec<Damage>,
@@ -394,7 +394,9 @@ impl Chart<'_> {
     /// blocks its buckets end inside.
     pub fn smoothed(&self, axis: Axis, d: &Downsampled, weight: f64) -> Result<Vec<f64>, Error> {
         if let Some(series) = self.held().exact() {
-            return Ok(series.smoothed(axis, d, weight));
+            let at = series.last_indices(axis, d);
+            let smoothing = &self.run.smoothing;
+            return Ok(smoothing.held_smoothed(self.id, series, weight, &at));
         }
         let lasts: Vec<Point> = d.buckets.iter().map(|b| b.last).collect();
         self.let_go_smoothed(&lasts, weight)
@@ -404,9 +406,10 @@ impl Chart<'_> {
     /// point), `None` when the series has no such point.
     pub fn smoothed_at(&self, axis: Axis, p: &Point, weight: f64) -> Result<Option<f64>, Error> {
         if let Some(series) = self.held().exact() {
+            let smoothing = &self.run.smoothing;
             return Ok(series
                 .index_of(axis, p)
-                .map(|i| series.smoothed_at(&[i], weight)[0]));
+                .map(|i| smoothing.held_smoothed(self.id, series, weight, &[i])[0]));
         }
         let s = self.let_go_smoothed(std::slice::from_ref(p), weight)?[0];
         // A point not found is NaN; a NaN point's own value is NaN too.

@@ -27,11 +27,31 @@ impl Ema {
     /// Takes the next value and gives its smoothed value.
     #[inline]
     pub fn push(&mut self, value: f64) -> f64 {
+        self.take(value);
+        self.now(value)
+    }
+
+    /// Takes the next value without giving its smoothed value (a pass wanting a few).
+    #[inline]
+    pub fn take(&mut self, value: f64) {
         if !value.is_finite() {
-            return value;
+            return;
         }
         self.last = self.last * self.weight + (1.0 - self.weight) * value;
         self.power *= self.weight;
+        // Once 1 − wⁿ rounds to 1, wⁿ is let go to 0: the answer is the same, and a subnormal
+        // wⁿ (it never reaches 0 by itself) slows every later multiplication tenfold.
+        if self.power < f64::EPSILON / 4.0 {
+            self.power = 0.0;
+        }
+    }
+
+    /// The smoothed value of `value`, the value just taken.
+    #[inline]
+    pub fn now(&self, value: f64) -> f64 {
+        if !value.is_finite() {
+            return value;
+        }
         self.last / (1.0 - self.power)
     }
 }
@@ -65,6 +85,13 @@ impl Smoother {
     /// Takes the next value: its smoothed value, as if the series were not constant.
     #[inline]
     pub fn push(&mut self, value: f64) -> f64 {
+        self.take(value);
+        self.ema.now(value)
+    }
+
+    /// Takes the next value without giving its smoothed value.
+    #[inline]
+    pub fn take(&mut self, value: f64) {
         match self.first {
             // NaN is equal to nothing, itself included, as in TensorBoard's check.
             None => {
@@ -73,7 +100,13 @@ impl Smoother {
             }
             Some(first) => self.constant &= value == first,
         }
-        self.ema.push(value)
+        self.ema.take(value)
+    }
+
+    /// The smoothed value of `value`, the value just taken, as if the series were not constant.
+    #[inline]
+    pub fn now(&self, value: f64) -> f64 {
+        self.ema.now(value)
     }
 
     /// The smoothed value of a point whose value is `value` and whose average was `smoothed`,

@@ -1,11 +1,13 @@
-//! TensorBoard's smoothing over a series whose points are let go (`docs/contract/board.md`
-//! "Every point drawn", "Bounded reads"): the average's state after each complete block is
-//! kept per smoothing weight, found by one read of the series and carried on over the blocks
-//! that complete later (each read back once), so a chart following a large run costs the
-//! blocks its buckets end in, not a read of the run per request.
+//! TensorBoard's smoothing of a run's series, its states kept per series and weight
+//! (`docs/contract/board.md` "Every point drawn", "Bounded reads"). Of a series held whole, the
+//! state every [`SMOOTH_STRIDE`](crate::downsample::SMOOTH_STRIDE) points, so a chart following it passes over its newest points
+//! only. Of a series whose points are let go, the state after each complete block, found by
+//! one read of the series and carried on over the blocks that complete later (each read back
+//! once), so a chart following a large run costs the blocks its buckets end in, not a read of
+//! the run per request.
 
 use crate::downsample::blocks::{Block, HeldSeries};
-use crate::downsample::{Axis, Point};
+use crate::downsample::{Axis, Point, Series};
 use crate::error::Error;
 use crate::smooth::Smoother;
 use std::collections::VecDeque;
@@ -25,12 +27,15 @@ struct After {
 }
 
 /// The kept states, each series' and weight's, the one used last at the back.
-type States = VecDeque<(usize, u64, Vec<After>)>;
+type States<T> = VecDeque<(usize, u64, T)>;
 
-/// The kept states of a run's let-go series (behind a lock: a chart holds the run shared).
+/// The kept states of a run's series (behind a lock: a chart holds the run shared).
 #[derive(Default)]
 pub(super) struct Kept {
-    states: Mutex<States>,
+    /// Of let-go series: after each block.
+    states: Mutex<States<Vec<After>>>,
+    /// Of series held whole: every [`SMOOTH_STRIDE`](crate::downsample::SMOOTH_STRIDE) points ([`Series::smoothed_with`]).
+    held: Mutex<States<Vec<Smoother>>>,
 }
 
 fn same(a: &Point, b: &Point) -> bool {
@@ -89,22 +94,41 @@ impl Kept {
         Ok(out)
     }
 
+    /// [`Series::smoothed`] of series `id`, held whole as `series`, from its kept states.
+    pub(super) fn held_smoothed(
+        &self,
+        id: usize,
+        series: &Series,
+        weight: f64,
+        at: &[usize],
+    ) -> Vec<f64> {
+        let mut all = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        series.smoothed_with(at, weight, states_of(&mut all, id, weight))
+    }
+
     /// The bytes kept.
     pub(super) fn bytes(&self) -> usize {
         let all = self.states.lock().unwrap_or_else(|e| e.into_inner());
-        all.iter()
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let blocks: usize = all
+            .iter()
             .map(|(_, _, after)| after.capacity() * std::mem::size_of::<After>())
-            .sum()
+            .sum();
+        let strides: usize = held
+            .iter()
+            .map(|(_, _, kept)| kept.capacity() * std::mem::size_of::<Smoother>())
+            .sum();
+        blocks + strides
     }
 }
 
 /// The kept states of series `id` at `weight` (new and empty if none), moved to the back; past
 /// [`WEIGHTS_KEPT`] weights of the series, the one used longest ago is let go.
-fn states_of(all: &mut States, id: usize, weight: f64) -> &mut Vec<After> {
+fn states_of<T: Default>(all: &mut States<T>, id: usize, weight: f64) -> &mut T {
     let key = (id, weight.to_bits());
     let entry = match all.iter().position(|(i, w, _)| (*i, *w) == key) {
         Some(at) => all.remove(at).expect("found"),
-        None => (id, key.1, Vec::new()),
+        None => (id, key.1, T::default()),
     };
     if all.iter().filter(|(i, _, _)| *i == id).count() >= WEIGHTS_KEPT {
         let oldest = all.iter().position(|(i, _, _)| *i == id).expect("counted");
