@@ -1,7 +1,7 @@
 //! TensorBoard's smoothing of a run's series, its states kept per series and weight
 //! (`docs/contract/board.md` "Every point drawn", "Bounded reads"). Of a series held whole, the
-//! state every [`SMOOTH_STRIDE`](crate::downsample::SMOOTH_STRIDE) points, so a chart following it passes over its newest points
-//! only. Of a series whose points are let go, the state after each complete block, found by
+//! state every [`SMOOTH_STRIDE`](crate::downsample::SMOOTH_STRIDE) points, so a chart
+//! following it passes over its newest points only. Of a series whose points are let go, the state after each complete block, found by
 //! one read of the series and carried on over the blocks that complete later (each read back
 //! once), so a chart following a large run costs the blocks its buckets end in, not a read of
 //! the run per request.
@@ -34,7 +34,8 @@ type States<T> = VecDeque<(usize, u64, T)>;
 pub(super) struct Kept {
     /// Of let-go series: after each block.
     states: Mutex<States<Vec<After>>>,
-    /// Of series held whole: every [`SMOOTH_STRIDE`](crate::downsample::SMOOTH_STRIDE) points ([`Series::smoothed_with`]).
+    /// Of series held whole: every [`SMOOTH_STRIDE`](crate::downsample::SMOOTH_STRIDE) points
+    /// ([`Series::smoothed_with`]).
     held: Mutex<States<Vec<Smoother>>>,
 }
 
