@@ -345,26 +345,25 @@ impl Series {
             k => (kept[k - 1], k * SMOOTH_STRIDE),
         };
         let mut out = vec![f64::NAN; at.len()];
-        let mut next = order.iter().peekable();
-        let mut each = |i: usize, v: f64| {
-            s.take(v);
-            if (i + 1) % SMOOTH_STRIDE == 0 && (i + 1) / SMOOTH_STRIDE > kept.len() {
+        let mut asked = order.iter().map(|&b| (at[b], b)).peekable();
+        // Between two points where something is done (a point asked, a state kept), a tight
+        // pass that only takes values.
+        let mut i = from;
+        while i < self.len() {
+            let asked_next = asked.peek().map_or(usize::MAX, |&(at, _)| at);
+            let stride_end = (i / SMOOTH_STRIDE + 1) * SMOOTH_STRIDE - 1;
+            let stop = asked_next.min(stride_end).min(self.len() - 1);
+            match &self.value {
+                Values::F32(v) => v[i..=stop].iter().for_each(|&v| s.take(f64::from(v))),
+                Values::F64(v) => v[i..=stop].iter().for_each(|&v| s.take(v)),
+            }
+            if stop == stride_end && (stop + 1) / SMOOTH_STRIDE > kept.len() {
                 kept.push(s);
             }
-            while let Some(&&b) = next.peek().filter(|&&&b| at[b] == i) {
-                out[b] = s.now(v);
-                next.next();
+            while let Some((_, b)) = asked.next_if(|&(at, _)| at == stop) {
+                out[b] = s.now(self.value.get(stop));
             }
-        };
-        match &self.value {
-            Values::F32(v) => v[from..]
-                .iter()
-                .enumerate()
-                .for_each(|(i, &v)| each(from + i, f64::from(v))),
-            Values::F64(v) => v[from..]
-                .iter()
-                .enumerate()
-                .for_each(|(i, &v)| each(from + i, v)),
+            i = stop + 1;
         }
         // `s` has seen every value: whether the series is constant is known.
         out.iter_mut()
