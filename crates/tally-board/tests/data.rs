@@ -149,7 +149,10 @@ fn smoothing_is_tensorboards_average_over_every_raw_point_at_each_bucket_s_last(
         "/api/nearest?run=r&tag=return&at=50000.2&smoothing=0.99",
     );
     assert_eq!(near["point"][0], 50_000);
-    assert!((number(&near["smoothed"]) - want[50_000]).abs() < 1e-9, "{near}");
+    assert!(
+        (number(&near["smoothed"]) - want[50_000]).abs() < 1e-9,
+        "{near}"
+    );
     // Without smoothing=, no smoothed value.
     let plain = ok(&catalog, "/api/scalars?run=r&tag=return&width=10");
     assert!(plain["buckets"][0].get("smoothed").is_none());

@@ -26,6 +26,9 @@ struct After {
     smoothed: f64,
 }
 
+/// Tells every point of a series, in reading order, to its argument (one read of the run).
+pub(super) type ReadAll<'a> = dyn Fn(&mut dyn FnMut(Point)) -> Result<(), Error> + 'a;
+
 /// The kept states, each series' and weight's, the one used last at the back.
 type States<T> = VecDeque<(usize, u64, T)>;
 
@@ -54,7 +57,7 @@ impl Kept {
         held: &HeldSeries,
         weight: f64,
         points: &[Point],
-        read_all: &dyn Fn(&mut dyn FnMut(Point)) -> Result<(), Error>,
+        read_all: &ReadAll<'_>,
         reread: &dyn Fn(&Block) -> Result<Vec<Point>, Error>,
     ) -> Result<Vec<f64>, Error> {
         let mut all = self.states.lock().unwrap_or_else(|e| e.into_inner());
@@ -144,7 +147,7 @@ fn first_pass(
     after: &mut Vec<After>,
     blocks: &[Block],
     weight: f64,
-    read_all: &dyn Fn(&mut dyn FnMut(Point)) -> Result<(), Error>,
+    read_all: &ReadAll<'_>,
 ) -> Result<(), Error> {
     let mut state = Smoother::new(weight);
     let mut in_block = 0u32;
