@@ -206,8 +206,14 @@ fn a_followed_run_s_newest_buckets_carry_the_average_over_every_point_before_the
 fn the_board_smooths_as_tensorboard_s_own_chart_code_does() {
     // TensorBoard's line chart's `resmoothDataset`, cut out of the installed `tensorboard`
     // package's page bundle and run by node (tests/tb_smoothing.py); the test says so and
-    // passes where either is missing (TALLY_TB_PYTHON names a Python that has tensorboard).
-    let python = std::env::var("TALLY_TB_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    // passes where either is missing (TALLY_TB_PYTHON names a Python that has tensorboard;
+    // tests/python/test_board_smoothing.py runs the same check in the Python tests).
+    // The workspace's virtualenv (`make venv` installs tensorboard) when there is one.
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python");
+    let python = std::env::var("TALLY_TB_PYTHON").unwrap_or_else(|_| {
+        let found = venv.is_file().then(|| venv.display().to_string());
+        found.unwrap_or_else(|| "python3".to_owned())
+    });
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tb_smoothing.py");
     let mut values = skewed(5_000);
     values[17] = f64::NAN;
