@@ -117,7 +117,7 @@ def test_the_page_lists_runs_draws_a_one_step_spike_and_follows_a_live_run(board
     url, logdir = board
     browser.get(url)
 
-    # The runs table: every run, the corrupt one with the reader's message (file and offset).
+    # The runs table: every run, the corrupt one with its damage named (file and offset).
     names = wait_for(browser, "return [...document.querySelectorAll('#runs tbody tr[data-run]')]"
                               ".map(r => r.dataset.run).join(',')")
     assert names.split(",") == ["broken", "long", "tbx"]
@@ -125,13 +125,14 @@ def test_the_page_lists_runs_draws_a_one_step_spike_and_follows_a_live_run(board
         "return document.querySelector('#runs tr.error td.message').textContent")
     assert "broken" in message and "byte" in message, message
 
-    # The chart of loss/total overlays the two readable runs; every point of the long run is
-    # behind it.
+    # The chart of loss/total overlays the three runs, the corrupt one's points before its
+    # damage among them (board.md "The runs table"); every point of the long run is behind it.
     totals = wait_for(browser, """
         const c = document.querySelector('.chart[data-tag="loss/total"]');
-        return c && c.dataset.points && c.dataset.points.split(',').length === 2
+        return c && c.dataset.points && c.dataset.points.split(',').length === 3
             && c.dataset.points;""")
-    assert sorted(int(t) for t in totals.split(",")) == [50, POINTS]
+    broken, tbx, long = sorted(int(t) for t in totals.split(","))
+    assert (tbx, long) == (50, POINTS) and 0 < broken < 20, totals
 
     # The spike is drawn at the default zoom: the long run's color reaches the top of the plot
     # at the spike's x.
