@@ -75,6 +75,12 @@ impl RunChecker {
         self.values += 1;
     }
 
+    /// The findings so far, in the order they first fired (a finding's step of detection is
+    /// that of the value it first appeared after).
+    pub fn findings(&self) -> &[Finding] {
+        self.eval.findings()
+    }
+
     /// Values fed so far.
     pub fn values(&self) -> u64 {
         self.values
