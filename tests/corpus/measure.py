@@ -85,6 +85,9 @@ def main() -> None:
     print("divergence: largest abs(z) held 3 values in a row (and the largest single), on a healthy run")
     for r in sorted(top_z3, reverse=True)[:5]:
         print(f"  {r[0]:.1f} ({r[1]:.0f})  {r[2]} {r[3]}")
+    print("divergence: largest single abs(z) on a healthy run")
+    for r in sorted(top_z3, key=lambda r: -r[1])[:3]:
+        print(f"  {r[1]:.0f}  {r[2]} {r[3]}")
 
 
 if __name__ == "__main__":
