@@ -6,7 +6,9 @@
 //!   (hyper's header timeout), so slow heads (slowloris) and idle connections are closed;
 //! - an answer whose bytes the client stops taking for [`Limits::write`] ends its connection;
 //! - at most [`Limits::per_peer`] connections from one address, [`Limits::connections`] in all;
-//!   past them a new connection is answered 503 and closed;
+//!   past them a new connection is answered 503 and closed; at most [`Limits::work_per_peer`]
+//!   requests of one address computed at once, so a flood of expensive requests from one
+//!   address waits its turn while others are answered;
 //! - answers waiting to be sent hold at most [`ANSWER_BYTES`]; past that a new one is 503;
 //! - the stop flag ends the board within [`Limits::grace`] plus a tick, whatever its clients do.
 
@@ -26,7 +28,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::sync::{watch, Semaphore};
 
 /// The longest request head read: a browser's is a few hundred bytes (hyper's smallest
 /// buffer is 8 KiB).
@@ -35,7 +37,7 @@ pub const MAX_HEAD: usize = 16 * 1024;
 /// The bytes of answers computed and not yet taken by their clients, all connections together:
 /// past it a new answer is 503, so clients that never read cannot make the board hold
 /// unbounded memory.
-pub const ANSWER_BYTES: usize = 256 << 20;
+pub const ANSWER_BYTES: usize = 128 << 20;
 
 /// How often the accept loop looks at the stop flag.
 const TICK: Duration = Duration::from_millis(50);
@@ -61,6 +63,8 @@ pub struct Limits {
     pub grace: Duration,
     /// Threads answering requests at once (the rest wait their turn).
     pub workers: usize,
+    /// Requests of one address computed at once (the rest wait their turn).
+    pub work_per_peer: usize,
 }
 
 impl Default for Limits {
@@ -72,6 +76,7 @@ impl Default for Limits {
             connections: 1024,
             grace: Duration::from_secs(1),
             workers: 128,
+            work_per_peer: 8,
         }
     }
 }
@@ -100,7 +105,13 @@ pub fn serve(
 /// Who is connected: per address and in all.
 #[derive(Default)]
 struct Peers {
-    open: Mutex<(HashMap<IpAddr, usize>, usize)>,
+    open: Mutex<(HashMap<IpAddr, Peer>, usize)>,
+}
+
+/// One address's connections, and the turns its requests take to be computed.
+struct Peer {
+    connections: usize,
+    work: Arc<Semaphore>,
 }
 
 /// A connection's place among [`Peers`], given back when dropped.
@@ -110,22 +121,28 @@ struct Slot {
 }
 
 impl Peers {
-    fn take(self: &Arc<Self>, ip: IpAddr, limits: &Limits) -> Option<Slot> {
+    fn take(self: &Arc<Self>, ip: IpAddr, limits: &Limits) -> Option<(Slot, Arc<Semaphore>)> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let (per, all) = &mut *open;
-        let mine = per.entry(ip).or_insert(0);
-        if *mine >= limits.per_peer || *all >= limits.connections {
-            if *mine == 0 {
+        let mine = per.entry(ip).or_insert_with(|| Peer {
+            connections: 0,
+            work: Arc::new(Semaphore::new(limits.work_per_peer.max(1))),
+        });
+        if mine.connections >= limits.per_peer || *all >= limits.connections {
+            if mine.connections == 0 {
                 per.remove(&ip);
             }
             return None;
         }
-        *mine += 1;
+        mine.connections += 1;
         *all += 1;
-        Some(Slot {
-            peers: self.clone(),
-            ip,
-        })
+        Some((
+            Slot {
+                peers: self.clone(),
+                ip,
+            },
+            mine.work.clone(),
+        ))
     }
 }
 
@@ -134,9 +151,9 @@ impl Drop for Slot {
         let mut open = self.peers.open.lock().unwrap_or_else(|e| e.into_inner());
         let (per, all) = &mut *open;
         *all -= 1;
-        if let Some(n) = per.get_mut(&self.ip) {
-            *n -= 1;
-            if *n == 0 {
+        if let Some(peer) = per.get_mut(&self.ip) {
+            peer.connections -= 1;
+            if peer.connections == 0 {
                 per.remove(&self.ip);
             }
         }
@@ -177,7 +194,7 @@ async fn accept(
             continue;
         };
         let ip = peer.ip().to_canonical();
-        let Some(slot) = peers.take(ip, &limits) else {
+        let Some((slot, work)) = peers.take(ip, &limits) else {
             refuse(&stream);
             continue;
         };
@@ -193,8 +210,8 @@ async fn accept(
         tokio::spawn(async move {
             let _alive = alive;
             let service = hyper::service::service_fn(move |request| {
-                let shared = shared.clone();
-                async move { Ok::<_, Infallible>(answer(shared, peer, request).await) }
+                let (shared, work) = (shared.clone(), work.clone());
+                async move { Ok::<_, Infallible>(answer(shared, work, peer, request).await) }
             });
             let conn = builder.serve_connection(TokioIo::new(io), service);
             tokio::pin!(conn);
@@ -241,9 +258,14 @@ impl Drop for Gone {
 
 async fn answer(
     shared: Arc<Shared>,
+    work: Arc<Semaphore>,
     peer: SocketAddr,
     request: hyper::Request<hyper::body::Incoming>,
 ) -> hyper::Response<Sent> {
+    // The address's turn: a client gone meanwhile is dropped here, never computed for.
+    let Ok(_turn) = work.acquire_owned().await else {
+        return hyper::Response::new(Sent::unbudgeted(Bytes::new()));
+    };
     let gone = Arc::new(AtomicBool::new(false));
     let mut armed = Gone(gone.clone(), true);
     let (head, body) = request.into_parts();
