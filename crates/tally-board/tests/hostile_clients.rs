@@ -146,10 +146,11 @@ fn read_answer(s: &mut TcpStream) -> std::io::Result<Answer> {
     Ok(answer)
 }
 
-/// `GET target` on a new connection with `headers`, within 5 s.
+/// `GET target` on a new connection with `headers` (a hang fails after 30 s; the tests bound
+/// what they need tighter themselves).
 fn get(addr: SocketAddr, target: &str, headers: &str) -> Answer {
     let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     write!(
         s,
         "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{headers}\r\n"
@@ -264,7 +265,7 @@ fn answered_promptly(addr: SocketAddr, times: usize, bound: Duration) {
 #[test]
 fn clients_that_never_read_a_large_answer_do_not_pin_the_board() {
     let dir = tempfile::tempdir().unwrap();
-    big_run(dir.path(), 200_000);
+    big_run(dir.path(), 120_000);
     let mut board = start(&[dir.path()], None);
     let large = "/api/scalars?run=big&tag=x&width=16384";
     // The answer is megabytes: more than the sockets' buffers hold.
@@ -273,7 +274,7 @@ fn clients_that_never_read_a_large_answer_do_not_pin_the_board() {
     // Three, from one address.
     let stuck = never_reading(board.addr, &[[127, 0, 0, 2]], 3, large);
     std::thread::sleep(Duration::from_millis(500));
-    answered_promptly(board.addr, 5, Duration::from_secs(2));
+    answered_promptly(board.addr, 5, Duration::from_secs(3));
 
     // 130 more, from three addresses (so the per-address bound does not turn them away):
     // the board's memory stays bounded and others are still answered.
@@ -285,7 +286,7 @@ fn clients_that_never_read_a_large_answer_do_not_pin_the_board() {
         large,
     );
     std::thread::sleep(Duration::from_secs(2));
-    answered_promptly(board.addr, 5, Duration::from_secs(2));
+    answered_promptly(board.addr, 5, Duration::from_secs(3));
     let grown = resident().saturating_sub(before);
     assert!(grown < 600 << 20, "the board grew by {} MiB", grown >> 20);
 
@@ -318,7 +319,7 @@ fn slow_heads_do_not_deny_service_and_are_closed_at_the_head_deadline() {
         let asked = Instant::now();
         let a = get(board.addr, "/api/runs", "");
         assert_eq!(a.status, 200, "round {round}");
-        assert!(asked.elapsed() < Duration::from_secs(2), "round {round}");
+        assert!(asked.elapsed() < Duration::from_secs(3), "round {round}");
         std::thread::sleep(Duration::from_millis(500));
     }
     // The slow heads' own address is answered again once the head deadline (10 s) closed them.
@@ -358,7 +359,7 @@ fn slow_heads_do_not_deny_service_and_are_closed_at_the_head_deadline() {
 #[test]
 fn stop_returns_promptly_with_idle_slow_and_stuck_clients_connected() {
     let dir = tempfile::tempdir().unwrap();
-    big_run(dir.path(), 200_000);
+    big_run(dir.path(), 120_000);
     let mut board = start(&[dir.path()], None);
     let large = "/api/scalars?run=big&tag=x&width=16384";
     assert_eq!(get(board.addr, large, "").status, 200);
