@@ -118,9 +118,10 @@ impl Cache {
             let mut oldest: Option<(Instant, String)> = None;
             for (key, slot) in slots.iter() {
                 let Ok(slot) = slot.try_lock() else { continue };
-                let bytes = slot.answer.as_ref().map_or(0, |k| {
-                    k.body.len() + k.gzip.get().map_or(0, Bytes::len)
-                });
+                let bytes = slot
+                    .answer
+                    .as_ref()
+                    .map_or(0, |k| k.body.len() + k.gzip.get().map_or(0, Bytes::len));
                 total += bytes;
                 if oldest.as_ref().is_none_or(|(used, _)| slot.used < *used) {
                     oldest = Some((slot.used, key.clone()));

@@ -79,7 +79,8 @@ fn allowed_hosts(addr: SocketAddr) -> Vec<String> {
 pub fn error(status: u16, message: &str) -> Response<Bytes> {
     let body = serde_json::json!({ "error": message }).to_string();
     let mut response = Response::new(Bytes::from(body));
-    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -94,7 +95,6 @@ pub fn respond(
     shared: &Shared,
     head: &Parts,
     has_body: bool,
-    _peer: SocketAddr,
     wanted: &dyn Fn() -> bool,
 ) -> Response<Bytes> {
     let target = Target::parse(head.uri.path_and_query().map_or("/", |p| p.as_str()));
@@ -151,7 +151,11 @@ pub fn respond(
                 (answer.status, answer.content_type, body, Some(hit))
             }
             Err((status, content_type, body)) => {
-                let body = if gzip { compress(content_type, body) } else { body };
+                let body = if gzip {
+                    compress(content_type, body)
+                } else {
+                    body
+                };
                 (status, content_type, body, None)
             }
         }
@@ -169,7 +173,8 @@ pub fn respond(
         }
     };
     let mut response = Response::new(body);
-    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -188,7 +193,7 @@ pub fn respond(
         let value = HeaderValue::from_static(if hit { "hit" } else { "miss" });
         response.headers_mut().insert("x-tally-cache", value);
     }
-    if by_param && status == 200 {
+    if by_param {
         if let Some(token) = &shared.token {
             let cookie = format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict");
             if let Ok(v) = HeaderValue::from_str(&cookie) {

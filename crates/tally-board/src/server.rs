@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -179,13 +179,12 @@ async fn accept(
         .half_close(false)
         .title_case_headers(true);
     let builder = Arc::new(builder);
-    loop {
+    // Looked at before each accept too: a flood of connections must not keep the sleep from
+    // ever ending.
+    while !stop.load(Ordering::Relaxed) {
         let accepted = tokio::select! {
             a = listener.accept() => a,
-            () = tokio::time::sleep(TICK) => {
-                if stop.load(Ordering::Relaxed) { break; }
-                continue;
-            }
+            () = tokio::time::sleep(TICK) => continue,
         };
         let Ok((stream, peer)) = accepted else {
             // A connection gone before it was taken, or out of descriptors for now: the
@@ -211,7 +210,7 @@ async fn accept(
             let _alive = alive;
             let service = hyper::service::service_fn(move |request| {
                 let (shared, work) = (shared.clone(), work.clone());
-                async move { Ok::<_, Infallible>(answer(shared, work, peer, request).await) }
+                async move { Ok::<_, Infallible>(answer(shared, work, request).await) }
             });
             let conn = builder.serve_connection(TokioIo::new(io), service);
             tokio::pin!(conn);
@@ -259,7 +258,6 @@ impl Drop for Gone {
 async fn answer(
     shared: Arc<Shared>,
     work: Arc<Semaphore>,
-    peer: SocketAddr,
     request: hyper::Request<hyper::body::Incoming>,
 ) -> hyper::Response<Sent> {
     // The address's turn: a client gone meanwhile is dropped here, never computed for.
@@ -273,7 +271,7 @@ async fn answer(
     let work = shared.clone();
     let computed = tokio::task::spawn_blocking(move || {
         let wanted = || !gone.load(Ordering::Relaxed);
-        http::respond(&work, &head, has_body, peer, &wanted)
+        http::respond(&work, &head, has_body, &wanted)
     })
     .await;
     armed.1 = false;
@@ -285,7 +283,8 @@ async fn answer(
     match Sent::new(bytes, &shared.sending) {
         Some(sent) => hyper::Response::from_parts(parts, sent),
         None => {
-            let (parts, bytes) = http::error(503, "the board is sending too much at once").into_parts();
+            let (parts, bytes) =
+                http::error(503, "the board is sending too much at once").into_parts();
             hyper::Response::from_parts(parts, Sent::unbudgeted(bytes))
         }
     }
@@ -358,7 +357,11 @@ struct Guarded {
 
 impl Guarded {
     fn stream(&mut self) -> Pin<&mut TcpStream> {
-        Pin::new(self.stream.as_mut().expect("a connection's socket until it is dropped"))
+        Pin::new(
+            self.stream
+                .as_mut()
+                .expect("a connection's socket until it is dropped"),
+        )
     }
 
     /// A write that could not progress: fails once it has not for [`Limits::write`].
@@ -376,7 +379,11 @@ impl Guarded {
         }
     }
 
-    fn progressed<T>(&mut self, polled: Poll<io::Result<T>>, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+    fn progressed<T>(
+        &mut self,
+        polled: Poll<io::Result<T>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<T>> {
         match polled {
             Poll::Ready(r) => {
                 self.stalled = None;

@@ -89,8 +89,7 @@ fn events(path: &Path, steps: impl IntoIterator<Item = (i64, Vec<(&'static str, 
 
 /// A connection to `addr` from the loopback address `from` (127.0.0.x).
 fn connect_from(from: [u8; 4], addr: SocketAddr) -> TcpStream {
-    let socket =
-        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
     let source = SocketAddr::new(IpAddr::from(from), 0);
     socket.bind(&source.into()).unwrap();
     socket.connect(&addr.into()).unwrap();
@@ -134,7 +133,10 @@ fn read_answer(s: &mut TcpStream) -> std::io::Result<Answer> {
         head,
         body: Vec::new(),
     };
-    match answer.header("Content-Length").map(|n| n.parse::<usize>().unwrap()) {
+    match answer
+        .header("Content-Length")
+        .map(|n| n.parse::<usize>().unwrap())
+    {
         Some(n) => {
             answer.body = vec![0; n];
             s.read_exact(&mut answer.body)?;
@@ -211,7 +213,10 @@ fn a_rebinding_host_is_refused_on_loopback_and_the_token_lets_any_host_in() {
             "{host}: {}",
             String::from_utf8_lossy(&a.body)
         );
-        assert!(!String::from_utf8_lossy(&a.body).contains("names"), "{host}");
+        assert!(
+            !String::from_utf8_lossy(&a.body).contains("names"),
+            "{host}"
+        );
     }
     drop(board);
 
@@ -329,11 +334,7 @@ fn slow_heads_do_not_deny_service_and_are_closed_at_the_head_deadline() {
         }
         let mut s = connect_from(attacker, board.addr);
         s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-        let _ = write!(
-            s,
-            "GET /api/runs HTTP/1.1\r\nHost: {}\r\n\r\n",
-            board.addr
-        );
+        let _ = write!(s, "GET /api/runs HTTP/1.1\r\nHost: {}\r\n\r\n", board.addr);
         if read_answer(&mut s).is_ok_and(|a| a.status == 200) {
             break started.elapsed();
         }
@@ -372,7 +373,12 @@ fn stop_returns_promptly_with_idle_slow_and_stuck_clients_connected() {
     half.write_all(b"GET / HTTP/1.1\r\nHo").unwrap();
     let mut kept = TcpStream::connect(board.addr).unwrap();
     kept.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(kept, "GET /api/runs HTTP/1.1\r\nHost: {}\r\n\r\n", board.addr).unwrap();
+    write!(
+        kept,
+        "GET /api/runs HTTP/1.1\r\nHost: {}\r\n\r\n",
+        board.addr
+    )
+    .unwrap();
     assert_eq!(read_answer(&mut kept).unwrap().status, 200);
     let stuck = never_reading(board.addr, &[[127, 0, 0, 2]], 4, large);
     std::thread::sleep(Duration::from_millis(500));
@@ -439,7 +445,12 @@ fn a_duplicate_content_length_is_refused_and_a_bare_lf_head_is_read_as_the_rfc_a
     // waiting for a CRLF that never comes.
     let mut s = TcpStream::connect(board.addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(s, "GET /api/runs HTTP/1.1\nHost: {}\nConnection: close\n\n", board.addr).unwrap();
+    write!(
+        s,
+        "GET /api/runs HTTP/1.1\nHost: {}\nConnection: close\n\n",
+        board.addr
+    )
+    .unwrap();
     let a = read_answer(&mut s).expect("an answer, not a wait");
     assert!([200, 400].contains(&a.status), "{}", a.head);
 }
@@ -509,9 +520,16 @@ fn groups_are_computed_once_per_generation_of_their_runs() {
             assert_ne!(again.body, first.body);
             break;
         }
-        assert!(Instant::now() < deadline, "the grown run was never read again");
+        assert!(
+            Instant::now() < deadline,
+            "the grown run was never read again"
+        );
     }
     // Another request is a key of its own.
-    let other = get(board.addr, "/api/groups?tag=return&by=config.lr&width=40", "");
+    let other = get(
+        board.addr,
+        "/api/groups?tag=return&by=config.lr&width=40",
+        "",
+    );
     assert_eq!(other.header("X-Tally-Cache"), Some("miss"));
 }
