@@ -184,6 +184,8 @@ pub fn respond(
     );
     if gzip && compressible(content_type) {
         headers.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+        // `compress` leaves a short body as it is; a gzip stream starts with these two bytes,
+        // which no JSON or text does.
         if response.body().starts_with(&[0x1f, 0x8b]) {
             let headers = response.headers_mut();
             headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));

@@ -235,7 +235,7 @@ async fn accept(
 
 /// Tells a connection past the bounds so, without waiting for its request, and closes it.
 fn refuse(stream: &TcpStream) {
-    let body = r#"{"error":"too many connections at once from this address"}"#;
+    let body = r#"{"error":"too many connections at once (from this address, or in all)"}"#;
     let answer = format!(
         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
