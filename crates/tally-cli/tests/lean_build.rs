@@ -37,7 +37,14 @@ fn named(set: &BTreeSet<String>, name: &str) -> bool {
 #[test]
 fn the_demo_build_compiles_no_query_engine_and_at_most_150_packages() {
     let lean = packages(&["--no-default-features"]);
-    for heavy in ["tally-sql", "datafusion", "arrow", "tokio", "tally-board", "hyper"] {
+    for heavy in [
+        "tally-sql",
+        "datafusion",
+        "arrow",
+        "tokio",
+        "tally-board",
+        "hyper",
+    ] {
         assert!(!named(&lean, heavy), "{heavy} is in the demo's build");
     }
     assert!(
