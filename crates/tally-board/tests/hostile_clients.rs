@@ -533,3 +533,28 @@ fn groups_are_computed_once_per_generation_of_their_runs() {
     );
     assert_eq!(other.header("X-Tally-Cache"), Some("miss"));
 }
+
+#[test]
+fn a_runs_view_is_kept_until_its_files_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("a");
+    events(
+        &run.join(FILE),
+        (0..100).map(|s| (s, vec![("x", s as f64)])),
+    );
+    let board = start(&[dir.path()], None);
+    let view = "/api/run?run=a&width=20";
+    let first = get(board.addr, view, "");
+    assert_eq!(first.status, 200);
+    assert_eq!(first.header("X-Tally-Cache"), Some("miss"));
+    let second = get(board.addr, view, "");
+    assert_eq!(second.header("X-Tally-Cache"), Some("hit"));
+    assert_eq!(second.body, first.body);
+    // Its summary written: computed again, with it.
+    std::fs::write(run.join("run_summary.json"), r#"{"status": "completed"}"#).unwrap();
+    let again = get(board.addr, view, "");
+    assert_eq!(again.header("X-Tally-Cache"), Some("miss"));
+    assert!(String::from_utf8_lossy(&again.body).contains("completed"));
+    // Another run's name is not this one's answer.
+    assert_eq!(get(board.addr, "/api/run?run=nope", "").status, 404);
+}
