@@ -52,7 +52,7 @@ fn start(paths: &[&Path], host: &str) -> Running {
 fn get_with(addr: SocketAddr, target: &str, headers: &str) -> (u16, String, String) {
     let addr = SocketAddr::new("127.0.0.1".parse().unwrap(), addr.port());
     let mut s = TcpStream::connect(addr).unwrap();
-    write!(s, "GET {target} HTTP/1.0\r\nHost: x\r\n{headers}\r\n").unwrap();
+    write!(s, "GET {target} HTTP/1.0\r\nHost: {addr}\r\n{headers}\r\n").unwrap();
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).unwrap();
     // An image's bytes are not text: they are kept, each invalid byte as U+FFFD.
@@ -547,7 +547,7 @@ fn connections_held_open_and_idle_never_keep_another_request_waiting() {
             (0..6).map(|_| TcpStream::connect(addr).unwrap()).collect();
         for s in &mut asking {
             s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-            write!(s, "GET /api/runs HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+            write!(s, "GET /api/runs HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
         }
         for (i, s) in asking.iter_mut().enumerate() {
             let mut head = [0u8; 12];
@@ -569,8 +569,8 @@ fn one_connection_answers_its_requests_in_order_and_refuses_what_it_cannot_read(
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     write!(
         s,
-        "GET /api/runs HTTP/1.1\r\nHost: x\r\n\r\nGET /api/nope HTTP/1.1\r\nHost: x\r\n\r\n\
-         HEAD /api/runs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        "GET /api/runs HTTP/1.1\r\nHost: {addr}\r\n\r\nGET /api/nope HTTP/1.1\r\nHost: {addr}\r\n\r\n\
+         HEAD /api/runs HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut raw = String::new();
@@ -596,10 +596,8 @@ fn one_connection_answers_its_requests_in_order_and_refuses_what_it_cannot_read(
     .unwrap();
     let mut raw = String::new();
     s.read_to_string(&mut raw).unwrap();
-    assert!(
-        raw.starts_with("HTTP/1.1 431") && raw.contains("16 KiB"),
-        "{raw}"
-    );
+    // hyper answers a head it cannot hold itself, without a body.
+    assert!(raw.starts_with("HTTP/1.1 431"), "{raw}");
     let mut s = TcpStream::connect(addr).unwrap();
     write!(s, "POST /api/runs HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc").unwrap();
     let mut raw = String::new();
