@@ -100,6 +100,45 @@ def wait_for(driver, script: str, timeout: float = 30.0):
     raise AssertionError(f"timed out waiting for: {script}\nthe page then: {driver.execute_script(PAGE_STATE)}")
 
 
+def plot_position(driver, tag: str, x: float, y: float, run: str | None = None):
+    """Where (x, y) of the chart of `tag` is, in CSS pixels from the chart's plot element, and
+    the run's colour (as [r, g, b])."""
+    return driver.execute_script("""
+        const c = state.charts.get(arguments[0]);
+        const L = c.plot._fullLayout, s = L._size;
+        const rgb = h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16));
+        return [s.l + L.xaxis.l2p(arguments[1]), s.t + L.yaxis.l2p(arguments[2]),
+                arguments[3] ? rgb(colorOf(arguments[3])) : null];""", tag, x, y, run)
+
+
+def screenshot_of(driver, tag: str):
+    """A screenshot of the chart of `tag`'s plot (a PIL image, CSS pixels scaled by the
+    device pixel ratio) and that ratio."""
+    import io
+
+    from PIL import Image
+
+    driver.execute_script(
+        "state.charts.get(arguments[0]).el.scrollIntoView({block: 'center'})", tag)
+    time.sleep(0.3)
+    element = driver.execute_script("return state.charts.get(arguments[0]).plot", tag)
+    image = Image.open(io.BytesIO(element.screenshot_as_png)).convert("RGB")
+    return image, driver.execute_script("return window.devicePixelRatio || 1")
+
+
+def color_near(driver, tag: str, x: float, y: float, want, box: int = 3, tolerance: int = 40) -> bool:
+    """Whether a pixel within `box` CSS pixels of (x, y) in the chart's screenshot is `want`."""
+    image, dpr = screenshot_of(driver, tag)
+    for dx in range(-box, box + 1):
+        for dy in range(-box, box + 1):
+            px = (int((x + dx) * dpr), int((y + dy) * dpr))
+            if not (0 <= px[0] < image.width and 0 <= px[1] < image.height):
+                continue
+            if all(abs(a - b) <= tolerance for a, b in zip(image.getpixel(px), want)):
+                return True
+    return False
+
+
 # What a timed-out wait prints of the page, so a failure under CI's load can be read afterwards.
 PAGE_STATE = """
     if (typeof state === 'undefined') return 'no board state';
@@ -133,24 +172,18 @@ def test_the_page_lists_runs_draws_a_one_step_spike_and_follows_a_live_run(board
             && c.dataset.points;""")
     assert sorted(int(t) for t in totals.split(",")) == [50, POINTS]
 
-    # The spike is drawn at the default zoom: the long run's color reaches the top of the plot
-    # at the spike's x.
-    drawn = browser.execute_script("""
-        const chart = state.charts.get('loss/total');
-        const f = chart.frame;
-        const X = Math.round(f.px(%d));
-        const ctx = chart.canvas.getContext('2d');
-        const dpr = window.devicePixelRatio || 1;
-        const top = f.py(1000);
-        const img = ctx.getImageData((X - 2) * dpr, (top - 1) * dpr, 5 * dpr, 4 * dpr).data;
-        const color = colorOf('long');
-        const want = [1, 3, 5].map(i => parseInt(color.slice(i, i + 2), 16));
-        for (let i = 0; i < img.length; i += 4) {
-            if (img[i + 3] > 0 && Math.abs(img[i] - want[0]) < 40 && Math.abs(img[i + 1] - want[1]) < 40
-                && Math.abs(img[i + 2] - want[2]) < 40) return true;
-        }
-        return false;""" % SPIKE_STEP)
-    assert drawn, "the one-step spike is not drawn at the default zoom"
+    # The spike is drawn at the default zoom: in a screenshot (what the user sees), the long
+    # run's colour reaches the spike's height at the spike's x. Smoothing off (from the URL), so
+    # the raw line is drawn in the run's full colour.
+    browser.get(url + "#smoothing=0")
+    wait_for(browser, """
+        const c = state.charts.get('loss/total');
+        return c && c.plotted && c.el.dataset.points && c.el.dataset.points.split(',').length === 2
+            && c.plot._fullLayout && !c.drawing;""")
+    assert browser.execute_script("return state.smoothing") == 0
+    x, top, color = plot_position(browser, "loss/total", SPIKE_STEP, 1000, "long")
+    assert color_near(browser, "loss/total", x, top + 3, color, box=4), \
+        "the one-step spike is not drawn at the default zoom"
 
     # A bucket of one point (a sparse series) is drawn, and smoothed, as one point, not four:
     # smoothing over repeated copies would pull the line into stairs.
@@ -227,17 +260,35 @@ def test_runs_grouped_by_learning_rate_show_each_groups_band(tally_bin: Path, tm
         at = [p for p in best["curve"] if p["step"] == 50][0]
         assert at["mean"] == 130.0  # 100 + (0 + 30 + 60) / 3
         assert at["low"] < at["mean"] < at["high"]
-        # The band is painted: between the group's low and high at step 50, its color shows
-        # through (translucent), above and below the mean line.
-        painted = browser.execute_script("""
-            const chart = state.charts.get('charts/return');
-            const f = chart.frame, ctx = chart.canvas.getContext('2d');
-            const dpr = window.devicePixelRatio || 1;
-            const X = f.px(50), yHigh = f.py(arguments[0]), yMean = f.py(arguments[1]);
-            const y = (yHigh + yMean) / 2;
-            const px = ctx.getImageData(X * dpr, y * dpr, 1, 1).data;
-            return px[3] > 0 && !(px[0] > 250 && px[1] > 250 && px[2] > 250);""", at["high"], at["mean"])
-        assert painted, "no band between the mean and the upper bound"
+        # The legend names each group, by its key's value and size.
+        legend = wait_for(browser, """
+            const t = [...state.charts.get('charts/return').el.querySelectorAll('.legendtext')]
+                .map(e => e.textContent);
+            return t.length === 2 && t;""")
+        assert sorted(legend) == ["lr=0.01 (n=3)", "lr=0.1 (n=3)"], legend
+        # The band is painted: in a screenshot, between the group's mean and its upper bound at
+        # step 50, the group's colour shows through translucent (a fifth of it over white).
+        wait_for(browser, "const c = state.charts.get('charts/return'); return c.plot._fullLayout && !c.drawing")
+        x, y_high, color = plot_position(browser, "charts/return", 50, at["high"])
+        _, y_mean, _ = plot_position(browser, "charts/return", 50, at["mean"])
+        group_color = browser.execute_script(
+            "const h = state.charts.get('charts/return').lines[0].color;"
+            "return [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16))")
+        tinted = [round(0.2 * c + 0.8 * 255) for c in group_color]
+        assert color_near(browser, "charts/return", x, (y_high + y_mean) / 2, tinted, box=2, tolerance=14), \
+            "no band between the mean and the upper bound"
+        # Group mode smooths as runs are (a smoothed line per group, smoothing being on by
+        # default) and zooms: the zoom is kept when drawn again.
+        smoothed = browser.execute_script(
+            "return state.charts.get('charts/return').plot.data.filter(t => (t.hovertemplate || '').startsWith('smoothed')).length")
+        assert smoothed == 2
+        browser.execute_script(
+            "Plotly.relayout(state.charts.get('charts/return').plot, {'xaxis.range': [20, 40]})")
+        wait_for(browser, "return JSON.stringify(state.zooms['charts/return']) === '[20,40]'")
+        browser.execute_script("redrawAll()")
+        time.sleep(0.5)
+        assert browser.execute_script(
+            "return state.charts.get('charts/return').plot._fullLayout.xaxis.range") == [20, 40]
 
         # A key no run has: said beside the field (docs/contract/consumers.md "A run's
         # configuration"), not drawn as one group of nulls.
@@ -258,9 +309,9 @@ def test_a_group_drawn_as_its_iqm_leaves_an_outlier_seed_out(tally_bin: Path, tm
         w.close()
     line_at_50 = """
         const c = state.charts.get('charts/return');
-        if (!c || !c.frame || c.el.dataset.groups !== '1') return null;
-        const p = c.frame.lines[0].pts.find(p => p[0] === 50);
-        return p && [p[1], c.frame.lines[0].band.find(b => b.step === 50)];"""
+        if (!c || !c.plotted || c.el.dataset.groups !== '1') return null;
+        const p = c.lines[0].pts.find(p => p[0] === 50);
+        return p && [p[1], c.lines[0].band.find(b => b.step === 50)];"""
     for url in serve(tally_bin, tmp_path):
         browser.get(url)
         wait_for(browser, "return document.querySelector('.chart[data-tag=\"charts/return\"]')")

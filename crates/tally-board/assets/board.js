@@ -88,6 +88,13 @@ function readUrl() {
   document.getElementById("charts").dataset.size = state.size;
 }
 
+// A view pasted into the address bar (only the fragment changed: no reload by itself) is
+// loaded as a page opened with it would be.
+let written = null;
+window.addEventListener("hashchange", () => {
+  if (location.hash.slice(1) !== written) location.reload();
+});
+
 let urlTimer = null;
 function saveUrl() {
   clearTimeout(urlTimer);
@@ -106,7 +113,8 @@ function saveUrl() {
     if (state.size !== "m") h.set("size", state.size);
     if (state.theme !== "auto") h.set("theme", state.theme);
     if (state.colors.size) h.set("colors", JSON.stringify(Object.fromEntries(state.colors)));
-    history.replaceState(null, "", `${location.pathname}${location.search}#${h}`);
+    written = h.toString();
+    history.replaceState(null, "", `${location.pathname}${location.search}#${written}`);
   }, 50);
 }
 
