@@ -155,7 +155,7 @@ async function pollRuns() {
       if (old && (old.points !== row.points || old.written !== row.written)) grown.push(row.run);
     }
     state.order = body.names;
-    if (!state.looked && (state.urlSelection === null || !body.pending)) {
+    if (!state.looked) {
       state.looked = true;
       if (state.urlSelection !== null) {
         for (const name of state.urlSelection) if (names.has(name)) state.selected.add(name);
@@ -404,7 +404,9 @@ async function refreshCharts(grown) {
     const chart = state.charts.get(tag);
     const has = shown.filter(r => (state.runTags.get(r) || []).includes(tag));
     chart.runs = has;
-    for (const r of [...chart.series.keys()]) if (!has.includes(r)) chart.series.delete(r);
+    for (const r of [...chart.series.keys()]) {
+      if (!has.includes(r)) { chart.series.delete(r); chart.stale = true; }
+    }
     for (const r of has) if (!chart.series.has(r) || grown.has(r)) chart.dirty.add(r);
     if (state.groupBy) chart.dirty.add("(groups)");
     return chart.visible ? update(chart) : null;
@@ -412,11 +414,15 @@ async function refreshCharts(grown) {
 }
 
 // A chart's runs to fetch again, fetched once it is in view (charts out of view cost nothing).
+// A chart whose runs and view did not change is not drawn again.
 async function update(chart) {
   const runs = [...chart.dirty].filter(r => r !== "(groups)");
-  const forced = chart.dirty.size === 0 && !chart.plotted;
+  const groups = chart.dirty.has("(groups)");
   chart.dirty.clear();
-  if (!runs.length && !forced && !state.groupBy && chart.plotted) { draw(chart); return; }
+  if (!runs.length && !groups) {
+    if (!chart.plotted || chart.stale) draw(chart);
+    return;
+  }
   await loadChart(chart, runs);
 }
 
@@ -434,6 +440,7 @@ function layoutCharts(tags) {
   }
   for (const [tag, chart] of state.charts) if (!tags.includes(tag)) {
     observer.unobserve(chart.el);
+    farObserver.unobserve(chart.el);
     if (chart.plotted) Plotly.purge(chart.plot);
     chart.el.remove(); state.charts.delete(tag);
   }
@@ -473,9 +480,21 @@ const observer = new IntersectionObserver(entries => {
     const chart = [...state.charts.values()].find(c => c.el === e.target);
     if (!chart) continue;
     chart.visible = e.isIntersecting;
-    if (chart.visible && (chart.dirty.size || !chart.plotted)) update(chart);
+    if (chart.visible && (chart.dirty.size || !chart.plotted || chart.stale)) update(chart);
   }
 }, { rootMargin: "400px 0px" });
+
+// A chart far out of view lets go of its drawing (plotly's per-point objects are most of a
+// page's memory) and keeps its buckets; it is drawn again from them when it comes back.
+const farObserver = new IntersectionObserver(entries => {
+  for (const e of entries) {
+    const chart = [...state.charts.values()].find(c => c.el === e.target);
+    if (!chart || e.isIntersecting || !chart.plotted) continue;
+    Plotly.purge(chart.plot);
+    chart.plotted = false;
+    chart.hooked = false;
+  }
+}, { rootMargin: "1500px 0px" });
 
 const resizer = new ResizeObserver(entries => {
   for (const e of entries) {
@@ -523,6 +542,7 @@ function newChart(tag, grid) {
     saveUrl();
   };
   observer.observe(el);
+  farObserver.observe(el);
   resizer.observe(plot);
   return chart;
 }
@@ -816,18 +836,36 @@ function drawGroups(chart) {
 function plot(chart, traces, layout) {
   layout.height = Math.max(160, chart.plot.clientHeight || 300);
   chart.drawing = true;
-  const first = !chart.plotted;
   chart.plotted = true;
+  chart.stale = false;
   Plotly.react(chart.plot, traces, layout, PLOT_CONFIG).then(() => {
     chart.drawing = false;
-    if (first) hook(chart);
+    if (!chart.hooked) { chart.hooked = true; hook(chart); }
     chart.el.dataset.drawn = String((Number(chart.el.dataset.drawn) || 0) + 1);
   });
 }
 
 // The chart's own events: a zoom asks the server for the window again (bucketed anew, down to
-// single raw points); the cursor is shown on every chart at the same x.
-let syncing = false;
+// single raw points); the cursor is shown on every chart in view at the same x, once a frame.
+let syncing = false, syncTo = null, syncFrame = 0;
+function syncCursor() {
+  syncFrame = 0;
+  const { chart, xval } = syncTo;
+  syncing = true;
+  try {
+    for (const other of state.charts.values()) {
+      if (other === chart || !other.plotted || !other.visible || other.drawing) continue;
+      const r = other.el.getBoundingClientRect();
+      if (r.bottom < 0 || r.top > window.innerHeight) continue;
+      if (xval === null) Plotly.Fx.unhover(other.plot);
+      else Plotly.Fx.hover(other.plot, { xval }, "xy");
+    }
+  } finally { syncing = false; }
+}
+function queueSync(chart, xval) {
+  syncTo = { chart, xval };
+  if (!syncFrame) syncFrame = requestAnimationFrame(syncCursor);
+}
 function hook(chart) {
   const gd = chart.plot;
   gd.on("plotly_relayout", ev => {
@@ -846,23 +884,10 @@ function hook(chart) {
     loadChart(chart, [...chart.series.keys()]);
   });
   gd.on("plotly_hover", ev => {
-    if (syncing || !ev.xvals || !ev.xvals.length) return;
-    syncing = true;
-    try {
-      for (const other of state.charts.values()) {
-        if (other === chart || !other.plotted || !other.visible) continue;
-        Plotly.Fx.hover(other.plot, { xval: ev.xvals[0] }, "xy");
-      }
-    } finally { syncing = false; }
+    if (!syncing && ev.xvals && ev.xvals.length) queueSync(chart, ev.xvals[0]);
   });
   gd.on("plotly_unhover", () => {
-    if (syncing) return;
-    syncing = true;
-    try {
-      for (const other of state.charts.values()) {
-        if (other !== chart && other.plotted) Plotly.Fx.unhover(other.plot);
-      }
-    } finally { syncing = false; }
+    if (!syncing) queueSync(chart, null);
   });
 }
 
