@@ -480,9 +480,29 @@ const observer = new IntersectionObserver(entries => {
     const chart = [...state.charts.values()].find(c => c.el === e.target);
     if (!chart) continue;
     chart.visible = e.isIntersecting;
-    if (chart.visible && (chart.dirty.size || !chart.plotted || chart.stale)) update(chart);
+    if (chart.visible && (chart.dirty.size || !chart.plotted || chart.stale)) enqueue(chart);
   }
 }, { rootMargin: "400px 0px" });
+
+// Charts coming into view are drawn one at a time once the page stops scrolling (150 ms), so
+// a fast scroll through many charts is not held up drawing each one it passes.
+const drawQueue = new Set();
+let lastScroll = 0, queueTimer = 0;
+window.addEventListener("scroll", () => { lastScroll = performance.now(); }, { passive: true });
+function enqueue(chart) { drawQueue.add(chart); pump(); }
+function pump() {
+  if (queueTimer) return;
+  queueTimer = setTimeout(() => {
+    queueTimer = 0;
+    if (performance.now() - lastScroll < 150) { pump(); return; }
+    for (const c of drawQueue) if (!c.visible || !state.charts.has(c.tag)) drawQueue.delete(c);
+    const chart = drawQueue.values().next().value;
+    if (!chart) return;
+    drawQueue.delete(chart);
+    if (chart.dirty.size || !chart.plotted || chart.stale) update(chart);
+    if (drawQueue.size) pump();
+  }, 16);
+}
 
 // A chart far out of view lets go of its drawing (plotly's per-point objects are most of a
 // page's memory) and keeps its buckets; it is drawn again from them when it comes back.
