@@ -522,7 +522,10 @@ fn image(catalog: &Catalog, target: &Target) -> Handled {
     .ok_or_else(|| {
         Answer::error(
             404,
-            format!("run {name:?} holds no image of tag {tag:?} at step {}", step.unwrap_or(0.0)),
+            format!(
+                "run {name:?} holds no image of tag {tag:?} at step {}",
+                step.unwrap_or(0.0)
+            ),
         )
     })?;
     Ok(Answer {

@@ -687,7 +687,10 @@ fn every_image_step_held_is_listed_and_served_by_its_step_and_plotly_js_is_serve
     std::fs::create_dir_all(&run).unwrap();
     let mut w = RecordWriter::new(Vec::new());
     // A 1x1 image at step 4, one 2 wide and 1 high at step 6.
-    for (step, width, pixels) in [(4, 1, vec![255u8, 0, 0]), (6, 2, vec![0, 255, 0, 0, 255, 0])] {
+    for (step, width, pixels) in [
+        (4, 1, vec![255u8, 0, 0]),
+        (6, 2, vec![0, 255, 0, 0, 255, 0]),
+    ] {
         let summary = encode_summary(vec![image_value("frame", &pixels, 1, width, 3).unwrap()]);
         w.write_record(&encode_summary_event(Some(step), 1000.0, &summary))
             .unwrap();
@@ -698,7 +701,10 @@ fn every_image_step_held_is_listed_and_served_by_its_step_and_plotly_js_is_serve
     let (status, media) = get(board.addr, "/api/media?run=pics");
     assert_eq!(status, 200, "{media}");
     let image = &media["images"][0];
-    assert_eq!((image["step"].as_i64(), image["width"].as_u64()), (Some(6), Some(2)));
+    assert_eq!(
+        (image["step"].as_i64(), image["width"].as_u64()),
+        (Some(6), Some(2))
+    );
     let steps: Vec<_> = image["steps"]
         .as_array()
         .unwrap()
@@ -714,7 +720,10 @@ fn every_image_step_held_is_listed_and_served_by_its_step_and_plotly_js_is_serve
     assert_ne!(old, new);
     let (status, missing) = get(board.addr, "/api/image?run=pics&tag=frame&step=5");
     assert_eq!(status, 404, "{missing}");
-    assert!(missing["error"].as_str().unwrap().contains("step 5"), "{missing}");
+    assert!(
+        missing["error"].as_str().unwrap().contains("step 5"),
+        "{missing}"
+    );
 
     // plotly.js, served by the board itself.
     let (status, head, body) = get_with(board.addr, "/plotly.min.js", "");

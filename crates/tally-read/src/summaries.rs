@@ -420,7 +420,10 @@ mod tests {
         assert_eq!(run.histograms["w"].back().unwrap().step, 3);
         // The older histogram is kept too, for the histograms over time.
         assert_eq!(
-            run.histograms["w"].iter().map(|h| h.step).collect::<Vec<_>>(),
+            run.histograms["w"]
+                .iter()
+                .map(|h| h.step)
+                .collect::<Vec<_>>(),
             [1, 3]
         );
         assert_eq!(
