@@ -513,6 +513,18 @@ def test_legend_readout_synced_cursor_sections_and_marks(tally_bin: Path, tmp_pa
             return h && h.textContent;""", timeout=10)
         assert all(run in other for run in ("a_0", "a_1", "b_0")), other
 
+        # The full-width view: the chart spans the page and plotly draws it that wide; the
+        # choice is in the URL.
+        before = browser.execute_script("return state.charts.get('loss/x').plot._fullLayout.width")
+        browser.execute_script("state.charts.get('loss/x').el.querySelector('button.widen').click()")
+        after = wait_for(browser, """
+            const w = state.charts.get('loss/x').plot._fullLayout.width;
+            return w > 1.5 * arguments[0] && w;""".replace("arguments[0]", str(before)), timeout=10)
+        grid = browser.execute_script(
+            "return state.charts.get('loss/x').el.parentElement.getBoundingClientRect().width")
+        assert after > grid - 40, (before, after, grid)
+        wait_for(browser, "return location.hash.includes('wide=loss%2Fx')")
+
 
 def test_regex_filter_selection_colours_and_the_url_survive_a_reload(tally_bin: Path, tmp_path: Path, browser):
     write_sweep(tmp_path)
