@@ -156,7 +156,7 @@ def test_the_page_lists_runs_draws_a_one_step_spike_and_follows_a_live_run(board
     url, logdir = board
     browser.get(url)
 
-    # The runs table: every run, the corrupt one with the reader's message (file and offset).
+    # The runs table: every run, the corrupt one with its damage named (file and offset).
     names = wait_for(browser, "return [...document.querySelectorAll('#runs tbody tr[data-run]')]"
                               ".map(r => r.dataset.run).join(',')")
     assert names.split(",") == ["broken", "long", "tbx"]
@@ -164,13 +164,14 @@ def test_the_page_lists_runs_draws_a_one_step_spike_and_follows_a_live_run(board
         "return document.querySelector('#runs tr.error td.message').textContent")
     assert "broken" in message and "byte" in message, message
 
-    # The chart of loss/total overlays the two readable runs; every point of the long run is
-    # behind it.
+    # The chart of loss/total overlays the three runs, the corrupt one's points before its
+    # damage among them (board.md "The runs table"); every point of the long run is behind it.
     totals = wait_for(browser, """
         const c = document.querySelector('.chart[data-tag="loss/total"]');
-        return c && c.dataset.points && c.dataset.points.split(',').length === 2
+        return c && c.dataset.points && c.dataset.points.split(',').length === 3
             && c.dataset.points;""")
-    assert sorted(int(t) for t in totals.split(",")) == [50, POINTS]
+    broken, tbx, long = sorted(int(t) for t in totals.split(","))
+    assert (tbx, long) == (50, POINTS) and 0 < broken < 20, totals
 
     # The spike is drawn at the default zoom: in a screenshot (what the user sees), the long
     # run's colour reaches the spike's height at the spike's x. Smoothing off (from the URL), so
@@ -178,7 +179,7 @@ def test_the_page_lists_runs_draws_a_one_step_spike_and_follows_a_live_run(board
     browser.get(url + "#smoothing=0")
     wait_for(browser, """
         const c = state.charts.get('loss/total');
-        return c && c.plotted && c.el.dataset.points && c.el.dataset.points.split(',').length === 2
+        return c && c.plotted && c.el.dataset.points && c.el.dataset.points.split(',').length === 3
             && c.plot._fullLayout && !c.drawing;""")
     assert browser.execute_script("return state.smoothing") == 0
     x, top, color = plot_position(browser, "loss/total", SPIKE_STEP, 1000, "long")
@@ -610,11 +611,29 @@ def test_the_smoothed_line_is_the_servers_when_it_sends_one(tally_bin: Path, tmp
             const t = c && c.plotted && c.plot.data.find(t => t.customdata);
             return t && t.y.length && t.y.every(v => v === 42) && t.y;""")
         assert set(ys) == {42}
-        # Without it (the server before its smoothing), the page smooths what it holds.
+        # The server's own, unaltered: TensorBoard's average at each bucket's last point.
         browser.get(url + "#tags=loss&sel=a_0&smoothing=0.5")
         ys = wait_for(browser, """
             const c = state.charts.get('loss/x');
             const t = c && c.plotted && c.plot.data.find(t => t.customdata);
+            return t && t.y.length > 50 && t.y;""")
+        assert abs(ys[50] - 49.0) < 1e-6, ys[50]  # 50 - w/(1-w) + debiasing's w^51: 49.0
+        # Without it (a server before its smoothing), the page smooths what it holds.
+        browser.execute_script("""
+            const real = window.fetch;
+            window.fetch = async (url, ...rest) => {
+                const res = await real(url, ...rest);
+                if (!String(url).includes('/api/scalars')) return res;
+                const body = await res.json();
+                for (const b of body.buckets) delete b.smoothed;
+                return new Response(JSON.stringify(body), { status: res.status });
+            };
+            refetchAll();""")
+        ys = wait_for(browser, """
+            const c = state.charts.get('loss/x');
+            const s = c && c.series.get('a_0');
+            const t = c && c.plotted && s && !s.buckets[0].hasOwnProperty('smoothed')
+                && c.plot.data.find(t => t.customdata);
             return t && t.y.length > 50 && t.y;""")
         assert 40 < ys[50] < 50, ys[50]  # an EMA of 0..99 lags its raw 50
 

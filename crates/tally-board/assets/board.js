@@ -816,11 +816,14 @@ function drawGroups(chart) {
   chart.groups.filter(g => g.curve.length).forEach((g, i) => {
     const name = Object.entries(g.key).map(([k, v]) => `${configLabel(k)}=${v}`).join(" ") + ` (n=${g.n})`;
     const color = COLORS[i % COLORS.length];
-    const curve = g.curve.map(p => { const [mean, low, high] = groupFigure(p); return { step: p.step, n: p.n, mean, low, high, smoothed: p.smoothed }; });
+    const curve = g.curve.map(p => {
+      const [mean, low, high] = groupFigure(p);
+      return { step: p.step, n: p.n, mean, low, high, smoothed: state.groupStat === "iqm" ? p.iqm_smoothed : p.smoothed };
+    });
     const steps = curve.map(p => p.step), means = curve.map(p => p.mean);
     let smoothed = null;
     if (state.smoothing > 0) {
-      smoothed = state.groupStat === "mean" && curve.every(p => p.smoothed !== undefined)
+      smoothed = curve.every(p => p.smoothed !== undefined)
         ? curve.map(p => p.smoothed === null ? NaN : num(p.smoothed))
         : smooth(means, state.smoothing);
     }
