@@ -521,8 +521,9 @@ fn run(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     })))
 }
 
-/// `GET /api/media?run=R`: the run's text entries per tag, and its newest image and histogram
-/// per tag (an image's bytes come from `/api/image`).
+/// `GET /api/media?run=R`: the run's text entries per tag, and per image and histogram tag its
+/// newest (the fields at the top) and every one kept, oldest first (`steps` for images, whose
+/// bytes come from `/api/image`; `history` for histograms).
 fn media(catalog: &Catalog, target: &Target) -> Handled {
     let name = required(target, "run")?;
     let run = summaries(catalog, name)?;
@@ -538,24 +539,36 @@ fn media(catalog: &Catalog, target: &Target) -> Handled {
             json!({ "tag": tag, "entries": entries })
         })
         .collect();
+    let image_json = |i: &tally_read::summaries::Image| {
+        json!({ "step": i.step, "wall_time": i.wall_time,
+                "width": i.width, "height": i.height, "mime": i.mime })
+    };
     let images: Vec<Value> = run
         .images
         .iter()
-        .map(|(tag, i)| {
-            json!({ "tag": tag, "step": i.step, "wall_time": i.wall_time,
-                    "width": i.width, "height": i.height, "mime": i.mime })
+        .filter_map(|(tag, held)| {
+            let mut newest = image_json(held.back()?);
+            newest["tag"] = json!(tag);
+            newest["steps"] = held.iter().map(image_json).collect();
+            Some(newest)
         })
         .collect();
+    let histogram_json = |h: &tally_read::summaries::Histogram| {
+        let buckets: Vec<Value> = h
+            .buckets
+            .iter()
+            .map(|b| json!([number(b[0]), number(b[1]), number(b[2])]))
+            .collect();
+        json!({ "step": h.step, "wall_time": h.wall_time, "buckets": buckets })
+    };
     let histograms: Vec<Value> = run
         .histograms
         .iter()
-        .map(|(tag, h)| {
-            let buckets: Vec<Value> = h
-                .buckets
-                .iter()
-                .map(|b| json!([number(b[0]), number(b[1]), number(b[2])]))
-                .collect();
-            json!({ "tag": tag, "step": h.step, "wall_time": h.wall_time, "buckets": buckets })
+        .filter_map(|(tag, held)| {
+            let mut newest = histogram_json(held.back()?);
+            newest["tag"] = json!(tag);
+            newest["history"] = held.iter().map(histogram_json).collect();
+            Some(newest)
         })
         .collect();
     Ok(Answer::ok(json!({
@@ -566,16 +579,31 @@ fn media(catalog: &Catalog, target: &Target) -> Handled {
     })))
 }
 
-/// `GET /api/image?run=R&tag=T`: the newest image of the tag, as the run holds it.
+/// `GET /api/image?run=R&tag=T[&step=S]`: the tag's newest image (of step `S`, the newest of
+/// it, when given), as the run holds it.
 fn image(catalog: &Catalog, target: &Target) -> Handled {
     let name = required(target, "run")?;
     let tag = required(target, "tag")?;
+    let step: Option<f64> = parse(target, "step")?;
     let run = summaries(catalog, name)?;
     let run = lock(&run);
-    let image = run
+    let held = run
         .images
         .get(tag)
         .ok_or_else(|| Answer::error(404, format!("run {name:?} has no image tag {tag:?}")))?;
+    let image = match step {
+        None => held.back(),
+        Some(step) => held.iter().rev().find(|i| i.step as f64 == step),
+    }
+    .ok_or_else(|| {
+        Answer::error(
+            404,
+            format!(
+                "run {name:?} holds no image of tag {tag:?} at step {}",
+                step.unwrap_or(0.0)
+            ),
+        )
+    })?;
     Ok(Answer {
         status: 200,
         body: Body::File(image.mime, image.bytes.clone()),

@@ -677,3 +677,57 @@ fn a_run_past_its_share_of_the_budget_answers_charts_as_when_held_whole() {
     let after = blocks.live("big", &|| true).unwrap().unwrap();
     assert!(after.lock().unwrap().bytes() <= held_bytes + (16 << 20));
 }
+
+#[test]
+fn every_image_step_held_is_listed_and_served_by_its_step_and_plotly_js_is_served() {
+    use tally_tfevents::{encode_summary, encode_summary_event, image_value};
+
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("pics");
+    std::fs::create_dir_all(&run).unwrap();
+    let mut w = RecordWriter::new(Vec::new());
+    // A 1x1 image at step 4, one 2 wide and 1 high at step 6.
+    for (step, width, pixels) in [
+        (4, 1, vec![255u8, 0, 0]),
+        (6, 2, vec![0, 255, 0, 0, 255, 0]),
+    ] {
+        let summary = encode_summary(vec![image_value("frame", &pixels, 1, width, 3).unwrap()]);
+        w.write_record(&encode_summary_event(Some(step), 1000.0, &summary))
+            .unwrap();
+    }
+    std::fs::write(run.join(FILE), w.into_inner()).unwrap();
+
+    let board = start(&[dir.path()], "127.0.0.1");
+    let (status, media) = get(board.addr, "/api/media?run=pics");
+    assert_eq!(status, 200, "{media}");
+    let image = &media["images"][0];
+    assert_eq!(
+        (image["step"].as_i64(), image["width"].as_u64()),
+        (Some(6), Some(2))
+    );
+    let steps: Vec<_> = image["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["step"].as_i64().unwrap(), s["width"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(steps, [(4, 1), (6, 2)]);
+    let (status, _, old) = get_with(board.addr, "/api/image?run=pics&tag=frame&step=4", "");
+    assert_eq!(status, 200);
+    let (_, _, new) = get_with(board.addr, "/api/image?run=pics&tag=frame", "");
+    let (_, _, six) = get_with(board.addr, "/api/image?run=pics&tag=frame&step=6", "");
+    assert_eq!(new, six);
+    assert_ne!(old, new);
+    let (status, missing) = get(board.addr, "/api/image?run=pics&tag=frame&step=5");
+    assert_eq!(status, 404, "{missing}");
+    assert!(
+        missing["error"].as_str().unwrap().contains("step 5"),
+        "{missing}"
+    );
+
+    // plotly.js, served by the board itself.
+    let (status, head, body) = get_with(board.addr, "/plotly.min.js", "");
+    assert_eq!(status, 200);
+    assert!(head.contains("text/javascript"), "{head}");
+    assert!(body.contains("plotly.js v3"));
+}
