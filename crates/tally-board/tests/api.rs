@@ -730,4 +730,15 @@ fn every_image_step_held_is_listed_and_served_by_its_step_and_plotly_js_is_serve
     assert_eq!(status, 200);
     assert!(head.contains("text/javascript"), "{head}");
     assert!(body.contains("plotly.js v3"));
+    // Gzipped for a client that takes it, by the rule every embedded file is sent by.
+    let (status, head, _) = get_with(board.addr, "/plotly.min.js", "Accept-Encoding: gzip\r\n");
+    assert_eq!(status, 200);
+    let head = head.to_ascii_lowercase();
+    assert!(head.contains("content-encoding: gzip"), "{head}");
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("content-length");
+    assert!(length * 2 < body.len(), "{length} of {}", body.len());
 }
