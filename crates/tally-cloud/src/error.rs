@@ -41,19 +41,38 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// The store's failure `e` while doing `what` on `url`, with the usual cause said.
+    /// The store's failure `e` while doing `what` on `url`, said briefly with its usual cause.
     pub fn store(url: &str, what: impl Into<String>, e: &object_store::Error) -> Error {
         use object_store::Error as E;
-        let reason = match e {
-            E::NotFound { .. } => format!(
-                "not found (does the bucket exist, and is the endpoint the right one?): {e}"
-            ),
-            E::PermissionDenied { .. } | E::Unauthenticated { .. } => format!(
-                "access denied: credentials come from the environment (AWS_ACCESS_KEY_ID and \
-                 AWS_SECRET_ACCESS_KEY or a role; GOOGLE_APPLICATION_CREDENTIALS; \
-                 AZURE_STORAGE_ACCOUNT_NAME and a key or token): {e}"
-            ),
-            _ => e.to_string(),
+        let text = e.to_string();
+        let credentials = "credentials come from the environment (AWS_ACCESS_KEY_ID and \
+                           AWS_SECRET_ACCESS_KEY, AWS_WEB_IDENTITY_TOKEN_FILE, or a role; \
+                           GOOGLE_APPLICATION_CREDENTIALS; AZURE_STORAGE_ACCOUNT_NAME and a key \
+                           or token)";
+        let reason = if let Some(code) = xml_field(&text, "Code") {
+            // S3's and Azure's error documents: their code and message, not the XML.
+            let message = xml_field(&text, "Message").unwrap_or_default();
+            let hint = match code {
+                "NoSuchBucket" | "ContainerNotFound" => {
+                    " (is the bucket's name right, and AWS_ENDPOINT_URL the store's?)"
+                }
+                "AccessDenied"
+                | "InvalidAccessKeyId"
+                | "SignatureDoesNotMatch"
+                | "AuthenticationFailed" => " (check the credentials in the environment)",
+                _ => "",
+            };
+            format!("the store answered {code}: {message}{hint}")
+        } else if text.contains("169.254.169.254") || text.contains("metadata") {
+            format!("no credentials: {credentials}, and no instance metadata service gave any")
+        } else {
+            match e {
+                E::NotFound { .. } => format!("not found: {text}"),
+                E::PermissionDenied { .. } | E::Unauthenticated { .. } => {
+                    format!("access denied: {credentials}: {text}")
+                }
+                _ => text,
+            }
         };
         Error::Store {
             url: url.to_owned(),
@@ -70,4 +89,12 @@ impl Error {
         let path = path.into();
         move |source| Error::Local { path, what, source }
     }
+}
+
+/// The text of the first `<field>...</field>` in `text`.
+fn xml_field<'a>(text: &'a str, field: &str) -> Option<&'a str> {
+    let open = format!("<{field}>");
+    let start = text.find(&open)? + open.len();
+    let len = text[start..].find(&format!("</{field}>"))?;
+    Some(&text[start..start + len])
 }
