@@ -33,7 +33,7 @@ pub fn localize(paths: Vec<&mut PathBuf>, follow: bool) -> Result<Mirrors, CliEr
                     *path = mirror.local_path();
                     if follow {
                         mirrors._pollers.push(tally_cloud::Poller::start(
-                            mirror,
+                            *mirror,
                             tally_cloud::poller::EVERY,
                             Box::new(|m| crate::stderr::line(format_args!("tally: warning: {m}"))),
                         ));
@@ -75,4 +75,33 @@ pub fn shown(text: String) -> String {
         }
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_a_command_writes_refuses_a_url_naming_the_flag() {
+        let err = refuse([Path::new("s3://b/out.jsonl")], "--output").unwrap_err();
+        assert!(
+            matches!(&err, CliError::Usage(m) if m.contains("--output takes a local path, not a s3:// URL")),
+            "{err:?}"
+        );
+        assert!(refuse([Path::new("out/s3:x")], "--output").is_ok());
+    }
+
+    #[cfg(not(feature = "cloud"))]
+    #[test]
+    fn without_the_feature_a_url_is_a_usage_error_saying_how_to_get_it() {
+        let mut url = PathBuf::from("s3://bkt/runs");
+        match localize(vec![&mut url], false) {
+            Err(CliError::Usage(m)) => {
+                assert!(m.starts_with("s3://bkt/runs: ") && m.ends_with(NOT_BUILT))
+            }
+            other => panic!("expected a usage error, got {other:?}"),
+        }
+        let mut local = PathBuf::from("runs");
+        assert!(localize(vec![&mut local], false).is_ok());
+    }
 }

@@ -38,7 +38,15 @@ fn named(set: &BTreeSet<String>, name: &str) -> bool {
 fn the_demo_build_compiles_no_query_engine_and_at_most_150_packages() {
     let lean = packages(&["--no-default-features"]);
     // Nor object storage's HTTP stack (the `cloud` feature: docs/contract/object-storage.md).
-    for heavy in ["tally-sql", "datafusion", "arrow", "tokio", "tally-cloud", "object_store", "reqwest"] {
+    for heavy in [
+        "tally-sql",
+        "datafusion",
+        "arrow",
+        "tokio",
+        "tally-cloud",
+        "object_store",
+        "reqwest",
+    ] {
         assert!(!named(&lean, heavy), "{heavy} is in the demo's build");
     }
     assert!(

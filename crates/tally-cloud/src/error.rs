@@ -63,9 +63,14 @@ impl Error {
                 _ => "",
             };
             format!("the store answered {code}: {message}{hint}")
-        } else if ["169.254.169.254", "169.254.170.2", "/latest/api/token", "/latest/meta-data"]
-            .iter()
-            .any(|m| text.contains(m))
+        } else if [
+            "169.254.169.254",
+            "169.254.170.2",
+            "/latest/api/token",
+            "/latest/meta-data",
+        ]
+        .iter()
+        .any(|m| text.contains(m))
         {
             // No key in the environment, so the client asked the instance's metadata service.
             format!("no credentials: {credentials}, and no instance metadata service gave any")

@@ -13,7 +13,7 @@ pub enum Resolved {
     /// A local path, as given.
     Local(PathBuf),
     /// A URL, its mirror polled once.
-    Remote(Mirror),
+    Remote(Box<Mirror>),
 }
 
 impl Resolved {
@@ -57,7 +57,7 @@ pub fn resolve(path: &Path) -> Result<Resolved> {
         shown.push((local, mirror.url().to_owned()));
         shown.sort_by_key(|(l, _)| std::cmp::Reverse(l.len()));
     }
-    Ok(Resolved::Remote(mirror))
+    Ok(Resolved::Remote(Box::new(mirror)))
 }
 
 /// `text` with every mirror path [`resolve`] handed out replaced by the URL it stands for, so a

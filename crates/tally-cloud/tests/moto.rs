@@ -28,12 +28,19 @@ fn moto() -> Option<(Moto, String)> {
     let candidates = std::env::var_os("TALLY_MOTO_SERVER")
         .map(std::path::PathBuf::from)
         .into_iter()
-        .chain([root.join(".venv/bin/moto_server"), root.join(".venv-s3/bin/moto_server")]);
+        .chain([
+            root.join(".venv/bin/moto_server"),
+            root.join(".venv-s3/bin/moto_server"),
+        ]);
     let Some(bin) = candidates.into_iter().find(|p| p.is_file()) else {
         eprintln!("skipped: no moto_server (pip install 'moto[server]' into .venv, or set TALLY_MOTO_SERVER)");
         return None;
     };
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let mut child = Command::new(bin)
         .args(["-H", "127.0.0.1", "-p", &port.to_string()])
         .stdout(Stdio::null())
@@ -52,12 +59,17 @@ fn moto() -> Option<(Moto, String)> {
 }
 
 fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 #[test]
 fn against_moto_an_unchanged_sweep_costs_one_list_and_a_grown_run_one_ranged_get() {
-    let Some((_moto, endpoint)) = moto() else { return };
+    let Some((_moto, endpoint)) = moto() else {
+        return;
+    };
     // The client is configured from the environment, as a user's is; the only test here.
     for (k, v) in [
         ("AWS_ENDPOINT_URL", endpoint.as_str()),
@@ -78,8 +90,11 @@ fn against_moto_an_unchanged_sweep_costs_one_list_and_a_grown_run_one_ranged_get
             ("run_config.json", "{}".to_string()),
             ("model.ckpt", "weights".repeat(100)),
         ] {
-            rt.block_on(store.put(&Path::from(format!("sweep/run{i}/{name}")), PutPayload::from(bytes.into_bytes())))
-                .unwrap();
+            rt.block_on(store.put(
+                &Path::from(format!("sweep/run{i}/{name}")),
+                PutPayload::from(bytes.into_bytes()),
+            ))
+            .unwrap();
         }
     }
     let counts = Arc::new(Counts::default());
@@ -94,7 +109,11 @@ fn against_moto_an_unchanged_sweep_costs_one_list_and_a_grown_run_one_ranged_get
     let cache = tempfile::tempdir().unwrap();
     let mut mirror = Mirror::with_remote(counted, cache.path(), "s3", "bkt").unwrap();
     mirror.sync().unwrap();
-    assert_eq!(counts.take(), (1, 2 * runs, 0, 0), "1 LIST; an event file and a config per run");
+    assert_eq!(
+        counts.take(),
+        (1, 2 * runs, 0, 0),
+        "1 LIST; an event file and a config per run"
+    );
     mirror.sync().unwrap();
     assert_eq!(counts.take(), (1, 0, 0, 0), "none changed: 1 LIST, no GET");
     rt.block_on(store.put(
@@ -103,7 +122,11 @@ fn against_moto_an_unchanged_sweep_costs_one_list_and_a_grown_run_one_ranged_get
     ))
     .unwrap();
     let synced = mirror.sync().unwrap();
-    assert_eq!(counts.take(), (1, 1, 1, 0), "one grown: 1 LIST, 1 ranged GET");
+    assert_eq!(
+        counts.take(),
+        (1, 1, 1, 0),
+        "one grown: 1 LIST, 1 ranged GET"
+    );
     assert_eq!(synced.tails, 1);
     assert_eq!(
         std::fs::read(mirror.local_path().join("run7/events.out.tfevents.1.host")).unwrap(),
@@ -116,7 +139,11 @@ fn reqwest_free_create_bucket(endpoint: &str, bucket: &str) -> bool {
     use std::io::{Read, Write};
     let addr = endpoint.trim_start_matches("http://");
     let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(s, "PUT /{bucket} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "PUT /{bucket} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut answer = String::new();
     s.read_to_string(&mut answer).unwrap();
     answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200")
