@@ -121,6 +121,11 @@ def main() -> None:
         s3.upload_file(str(grown), "bench", f"sweep/{grown.relative_to(root).as_posix()}")
         counter.take()
         rows.append(("URL, one run grown", timed([args.tally, "runs", url, "--json"], env), counter.take()))
+        # What the server alone takes to answer the listing a poll makes (boto3, no tally).
+        t = time.perf_counter()
+        for _ in s3.get_paginator("list_objects_v2").paginate(Bucket="bench", Prefix="sweep/"):
+            pass
+        rows.append(("the listing alone (boto3 against the same server)", time.perf_counter() - t, counter.take()))
         print(f"\n{args.runs} runs × {len(TAGS)} tags × {args.steps} steps, `tally runs --json`:\n")
         print("| read | seconds | LIST | GET | ranged GET | HEAD |")
         print("|---|---|---|---|---|---|")
