@@ -166,3 +166,21 @@ fn an_empty_prefix_is_an_empty_directory_and_a_copy_outliving_its_state_is_fetch
         b"abc"
     );
 }
+
+#[test]
+fn a_url_is_told_from_a_path_by_one_rule_and_a_local_path_stays_as_it_is() {
+    use std::path::{Path as P, PathBuf};
+    use tally::rundir::url_scheme;
+    assert_eq!(url_scheme(P::new("s3://bkt/run")), Some("s3"));
+    assert_eq!(url_scheme(P::new("gs://b")), Some("gs"));
+    assert_eq!(url_scheme(P::new("abfss://c@a.dfs.core.windows.net/x")), Some("abfss"));
+    for local in ["runs/a", "/abs/s3:/x", "s3:/bkt", "a b://x", "://x", "1a://x"] {
+        assert_eq!(url_scheme(P::new(local)), None, "{local}");
+    }
+    let r = tally_cloud::resolve(P::new("runs/a")).unwrap();
+    assert_eq!(r.path(), PathBuf::from("runs/a"));
+    let r = tally_cloud::resolve(P::new("file:///tmp/x")).unwrap();
+    assert_eq!(r.path(), PathBuf::from("/tmp/x"));
+    let e = tally_cloud::resolve(P::new("foo://bkt/x")).unwrap_err();
+    assert!(e.to_string().starts_with("foo://bkt/x: not an object-store URL"), "{e}");
+}
