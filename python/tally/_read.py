@@ -82,7 +82,7 @@ def _naming_urls(call: Any, *args: Any) -> Any:
 
 def _read_columns(paths: List[PathLike], tags: Optional[List[str]], strict: bool, skip: bool = False) -> Dict[str, Any]:
     _check_strict(strict)
-    cols = _naming_urls(read_columns, paths, tags, strict, skip)
+    cols: Dict[str, Any] = _naming_urls(read_columns, paths, tags, strict, skip)
     _warn_findings(cols, stacklevel=4)
     return cols
 
