@@ -187,7 +187,10 @@ impl Mirror {
             cache
                 .join("locks")
                 .join(format!("{}-{}", component(scheme), component(bucket)));
-        for dir in [&tree, &cache.join("state"), &cache.join("locks")] {
+        // The copy's own directory is made at the first poll: the URL may name one object,
+        // whose copy is a file there.
+        let parent = tree.parent().unwrap_or(cache).to_owned();
+        for dir in [&parent, &cache.join("state"), &cache.join("locks")] {
             std::fs::create_dir_all(dir)
                 .map_err(Error::local("create the mirror directory", dir))?;
         }
@@ -253,9 +256,9 @@ impl Mirror {
         let remote = self.remote.clone();
         let (listing, single) = self.runtime.block_on(list(&remote, &mut done))?;
         self.single = single;
-        if self.single.is_some() {
-            // Made as a directory before the URL was known to name one object.
-            let _ = std::fs::remove_dir(&self.tree);
+        if self.single.is_none() {
+            std::fs::create_dir_all(&self.tree)
+                .map_err(Error::local("create the mirror directory", &self.tree))?;
         }
         let base = if self.single.is_some() {
             self.tree

@@ -41,6 +41,11 @@ fn delete(store: &InMemory, key: &str) {
     rt.block_on(store.delete(&Path::from(key))).unwrap();
 }
 
+/// The same in-memory store, uncounted.
+fn mirror_store(store: &Arc<InMemory>) -> Arc<dyn object_store::ObjectStore> {
+    store.clone()
+}
+
 const EV: &str = "events.out.tfevents.1700000000.host.1.0";
 
 #[test]
@@ -144,6 +149,21 @@ fn a_url_naming_one_object_mirrors_that_object() {
     let path = mirror.local_path();
     assert!(path.ends_with(format!("logs/a/{EV}")), "{}", path.display());
     assert_eq!(std::fs::read(&path).unwrap(), b"one file");
+
+    // The directory holding it mirrored too, and the object by its URL again: one copy each.
+    let (_, _, dir_remote) = setup("logs");
+    let dir_remote = Remote {
+        store: mirror_store(&store),
+        ..dir_remote
+    };
+    let mut dir = Mirror::with_remote(dir_remote, cache.path(), "s3", "bkt").unwrap();
+    dir.sync().unwrap();
+    assert_eq!(
+        std::fs::read(dir.local_path().join("a").join(EV)).unwrap(),
+        b"one file"
+    );
+    mirror.sync().unwrap();
+    assert_eq!(std::fs::read(mirror.local_path()).unwrap(), b"one file");
 }
 
 #[test]
@@ -173,8 +193,18 @@ fn a_url_is_told_from_a_path_by_one_rule_and_a_local_path_stays_as_it_is() {
     use tally::rundir::url_scheme;
     assert_eq!(url_scheme(P::new("s3://bkt/run")), Some("s3"));
     assert_eq!(url_scheme(P::new("gs://b")), Some("gs"));
-    assert_eq!(url_scheme(P::new("abfss://c@a.dfs.core.windows.net/x")), Some("abfss"));
-    for local in ["runs/a", "/abs/s3:/x", "s3:/bkt", "a b://x", "://x", "1a://x"] {
+    assert_eq!(
+        url_scheme(P::new("abfss://c@a.dfs.core.windows.net/x")),
+        Some("abfss")
+    );
+    for local in [
+        "runs/a",
+        "/abs/s3:/x",
+        "s3:/bkt",
+        "a b://x",
+        "://x",
+        "1a://x",
+    ] {
         assert_eq!(url_scheme(P::new(local)), None, "{local}");
     }
     let r = tally_cloud::resolve(P::new("runs/a")).unwrap();
@@ -182,5 +212,9 @@ fn a_url_is_told_from_a_path_by_one_rule_and_a_local_path_stays_as_it_is() {
     let r = tally_cloud::resolve(P::new("file:///tmp/x")).unwrap();
     assert_eq!(r.path(), PathBuf::from("/tmp/x"));
     let e = tally_cloud::resolve(P::new("foo://bkt/x")).unwrap_err();
-    assert!(e.to_string().starts_with("foo://bkt/x: not an object-store URL"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("foo://bkt/x: not an object-store URL"),
+        "{e}"
+    );
 }
