@@ -66,17 +66,6 @@ pub fn refuse<'a>(paths: impl IntoIterator<Item = &'a Path>, what: &str) -> Resu
     Ok(())
 }
 
-/// `text` naming URLs where it names their mirrors.
-pub fn shown(text: String) -> String {
-    #[cfg(feature = "cloud")]
-    {
-        if text.contains(std::path::MAIN_SEPARATOR) {
-            return tally_cloud::shown(&text);
-        }
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

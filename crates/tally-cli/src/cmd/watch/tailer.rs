@@ -254,7 +254,7 @@ impl Tailer {
             ),
         };
         // A bucket's mirror is named by its URL (docs/contract/object-storage.md).
-        self.message(state, Level::Info, crate::cloud::shown(text));
+        self.message(state, Level::Info, crate::stderr::shown(text));
     }
 
     /// Read every complete event of the run and of its sub-runs, merged in wall-time order (the
