@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from tally._require import require
-from tally._tally import ColumnBuffer, StorageError, compare_runs, flat_config, read_columns, runs_table, sql_query
+from tally._tally import ColumnBuffer, StorageError, _cloud_shown, _mirror, compare_runs, flat_config, read_columns, runs_table, sql_query
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -61,9 +61,28 @@ _WARNINGS = {
 }
 
 
+def _local(path: PathLike) -> PathLike:
+    """``path`` itself, or for an object-store URL (``s3://``, ``gs://``, ``az://``, ...) its
+    mirror's local directory, polled once (docs/contract/object-storage.md): a URL is never
+    taken as a local path."""
+    text = os.fspath(path)
+    return _mirror(text) if "://" in text else path
+
+
+def _naming_urls(call: Any, *args: Any) -> Any:
+    """``call(*args)``, a ``StorageError`` naming a mirror's file raised naming its URL."""
+    try:
+        return call(*args)
+    except StorageError as e:
+        shown = _cloud_shown(str(e))
+        if shown == str(e):
+            raise
+        raise StorageError(shown) from None
+
+
 def _read_columns(paths: List[PathLike], tags: Optional[List[str]], strict: bool, skip: bool = False) -> Dict[str, Any]:
     _check_strict(strict)
-    cols = read_columns(paths, tags, strict, skip)
+    cols: Dict[str, Any] = _naming_urls(read_columns, paths, tags, strict, skip)
     _warn_findings(cols, stacklevel=4)
     return cols
 
@@ -78,9 +97,10 @@ def _warn_findings(found: Dict[str, Any], stacklevel: int) -> None:
     tally.read / read_runs / runs (``stacklevel`` frames up)."""
     for file, offset, kind, detail in found["damage"]:
         what, category = _WARNINGS.get(kind, (kind, RuntimeWarning))
-        warnings.warn(f"{file}: {what} at byte {offset}: {detail}", category, stacklevel=stacklevel)
+        text = _cloud_shown(f"{file}: {what} at byte {offset}: {detail}")
+        warnings.warn(text, category, stacklevel=stacklevel)
     for run, why in found["skipped"]:
-        warnings.warn(f"{run}: skipped: {why}", UnreadableRunWarning, stacklevel=stacklevel)
+        warnings.warn(_cloud_shown(f"{run}: skipped: {why}"), UnreadableRunWarning, stacklevel=stacklevel)
 
 
 def _pyarrow() -> ModuleType:
@@ -89,7 +109,7 @@ def _pyarrow() -> ModuleType:
 
 def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[PathLike]:
     if isinstance(paths, (str, os.PathLike)):
-        return [paths]
+        return [_local(paths)]
     if isinstance(paths, bytes):
         raise TypeError(f"tally.read: paths must be str or os.PathLike, got bytes {paths!r}")
     out = list(paths)
@@ -98,7 +118,7 @@ def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[PathLike]:
     for i, p in enumerate(out):
         if not isinstance(p, (str, os.PathLike)):
             raise TypeError(f"tally.read: paths[{i}] must be str or os.PathLike, got {type(p).__name__} {p!r}")
-    return out
+    return [_local(p) for p in out]
 
 
 def _tags(tags: Union[str, Iterable[str], None]) -> Optional[List[str]]:
@@ -206,6 +226,7 @@ def read_runs(
     """
     if not isinstance(root, (str, os.PathLike)):
         raise TypeError(f"tally.read_runs: root must be str or os.PathLike, got {type(root).__name__} {root!r}")
+    root = _local(root)
     if not Path(root).is_dir():
         raise StorageError(f"{os.fspath(root)}: not a directory (tally.read_runs reads the runs below a directory)")
     if errors not in ("skip", "raise"):
@@ -273,7 +294,7 @@ def runs(
     _check_strict(strict)
     pa = _pyarrow()
     globs = _tags(tags)
-    found = runs_table(_paths(paths), [] if globs is None else globs, strict)
+    found = _naming_urls(runs_table, _paths(paths), [] if globs is None else globs, strict)
     _warn_findings(found, stacklevel=3)
     return pa.ipc.open_stream(found["ipc"]).read_all()
 
@@ -314,7 +335,7 @@ def compare(
     if seed >= 2**32:
         raise ValueError(f"tally.compare: seed={seed!r}; expected an integer below 2**32 (numpy's RandomState)")
     pa = _pyarrow()
-    found = compare_runs(_paths(paths), metric, list(by), str(at), reps, seed, curve_points)
+    found = _naming_urls(compare_runs, _paths(paths), metric, list(by), str(at), reps, seed, curve_points)
     _warn_findings(found, stacklevel=3)
     for run, why in found["unscored"]:
         warnings.warn(f"{run}: not scored: {why}", UnreadableRunWarning, stacklevel=2)
@@ -350,6 +371,6 @@ def sql(paths: Union[PathLike, Iterable[PathLike]], query: str, *, strict: bool 
         raise TypeError(f"tally.sql: query must be a non-empty str, got {query!r}")
     _check_strict(strict)
     pa = _pyarrow()
-    found = sql_query(_paths(paths), query, strict)
+    found = _naming_urls(sql_query, _paths(paths), query, strict)
     _warn_findings(found, stacklevel=3)
     return pa.ipc.open_stream(found["ipc"]).read_all()

@@ -128,6 +128,12 @@ class SummaryWriter:
             stamp = datetime.now().strftime("%b%d_%H-%M-%S")
             log_dir = os.path.join("runs", f"{stamp}_{socket.gethostname()}{comment}")
         self.log_dir = os.fspath(log_dir)
+        if "://" in self.log_dir:
+            # Never a local folder named `s3:` (docs/contract/object-storage.md "Writing").
+            raise ConfigError(
+                f"log_dir {self.log_dir!r} is a URL; writing to object storage is not supported yet: "
+                "write to a local directory and copy it to the bucket"
+            )
         # Reentrant: close() flushes, add_event() writes the pending batch first.
         self._lock = threading.RLock()
         self.flush_secs = float(flush_secs)

@@ -9,6 +9,7 @@
 //! observer, [`error`] turns a failure into an exit code, and `interrupt.rs` turns Ctrl-C and
 //! SIGTERM into a flag.
 
+pub mod cloud;
 pub mod cmd;
 pub mod error;
 mod interrupt;
@@ -122,8 +123,52 @@ where
     }
 }
 
+/// Each read command's path arguments made local, a URL by its mirror (`cloud.rs`); a path a
+/// command writes refuses a URL. The mirrors `watch` and `board` follow are polled while the
+/// value returned lives.
+fn local_paths(command: &mut Command) -> Result<cloud::Mirrors, CliError> {
+    use cloud::{localize, refuse};
+    use std::iter::once;
+    match command {
+        Command::Watch(a) => localize(vec![&mut a.run_dir], true),
+        Command::Board(a) => localize(a.paths.iter_mut().collect(), true),
+        Command::Runs(a) => localize(a.paths.iter_mut().collect(), false),
+        Command::Compare(a) => localize(a.paths.iter_mut().collect(), false),
+        Command::Sql(a) => localize(a.paths.iter_mut().collect(), false),
+        Command::Health(a) => {
+            refuse(a.rules.as_deref(), "--rules")?;
+            localize(a.paths.iter_mut().collect(), false)
+        }
+        Command::Export(a) => {
+            refuse(a.output.as_deref(), "--output")?;
+            refuse(a.dataset.as_deref(), "--dataset")?;
+            localize(a.paths.iter_mut().collect(), false)
+        }
+        Command::Extract(a) => localize(vec![&mut a.dir], false),
+        Command::Diagnose(a) => localize(vec![&mut a.run_dir], false),
+        Command::Scaling(a) => localize(a.dirs.iter_mut().collect(), false),
+        Command::Validate(a) => localize(a.paths.iter_mut().collect(), false),
+        Command::Sync(a) => {
+            // sync keeps its cursor in the run directory: a local one.
+            refuse(a.dirs.iter().map(|p| p.as_path()), "sync")?;
+            Ok(cloud::Mirrors::default())
+        }
+        Command::TraceStats(a) => {
+            refuse(once(a.file.as_path()), "trace-stats")?;
+            Ok(cloud::Mirrors::default())
+        }
+        Command::Soak(a) => {
+            refuse(a.output.as_deref(), "--output")?;
+            refuse(a.progress_dir.as_deref(), "--progress-dir")?;
+            Ok(cloud::Mirrors::default())
+        }
+        Command::Demo(_) | Command::Schema(_) => Ok(cloud::Mirrors::default()),
+    }
+}
+
 /// Run one parsed command.
-fn execute(command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliError> {
+fn execute(mut command: Command, extensions: &Extensions<'_>) -> Result<Exit, CliError> {
+    let _mirrors = local_paths(&mut command)?;
     // Demo and watch share stdout with the panel thread, so they never lock it.
     match command {
         Command::Demo(args) => args.execute(extensions.demo_sinks),

@@ -11,11 +11,25 @@ use tally_tfevents::Damage;
 /// (`tally ... 2>&1 | head`) or a terminal that went away, where `eprintln!` panics. A message
 /// nobody can read is dropped; the command ends with its own exit code.
 pub fn line(text: impl fmt::Display) {
+    let text = shown(text.to_string());
     let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// `text` naming object-store URLs where it names their mirrors (docs/contract/object-storage.md
+/// "Every front end").
+pub fn shown(text: String) -> String {
+    #[cfg(feature = "cloud")]
+    {
+        if text.contains(std::path::MAIN_SEPARATOR) {
+            return tally_cloud::shown(&text);
+        }
+    }
+    text
 }
 
 /// As [`line`], without the newline.
 pub fn part(text: impl fmt::Display) {
+    let text = shown(text.to_string());
     let _ = write!(std::io::stderr(), "{text}");
 }
 

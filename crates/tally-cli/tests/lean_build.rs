@@ -37,6 +37,7 @@ fn named(set: &BTreeSet<String>, name: &str) -> bool {
 #[test]
 fn the_demo_build_compiles_no_query_engine_and_at_most_150_packages() {
     let lean = packages(&["--no-default-features"]);
+    // Nor object storage's HTTP stack (the `cloud` feature: docs/contract/object-storage.md).
     for heavy in [
         "tally-sql",
         "datafusion",
@@ -44,6 +45,9 @@ fn the_demo_build_compiles_no_query_engine_and_at_most_150_packages() {
         "tokio",
         "tally-board",
         "hyper",
+        "tally-cloud",
+        "object_store",
+        "reqwest",
     ] {
         assert!(!named(&lean, heavy), "{heavy} is in the demo's build");
     }
@@ -56,4 +60,5 @@ fn the_demo_build_compiles_no_query_engine_and_at_most_150_packages() {
     // the right tree.
     let full = packages(&[]);
     assert!(named(&full, "datafusion") && full.len() > lean.len());
+    assert!(named(&full, "object_store"));
 }

@@ -335,6 +335,15 @@ impl EventWriter {
             ))
             .into());
         }
+        if let Some(scheme) = tally::rundir::url_scheme(&log_dir) {
+            // Never a local directory named `s3:` (docs/contract/object-storage.md "Writing").
+            return Err(Failure::Config(format!(
+                "log_dir {}: a {scheme}:// URL; writing to object storage is not supported yet: \
+                 write to a local directory and copy it to the bucket",
+                log_dir.display()
+            ))
+            .into());
+        }
         std::fs::create_dir_all(&log_dir).map_err(|source| {
             Failure::Tally(tally::Error::Io {
                 op: "create log directory",

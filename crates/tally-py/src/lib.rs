@@ -6,6 +6,7 @@
 
 mod aggregate;
 mod cli;
+mod cloud;
 mod console;
 mod convert;
 mod errors;
@@ -71,6 +72,8 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(writer_config::redact_json, m)?)?;
     m.add_function(wrap_pyfunction!(writer_config::redact_text, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
+    m.add_function(wrap_pyfunction!(cloud::_mirror, m)?)?;
+    m.add_function(wrap_pyfunction!(cloud::_cloud_shown, m)?)?;
     m.add_function(wrap_pyfunction!(logger::_close_open_loggers, m)?)?;
     // Registered first, so it runs after every other tally hook (atexit runs them last
     // first): from then on no thread of tally's attaches to the exiting interpreter.

@@ -6,7 +6,20 @@
 
 use crate::error::{Error, Result};
 use chrono::{DateTime, TimeZone};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// The scheme of a path written as a URL (`s3://bkt/run` gives `s3`), `None` for a local path:
+/// the one rule by which every reader and writer tells an object-store URL from a path, so a
+/// URL is never taken as a local directory named `s3:` (docs/contract/object-storage.md).
+pub fn url_scheme(path: &Path) -> Option<&str> {
+    let text = path.to_str()?;
+    let (scheme, _) = text.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
+}
 
 /// Where a run's directory goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +119,14 @@ where
         validate_component("sim backend", &spec.sim_backend)?;
     }
     if let Some(dir) = &spec.log_dir {
+        if let Some(scheme) = url_scheme(dir) {
+            return Err(Error::Config(format!(
+                "log_dir {}: a {scheme}:// URL; writing to object storage is not supported yet: \
+                 write to a local directory and copy it to the bucket \
+                 (docs/contract/object-storage.md \"Writing\")",
+                dir.display()
+            )));
+        }
         if dir.as_os_str().is_empty() {
             return Err(Error::InvalidName {
                 kind: "log_dir",

@@ -253,7 +253,8 @@ impl Tailer {
                 self.dir.display()
             ),
         };
-        self.message(state, Level::Info, text);
+        // A bucket's mirror is named by its URL (docs/contract/object-storage.md).
+        self.message(state, Level::Info, crate::stderr::shown(text));
     }
 
     /// Read every complete event of the run and of its sub-runs, merged in wall-time order (the
