@@ -387,7 +387,60 @@ fn system_rows(snap: &PanelSnapshot) -> Vec<(&'static str, String)> {
     // (docs/contract/panel.md "System column").
     let mps = sys.cuda_mps.unwrap_or(MpsState::Off);
     rows.push(("CUDA MPS", mps.as_str().to_owned()));
+    rows.extend(machine_rows(&snap.machine));
     rows
+}
+
+/// The newest system sample's rows: the process, the machine and the GPUs (GPUs' utilisation
+/// averaged, their memory summed; docs/contract/system-metrics.md "Where it shows").
+pub fn machine_rows(values: &[(std::sync::Arc<str>, f64)]) -> Vec<(&'static str, String)> {
+    let get = |tag: &str| values.iter().find(|(t, _)| &**t == tag).map(|(_, v)| *v);
+    let gpu = |name: &str| -> Vec<f64> {
+        values
+            .iter()
+            .filter(|(t, _)| t.starts_with("system/gpu") && t.ends_with(name))
+            .map(|(_, v)| *v)
+            .collect()
+    };
+    let mut rows = Vec::new();
+    if let Some(c) = get("system/process/cpu_percent") {
+        rows.push(("Proc CPU", format!("{c:.0}%")));
+    }
+    if let Some(r) = get("system/process/rss_bytes") {
+        rows.push(("Proc RSS", bytes(r)));
+    }
+    if let Some(c) = get("system/machine/cpu_percent") {
+        rows.push(("Host CPU", format!("{c:.0}%")));
+    }
+    if let (Some(u), Some(a)) = (
+        get("system/machine/memory_used_bytes"),
+        get("system/machine/memory_available_bytes"),
+    ) {
+        rows.push(("Host Mem", format!("{} / {}", bytes(u), bytes(u + a))));
+    }
+    let util = gpu("/util_percent");
+    if !util.is_empty() {
+        let mean = util.iter().sum::<f64>() / util.len() as f64;
+        rows.push(("GPU Util", format!("{mean:.0}% ({} GPU)", util.len())));
+    }
+    let (used, total) = (gpu("/memory_used_bytes"), gpu("/memory_total_bytes"));
+    if !used.is_empty() {
+        let total = format!(" / {}", bytes(total.iter().sum()));
+        rows.push(("GPU Mem", format!("{}{total}", bytes(used.iter().sum()))));
+    }
+    rows
+}
+
+/// Bytes in binary units, one decimal (`1.5 GiB`).
+fn bytes(v: f64) -> String {
+    let mut v = v.max(0.0);
+    for unit in ["B", "KiB", "MiB", "GiB"] {
+        if v < 1024.0 {
+            return format!("{v:.1} {unit}");
+        }
+        v /= 1024.0;
+    }
+    format!("{v:.1} TiB")
 }
 
 impl Model {

@@ -94,6 +94,8 @@ pub struct Logger {
     /// Room kept on disk for the final summary, given back at close
     /// (docs/contract/run-artifacts.md "Storage faults").
     room: Room,
+    /// The system metrics' sampler, stopped first at close (docs/contract/system-metrics.md).
+    system: Option<crate::system::Sampler>,
 }
 
 impl Logger {
