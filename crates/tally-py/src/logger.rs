@@ -105,7 +105,8 @@ impl PyLogger {
         seed = None, resume = false, resume_from = None, on_storage_error = "raise",
         remote_finish_timeout = None, health = None, stop_on = None, on_health = None,
         mlflow = None, trackio = None,
-        health_webhook = None, stall_exit_after = None, outside_keys = "refuse"
+        health_webhook = None, stall_exit_after = None, outside_keys = "refuse",
+        system_metrics = true, system_interval = 5.0
     ))]
     // The integer defaults are spelled out here: PyO3 shows only literal defaults.
     #[pyo3(
@@ -115,7 +116,8 @@ impl PyLogger {
         trace_thread_time=False, trace_cuda_events=False, config=None, wandb=None, sinks=None, \
         name=None, seed=None, resume=False, resume_from=None, on_storage_error=\"raise\", \
         remote_finish_timeout=None, health=None, stop_on=None, on_health=None, mlflow=None, \
-        trackio=None, health_webhook=None, stall_exit_after=None, outside_keys=\"refuse\")"
+        trackio=None, health_webhook=None, stall_exit_after=None, outside_keys=\"refuse\", \
+        system_metrics=True, system_interval=5.0)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -153,6 +155,8 @@ impl PyLogger {
         health_webhook: Option<String>,
         stall_exit_after: Option<f64>,
         outside_keys: &str,
+        system_metrics: bool,
+        system_interval: f64,
     ) -> PyResult<Self> {
         open::open(
             py,
@@ -190,6 +194,8 @@ impl PyLogger {
                 health_webhook,
                 stall_exit_after,
                 outside_keys,
+                system_metrics,
+                system_interval,
             },
         )
     }
