@@ -41,7 +41,7 @@ pub struct Gpus {
 
 impl Gpus {
     /// Load NVML and list the GPUs: every device NVML lists, named by its NVML index
-    /// (docs/contract/system-metrics.md "Ranks"). Returns the note to say once when there is
+    /// (docs/contract/system-metrics.md "GPUs"). Returns the note to say once when there is
     /// none.
     pub fn open() -> (Gpus, Option<String>) {
         #[cfg(feature = "nvml")]
