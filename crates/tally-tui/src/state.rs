@@ -629,3 +629,31 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod machine_tests {
+    use super::machine_rows;
+    use std::sync::Arc;
+
+    #[test]
+    fn the_system_column_shows_the_newest_sample_gpus_averaged_and_summed() {
+        let v = |t: &str, x: f64| (Arc::<str>::from(t), x);
+        let rows = machine_rows(&[
+            v("system/process/cpu_percent", 150.0),
+            v("system/process/rss_bytes", 1.5 * 1024.0 * 1024.0 * 1024.0),
+            v("system/machine/memory_used_bytes", 4.0 * 1024.0 * 1024.0 * 1024.0),
+            v("system/machine/memory_available_bytes", 12.0 * 1024.0 * 1024.0 * 1024.0),
+            v("system/gpu0/util_percent", 80.0),
+            v("system/gpu1/util_percent", 40.0),
+            v("system/gpu0/memory_used_bytes", 1024.0 * 1024.0 * 1024.0),
+            v("system/gpu0/memory_total_bytes", 8.0 * 1024.0 * 1024.0 * 1024.0),
+        ]);
+        let get = |l: &str| rows.iter().find(|(k, _)| *k == l).map(|(_, v)| v.as_str());
+        assert_eq!(get("Proc CPU"), Some("150%"));
+        assert_eq!(get("Proc RSS"), Some("1.5 GiB"));
+        assert_eq!(get("Host Mem"), Some("4.0 GiB / 16.0 GiB"));
+        assert_eq!(get("GPU Util"), Some("60% (2 GPU)"));
+        assert_eq!(get("GPU Mem"), Some("1.0 GiB / 8.0 GiB"));
+        assert!(machine_rows(&[]).is_empty(), "no sample, no rows");
+    }
+}

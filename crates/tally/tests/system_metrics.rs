@@ -129,3 +129,43 @@ fn an_interval_too_short_is_refused_naming_it() {
     c.system_interval_secs = 0.0;
     assert!(Logger::new(c).is_ok(), "off: the interval is not used");
 }
+
+#[test]
+fn replay_shows_a_sample_in_the_system_column_never_as_a_step() {
+    use tally::replay::Replay;
+    use tally::terminal::{RunFacts, TerminalState};
+    let facts = RunFacts {
+        algo: "sac".into(),
+        task: "t".into(),
+        sim: String::new(),
+        name: None,
+        num_gpus: 1,
+        num_envs: None,
+        max_iterations: None,
+        profile: tally::Profile::SacFamily,
+    };
+    let mut state = TerminalState::new(facts);
+    let clock: std::sync::Arc<dyn tally::Clock> = std::sync::Arc::new(tally::SystemClock::default());
+    let mut replay = Replay::new(clock);
+    let scalar = |tag: &str, value: f64| ScalarEvent {
+        tag: tag.into(),
+        step: 7,
+        wall_time: 1000.0,
+        value,
+    };
+    replay.event(&mut state, 7, 1000.0, &[scalar("Loss/critic", 1.0)]);
+    let before = state.snapshot();
+    replay.event(
+        &mut state,
+        7,
+        1001.0,
+        &[
+            scalar("system/process/rss_bytes", 5e8),
+            scalar("system/gpu0/util_percent", 40.0),
+        ],
+    );
+    let after = state.snapshot();
+    assert_eq!(after.window.n, before.window.n, "a sample is not a step");
+    assert_eq!(after.machine.len(), 2);
+    assert_eq!(&*after.machine[1].0, "system/gpu0/util_percent");
+}
