@@ -385,7 +385,10 @@ fn gpu_starvation_is_named_when_the_gpus_idle_while_the_learner_waits() {
     );
     let f = finding(&starved, tally_read::diagnose::GPU_STARVED);
     let gpu = evidence(f, "GPU utilisation (mean of 2 GPU)");
-    assert!((gpu["percent"].as_f64().unwrap() - 13.0).abs() < 1e-6, "{gpu}");
+    assert!(
+        (gpu["percent"].as_f64().unwrap() - 13.0).abs() < 1e-6,
+        "{gpu}"
+    );
     assert!(gpu["ms"].is_null());
     // A busy GPU: the collector row alone; the reading is among the figures checked.
     let busy = diagnose_json(&gpu_run(tmp.path(), 90.0), &[]);

@@ -58,7 +58,8 @@ impl tally::system::Deliver for ToEventFile {
             let pairs: Vec<(&str, f64)> = sample.values.iter().map(|(t, v)| (&**t, *v)).collect();
             // What a full disk refuses is kept by the file; the outage is raised by the next
             // call, as the batch timer's is.
-            let written = w.write_with(|buf| encode_scalar_event(step, sample.wall_time, &pairs, buf));
+            let written =
+                w.write_with(|buf| encode_scalar_event(step, sample.wall_time, &pairs, buf));
             if let Err(e) = written {
                 inner.deferred.get_or_insert(e);
             }
@@ -556,7 +557,10 @@ impl EventWriter {
     /// under `system/...` until `close` (docs/contract/system-metrics.md). Once per writer.
     fn start_system_metrics(&self, py: Python<'_>, interval: f64) -> PyResult<()> {
         tally::system::check_interval("system_interval", interval).map_err(Failure::Config)?;
-        let mut system = self.system.lock_py_attached(py).unwrap_or_else(|e| e.into_inner());
+        let mut system = self
+            .system
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner());
         if system.0.is_some() {
             return Ok(());
         }
@@ -579,7 +583,10 @@ impl EventWriter {
     /// Why the system samples have no GPU tags, once the sampler said so (`None` otherwise).
     #[getter]
     fn system_note(&self, py: Python<'_>) -> Option<String> {
-        let system = self.system.lock_py_attached(py).unwrap_or_else(|e| e.into_inner());
+        let system = self
+            .system
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner());
         system.1.clone()
     }
 

@@ -641,12 +641,21 @@ mod machine_tests {
         let rows = machine_rows(&[
             v("system/process/cpu_percent", 150.0),
             v("system/process/rss_bytes", 1.5 * 1024.0 * 1024.0 * 1024.0),
-            v("system/machine/memory_used_bytes", 4.0 * 1024.0 * 1024.0 * 1024.0),
-            v("system/machine/memory_available_bytes", 12.0 * 1024.0 * 1024.0 * 1024.0),
+            v(
+                "system/machine/memory_used_bytes",
+                4.0 * 1024.0 * 1024.0 * 1024.0,
+            ),
+            v(
+                "system/machine/memory_available_bytes",
+                12.0 * 1024.0 * 1024.0 * 1024.0,
+            ),
             v("system/gpu0/util_percent", 80.0),
             v("system/gpu1/util_percent", 40.0),
             v("system/gpu0/memory_used_bytes", 1024.0 * 1024.0 * 1024.0),
-            v("system/gpu0/memory_total_bytes", 8.0 * 1024.0 * 1024.0 * 1024.0),
+            v(
+                "system/gpu0/memory_total_bytes",
+                8.0 * 1024.0 * 1024.0 * 1024.0,
+            ),
         ]);
         let get = |l: &str| rows.iter().find(|(k, _)| *k == l).map(|(_, v)| v.as_str());
         assert_eq!(get("Proc CPU"), Some("150%"));

@@ -179,10 +179,19 @@ impl Probe {
         }
         put(LOAD, r.load_1m);
         put(DISK_READ, rate(prev.disk.map(|d| d.0), r.disk.map(|d| d.0)));
-        put(DISK_WRITE, rate(prev.disk.map(|d| d.1), r.disk.map(|d| d.1)));
+        put(
+            DISK_WRITE,
+            rate(prev.disk.map(|d| d.1), r.disk.map(|d| d.1)),
+        );
         put(DISK_FREE, r.disk_free_bytes);
-        put(NET_RECV, rate(prev.network.map(|n| n.0), r.network.map(|n| n.0)));
-        put(NET_SENT, rate(prev.network.map(|n| n.1), r.network.map(|n| n.1)));
+        put(
+            NET_RECV,
+            rate(prev.network.map(|n| n.0), r.network.map(|n| n.0)),
+        );
+        put(
+            NET_SENT,
+            rate(prev.network.map(|n| n.1), r.network.map(|n| n.1)),
+        );
         self.gpus.sample(&mut values);
         self.last = (now, r);
         Sample { wall_time, values }

@@ -79,8 +79,7 @@ impl SystemFeed {
     /// Queue `sample` if there is room now; `false` when it was dropped (a full queue, a
     /// closed writer).
     pub fn send(&self, sample: crate::system::Sample) -> bool {
-        self.queue
-            .try_push(Msg::System(sample, self.before_first))
+        self.queue.try_push(Msg::System(sample, self.before_first))
     }
 }
 

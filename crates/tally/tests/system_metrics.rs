@@ -21,8 +21,12 @@ fn run(dir: &Path, on: bool, secs: f64) -> Vec<ScalarEvent> {
     let t0 = std::time::Instant::now();
     let mut i = 1;
     while t0.elapsed().as_secs_f64() < secs {
-        log.step(&StepInput::new(i).env_steps(i * 100).metric("Loss/critic", 1.0))
-            .unwrap();
+        log.step(
+            &StepInput::new(i)
+                .env_steps(i * 100)
+                .metric("Loss/critic", 1.0),
+        )
+        .unwrap();
         // Some disk and CPU work for the rates to see.
         std::hint::black_box((0..20_000u64).map(|x| x * x).sum::<u64>());
         i += 1;
@@ -36,7 +40,12 @@ fn run(dir: &Path, on: bool, secs: f64) -> Vec<ScalarEvent> {
 fn kib(file: &str, key: &str) -> f64 {
     let text = std::fs::read_to_string(file).unwrap();
     let line = text.lines().find(|l| l.starts_with(key)).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse::<f64>().unwrap() * 1024.0
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<f64>()
+        .unwrap()
+        * 1024.0
 }
 
 #[test]
@@ -65,7 +74,9 @@ fn samples_are_in_the_event_file_plausible_against_proc() {
         "system/machine/network_recv_bytes_per_s",
         "system/machine/network_sent_bytes_per_s",
     ] {
-        let v = last.get(tag).unwrap_or_else(|| panic!("{tag} missing: {last:?}"));
+        let v = last
+            .get(tag)
+            .unwrap_or_else(|| panic!("{tag} missing: {last:?}"));
         assert!(v.is_finite() && *v >= 0.0, "{tag} = {v}");
     }
     // Against /proc now: the resident set within a factor of 2, the memory figures within a
@@ -81,7 +92,10 @@ fn samples_are_in_the_event_file_plausible_against_proc() {
         "{used} + {avail} vs {total}"
     );
     assert!((avail - kib("/proc/meminfo", "MemAvailable:")).abs() < total / 4.0);
-    assert!(last["system/process/threads"] >= 3.0, "logger, writer, sampler");
+    assert!(
+        last["system/process/threads"] >= 3.0,
+        "logger, writer, sampler"
+    );
     assert!(last["system/process/open_files"] >= 3.0);
     assert!(last["system/machine/cpu_percent"] <= 100.0);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
@@ -145,7 +159,8 @@ fn replay_shows_a_sample_in_the_system_column_never_as_a_step() {
         profile: tally::Profile::SacFamily,
     };
     let mut state = TerminalState::new(facts);
-    let clock: std::sync::Arc<dyn tally::Clock> = std::sync::Arc::new(tally::SystemClock::default());
+    let clock: std::sync::Arc<dyn tally::Clock> =
+        std::sync::Arc::new(tally::SystemClock::default());
     let mut replay = Replay::new(clock);
     let scalar = |tag: &str, value: f64| ScalarEvent {
         tag: tag.into(),

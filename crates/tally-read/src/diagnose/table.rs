@@ -136,7 +136,8 @@ const ROLLOUT: &str = "Perf/collection_time";
 /// Every GPU's utilisation tag (docs/contract/system-metrics.md).
 const GPU_UTIL: &str = "system/gpu*/util_percent";
 /// The GPU starvation row's symptom.
-pub const GPU_STARVED: &str = "GPU starved: low GPU utilisation while the learner waits on the collector";
+pub const GPU_STARVED: &str =
+    "GPU starved: low GPU utilisation while the learner waits on the collector";
 
 impl<'a> Means<'a> {
     /// The timelines of `profile` from `get(tag)`, each tag's mean in its persisted unit.

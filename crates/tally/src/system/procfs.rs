@@ -37,7 +37,10 @@ pub struct Reading {
 /// `/proc/self/stat`: (user + system CPU seconds, threads, resident pages). The command name
 /// may hold spaces and parentheses, so fields are counted from the last `)`.
 pub fn parse_self_stat(text: &str) -> Option<(f64, f64, f64)> {
-    let rest: Vec<&str> = text.get(text.rfind(')')? + 1..)?.split_whitespace().collect();
+    let rest: Vec<&str> = text
+        .get(text.rfind(')')? + 1..)?
+        .split_whitespace()
+        .collect();
     // rest[0] is field 3 (state): utime 14, stime 15, num_threads 20, rss 24.
     let n = |i: usize| rest.get(i).and_then(|v| v.parse::<f64>().ok());
     Some(((n(11)? + n(12)?) / TICKS, n(17)?, n(21)?))
@@ -134,7 +137,8 @@ pub fn physical_disks() -> Vec<String> {
 pub fn read(disks: &[String], run_dir: &Path, page_bytes: f64) -> Reading {
     let text = |p: &str| std::fs::read_to_string(p).ok();
     let mut r = Reading::default();
-    if let Some((cpu, threads, pages)) = text("/proc/self/stat").as_deref().and_then(parse_self_stat)
+    if let Some((cpu, threads, pages)) =
+        text("/proc/self/stat").as_deref().and_then(parse_self_stat)
     {
         r.process_cpu_secs = Some(cpu);
         r.threads = Some(threads);
@@ -181,7 +185,10 @@ mod tests {
         );
         let d = "   8       0 sda 10 0 200 0 5 0 100 0 0 0 0\n   8       1 sda1 1 0 9 0 1 0 9 0\n \
                  7 0 loop0 1 0 999 0 0 0 999 0 0 0 0\n";
-        assert_eq!(parse_diskstats(d, &["sda".into()]), (200.0 * 512.0, 100.0 * 512.0));
+        assert_eq!(
+            parse_diskstats(d, &["sda".into()]),
+            (200.0 * 512.0, 100.0 * 512.0)
+        );
         let n = "Inter-|   Receive\n face |bytes\n    lo: 999 1 0 0 0 0 0 0 999 1 0 0 0 0 0 0\n\
                  eth0: 1000 5 0 0 0 0 0 0 300 3 0 0 0 0 0 0\n";
         assert_eq!(parse_net_dev(n), (1000.0, 300.0));
