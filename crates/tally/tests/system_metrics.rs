@@ -33,6 +33,17 @@ fn run(dir: &Path, on: bool, secs: f64) -> Vec<ScalarEvent> {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     log.close(RunStatus::Completed).unwrap();
+    if on && !Path::new("/dev/nvidia0").exists() {
+        // No GPU: said once, on the panel's status lines, as information.
+        let t = log.terminal();
+        let t = t.lock().unwrap();
+        let notes = t
+            .messages
+            .iter()
+            .filter(|m| m.text.contains("no GPU metrics"))
+            .count();
+        assert_eq!(notes, 1, "{:?}", t.messages);
+    }
     let file = log.event_file().unwrap().to_owned();
     tally_tfevents::read_scalars_from_file(&file).unwrap()
 }
