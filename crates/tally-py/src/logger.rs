@@ -95,6 +95,8 @@ impl PyLogger {
     /// `resume_from=ITERATION` (with `resume=True`) rewinds it to a checkpoint's iteration.
     /// `mlflow={...}` and `trackio={...}` add those replicas, fed from the event file as W&B is;
     /// `logger="mlflow"` or `"trackio"` adds that one with its default settings when none are given.
+    /// `system_metrics=False` stops the process, machine and GPU samples written every
+    /// `system_interval` seconds under `system/...` (docs/contract/system-metrics.md).
     #[new]
     #[pyo3(signature = (
         *, algo, task, sim = None, max_iterations = None, num_envs = None,
