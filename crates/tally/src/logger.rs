@@ -28,6 +28,7 @@ use tally_schema::artifacts::{RunConfig, RunStatus, RunSummary};
 mod close;
 mod failures;
 mod producer;
+mod sampler;
 mod start;
 mod step;
 mod summary;

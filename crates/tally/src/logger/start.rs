@@ -372,7 +372,7 @@ impl Logger {
         }
         unstarted.dir = None;
         let system = match config.system_metrics {
-            true => Some(crate::system::start_for_logger(
+            true => Some(super::sampler::start(
                 &config,
                 &run_dir,
                 writer.system_feed(prior.as_ref().and_then(|p| p.start_step()).unwrap_or(0)),
