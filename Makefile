@@ -176,6 +176,25 @@ test-integrations: integrations-venv
 	$(INTEG_PY) -m pip install --quiet --no-build-isolation --no-deps --force-reinstall .
 	$(INTEG_PY) -m pytest tests/integrations -q
 
+## The health corpus (docs/contract/health.md "Honesty"): small real runs of stable-baselines3,
+## CleanRL-shaped, rsl_rl-style and tally.Logger loops, healthy and with planted faults, written
+## to tests/fixtures/health_corpus/ with manifest.json. `make test` reads the committed files
+## (crates/tally-read/tests/health_corpus.rs); this writes them again (torch, minutes: one run
+## at a time, niced). RUNS="name ..." writes only those.
+CORPUS_VENV ?= .venv-corpus
+CORPUS_PY := $(CORPUS_VENV)/bin/python
+.PHONY: health-corpus
+
+$(CORPUS_VENV)/.installed: tests/integrations/requirements.txt
+	python3 -m venv $(CORPUS_VENV)
+	$(CORPUS_PY) -m pip install --quiet $$(grep -E '^(torch|gymnasium|stable-baselines3|tensorboard|numpy)==' tests/integrations/requirements.txt)
+	touch $@
+
+health-corpus: $(CORPUS_VENV)/.installed
+	$(CARGO) build -q -p tally-py --features extension-module
+	cp target/debug/lib_tally.so python/tally/_tally.abi3.so
+	nice -n 10 $(CORPUS_PY) tests/corpus/health_corpus.py $(if $(RUNS),--only $(RUNS))
+
 ## tensorboardX's and torch's own writer tests against tally's writers (docs/contract/integrations.md
 ## "Their own test suites"): tensorboardX's come from its PyPI sdist; torch's test/test_tensorboard.py
 ## from a PyTorch checkout, given as TORCH_TESTS=path/to/test_tensorboard.py (torch has no sdist).

@@ -35,7 +35,7 @@ from tally._wandb import DEFAULT_FINISH_TIMEOUT, within
 from tally._writer_config import redacted, tracker_params
 
 # The settings ``mlflow={...}`` takes (docs/contract/remote-sinks.md "MLflow").
-SETTINGS = ("tracking_uri", "experiment", "run_name")
+SETTINGS = ("tracking_uri", "experiment", "run_name", "tags")
 DEFAULT_EXPERIMENT = "tally"
 # The MLflow run id of the tally run, one line, in its run directory (a resumed run, a later
 # follower and ``tally sync`` continue it).
@@ -134,9 +134,22 @@ def check_settings(settings: Mapping[str, Any]) -> Dict[str, Any]:
     for k, v in settings.items():
         if k not in SETTINGS:
             raise ConfigError(f"mlflow['{k}']: unknown MLflow setting (known: {', '.join(SETTINGS)})")
-        if v is not None and not isinstance(v, str):
+        if k == "tags":
+            _check_tags(v)
+        elif v is not None and not isinstance(v, str):
             raise ConfigError(f"mlflow['{k}']: expected a string, got {type(v).__name__}")
     return dict(settings)
+
+
+def _check_tags(tags: Any) -> None:
+    """``tags``: the run's own tags, as ``mlflow.start_run(tags=...)`` takes them."""
+    if tags is None:
+        return
+    if not isinstance(tags, Mapping):
+        raise ConfigError(f"mlflow['tags']: expected a dict of tag names to strings, got {type(tags).__name__}")
+    for name, value in tags.items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise ConfigError(f"mlflow['tags'][{name!r}]: expected a string, got {type(value).__name__}")
 
 
 class MlflowSink:
@@ -229,7 +242,8 @@ class MlflowSink:
         name = self.settings.get("run_name") or run.get("name") or default
         # The tags MLflow's own start_run sets (the user, the source), as a native run has them.
         context = require("mlflow.tracking.context.registry", "mlflow={...} (the MLflow replica)", "mlflow")
-        tags = context.resolve_tags({"tally.log_dir": str(self.run_dir.resolve())})
+        given = dict(self.settings.get("tags") or {})
+        tags = context.resolve_tags({**given, "tally.log_dir": str(self.run_dir.resolve())})
         created = self.client.create_run(self.experiment_id, run_name=str(redacted(name)), tags=redacted(tags))
         return str(created.info.run_id)
 

@@ -143,7 +143,7 @@ def nonfinite(tag: Tags) -> Rule:
 
 def flat_for(tag: Tags, for_values: Optional[int] = None) -> Rule:
     """Fires when ``tag`` stays exactly unchanged for ``for_values`` values while steps
-    advance, below its best."""
+    advance, unless it holds at a whole-number best (a solved task)."""
     return _rule("flat_for", tag, for_values=for_values)
 
 
@@ -154,18 +154,28 @@ def spike(
     min_history: Optional[int] = None,
     rel_floor: Optional[float] = None,
     refresh: Optional[int] = None,
+    for_values: Optional[int] = None,
 ) -> Rule:
-    """Fires on a value of ``tag`` whose robust z-score against its trailing window passes
-    ``z`` (the ``divergence`` rule)."""
-    return _rule("divergence", tag, z=z, window=window, min_history=min_history, rel_floor=rel_floor, refresh=refresh)
+    """Fires on ``for_values`` values of ``tag`` in a row whose robust z-score against their
+    trailing window passes ``z`` (the ``divergence`` rule)."""
+    return _rule("divergence", tag, z=z, window=window, min_history=min_history, rel_floor=rel_floor, refresh=refresh,
+                 for_values=for_values)  # fmt: skip
 
 
 divergence = spike
 
 
-def collapse(tag: Tags, eps: Optional[float] = None, for_values: Optional[int] = None) -> Rule:
-    """Fires when ``|value| <= eps`` for ``for_values`` consecutive values of ``tag``."""
-    return _rule("collapse", tag, eps=eps, for_values=for_values)
+def collapse(
+    tag: Tags,
+    eps: Optional[float] = None,
+    for_values: Optional[int] = None,
+    fraction: Optional[float] = None,
+    early_values: Optional[int] = None,
+) -> Rule:
+    """Fires when ``tag`` has fallen to ``fraction`` of its early level (the mean of its first
+    ``early_values`` values) or past zero, for ``for_values`` consecutive values; a tag whose
+    early level is within ``eps`` of 0 never fires."""
+    return _rule("collapse", tag, eps=eps, for_values=for_values, fraction=fraction, early_values=early_values)
 
 
 def throughput(
@@ -175,7 +185,8 @@ def throughput(
     min_history: Optional[int] = None,
     for_seconds: Optional[float] = None,
 ) -> Rule:
-    """Fires when ``tag`` stays below ``fraction`` × its running median for ``for_seconds``."""
+    """Fires when the run's pace (steps per wall second between values of ``tag``) stays below
+    ``fraction`` × its running median for ``for_seconds``."""
     return _rule("throughput", tag, fraction=fraction, window=window, min_history=min_history, for_seconds=for_seconds)
 
 

@@ -250,7 +250,16 @@ class SummaryWriter:
         summary_description: str = "",
     ) -> None:
         """Add one scalar; same-step calls are batched into one event (the batch lives in the
-        event writer, behind its own lock: this is the hot path, one call per value)."""
+        event writer, behind its own lock: this is the hot path, one call per value).
+
+        ``new_style=True`` writes torch's tensor form, float64 whole with
+        ``double_precision=True`` (what the W&B, MLflow and trackio replicas then send:
+        docs/contract/remote-sinks.md "Values are float32")."""
+        if new_style:
+            value = _number(tag, scalar_value)
+            summary = _summaries.scalar_tensor(tag, value, bool(double_precision))
+            self._write_summary(summary, _scalar_step(global_step), walltime)
+            return
         if self._closed:
             self._ensure_open()
         self._main.add_scalar(tag, scalar_value, global_step, walltime, self.flush_secs)

@@ -17,7 +17,12 @@ def target_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def tally_bin() -> Path:
-    """The `tally` CLI, built now so no test runs a stale binary."""
+    """The `tally` CLI, built now so no test runs a stale binary (`TALLY_BIN` names one already
+    built instead, e.g. `cargo build -p tally-cli --no-default-features`'s, on a shared machine)."""
+    if os.environ.get("TALLY_BIN"):
+        path = Path(os.environ["TALLY_BIN"])
+        assert path.is_file(), path
+        return path
     # The same selection as `make py-test` builds (the whole workspace, examples too): the same
     # features, so this finds everything built instead of building the SQL engine again.
     subprocess.run(["cargo", "build", "-q", "--workspace", "--examples", "--bins"], cwd=REPO, check=True)

@@ -100,6 +100,45 @@ def wait_for(driver, script: str, timeout: float = 30.0):
     raise AssertionError(f"timed out waiting for: {script}\nthe page then: {driver.execute_script(PAGE_STATE)}")
 
 
+def plot_position(driver, tag: str, x: float, y: float, run: str | None = None):
+    """Where (x, y) of the chart of `tag` is, in CSS pixels from the chart's plot element, and
+    the run's colour (as [r, g, b])."""
+    return driver.execute_script("""
+        const c = state.charts.get(arguments[0]);
+        const L = c.plot._fullLayout, s = L._size;
+        const rgb = h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16));
+        return [s.l + L.xaxis.l2p(arguments[1]), s.t + L.yaxis.l2p(arguments[2]),
+                arguments[3] ? rgb(colorOf(arguments[3])) : null];""", tag, x, y, run)
+
+
+def screenshot_of(driver, tag: str):
+    """A screenshot of the chart of `tag`'s plot (a PIL image, CSS pixels scaled by the
+    device pixel ratio) and that ratio."""
+    import io
+
+    from PIL import Image
+
+    driver.execute_script(
+        "state.charts.get(arguments[0]).el.scrollIntoView({block: 'center'})", tag)
+    time.sleep(0.3)
+    element = driver.execute_script("return state.charts.get(arguments[0]).plot", tag)
+    image = Image.open(io.BytesIO(element.screenshot_as_png)).convert("RGB")
+    return image, driver.execute_script("return window.devicePixelRatio || 1")
+
+
+def color_near(driver, tag: str, x: float, y: float, want, box: int = 3, tolerance: int = 40) -> bool:
+    """Whether a pixel within `box` CSS pixels of (x, y) in the chart's screenshot is `want`."""
+    image, dpr = screenshot_of(driver, tag)
+    for dx in range(-box, box + 1):
+        for dy in range(-box, box + 1):
+            px = (int((x + dx) * dpr), int((y + dy) * dpr))
+            if not (0 <= px[0] < image.width and 0 <= px[1] < image.height):
+                continue
+            if all(abs(a - b) <= tolerance for a, b in zip(image.getpixel(px), want)):
+                return True
+    return False
+
+
 # What a timed-out wait prints of the page, so a failure under CI's load can be read afterwards.
 PAGE_STATE = """
     if (typeof state === 'undefined') return 'no board state';
@@ -117,7 +156,7 @@ def test_the_page_lists_runs_draws_a_one_step_spike_and_follows_a_live_run(board
     url, logdir = board
     browser.get(url)
 
-    # The runs table: every run, the corrupt one with the reader's message (file and offset).
+    # The runs table: every run, the corrupt one with its damage named (file and offset).
     names = wait_for(browser, "return [...document.querySelectorAll('#runs tbody tr[data-run]')]"
                               ".map(r => r.dataset.run).join(',')")
     assert names.split(",") == ["broken", "long", "tbx"]
@@ -125,32 +164,27 @@ def test_the_page_lists_runs_draws_a_one_step_spike_and_follows_a_live_run(board
         "return document.querySelector('#runs tr.error td.message').textContent")
     assert "broken" in message and "byte" in message, message
 
-    # The chart of loss/total overlays the two readable runs; every point of the long run is
-    # behind it.
+    # The chart of loss/total overlays the three runs, the corrupt one's points before its
+    # damage among them (board.md "The runs table"); every point of the long run is behind it.
     totals = wait_for(browser, """
         const c = document.querySelector('.chart[data-tag="loss/total"]');
-        return c && c.dataset.points && c.dataset.points.split(',').length === 2
+        return c && c.dataset.points && c.dataset.points.split(',').length === 3
             && c.dataset.points;""")
-    assert sorted(int(t) for t in totals.split(",")) == [50, POINTS]
+    broken, tbx, long = sorted(int(t) for t in totals.split(","))
+    assert (tbx, long) == (50, POINTS) and 0 < broken < 20, totals
 
-    # The spike is drawn at the default zoom: the long run's color reaches the top of the plot
-    # at the spike's x.
-    drawn = browser.execute_script("""
-        const chart = state.charts.get('loss/total');
-        const f = chart.frame;
-        const X = Math.round(f.px(%d));
-        const ctx = chart.canvas.getContext('2d');
-        const dpr = window.devicePixelRatio || 1;
-        const top = f.py(1000);
-        const img = ctx.getImageData((X - 2) * dpr, (top - 1) * dpr, 5 * dpr, 4 * dpr).data;
-        const color = colorOf('long');
-        const want = [1, 3, 5].map(i => parseInt(color.slice(i, i + 2), 16));
-        for (let i = 0; i < img.length; i += 4) {
-            if (img[i + 3] > 0 && Math.abs(img[i] - want[0]) < 40 && Math.abs(img[i + 1] - want[1]) < 40
-                && Math.abs(img[i + 2] - want[2]) < 40) return true;
-        }
-        return false;""" % SPIKE_STEP)
-    assert drawn, "the one-step spike is not drawn at the default zoom"
+    # The spike is drawn at the default zoom: in a screenshot (what the user sees), the long
+    # run's colour reaches the spike's height at the spike's x. Smoothing off (from the URL), so
+    # the raw line is drawn in the run's full colour.
+    browser.get(url + "#smoothing=0")
+    wait_for(browser, """
+        const c = state.charts.get('loss/total');
+        return c && c.plotted && c.el.dataset.points && c.el.dataset.points.split(',').length === 3
+            && c.plot._fullLayout && !c.drawing;""")
+    assert browser.execute_script("return state.smoothing") == 0
+    x, top, color = plot_position(browser, "loss/total", SPIKE_STEP, 1000, "long")
+    assert color_near(browser, "loss/total", x, top + 3, color, box=4), \
+        "the one-step spike is not drawn at the default zoom"
 
     # A bucket of one point (a sparse series) is drawn, and smoothed, as one point, not four:
     # smoothing over repeated copies would pull the line into stairs.
@@ -227,17 +261,35 @@ def test_runs_grouped_by_learning_rate_show_each_groups_band(tally_bin: Path, tm
         at = [p for p in best["curve"] if p["step"] == 50][0]
         assert at["mean"] == 130.0  # 100 + (0 + 30 + 60) / 3
         assert at["low"] < at["mean"] < at["high"]
-        # The band is painted: between the group's low and high at step 50, its color shows
-        # through (translucent), above and below the mean line.
-        painted = browser.execute_script("""
-            const chart = state.charts.get('charts/return');
-            const f = chart.frame, ctx = chart.canvas.getContext('2d');
-            const dpr = window.devicePixelRatio || 1;
-            const X = f.px(50), yHigh = f.py(arguments[0]), yMean = f.py(arguments[1]);
-            const y = (yHigh + yMean) / 2;
-            const px = ctx.getImageData(X * dpr, y * dpr, 1, 1).data;
-            return px[3] > 0 && !(px[0] > 250 && px[1] > 250 && px[2] > 250);""", at["high"], at["mean"])
-        assert painted, "no band between the mean and the upper bound"
+        # The legend names each group, by its key's value and size.
+        legend = wait_for(browser, """
+            const t = [...state.charts.get('charts/return').el.querySelectorAll('.legendtext')]
+                .map(e => e.textContent);
+            return t.length === 2 && t;""")
+        assert sorted(legend) == ["lr=0.01 (n=3)", "lr=0.1 (n=3)"], legend
+        # The band is painted: in a screenshot, between the group's mean and its upper bound at
+        # step 50, the group's colour shows through translucent (a fifth of it over white).
+        wait_for(browser, "const c = state.charts.get('charts/return'); return !!c.plot._fullLayout && !c.drawing")
+        x, y_high, color = plot_position(browser, "charts/return", 50, at["high"])
+        _, y_mean, _ = plot_position(browser, "charts/return", 50, at["mean"])
+        group_color = browser.execute_script(
+            "const h = state.charts.get('charts/return').lines[0].color;"
+            "return [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16))")
+        tinted = [round(0.2 * c + 0.8 * 255) for c in group_color]
+        assert color_near(browser, "charts/return", x, (y_high + y_mean) / 2, tinted, box=2, tolerance=14), \
+            "no band between the mean and the upper bound"
+        # Group mode smooths as runs are (a smoothed line per group, smoothing being on by
+        # default) and zooms: the zoom is kept when drawn again.
+        smoothed = browser.execute_script(
+            "return state.charts.get('charts/return').plot.data.filter(t => (t.hovertemplate || '').startsWith('smoothed')).length")
+        assert smoothed == 2
+        browser.execute_script(
+            "Plotly.relayout(state.charts.get('charts/return').plot, {'xaxis.range': [20, 40]})")
+        wait_for(browser, "return JSON.stringify(state.zooms['charts/return']) === '[20,40]'")
+        browser.execute_script("redrawAll()")
+        time.sleep(0.5)
+        assert browser.execute_script(
+            "return state.charts.get('charts/return').plot._fullLayout.xaxis.range") == [20, 40]
 
         # A key no run has: said beside the field (docs/contract/consumers.md "A run's
         # configuration"), not drawn as one group of nulls.
@@ -258,9 +310,9 @@ def test_a_group_drawn_as_its_iqm_leaves_an_outlier_seed_out(tally_bin: Path, tm
         w.close()
     line_at_50 = """
         const c = state.charts.get('charts/return');
-        if (!c || !c.frame || c.el.dataset.groups !== '1') return null;
-        const p = c.frame.lines[0].pts.find(p => p[0] === 50);
-        return p && [p[1], c.frame.lines[0].band.find(b => b.step === 50)];"""
+        if (!c || !c.plotted || c.el.dataset.groups !== '1') return null;
+        const p = c.lines[0].pts.find(p => p[0] === 50);
+        return p && [p[1], c.lines[0].band.find(b => b.step === 50)];"""
     for url in serve(tally_bin, tmp_path):
         browser.get(url)
         wait_for(browser, "return document.querySelector('.chart[data-tag=\"charts/return\"]')")
@@ -385,3 +437,308 @@ def test_a_runs_own_views_show_its_bottleneck_timelines_text_image_and_histogram
         assert browser.execute_script(
             "return document.querySelector('#run-view .health .healthy')?.textContent") == "no health rule fired"
         assert [demo_name, "ok"] in column, column
+
+
+def write_sweep(root: Path) -> None:
+    """Three runs (a_0, a_1, b_0) of a tag in a section, a system tag and a tag of no section;
+    b_0 has a NaN and a +inf."""
+    for name, slope in (("a_0", 1.0), ("a_1", 2.0), ("b_0", 3.0)):
+        w = SummaryWriter(str(root / name), config={"lr": slope / 10, "seed": 0})
+        for step in range(100):
+            value = slope * step
+            if name == "b_0" and step == 40:
+                value = float("nan")
+            if name == "b_0" and step == 70:
+                value = float("inf")
+            w.add_scalar("loss/x", value, step)
+            w.add_scalar("system/gpu", 50 + slope, step)
+            w.add_scalar("plain", step, step)
+        w.close()
+
+
+def drawn(driver, tag: str):
+    """The runs the chart of `tag` draws (its traces' names, the marks left out) once drawn."""
+    return driver.execute_script("""
+        const c = state.charts.get(arguments[0]);
+        if (!c || !c.plotted || c.drawing || !c.plot.data) return null;
+        return [...new Set(c.plot.data.filter(t => t.yaxis !== 'y2').map(t => t.name))];""", tag)
+
+
+def test_legend_readout_synced_cursor_sections_and_marks(tally_bin: Path, tmp_path: Path, browser):
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    write_sweep(tmp_path)
+    for url in serve(tally_bin, tmp_path):
+        browser.get(url)
+        wait_for(browser, "const d = state.charts.get('loss/x'); return d && d.el.dataset.runs === 'a_0\\na_1\\nb_0'")
+        # Sections by the tags' first path segment.
+        sections = wait_for(browser, "const s = [...document.querySelectorAll('#charts details')]"
+                                     ".map(d => d.dataset.group); return s.length === 3 && s")
+        assert sections == ["(no prefix)", "loss", "system"], sections
+        # A legend entry per run, in the run's colour.
+        legend = wait_for(browser, """
+            const t = [...state.charts.get('loss/x').el.querySelectorAll('.legendtext')].map(e => e.textContent);
+            return t.length === 3 && t;""")
+        assert legend == ["a_0", "a_1", "b_0"], legend
+        # The NaN and the +inf are marked on the chart (an × at the top, a triangle), not dropped.
+        marks = browser.execute_script("""
+            const t = state.charts.get('loss/x').plot.data.find(t => t.yaxis === 'y2');
+            return t && [t.x, t.marker.symbol, t.text];""")
+        assert marks[0] == [40, 70] and marks[1] == ["x-thin-open", "triangle-up"], marks
+        assert all(t.startswith("b_0:") for t in marks[2]), marks
+        wait_for(browser, "const c = state.charts.get('loss/x'); return !!c.plot._fullLayout && !c.drawing")
+        x, _, _ = plot_position(browser, "loss/x", 40, 0)
+        top = browser.execute_script(
+            "const L = state.charts.get('loss/x').plot._fullLayout; return L._size.t + 0.03 * L._size.h")
+        assert color_near(browser, "loss/x", x, top, [208, 0, 0], box=5, tolerance=60), "no NaN mark at step 40"
+
+        # The cursor over one chart reads out every run at its step, smoothed and raw, and the
+        # other charts show their cursor at the same step.
+        browser.execute_script(
+            "document.querySelector('#charts details[data-group=\"loss\"]').scrollIntoView()")
+        time.sleep(0.3)
+        plot = browser.execute_script("return state.charts.get('loss/x').plot")
+        size = browser.execute_script("return state.charts.get('loss/x').plot._fullLayout._size")
+        x, _, _ = plot_position(browser, "loss/x", 50, 0)
+        ActionChains(browser).move_to_element_with_offset(
+            plot, int(x - plot.size["width"] / 2), int(size["t"] + size["h"] / 2 - plot.size["height"] / 2)
+        ).perform()
+        readout = wait_for(browser, """
+            const h = state.charts.get('loss/x').plot.querySelector('.hoverlayer');
+            return h && h.textContent.includes('b_0') && h.textContent;""", timeout=10)
+        for run in ("a_0", "a_1", "b_0"):
+            assert run in readout, readout
+        assert readout.count("raw") == 3, readout
+        other = wait_for(browser, """
+            const h = state.charts.get('plain').plot.querySelector('.hoverlayer');
+            return h && h.textContent;""", timeout=10)
+        assert all(run in other for run in ("a_0", "a_1", "b_0")), other
+
+        # The full-width view: the chart spans the page and plotly draws it that wide; the
+        # choice is in the URL.
+        before = browser.execute_script("return state.charts.get('loss/x').plot._fullLayout.width")
+        browser.execute_script("state.charts.get('loss/x').el.querySelector('button.widen').click()")
+        after = wait_for(browser, """
+            const w = state.charts.get('loss/x').plot._fullLayout.width;
+            return w > 1.5 * arguments[0] && w;""".replace("arguments[0]", str(before)), timeout=10)
+        grid = browser.execute_script(
+            "return state.charts.get('loss/x').el.parentElement.getBoundingClientRect().width")
+        assert after > grid - 40, (before, after, grid)
+        wait_for(browser, "return location.hash.includes('wide=loss%2Fx')")
+
+
+def test_regex_filter_selection_colours_and_the_url_survive_a_reload(tally_bin: Path, tmp_path: Path, browser):
+    write_sweep(tmp_path)
+    for url in serve(tally_bin, tmp_path):
+        browser.get(url)
+        wait_for(browser, "return JSON.stringify(drawn_runs('loss/x')) === '[\"a_0\",\"a_1\",\"b_0\"]'"
+                 .replace("drawn_runs('loss/x')", "(state.charts.get('loss/x')?.el.dataset.runs || '').split('\\n')"))
+        # A regular expression on run names restricts the charts, not only the table.
+        box = browser.find_element("id", "run-filter")
+        box.send_keys("^a_")
+        wait_for(browser, "return state.charts.get('loss/x').el.dataset.runs === 'a_0\\na_1'")
+        assert drawn(browser, "loss/x") == ["a_0", "a_1"]
+        legend = browser.execute_script(
+            "return [...state.charts.get('loss/x').el.querySelectorAll('.legendtext')].map(e => e.textContent)")
+        assert legend == ["a_0", "a_1"], legend
+        rows = browser.execute_script("return [...document.querySelectorAll('#runs tbody tr[data-run]')].map(r => r.dataset.run)")
+        assert rows == ["a_0", "a_1"]
+        # Selection: none, then exactly the runs the filter lists, then a_1 left out by hand.
+        browser.find_element("id", "select-none").click()
+        wait_for(browser, "return !document.querySelector('#charts .chart')")
+        browser.find_element("id", "select-matching").click()
+        wait_for(browser, "return state.charts.get('loss/x')?.el.dataset.runs === 'a_0\\na_1'")
+        assert browser.execute_script("return [...state.selected].sort()") == ["a_0", "a_1"]
+        browser.find_element("css selector", '#runs tr[data-run="a_1"] input[type=checkbox]').click()
+        wait_for(browser, "return state.charts.get('loss/x').el.dataset.runs === 'a_0'")
+        # a_0's colour changed by the user.
+        browser.execute_script("""
+            const s = document.querySelector('#runs tr[data-run="a_0"] input.swatch');
+            s.value = '#ff00ff'; s.dispatchEvent(new Event('change'));""")
+        wait_for(browser, "return state.charts.get('loss/x').plot.data[0].line.color === '#ff00ff'")
+        # Smoothing, log y, a tag filter and a zoom.
+        browser.execute_script("""
+            const s = document.getElementById('smoothing');
+            s.value = '0.3'; s.dispatchEvent(new Event('input'));
+            const l = document.getElementById('log-y');
+            l.checked = true; l.dispatchEvent(new Event('change'));""")
+        tags = browser.find_element("id", "tag-filter")
+        tags.send_keys("loss|plain")
+        wait_for(browser, "return !state.charts.has('system/gpu')")
+        wait_for(browser, "const c = state.charts.get('loss/x'); return c.plotted && !c.drawing")
+        browser.execute_script("Plotly.relayout(state.charts.get('loss/x').plot, {'xaxis.range': [10, 60]})")
+        wait_for(browser, "return JSON.stringify(state.zooms['loss/x']) === '[10,60]' && location.hash.includes('zoom')")
+
+        browser.refresh()
+        wait_for(browser, "const c = state.charts.get('loss/x'); return c && c.plotted && !c.drawing && c.series.size === 1")
+        assert browser.find_element("id", "run-filter").get_attribute("value") == "^a_"
+        assert browser.find_element("id", "tag-filter").get_attribute("value") == "loss|plain"
+        assert browser.find_element("id", "smoothing").get_attribute("value") == "0.3"
+        assert browser.find_element("id", "log-y").is_selected()
+        assert browser.execute_script("return [...state.selected]") == ["a_0"]
+        assert not browser.execute_script("return state.charts.has('system/gpu')")
+        layout = browser.execute_script(
+            "const L = state.charts.get('loss/x').plot._fullLayout; return [L.xaxis.range, L.yaxis.type]")
+        assert layout == [[10, 60], "log"], layout
+        # The zoom was asked of the server: the window's points, not the whole series.
+        window = browser.execute_script("const s = state.charts.get('loss/x').series.get('a_0'); return [s.start, s.end, s.points]")
+        assert window[:2] == [10, 60] and window[2] == 51, window
+        assert browser.execute_script("return state.charts.get('loss/x').plot.data[0].line.color") == "#ff00ff"
+        # The smoothing asked of the server is the one restored.
+        asked = browser.execute_script(
+            "return performance.getEntriesByType('resource').map(e => e.name).filter(u => u.includes('/api/scalars'))")
+        assert asked and all("smoothing=0.3" in u for u in asked), asked
+
+
+def test_the_smoothed_line_is_the_servers_when_it_sends_one(tally_bin: Path, tmp_path: Path, browser):
+    write_sweep(tmp_path)
+    for url in serve(tally_bin, tmp_path):
+        # Every bucket answered with a `smoothed` of 42 (what the server's EMA over every raw
+        # point sends): the smoothed line is drawn from it, not smoothed again here.
+        browser.get(url + "#tags=loss&sel=a_0")
+        browser.execute_script("""
+            const real = window.fetch;
+            window.fetch = async (url, ...rest) => {
+                const res = await real(url, ...rest);
+                if (!String(url).includes('/api/scalars')) return res;
+                const body = await res.json();
+                for (const b of body.buckets) b.smoothed = 42;
+                return new Response(JSON.stringify(body), { status: res.status });
+            };
+            refetchAll();""")
+        ys = wait_for(browser, """
+            const c = state.charts.get('loss/x');
+            const t = c && c.plotted && c.plot.data.find(t => t.customdata);
+            return t && t.y.length && t.y.every(v => v === 42) && t.y;""")
+        assert set(ys) == {42}
+        # The server's own, unaltered: TensorBoard's average at each bucket's last point.
+        browser.get(url + "#tags=loss&sel=a_0&smoothing=0.5")
+        ys = wait_for(browser, """
+            const c = state.charts.get('loss/x');
+            const t = c && c.plotted && c.plot.data.find(t => t.customdata);
+            return t && t.y.length > 50 && t.y;""")
+        assert abs(ys[50] - 49.0) < 1e-6, ys[50]  # 50 - w/(1-w) + debiasing's w^51: 49.0
+        # Without it (a server before its smoothing), the page smooths what it holds.
+        browser.execute_script("""
+            const real = window.fetch;
+            window.fetch = async (url, ...rest) => {
+                const res = await real(url, ...rest);
+                if (!String(url).includes('/api/scalars')) return res;
+                const body = await res.json();
+                for (const b of body.buckets) delete b.smoothed;
+                return new Response(JSON.stringify(body), { status: res.status });
+            };
+            refetchAll();""")
+        ys = wait_for(browser, """
+            const c = state.charts.get('loss/x');
+            const s = c && c.series.get('a_0');
+            const t = c && c.plotted && s && !s.buckets[0].hasOwnProperty('smoothed')
+                && c.plot.data.find(t => t.customdata);
+            return t && t.y.length > 50 && t.y;""")
+        assert 40 < ys[50] < 50, ys[50]  # an EMA of 0..99 lags its raw 50
+
+
+def test_dark_mode_follows_the_system_and_its_toggle_and_800_px_do_not_overflow(tally_bin: Path, tmp_path: Path, browser):
+    write_sweep(tmp_path)
+    browser.set_window_size(800, 900)
+
+    def background():
+        import io
+
+        from PIL import Image
+
+        shot = Image.open(io.BytesIO(browser.get_screenshot_as_png())).convert("RGB")
+        dpr = browser.execute_script("return window.devicePixelRatio || 1")
+        # A point of the page's background (below the header, left of nothing) and one inside
+        # the first chart's plot area.
+        c = browser.execute_script("""
+            const p = state.charts.get('loss/x').plot, r = p.getBoundingClientRect(), s = p._fullLayout._size;
+            return [r.left + s.l + 5, r.top + s.t + s.h - 5];""")
+        return shot.getpixel((int(3 * dpr), int((browser.execute_script("return window.innerHeight") - 3) * dpr))), \
+            shot.getpixel((int(c[0] * dpr), int(c[1] * dpr)))
+
+    for url in serve(tally_bin, tmp_path):
+        browser.get(url + "#tags=loss")
+        wait_for(browser, "const c = state.charts.get('loss/x'); return c && c.plotted && !c.drawing && !!c.plot._fullLayout")
+        # Usable at 800 px: nothing wider than the window.
+        widths = browser.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert widths[0] <= widths[1], widths
+        chart_right = browser.execute_script(
+            "return state.charts.get('loss/x').el.getBoundingClientRect().right")
+        assert chart_right <= widths[1]
+        page, plot = background()
+        assert min(page) > 200 and min(plot) > 200, (page, plot)
+        # The toggle: dark.
+        browser.execute_script("const t = document.getElementById('theme'); t.value = 'dark'; t.dispatchEvent(new Event('change'))")
+        time.sleep(0.5)
+        page, plot = background()
+        assert max(page) < 60 and max(plot) < 60, (page, plot)
+        # The system's choice, followed while the toggle says "system".
+        browser.execute_script("const t = document.getElementById('theme'); t.value = 'auto'; t.dispatchEvent(new Event('change'))")
+        time.sleep(0.5)
+        assert min(background()[0]) > 200
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        time.sleep(0.5)
+        page, plot = background()
+        assert max(page) < 60 and max(plot) < 60, (page, plot)
+
+
+def test_image_slider_markdown_text_and_histograms_over_time(tally_bin: Path, tmp_path: Path, browser):
+    import numpy as np
+    from tensorboardX import SummaryWriter as TbxWriter
+
+    t = TbxWriter(str(tmp_path / "tbx"))
+    t.add_text("notes", "# Results\n\n**bold** and *it* and `code`\n\n- one\n- two\n\n"
+                        "[home](https://example.org) [bad](javascript:window.pwned=1)\n\n"
+                        "<script>window.pwned = 1</script> <img src=x onerror=\"window.pwned=1\">", 0)
+    for step, channel in ((5, 0), (9, 1)):
+        image = np.zeros((3, 8, 16), dtype=np.uint8)
+        image[channel] = 255  # red at step 5, green at step 9
+        t.add_image("frame", image, step)
+    for step in (1, 2, 3):
+        t.add_histogram("weights", np.arange(100.0) + 50 * step, step)
+    t.add_scalar("loss", 1.0, 0)
+    t.close()
+
+    pixel = """
+        const i = document.querySelector('#run-view figure[data-tag="frame"] img');
+        if (!i.complete || !i.naturalWidth) return null;
+        const c = document.createElement('canvas'); c.width = i.naturalWidth; c.height = i.naturalHeight;
+        const x = c.getContext('2d'); x.drawImage(i, 0, 0);
+        return [...x.getImageData(4, 4, 1, 1).data.slice(0, 3)];"""
+    for url in serve(tally_bin, tmp_path):
+        browser.get(url)
+        wait_for(browser, "return document.querySelector('#runs tr[data-run=\"tbx\"] td.name')").click()
+        wait_for(browser, "return document.querySelector('#run-view[data-run=\"tbx\"]')")
+        # The newest image first, then the step the slider picks.
+        assert wait_for(browser, pixel) == [0, 255, 0]
+        caption = "return document.querySelector('#run-view figure[data-tag=\"frame\"] figcaption').textContent"
+        assert browser.execute_script(caption) == "frame · step 9"
+        browser.execute_script("""
+            const s = document.querySelector('#run-view figure[data-tag="frame"] input.step-slider');
+            s.value = '0'; s.dispatchEvent(new Event('input'));""")
+        assert browser.execute_script(caption) == "frame · step 5"
+        wait_for(browser, pixel.replace("return [...", "const p = [...").replace(
+            ".slice(0, 3)];", ".slice(0, 3)]; return p[0] === 255 && p[1] === 0 && p;"))
+
+        # Markdown rendered, and nothing in it run: the script and the handler show as text.
+        md = browser.execute_script("""
+            const m = document.querySelector('#run-view .text .markdown');
+            return {h: m.querySelector('h3')?.textContent, strong: m.querySelector('strong')?.textContent,
+                    em: m.querySelector('em')?.textContent, code: m.querySelector('code')?.textContent,
+                    items: [...m.querySelectorAll('li')].map(l => l.textContent),
+                    links: [...m.querySelectorAll('a')].map(a => a.href),
+                    elements: [...m.querySelectorAll('script, img, iframe')].length,
+                    text: m.textContent, pwned: window.pwned === undefined ? null : window.pwned};""")
+        assert md["h"] == "Results" and md["strong"] == "bold" and md["em"] == "it" and md["code"] == "code", md
+        assert md["items"] == ["one", "two"] and md["links"] == ["https://example.org/"], md
+        assert md["elements"] == 0 and md["pwned"] is None, md
+        assert "<script>window.pwned = 1</script>" in md["text"] and "[bad](javascript:" in md["text"], md
+
+        # Histograms over time: one ridge per step, the caption naming the steps.
+        steps = browser.execute_script(
+            "return document.querySelector('#run-view .histograms canvas').dataset.steps")
+        assert steps == "1,2,3"
+        assert browser.execute_script(
+            "return document.querySelector('#run-view .histograms figcaption').textContent") == "weights · steps 1–3 (3)"

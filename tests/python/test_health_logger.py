@@ -127,7 +127,7 @@ def test_user_rules_and_turning_rules_off(tmp_path):
     assert log.health.findings == []
     assert "health" not in summary(log)
 
-    log = new_logger(tmp_path / "c", health=[tally.health.nonfinite("charts/*"), tally.health.flat_for("charts/ret", for_values=3), tally.health.spike("charts/loss", z=5, window=10, min_history=5)])
+    log = new_logger(tmp_path / "c", health=[tally.health.nonfinite("charts/*"), tally.health.flat_for("charts/ret", for_values=3), tally.health.spike("charts/loss", z=5, window=10, min_history=5, for_values=1)])
     for i in range(1, 11):
         log.step(i, metrics={"charts/ret": 1.0 if i == 1 else 0.5, "charts/loss": 1.0 + 0.01 * (i % 3)})
     log.step(11, metrics={"charts/ret": 0.5, "charts/loss": 1000.0})

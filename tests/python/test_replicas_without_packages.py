@@ -32,3 +32,10 @@ def test_an_unknown_setting_is_named_before_the_package_is_needed(tmp_path, kw):
     with pytest.raises(tally.ConfigError, match=rf"{kw}\['bogus'\]: unknown"):
         tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "run", panel="off", **{kw: {"bogus": "x"}})
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("tags, culprit", [("group=g", r"mlflow\['tags'\]: expected a dict"), ({"role": 3}, r"mlflow\['tags'\]\['role'\]: expected a string")])
+def test_mlflow_tags_must_be_a_dict_of_strings_named_before_anything_is_made(tmp_path, tags, culprit):
+    with pytest.raises(tally.ConfigError, match=culprit):
+        tally.Logger(algo="sac", task="go2", log_dir=tmp_path / "run", panel="off", mlflow={"tags": tags})
+    assert not (tmp_path / "run").exists()

@@ -125,6 +125,37 @@ def test_a_tag_written_twice_at_one_step_reaches_wandb_as_two_rows_at_that_step(
     assert got == [(100, 10.0, 7.0), (100, 12.0, None), (200, 15.0, None)]
 
 
+def test_double_precision_scalars_reach_wandb_and_tensorboard_as_float64(tmp_path):
+    # torch's `add_scalar(new_style=True, double_precision=True)`: the event file holds a
+    # DT_DOUBLE tensor, so the replica sends the float64 the script logged, not the float32
+    # a simple_value holds (docs/contract/remote-sinks.md "Values are float32").
+    from tensorboard.backend.event_processing import event_accumulator
+    from tensorboard.util import tensor_util
+
+    lr = 3e-4 + 1e-12  # float32 holds 0.0003000000142492354
+    with tally.SummaryWriter(tmp_path / "run", wandb={"project": "tally-test"}) as w:
+        w.add_scalar("lr", lr, 1, new_style=True, double_precision=True)
+        w.add_scalar("lr32", lr, 1, new_style=True)
+        w.add_scalar("lr_simple", lr, 1)
+    wait_for_exit_records(w.log_dir)
+    (row,) = [r for r in wandb_rows(w.log_dir)]
+    assert row["lr"] == lr
+    assert row["lr32"] == row["lr_simple"] == float(np_float32(lr)) != lr
+    acc = event_accumulator.EventAccumulator(w.log_dir, size_guidance={event_accumulator.TENSORS: 0})
+    acc.Reload()
+    (lr_event,) = acc.Tensors("lr")
+    assert lr_event.tensor_proto.dtype == 2  # DT_DOUBLE, as torch writes it
+    assert float(tensor_util.make_ndarray(lr_event.tensor_proto)) == lr
+    assert acc.SummaryMetadata("lr").plugin_data.plugin_name == "scalars"
+    table = tally.read(w.log_dir, tags="lr").to_pydict()
+    assert table["value"] == [lr]
+
+
+def np_float32(x):
+    np = pytest.importorskip("numpy")
+    return np.float32(x)
+
+
 def test_a_second_writer_on_the_log_dir_continues_the_wandb_run_without_resending(tmp_path):
     with tally.SummaryWriter(tmp_path / "run", wandb={"project": "tally-test"}) as w:
         for step in (1, 2, 3):

@@ -1,23 +1,29 @@
 // tally board's page: the runs table, and one chart per tag overlaying the selected runs
-// (one run's own views are run.js's).
+// (one run's own views are run.js's). The charts are plotly.js's (served by the board itself
+// from the `plotly` crate's embedded copy: ARCHITECTURE.md "tally-board").
 // Every series comes from /api/scalars already reduced to the chart's width with each bucket's
 // first, last, lowest and highest point (docs/contract/board.md "Every point drawn"), so the
 // line drawn through them shows every spike; NaN and infinities are marked, never dropped.
+// What the user chose (tags, runs, smoothing, x axis, zooms, group-by, ...) is kept in the
+// URL's fragment, so a view can be shared and survives a reload.
 "use strict";
 
+// Twenty distinct colours (Tableau 10, then its lighter half): a run's colour is its place in
+// the board's run order, so it stays the same across reloads; a user's own choice overrides it.
 const COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-  "#7f7f7f", "#bcbd22", "#17becf"];
-const CHART_W = 460, CHART_H = 240, PAD = { l: 56, r: 10, t: 8, b: 24 };
+  "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5",
+  "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"];
 const POLL_MS = 2000;
+const NONFINITE = "#d00000";
 
 const state = {
   token: new URLSearchParams(location.search).get("token"),
   generation: 0,
-  looked: false,         // the first answer selects the first runs
+  looked: false,         // the first answer selects the first runs (or the URL's)
   runs: new Map(),       // name -> row
   order: [],             // names in table order
   selected: new Set(),
-  colors: new Map(),     // name -> color
+  colors: new Map(),     // name -> colour the user chose
   runTags: new Map(),    // name -> [tag]
   charts: new Map(),     // tag -> chart
   x: "step",
@@ -26,18 +32,108 @@ const state = {
   groupBy: "",           // configuration keys, comma-separated: charts show groups' bands
   groupStat: "mean",     // a group's line: "mean" or "iqm", each over its own band
   tableTags: "",         // tag globs, comma-separated: their last, min and max in the table
+  runFilter: "",         // regex on names, and key=value on configuration: table and charts
+  tagFilter: "",
+  zooms: {},             // tag -> [x0, x1]
+  wide: new Set(),       // tags drawn full width
+  size: "m",
+  theme: "auto",         // auto (the system's), light, dark
   sort: { key: null, dir: 1 },
   focus: null,           // the run whose own views are open (run.js)
   pending: 0,            // runs listed, not read yet
+  urlSelection: null,    // the runs the URL named, applied at the first look
 };
 
-async function api(path, params) {
+async function api(path, params, init) {
   const q = new URLSearchParams(params || {});
   if (state.token) q.set("token", state.token);
-  const res = await fetch(`/api/${path}?${q}`);
+  const res = await fetch(`/api/${path}?${q}`, init);
   const body = await res.json();
   if (!res.ok) throw new Error(body.error || res.statusText);
   return body;
+}
+
+// ---- the URL: what the user chose ----
+
+function readUrl() {
+  const h = new URLSearchParams(location.hash.slice(1));
+  const get = (k, d) => h.has(k) ? h.get(k) : d;
+  state.tagFilter = get("tags", "");
+  state.runFilter = get("runs", "");
+  state.smoothing = Math.min(0.999, Math.max(0, Number(get("smoothing", "0.6")) || 0));
+  state.x = ["step", "relative", "wall"].includes(get("x")) ? get("x") : "step";
+  state.logY = get("log", "") === "1";
+  state.groupBy = get("group", "");
+  state.groupStat = get("stat", "mean") === "iqm" ? "iqm" : "mean";
+  state.size = ["s", "m", "l"].includes(get("size")) ? get("size") : "m";
+  state.theme = ["auto", "light", "dark"].includes(get("theme")) ? get("theme") : "auto";
+  try { state.zooms = JSON.parse(get("zoom", "{}")) || {}; } catch (e) { state.zooms = {}; }
+  state.wide = new Set(get("wide", "") ? get("wide").split("\n") : []);
+  if (h.has("sel")) state.urlSelection = h.get("sel") ? h.get("sel").split("\n") : [];
+  try {
+    for (const [run, c] of Object.entries(JSON.parse(get("colors", "{}")) || {})) {
+      if (/^#[0-9a-f]{6}$/i.test(c)) state.colors.set(run, c);
+    }
+  } catch (e) { /* a hand-edited URL: default colours */ }
+  document.getElementById("tag-filter").value = state.tagFilter;
+  document.getElementById("run-filter").value = state.runFilter;
+  document.getElementById("smoothing").value = state.smoothing;
+  document.getElementById("smoothing-value").textContent = state.smoothing.toFixed(2);
+  document.getElementById("x-axis").value = state.x;
+  document.getElementById("log-y").checked = state.logY;
+  document.getElementById("group-by").value = state.groupBy;
+  document.getElementById("group-stat").value = state.groupStat;
+  document.getElementById("chart-size").value = state.size;
+  document.getElementById("theme").value = state.theme;
+  document.getElementById("charts").dataset.size = state.size;
+}
+
+// A view pasted into the address bar (only the fragment changed: no reload by itself) is
+// loaded as a page opened with it would be.
+let written = null;
+window.addEventListener("hashchange", () => {
+  if (location.hash.slice(1) !== written) location.reload();
+});
+
+let urlTimer = null;
+function saveUrl() {
+  clearTimeout(urlTimer);
+  urlTimer = setTimeout(() => {
+    const h = new URLSearchParams();
+    if (state.tagFilter) h.set("tags", state.tagFilter);
+    if (state.runFilter) h.set("runs", state.runFilter);
+    h.set("sel", [...state.selected].join("\n"));
+    h.set("smoothing", String(state.smoothing));
+    if (state.x !== "step") h.set("x", state.x);
+    if (state.logY) h.set("log", "1");
+    if (state.groupBy) h.set("group", state.groupBy);
+    if (state.groupStat !== "mean") h.set("stat", state.groupStat);
+    if (Object.keys(state.zooms).length) h.set("zoom", JSON.stringify(state.zooms));
+    if (state.wide.size) h.set("wide", [...state.wide].join("\n"));
+    if (state.size !== "m") h.set("size", state.size);
+    if (state.theme !== "auto") h.set("theme", state.theme);
+    if (state.colors.size) h.set("colors", JSON.stringify(Object.fromEntries(state.colors)));
+    written = h.toString();
+    history.replaceState(null, "", `${location.pathname}${location.search}#${written}`);
+  }, 50);
+}
+
+// ---- the theme: the system's, or the user's ----
+
+function dark() {
+  return state.theme === "dark"
+    || (state.theme === "auto" && window.matchMedia("(prefers-color-scheme: dark)").matches);
+}
+
+function applyTheme() {
+  document.documentElement.dataset.theme = dark() ? "dark" : "light";
+  for (const chart of state.charts.values()) if (chart.plotted) draw(chart);
+}
+
+function themeColors() {
+  return dark()
+    ? { paper: "#16181d", plot: "#16181d", text: "#d8dadf", grid: "#2e323a", line: "#555b66" }
+    : { paper: "#ffffff", plot: "#ffffff", text: "#333333", grid: "#e6e6e6", line: "#aaaaaa" };
 }
 
 // ---- the runs table ----
@@ -61,10 +157,16 @@ async function pollRuns() {
     state.order = body.names;
     if (!state.looked) {
       state.looked = true;
-      // The first look: the first runs are selected, as TensorBoard shows every run.
-      for (const name of state.order.slice(0, 10)) {
-        if (!state.runs.get(name).error) state.selected.add(name);
+      if (state.urlSelection !== null) {
+        for (const name of state.urlSelection) if (names.has(name)) state.selected.add(name);
+      } else {
+        // The first look: the first runs are selected, as TensorBoard shows every run.
+        for (const name of state.order.slice(0, 10)) {
+          const row = state.runs.get(name);
+          if (row && !row.error) state.selected.add(name);
+        }
       }
+      saveUrl();
     }
     // Rows asked with other table tags lack the new tags' figures: ask for every row again.
     state.generation = asked === state.tableTags ? body.generation : 0;
@@ -86,8 +188,9 @@ async function pollRuns() {
 }
 
 function colorOf(name) {
-  if (!state.colors.has(name)) state.colors.set(name, COLORS[state.colors.size % COLORS.length]);
-  return state.colors.get(name);
+  if (state.colors.has(name)) return state.colors.get(name);
+  const i = state.order.indexOf(name);
+  return COLORS[(i < 0 ? state.order.length : i) % COLORS.length];
 }
 
 function duration(secs) {
@@ -140,22 +243,39 @@ function cell(row, key) {
   return v == null ? "" : String(v);
 }
 
-// "filter runs": words match the run's name; `key=value` matches a configuration value.
+// "filter runs": each word a regular expression on the run's name (a plain word is one too),
+// `key=value` a configuration value; a run must match every word. The filter restricts the
+// charts as well as the table.
 function matches(name, row, filter) {
   for (const word of filter.split(/\s+/).filter(Boolean)) {
     const eq = word.indexOf("=");
-    if (eq > 0) {
-      const key = word.slice(0, eq), want = word.slice(eq + 1);
-      const hit = Object.keys(row).some(k => k.startsWith("config.")
+    if (eq > 0 && /^[\w.]+$/.test(word.slice(0, eq))) {
+      const key = word.slice(0, eq), want = word.slice(eq + 1).toLowerCase();
+      const hit = row && Object.keys(row).some(k => k.startsWith("config.")
         && (k === key || configLabel(k) === configLabel(key))
         && String(row[k]).toLowerCase() === want);
       if (!hit) return false;
-    } else if (!name.toLowerCase().includes(word)) {
-      return false;
+    } else {
+      let re;
+      try { re = new RegExp(word, "i"); } catch (e) { re = null; }
+      if (re ? !re.test(name) : !name.toLowerCase().includes(word.toLowerCase())) return false;
     }
   }
   return true;
 }
+
+function filterError() {
+  for (const word of state.runFilter.split(/\s+/).filter(Boolean)) {
+    if (word.indexOf("=") > 0) continue;
+    try { new RegExp(word); } catch (e) { return e.message; }
+  }
+  return "";
+}
+
+function passes(name) { return matches(name, state.runs.get(name), state.runFilter); }
+
+// The runs the charts draw: selected, and passing the filter.
+function shownRuns() { return state.order.filter(n => state.selected.has(n) && passes(n)); }
 
 function sortedNames() {
   const names = [...state.order];
@@ -172,9 +292,18 @@ function sortedNames() {
   return names;
 }
 
+function selectionChanged() {
+  renderRuns();
+  saveUrl();
+  refreshCharts(new Set());
+}
+
 function renderRuns() {
-  const filter = document.getElementById("run-filter").value.toLowerCase();
   const cols = columns();
+  const error = filterError();
+  const filterBox = document.getElementById("run-filter");
+  filterBox.classList.toggle("invalid", !!error);
+  filterBox.title = error || "each word a regular expression on run names, or key=value on configuration";
   const head = document.querySelector("#runs thead tr");
   head.replaceChildren();
   for (const [key, label] of [[null, ""], ["run", "run"], ...cols]) {
@@ -191,9 +320,11 @@ function renderRuns() {
   }
   const body = document.querySelector("#runs tbody");
   body.replaceChildren();
+  let listed = 0;
   for (const name of sortedNames()) {
     const row = state.runs.get(name);
-    if (!row || (filter && !matches(name, row, filter))) continue;
+    if (!row || !passes(name)) continue;
+    listed += 1;
     const tr = document.createElement("tr");
     tr.dataset.run = name;
     if (row.error) tr.className = "error";
@@ -201,19 +332,31 @@ function renderRuns() {
     box.type = "checkbox";
     box.checked = state.selected.has(name);
     box.disabled = !!row.error;
+    box.title = "draw this run";
     box.onchange = () => {
       if (box.checked) state.selected.add(name); else state.selected.delete(name);
+      selectionChanged();
+    };
+    // The run's colour, changeable.
+    const swatch = document.createElement("input");
+    swatch.type = "color";
+    swatch.className = "swatch";
+    swatch.value = colorOf(name);
+    swatch.title = "this run's colour (click to change)";
+    swatch.onchange = () => {
+      state.colors.set(name, swatch.value);
+      saveUrl();
       renderRuns();
-      refreshCharts(new Set());
+      for (const chart of state.charts.values()) if (chart.plotted) draw(chart);
     };
     const td0 = document.createElement("td");
-    td0.append(box);
+    td0.className = "pick";
+    td0.append(box, swatch);
     const tdName = document.createElement("td");
     tdName.className = "name";
     tdName.title = name;
     tdName.textContent = name;
     tdName.onclick = () => showRun(name);
-    if (state.selected.has(name)) tdName.style.borderLeft = `4px solid ${colorOf(name)}`;
     tr.append(td0, tdName);
     for (const [key] of cols) {
       const td = document.createElement("td");
@@ -237,47 +380,72 @@ function renderRuns() {
       body.append(msg);
     }
   }
+  document.getElementById("run-count").textContent =
+    `${state.selected.size} of ${state.order.length} selected · ${listed} listed`;
 }
 
 // ---- charts ----
 
 async function refreshCharts(grown) {
-  const selected = [...state.selected];
-  for (const name of selected) {
-    if (!state.runTags.has(name) || grown.has(name)) {
-      try {
-        const body = await api("tags", { run: name });
-        state.runTags.set(name, body.tags.map(t => t.tag));
-      } catch (e) { state.runTags.set(name, []); }
-    }
-  }
-  const tags = new Set();
-  for (const name of selected) for (const t of state.runTags.get(name) || []) tags.add(t);
-  let re = null;
-  try { re = new RegExp(document.getElementById("tag-filter").value, "i"); } catch (e) { re = null; }
-  const shown = [...tags].filter(t => !re || re.test(t)).sort();
-  layoutCharts(shown);
-  await Promise.all(shown.map(tag => {
-    const chart = state.charts.get(tag);
-    const has = selected.filter(r => (state.runTags.get(r) || []).includes(tag));
-    const stale = has.filter(r => !chart.series.has(r) || grown.has(r));
-    for (const r of [...chart.series.keys()]) if (!has.includes(r)) chart.series.delete(r);
-    return loadChart(chart, stale);
+  const shown = shownRuns();
+  await Promise.all(shown.filter(n => !state.runTags.has(n) || grown.has(n)).map(async name => {
+    try {
+      const body = await api("tags", { run: name });
+      state.runTags.set(name, body.tags.map(t => t.tag));
+    } catch (e) { state.runTags.set(name, []); }
   }));
+  const tags = new Set();
+  for (const name of shown) for (const t of state.runTags.get(name) || []) tags.add(t);
+  let re = null;
+  try { re = new RegExp(state.tagFilter, "i"); } catch (e) { re = null; }
+  const tagList = [...tags].filter(t => !re || re.test(t)).sort();
+  layoutCharts(tagList);
+  await Promise.all(tagList.map(tag => {
+    const chart = state.charts.get(tag);
+    const has = shown.filter(r => (state.runTags.get(r) || []).includes(tag));
+    chart.runs = has;
+    for (const r of [...chart.series.keys()]) {
+      if (!has.includes(r)) { chart.series.delete(r); chart.stale = true; }
+    }
+    for (const r of has) if (!chart.series.has(r) || grown.has(r)) chart.dirty.add(r);
+    if (state.groupBy) chart.dirty.add("(groups)");
+    return chart.visible ? update(chart) : null;
+  }));
+}
+
+// A chart's runs to fetch again, fetched once it is in view (charts out of view cost nothing).
+// A chart whose runs and view did not change is not drawn again.
+async function update(chart) {
+  const runs = [...chart.dirty].filter(r => r !== "(groups)");
+  const groups = chart.dirty.has("(groups)");
+  chart.dirty.clear();
+  if (!runs.length && !groups) {
+    if (!chart.plotted || chart.stale) draw(chart);
+    return;
+  }
+  await loadChart(chart, runs);
+}
+
+function section(tag) {
+  return tag.includes("/") ? tag.slice(0, tag.indexOf("/")) : "(no prefix)";
 }
 
 function layoutCharts(tags) {
   const root = document.getElementById("charts");
   const groups = new Map();
   for (const tag of tags) {
-    const group = tag.includes("/") ? tag.slice(0, tag.indexOf("/")) : "(no prefix)";
+    const group = section(tag);
     if (!groups.has(group)) groups.set(group, []);
     groups.get(group).push(tag);
   }
   for (const [tag, chart] of state.charts) if (!tags.includes(tag)) {
+    observer.unobserve(chart.el);
+    farObserver.unobserve(chart.el);
+    if (chart.plotted) Plotly.purge(chart.plot);
     chart.el.remove(); state.charts.delete(tag);
   }
-  for (const [group, members] of groups) {
+  const sections = [...groups.keys()].sort();
+  for (const group of sections) {
     let details = root.querySelector(`details[data-group="${CSS.escape(group)}"]`);
     if (!details) {
       details = document.createElement("details");
@@ -291,41 +459,111 @@ function layoutCharts(tags) {
       root.append(details);
     }
     const grid = details.querySelector(".grid");
-    for (const tag of members) if (!state.charts.has(tag)) state.charts.set(tag, newChart(tag, grid));
+    for (const tag of groups.get(group)) {
+      if (!state.charts.has(tag)) state.charts.set(tag, newChart(tag, grid));
+    }
+    // Charts in tag order within their section.
+    for (const tag of groups.get(group)) grid.append(state.charts.get(tag).el);
+    details.querySelector("summary").dataset.count = String(groups.get(group).length);
   }
+  // Sections in name order.
+  for (const group of sections) root.append(root.querySelector(`details[data-group="${CSS.escape(group)}"]`));
   for (const d of root.querySelectorAll("details")) {
     if (!d.querySelector(".chart")) d.remove();
   }
 }
 
+// Charts are fetched and drawn when they come near the view, so a page of fifty tags draws the
+// few on screen first and never the ones nobody scrolls to.
+const observer = new IntersectionObserver(entries => {
+  for (const e of entries) {
+    const chart = [...state.charts.values()].find(c => c.el === e.target);
+    if (!chart) continue;
+    chart.visible = e.isIntersecting;
+    if (chart.visible && (chart.dirty.size || !chart.plotted || chart.stale)) enqueue(chart);
+  }
+}, { rootMargin: "400px 0px" });
+
+// Charts coming into view are drawn one at a time once the page stops scrolling (150 ms), so
+// a fast scroll through many charts is not held up drawing each one it passes.
+const drawQueue = new Set();
+let lastScroll = 0, queueTimer = 0;
+window.addEventListener("scroll", () => { lastScroll = performance.now(); }, { passive: true });
+function enqueue(chart) { drawQueue.add(chart); pump(); }
+function pump() {
+  if (queueTimer) return;
+  queueTimer = setTimeout(() => {
+    queueTimer = 0;
+    if (performance.now() - lastScroll < 150) { pump(); return; }
+    for (const c of drawQueue) if (!c.visible || !state.charts.has(c.tag)) drawQueue.delete(c);
+    const chart = drawQueue.values().next().value;
+    if (!chart) return;
+    drawQueue.delete(chart);
+    if (chart.dirty.size || !chart.plotted || chart.stale) update(chart);
+    if (drawQueue.size) pump();
+  }, 16);
+}
+
+// A chart far out of view lets go of its drawing (plotly's per-point objects are most of a
+// page's memory) and keeps its buckets; it is drawn again from them when it comes back.
+const farObserver = new IntersectionObserver(entries => {
+  for (const e of entries) {
+    const chart = [...state.charts.values()].find(c => c.el === e.target);
+    if (!chart || e.isIntersecting || !chart.plotted) continue;
+    Plotly.purge(chart.plot);
+    chart.plotted = false;
+    chart.hooked = false;
+  }
+}, { rootMargin: "1500px 0px" });
+
+const resizer = new ResizeObserver(entries => {
+  for (const e of entries) {
+    const chart = [...state.charts.values()].find(c => c.plot === e.target);
+    if (chart && chart.plotted) {
+      const w = Math.round(e.contentRect.width);
+      Plotly.Plots.resize(chart.plot);
+      // Wider than the buckets asked for: ask again, so a bucket stays about a pixel.
+      if (w > (chart.askedWidth || 0) * 1.25 + 20) {
+        chart.series.clear();
+        for (const r of chart.runs || []) chart.dirty.add(r);
+        update(chart);
+      }
+    }
+  }
+});
+
 function newChart(tag, grid) {
   const el = document.createElement("div");
   el.className = "chart";
   el.dataset.tag = tag;
-  const title = document.createElement("div");
+  if (state.wide.has(tag)) el.classList.add("wide");
+  const head = document.createElement("div");
+  head.className = "head";
+  const title = document.createElement("span");
   title.className = "title";
   title.textContent = tag;
-  const canvas = document.createElement("canvas");
-  const dpr = window.devicePixelRatio || 1;
-  canvas.width = CHART_W * dpr; canvas.height = CHART_H * dpr;
-  canvas.style.width = `${CHART_W}px`; canvas.style.height = `${CHART_H}px`;
-  el.append(title, canvas);
+  title.title = tag;
+  const wide = document.createElement("button");
+  wide.className = "widen";
+  wide.title = "full width";
+  wide.textContent = "⤢";
+  head.append(title, wide);
+  const plot = document.createElement("div");
+  plot.className = "plot";
+  el.append(head, plot);
   grid.append(el);
-  const chart = { tag, el, canvas, series: new Map(), zoom: null, drag: null, frame: null };
-  canvas.addEventListener("mousedown", ev => { chart.drag = { from: ev.offsetX, to: ev.offsetX }; });
-  canvas.addEventListener("mousemove", ev => {
-    if (chart.drag) { chart.drag.to = ev.offsetX; draw(chart); } else hover(chart, ev);
-  });
-  canvas.addEventListener("mouseleave", () => { document.getElementById("tooltip").hidden = true; });
-  canvas.addEventListener("mouseup", () => {
-    const d = chart.drag; chart.drag = null;
-    if (!d || Math.abs(d.to - d.from) < 4 || !chart.frame) { draw(chart); return; }
-    const f = chart.frame;
-    const a = f.xOf(Math.min(d.from, d.to)), b = f.xOf(Math.max(d.from, d.to));
-    chart.zoom = [a, b];
-    loadChart(chart, [...chart.series.keys()]);
-  });
-  canvas.addEventListener("dblclick", () => { chart.zoom = null; loadChart(chart, [...chart.series.keys()]); });
+  const chart = {
+    tag, el, plot, series: new Map(), zoom: state.zooms[tag] || null, groups: null,
+    visible: false, plotted: false, dirty: new Set(), runs: [], lines: [],
+  };
+  wide.onclick = () => {
+    el.classList.toggle("wide");
+    if (el.classList.contains("wide")) state.wide.add(tag); else state.wide.delete(tag);
+    saveUrl();
+  };
+  observer.observe(el);
+  farObserver.observe(el);
+  resizer.observe(plot);
   return chart;
 }
 
@@ -337,15 +575,28 @@ function offsetOf(run) {
 
 // What a chart's request depends on: an answer asked under another view is dropped, since the
 // change of view started its own request.
-function viewOf(chart) { return JSON.stringify([state.x, state.groupBy, chart.zoom]); }
+function viewOf(chart) {
+  return JSON.stringify([state.x, state.groupBy, state.smoothing, chart.zoom]);
+}
+
+// The chart's plot width in pixels: the buckets asked for.
+function plotWidth(chart) {
+  const size = chart.plotted && chart.plot._fullLayout && chart.plot._fullLayout._size;
+  const w = size ? size.w : chart.plot.clientWidth - 70;
+  return Math.max(50, Math.min(4096, Math.round(w || 400)));
+}
 
 async function loadChart(chart, runs) {
   const view = viewOf(chart);
+  const width = plotWidth(chart);
+  chart.askedWidth = width;
   if (state.groupBy) {
     // Groups are over every run under the board's paths, on aligned steps.
     let groups = [], absent = [];
     try {
-      const body = await api("groups", { tag: chart.tag, by: state.groupBy, width: CHART_W - PAD.l - PAD.r });
+      const params = { tag: chart.tag, by: state.groupBy, width };
+      if (state.smoothing > 0) params.smoothing = state.smoothing;
+      const body = await api("groups", params);
       groups = body.groups;
       absent = body.absent || [];
     } catch (e) { groups = []; }
@@ -362,7 +613,7 @@ async function loadChart(chart, runs) {
   document.getElementById("group-note").hidden = true;
   await Promise.all(runs.map(async run => {
     let body = null;
-    try { body = await fetchSeries(chart, run); } catch (e) { body = null; }
+    try { body = await fetchSeries(chart, run, width); } catch (e) { body = null; }
     if (view !== viewOf(chart)) return;
     if (body) chart.series.set(run, body); else chart.series.delete(run);
   }));
@@ -373,16 +624,17 @@ async function loadChart(chart, runs) {
 // buckets only, from its last bucket on at the bucket span already drawn, and they replace
 // that bucket (docs/contract/board.md "Live runs"); once the series has grown to twice the
 // chart's buckets it is asked for whole again, so buckets stay about a pixel wide.
-async function fetchSeries(chart, run) {
-  const width = CHART_W - PAD.l - PAD.r;
+async function fetchSeries(chart, run, width) {
   const params = { run, tag: chart.tag, width, x: axisParam() };
+  if (state.smoothing > 0) params.smoothing = state.smoothing;
   if (chart.zoom) {
     params.start = chart.zoom[0] + offsetOf(run);
     params.end = chart.zoom[1] + offsetOf(run);
     return api("scalars", params);
   }
   const old = chart.series.get(run);
-  if (old && old.x === params.x && old.span > 0 && old.buckets.length) {
+  if (old && old.x === params.x && old.span > 0 && old.buckets.length && !old.zoomed
+      && old.smoothing === state.smoothing) {
     const slot = b => Math.floor((rawX(b.first) - old.start) / old.span);
     const from = slot(old.buckets[old.buckets.length - 1]);
     let fresh = null;
@@ -393,11 +645,12 @@ async function fetchSeries(chart, run) {
     if (fresh && (fresh.end - old.start) / old.span <= 2 * width) {
       const buckets = kept.concat(fresh.buckets);
       const points = buckets.reduce((n, b) => n + b.count, 0);
-      return { ...fresh, start: old.start, span: old.span, buckets, points };
+      return { ...fresh, start: old.start, span: old.span, buckets, points, smoothing: old.smoothing };
     }
   }
   const whole = await api("scalars", params);
   whole.span = (whole.end - whole.start) / width;
+  whole.smoothing = state.smoothing;
   return whole;
 }
 
@@ -410,6 +663,13 @@ const num = v => typeof v === "number" ? v : Number(v);
 function xOfPoint(p, run) {
   return (state.x === "step" ? p[0] : p[1]) - offsetOf(run);
 }
+// plotly's date axis takes milliseconds.
+function plotX(x) { return state.x === "wall" ? x * 1000 : x; }
+function fromPlotX(v) {
+  if (state.x !== "wall") return Number(v);
+  const t = typeof v === "number" ? v : Date.parse(String(v).replace(" ", "T") + "Z");
+  return t / 1000;
+}
 
 // A bucket's points in x order: the line through them keeps the bucket's extremes.
 function bucketPoints(b) {
@@ -421,7 +681,8 @@ function bucketPoints(b) {
   return pts.filter((p, i) => !pts.slice(0, i).some(q => same(p, q)));
 }
 
-// TensorBoard's smoothing: an exponential moving average, debiased for its start.
+// TensorBoard's smoothing: an exponential moving average, debiased for its start. Used only
+// when the server did not send each bucket's own (`smoothed`, over every raw point).
 function smooth(values, weight) {
   if (weight <= 0) return values;
   const constant = values.every(v => v === values[0]);
@@ -434,70 +695,112 @@ function smooth(values, weight) {
   });
 }
 
-function draw(chart) {
-  const ctx = chart.canvas.getContext("2d");
-  const dpr = window.devicePixelRatio || 1;
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.clearRect(0, 0, CHART_W, CHART_H);
-  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
-  const lines = [];
-  if (chart.groups) return drawGroups(chart, ctx);
-  for (const [run, s] of chart.series) {
-    const pts = s.buckets.flatMap(bucketPoints).map(p => [xOfPoint(p, run), num(p[2]), p]);
-    const marks = s.buckets.flatMap(b => b.nonfinite).map(p => [xOfPoint(p, run), num(p[2]), p]);
-    for (const [x, y] of pts) {
-      x0 = Math.min(x0, x); x1 = Math.max(x1, x);
-      if (Number.isFinite(y) && (!state.logY || y > 0)) { y0 = Math.min(y0, y); y1 = Math.max(y1, y); }
-    }
-    lines.push({ run, pts, marks, total: s.total });
-  }
-  if (chart.zoom) { [x0, x1] = chart.zoom; }
-  if (!lines.length || !Number.isFinite(x0)) { chart.frame = null; return; }
-  if (!Number.isFinite(y0)) { y0 = 0; y1 = 1; }
-  if (x1 === x0) { x1 = x0 + 1; }
-  if (y1 === y0) { y0 -= 0.5; y1 += 0.5; }
-  const ty = v => state.logY ? Math.log10(v) : v;
-  const [ly0, ly1] = [ty(y0), ty(y1)];
-  const W = CHART_W - PAD.l - PAD.r, H = CHART_H - PAD.t - PAD.b;
-  const px = x => PAD.l + (x - x0) / (x1 - x0) * W;
-  const py = y => PAD.t + H - (ty(y) - ly0) / (ly1 - ly0) * H;
-  chart.frame = { px, py, xOf: p => x0 + (p - PAD.l) / W * (x1 - x0), lines };
-  axes(ctx, x0, x1, y0, y1, px, py);
-  ctx.save();
-  ctx.beginPath(); ctx.rect(PAD.l, PAD.t, W, H); ctx.clip();
-  for (const line of lines) {
-    const color = colorOf(line.run);
-    const ys = line.pts.map(p => p[1]);
-    const smoothed = smooth(ys, state.smoothing);
-    if (state.smoothing > 0) {
-      path(ctx, line.pts.map((p, i) => [p[0], ys[i]]), px, py, color, 0.3);
-      path(ctx, line.pts.map((p, i) => [p[0], smoothed[i]]), px, py, color, 1);
+// A run's line: its raw points (every bucket's extremes, x order) and its smoothed line, from
+// the server's per-bucket `smoothed` when it sent one, else smoothed here.
+function runLine(run, s) {
+  const pts = s.buckets.flatMap(bucketPoints);
+  const x = pts.map(p => xOfPoint(p, run)), y = pts.map(p => num(p[2]));
+  let sx = x, sy = null;
+  if (state.smoothing > 0) {
+    if (s.buckets.length && s.buckets.every(b => b.smoothed !== undefined)) {
+      sx = s.buckets.map(b => xOfPoint(b.last, run));
+      sy = s.buckets.map(b => b.smoothed === null ? NaN : num(b.smoothed));
     } else {
-      path(ctx, line.pts.map(p => [p[0], p[1]]), px, py, color, 1);
-    }
-    // NaN at the top edge as an ×, infinities as triangles at the edge they run off.
-    ctx.fillStyle = ctx.strokeStyle = "#d00";
-    for (const [x, y] of line.marks) {
-      const X = px(x);
-      if (Number.isNaN(y)) {
-        ctx.beginPath();
-        ctx.moveTo(X - 4, PAD.t + 1); ctx.lineTo(X + 4, PAD.t + 9);
-        ctx.moveTo(X + 4, PAD.t + 1); ctx.lineTo(X - 4, PAD.t + 9);
-        ctx.lineWidth = 1.5; ctx.stroke();
-      } else {
-        const Y = y > 0 ? PAD.t + 1 : PAD.t + H - 1, d = y > 0 ? 8 : -8;
-        ctx.beginPath(); ctx.moveTo(X, Y); ctx.lineTo(X - 4, Y + d); ctx.lineTo(X + 4, Y + d);
-        ctx.fill();
-      }
+      sy = smooth(y, state.smoothing);
     }
   }
-  ctx.restore();
-  if (chart.drag) {
-    ctx.fillStyle = "rgba(0,0,255,0.1)";
-    const a = Math.min(chart.drag.from, chart.drag.to), b = Math.max(chart.drag.from, chart.drag.to);
-    ctx.fillRect(a, PAD.t, b - a, H);
+  const marks = s.buckets.flatMap(b => b.nonfinite).map(p => [xOfPoint(p, run), num(p[2]), p]);
+  return { run, color: colorOf(run), x, y, sx, sy, marks, total: s.total };
+}
+
+// The raw value at or before each of xs (the line's last point not past it).
+function rawAt(xs, line) {
+  const out = [];
+  let j = 0;
+  for (const x of xs) {
+    while (j + 1 < line.x.length && line.x[j + 1] <= x) j += 1;
+    out.push(line.y[j]);
   }
+  return out;
+}
+
+function baseLayout(chart) {
+  const c = themeColors();
+  const axis = { gridcolor: c.grid, linecolor: c.line, zeroline: false, showline: true,
+    ticks: "outside", tickcolor: c.line, automargin: true };
+  return {
+    paper_bgcolor: c.paper, plot_bgcolor: c.plot,
+    font: { color: c.text, size: 11, family: "system-ui, sans-serif" },
+    margin: { l: 50, r: 12, t: 6, b: 28 },
+    xaxis: { ...axis, type: state.x === "wall" ? "date" : "linear",
+      showspikes: true, spikemode: "across", spikesnap: "cursor", spikethickness: 1,
+      spikedash: "dot", spikecolor: c.line,
+      title: { text: state.x === "relative" ? "seconds since start" : "", font: { size: 10 } } },
+    yaxis: { ...axis, type: state.logY ? "log" : "linear", exponentformat: state.logY ? "power" : "SI",
+      ...(state.logY ? { dtick: 1 } : {}) },
+    yaxis2: { overlaying: "y", range: [0, 1], visible: false, fixedrange: true },
+    hovermode: "x unified",
+    hoverlabel: { bgcolor: c.paper, font: { color: c.text, size: 11 }, namelength: -1 },
+    showlegend: true,
+    legend: { orientation: "h", x: 0, y: -0.12, yanchor: "top", font: { size: 10 } },
+    uirevision: `${chart.tag} ${state.x} ${state.logY}`,
+    dragmode: "zoom",
+  };
+}
+
+const PLOT_CONFIG = {
+  displaylogo: false, responsive: false, scrollZoom: false,
+  modeBarButtonsToRemove: ["select2d", "lasso2d", "autoScale2d", "toImage"],
+};
+
+function draw(chart) {
+  if (chart.groups) return drawGroups(chart);
+  const layout = baseLayout(chart);
+  const traces = [], lines = [];
+  for (const run of state.order) {
+    const s = chart.series.get(run);
+    if (!s) continue;
+    const line = runLine(run, s);
+    lines.push(line);
+    const smoothing = line.sy !== null;
+    traces.push({
+      type: "scatter", mode: "lines", name: run, legendgroup: run,
+      x: line.x.map(plotX), y: line.y, connectgaps: false,
+      line: { color: line.color, width: smoothing ? 1 : 1.5 }, opacity: smoothing ? 0.35 : 1,
+      showlegend: !smoothing,
+      hoverinfo: smoothing ? "skip" : undefined,
+      hovertemplate: smoothing ? undefined : "%{y:.5g}",
+    });
+    if (smoothing) {
+      traces.push({
+        type: "scatter", mode: "lines", name: run, legendgroup: run,
+        x: line.sx.map(plotX), y: line.sy, customdata: rawAt(line.sx, line),
+        line: { color: line.color, width: 1.75 },
+        hovertemplate: "%{y:.5g} (raw %{customdata:.5g})",
+      });
+    }
+  }
+  // NaN as an × at the top edge, infinities as triangles at the edge they run off.
+  const marks = lines.flatMap(l => l.marks.map(m => ({ ...l, m })));
+  if (marks.length) {
+    const kind = v => Number.isNaN(v) ? "NaN" : v > 0 ? "+inf" : "-inf";
+    traces.push({
+      type: "scatter", mode: "markers", yaxis: "y2", name: "NaN / ±inf", showlegend: false,
+      x: marks.map(k => plotX(k.m[0])),
+      y: marks.map(k => Number.isNaN(k.m[1]) || k.m[1] > 0 ? 0.97 : 0.03),
+      marker: { color: NONFINITE, size: 9,
+        symbol: marks.map(k => Number.isNaN(k.m[1]) ? "x-thin-open" : k.m[1] > 0 ? "triangle-up" : "triangle-down"),
+        line: { color: NONFINITE, width: 2 } },
+      text: marks.map(k => `${k.run}: ${kind(k.m[1])} at step ${k.m[2][0]}`),
+      hovertemplate: "%{text}<extra></extra>",
+    });
+  }
+  if (chart.zoom) layout.xaxis.range = chart.zoom.map(plotX), layout.xaxis.autorange = false;
+  chart.lines = lines;
+  plot(chart, traces, layout);
   chart.el.dataset.points = lines.map(l => l.total).join(",");
+  chart.el.dataset.runs = lines.map(l => l.run).join("\n");
+  chart.el.dataset.marks = String(marks.length);
 }
 
 // A curve point's figure the page shows: [value, low, high] of the mean or of the IQM.
@@ -505,56 +808,110 @@ function groupFigure(p) {
   return state.groupStat === "iqm" ? [p.iqm, p.iqm_low, p.iqm_high] : [p.mean, p.low, p.high];
 }
 
-// Each group's mean (or IQM) as a line over its 95 % bootstrap band.
-function drawGroups(chart, ctx) {
-  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
-  const groups = chart.groups.filter(g => g.curve.length).map(g => ({
-    ...g, curve: g.curve.map(p => { const [mean, low, high] = groupFigure(p); return { step: p.step, n: p.n, mean, low, high }; }),
-  }));
-  for (const g of groups) for (const p of g.curve) {
-    x0 = Math.min(x0, p.step); x1 = Math.max(x1, p.step);
-    for (const v of [p.low, p.high, p.mean]) {
-      if (Number.isFinite(v) && (!state.logY || v > 0)) { y0 = Math.min(y0, v); y1 = Math.max(y1, v); }
+// Each group's mean (or IQM) as a line over its 95 % bootstrap band, smoothed as runs are.
+function drawGroups(chart) {
+  const layout = baseLayout(chart);
+  layout.xaxis.type = "linear";
+  const traces = [], lines = [];
+  chart.groups.filter(g => g.curve.length).forEach((g, i) => {
+    const name = Object.entries(g.key).map(([k, v]) => `${configLabel(k)}=${v}`).join(" ") + ` (n=${g.n})`;
+    const color = COLORS[i % COLORS.length];
+    const curve = g.curve.map(p => {
+      const [mean, low, high] = groupFigure(p);
+      return { step: p.step, n: p.n, mean, low, high, smoothed: state.groupStat === "iqm" ? p.iqm_smoothed : p.smoothed };
+    });
+    const steps = curve.map(p => p.step), means = curve.map(p => p.mean);
+    let smoothed = null;
+    if (state.smoothing > 0) {
+      smoothed = curve.every(p => p.smoothed !== undefined)
+        ? curve.map(p => p.smoothed === null ? NaN : num(p.smoothed))
+        : smooth(means, state.smoothing);
     }
-  }
-  if (!groups.length || !Number.isFinite(y0)) { chart.frame = null; chart.el.dataset.groups = "0"; return; }
-  if (x1 === x0) x1 = x0 + 1;
-  if (y1 === y0) { y0 -= 0.5; y1 += 0.5; }
-  const ty = v => state.logY ? Math.log10(v) : v;
-  const W = CHART_W - PAD.l - PAD.r, H = CHART_H - PAD.t - PAD.b;
-  const px = x => PAD.l + (x - x0) / (x1 - x0) * W;
-  const py = y => PAD.t + H - (ty(y) - ty(y0)) / (ty(y1) - ty(y0)) * H;
-  const lines = groups.map((g, i) => ({
-    run: Object.entries(g.key).map(([k, v]) => `${k}=${v}`).join(" ") + ` (n=${g.n})`,
-    color: COLORS[i % COLORS.length],
-    pts: g.curve.map(p => [p.step, p.mean, [p.step, null, p.mean, p.low, p.high, p.n]]),
-    marks: [],
-    band: g.curve,
-  }));
-  chart.frame = { px, py, xOf: p => x0 + (p - PAD.l) / W * (x1 - x0), lines };
-  axes(ctx, x0, x1, y0, y1, px, py);
-  for (const line of lines) {
-    ctx.fillStyle = line.color; ctx.globalAlpha = 0.2;
-    ctx.beginPath();
-    line.band.forEach((p, i) => i ? ctx.lineTo(px(p.step), py(p.high)) : ctx.moveTo(px(p.step), py(p.high)));
-    [...line.band].reverse().forEach(p => ctx.lineTo(px(p.step), py(p.low)));
-    ctx.closePath(); ctx.fill(); ctx.globalAlpha = 1;
-    path(ctx, line.pts.map(p => [p[0], p[1]]), px, py, line.color, 1);
-  }
+    lines.push({ run: name, color, pts: curve.map(p => [p.step, p.mean]), band: curve, smoothed });
+    traces.push({
+      type: "scatter", mode: "lines", x: [...steps, ...[...steps].reverse()],
+      y: [...curve.map(p => p.high), ...[...curve].reverse().map(p => p.low)],
+      fill: "toself", fillcolor: color, opacity: 0.2, line: { width: 0 },
+      hoverinfo: "skip", showlegend: false, legendgroup: name, name,
+    });
+    traces.push({
+      type: "scatter", mode: "lines", x: steps, y: means, name, legendgroup: name,
+      line: { color, width: smoothed ? 1 : 1.75 }, opacity: smoothed ? 0.45 : 1,
+      showlegend: !smoothed,
+      customdata: curve.map(p => [p.n, p.low, p.high]),
+      hovertemplate: `${state.groupStat === "iqm" ? "IQM" : "mean"} %{y:.5g} (n=%{customdata[0]}, 95%: %{customdata[1]:.4g}..%{customdata[2]:.4g})`,
+      hoverinfo: smoothed ? "skip" : undefined,
+    });
+    if (smoothed) {
+      traces.push({
+        type: "scatter", mode: "lines", x: steps, y: smoothed, name, legendgroup: name,
+        line: { color, width: 1.75 }, customdata: curve.map(p => [p.n, p.low, p.high, p.mean]),
+        hovertemplate: `smoothed %{y:.5g} (${state.groupStat === "iqm" ? "IQM" : "mean"} %{customdata[3]:.5g}, n=%{customdata[0]}, 95%: %{customdata[1]:.4g}..%{customdata[2]:.4g})`,
+      });
+    }
+  });
+  if (chart.zoom) layout.xaxis.range = chart.zoom, layout.xaxis.autorange = false;
+  chart.lines = lines;
+  plot(chart, traces, layout);
   chart.el.dataset.groups = String(lines.length);
 }
 
-function path(ctx, pts, px, py, color, alpha) {
-  ctx.strokeStyle = color; ctx.globalAlpha = alpha; ctx.lineWidth = 1.25;
-  ctx.beginPath();
-  let pen = false;
-  for (const [x, y] of pts) {
-    if (!Number.isFinite(y) || (state.logY && y <= 0)) { pen = false; continue; }
-    if (pen) ctx.lineTo(px(x), py(y)); else ctx.moveTo(px(x), py(y));
-    pen = true;
-  }
-  ctx.stroke();
-  ctx.globalAlpha = 1;
+function plot(chart, traces, layout) {
+  layout.height = Math.max(160, chart.plot.clientHeight || 300);
+  chart.drawing = true;
+  chart.plotted = true;
+  chart.stale = false;
+  Plotly.react(chart.plot, traces, layout, PLOT_CONFIG).then(() => {
+    chart.drawing = false;
+    if (!chart.hooked) { chart.hooked = true; hook(chart); }
+    chart.el.dataset.drawn = String((Number(chart.el.dataset.drawn) || 0) + 1);
+  });
+}
+
+// The chart's own events: a zoom asks the server for the window again (bucketed anew, down to
+// single raw points); the cursor is shown on every chart in view at the same x, once a frame.
+let syncing = false, syncTo = null, syncFrame = 0;
+function syncCursor() {
+  syncFrame = 0;
+  const { chart, xval } = syncTo;
+  syncing = true;
+  try {
+    for (const other of state.charts.values()) {
+      if (other === chart || !other.plotted || !other.visible || other.drawing) continue;
+      const r = other.el.getBoundingClientRect();
+      if (r.bottom < 0 || r.top > window.innerHeight) continue;
+      if (xval === null) Plotly.Fx.unhover(other.plot);
+      else Plotly.Fx.hover(other.plot, { xval }, "xy");
+    }
+  } finally { syncing = false; }
+}
+function queueSync(chart, xval) {
+  syncTo = { chart, xval };
+  if (!syncFrame) syncFrame = requestAnimationFrame(syncCursor);
+}
+function hook(chart) {
+  const gd = chart.plot;
+  gd.on("plotly_relayout", ev => {
+    if (chart.drawing) return;
+    if (ev["xaxis.range[0]"] !== undefined || Array.isArray(ev["xaxis.range"])) {
+      const r = ev["xaxis.range"] || [ev["xaxis.range[0]"], ev["xaxis.range[1]"]];
+      chart.zoom = r.map(fromPlotX);
+    } else if (ev["xaxis.autorange"]) {
+      chart.zoom = null;
+    } else {
+      return;
+    }
+    if (chart.zoom) state.zooms[chart.tag] = chart.zoom; else delete state.zooms[chart.tag];
+    saveUrl();
+    if (state.groupBy) return;
+    loadChart(chart, [...chart.series.keys()]);
+  });
+  gd.on("plotly_hover", ev => {
+    if (!syncing && ev.xvals && ev.xvals.length) queueSync(chart, ev.xvals[0]);
+  });
+  gd.on("plotly_unhover", () => {
+    if (!syncing) queueSync(chart, null);
+  });
 }
 
 function fmt(v) {
@@ -564,77 +921,95 @@ function fmt(v) {
   return String(Number(v.toPrecision(4)));
 }
 
-function axes(ctx, x0, x1, y0, y1, px, py) {
-  ctx.strokeStyle = "#ccc"; ctx.fillStyle = "#555"; ctx.lineWidth = 1;
-  ctx.font = "10px sans-serif";
-  const W = CHART_W - PAD.l - PAD.r, H = CHART_H - PAD.t - PAD.b;
-  ctx.strokeRect(PAD.l, PAD.t, W, H);
-  for (let i = 0; i <= 4; i++) {
-    const y = state.logY ? Math.pow(10, Math.log10(y0) + (Math.log10(y1) - Math.log10(y0)) * i / 4)
-      : y0 + (y1 - y0) * i / 4;
-    const Y = py(y);
-    ctx.fillText(fmt(y), 2, Y + 3);
-    const x = x0 + (x1 - x0) * i / 4;
-    const label = state.x === "wall" ? new Date(x * 1000).toLocaleTimeString()
-      : state.x === "relative" ? duration(x) : fmt(x);
-    ctx.fillText(label, Math.min(px(x) - 10, CHART_W - 50), CHART_H - 8);
-  }
-}
-
-function hover(chart, ev) {
-  const tip = document.getElementById("tooltip");
-  const f = chart.frame;
-  if (!f) { tip.hidden = true; return; }
-  let best = null;
-  for (const line of f.lines) {
-    for (const [x, y, raw] of [...line.pts, ...line.marks]) {
-      const X = f.px(x);
-      const Y = Number.isFinite(y) ? f.py(y) : ev.offsetY;
-      const d = Math.hypot(X - ev.offsetX, (Y - ev.offsetY) * 0.3);
-      if (!best || d < best.d) best = { d, run: line.run, raw };
-    }
-  }
-  if (!best) { tip.hidden = true; return; }
-  const [step, wall, value, low, high, n] = best.raw;
-  tip.textContent = wall === null
-    ? `${best.run}\nstep  ${step}\n${state.groupStat === "iqm" ? "IQM " : "mean"}  ${fmt(value)} (n=${n})\n95%   ${fmt(low)} .. ${fmt(high)}`
-    : `${best.run}\nstep  ${step}\nvalue ${value}\nwall  ${new Date(wall * 1000).toISOString()}`;
-  tip.style.left = `${ev.clientX + 12}px`;
-  tip.style.top = `${ev.clientY + 12}px`;
-  tip.hidden = false;
-}
-
 // ---- controls ----
 
-document.getElementById("run-filter").oninput = renderRuns;
+function redrawAll() {
+  for (const chart of state.charts.values()) if (chart.plotted) draw(chart);
+}
+
+// Charts whose series depend on the view: fetched again when in view.
+function refetchAll() {
+  for (const chart of state.charts.values()) {
+    chart.series.clear();
+    for (const r of chart.runs || []) chart.dirty.add(r);
+    if (chart.visible) update(chart);
+  }
+}
+
+document.getElementById("run-filter").oninput = ev => {
+  state.runFilter = ev.target.value.trim();
+  saveUrl();
+  renderRuns();
+  refreshCharts(new Set());
+};
+document.getElementById("select-all").onclick = () => {
+  for (const n of state.order) if (!state.runs.get(n)?.error) state.selected.add(n);
+  selectionChanged();
+};
+document.getElementById("select-none").onclick = () => { state.selected.clear(); selectionChanged(); };
+document.getElementById("select-matching").onclick = () => {
+  state.selected = new Set(state.order.filter(n => passes(n) && !state.runs.get(n)?.error));
+  selectionChanged();
+};
 document.getElementById("table-tags").onchange = ev => {
   state.tableTags = ev.target.value.trim();
   // Every row again, with the new tags' figures (the flat rows drop the rest).
   state.generation = 0;
 };
-document.getElementById("tag-filter").oninput = () => refreshCharts(new Set());
+document.getElementById("tag-filter").oninput = ev => {
+  state.tagFilter = ev.target.value;
+  saveUrl();
+  refreshCharts(new Set());
+};
 document.getElementById("x-axis").onchange = ev => {
   state.x = ev.target.value;
-  for (const chart of state.charts.values()) { chart.zoom = null; chart.series.clear(); }
-  refreshCharts(new Set());
+  state.zooms = {};
+  for (const chart of state.charts.values()) chart.zoom = null;
+  saveUrl();
+  refetchAll();
 };
 document.getElementById("group-by").onchange = ev => {
   state.groupBy = ev.target.value.trim();
   if (state.groupBy) document.getElementById("x-axis").value = state.x = "step";
-  for (const chart of state.charts.values()) { chart.zoom = null; loadChart(chart, [...chart.series.keys()]); }
+  state.zooms = {};
+  for (const chart of state.charts.values()) { chart.zoom = null; chart.groups = null; }
+  saveUrl();
+  refetchAll();
 };
 document.getElementById("group-stat").onchange = ev => {
   state.groupStat = ev.target.value;
-  for (const chart of state.charts.values()) draw(chart);
+  saveUrl();
+  redrawAll();
 };
 document.getElementById("log-y").onchange = ev => {
   state.logY = ev.target.checked;
-  for (const chart of state.charts.values()) draw(chart);
+  saveUrl();
+  redrawAll();
 };
+let smoothTimer = null;
 document.getElementById("smoothing").oninput = ev => {
   state.smoothing = Number(ev.target.value);
   document.getElementById("smoothing-value").textContent = state.smoothing.toFixed(2);
-  for (const chart of state.charts.values()) draw(chart);
+  saveUrl();
+  // Drawn at once from what is held (smoothed here), then asked again for the server's.
+  redrawAll();
+  clearTimeout(smoothTimer);
+  smoothTimer = setTimeout(refetchAll, 300);
 };
+document.getElementById("chart-size").onchange = ev => {
+  state.size = ev.target.value;
+  document.getElementById("charts").dataset.size = state.size;
+  saveUrl();
+};
+document.getElementById("theme").onchange = ev => {
+  state.theme = ev.target.value;
+  saveUrl();
+  applyTheme();
+};
+window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
+  if (state.theme === "auto") applyTheme();
+});
 
+readUrl();
+applyTheme();
 pollRuns();

@@ -17,6 +17,7 @@ use tally_read::json::number;
 use tally_read::live::LiveRun;
 use tally_read::meta::{read_json, RunConfigFacts};
 use tally_read::shares::run_timeline_shares;
+use tally_read::smooth;
 use tally_read::summaries::RunSummaries;
 use tally_schema::legacy::glob_match;
 
@@ -205,6 +206,7 @@ fn scalars(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     let axis = axis(target)?;
     let (start, end) = (parse::<f64>(target, "start")?, parse::<f64>(target, "end")?);
     let span: Option<f64> = parse(target, "span")?;
+    let smoothing = smoothing(target)?;
     let live = held(catalog, run, wanted)?;
     let live = lock(&live);
     let series = live.chart(tag).ok_or_else(|| no_tag(run, tag))?;
@@ -228,6 +230,24 @@ fn scalars(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
                 })?
         }
     };
+    // Over every raw point from the series' first, whatever the window (board.md "Every point
+    // drawn").
+    let smoothed = match smoothing {
+        Some(w) => Some(series.smoothed(axis, &d, w).map_err(read_failed)?),
+        None => None,
+    };
+    let buckets: Vec<Value> = d
+        .buckets
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let mut json = bucket_json(b);
+            if let Some(s) = &smoothed {
+                json["smoothed"] = number(s[i]);
+            }
+            json
+        })
+        .collect();
     Ok(Answer::ok(json!({
         "run": run,
         "tag": tag,
@@ -236,29 +256,37 @@ fn scalars(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
         "end": d.end,
         "points": d.points,
         "total": series.len(),
-        "buckets": d.buckets.iter().map(bucket_json).collect::<Vec<_>>(),
+        "buckets": buckets,
     })))
 }
 
-/// `GET /api/nearest?run=R&tag=T&at=X[&x=step|wall]`: the raw point nearest to `X`.
+/// `GET /api/nearest?run=R&tag=T&at=X[&x=step|wall][&smoothing=M]`: the raw point nearest to
+/// `X`, and TensorBoard's smoothed value there.
 fn nearest(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     let (run, tag) = (required(target, "run")?, required(target, "tag")?);
     let at: f64 = parse(target, "at")?.ok_or_else(|| missing("at"))?;
     let axis = axis(target)?;
+    let smoothing = smoothing(target)?;
     let live = held(catalog, run, wanted)?;
     let live = lock(&live);
     let series = live.chart(tag).ok_or_else(|| no_tag(run, tag))?;
     let point = series.nearest(axis, at).map_err(read_failed)?;
-    Ok(Answer::ok(json!({
+    let mut answer = json!({
         "run": run,
         "tag": tag,
         "point": point.map(point_json),
-    })))
+    });
+    if let (Some(w), Some(p)) = (smoothing, point) {
+        let smoothed = series.smoothed_at(axis, &p, w).map_err(read_failed)?;
+        answer["smoothed"] = smoothed.map_or(Value::Null, number);
+    }
+    Ok(Answer::ok(answer))
 }
 
-/// `GET /api/groups?tag=T&by=KEY,...[&width=W]`: the runs grouped by configuration keys (the
-/// seed left out, say), each group's mean and its 95 % bootstrap band on up to `W` aligned steps
-/// (`tally compare`'s curves, `docs/contract/consumers.md` "Comparing runs").
+/// `GET /api/groups?tag=T&by=KEY,...[&width=W][&smoothing=M]`: the runs grouped by
+/// configuration keys (the seed left out, say), each group's mean and its 95 % bootstrap band
+/// on up to `W` aligned steps (`tally compare`'s curves, `docs/contract/consumers.md` "Comparing
+/// runs"), with TensorBoard's smoothing of the mean and IQM curves when asked.
 fn groups(catalog: &Catalog, target: &Target) -> Handled {
     let tag = required(target, "tag")?;
     let by: Vec<String> = required(target, "by")?
@@ -273,6 +301,7 @@ fn groups(catalog: &Catalog, target: &Target) -> Handled {
         ));
     }
     let width = width(target, 400)?;
+    let smoothing = smoothing(target)?;
     let settings = Settings {
         by: by.clone(),
         curve_points: width,
@@ -281,7 +310,27 @@ fn groups(catalog: &Catalog, target: &Target) -> Handled {
     };
     let found =
         compare(catalog.inputs(), &settings).map_err(|e| Answer::error(500, e.to_string()))?;
-    let groups: Vec<Value> = found.groups.iter().map(|g| g.to_json(&by)).collect();
+    // No key any run has: one group of every run would read as an answer (board.md "Runs
+    // grouped over seeds"); `absent` says why there is none.
+    let pooled = found.absent.len() == by.len();
+    let groups: Vec<Value> = found
+        .groups
+        .iter()
+        .filter(|_| !pooled)
+        .map(|g| {
+            let mut json = g.to_json(&by);
+            if let (Some(w), Some(curve)) = (smoothing, json["curve"].as_array_mut()) {
+                let mean: Vec<f64> = g.curve.iter().map(|p| p.mean).collect();
+                let iqm: Vec<f64> = g.curve.iter().map(|p| p.iqm.value).collect();
+                let (mean, iqm) = (smooth::smoothed(&mean, w), smooth::smoothed(&iqm, w));
+                for (i, point) in curve.iter_mut().enumerate() {
+                    point["smoothed"] = finite_or_null(mean[i]);
+                    point["iqm_smoothed"] = finite_or_null(iqm[i]);
+                }
+            }
+            json
+        })
+        .collect();
     Ok(Answer::ok(json!({
         "tag": tag,
         "by": by,
@@ -289,6 +338,26 @@ fn groups(catalog: &Catalog, target: &Target) -> Handled {
         "unscored": found.unscored.iter().map(|(run, why)| json!({"run": run, "why": why})).collect::<Vec<_>>(),
         "absent": found.absent.iter().map(|k| absent_message(k)).collect::<Vec<_>>(),
     })))
+}
+
+/// A group curve's number: `null` when not finite, as the rest of a group's JSON has it.
+fn finite_or_null(v: f64) -> Value {
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+}
+
+/// The `smoothing` parameter: TensorBoard's smoothing weight, 0 (none) to below 1.
+fn smoothing(target: &Target) -> Result<Option<f64>, Answer> {
+    let weight: Option<f64> = parse(target, "smoothing")?;
+    match weight {
+        Some(w) if !smooth::weight_ok(w) => Err(Answer::error(
+            400,
+            format!(
+                "smoothing={}: the smoothing weight is at least 0 and below 1",
+                target.get("smoothing").unwrap_or_default()
+            ),
+        )),
+        _ => Ok(weight),
+    }
 }
 
 fn bucket_json(b: &Bucket) -> Value {
@@ -435,9 +504,16 @@ fn run(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
         }
         None => None,
     };
+    // What its reader read past, as its row says (board.md "The runs table").
+    let damage = catalog
+        .table()
+        .runs
+        .get(name)
+        .map_or(json!([]), |e| damage_json(&e.damage));
     Ok(Answer::ok(json!({
         "run": name,
         "summary": summary,
+        "damage": damage,
         "diagnosis": diagnosis,
         "diagnosis_error": why,
         "health": health,
@@ -445,8 +521,9 @@ fn run(catalog: &Catalog, target: &Target, wanted: Wanted) -> Handled {
     })))
 }
 
-/// `GET /api/media?run=R`: the run's text entries per tag, and its newest image and histogram
-/// per tag (an image's bytes come from `/api/image`).
+/// `GET /api/media?run=R`: the run's text entries per tag, and per image and histogram tag its
+/// newest (the fields at the top) and every one kept, oldest first (`steps` for images, whose
+/// bytes come from `/api/image`; `history` for histograms).
 fn media(catalog: &Catalog, target: &Target) -> Handled {
     let name = required(target, "run")?;
     let run = summaries(catalog, name)?;
@@ -462,24 +539,36 @@ fn media(catalog: &Catalog, target: &Target) -> Handled {
             json!({ "tag": tag, "entries": entries })
         })
         .collect();
+    let image_json = |i: &tally_read::summaries::Image| {
+        json!({ "step": i.step, "wall_time": i.wall_time,
+                "width": i.width, "height": i.height, "mime": i.mime })
+    };
     let images: Vec<Value> = run
         .images
         .iter()
-        .map(|(tag, i)| {
-            json!({ "tag": tag, "step": i.step, "wall_time": i.wall_time,
-                    "width": i.width, "height": i.height, "mime": i.mime })
+        .filter_map(|(tag, held)| {
+            let mut newest = image_json(held.back()?);
+            newest["tag"] = json!(tag);
+            newest["steps"] = held.iter().map(image_json).collect();
+            Some(newest)
         })
         .collect();
+    let histogram_json = |h: &tally_read::summaries::Histogram| {
+        let buckets: Vec<Value> = h
+            .buckets
+            .iter()
+            .map(|b| json!([number(b[0]), number(b[1]), number(b[2])]))
+            .collect();
+        json!({ "step": h.step, "wall_time": h.wall_time, "buckets": buckets })
+    };
     let histograms: Vec<Value> = run
         .histograms
         .iter()
-        .map(|(tag, h)| {
-            let buckets: Vec<Value> = h
-                .buckets
-                .iter()
-                .map(|b| json!([number(b[0]), number(b[1]), number(b[2])]))
-                .collect();
-            json!({ "tag": tag, "step": h.step, "wall_time": h.wall_time, "buckets": buckets })
+        .filter_map(|(tag, held)| {
+            let mut newest = histogram_json(held.back()?);
+            newest["tag"] = json!(tag);
+            newest["history"] = held.iter().map(histogram_json).collect();
+            Some(newest)
         })
         .collect();
     Ok(Answer::ok(json!({
@@ -490,16 +579,31 @@ fn media(catalog: &Catalog, target: &Target) -> Handled {
     })))
 }
 
-/// `GET /api/image?run=R&tag=T`: the newest image of the tag, as the run holds it.
+/// `GET /api/image?run=R&tag=T[&step=S]`: the tag's newest image (of step `S`, the newest of
+/// it, when given), as the run holds it.
 fn image(catalog: &Catalog, target: &Target) -> Handled {
     let name = required(target, "run")?;
     let tag = required(target, "tag")?;
+    let step: Option<f64> = parse(target, "step")?;
     let run = summaries(catalog, name)?;
     let run = lock(&run);
-    let image = run
+    let held = run
         .images
         .get(tag)
         .ok_or_else(|| Answer::error(404, format!("run {name:?} has no image tag {tag:?}")))?;
+    let image = match step {
+        None => held.back(),
+        Some(step) => held.iter().rev().find(|i| i.step as f64 == step),
+    }
+    .ok_or_else(|| {
+        Answer::error(
+            404,
+            format!(
+                "run {name:?} holds no image of tag {tag:?} at step {}",
+                step.unwrap_or(0.0)
+            ),
+        )
+    })?;
     Ok(Answer {
         status: 200,
         body: Body::File(image.mime, image.bytes.clone()),

@@ -372,9 +372,11 @@ fn read_rows(
     generation: u64,
 ) -> Vec<(String, Entry)> {
     let dirs: Vec<RunDir> = runs.iter().map(|(_, run, _, _)| run.clone()).collect();
+    // A damaged run shows what precedes the damage, the damage named (board.md "The runs table").
     let opts = ReadOptions {
         strict: false,
         skip_unreadable: true,
+        readable_part: true,
     };
     let every_tag = ["*".to_owned()];
     let (mut rows, damage, mut skipped) =

@@ -1,104 +1,302 @@
-//! The HTTP side: the routes, the token check, and the headers of each answer
-//! (`docs/contract/board.md` "Who can see it"); the connections are `wire`'s.
+//! The HTTP side: the routes, who may ask (the `Host` a loopback board answers, the token),
+//! and the headers and encoding of each answer (`docs/contract/board.md` "Who can see it",
+//! "The API"); the connections are [`crate::server`]'s.
 
-use crate::api::{self, Body, Wanted};
+use crate::api::{self, Body};
 use crate::assets::asset;
+use crate::cache::Cache;
 use crate::catalog::Catalog;
 use crate::query::Target;
-use crate::wire::{self, Request, Response};
-use std::net::TcpListener;
-use std::sync::atomic::AtomicBool;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use hyper::body::Bytes;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::http::request::Parts;
+use hyper::{Method, Response, StatusCode};
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The cookie a page carries once it was opened with the token.
 const COOKIE: &str = "tally_board_token";
 
-/// Answers requests on `listener` until `stop` is set.
-pub fn serve(
-    listener: &TcpListener,
-    catalog: &Catalog,
-    token: Option<&str>,
-    stop: &AtomicBool,
-) -> std::io::Result<()> {
-    wire::serve(listener, stop, |request, wanted| {
-        respond(request, wanted, catalog, token)
-    })
+/// Answers shorter than this are sent as they are: gzip would save less than a packet.
+const GZIP_FROM: usize = 1024;
+
+/// What every request's answer is made from.
+pub struct Shared {
+    /// The runs.
+    pub catalog: Catalog,
+    /// The token a request must carry, if any.
+    pub token: Option<String>,
+    /// On a loopback address, the `Host` values answered (`None`: any, the token decides).
+    pub hosts: Option<Vec<String>>,
+    /// Expensive answers, by request and their runs' generations.
+    pub cache: Cache,
+    /// Bytes of answers not yet taken by their clients ([`crate::server::ANSWER_BYTES`]).
+    pub sending: Arc<AtomicUsize>,
 }
 
-fn respond(request: &Request, wanted: Wanted, catalog: &Catalog, token: Option<&str>) -> Response {
-    let target = Target::parse(&request.target);
-    let (status, content_type, body, set_cookie) = route(request, &target, wanted, catalog, token);
-    let mut headers = vec![
-        ("Content-Type", content_type.to_owned()),
-        ("Cache-Control", "no-store".to_owned()),
-        ("X-Content-Type-Options", "nosniff".to_owned()),
+impl Shared {
+    /// The board's state for `catalog` bound at `addr`.
+    pub fn new(catalog: Catalog, token: Option<String>, addr: SocketAddr) -> Shared {
+        Shared {
+            catalog,
+            token,
+            hosts: addr.ip().is_loopback().then(|| allowed_hosts(addr)),
+            cache: Cache::default(),
+            sending: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+}
+
+/// The names a browser on this machine reaches a loopback board by, with its port (and
+/// without it on port 80, where browsers leave it out), lower case.
+fn allowed_hosts(addr: SocketAddr) -> Vec<String> {
+    let port = addr.port();
+    let mut names = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "[::1]".to_owned(),
     ];
-    if set_cookie {
-        if let Some(token) = token {
-            headers.push((
-                "Set-Cookie",
-                format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"),
-            ));
+    let own = match addr {
+        SocketAddr::V4(a) => a.ip().to_string(),
+        SocketAddr::V6(a) => format!("[{}]", a.ip()),
+    };
+    if !names.contains(&own) {
+        names.push(own);
+    }
+    let mut hosts: Vec<String> = names.iter().map(|n| format!("{n}:{port}")).collect();
+    if port == 80 {
+        hosts.extend(names);
+    }
+    hosts
+}
+
+/// A JSON error answer.
+pub fn error(status: u16, message: &str) -> Response<Bytes> {
+    let body = serde_json::json!({ "error": message }).to_string();
+    let mut response = Response::new(Bytes::from(body));
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+const JSON: &str = "application/json";
+
+/// The answer to one request (its head; `has_body`: it came with a body). `wanted` says
+/// whether its client still waits.
+pub fn respond(
+    shared: &Shared,
+    head: &Parts,
+    has_body: bool,
+    wanted: &dyn Fn() -> bool,
+) -> Response<Bytes> {
+    let target = Target::parse(head.uri.path_and_query().map_or("/", |p| p.as_str()));
+    let by_param = shared
+        .token
+        .as_deref()
+        .is_some_and(|t| target.get("token").is_some_and(|g| same(g, t)));
+    let with_token = shared
+        .token
+        .as_deref()
+        .is_some_and(|t| by_param || carries(&head.headers, t));
+    if !with_token && !host_allowed(shared, head) {
+        // A page of another site that made its name resolve to 127.0.0.1 (DNS rebinding)
+        // sends its own name: the board is not that site.
+        return error(
+            403,
+            "this board answers only the hosts localhost, 127.0.0.1 and [::1] with its port \
+             (a page of another site reaches it only through DNS rebinding)",
+        );
+    }
+    if has_body {
+        let mut refused = error(413, "the board takes no request body");
+        refused
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return refused;
+    }
+    if !matches!(head.method, Method::GET | Method::HEAD) {
+        return error(405, "the board answers GET only: it changes nothing");
+    }
+    if shared.token.is_some() && !with_token {
+        return error(
+            403,
+            "this board needs its token: open the URL it printed, with ?token=",
+        );
+    }
+    let gzip = accepts_gzip(&head.headers);
+    let (status, content_type, body, cached) = if target.path.starts_with("/api/") {
+        let computed = || {
+            let answer = api::answer(&shared.catalog, &target, wanted);
+            let (content_type, body) = match answer.body {
+                Body::Json(v) => (JSON, Bytes::from(v.to_string())),
+                Body::File(content_type, bytes) => (content_type, Bytes::from(bytes)),
+            };
+            (answer.status, content_type, body)
+        };
+        match shared.cache.answer(&shared.catalog, &target, computed) {
+            Ok((answer, hit)) => {
+                let body = if gzip {
+                    answer.gzipped()
+                } else {
+                    answer.body.clone()
+                };
+                (answer.status, answer.content_type, body, Some(hit))
+            }
+            Err((status, content_type, body)) => {
+                let body = if gzip {
+                    compress(content_type, body)
+                } else {
+                    body
+                };
+                (status, content_type, body, None)
+            }
+        }
+    } else {
+        match asset(&target.path) {
+            Some(a) => {
+                let body = if gzip {
+                    gzipped_asset(a.path, a.content_type, a.body)
+                } else {
+                    Bytes::from_static(a.body)
+                };
+                (200, a.content_type, body, None)
+            }
+            None => return error(404, &format!("{}: not found", target.path)),
+        }
+    };
+    let mut response = Response::new(body);
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    if gzip && compressible(content_type) {
+        headers.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+        // `compress` leaves a short body as it is; a gzip stream starts with these two bytes,
+        // which no JSON or text does.
+        if response.body().starts_with(&[0x1f, 0x8b]) {
+            let headers = response.headers_mut();
+            headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
         }
     }
-    Response {
-        status,
-        headers,
-        body,
+    if let Some(hit) = cached {
+        let value = HeaderValue::from_static(if hit { "hit" } else { "miss" });
+        response.headers_mut().insert("x-tally-cache", value);
+    }
+    if by_param {
+        if let Some(token) = &shared.token {
+            let cookie = format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict");
+            if let Ok(v) = HeaderValue::from_str(&cookie) {
+                response.headers_mut().insert(header::SET_COOKIE, v);
+            }
+        }
+    }
+    response
+}
+
+/// Whether the request names this board: always off loopback (the token guards it), and on
+/// loopback when its `Host` (or a target's authority) is one of [`Shared::hosts`]. A request
+/// without either cannot come from a browser and is answered.
+fn host_allowed(shared: &Shared, head: &Parts) -> bool {
+    let Some(hosts) = &shared.hosts else {
+        return true;
+    };
+    let by_uri = head.uri.authority().map(|a| a.as_str().to_owned());
+    let by_header = head
+        .headers
+        .get_all(header::HOST)
+        .iter()
+        .map(|v| v.to_str().map(str::to_owned).unwrap_or_default());
+    by_uri
+        .into_iter()
+        .chain(by_header)
+        .all(|h| hosts.iter().any(|a| a.eq_ignore_ascii_case(h.trim())))
+}
+
+/// Whether the client takes gzip (`Accept-Encoding: gzip`, not at `q=0`).
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|coding| {
+            let mut parts = coding.split(';');
+            let name = parts.next().unwrap_or_default().trim();
+            let refused = parts.any(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            name.eq_ignore_ascii_case("gzip") && !refused
+        })
+}
+
+fn compressible(content_type: &str) -> bool {
+    content_type.starts_with("application/json")
+        || content_type.starts_with("text/")
+        || content_type.starts_with("image/svg")
+}
+
+/// `body` gzipped when its type is text and it is long enough to gain; else as it is.
+pub fn compress(content_type: &str, body: Bytes) -> Bytes {
+    if !compressible(content_type) || body.len() < GZIP_FROM {
+        return body;
+    }
+    let mut encoder = GzEncoder::new(Vec::with_capacity(body.len() / 4), Compression::fast());
+    match encoder.write_all(&body).and_then(|()| encoder.finish()) {
+        Ok(zipped) => Bytes::from(zipped),
+        Err(_) => body,
     }
 }
 
-/// The status, content type and body for a request, and whether to set the token's cookie.
-fn route(
-    request: &Request,
-    target: &Target,
-    wanted: Wanted,
-    catalog: &Catalog,
-    token: Option<&str>,
-) -> (u16, &'static str, Vec<u8>, bool) {
-    const JSON: &str = "application/json";
-    if !matches!(request.method.as_str(), "GET" | "HEAD") {
-        let body = br#"{"error":"the board answers GET only: it changes nothing"}"#;
-        return (405, JSON, body.to_vec(), false);
+/// An embedded file gzipped, once per run of the board.
+fn gzipped_asset(path: &'static str, content_type: &str, body: &'static [u8]) -> Bytes {
+    static ZIPPED: OnceLock<Mutex<HashMap<&'static str, Bytes>>> = OnceLock::new();
+    let all = ZIPPED.get_or_init(Default::default);
+    if let Some(b) = all.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
+        return b.clone();
     }
-    let by_param = token.is_some_and(|t| target.get("token").is_some_and(|g| same(g, t)));
-    if let Some(t) = token {
-        if !by_param && !carries(request, t) {
-            let body =
-                br#"{"error":"this board needs its token: open the URL it printed, with ?token="}"#;
-            return (403, JSON, body.to_vec(), false);
-        }
-    }
-    if target.path.starts_with("/api/") {
-        let answer = api::answer(catalog, target, wanted);
-        let (content_type, body) = match answer.body {
-            Body::Json(v) => (JSON, v.to_string().into_bytes()),
-            Body::File(content_type, bytes) => (content_type, bytes),
-        };
-        return (answer.status, content_type, body, by_param);
-    }
-    match asset(&target.path) {
-        Some(a) => (200, a.content_type, a.body.to_vec(), by_param),
-        None => {
-            let body = serde_json::json!({ "error": format!("{}: not found", target.path) });
-            (404, JSON, body.to_string().into_bytes(), false)
-        }
-    }
+    let zipped = compress(content_type, Bytes::from_static(body));
+    all.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(path, zipped.clone());
+    zipped
 }
 
 /// Whether the request carries `token` in its cookie or an `Authorization: token` header.
-fn carries(request: &Request, token: &str) -> bool {
-    let by_header = request
-        .header("Authorization")
-        .and_then(|v| v.strip_prefix("token "))
-        .is_some_and(|v| same(v.trim(), token));
-    let by_cookie = request.header("Cookie").is_some_and(|value| {
-        value.split(';').any(|c| {
-            c.trim()
-                .strip_prefix(COOKIE)
-                .and_then(|r| r.strip_prefix('='))
-                .is_some_and(|v| same(v, token))
-        })
-    });
+fn carries(headers: &HeaderMap, token: &str) -> bool {
+    let by_header = headers
+        .get_all(header::AUTHORIZATION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| v.strip_prefix("token "))
+        .any(|v| same(v.trim(), token));
+    let by_cookie = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|value| {
+            value.split(';').any(|c| {
+                c.trim()
+                    .strip_prefix(COOKIE)
+                    .and_then(|r| r.strip_prefix('='))
+                    .is_some_and(|v| same(v, token))
+            })
+        });
     by_header || by_cookie
 }
 

@@ -5,9 +5,11 @@
 //!   ask for, held and read on as runs grow (`tally_read::live`);
 //! - [`api`]: the JSON API (the page's, and scripts'), series reduced to a chart's width with
 //!   every extreme kept (`tally_read::downsample`);
-//! - [`http`]: requests, the token, responses; [`assets`]: the embedded page;
-//! - [`wire`]: HTTP/1.1 on std's sockets, a thread per connection; [`query`]: a request
-//!   target decoded; [`options`]: what is served, where, and the token rule.
+//! - [`http`]: the routes, who may ask (`Host`, the token), answers gzipped; [`cache`]: the
+//!   expensive answers kept until their runs change; [`assets`]: the embedded page;
+//! - [`server`]: hyper's HTTP/1.1 over tokio, with the bounds a hostile client meets;
+//!   [`query`]: a request target decoded; [`options`]: what is served, where, and the token
+//!   rule.
 //!
 //! ```no_run
 //! use std::sync::atomic::AtomicBool;
@@ -24,26 +26,29 @@
 
 pub mod api;
 pub mod assets;
+pub mod cache;
 pub mod catalog;
 pub mod error;
 pub mod http;
-
 pub mod options;
 pub mod query;
-pub mod wire;
+pub mod server;
 
 pub use error::Error;
 pub use options::Options;
+pub use server::Limits;
 
 use catalog::Catalog;
+use http::Shared;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// A board bound to its address, ready to serve.
 pub struct Board {
     listener: TcpListener,
-    catalog: Catalog,
-    token: Option<String>,
+    shared: Arc<Shared>,
+    limits: Limits,
     addr: SocketAddr,
 }
 
@@ -57,12 +62,19 @@ impl Board {
         };
         let listener = TcpListener::bind(wanted).map_err(listening)?;
         let addr = listener.local_addr().map_err(listening)?;
+        let shared = Shared::new(Catalog::new(options.paths), options.token, addr);
         Ok(Board {
             listener,
-            catalog: Catalog::new(options.paths),
-            token: options.token,
+            shared: Arc::new(shared),
+            limits: Limits::default(),
             addr,
         })
+    }
+
+    /// The same board with other bounds on its clients (a test's short deadlines).
+    pub fn with_limits(mut self, limits: Limits) -> Board {
+        self.limits = limits;
+        self
     }
 
     /// The address bound.
@@ -82,19 +94,20 @@ impl Board {
         } else {
             host
         };
-        match &self.token {
+        match &self.shared.token {
             Some(t) => format!("http://{host}/?token={t}"),
             None => format!("http://{host}/"),
         }
     }
 
-    /// Serves requests until `stop` is set.
+    /// Serves requests until `stop` is set; returns within [`Limits::grace`] of it (and a
+    /// tick), whatever the clients connected do.
     pub fn serve(&self, stop: &AtomicBool) -> Result<(), Error> {
-        http::serve(&self.listener, &self.catalog, self.token.as_deref(), stop).map_err(|source| {
-            Error::Io {
-                what: format!("serving on {}", self.addr),
-                source,
-            }
-        })
+        let serving = |source| Error::Io {
+            what: format!("serving on {}", self.addr),
+            source,
+        };
+        let listener = self.listener.try_clone().map_err(serving)?;
+        server::serve(listener, self.shared.clone(), &self.limits, stop).map_err(serving)
     }
 }

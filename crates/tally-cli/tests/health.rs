@@ -406,21 +406,13 @@ fn a_long_pause_inside_the_run_is_one_stall_after_the_last_step_before_it() {
 }
 
 #[test]
-fn a_pause_in_a_run_whose_fps_is_cumulative_is_also_slow_throughput() {
-    // stable-baselines3's time/fps averages since the start: the pause drags it down after
+fn a_pause_in_a_run_whose_fps_is_cumulative_is_a_stall_alone() {
+    // stable-baselines3's time/fps averages since the start, so it stays low after a pause;
+    // throughput is judged on the pace of steps, which is back at once
     // (docs/contract/health.md "Throughput").
     let got = planted(sb3_run, Fault::Pause(250, 900.0));
-    let seen: Vec<(&str, &str, i64)> = got
-        .iter()
-        .map(|f| (f.0.as_str(), f.1.as_str(), f.2))
-        .collect();
-    assert_eq!(
-        seen,
-        [
-            ("stall", "", sb3_step(250)),
-            ("throughput", "time/fps", sb3_step(251))
-        ]
-    );
+    let s = sb3_step(250);
+    assert_eq!(got, [("stall".into(), String::new(), s, s, 1)]);
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The README's demo command (`cargo run --release -p tally-cli --no-default-features -- demo`)
-//! compiles no query engine and at most 150 packages: a newcomer's first build stays minutes,
+//! compiles no query engine, no HTTP server and at most 150 packages: a newcomer's first build stays minutes,
 //! not the quarter hour the SQL engine costs (BENCHMARKS.md "Building").
 
 use std::collections::BTreeSet;
@@ -37,7 +37,14 @@ fn named(set: &BTreeSet<String>, name: &str) -> bool {
 #[test]
 fn the_demo_build_compiles_no_query_engine_and_at_most_150_packages() {
     let lean = packages(&["--no-default-features"]);
-    for heavy in ["tally-sql", "datafusion", "arrow", "tokio"] {
+    for heavy in [
+        "tally-sql",
+        "datafusion",
+        "arrow",
+        "tokio",
+        "tally-board",
+        "hyper",
+    ] {
         assert!(!named(&lean, heavy), "{heavy} is in the demo's build");
     }
     assert!(

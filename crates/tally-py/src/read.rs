@@ -81,6 +81,7 @@ fn read_columns<'py>(
     let opts = ReadOptions {
         strict,
         skip_unreadable,
+        readable_part: false,
     };
     let c = match py.detach(|| read_all(&paths, tags.as_deref(), opts)) {
         Ok(c) => c,
@@ -157,6 +158,7 @@ fn runs_table<'py>(
     let opts = ReadOptions {
         strict,
         skip_unreadable: true,
+        readable_part: false,
     };
     let t = py
         .detach(|| tally_read::runs::runs_table(&paths, &tags, opts))

@@ -154,6 +154,12 @@ fn audio(
     Ok(summary_bytes(py, vec![v]))
 }
 
+/// A scalar as torch's `add_scalar(new_style=True[, double_precision=True])` writes it.
+#[pyfunction]
+fn scalar_tensor(py: Python<'_>, tag: &str, value: f64, double: bool) -> Py<PyBytes> {
+    summary_bytes(py, vec![tfe::scalar_tensor_value(tag, value, double)])
+}
+
 /// Text (markdown) summary.
 #[pyfunction]
 fn text(py: Python<'_>, tag: &str, text: &str) -> Py<PyBytes> {
@@ -330,6 +336,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sub.add_function(wrap_pyfunction!(video, &sub)?)?;
     sub.add_function(wrap_pyfunction!(audio, &sub)?)?;
     sub.add_function(wrap_pyfunction!(text, &sub)?)?;
+    sub.add_function(wrap_pyfunction!(scalar_tensor, &sub)?)?;
     sub.add_function(wrap_pyfunction!(tensor, &sub)?)?;
     sub.add_function(wrap_pyfunction!(pr_curve, &sub)?)?;
     sub.add_function(wrap_pyfunction!(pr_curve_raw, &sub)?)?;

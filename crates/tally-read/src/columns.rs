@@ -123,6 +123,10 @@ pub struct ReadOptions {
     /// Report a run that cannot be read in [`Columns::skipped`] and read the others (else the
     /// first such run's error is the result).
     pub skip_unreadable: bool,
+    /// Read the readable part of a damaged run instead of failing it (the board's runs table,
+    /// `docs/contract/board.md` "The runs table"): a corrupt record is skipped and a file whose
+    /// framing is lost ends at it, each reported as damage ([`RunScalars::readable_part`]).
+    pub readable_part: bool,
 }
 
 impl Columns {
@@ -360,10 +364,19 @@ impl RunPart {
     }
 }
 
+/// The corruption policy of `opts`: a corrupt record is skipped when reading the readable part.
+pub(crate) fn policy(opts: ReadOptions) -> OnCorruption {
+    if opts.readable_part {
+        OnCorruption::Skip
+    } else {
+        OnCorruption::Error
+    }
+}
+
 fn read_run(
     files: Vec<PathBuf>,
     globs: Option<&[String]>,
-    strict: bool,
+    opts: ReadOptions,
 ) -> Result<RunPart, String> {
     let bytes = files
         .iter()
@@ -371,7 +384,9 @@ fn read_run(
         .sum();
     let mut part = RunPart::for_bytes(bytes);
     let mut tag_codes = TagCodes::new(globs);
-    let mut scalars = RunScalars::new(files, OnCorruption::Error).strict(strict);
+    let mut scalars = RunScalars::new(files, policy(opts))
+        .strict(opts.strict)
+        .readable_part(opts.readable_part);
     while scalars
         .advance_event()
         .map_err(|e| e.to_string())?
@@ -436,11 +451,12 @@ type RunResult = (PathBuf, Result<RunPart, String>);
 fn read_runs_parallel(
     runs: Vec<RunDir>,
     globs: Option<&[String]>,
-    strict: bool,
+    opts: ReadOptions,
     mut take: impl FnMut(RunResult) -> bool,
 ) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if let [(dir, files)] = runs.as_slice() {
+    // The parallel reader of one file fails a corrupt record: the readable part is read whole.
+    if let ([(dir, files)], false) = (runs.as_slice(), opts.readable_part) {
         if let Some(parts) = one_file_in_parallel(files, globs, cores) {
             let dir = dir.clone();
             for part in parts {
@@ -453,7 +469,7 @@ fn read_runs_parallel(
     }
     let whole = each_run(
         runs,
-        |_, files| read_run(files, globs, strict),
+        |_, files| read_run(files, globs, opts),
         |dir, part| take((dir, part)),
     );
     if !whole {
@@ -499,7 +515,7 @@ pub fn read_run_dirs(
     let mut tag_map: HashMap<Vec<u8>, i32> = HashMap::new();
     let mut run_map: HashMap<PathBuf, i32> = HashMap::new();
     let mut failed = None;
-    read_runs_parallel(runs, globs, opts.strict, |(dir, part)| match part {
+    read_runs_parallel(runs, globs, opts, |(dir, part)| match part {
         Ok(part) => match merge_part(&mut c, &mut tag_map, &mut run_map, dir, part) {
             Ok(()) => true,
             Err(e) => {

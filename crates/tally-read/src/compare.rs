@@ -203,6 +203,7 @@ pub fn compare(inputs: &[PathBuf], s: &Settings) -> Result<Comparison, crate::Er
     let opts = ReadOptions {
         strict: false,
         skip_unreadable: true,
+        readable_part: false,
     };
     let globs = [s.metric.clone()];
     let c = read_all(inputs, Some(&globs), opts).map_err(crate::Error::Refused)?;

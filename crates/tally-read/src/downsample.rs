@@ -5,6 +5,7 @@
 pub mod blocks;
 mod store;
 
+use crate::smooth::Smoother;
 use store::{Steps, Values};
 
 /// One raw point of a series.
@@ -17,6 +18,10 @@ pub struct Point {
     /// The value, widened to f64.
     pub value: f64,
 }
+
+/// Points between two states a smoothing pass keeps ([`Series::smoothed_with`]): a state per
+/// 65 536 points, about 1/20 000 of the points' bytes.
+pub const SMOOTH_STRIDE: usize = 1 << 16;
 
 /// What a chart's x axis is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,6 +317,105 @@ impl Series {
         }
     }
 
+    /// TensorBoard's smoothed value ([`crate::smooth`]) at each bucket's `last` point, the
+    /// average run over every point of the series from its first, in reading order: the same
+    /// at any zoom and any bucket span (`docs/contract/board.md` "Every point drawn").
+    pub fn smoothed(&self, axis: Axis, d: &Downsampled, weight: f64) -> Vec<f64> {
+        self.smoothed_at(&self.last_indices(axis, d), weight)
+    }
+
+    /// TensorBoard's smoothed value at each of the points `at` (indices in reading order).
+    pub fn smoothed_at(&self, at: &[usize], weight: f64) -> Vec<f64> {
+        self.smoothed_with(at, weight, &mut Vec::new())
+    }
+
+    /// [`smoothed_at`](Self::smoothed_at), the pass started from the kept state nearest below
+    /// the first point asked (`kept[k]`: the state after the first `(k + 1) ×`
+    /// [`SMOOTH_STRIDE`] points), the states it passes kept: a chart following a growing
+    /// series asks for its newest points, and its pass starts near them. `kept` is this
+    /// series' at `weight` (held series only grow).
+    pub fn smoothed_with(&self, at: &[usize], weight: f64, kept: &mut Vec<Smoother>) -> Vec<f64> {
+        // The points asked by index, ascending.
+        let mut order: Vec<usize> = (0..at.len()).collect();
+        order.sort_by_key(|&b| at[b]);
+        let lowest = order.first().map_or(self.len(), |&b| at[b]);
+        let k = (lowest / SMOOTH_STRIDE).min(kept.len());
+        let (mut s, from) = match k {
+            0 => (Smoother::new(weight), 0),
+            k => (kept[k - 1], k * SMOOTH_STRIDE),
+        };
+        let mut out = vec![f64::NAN; at.len()];
+        let mut asked = order.iter().map(|&b| (at[b], b)).peekable();
+        // Between two points where something is done (a point asked, a state kept), a tight
+        // pass that only takes values.
+        let mut i = from;
+        while i < self.len() {
+            let asked_next = asked.peek().map_or(usize::MAX, |&(at, _)| at);
+            let stride_end = (i / SMOOTH_STRIDE + 1) * SMOOTH_STRIDE - 1;
+            let stop = asked_next.min(stride_end).min(self.len() - 1);
+            match &self.value {
+                Values::F32(v) => v[i..=stop].iter().for_each(|&v| s.take(f64::from(v))),
+                Values::F64(v) => v[i..=stop].iter().for_each(|&v| s.take(v)),
+            }
+            if stop == stride_end && (stop + 1) / SMOOTH_STRIDE > kept.len() {
+                kept.push(s);
+            }
+            while let Some((_, b)) = asked.next_if(|&(at, _)| at == stop) {
+                out[b] = s.now(self.value.get(stop));
+            }
+            i = stop + 1;
+        }
+        // `s` has seen every value: whether the series is constant is known.
+        out.iter_mut()
+            .zip(at)
+            .for_each(|(o, &i)| *o = s.finish(self.value.get(i), *o));
+        out
+    }
+
+    /// The index of the first point read equal to `p` (found by its x on `axis`).
+    pub fn index_of(&self, axis: Axis, p: &Point) -> Option<usize> {
+        let x = x_of(p, axis);
+        let same = |q: Point| {
+            (q.step, q.wall_time.to_bits(), q.value.to_bits())
+                == (p.step, p.wall_time.to_bits(), p.value.to_bits())
+        };
+        self.candidates(axis, x, x).find(|&i| same(self.point(i)))
+    }
+
+    /// The index of each bucket's `last` point: the last point read whose x is the bucket's
+    /// largest (every point of that x is in the bucket).
+    pub fn last_indices(&self, axis: Axis, d: &Downsampled) -> Vec<usize> {
+        if self.sorted(axis) {
+            return d
+                .buckets
+                .iter()
+                .map(|b| {
+                    let x = x_of(&b.last, axis);
+                    let after = match axis {
+                        Axis::Step => self.step.partition_point(|s| (s as f64) <= x),
+                        Axis::WallTime => self.wall_time.partition_point(|&w| w <= x),
+                    };
+                    after.saturating_sub(1)
+                })
+                .collect();
+        }
+        // Steps going back: one pass, each bucket's largest x looked up.
+        let key = |x: f64| (x + 0.0).to_bits();
+        let by_x: std::collections::HashMap<u64, usize> = d
+            .buckets
+            .iter()
+            .enumerate()
+            .map(|(b, bucket)| (key(x_of(&bucket.last, axis)), b))
+            .collect();
+        let mut at = vec![0; d.buckets.len()];
+        for i in 0..self.len() {
+            if let Some(&b) = by_x.get(&key(self.x(axis, i))) {
+                at[b] = i;
+            }
+        }
+        at
+    }
+
     /// The raw point nearest to `x` on `axis` (for a chart's hover), `None` when empty.
     pub fn nearest(&self, axis: Axis, x: f64) -> Option<Point> {
         (0..self.len())
@@ -513,6 +617,89 @@ mod tests {
             .map(|b| (b.max.unwrap().step, b.max.unwrap().value))
             .collect();
         assert_eq!(got, [(0, 1.0), (1, 2.0), (5, 0.1)]);
+    }
+
+    #[test]
+    fn each_bucket_s_smoothed_value_is_the_average_over_every_raw_point_at_its_last() {
+        // docs/contract/board.md "Every point drawn": not over the buckets' extremes, and not
+        // restarted at a zoom's window or a followed chart's span. Steps going back too.
+        let values: Vec<f64> = (0..5_000)
+            .map(|i| match i {
+                1_234 => f64::NAN,
+                4_000 => 1e4,
+                _ => ((i * 37) % 101) as f64 * 0.25,
+            })
+            .collect();
+        let mut back = series(&values);
+        for (i, &v) in values[..300].iter().enumerate() {
+            back.push(100 + i as i64, 9_000.0 + i as f64, v + 1.0);
+        }
+        for (s, all) in [
+            (series(&values), values.clone()),
+            (back, {
+                let mut all = values.clone();
+                all.extend(values[..300].iter().map(|v| v + 1.0));
+                all
+            }),
+        ] {
+            for weight in [0.0, 0.6, 0.99] {
+                let want = crate::smooth::smoothed(&all, weight);
+                for axis in [Axis::Step, Axis::WallTime] {
+                    let mut answers = vec![
+                        s.downsample(axis, None, None, 37),
+                        s.downsample(axis, None, None, 10_000),
+                        s.downsample(axis, Some(1_000.0), Some(1_400.0), 9),
+                    ];
+                    answers.extend(s.downsample_from(axis, 4_321.0, None, 7.0, 1_000));
+                    for d in answers {
+                        let got = s.smoothed(axis, &d, weight);
+                        assert_eq!(got.len(), d.buckets.len());
+                        for (b, g) in d.buckets.iter().zip(&got) {
+                            // The last point read with the bucket's largest x.
+                            let x = x_of(&b.last, axis);
+                            let i = (0..s.len()).rev().find(|&i| s.x(axis, i) == x).unwrap();
+                            assert_eq!(format!("{:?}", s.point(i)), format!("{:?}", b.last));
+                            let w = want[i];
+                            assert!(
+                                g == &w || (g.is_nan() && w.is_nan()),
+                                "{axis:?} {weight}: {g} {w}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // A constant series is not smoothed.
+        let flat = series(&[2.5; 100]);
+        let d = flat.downsample(Axis::Step, None, None, 3);
+        assert_eq!(flat.smoothed(Axis::Step, &d, 0.9), [2.5; 3]);
+    }
+
+    #[test]
+    fn a_smoothing_pass_from_kept_states_gives_what_a_pass_from_the_start_gives() {
+        let values: Vec<f64> = (0..5 * SMOOTH_STRIDE + 77)
+            .map(|i| ((i * 7919) % 1013) as f64 * 0.5)
+            .collect();
+        let mut s = series(&values[..3 * SMOOTH_STRIDE + 5]);
+        let mut kept = Vec::new();
+        let tail = |s: &Series| vec![s.len() - 1, s.len() - 2_000, s.len() / 2];
+        for grown in [false, true] {
+            if grown {
+                for (i, &v) in values.iter().enumerate().skip(s.len()) {
+                    s.push(i as i64, 1000.0 + i as f64, v);
+                }
+            }
+            let at = tail(&s);
+            let fresh = s.smoothed_at(&at, 0.999);
+            assert_eq!(s.smoothed_with(&at, 0.999, &mut kept), fresh);
+            assert_eq!(kept.len(), s.len() / SMOOTH_STRIDE);
+            // From the kept states alone: the newest points' pass starts near them.
+            let newest = [s.len() - 1];
+            assert_eq!(
+                s.smoothed_with(&newest, 0.999, &mut kept),
+                s.smoothed_at(&newest, 0.999)
+            );
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ use tally::health::{Evaluator, Finding, RuleSet, TagSlot};
 use tally_tfevents::{Damage, OnCorruption, ScalarRef};
 
 mod recorded;
+mod writing;
 pub use recorded::{summary_findings, with_recorded};
 
 /// What the rules found in one run.
@@ -73,6 +74,12 @@ impl RunChecker {
         self.eval.step(s.step, s.wall_time);
         self.eval.value(slot, s.step, s.wall_time, s.value);
         self.values += 1;
+    }
+
+    /// The findings so far, in the order they first fired (a finding's step of detection is
+    /// that of the value it first appeared after).
+    pub fn findings(&self) -> &[Finding] {
+        self.eval.findings()
     }
 
     /// Values fed so far.
@@ -170,9 +177,14 @@ pub fn finding_json(f: &Finding) -> serde_json::Value {
     })
 }
 
-/// A tally run whose summary says it is still running.
+/// A run still being written: its summary says `running`, or, without a summary (a
+/// `SummaryWriter`'s run), a process on this machine holds its event file open for writing
+/// (docs/contract/health.md "tally health").
 pub fn is_live(dir: &Path) -> bool {
-    read_status(dir).as_deref() == Some("running")
+    match read_status(dir) {
+        Some(status) => status == "running",
+        None => writing::held_open(dir),
+    }
 }
 
 #[cfg(test)]
@@ -260,6 +272,39 @@ mod tests {
         // A finished run's end is not a pause.
         let runs = check("completed");
         assert!(!runs[0].live);
+        assert!(runs[0].findings.is_empty());
+    }
+
+    #[test]
+    fn a_run_without_a_summary_whose_writer_holds_its_file_open_is_live() {
+        // A hung SummaryWriter's loop: no summary, the event file still open.
+        let tmp = tempfile::tempdir().unwrap();
+        let mut w = open(tmp.path());
+        write(&mut w, 1, 50, 1e9);
+        w.flush().unwrap();
+        let now = 1e9 + 50.0 + 600.0;
+        let check = || {
+            check_paths(
+                &[tmp.path().to_owned()],
+                &RuleSet::defaults(),
+                now,
+                &mut crate::Quiet,
+            )
+            .unwrap()
+        };
+        if cfg!(target_os = "linux") {
+            // The listing of open files is kept for 2 s.
+            std::thread::sleep(std::time::Duration::from_millis(2100));
+            let runs = check();
+            assert!(runs[0].live);
+            let f = &runs[0].findings;
+            assert_eq!(f.len(), 1, "{f:?}");
+            assert_eq!((f[0].rule, f[0].first_step), (RuleKind::Stall, 50));
+        }
+        w.close().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let runs = check();
+        assert!(!runs[0].live, "closed: finished, not hung");
         assert!(runs[0].findings.is_empty());
     }
 }

@@ -5,7 +5,7 @@
 //! a run's metadata and configuration ([`meta`], [`config`]), its text, images and histograms
 //! ([`summaries`]) and the damage a reader found ([`damage`]); the runs table every front end
 //! shows ([`runs`]); a chart's series held and reduced to its width ([`live`], [`downsample`],
-//! [`shares`]); the analyses (trailing values [`tails`], [`extract`], [`diagnose`],
+//! [`shares`]) and smoothed as TensorBoard smooths it ([`smooth`]); the analyses (trailing values [`tails`], [`extract`], [`diagnose`],
 //! [`health`], [`compare`], [`scaling`], [`trace_stats`]), the one gate for pre-schema runs
 //! ([`legacy`]) and the export writers ([`export`]).
 //!
@@ -38,6 +38,7 @@ pub mod runs;
 pub mod scalars;
 pub mod scaling;
 pub mod shares;
+pub mod smooth;
 pub mod summaries;
 pub mod tails;
 pub mod trace_stats;

@@ -6,6 +6,7 @@
 //! block's points back from the files when a chart needs them ("Bounded reads").
 
 mod reread;
+mod smoothed;
 
 use crate::downsample::blocks::{At, Block, HeldSeries};
 use crate::downsample::{Axis, Downsampled, Point, Series};
@@ -36,6 +37,8 @@ pub struct LiveRun {
     read_to: Option<(usize, u64)>,
     /// The blocks read back last.
     recent: reread::Recent,
+    /// The smoothing's states kept per series and weight (`smoothed`).
+    smoothing: smoothed::Kept,
     /// Damage found so far, but for a partial record at the end of the newest file.
     damage: Vec<Damage>,
     /// A partial record at the end of the newest file: a record being written, or a run that
@@ -87,6 +90,7 @@ impl LiveRun {
             cuts: Vec::new(),
             read_to: None,
             recent: reread::Recent::default(),
+            smoothing: smoothed::Kept::default(),
             damage: Vec::new(),
             tail: None,
             caught_up: false,
@@ -138,7 +142,10 @@ impl LiveRun {
         // Where each file's reading starts: a file's first event's record starts there.
         let starts = self.resume.offsets.clone();
         let before = self.points();
-        let mut scalars = RunScalars::new(files.clone(), OnCorruption::Error)
+        // A damaged run shows what it can, the damage named (docs/contract/board.md "The runs
+        // table").
+        let mut scalars = RunScalars::new(files.clone(), OnCorruption::Skip)
+            .readable_part(true)
             .resume(self.resume.clone())
             .with_tags(std::mem::take(&mut self.tags));
         let mut damage = Vec::new();
@@ -201,6 +208,8 @@ impl LiveRun {
                 Damage::TruncatedTail { path, .. } if path.as_ref() == newest => {
                     self.tail = Some(d)
                 }
+                // A file whose framing is lost stops at the same record at every refresh.
+                _ if self.damage.contains(&d) => {}
                 _ => self.damage.push(d),
             }
         }
@@ -265,8 +274,9 @@ impl LiveRun {
         // The run's numbering, so each asked tag's id is known before the read.
         let mut numbering = self.tags.clone();
         let ids: Vec<usize> = tags.iter().map(|t| numbering.id(t)).collect();
-        let mut scalars =
-            RunScalars::new(self.files.clone(), OnCorruption::Error).with_tags(numbering);
+        let mut scalars = RunScalars::new(self.files.clone(), OnCorruption::Skip)
+            .readable_part(true)
+            .with_tags(numbering);
         while scalars.advance_event()?.is_some() {
             let Some(event) = scalars.event() else {
                 continue;
@@ -301,7 +311,9 @@ impl LiveRun {
     /// The bytes its series hold: their points, or their blocks' summaries ([`HeldSeries`])
     /// and the points read back last (`reread::RECENT_BYTES` at most).
     pub fn bytes(&self) -> usize {
-        self.series.iter().map(HeldSeries::bytes).sum::<usize>() + self.recent.bytes()
+        self.series.iter().map(HeldSeries::bytes).sum::<usize>()
+            + self.recent.bytes()
+            + self.smoothing.bytes()
     }
 
     /// The damage found so far (a partial record at the end of the newest file aside).
@@ -374,6 +386,47 @@ impl Chart<'_> {
     ) -> Result<Option<Downsampled>, Error> {
         self.held()
             .downsample_from(axis, start, end, bucket, max_width, &self.reread())
+    }
+
+    /// [`Series::smoothed`]: TensorBoard's smoothed value at each bucket's `last` point, over
+    /// every point of the series. A series whose points are let go keeps the average's state
+    /// after each block, per weight (one read of the run the first time), and reads back the
+    /// blocks its buckets end inside.
+    pub fn smoothed(&self, axis: Axis, d: &Downsampled, weight: f64) -> Result<Vec<f64>, Error> {
+        if let Some(series) = self.held().exact() {
+            let at = series.last_indices(axis, d);
+            let smoothing = &self.run.smoothing;
+            return Ok(smoothing.held_smoothed(self.id, series, weight, &at));
+        }
+        let lasts: Vec<Point> = d.buckets.iter().map(|b| b.last).collect();
+        self.let_go_smoothed(&lasts, weight)
+    }
+
+    /// TensorBoard's smoothed value at the raw point `p` of the series (`/api/nearest`'s
+    /// point), `None` when the series has no such point.
+    pub fn smoothed_at(&self, axis: Axis, p: &Point, weight: f64) -> Result<Option<f64>, Error> {
+        if let Some(series) = self.held().exact() {
+            let smoothing = &self.run.smoothing;
+            return Ok(series
+                .index_of(axis, p)
+                .map(|i| smoothing.held_smoothed(self.id, series, weight, &[i])[0]));
+        }
+        let s = self.let_go_smoothed(std::slice::from_ref(p), weight)?[0];
+        // A point not found is NaN; a NaN point's own value is NaN too.
+        Ok((!s.is_nan() || p.value.is_nan()).then_some(s))
+    }
+
+    fn let_go_smoothed(&self, points: &[Point], weight: f64) -> Result<Vec<f64>, Error> {
+        let tag = self.run.tags.name(self.id).unwrap_or_default();
+        let read_all = |each: &mut dyn FnMut(Point)| self.run.read_again(&[tag], |_, p| each(p));
+        self.run.smoothing.smoothed(
+            self.id,
+            self.held(),
+            weight,
+            points,
+            &read_all,
+            &self.reread(),
+        )
     }
 
     /// [`Series::nearest`]: a raw point, read back if its points are let go.
@@ -559,6 +612,14 @@ mod tests {
                         format!("{b:?}"),
                         "{axis:?} {window:?} {width}"
                     );
+                    if width == 9 {
+                        // The smoothed values too, the let-go series read again for them.
+                        let smoothed = got.smoothed(axis, &a, 0.9).unwrap();
+                        assert_eq!(
+                            format!("{smoothed:?}"),
+                            format!("{:?}", want.smoothed(axis, &b, 0.9))
+                        );
+                    }
                 }
             }
             let a = got.downsample_from(axis, mid + shift, None, 17.0, 16_384);
@@ -568,6 +629,12 @@ mod tests {
                 let a = got.nearest(axis, at + shift).unwrap();
                 let b = want.nearest(axis, at + shift);
                 assert_eq!(format!("{a:?}"), format!("{b:?}"), "{axis:?} {at}");
+                let p = b.unwrap();
+                let i = want.index_of(axis, &p).unwrap();
+                assert_eq!(
+                    format!("{:?}", got.smoothed_at(axis, &p, 0.9).unwrap()),
+                    format!("{:?}", Some(want.smoothed_at(&[i], 0.9)[0]))
+                );
             }
         }
     }
@@ -667,6 +734,45 @@ mod tests {
         assert!(run.bytes() <= bound, "{} > {bound}", run.bytes());
         assert!(run.bytes() * 20 < whole.bytes());
         assert_eq!(run.points(), 400_000);
+    }
+
+    #[test]
+    fn a_file_whose_framing_is_lost_is_read_up_to_the_damage_and_the_next_file_on() {
+        // docs/contract/board.md "The runs table": the damage named once, however many
+        // refreshes stop at it.
+        let dir = tempfile::tempdir().unwrap();
+        let first = dir.path().join("events.out.tfevents.1.host");
+        append(
+            &first,
+            &records_of(
+                &(0..10)
+                    .map(|s| (s, vec![("x", s as f64)]))
+                    .collect::<Vec<_>>(),
+            ),
+        );
+        let mut bytes = std::fs::read(&first).unwrap();
+        let at: usize = (0..5)
+            .map(|s| records(&[(s, &[("x", s as f64)])]).len())
+            .sum();
+        bytes[at] ^= 0x01;
+        std::fs::write(&first, bytes).unwrap();
+        let mut run = LiveRun::open_own(dir.path()).unwrap();
+        assert_eq!(
+            values(&run, "x"),
+            (0..5).map(|s| (s, s as f64)).collect::<Vec<_>>()
+        );
+        assert_eq!(run.damage().len(), 1);
+        assert_eq!(run.damage()[0].offset(), at as u64);
+        assert_eq!(run.damage()[0].path(), Some(first.as_path()));
+        append(&first, &records(&[(10, &[("x", 10.0)])]));
+        assert_eq!(run.refresh().unwrap(), 0);
+        append(
+            &dir.path().join("events.out.tfevents.2.host"),
+            &records(&[(20, &[("x", 20.0)])]),
+        );
+        assert_eq!(run.refresh().unwrap(), 1);
+        assert_eq!(run.damage().len(), 1, "{:?}", run.damage());
+        assert_eq!(values(&run, "x").last(), Some(&(20, 20.0)));
     }
 
     #[test]

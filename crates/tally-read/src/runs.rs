@@ -79,16 +79,7 @@ pub fn runs_table_of(
     let mut failed = None;
     let read = |dir: &std::path::Path, files| {
         let name = run_name(&root, dir);
-        read_row(
-            name,
-            dir,
-            files,
-            tag_globs,
-            opts.strict,
-            &rules,
-            now,
-            KEPT_POINTS,
-        )
+        read_row(name, dir, files, tag_globs, opts, &rules, now, KEPT_POINTS)
     };
     let whole = each_run(
         runs,
@@ -225,7 +216,7 @@ mod tests {
                 root.path(),
                 files.clone(),
                 &globs,
-                false,
+                ReadOptions::default(),
                 &RuleSet::defaults(),
                 0.0,
                 keep,

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use tally_tfevents::proto::event::What;
 use tally_tfevents::proto::SessionLog;
 use tally_tfevents::{
-    open_event_file, open_event_file_at, Damage, Interner, OnCorruption, ScalarEvent, ScalarReader,
-    ScalarRef, WireScalars,
+    open_event_file, open_event_file_at, Damage, Interner, OnCorruption, ReadError, ScalarEvent,
+    ScalarReader, ScalarRef, WireScalars,
 };
 
 /// Events a purge marker is looked for among at the head of a file: writers put it right after
@@ -120,6 +120,8 @@ pub struct RunScalars {
     files: Vec<PathBuf>,
     policy: OnCorruption,
     strict: bool,
+    /// A file whose framing is lost ends at it, reported as damage ([`Self::readable_part`]).
+    readable_part: bool,
     /// Index of the next file to open.
     next: usize,
     current: Option<ScalarReader<BufReader<File>>>,
@@ -148,6 +150,7 @@ impl RunScalars {
             files,
             policy,
             strict: false,
+            readable_part: false,
             next: 0,
             current: None,
             tags: Interner::new(),
@@ -191,6 +194,17 @@ impl RunScalars {
     /// `strict` option).
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
+        self
+    }
+
+    /// Reads what precedes a corrupt record whose framing is lost (a bad length checksum or an
+    /// absurd length: nothing says where the next record starts) and goes on with the next
+    /// file, the damage reported as [`Damage::Skipped`] at the record's offset, instead of
+    /// failing the run: a viewer shows the readable part of a damaged run, as TensorBoard does
+    /// (`docs/contract/board.md` "The runs table"). With [`OnCorruption::Skip`] a record whose
+    /// framing is intact is skipped and the file read on.
+    pub fn readable_part(mut self, readable_part: bool) -> Self {
+        self.readable_part = readable_part;
         self
     }
 
@@ -259,7 +273,25 @@ impl RunScalars {
                 continue;
             };
             let index = self.next - 1;
-            let more = reader.advance_event()?;
+            let more = match reader.advance_event() {
+                Ok(more) => more,
+                Err(ReadError::Corrupt { offset, kind, .. }) if self.readable_part => {
+                    // The file ends here: the next read of it stops here again.
+                    self.damage.extend(reader.take_skipped());
+                    self.damage.push(Damage::Skipped {
+                        path: Some(self.files[index].clone()),
+                        offset,
+                        kind,
+                    });
+                    self.read.offsets.push(offset);
+                    self.read.max_steps.push(self.current_max);
+                    self.tags = reader.take_tags();
+                    self.current = None;
+                    self.end_of_file(index);
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
             // Skipped records only exist under Skip: nothing to collect otherwise.
             if reader.skipped_records() > 0 {
                 self.damage.extend(reader.take_skipped());

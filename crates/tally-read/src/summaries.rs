@@ -1,6 +1,7 @@
 //! A run's summaries other than scalars, as a viewer shows them (`docs/contract/board.md`
-//! "One run's views"): every text entry per tag (the newest [`TEXT_KEPT`]), and the
-//! newest image and histogram per tag. Read on from where each file's reading stopped, as
+//! "One run's views"): every text entry per tag (the newest [`TEXT_KEPT`]), the newest
+//! [`IMAGES_KEPT`] images and [`HISTOGRAMS_KEPT`] histograms per tag (a viewer's step slider
+//! and its histograms over time). Read on from where each file's reading stopped, as
 //! [`crate::live::LiveRun`] reads scalars, so a growing run costs only its new bytes.
 //!
 //! Both encodings writers use are read: the classic `Summary.Value` fields (`image`, `histo`:
@@ -18,6 +19,12 @@ use tally_tfevents::{open_event_file_at, OnCorruption};
 
 /// Text entries kept per tag: a run that logs text every step keeps its newest.
 pub const TEXT_KEPT: usize = 100;
+
+/// Images kept per tag, the newest (TensorBoard keeps a reservoir of 10 by default).
+pub const IMAGES_KEPT: usize = 50;
+
+/// Histograms kept per tag, the newest (TensorBoard keeps a reservoir of 500 by default).
+pub const HISTOGRAMS_KEPT: usize = 500;
 
 /// One text summary.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,10 +75,10 @@ pub struct RunSummaries {
     offsets: Vec<(PathBuf, u64)>,
     /// By tag, oldest first.
     pub text: BTreeMap<String, VecDeque<Text>>,
-    /// By tag, the last one read in run order.
-    pub images: BTreeMap<String, Image>,
-    /// By tag, the last one read in run order.
-    pub histograms: BTreeMap<String, Histogram>,
+    /// By tag, the newest [`IMAGES_KEPT`] in run order, oldest first.
+    pub images: BTreeMap<String, VecDeque<Image>>,
+    /// By tag, the newest [`HISTOGRAMS_KEPT`] in run order, oldest first.
+    pub histograms: BTreeMap<String, VecDeque<Histogram>>,
 }
 
 impl RunSummaries {
@@ -135,8 +142,9 @@ impl RunSummaries {
                 if let Ok(image) = SummaryImage::decode(bytes.as_slice()) {
                     let (width, height) = (image.width.max(0) as u32, image.height.max(0) as u32);
                     let bytes = image.encoded_image_string;
-                    self.images.insert(
-                        value.tag,
+                    keep(
+                        self.images.entry(value.tag).or_default(),
+                        IMAGES_KEPT,
                         Image {
                             step,
                             wall_time,
@@ -154,8 +162,9 @@ impl RunSummaries {
                     let number =
                         |b: &[u8]| std::str::from_utf8(b).ok().and_then(|s| s.parse().ok());
                     let bytes = first.clone();
-                    self.images.insert(
-                        value.tag,
+                    keep(
+                        self.images.entry(value.tag).or_default(),
+                        IMAGES_KEPT,
                         Image {
                             step,
                             wall_time,
@@ -170,8 +179,9 @@ impl RunSummaries {
             (Some(Payload::Histo(bytes)), _) => {
                 if let Ok(h) = HistogramProto::decode(bytes.as_slice()) {
                     let buckets = histo_buckets(&h);
-                    self.histograms.insert(
-                        value.tag,
+                    keep(
+                        self.histograms.entry(value.tag).or_default(),
+                        HISTOGRAMS_KEPT,
                         Histogram {
                             step,
                             wall_time,
@@ -182,8 +192,9 @@ impl RunSummaries {
             }
             (Some(Payload::Tensor(t)), "histograms") => {
                 if let Some(buckets) = tensor_buckets(&t) {
-                    self.histograms.insert(
-                        value.tag,
+                    keep(
+                        self.histograms.entry(value.tag).or_default(),
+                        HISTOGRAMS_KEPT,
                         Histogram {
                             step,
                             wall_time,
@@ -205,6 +216,14 @@ impl RunSummaries {
             }
             _ => {}
         }
+    }
+}
+
+/// Appends `item`, letting the oldest go past `kept`.
+fn keep<T>(held: &mut VecDeque<T>, kept: usize, item: T) {
+    held.push_back(item);
+    if held.len() > kept {
+        held.pop_front();
     }
 }
 
@@ -340,10 +359,10 @@ mod tests {
             ["lr 0.1"]
         );
         assert_eq!(
-            run.histograms["w"].buckets,
+            run.histograms["w"].back().unwrap().buckets,
             vec![[0.0, 1.0, 1.0], [1.0, 2.0, 2.0], [2.0, 4.0, 3.0]]
         );
-        let image = &run.images["frame"];
+        let image = run.images["frame"].back().unwrap();
         assert_eq!(
             (image.step, image.width, image.height, image.mime),
             (2, 1, 1, "image/png")
@@ -398,12 +417,20 @@ mod tests {
             .map(|t| (t.step, t.text.as_str()))
             .collect();
         assert_eq!(texts, [(1, "lr 0.1"), (3, "| k | v |\n| lr | 0.1 |")]);
-        assert_eq!(run.histograms["w"].step, 3);
+        assert_eq!(run.histograms["w"].back().unwrap().step, 3);
+        // The older histogram is kept too, for the histograms over time.
         assert_eq!(
-            run.histograms["w"].buckets,
+            run.histograms["w"]
+                .iter()
+                .map(|h| h.step)
+                .collect::<Vec<_>>(),
+            [1, 3]
+        );
+        assert_eq!(
+            run.histograms["w"].back().unwrap().buckets,
             vec![[0.0, 0.5, 7.0], [0.5, 1.0, 9.0]]
         );
-        let clip = &run.images["clip"];
+        let clip = run.images["clip"].back().unwrap();
         assert_eq!((clip.width, clip.height, clip.mime), (4, 3, "image/gif"));
         append(&file, &partial[partial.len() - 3..]);
         run.refresh().unwrap();

@@ -11,12 +11,16 @@ use serde::Serialize;
 pub enum HealthClass {
     /// A training loss: watched for divergence.
     Loss,
-    /// An entropy, action std, KL or clip fraction: watched for collapse to ~0.
+    /// A policy's entropy or action std: watched for collapse toward 0 from its early level.
     Collapsing,
     /// A mean episode return: watched for staying exactly flat.
     Reward,
-    /// The run's env-step throughput: watched for dropping below its running median.
+    /// The run's throughput: its pace (steps per wall second) watched for dropping below its
+    /// running median.
     Throughput,
+    /// A statistic NaN by design on some batches (an explained variance when the returns do
+    /// not vary): not watched for non-finite values by default.
+    NanByDesign,
 }
 
 impl HealthClass {
@@ -27,6 +31,7 @@ impl HealthClass {
             HealthClass::Collapsing => "collapsing",
             HealthClass::Reward => "reward",
             HealthClass::Throughput => "throughput",
+            HealthClass::NanByDesign => "nan_by_design",
         }
     }
 }
@@ -36,7 +41,8 @@ impl HealthClass {
 pub struct HealthTags {
     /// What the tags mean.
     pub class: HealthClass,
-    /// Canonical schema-v1 tags, then stable-baselines3's, CleanRL's and Trinity's names.
+    /// Canonical schema-v1 tags, then rsl_rl's, stable-baselines3's, CleanRL's and Trinity's
+    /// names.
     pub globs: &'static [&'static str],
 }
 
@@ -52,6 +58,8 @@ pub static HEALTH_TAGS: &[HealthTags] = &[
             "Loss/actor",
             "Loss/critic",
             "Loss/temperature",
+            // rsl_rl
+            "Loss/value_function",
             // stable-baselines3
             "train/loss",
             "train/value_loss",
@@ -76,20 +84,18 @@ pub static HEALTH_TAGS: &[HealthTags] = &[
     HealthTags {
         class: HealthClass::Collapsing,
         globs: &[
+            // A KL or clip fraction at 0 is no collapse: 0 by design at CleanRL's defaults, and
+            // at the end of a learning-rate anneal (docs/contract/health.md "Collapse").
             // tally
             "Loss/entropy",
             "Policy/mean_std",
-            "Train/approx_kl",
-            "Train/clip_fraction",
+            // rsl_rl
+            "Policy/mean_noise_std",
             // stable-baselines3 (its entropy loss is minus the entropy)
             "train/entropy_loss",
-            "train/approx_kl",
-            "train/clip_fraction",
             "train/std",
             // CleanRL
             "losses/entropy",
-            "losses/approx_kl",
-            "losses/clipfrac",
             // Trinity / verl
             "actor/entropy",
         ],
@@ -110,6 +116,11 @@ pub static HEALTH_TAGS: &[HealthTags] = &[
             "charts/SPS",
             "perf/throughput",
         ],
+    },
+    HealthTags {
+        class: HealthClass::NanByDesign,
+        // stable-baselines3 and CleanRL both log NaN when the batch's returns have no variance.
+        globs: &["train/explained_variance", "losses/explained_variance"],
     },
 ];
 
@@ -144,9 +155,11 @@ mod tests {
 
     #[test]
     fn every_canonical_glob_names_a_registry_tag() {
-        // A canonical name here that the registry lost would watch nothing.
+        // A canonical name here that the registry lost would watch nothing. rsl_rl's own names
+        // share the canonical prefixes.
+        let rsl_rl = ["Loss/value_function", "Policy/mean_noise_std"];
         for h in HEALTH_TAGS {
-            for g in h.globs {
+            for g in h.globs.iter().filter(|g| !rsl_rl.contains(g)) {
                 let canonical = ["Loss/", "Policy/", "Train/", "Perf/"]
                     .iter()
                     .any(|p| g.starts_with(p));

@@ -56,6 +56,7 @@ pub fn query(inputs: &[PathBuf], sql: &str, strict: bool) -> Result<Answer, Erro
     let opts = ReadOptions {
         strict,
         skip_unreadable: true,
+        readable_part: false,
     };
     let mut columns = read_all(inputs, None, opts).map_err(tally_read::Error::Refused)?;
     // Its damage and skipped runs are the scalars read's, reported once from there.

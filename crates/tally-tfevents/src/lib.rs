@@ -37,8 +37,8 @@ pub use media::{
 };
 pub use parallel::{events_in_parallel, scalars_in_parallel, scalars_in_parallel_window};
 pub use plugin_summaries::{
-    compute_pr_curve, custom_scalars_value, pr_curve_value, tensor_value, text_value, PrCurveError,
-    MAX_PR_THRESHOLDS, TENSOR_DTYPES,
+    compute_pr_curve, custom_scalars_value, pr_curve_value, scalar_tensor_value, tensor_value,
+    text_value, PrCurveError, MAX_PR_THRESHOLDS, TENSOR_DTYPES,
 };
 pub use proto::Event;
 pub use reader::{

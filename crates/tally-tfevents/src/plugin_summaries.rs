@@ -7,7 +7,7 @@
 use crate::histogram::{bucket_counts, uniform_edges};
 use crate::proto::{
     summary, summary_metadata, tensor_shape_proto, DataType, SummaryMetadata, TensorProto,
-    TensorShapeProto,
+    TensorShapeProto, SCALARS_PLUGIN_NAME,
 };
 use prost::Message;
 
@@ -57,6 +57,26 @@ fn plugin_value(
         value: Some(summary::value::Value::Tensor(Box::new(tensor))),
         ..Default::default()
     }
+}
+
+/// A scalar as torch's `add_scalar(new_style=True)` writes it: a one-element tensor of the
+/// scalars plugin, `DT_DOUBLE` when `double` (the value kept whole: docs/contract/remote-sinks.md
+/// "Values are float32"), else `DT_FLOAT`.
+pub fn scalar_tensor_value(tag: &str, value: f64, double: bool) -> summary::Value {
+    let tensor = if double {
+        TensorProto {
+            dtype: DataType::DtDouble as i32,
+            double_val: vec![value],
+            ..Default::default()
+        }
+    } else {
+        TensorProto {
+            dtype: DataType::DtFloat as i32,
+            float_val: vec![value as f32],
+            ..Default::default()
+        }
+    };
+    plugin_value(tag.to_owned(), SCALARS_PLUGIN_NAME, Vec::new(), tensor)
 }
 
 /// A text summary: tag `<tag>/text_summary`, a one-element string tensor (markdown).

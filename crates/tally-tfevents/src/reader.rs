@@ -115,6 +115,10 @@ impl Damage {
             Damage::TruncatedTail { bytes, .. } => {
                 format!("the file ends inside a record ({bytes} bytes of an incomplete record)")
             }
+            // No record after it can be found: the file is read up to it only.
+            Damage::Skipped { kind, .. } if kind.loses_framing() => {
+                format!("the rest of the file is not read: {kind}")
+            }
             Damage::Skipped { kind, .. } => format!("skipped: {kind}"),
             Damage::StepsBack {
                 first_step,

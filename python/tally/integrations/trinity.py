@@ -62,16 +62,16 @@ def tally_key(key: str) -> str:
     return key
 
 
-def replica_kwargs(args: Mapping[str, Any], project: str, group: str) -> Dict[str, Any]:
+def replica_kwargs(args: Mapping[str, Any], project: str, group: str, role: str) -> Dict[str, Any]:
     """The ``tally.Logger`` keywords of ``monitor_args``' replicas: ``wandb`` (``True`` or its
     settings) selects ``logger="wandb"``; ``mlflow`` and ``trackio`` add those replicas. Each
     defaults to where Trinity's own monitor of that tracker logs: W&B's project and group,
-    MLflow's experiment, trackio's project and group are Trinity's project and group (the
-    settings given win). The Logger checks every setting."""
+    MLflow's experiment and its run's ``group`` and ``role`` tags, trackio's project and group
+    are Trinity's (the settings given win). The Logger checks every setting."""
     kw: Dict[str, Any] = {}
     defaults = {
         "wandb": {"project": project, "group": group},
-        "mlflow": {"experiment": project},
+        "mlflow": {"experiment": project, "tags": {"group": group, "role": role}},
         "trackio": {"project": project, "group": group},
     }
     for name in _REPLICAS:
@@ -142,7 +142,7 @@ def _monitor_class() -> type:
                         f"TallyMonitor: unknown monitor_args {unknown}; it takes 'panel', 'wandb', 'mlflow', 'trackio' "
                         "and 'remote_finish_timeout'"
                     )
-                replicas = replica_kwargs(args, project, group)
+                replicas = replica_kwargs(args, project, group, role)
                 if not config.monitor.cache_dir:
                     raise ValueError("TallyMonitor: config.monitor.cache_dir is empty (Trinity's config check sets it)")
                 self.run_dir = os.path.join(config.monitor.cache_dir, "tally", role)

@@ -1,10 +1,14 @@
 //! `tally board [PATH...] [--host H] [--port P] [--open]`: serve the runs under the paths to a
-//! browser ([`tally_board`]) until Ctrl-C, printing the URL to open.
+//! browser ([`tally_board`]) until Ctrl-C, printing the URL to open. The server is the CLI's
+//! `board` feature (on by default; off in the README's demo build, which then compiles no HTTP
+//! server): without it the command is still parsed and says how to get it.
 
 use crate::error::{CliError, Exit};
+#[cfg(feature = "board")]
 use std::io::Write as _;
 use std::net::IpAddr;
 use std::path::PathBuf;
+#[cfg(feature = "board")]
 use tally_board::{Board, Options};
 
 /// `tally board`'s flags.
@@ -24,6 +28,11 @@ pub struct Args {
     pub open: bool,
 }
 
+/// What `tally board` says in a build without its server.
+pub const NOT_BUILT: &str = "this tally was built without its board (the `board` feature of \
+tally-cli, left out of the lean demo build); `pip install tally-rl`, `cargo install --path \
+crates/tally-cli` or `cargo build --release -p tally-cli` (default features) bring it";
+
 impl Args {
     /// Check the flags and run the command.
     pub fn execute(self) -> Result<Exit, CliError> {
@@ -37,6 +46,13 @@ impl Args {
     }
 }
 
+/// Without the `board` feature: a usage error saying how to get it.
+#[cfg(not(feature = "board"))]
+pub fn main(_: Vec<PathBuf>, _: IpAddr, _: u16, _: bool) -> Result<Exit, CliError> {
+    Err(CliError::Usage(NOT_BUILT.to_string()))
+}
+
+#[cfg(feature = "board")]
 /// Run `tally board`: bind, print the URL (and open it when asked), serve until interrupted.
 pub fn main(paths: Vec<PathBuf>, host: IpAddr, port: u16, open: bool) -> Result<Exit, CliError> {
     let token = Options::token_for(host).map_err(|e| CliError::Run(e.to_string()))?;
@@ -72,6 +88,7 @@ pub fn main(paths: Vec<PathBuf>, host: IpAddr, port: u16, open: bool) -> Result<
     Ok(Exit::Success)
 }
 
+#[cfg(feature = "board")]
 /// Asks the desktop to open `url` (`xdg-open`, or `open` on macOS); a failure is said, not
 /// fatal: the URL is printed.
 fn open_browser(url: &str) {
@@ -89,5 +106,18 @@ fn open_browser(url: &str) {
         crate::stderr::line(format!(
             "tally: could not run {opener} to open the page: {e}"
         ));
+    }
+}
+
+#[cfg(all(test, not(feature = "board")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_the_server_board_is_a_usage_error_saying_how_to_get_it() {
+        match main(vec![PathBuf::from(".")], [127, 0, 0, 1].into(), 0, false) {
+            Err(CliError::Usage(m)) => assert_eq!(m, NOT_BUILT),
+            other => panic!("expected a usage error, got {other:?}"),
+        }
     }
 }

@@ -54,6 +54,7 @@ pub fn run(
     let opts = ReadOptions {
         strict,
         skip_unreadable: true,
+        readable_part: false,
     };
     let t = runs_table(paths, tags, opts)?;
     stderr::warn(&t.damage);

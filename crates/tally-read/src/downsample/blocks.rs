@@ -127,7 +127,7 @@ impl Block {
     }
 
     /// Its x range on `axis`, NaN wall times left out.
-    fn x_range(&self, axis: Axis) -> Option<(f64, f64)> {
+    pub(crate) fn x_range(&self, axis: Axis) -> Option<(f64, f64)> {
         self.ends(axis)
             .map(|e| (x_of(&e.first, axis), x_of(&e.last, axis)))
     }
@@ -273,6 +273,18 @@ impl HeldSeries {
         }
         self.raw = newest;
         self.blocks.shrink_to_fit();
+    }
+
+    /// Its complete blocks, in reading order (their points let go once
+    /// [`let_go_of_points`](Self::let_go_of_points)).
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    /// The points held: every point, or once let go the newest block's, which follow the
+    /// complete blocks' in reading order.
+    pub fn held_points(&self) -> &Series {
+        &self.raw
     }
 
     /// The series whole, while its points are held.

@@ -9,7 +9,7 @@ use crate::error::Error;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use tally_tfevents::{open_event_file, open_event_file_at, Interner};
+use tally_tfevents::{open_event_file, open_event_file_at, Interner, OnCorruption};
 
 /// The bytes of points read back that a run keeps: a zoom's blocks (row 6's 1 % zoom: 50 000
 /// points, 1.2 MB) several times over.
@@ -88,7 +88,10 @@ pub(super) fn reread(
         0 => open_event_file(path)?,
         at => open_event_file_at(path, at)?,
     };
-    let mut scalars = reader.into_scalars_with_tags(tags.clone());
+    // As first read: a corrupt record in the range is skipped again.
+    let mut scalars = reader
+        .with_on_corruption(OnCorruption::Skip)
+        .into_scalars_with_tags(tags.clone());
     let cut = cuts.get(block.at.file).copied().flatten();
     let mut out = Vec::with_capacity(block.count as usize);
     while scalars.events().records().position() < block.at.hi && scalars.advance_event()? {

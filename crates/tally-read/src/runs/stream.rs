@@ -6,6 +6,7 @@
 
 use super::figures::Figures;
 use super::row::RunRow;
+use crate::columns::{policy, ReadOptions};
 use crate::config::run_configuration;
 use crate::health::RunChecker;
 use crate::meta::read_status;
@@ -13,7 +14,7 @@ use crate::scalars::RunScalars;
 use std::path::{Path, PathBuf};
 use tally::health::RuleSet;
 use tally_schema::legacy::glob_match;
-use tally_tfevents::{Damage, OnCorruption, ScalarRef};
+use tally_tfevents::{Damage, ScalarRef};
 
 /// Chosen points a run's second pass takes from memory (24 bytes each, 48 MiB per reading
 /// thread at most); a run with more is read a second time instead.
@@ -66,7 +67,7 @@ impl Slots<'_> {
     }
 }
 
-/// The row of the run in `dir` named `name`, read from its `files` (run order; `strict` refuses
+/// The row of the run in `dir` named `name`, read from its `files` (run order; `opts.strict` refuses
 /// steps going back across files), with the tags matching `globs` summarized and `rules`
 /// judged. `now` (wall seconds) judges a run still being written for a stall at its end. At most
 /// `keep` chosen points are held for the second pass ([`KEPT_POINTS`]).
@@ -76,7 +77,7 @@ pub(super) fn read_row(
     dir: &Path,
     files: Vec<PathBuf>,
     globs: &[String],
-    strict: bool,
+    opts: ReadOptions,
     rules: &RuleSet,
     now: f64,
     keep: usize,
@@ -90,7 +91,9 @@ pub(super) fn read_row(
     let mut checker = RunChecker::new(rules);
     let mut kept: Vec<(u32, i64, f64)> = Vec::new();
     let mut keeping = true;
-    let mut reader = RunScalars::new(files.clone(), OnCorruption::Error).strict(strict);
+    let mut reader = RunScalars::new(files.clone(), policy(opts))
+        .strict(opts.strict)
+        .readable_part(opts.readable_part);
     while let Some(file) = reader.advance().map_err(|e| e.to_string())? {
         let Some(s) = reader.current() else { continue };
         checker.scalar(file, &s);
@@ -114,7 +117,7 @@ pub(super) fn read_row(
             figures.final_point(slot as usize, step, v);
         }
     } else if figures.any_chosen() {
-        second_pass(files, strict, &mut figures)?;
+        second_pass(files, opts, &mut figures)?;
     }
     let live = crate::health::is_live(dir);
     let status = read_status(dir);
@@ -144,14 +147,20 @@ pub(super) fn read_row(
 
 /// The chosen tags' points read again from the files, as many scalars as the first pass read
 /// (a run still being written may have grown since).
-fn second_pass(files: Vec<PathBuf>, strict: bool, figures: &mut Figures) -> Result<(), String> {
+fn second_pass(
+    files: Vec<PathBuf>,
+    opts: ReadOptions,
+    figures: &mut Figures,
+) -> Result<(), String> {
     let mut slots = Slots {
         globs: &[],
         by_id: Vec::new(),
         grow: false,
     };
     let mut left = figures.points;
-    let mut reader = RunScalars::new(files, OnCorruption::Error).strict(strict);
+    let mut reader = RunScalars::new(files, policy(opts))
+        .strict(opts.strict)
+        .readable_part(opts.readable_part);
     while left > 0 {
         if reader.advance().map_err(|e| e.to_string())?.is_none() {
             break;

@@ -12,6 +12,7 @@ use super::window::RobustWindow;
 use check::{evaluate, Check, Span};
 use findings::{Findings, NONE};
 use run_state::{OverheadState, RanksState, SinkState, StallState};
+use tally_schema::health::{health_class, HealthClass};
 
 mod check;
 mod findings;
@@ -39,6 +40,8 @@ pub struct Evaluator {
     overhead: Option<OverheadState>,
     /// The `sink` rule's state, one per remote sink (a few: a linear search).
     sinks: Vec<SinkState>,
+    /// Whether a loss has had a value yet (`throughput` ignores the pace before it).
+    trained: bool,
     findings: Findings,
 }
 
@@ -72,6 +75,7 @@ impl Evaluator {
                 finding: NONE,
             }),
             sinks: Vec::new(),
+            trained: false,
             findings: Findings::default(),
         }
     }
@@ -93,6 +97,7 @@ impl Evaluator {
             start,
             end: self.checks.len() as u32,
             plain,
+            loss: health_class(tag) == Some(HealthClass::Loss),
         });
         self.names.push(tag.into());
         slot
@@ -112,6 +117,9 @@ impl Evaluator {
     #[inline]
     pub fn value(&mut self, slot: TagSlot, step: i64, wall_time: f64, v: f64) {
         let span = self.spans[slot.0 as usize];
+        if span.loss && !self.trained {
+            self.training_began();
+        }
         if span.plain && v.is_finite() {
             return;
         }
@@ -119,6 +127,16 @@ impl Evaluator {
         let findings = &mut self.findings;
         for check in &mut self.checks[span.start as usize..span.end as usize] {
             evaluate(check, findings, tag, step, wall_time, v);
+        }
+    }
+
+    /// A loss's first value: the run trains from here. The pace before it was a warm-up (an
+    /// off-policy run's random steps before `learning_starts`), not the run's pace.
+    #[cold]
+    fn training_began(&mut self) {
+        self.trained = true;
+        for c in &mut self.checks {
+            c.restart_pace();
         }
     }
 

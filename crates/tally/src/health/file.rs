@@ -97,12 +97,20 @@ impl Entry<'_> {
                     z: self.positive("z", d.z)?,
                     rel_floor: self.non_negative("rel_floor", d.rel_floor)?,
                     refresh: self.count("refresh", d.refresh, 1)?,
+                    for_values: self.count32("for_values", d.for_values)?,
                 };
                 if p.min_history > p.window {
                     return Err(self.err("min_history", "must not exceed window"));
                 }
-                const FIELDS: &[&str] =
-                    &["tag", "window", "min_history", "z", "rel_floor", "refresh"];
+                const FIELDS: &[&str] = &[
+                    "tag",
+                    "window",
+                    "min_history",
+                    "z",
+                    "rel_floor",
+                    "refresh",
+                    "for_values",
+                ];
                 (FIELDS, Some(Rule::Divergence(p)))
             }
             RuleKind::Collapse => {
@@ -110,8 +118,14 @@ impl Entry<'_> {
                 let p = Collapse {
                     eps: self.non_negative("eps", d.eps)?,
                     for_values: self.count32("for_values", d.for_values)?,
+                    fraction: self.non_negative("fraction", d.fraction)?,
+                    early_values: self.count32("early_values", d.early_values)?,
                 };
-                (&["tag", "eps", "for_values"], Some(Rule::Collapse(p)))
+                if p.fraction >= 1.0 {
+                    return Err(self.err("fraction", "must be below 1"));
+                }
+                const FIELDS: &[&str] = &["tag", "eps", "for_values", "fraction", "early_values"];
+                (FIELDS, Some(Rule::Collapse(p)))
             }
             RuleKind::FlatFor => {
                 let p = FlatFor {
@@ -351,7 +365,7 @@ mod tests {
             ),
             (
                 r#"{"rules": [{"kind": "collapse", "tag": "x", "for": 3}]}"#,
-                r#"rules.json: rules[0] (kind "collapse"): field "for": not a field of this rule (it takes: tag, eps, for_values)"#,
+                r#"rules.json: rules[0] (kind "collapse"): field "for": not a field of this rule (it takes: tag, eps, for_values, fraction, early_values)"#,
             ),
             (
                 r#"{"rules": [{"kind": "nan", "tag": "x"}]}"#,

@@ -5,8 +5,8 @@ use super::finding::RuleKind;
 use tally_schema::health::{health_class, HealthClass};
 use tally_schema::legacy::glob_match;
 
-/// `divergence`: a value whose robust z-score against its trailing window passes `z`
-/// (`docs/contract/health.md` "Divergence").
+/// `divergence`: values whose robust z-score against their trailing window passes `z`,
+/// `for_values` in a row (`docs/contract/health.md` "Divergence").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Divergence {
     /// Values in the trailing window.
@@ -19,41 +19,51 @@ pub struct Divergence {
     pub rel_floor: f64,
     /// Values between two refreshes of the window's median and MAD.
     pub refresh: usize,
+    /// Values out of range in a row it takes (fewer are a spike).
+    pub for_values: u32,
 }
 
 impl Default for Divergence {
     fn default() -> Self {
         Divergence {
             window: 200,
-            min_history: 50,
+            min_history: 10,
             z: 50.0,
             rel_floor: 0.05,
             refresh: 100,
+            for_values: 3,
         }
     }
 }
 
-/// `collapse`: |value| ≤ `eps` for `for_values` consecutive values
-/// (`docs/contract/health.md` "Collapse").
+/// `collapse`: a value fallen to `fraction` of its early level or past zero (the mean of its
+/// first `early_values` values; a series starting at 0 never collapses), for `for_values`
+/// consecutive values (`docs/contract/health.md` "Collapse").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Collapse {
-    /// How close to 0 is collapsed.
+    /// An early level within this of 0 is a metric that is 0 by design: never collapsed.
     pub eps: f64,
     /// Consecutive values it takes.
     pub for_values: u32,
+    /// The share of its early level, toward zero, at or below which a value has collapsed.
+    pub fraction: f64,
+    /// Values the early level is the mean of.
+    pub early_values: u32,
 }
 
 impl Default for Collapse {
     fn default() -> Self {
         Collapse {
             eps: 1e-6,
-            for_values: 20,
+            for_values: 3,
+            fraction: 0.05,
+            early_values: 5,
         }
     }
 }
 
-/// `flat_for`: a value exactly unchanged for `for_values` values while steps advance, below
-/// the best it had (`docs/contract/health.md` "Flat reward").
+/// `flat_for`: a value exactly unchanged for `for_values` values while steps advance, unless
+/// it holds at a whole-number best (a solved task) (`docs/contract/health.md` "Flat reward").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FlatFor {
     /// Values it takes (the first of the run included).
@@ -62,19 +72,20 @@ pub struct FlatFor {
 
 impl Default for FlatFor {
     fn default() -> Self {
-        FlatFor { for_values: 200 }
+        FlatFor { for_values: 20 }
     }
 }
 
-/// `throughput`: a value below `fraction` × its running median for at least `for_seconds`
-/// of wall time (`docs/contract/health.md` "Throughput").
+/// `throughput`: the pace (steps per wall second between a throughput tag's values) below
+/// `fraction` × its running median for at least `for_seconds` of wall time, from a loss's first
+/// value on (`docs/contract/health.md` "Throughput").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Throughput {
-    /// Share of the running median below which it is slow.
+    /// Share of the running median pace below which it is slow.
     pub fraction: f64,
-    /// Values the running median is taken over.
+    /// Paces the running median is taken over.
     pub window: usize,
-    /// Values seen before the rule may fire.
+    /// Paces seen before the rule may fire.
     pub min_history: usize,
     /// Wall seconds it must stay slow.
     pub for_seconds: f64,
@@ -85,10 +96,10 @@ pub struct Throughput {
 impl Default for Throughput {
     fn default() -> Self {
         Throughput {
-            fraction: 0.5,
+            fraction: 0.7,
             window: 200,
-            min_history: 20,
-            for_seconds: 60.0,
+            min_history: 10,
+            for_seconds: 20.0,
             refresh: 100,
         }
     }
@@ -247,6 +258,8 @@ impl Rule {
 pub enum Tags {
     /// Every tag.
     All,
+    /// Every tag but those NaN by design (`HealthClass::NanByDesign`).
+    Defined,
     /// The tags of one meaning (`tally_schema::health::HEALTH_TAGS`).
     Class(HealthClass),
     /// Tags matching any of these globs (`*` any run of characters).
@@ -257,6 +270,7 @@ impl Tags {
     fn matches(&self, tag: &str, class: Option<HealthClass>) -> bool {
         match self {
             Tags::All => true,
+            Tags::Defined => class != Some(HealthClass::NanByDesign),
             Tags::Class(c) => class == Some(*c),
             Tags::Globs(g) => g.iter().any(|g| glob_match(g, tag)),
         }
@@ -335,9 +349,17 @@ impl TagRule {
                 })
                 .or_else(|| bad(d.z > 0.0, "z: must be > 0"))
                 .or_else(|| bad(d.rel_floor >= 0.0, "rel_floor: must be >= 0"))
-                .or_else(|| bad(d.refresh >= 1, "refresh: must be at least 1")),
+                .or_else(|| bad(d.refresh >= 1, "refresh: must be at least 1"))
+                .or_else(|| bad(d.for_values >= 1, "for_values: must be at least 1")),
             Rule::Collapse(c) => bad(c.eps >= 0.0, "eps: must be >= 0")
-                .or_else(|| bad(c.for_values >= 1, "for_values: must be at least 1")),
+                .or_else(|| bad(c.for_values >= 1, "for_values: must be at least 1"))
+                .or_else(|| {
+                    bad(
+                        c.fraction >= 0.0 && c.fraction < 1.0,
+                        "fraction: must be in [0, 1)",
+                    )
+                })
+                .or_else(|| bad(c.early_values >= 1, "early_values: must be at least 1")),
             Rule::FlatFor(f) => bad(f.for_values >= 1, "for_values: must be at least 1"),
             Rule::Throughput(t) => bad(
                 t.fraction > 0.0 && t.fraction < 1.0,
@@ -390,15 +412,15 @@ impl RuleSet {
         }
     }
 
-    /// The default rules: `nonfinite` on every tag, `divergence` on losses, `collapse` on
-    /// entropies, stds, KL and clip fractions, `flat_for` on rewards, `throughput` on
+    /// The default rules: `nonfinite` on every tag but those NaN by design, `divergence` on losses, `collapse` on
+    /// policy entropies and action stds, `flat_for` on rewards, `throughput` on
     /// throughputs, and `stall` (`docs/contract/health.md` "Which tags the defaults watch").
     pub fn defaults() -> Self {
         RuleSet {
             tag_rules: vec![
                 TagRule {
                     rule: Rule::Nonfinite,
-                    tags: Tags::All,
+                    tags: Tags::Defined,
                 },
                 TagRule {
                     rule: Rule::Divergence(Divergence::default()),

@@ -2,8 +2,8 @@
 //! (`docs/contract/health.md` "Divergence", "Cost").
 //!
 //! The window is a ring of fixed size; its statistics are found again (two selections over a
-//! scratch copy, O(window)) once every `refresh` pushes, so a push costs O(1) amortised and
-//! allocates nothing.
+//! scratch copy, O(window)) once every `refresh` pushes (every len / 2 while it holds fewer
+//! than 2 × `refresh`), so a push costs O(1) amortised and allocates nothing.
 
 /// A trailing window's robust statistics.
 #[derive(Debug, Clone)]
@@ -59,7 +59,10 @@ impl RobustWindow {
         }
         self.len = (self.len + 1).min(self.ring.len());
         self.since += 1;
-        if self.len >= self.min_history && (!self.ready || self.since >= self.refresh) {
+        // Every `refresh` values, and more often while the window is short (every len / 2
+        // values: still O(1) amortised), so a short history is not judged by its first values.
+        let every = self.refresh.min(self.len.div_ceil(2));
+        if self.len >= self.min_history && (!self.ready || self.since >= every) {
             self.recompute();
         }
     }
@@ -166,19 +169,29 @@ mod tests {
 
     #[test]
     fn statistics_wait_for_the_refresh() {
-        let mut w = RobustWindow::new(10, 2, 4, false);
+        // A full window is refreshed every `refresh` values only.
+        let mut w = RobustWindow::new(20, 2, 4, false);
+        for _ in 0..20 {
+            w.push(1.0);
+        }
+        for _ in 0..10 {
+            w.push(5.0);
+        }
+        assert_eq!(w.stats().unwrap().0, 1.0, "not refreshed since 28 values");
+        w.push(5.0);
+        w.push(5.0);
+        assert_eq!(w.stats().unwrap().0, 5.0);
+    }
+
+    #[test]
+    fn a_short_window_is_refreshed_every_half_its_length() {
+        let mut w = RobustWindow::new(200, 2, 100, false);
         w.push(1.0);
         w.push(1.0);
         assert_eq!(w.stats().unwrap().0, 1.0);
         w.push(5.0);
         w.push(5.0);
         w.push(5.0);
-        assert_eq!(
-            w.stats().unwrap().0,
-            1.0,
-            "not refreshed before 4 more values"
-        );
-        w.push(5.0);
-        assert_eq!(w.stats().unwrap().0, 5.0);
+        assert_eq!(w.stats().unwrap().0, 5.0, "refreshed at 4 values, not 102");
     }
 }

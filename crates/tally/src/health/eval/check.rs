@@ -9,6 +9,10 @@ use crate::health::window::RobustWindow;
 /// MAD × this is the standard deviation of a normal distribution.
 pub(super) const MAD_TO_SIGMA: f64 = 1.4826;
 
+/// A throughput interval below this share of the median pace, lasting `for_seconds` or more,
+/// is a pause (docs/contract/health.md "Throughput").
+const PAUSE: f64 = 0.1;
+
 #[derive(Debug)]
 pub(super) enum Check {
     Nonfinite {
@@ -17,10 +21,15 @@ pub(super) enum Check {
     Divergence {
         p: Divergence,
         window: RobustWindow,
+        /// Values out of range in a row, and the step of the first.
+        run: u32,
+        since: i64,
         finding: u32,
     },
     Collapse {
         p: Collapse,
+        /// The early values' sum and count, until `early_values` came.
+        early: (f64, u32),
         run: u32,
         since: i64,
         finding: u32,
@@ -44,24 +53,56 @@ pub(super) enum Check {
     },
     Throughput {
         p: Throughput,
+        /// The rates (steps per wall second) between consecutive values.
         window: RobustWindow,
-        /// Step, wall time and values of the slow stretch while slow, and whether it fired.
-        slow: Option<(i64, f64, u32, bool)>,
+        /// The previous value's step and wall time.
+        prev: Option<(i64, f64)>,
+        /// The slow stretch while there is one.
+        slow: Option<Slow>,
         finding: u32,
     },
 }
 
+/// A stretch of slow rates: the step its first slow interval ended at, the step and wall time
+/// that interval began at, its slow intervals, the fast ones in a row just now, and whether it
+/// fired.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Slow {
+    from: i64,
+    step: i64,
+    wall: f64,
+    slow: u32,
+    fast: u32,
+    fired: bool,
+}
+
 impl Check {
+    /// Forgets a throughput check's pace: what came before training began is a warm-up
+    /// (docs/contract/health.md "Throughput").
+    pub(super) fn restart_pace(&mut self) {
+        if let Check::Throughput {
+            window, prev, slow, ..
+        } = self
+        {
+            window.clear();
+            *prev = None;
+            *slow = None;
+        }
+    }
+
     pub(super) fn new(rule: &Rule) -> Check {
         match *rule {
             Rule::Nonfinite => Check::Nonfinite { finding: NONE },
             Rule::Divergence(p) => Check::Divergence {
                 p,
                 window: RobustWindow::new(p.window, p.min_history, p.refresh, true),
+                run: 0,
+                since: 0,
                 finding: NONE,
             },
             Rule::Collapse(p) => Check::Collapse {
                 p,
+                early: (0.0, 0),
                 run: 0,
                 since: 0,
                 finding: NONE,
@@ -86,6 +127,7 @@ impl Check {
             Rule::Throughput(p) => Check::Throughput {
                 p,
                 window: RobustWindow::new(p.window, p.min_history, p.refresh, false),
+                prev: None,
                 slow: None,
                 finding: NONE,
             },
@@ -100,6 +142,8 @@ pub(super) struct Span {
     pub(super) end: u32,
     /// The tag's only check is `nonfinite`: a finite value has nothing more to do.
     pub(super) plain: bool,
+    /// The tag is a loss: its first value says training began.
+    pub(super) loss: bool,
 }
 
 /// One check on one value.
@@ -120,7 +164,13 @@ pub(super) fn evaluate(
                 });
             }
         }
-        Check::Divergence { p, window, finding } => {
+        Check::Divergence {
+            p,
+            window,
+            run,
+            since,
+            finding,
+        } => {
             if !v.is_finite() {
                 return;
             }
@@ -130,20 +180,47 @@ pub(super) fn evaluate(
                     .max(f64::MIN_POSITIVE);
                 let z = (v - median) / scale;
                 if z.abs() > p.z {
-                    f.fire(finding, RuleKind::Divergence, tag, step, step, v, 1, || {
-                        format!(
-                            "{} at step {step} left its recent range (median {}, z = {})",
-                            num(v),
-                            num(median),
-                            num(z)
-                        )
-                    });
+                    if *run == 0 {
+                        *since = step;
+                    }
+                    *run = run.saturating_add(1);
+                } else {
+                    *run = 0;
+                }
+                // One batch's loss out of range is a spike (A2C's value loss at an episode's
+                // end); a loss that stays out for `for_values` values has diverged.
+                if *run >= p.for_values {
+                    let count = if *run == p.for_values {
+                        u64::from(p.for_values)
+                    } else {
+                        1
+                    };
+                    let from = *since;
+                    f.fire(
+                        finding,
+                        RuleKind::Divergence,
+                        tag,
+                        from,
+                        step,
+                        v,
+                        count,
+                        || {
+                            format!(
+                                "{} at step {step} out of its recent range since step {from} \
+                             (median {}, z = {})",
+                                num(v),
+                                num(median),
+                                num(z)
+                            )
+                        },
+                    );
                 }
             }
             window.push(v);
         }
         Check::Collapse {
             p,
+            early,
             run,
             since,
             finding,
@@ -151,7 +228,19 @@ pub(super) fn evaluate(
             if !v.is_finite() {
                 return;
             }
-            if v.abs() > p.eps {
+            let (sum, n) = early;
+            if *n < p.early_values {
+                *sum += v;
+                *n += 1;
+                return;
+            }
+            let level = *sum / f64::from(*n);
+            // A metric that starts at 0 (a clip fraction at its defaults) has nothing to lose.
+            if level.abs() <= p.eps {
+                return;
+            }
+            // Toward zero from the early level's side, or past it (a Gaussian's entropy).
+            if level.signum() * v > p.fraction * level.abs() {
                 *run = 0;
                 return;
             }
@@ -165,7 +254,7 @@ pub(super) fn evaluate(
                 } else {
                     1
                 };
-                let (n, from) = (p.for_values, *since);
+                let (n, from, fraction) = (p.for_values, *since, p.fraction);
                 f.fire(
                     finding,
                     RuleKind::Collapse,
@@ -174,7 +263,13 @@ pub(super) fn evaluate(
                     step,
                     v,
                     count,
-                    || format!("|value| ≤ {} for {n} values from step {from}", num(p.eps)),
+                    || {
+                        format!(
+                            "at or below {} % of its early level {} for {n} values from step {from}",
+                            num(100.0 * fraction),
+                            num(level)
+                        )
+                    },
                 );
             }
         }
@@ -202,8 +297,10 @@ pub(super) fn evaluate(
                 *since = step;
             }
             *best = best.max(v);
-            // Holding at its best is a solved task, not a frozen one.
-            if *run >= p.for_values && v < *best {
+            // Holding at a whole-number best is a solved task (every episode the same capped
+            // return, CartPole's 500), not a frozen one; a stale mean is rarely whole.
+            let solved = v >= *best && v.fract() == 0.0;
+            if *run >= p.for_values && !solved {
                 let count = if *run == p.for_values {
                     u64::from(p.for_values)
                 } else {
@@ -220,7 +317,7 @@ pub(super) fn evaluate(
                     count,
                     || {
                         format!(
-                            "unchanged at {} for {n} values from step {from}, below its best {}",
+                            "unchanged at {} for {n} values from step {from} (its best {})",
                             num(v),
                             num(*best)
                         )
@@ -247,45 +344,85 @@ pub(super) fn evaluate(
         Check::Throughput {
             p,
             window,
+            prev,
             slow,
             finding,
         } => {
             if !v.is_finite() {
                 return;
             }
+            // The pace is the step's advance over wall time, not the value: an average since
+            // the start (SB3's time/fps, CleanRL's charts/SPS) hides a slowdown for long.
+            let Some((step0, wall0)) = *prev else {
+                *prev = Some((step, wall));
+                return;
+            };
+            if step <= step0 || wall <= wall0 {
+                return;
+            }
+            *prev = Some((step, wall));
+            let rate = (step - step0) as f64 / (wall - wall0);
             if let Some((median, _)) = window.stats() {
-                if v < p.fraction * median {
-                    let (from, since, n, fired) = slow.get_or_insert((step, wall, 0, false));
-                    *n += 1;
-                    if wall - *since >= p.for_seconds && *n >= 2 {
-                        // The stretch's values so far on its first firing, one each after.
-                        let count = if *fired { 1 } else { u64::from(*n) };
-                        *fired = true;
-                        let (from, secs, fraction) = (*from, wall - *since, p.fraction);
+                // One interval of `for_seconds` or more at under a tenth of the pace is a pause
+                // (the stall rule's), not a slower run: it ends a stretch and is not the pace.
+                if rate < PAUSE * median && wall - wall0 >= p.for_seconds {
+                    *slow = None;
+                    return;
+                }
+                let limit = p.fraction * median;
+                let st = slow.get_or_insert(Slow {
+                    from: step,
+                    step: step0,
+                    wall: wall0,
+                    slow: 0,
+                    fast: 0,
+                    fired: false,
+                });
+                if rate < limit {
+                    st.slow += 1;
+                    st.fast = 0;
+                } else {
+                    st.fast += 1;
+                }
+                // Two fast intervals in a row end a stretch (one is noise); a stretch that
+                // never had a slow interval is none.
+                if st.slow == 0 || st.fast >= 2 {
+                    *slow = None;
+                } else {
+                    let secs = wall - st.wall;
+                    let pace = (step - st.step) as f64 / secs;
+                    if secs >= p.for_seconds && st.slow >= 3 && pace < limit {
+                        let count = if st.fired { 1 } else { u64::from(st.slow) };
+                        st.fired = true;
+                        let (from, fraction) = (st.from, p.fraction);
                         f.fire(
                             finding,
                             RuleKind::Throughput,
                             tag,
                             from,
                             step,
-                            v,
+                            rate,
                             count,
                             || {
                                 format!(
-                                "{} from step {from} for {} s, below {} × its running median {}",
-                                num(v),
-                                num(secs),
-                                num(fraction),
-                                num(median)
-                            )
+                                    "{} steps/s from step {from} for {} s, below {} × its running \
+                                     median {} steps/s",
+                                    num(pace),
+                                    num(secs),
+                                    num(fraction),
+                                    num(median)
+                                )
                             },
                         );
                     }
-                } else {
-                    *slow = None;
                 }
             }
-            window.push(v);
+            // A stretch not yet judged stays out of the median it is judged against (a run
+            // logging ten times a second fills a window in 20 s); once fired, or ended, the
+            // median follows the run's pace again.
+            if !slow.is_some_and(|st| !st.fired) {
+                window.push(rate);
+            }
         }
     }
 }
