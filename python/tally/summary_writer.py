@@ -78,7 +78,9 @@ class SummaryWriter:
     default), secrets in ``add_text`` text and ``add_hparams`` values are replaced by
     ``<redacted>`` with the rules of ``run_config.json``; ``redact=False`` writes them as given
     (``run_config.json`` and W&B's config are redacted either way; docs/contract/integrations.md
-    "The writer's API, method by method").
+    "The writer's API, method by method"). ``system_metrics`` (on by default) samples the
+    process, the machine and each GPU every ``system_interval`` seconds into the event file
+    under ``system/...`` (docs/contract/system-metrics.md).
     """
 
     def __init__(
@@ -99,8 +101,14 @@ class SummaryWriter:
         config: Optional[Mapping[str, Any]] = None,
         redact: bool = True,
         on_storage_error: str = "raise",
+        system_metrics: bool = True,
+        system_interval: float = 5.0,
     ) -> None:
         purge = _step(purge_step, "purge_step")  # before any file is made
+        # docs/contract/system-metrics.md: checked before any file is made.
+        interval = float(system_interval)
+        if system_metrics and not (math.isfinite(interval) and interval >= 0.1):
+            raise ConfigError(f"system_interval {system_interval!r} must be a number of seconds >= 0.1")
         if on_storage_error not in ("raise", "warn"):
             raise ConfigError(f"on_storage_error={on_storage_error!r}: expected 'raise' or 'warn'")
         # What a disk that refuses writes does to the calls (the Logger's choice; the refused
@@ -142,6 +150,10 @@ class SummaryWriter:
         self._main = self._event_writer(self.log_dir)
         if purge is not None:
             self._main.write_session_start(purge, time.time())
+        if system_metrics and self._write_to_disk:
+            # The process, the machine and each GPU under system/..., every system_interval
+            # seconds, from a thread of their own (docs/contract/system-metrics.md).
+            self._main.start_system_metrics(interval)
         self._subs: "Dict[str, Union[EventWriter, _NoDisk]]" = {}
         self._closed = False
         self._wandb: Optional[WandbSink] = None

@@ -30,9 +30,10 @@ def load(d) -> ea.EventAccumulator:
 
 
 def scalars(d) -> dict:
-    """{tag: [(step, value), ...]} of the scalars in ``d``."""
+    """{tag: [(step, value), ...]} of the scalars in ``d``, without the system metrics tally
+    writes beside a run and no framework does (docs/contract/system-metrics.md)."""
     acc = load(d)
-    return {t: [(e.step, e.value) for e in acc.Scalars(t)] for t in acc.Tags()["scalars"]}
+    return {t: [(e.step, e.value) for e in acc.Scalars(t)] for t in acc.Tags()["scalars"] if not t.startswith("system/")}
 
 
 def f32(x) -> float:

@@ -310,3 +310,34 @@ fn grpo_demo_logs_trinity_keys_with_periodic_eval() {
         .collect();
     assert!(mean.iter().all(|v| (0.0..=1.0).contains(v)) && mean.len() == 20);
 }
+
+/// The demo records system metrics (docs/contract/system-metrics.md), and `validate` and
+/// fail-closed `extract` read its run as before.
+#[test]
+fn the_demo_records_system_metrics_and_validate_and_extract_still_pass() {
+    let (out, _tmp) = demo(&["--iterations", "300", "training.system_interval=0.1"]);
+    assert!(out.status.success(), "{out:?}");
+    let dir = run_dir(&out);
+    let (tags, _) = event_tags(&dir);
+    assert!(
+        tags.contains("system/process/rss_bytes"),
+        "no system sample in a 300-iteration demo at 0.1 s: {tags:?}"
+    );
+    for cmd in ["validate", "extract"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_tally"))
+            .arg(cmd)
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{cmd}: {out:?}");
+    }
+    let (out, _tmp) = demo(&[
+        "--iterations",
+        "300",
+        "training.system_metrics=false",
+        "training.system_interval=0.1",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let (tags, _) = event_tags(&run_dir(&out));
+    assert!(!tags.iter().any(|t| t.starts_with("system/")), "{tags:?}");
+}

@@ -351,3 +351,52 @@ fn a_users_own_runs_are_read_through_the_same_table() {
         }
     }
 }
+
+/// A collector-bound run (no GPU here) whose event file holds a GPU's utilisation as the
+/// system sampler writes it (docs/contract/system-metrics.md "GPU starvation").
+fn gpu_run(root: &Path, util: f64) -> PathBuf {
+    let mut lc = tally::LoggerConfig::new("sac", "gpu_task", "isaac");
+    lc.log_root = root.join(format!("util{util}"));
+    lc.max_iterations = Some(40);
+    lc.system_metrics = false;
+    let mut log = tally::Logger::new(lc).unwrap();
+    for i in 1..=40u64 {
+        let s = tally::StepInput::new(i)
+            .env_steps(i * 1000)
+            .iteration_time(0.010)
+            .learner("collector_wait", 0.004)
+            .learner("learning", 0.005)
+            .metric("system/gpu0/util_percent", util)
+            .metric("system/gpu1/util_percent", util + 2.0);
+        log.step(&s).unwrap();
+    }
+    log.close(tally::RunStatus::Completed).unwrap();
+    log.run_dir().to_owned()
+}
+
+#[test]
+fn gpu_starvation_is_named_when_the_gpus_idle_while_the_learner_waits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let starved = diagnose_json(&gpu_run(tmp.path(), 12.0), &[]);
+    assert_eq!(
+        symptoms(&starved),
+        vec![COLLECTOR_BOUND, tally_read::diagnose::GPU_STARVED],
+        "{starved:#}"
+    );
+    let f = finding(&starved, tally_read::diagnose::GPU_STARVED);
+    let gpu = evidence(f, "GPU utilisation (mean of 2 GPU)");
+    assert!(
+        (gpu["percent"].as_f64().unwrap() - 13.0).abs() < 1e-6,
+        "{gpu}"
+    );
+    assert!(gpu["ms"].is_null());
+    // A busy GPU: the collector row alone; the reading is among the figures checked.
+    let busy = diagnose_json(&gpu_run(tmp.path(), 90.0), &[]);
+    assert_eq!(symptoms(&busy), vec![COLLECTOR_BOUND], "{busy:#}");
+    let (code, text, _) = diagnose(&gpu_run(tmp.path(), 10.0), &["--gpu-low", "5"]);
+    assert_eq!(code, 0);
+    assert!(!text.contains("GPU starved"), "{text}");
+    let (code, _, err) = diagnose(&gpu_run(tmp.path(), 11.0), &["--gpu-low", "101"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--gpu-low"), "{err}");
+}

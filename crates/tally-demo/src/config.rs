@@ -10,7 +10,7 @@ use tally::schema::artifacts::WandbSettings;
 use tally::{Backend, Profile};
 
 /// The `training.*` overrides the demo understands.
-pub const KNOWN_OVERRIDES: [&str; 22] = [
+pub const KNOWN_OVERRIDES: [&str; 24] = [
     "training.logger",
     "training.log_root",
     "training.log_dir",
@@ -19,6 +19,8 @@ pub const KNOWN_OVERRIDES: [&str; 22] = [
     "training.trace_output_dir",
     "training.trace_thread_time",
     "training.trace_cuda_events",
+    "training.system_metrics",
+    "training.system_interval",
     "training.wandb_project",
     "training.wandb_entity",
     "training.wandb_group",
@@ -108,6 +110,11 @@ pub struct DemoConfig {
     /// read back from the logger's tracer; the SAC-family demo then puts its stand-in GPU
     /// work on the trace's `gpu` track (docs/contract/trace.md "Options").
     pub trace_cuda_events: bool,
+    /// `training.system_metrics`: the process, machine and GPUs sampled beside the run (on
+    /// by default; docs/contract/system-metrics.md).
+    pub system_metrics: bool,
+    /// `training.system_interval`: seconds between system samples.
+    pub system_interval: f64,
     /// `training.wandb_*`: the W&B run's settings (only with `training.logger=wandb`; the
     /// project defaults to [`DEFAULT_WANDB_PROJECT`]).
     pub wandb: WandbSettings,
@@ -164,6 +171,8 @@ impl DemoConfig {
             trace_output_dir: None,
             trace_thread_time: false,
             trace_cuda_events: false,
+            system_metrics: true,
+            system_interval: tally::system::DEFAULT_INTERVAL_SECS,
             wandb: WandbSettings::default(),
             mlflow: BTreeMap::new(),
             trackio: BTreeMap::new(),
@@ -207,6 +216,19 @@ impl DemoConfig {
                 "training.trace_output_dir" => c.trace_output_dir = Some(PathBuf::from(value)),
                 "training.trace_thread_time" => c.trace_thread_time = switch(key, value)?,
                 "training.trace_cuda_events" => c.trace_cuda_events = switch(key, value)?,
+                "training.system_metrics" => c.system_metrics = switch(key, value)?,
+                "training.system_interval" => {
+                    c.system_interval = value
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|s| tally::system::check_interval("", *s).is_ok())
+                        .ok_or_else(|| {
+                            Error::Setting(format!(
+                                "training.system_interval={value}: expected seconds >= {}",
+                                tally::system::MIN_INTERVAL_SECS
+                            ))
+                        })?
+                }
                 _ if key.starts_with("training.wandb_") => {
                     set_wandb(&mut c.wandb, key, value)?;
                     wandb_override.get_or_insert(o);

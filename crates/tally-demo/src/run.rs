@@ -46,6 +46,8 @@ pub fn run(
     lc.trace = c.trace;
     lc.trace_output_dir = c.trace_output_dir.clone();
     lc.trace_thread_time = c.trace_thread_time;
+    lc.system_metrics = c.system_metrics;
+    lc.system_interval_secs = c.system_interval;
     lc.trace_cuda_events = c.trace_cuda_events;
     lc.wandb = c.wandb.clone();
     // The replica's settings, recorded in run_config.json as the W&B settings are.

@@ -34,6 +34,43 @@ pub struct EventWriter {
     /// Shared with the batch timer, which holds it weakly.
     inner: Arc<Mutex<Inner>>,
     path: PathBuf,
+    /// The system metrics' sampler once started, stopped at close
+    /// (docs/contract/system-metrics.md), and its note (why there are no GPU tags).
+    system: Arc<Mutex<(Option<tally::system::Sampler>, Option<String>)>>,
+}
+
+/// Writes a SummaryWriter's system samples into its event file, each as one event at the step
+/// of the newest scalar batch, never writing the batch itself (docs/contract/system-metrics.md
+/// "Step and wall time").
+struct ToEventFile {
+    inner: std::sync::Weak<Mutex<Inner>>,
+    note: std::sync::Weak<Mutex<(Option<tally::system::Sampler>, Option<String>)>>,
+}
+
+impl tally::system::Deliver for ToEventFile {
+    fn sample(&mut self, sample: tally::system::Sample) {
+        let Some(inner) = self.inner.upgrade() else {
+            return;
+        };
+        let mut inner = inner.lock().unwrap_or_else(|e| e.into_inner());
+        let step = inner.batch.step;
+        if let Some(w) = inner.writer.as_mut() {
+            let pairs: Vec<(&str, f64)> = sample.values.iter().map(|(t, v)| (&**t, *v)).collect();
+            // What a full disk refuses is kept by the file; the outage is raised by the next
+            // call, as the batch timer's is.
+            let written =
+                w.write_with(|buf| encode_scalar_event(step, sample.wall_time, &pairs, buf));
+            if let Err(e) = written {
+                inner.deferred.get_or_insert(e);
+            }
+        }
+    }
+
+    fn note(&mut self, text: &str) {
+        if let Some(n) = self.note.upgrade() {
+            n.lock().unwrap_or_else(|e| e.into_inner()).1 = Some(text.to_owned());
+        }
+    }
 }
 
 /// What the calls change: the open file, the scalar batch and the conversion buffers.
@@ -377,7 +414,11 @@ impl EventWriter {
         }));
         let timed: Arc<Mutex<dyn Batched>> = inner.clone();
         flusher::register(&timed);
-        Ok(EventWriter { inner, path })
+        Ok(EventWriter {
+            inner,
+            path,
+            system: Arc::default(),
+        })
     }
 
     /// Add `tag: value` to the batch of `global_step`. The batch is written as one event first
@@ -521,9 +562,57 @@ impl EventWriter {
         Ok(())
     }
 
+    /// Sample the process, the machine and each GPU every `interval` seconds into this file
+    /// under `system/...` until `close` (docs/contract/system-metrics.md). Once per writer.
+    fn start_system_metrics(&self, py: Python<'_>, interval: f64) -> PyResult<()> {
+        tally::system::check_interval("system_interval", interval).map_err(Failure::Config)?;
+        let mut system = self
+            .system
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner());
+        if system.0.is_some() {
+            return Ok(());
+        }
+        let deliver = ToEventFile {
+            inner: Arc::downgrade(&self.inner),
+            note: Arc::downgrade(&self.system),
+        };
+        let dir = self.path.parent().map(PathBuf::from).unwrap_or_default();
+        let sampler = tally::system::Sampler::spawn(
+            Duration::from_secs_f64(interval),
+            dir,
+            Box::new(now_wall),
+            Box::new(deliver),
+        )
+        .map_err(|e| Failure::Config(format!("cannot start the system metrics thread: {e}")))?;
+        system.0 = Some(sampler);
+        Ok(())
+    }
+
+    /// Why the system samples have no GPU tags, once the sampler said so (`None` otherwise).
+    #[getter]
+    fn system_note(&self, py: Python<'_>) -> Option<String> {
+        let system = self
+            .system
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner());
+        system.1.clone()
+    }
+
     /// Write the scalar batch, retry what a full disk kept one last time, and close the file;
     /// what is still kept is lost and said. Closing twice is harmless.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
+        // No sample after close begins; the sampler is joined with the GIL released (its
+        // sample in progress takes this writer's lock, never the GIL).
+        let sampler = self
+            .system
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .take();
+        if let Some(mut s) = sampler {
+            py.detach(move || s.stop());
+        }
         let (batch, deferred, writer, lock) = {
             let mut inner = self.inner(py);
             let batch = inner.write_batch();

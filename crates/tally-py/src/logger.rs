@@ -95,6 +95,8 @@ impl PyLogger {
     /// `resume_from=ITERATION` (with `resume=True`) rewinds it to a checkpoint's iteration.
     /// `mlflow={...}` and `trackio={...}` add those replicas, fed from the event file as W&B is;
     /// `logger="mlflow"` or `"trackio"` adds that one with its default settings when none are given.
+    /// `system_metrics=False` stops the process, machine and GPU samples written every
+    /// `system_interval` seconds under `system/...` (docs/contract/system-metrics.md).
     #[new]
     #[pyo3(signature = (
         *, algo, task, sim = None, max_iterations = None, num_envs = None,
@@ -105,7 +107,8 @@ impl PyLogger {
         seed = None, resume = false, resume_from = None, on_storage_error = "raise",
         remote_finish_timeout = None, health = None, stop_on = None, on_health = None,
         mlflow = None, trackio = None,
-        health_webhook = None, stall_exit_after = None, outside_keys = "refuse"
+        health_webhook = None, stall_exit_after = None, outside_keys = "refuse",
+        system_metrics = true, system_interval = 5.0
     ))]
     // The integer defaults are spelled out here: PyO3 shows only literal defaults.
     #[pyo3(
@@ -115,7 +118,8 @@ impl PyLogger {
         trace_thread_time=False, trace_cuda_events=False, config=None, wandb=None, sinks=None, \
         name=None, seed=None, resume=False, resume_from=None, on_storage_error=\"raise\", \
         remote_finish_timeout=None, health=None, stop_on=None, on_health=None, mlflow=None, \
-        trackio=None, health_webhook=None, stall_exit_after=None, outside_keys=\"refuse\")"
+        trackio=None, health_webhook=None, stall_exit_after=None, outside_keys=\"refuse\", \
+        system_metrics=True, system_interval=5.0)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -153,6 +157,8 @@ impl PyLogger {
         health_webhook: Option<String>,
         stall_exit_after: Option<f64>,
         outside_keys: &str,
+        system_metrics: bool,
+        system_interval: f64,
     ) -> PyResult<Self> {
         open::open(
             py,
@@ -190,6 +196,8 @@ impl PyLogger {
                 health_webhook,
                 stall_exit_after,
                 outside_keys,
+                system_metrics,
+                system_interval,
             },
         )
     }

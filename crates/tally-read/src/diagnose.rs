@@ -4,7 +4,7 @@
 
 mod table;
 
-pub use table::{Evidence, Finding, Thresholds};
+pub use table::{Evidence, Finding, Thresholds, GPU_STARVED};
 
 use crate::error::Error;
 use crate::extract::require_canonical;
@@ -96,7 +96,17 @@ pub fn diagnose(
         }
     };
     let get = |tag: &str| tails.mean(tag);
-    let means = table::Means::new(profile, &get);
+    let mut means = table::Means::new(profile, &get);
+    // Each GPU's mean utilisation over its last values, averaged over the GPUs.
+    let gpus: Vec<f64> = tails
+        .last
+        .keys()
+        .filter(|t| t.starts_with("system/gpu") && t.ends_with("/util_percent"))
+        .filter_map(|t| tails.mean(t))
+        .collect();
+    if !gpus.is_empty() {
+        means.gpu_util = Some((gpus.iter().sum::<f64>() / gpus.len() as f64, gpus.len()));
+    }
     let checked = table::checked(&means);
     if checked.is_empty() {
         return Err(Error::Refused(format!(

@@ -387,7 +387,60 @@ fn system_rows(snap: &PanelSnapshot) -> Vec<(&'static str, String)> {
     // (docs/contract/panel.md "System column").
     let mps = sys.cuda_mps.unwrap_or(MpsState::Off);
     rows.push(("CUDA MPS", mps.as_str().to_owned()));
+    rows.extend(machine_rows(&snap.machine));
     rows
+}
+
+/// The newest system sample's rows: the process, the machine and the GPUs (GPUs' utilisation
+/// averaged, their memory summed; docs/contract/system-metrics.md "Where it shows").
+pub fn machine_rows(values: &[(std::sync::Arc<str>, f64)]) -> Vec<(&'static str, String)> {
+    let get = |tag: &str| values.iter().find(|(t, _)| &**t == tag).map(|(_, v)| *v);
+    let gpu = |name: &str| -> Vec<f64> {
+        values
+            .iter()
+            .filter(|(t, _)| t.starts_with("system/gpu") && t.ends_with(name))
+            .map(|(_, v)| *v)
+            .collect()
+    };
+    let mut rows = Vec::new();
+    if let Some(c) = get("system/process/cpu_percent") {
+        rows.push(("Proc CPU", format!("{c:.0}%")));
+    }
+    if let Some(r) = get("system/process/rss_bytes") {
+        rows.push(("Proc RSS", bytes(r)));
+    }
+    if let Some(c) = get("system/machine/cpu_percent") {
+        rows.push(("Host CPU", format!("{c:.0}%")));
+    }
+    if let (Some(u), Some(a)) = (
+        get("system/machine/memory_used_bytes"),
+        get("system/machine/memory_available_bytes"),
+    ) {
+        rows.push(("Host Mem", format!("{} / {}", bytes(u), bytes(u + a))));
+    }
+    let util = gpu("/util_percent");
+    if !util.is_empty() {
+        let mean = util.iter().sum::<f64>() / util.len() as f64;
+        rows.push(("GPU Util", format!("{mean:.0}% ({} GPU)", util.len())));
+    }
+    let (used, total) = (gpu("/memory_used_bytes"), gpu("/memory_total_bytes"));
+    if !used.is_empty() {
+        let total = format!(" / {}", bytes(total.iter().sum()));
+        rows.push(("GPU Mem", format!("{}{total}", bytes(used.iter().sum()))));
+    }
+    rows
+}
+
+/// Bytes in binary units, one decimal (`1.5 GiB`).
+fn bytes(v: f64) -> String {
+    let mut v = v.max(0.0);
+    for unit in ["B", "KiB", "MiB", "GiB"] {
+        if v < 1024.0 {
+            return format!("{v:.1} {unit}");
+        }
+        v /= 1024.0;
+    }
+    format!("{v:.1} TiB")
 }
 
 impl Model {
@@ -574,5 +627,42 @@ mod tests {
             group_of(spec("Train/critic_gradient_norm").unwrap()),
             Some(MetricGroup::Diagnostic)
         );
+    }
+}
+
+#[cfg(test)]
+mod machine_tests {
+    use super::machine_rows;
+    use std::sync::Arc;
+
+    #[test]
+    fn the_system_column_shows_the_newest_sample_gpus_averaged_and_summed() {
+        let v = |t: &str, x: f64| (Arc::<str>::from(t), x);
+        let rows = machine_rows(&[
+            v("system/process/cpu_percent", 150.0),
+            v("system/process/rss_bytes", 1.5 * 1024.0 * 1024.0 * 1024.0),
+            v(
+                "system/machine/memory_used_bytes",
+                4.0 * 1024.0 * 1024.0 * 1024.0,
+            ),
+            v(
+                "system/machine/memory_available_bytes",
+                12.0 * 1024.0 * 1024.0 * 1024.0,
+            ),
+            v("system/gpu0/util_percent", 80.0),
+            v("system/gpu1/util_percent", 40.0),
+            v("system/gpu0/memory_used_bytes", 1024.0 * 1024.0 * 1024.0),
+            v(
+                "system/gpu0/memory_total_bytes",
+                8.0 * 1024.0 * 1024.0 * 1024.0,
+            ),
+        ]);
+        let get = |l: &str| rows.iter().find(|(k, _)| *k == l).map(|(_, v)| v.as_str());
+        assert_eq!(get("Proc CPU"), Some("150%"));
+        assert_eq!(get("Proc RSS"), Some("1.5 GiB"));
+        assert_eq!(get("Host Mem"), Some("4.0 GiB / 16.0 GiB"));
+        assert_eq!(get("GPU Util"), Some("60% (2 GPU)"));
+        assert_eq!(get("GPU Mem"), Some("1.0 GiB / 8.0 GiB"));
+        assert!(machine_rows(&[]).is_empty(), "no sample, no rows");
     }
 }

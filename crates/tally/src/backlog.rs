@@ -10,6 +10,7 @@ use crate::lost::LostSteps;
 use crate::sink::{BackendStep, Relinked, Sink, SinkError, StorageFault};
 use crate::writer::failures::SinkFailure;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// Most steps a failing local sink keeps for a retry.
 pub const BACKLOG_MAX_STEPS: usize = 10_000;
@@ -83,6 +84,16 @@ impl Slot {
             written_span: None,
             unlinked: None,
         }
+    }
+
+    /// Writes a system sample once, best effort, as a text summary is: a sink set aside or in
+    /// an outage skips it, and a failed write is not retried (docs/contract/system-metrics.md
+    /// "Step and wall time").
+    pub(crate) fn write_system(&mut self, step: i64, wall_time: f64, values: &[(Arc<str>, f64)]) {
+        if self.set_aside || self.failing || !self.backlog.is_empty() {
+            return;
+        }
+        let _ = self.sink.write_system(step, wall_time, values);
     }
 
     /// Writes a text summary (a health finding) once, best effort: a sink set aside or in

@@ -431,6 +431,11 @@ pub struct LoggerConfig {
     /// and the process ended with exit code 75 (docs/contract/health.md "Ending a stalled
     /// run"); `None` leaves a stalled process alone.
     pub stall_exit_after_secs: Option<f64>,
+    /// Sample the process, the machine and each GPU beside the run, under `system/...`
+    /// (docs/contract/system-metrics.md); on by default.
+    pub system_metrics: bool,
+    /// Seconds between system samples (default [`crate::system::DEFAULT_INTERVAL_SECS`]).
+    pub system_interval_secs: f64,
 }
 
 impl LoggerConfig {
@@ -501,6 +506,10 @@ impl LoggerConfig {
                         .into(),
                 );
             }
+        }
+        if self.system_metrics {
+            crate::system::check_interval("system_interval", self.system_interval_secs)
+                .map_err(crate::Error::Config)?;
         }
         if self.log_interval == 0 {
             return bad("log_interval must be at least 1 (1 writes every iteration)".into());
@@ -574,6 +583,8 @@ impl LoggerConfig {
             stop_on: Vec::new(),
             health_webhook: None,
             stall_exit_after_secs: None,
+            system_metrics: true,
+            system_interval_secs: crate::system::DEFAULT_INTERVAL_SECS,
         }
     }
 }

@@ -41,6 +41,7 @@ pub mod runlock;
 pub mod sink;
 pub mod summary;
 pub mod summary_pace;
+pub mod system;
 pub mod tag;
 pub mod terminal;
 pub mod timeline;

@@ -28,6 +28,7 @@ use tally_schema::artifacts::{RunConfig, RunStatus, RunSummary};
 mod close;
 mod failures;
 mod producer;
+mod sampler;
 mod start;
 mod step;
 mod summary;
@@ -94,6 +95,8 @@ pub struct Logger {
     /// Room kept on disk for the final summary, given back at close
     /// (docs/contract/run-artifacts.md "Storage faults").
     room: Room,
+    /// The system metrics' sampler, stopped first at close (docs/contract/system-metrics.md).
+    system: Option<crate::system::Sampler>,
 }
 
 impl Logger {

@@ -48,6 +48,16 @@ impl Replay {
         wall: f64,
         scalars: &[ScalarEvent],
     ) {
+        // A system sample is its own event: shown in the System column, never a step
+        // (docs/contract/system-metrics.md "Where it shows").
+        if !scalars.is_empty() && scalars.iter().all(|s| crate::system::is_system_tag(&s.tag)) {
+            let values: Vec<(Arc<str>, f64)> = scalars
+                .iter()
+                .map(|s| (Arc::from(s.tag.as_str()), s.value))
+                .collect();
+            state.system_sample(&values);
+            return;
+        }
         let values: Vec<(Tag, f64)> = scalars
             .iter()
             .filter_map(|s| canonical(&s.tag).map(|t| (t, s.value)))

@@ -68,6 +68,17 @@ pub trait Sink: Send {
         let _ = (step, wall_time, tag, text);
         Ok(())
     }
+    /// Write one system sample (`system/...` tags) as one event at `step`
+    /// (docs/contract/system-metrics.md). Sinks without it skip it.
+    fn write_system(
+        &mut self,
+        step: i64,
+        wall_time: f64,
+        values: &[(Arc<str>, f64)],
+    ) -> Result<(), SinkError> {
+        let _ = (step, wall_time, values);
+        Ok(())
+    }
     /// Whether this sink is the run's local storage (the event file). A failed write of such a
     /// sink must leave nothing of the step behind; the step is kept and written again later
     /// (bounded), and the sink's counts fill `persisted_iterations` / `lost_iterations`.
@@ -187,6 +198,19 @@ impl Sink for TensorBoardSink {
             tag, text,
         )]);
         w.write_event_bytes(&encode_summary_event(Some(step), wall_time, &summary))
+            .map_err(classify)
+    }
+
+    fn write_system(
+        &mut self,
+        step: i64,
+        wall_time: f64,
+        values: &[(Arc<str>, f64)],
+    ) -> Result<(), SinkError> {
+        let w = self.writer.as_mut().ok_or("event file already closed")?;
+        // The sampler's tags: fixed, unique and valid (docs/contract/system-metrics.md).
+        let scalars = values.iter().map(|(t, v)| (&**t, *v));
+        w.write_resolved_scalar_iter(step, wall_time, scalars)
             .map_err(classify)
     }
 

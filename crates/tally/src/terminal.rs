@@ -106,6 +106,8 @@ pub struct TerminalState {
     /// reads, or the run's summary), for the same Health line when no logger is here
     /// (docs/contract/health.md "In tally watch").
     pub health_read: Option<crate::health::Finding>,
+    /// The newest system sample's values (docs/contract/system-metrics.md "Where it shows").
+    pub machine: Vec<(std::sync::Arc<str>, f64)>,
 }
 
 /// A copy of the terminal state taken by the panel thread.
@@ -143,6 +145,8 @@ pub struct PanelSnapshot {
     pub board: Option<TagBoard>,
     /// The newest health finding, as it stands now, if any rule fired.
     pub health: Option<crate::health::Finding>,
+    /// The newest system sample's values.
+    pub machine: Vec<(std::sync::Arc<str>, f64)>,
 }
 
 impl TerminalState {
@@ -166,6 +170,7 @@ impl TerminalState {
             board: None,
             health: None,
             health_read: None,
+            machine: Vec::new(),
         }
     }
 
@@ -231,6 +236,13 @@ impl TerminalState {
         self.touch(t);
     }
 
+    /// Show a system sample (`system/...` values) in place of the previous one.
+    pub fn system_sample(&mut self, values: &[(std::sync::Arc<str>, f64)]) {
+        self.machine.clear();
+        self.machine.extend(values.iter().cloned());
+        self.version += 1;
+    }
+
     /// A copy for rendering.
     pub fn snapshot(&self) -> PanelSnapshot {
         PanelSnapshot {
@@ -253,6 +265,7 @@ impl TerminalState {
                 Some(h) => h.newest(),
                 None => self.health_read.clone(),
             },
+            machine: self.machine.clone(),
         }
     }
 }

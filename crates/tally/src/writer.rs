@@ -44,6 +44,9 @@ enum Msg {
     /// directory is removed.
     HeldConfig(Box<RunConfig>),
     Flush(SyncSender<()>),
+    /// A system sample, written at the step of the last step before it, or at the given step
+    /// when none came yet (docs/contract/system-metrics.md "Step and wall time").
+    System(crate::system::Sample, i64),
 }
 
 /// Handle to the writer thread.
@@ -64,6 +67,20 @@ pub struct WriterThread {
     pace: SummaryPace,
     /// Written steps' emptied payload buffers, handed back for the next steps to fill.
     spares: Receiver<Payload>,
+}
+
+/// Sends system samples to the writer thread without ever waiting.
+pub struct SystemFeed {
+    queue: Arc<Queue<Msg>>,
+    before_first: i64,
+}
+
+impl SystemFeed {
+    /// Queue `sample` if there is room now; `false` when it was dropped (a full queue, a
+    /// closed writer).
+    pub fn send(&self, sample: crate::system::Sample) -> bool {
+        self.queue.try_push(Msg::System(sample, self.before_first))
+    }
 }
 
 /// A step's scalars.
@@ -133,6 +150,8 @@ fn run(
     let mut config = Artefact::<RunConfig>::new(RUN_CONFIG_FILE, true, None);
     let mut vanished = restore::Restorer::new(run_dir.clone());
     let mut out = Vec::new();
+    // The step of the last step written: where a system sample is placed.
+    let mut placed: Option<i64> = None;
     loop {
         let wait = tick.map(|t| t.saturating_sub(checked.elapsed()));
         let popped = gone.0.pop_or_tick(wait);
@@ -162,6 +181,7 @@ fn run(
         };
         match msg {
             Msg::Step(step, pace) => {
+                placed = Some(step.step);
                 for slot in &mut slots {
                     slot.write(&step, &mut out);
                 }
@@ -196,6 +216,13 @@ fn run(
                 // A failed rewrite paces nothing: the next one is due as soon as it is sent.
                 let failed = summary.pending.is_some();
                 paced.done(if failed { Duration::ZERO } else { t0.elapsed() });
+            }
+            Msg::System(sample, before_first) => {
+                let step = placed.unwrap_or(before_first);
+                for slot in &mut slots {
+                    slot.write_system(step, sample.wall_time, &sample.values);
+                }
+                continue;
             }
             Msg::Config(c) => config.write(Some(c), 0, &run_dir, &failures),
             Msg::HeldConfig(c) => config.last = Some(c),
@@ -326,6 +353,15 @@ impl WriterThread {
     /// wait).
     pub fn spare_payload(&self) -> Option<Vec<(Tag, f64)>> {
         self.spares.try_recv().ok()
+    }
+
+    /// A handle the system sampler sends its samples through, placed at `before_first` until
+    /// a step is written (a resumed run's last step; docs/contract/system-metrics.md).
+    pub fn system_feed(&self, before_first: i64) -> SystemFeed {
+        SystemFeed {
+            queue: self.queue.clone(),
+            before_first,
+        }
     }
 
     /// Enqueue a `run_config.json` rewrite.

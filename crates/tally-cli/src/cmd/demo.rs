@@ -40,7 +40,8 @@ pub struct Args {
     pub slow: Vec<String>,
     /// Overrides: training.logger=tensorboard|wandb|mlflow|trackio|none, training.log_root=DIR, training.log_dir=DIR,
     /// training.log_interval=N, training.trace_enabled=true|false, training.trace_output_dir=DIR,
-    /// training.trace_thread_time=true|false, training.trace_cuda_events=true|false (with a trace:
+    /// training.trace_thread_time=true|false, training.system_metrics=true|false,
+    /// training.system_interval=SECONDS, training.trace_cuda_events=true|false (with a trace:
     /// the SAC-family demo's stand-in GPU work on a `gpu` track). With training.logger=wandb (Python package only:
     /// `python -m tally demo`): training.wandb_project=P (default unilab), training.wandb_entity=E,
     /// training.wandb_group=G (default: the task), training.wandb_job_type=J (default: the algo),

@@ -41,6 +41,10 @@ pub struct Args {
     /// Replay H2D Submit, % of Iter Wall, that is high.
     #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().submit_high_pct)]
     pub submit_high: f64,
+    /// Mean GPU utilisation, %, below which the GPU is starved while the learner waits on
+    /// the collector (runs with system/gpuN/util_percent).
+    #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().gpu_low_pct)]
+    pub gpu_low: f64,
 }
 
 impl Args {
@@ -57,6 +61,7 @@ impl Args {
             batch_wait_high,
             replay_write_high,
             submit_high,
+            gpu_low,
         } = self;
         let thresholds = Thresholds {
             wait_high_pct: wait_high,
@@ -66,6 +71,7 @@ impl Args {
             batch_wait_high_pct: batch_wait_high,
             replay_write_high_pct: replay_write_high,
             submit_high_pct: submit_high,
+            gpu_low_pct: gpu_low,
         };
         thresholds.check([
             "--wait-high",
@@ -75,6 +81,7 @@ impl Args {
             "--batch-wait-high",
             "--replay-write-high",
             "--submit-high",
+            "--gpu-low",
         ])?;
         let mut skipped = stderr::StderrObserver::new(None);
         let diagnosis = tally_read::diagnose::diagnose(&run_dir, last, thresholds, &mut skipped)?;
@@ -122,6 +129,9 @@ pub fn print(d: &Diagnosis, json: bool, out: &mut dyn Write) -> std::io::Result<
 
 /// "learner Collector Wait 4.40 ms = 44.0 % of Iter Wall (10.00 ms)".
 fn evidence_line(e: &Evidence) -> String {
+    if let Some(p) = e.percent {
+        return format!("{} {p:.1} %", e.figure);
+    }
     match (e.share_pct, e.of, e.of_ms) {
         (Some(p), Some(of), Some(of_ms)) => format!(
             "{} {:.2} ms = {p:.1} % of {of} ({of_ms:.2} ms)",

@@ -59,6 +59,8 @@ pub(super) struct NewArgs<'a> {
     pub health_webhook: Option<String>,
     pub stall_exit_after: Option<f64>,
     pub outside_keys: &'a str,
+    pub system_metrics: bool,
+    pub system_interval: f64,
 }
 
 /// `Logger.__new__`'s body.
@@ -97,6 +99,8 @@ pub(super) fn open(py: Python<'_>, args: NewArgs<'_>) -> PyResult<PyLogger> {
         health_webhook,
         stall_exit_after,
         outside_keys,
+        system_metrics,
+        system_interval,
     } = args;
     // Integers are checked here, not by PyO3, so each error names its argument.
     let max_iterations = int_arg(
@@ -166,6 +170,9 @@ pub(super) fn open(py: Python<'_>, args: NewArgs<'_>) -> PyResult<PyLogger> {
         lc.health_webhook = Some(hook);
     }
     lc.stall_exit_after_secs = stall_exit_after;
+    // docs/contract/system-metrics.md: on by default, every `system_interval` seconds.
+    lc.system_metrics = system_metrics;
+    lc.system_interval_secs = system_interval;
     let on_health = on_health.filter(|c| !c.is_none());
     if let Some(c) = on_health.as_ref().filter(|c| !c.is_callable()) {
         return Err(Failure::Config(format!(

@@ -24,6 +24,9 @@ pub struct Thresholds {
     pub replay_write_high_pct: f64,
     /// Replay H2D Submit, % of Iter Wall.
     pub submit_high_pct: f64,
+    /// Mean GPU utilisation, %, below which a GPU is starved while the learner waits on the
+    /// collector (docs/contract/system-metrics.md "GPU starvation").
+    pub gpu_low_pct: f64,
 }
 
 impl Default for Thresholds {
@@ -36,13 +39,14 @@ impl Default for Thresholds {
             batch_wait_high_pct: 10.0,
             replay_write_high_pct: 25.0,
             submit_high_pct: 10.0,
+            gpu_low_pct: 50.0,
         }
     }
 }
 
 impl Thresholds {
     /// Each threshold is a percentage in [0, 100]; `flags` names them as the command line does.
-    pub fn check(&self, flags: [&str; 7]) -> Result<(), Error> {
+    pub fn check(&self, flags: [&str; 8]) -> Result<(), Error> {
         let values = [
             self.wait_high_pct,
             self.wait_low_pct,
@@ -51,6 +55,7 @@ impl Thresholds {
             self.batch_wait_high_pct,
             self.replay_write_high_pct,
             self.submit_high_pct,
+            self.gpu_low_pct,
         ];
         for (flag, v) in flags.iter().zip(values) {
             if !(0.0..=100.0).contains(&v) {
@@ -80,6 +85,9 @@ pub struct Evidence {
     pub of: Option<&'static str>,
     /// The denominator's milliseconds.
     pub of_ms: Option<f64>,
+    /// A figure that is a percentage itself (GPU utilisation), its `ms` then null.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub percent: Option<f64>,
 }
 
 /// One row of the table that fired.
@@ -97,6 +105,8 @@ pub struct Finding {
 
 /// The run's mean values and its two timelines, for the rows to read.
 pub struct Means<'a> {
+    /// The mean utilisation of the run's GPUs (each GPU's mean, averaged) and how many.
+    pub gpu_util: Option<(f64, usize)>,
     profile: Profile,
     get: &'a dyn Fn(&str) -> Option<f64>,
     learner: LearnerTimeline,
@@ -123,11 +133,17 @@ const EXTRACT: &str = "Perf/collector_transition_extract_ms";
 const REPLAY_WRITE: &str = "Perf/collector_replay_write_ms";
 const MLP_INFER: &str = "Perf/collector_mlp_infer_ms";
 const ROLLOUT: &str = "Perf/collection_time";
+/// Every GPU's utilisation tag (docs/contract/system-metrics.md).
+const GPU_UTIL: &str = "system/gpu*/util_percent";
+/// The GPU starvation row's symptom.
+pub const GPU_STARVED: &str =
+    "GPU starved: low GPU utilisation while the learner waits on the collector";
 
 impl<'a> Means<'a> {
     /// The timelines of `profile` from `get(tag)`, each tag's mean in its persisted unit.
     pub fn new(profile: Profile, get: &'a dyn Fn(&str) -> Option<f64>) -> Self {
         Means {
+            gpu_util: None,
             profile,
             get,
             learner: LearnerTimeline::from_values(profile, get),
@@ -165,6 +181,7 @@ impl<'a> Means<'a> {
             share_pct: of_ms.filter(|d| *d > 0.0).map(|d| ms / d * 100.0),
             of: of_ms.and(of),
             of_ms,
+            percent: None,
         })
     }
 
@@ -192,7 +209,22 @@ impl<'a> Means<'a> {
             share_pct: None,
             of: None,
             of_ms: None,
+            percent: None,
         }
+    }
+
+    /// The GPUs' mean utilisation as evidence, when the run has system GPU tags.
+    fn gpu(&self) -> Option<Evidence> {
+        let (util, n) = self.gpu_util?;
+        Some(Evidence {
+            figure: format!("GPU utilisation (mean of {n} GPU)"),
+            tag: GPU_UTIL,
+            ms: f64::NAN,
+            share_pct: None,
+            of: None,
+            of_ms: None,
+            percent: Some(util),
+        })
     }
 }
 
@@ -205,7 +237,12 @@ fn share(e: &Option<Evidence>) -> Option<f64> {
 pub fn checked(m: &Means<'_>) -> Vec<Evidence> {
     let learner = [COLLECTOR_WAIT, INFERENCE, BATCH_WAIT, SUBMIT].map(|tag| m.of_wall(tag));
     let collector = [ACTION_WAIT, REPLAY_WRITE].map(|tag| m.of_cycle(tag));
-    learner.into_iter().chain(collector).flatten().collect()
+    learner
+        .into_iter()
+        .chain(collector)
+        .chain([m.gpu()])
+        .flatten()
+        .collect()
 }
 
 /// Apply every row of the table the profile's timelines can answer; the findings in table order.
@@ -230,6 +267,25 @@ pub fn findings(m: &Means<'_>, t: &Thresholds) -> Vec<Finding> {
             check_first: "env step time, transition post-processing, collector liveness (is it \
                           stepping at its usual rate?), IPC between collector and learner",
             evidence: evidence.into_iter().flatten().collect(),
+        });
+    }
+
+    // The GPU idles while the learner waits for data (docs/contract/system-metrics.md "GPU
+    // starvation").
+    if wait_pct.is_some_and(|p| p >= t.wait_high_pct)
+        && m.gpu_util.is_some_and(|(u, _)| u < t.gpu_low_pct)
+    {
+        out.push(Finding {
+            symptom: GPU_STARVED,
+            meaning: "the GPU idles while the learner waits for the collector's data: the \
+                      simulator or environment side starves the GPU",
+            check_first: "collector throughput (env step time, more environments or collector \
+                          workers, collection overlapped with learning); then whether the \
+                          learner's GPU work is batched enough to fill the GPU",
+            evidence: [m.gpu(), wait.clone(), Some(m.iter_wall())]
+                .into_iter()
+                .flatten()
+                .collect(),
         });
     }
 

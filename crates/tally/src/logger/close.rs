@@ -49,6 +49,10 @@ impl Logger {
             return Ok(());
         }
         self.closed = true;
+        // No sample after the last step's close begins (docs/contract/system-metrics.md).
+        if let Some(mut s) = self.system.take() {
+            s.stop();
+        }
         // A run being closed is not stalled.
         if let Some((x, _)) = self.stall_exit.as_mut() {
             x.stop();

@@ -371,6 +371,16 @@ impl Logger {
             }
         }
         unstarted.dir = None;
+        let system = match config.system_metrics {
+            true => Some(super::sampler::start(
+                &config,
+                &run_dir,
+                writer.system_feed(prior.as_ref().and_then(|p| p.start_step()).unwrap_or(0)),
+                terminal.clone(),
+                clock.clone(),
+            )?),
+            false => None,
+        };
         let pace = config.health.overhead.map(|_| PaceMeter::default());
         Ok(Logger {
             resolver: Resolver::new(config.profile, config.max_iterations)
@@ -406,6 +416,7 @@ impl Logger {
             webhook,
             stall_exit,
             room,
+            system,
         })
     }
 }

@@ -113,6 +113,20 @@ impl<T> Queue<T> {
         }
     }
 
+    /// Queue `item` only if there is room now, never waiting: `false` when full or gone (a
+    /// system sample is dropped rather than delay a step; docs/contract/system-metrics.md).
+    pub fn try_push(&self, item: T) -> bool {
+        let mut s = self.lock();
+        if s.gone || s.closed || s.items.len() >= self.capacity {
+            return false;
+        }
+        s.items.push_back(item);
+        if s.writer == Writer::Asleep {
+            self.wake(&mut s);
+        }
+        true
+    }
+
     fn wake(&self, s: &mut State<T>) {
         if s.writer != Writer::Busy {
             s.writer = Writer::Busy;
