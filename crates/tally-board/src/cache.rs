@@ -39,7 +39,7 @@ impl Kept {
     /// The body gzipped (or as it is when gzip gains nothing).
     pub fn gzipped(&self) -> Bytes {
         self.gzip
-            .get_or_init(|| crate::http::compress(self.content_type, self.body.clone()))
+            .get_or_init(|| crate::gzip::compress(self.content_type, self.body.clone()))
             .clone()
     }
 }

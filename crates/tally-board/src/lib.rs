@@ -5,7 +5,7 @@
 //!   ask for, held and read on as runs grow (`tally_read::live`);
 //! - [`api`]: the JSON API (the page's, and scripts'), series reduced to a chart's width with
 //!   every extreme kept (`tally_read::downsample`);
-//! - [`http`]: the routes, who may ask (`Host`, the token), answers gzipped; [`cache`]: the
+//! - [`http`]: the routes, who may ask (`Host`, the token); [`gzip`]: answers gzipped; [`cache`]: the
 //!   expensive answers kept until their runs change; [`assets`]: the embedded page;
 //! - [`server`]: hyper's HTTP/1.1 over tokio, with the bounds a hostile client meets;
 //!   [`query`]: a request target decoded; [`options`]: what is served, where, and the token
@@ -29,6 +29,7 @@ pub mod assets;
 pub mod cache;
 pub mod catalog;
 pub mod error;
+pub mod gzip;
 pub mod http;
 pub mod options;
 pub mod query;
