@@ -287,7 +287,7 @@ def test_runs_grouped_by_learning_rate_show_each_groups_band(tally_bin: Path, tm
         # band at that step.
         text = hover_readout(browser, "charts/return", 50)
         assert "lr=0.01 (n=3)" in text and "lr=0.1 (n=3)" in text, text
-        assert text.count("smoothed") == 2 and "mean 130 (n=3, 95%: " in text, text
+        assert text.count("smoothed") == 2 and "(mean 130, n=3, 95%: " in text, text
         browser.execute_script(
             "Plotly.relayout(state.charts.get('charts/return').plot, {'xaxis.range': [20, 40]})")
         wait_for(browser, "return JSON.stringify(state.zooms['charts/return']) === '[20,40]'")
@@ -543,11 +543,13 @@ def test_legend_readout_synced_cursor_sections_and_marks(tally_bin: Path, tmp_pa
         # At the chart's right edge the readout flips to the cursor's left: inside the window.
         browser.execute_script("state.charts.get('loss/x').el.querySelector('button.widen').click()")
         wait_for(browser, "const c = state.charts.get('loss/x'); return c.plot._fullLayout.width > 900 && !c.drawing")
-        hover_readout(browser, "loss/x", 99)
+        hover_readout(browser, "loss/x", 98)
         box = browser.execute_script("""
-            const r = state.charts.get('loss/x').readout.getBoundingClientRect();
-            return [r.left, r.right, r.top, r.bottom, window.innerWidth, window.innerHeight];""")
+            const c = state.charts.get('loss/x'), r = c.readout.getBoundingClientRect();
+            return [r.left, r.right, r.top, r.bottom, window.innerWidth, window.innerHeight,
+                    c.cursorLine.getBoundingClientRect().left];""")
         assert 0 <= box[0] < box[1] <= box[4] and 0 <= box[2] < box[3] <= box[5], box
+        assert box[1] < box[6] and box[6] + box[1] - box[0] > box[4], box  # no room on its right
         # Off the chart: hidden, here and on the others.
         ActionChains(browser).move_to_element(browser.find_element("id", "status")).perform()
         wait_for(browser, "return state.charts.get('loss/x').readout.hidden && state.charts.get('plain').readout.hidden"
@@ -649,14 +651,14 @@ def test_the_smoothed_line_is_the_servers_when_it_sends_one(tally_bin: Path, tmp
             refetchAll();""")
         ys = wait_for(browser, """
             const c = state.charts.get('loss/x');
-            const t = c && c.plotted && c.plot.data.find(t => t.customdata);
+            const t = c && c.plotted && c.plot.data.find(t => t.meta === "smoothed");
             return t && t.y.length && t.y.every(v => v === 42) && t.y;""")
         assert set(ys) == {42}
         # The server's own, unaltered: TensorBoard's average at each bucket's last point.
         browser.get(url + "#tags=loss&sel=a_0&smoothing=0.5")
         ys = wait_for(browser, """
             const c = state.charts.get('loss/x');
-            const t = c && c.plotted && c.plot.data.find(t => t.customdata);
+            const t = c && c.plotted && c.plot.data.find(t => t.meta === "smoothed");
             return t && t.y.length > 50 && t.y;""")
         assert abs(ys[50] - 49.0) < 1e-6, ys[50]  # 50 - w/(1-w) + debiasing's w^51: 49.0
         # Without it (a server before its smoothing), the page smooths what it holds.
@@ -674,7 +676,7 @@ def test_the_smoothed_line_is_the_servers_when_it_sends_one(tally_bin: Path, tmp
             const c = state.charts.get('loss/x');
             const s = c && c.series.get('a_0');
             const t = c && c.plotted && s && !s.buckets[0].hasOwnProperty('smoothed')
-                && c.plot.data.find(t => t.customdata);
+                && c.plot.data.find(t => t.meta === "smoothed");
             return t && t.y.length > 50 && t.y;""")
         assert 40 < ys[50] < 50, ys[50]  # an EMA of 0..99 lags its raw 50
 
