@@ -535,9 +535,10 @@ def test_legend_readout_synced_cursor_sections_and_marks(tally_bin: Path, tmp_pa
         assert float(raw) == 100 and 80 < float(smoothed) < 100, row
         assert "NaN" not in readout
         assert "b_0: NaN at step 40" in hover_readout(browser, "loss/x", 40)
-        # Synced: the other charts in view show their cursor and readout at the same step.
+        # Synced: the other charts in view show their cursor and readout at the same step
+        # (system/gpu's in full below loss/x's).
         other = wait_for(browser, """
-            const c = state.charts.get('plain');
+            const c = state.charts.get('system/gpu');
             return !c.readout.hidden && !c.cursorLine.hidden && c.readout.innerText;""", timeout=10)
         assert other.startswith("step 40") and all(run in other for run in ("a_0", "a_1", "b_0")), other
         # At the chart's right edge the readout flips to the cursor's left: inside the window.
@@ -552,7 +553,7 @@ def test_legend_readout_synced_cursor_sections_and_marks(tally_bin: Path, tmp_pa
         assert box[1] < box[6] and box[6] + box[1] - box[0] > box[4], box  # no room on its right
         # Off the chart: hidden, here and on the others.
         ActionChains(browser).move_to_element(browser.find_element("id", "status")).perform()
-        wait_for(browser, "return state.charts.get('loss/x').readout.hidden && state.charts.get('plain').readout.hidden"
+        wait_for(browser, "return state.charts.get('loss/x').readout.hidden && state.charts.get('system/gpu').readout.hidden"
                           " && state.charts.get('loss/x').cursorLine.hidden", timeout=10)
         browser.execute_script("state.charts.get('loss/x').el.querySelector('button.widen').click()")
         wait_for(browser, "return !location.hash.includes('wide=')")

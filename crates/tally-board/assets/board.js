@@ -878,7 +878,7 @@ function indexAt(xs, x) {
 const g5 = v => Number.isFinite(v) ? String(Number(v.toPrecision(5))) : kind(v);
 
 function xLabel(x) {
-  if (state.x === "wall") return new Date(x * 1000).toISOString().replace("T", " ").slice(0, 19);
+  if (state.x === "wall") return new Date(x * 1000).toISOString().replace("T", " ").slice(0, 23);
   if (state.x === "relative") return `${g5(x)} s`;
   return `step ${Math.floor(x)}`; // the step at or before the cursor, as the values are
 }
@@ -937,6 +937,8 @@ function hideCursor(chart) {
 function showCursor() {
   cursorFrame = 0;
   const want = new Set();
+  // The page's sticky header covers what scrolls under it: readouts stay below it.
+  const below = document.querySelector("header").getBoundingClientRect().bottom + 4;
   if (cursor) {
     for (const chart of state.charts.values()) {
       if (!chart.visible) continue;
@@ -957,12 +959,14 @@ function showCursor() {
       box.hidden = false;
       // Beside the pointer (on another chart: at its line's top), flipped to the left of the
       // line and moved up when it would run off the window.
-      const cx = a.left + px, cy = own ? cursor.y : a.top;
+      const cx = a.left + px, cy = own ? cursor.y : Math.max(a.top, below);
       const bw = box.offsetWidth, bh = box.offsetHeight;
       let left = cx + 12;
       if (left + bw > window.innerWidth - 4) left = cx - 12 - bw;
       left = Math.max(4, Math.min(left, window.innerWidth - 4 - bw));
-      const top = Math.max(4, Math.min(cy + 12, window.innerHeight - 4 - bh));
+      const top = Math.max(below, Math.min(cy + 12, window.innerHeight - 4 - bh));
+      // Another chart's readout only where its plot area shows.
+      if (!own && top + bh > a.top + a.h) box.hidden = true;
       box.style.left = `${left}px`;
       box.style.top = `${top}px`;
       want.add(chart);
