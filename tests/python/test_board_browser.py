@@ -281,8 +281,13 @@ def test_runs_grouped_by_learning_rate_show_each_groups_band(tally_bin: Path, tm
         # Group mode smooths as runs are (a smoothed line per group, smoothing being on by
         # default) and zooms: the zoom is kept when drawn again.
         smoothed = browser.execute_script(
-            "return state.charts.get('charts/return').plot.data.filter(t => (t.hovertemplate || '').startsWith('smoothed')).length")
+            "return state.charts.get('charts/return').plot.data.filter(t => t.meta === 'smoothed').length")
         assert smoothed == 2
+        # The cursor over a group chart reads out each group's smoothed line, its mean, n and
+        # band at that step.
+        text = hover_readout(browser, "charts/return", 50)
+        assert "lr=0.01 (n=3)" in text and "lr=0.1 (n=3)" in text, text
+        assert text.count("smoothed") == 2 and "(mean 130, n=3, 95%: " in text, text
         browser.execute_script(
             "Plotly.relayout(state.charts.get('charts/return').plot, {'xaxis.range': [20, 40]})")
         wait_for(browser, "return JSON.stringify(state.zooms['charts/return']) === '[20,40]'")
@@ -464,6 +469,27 @@ def drawn(driver, tag: str):
         return [...new Set(c.plot.data.filter(t => t.yaxis !== 'y2').map(t => t.name))];""", tag)
 
 
+def hover_readout(driver, tag: str, step: float) -> str:
+    """Moves the pointer over step `step` of the chart of `tag`, halfway up its plot area, and
+    returns the readout the page then shows (its rows, one a line)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    wait_for(driver, "const c = state.charts.get(arguments[0]); return !!c.plot._fullLayout && !c.drawing"
+             .replace("arguments[0]", repr(tag)))
+    plot = driver.execute_script("return state.charts.get(arguments[0]).plot", tag)
+    size = driver.execute_script("return state.charts.get(arguments[0]).plot._fullLayout._size", tag)
+    # Four tenths of a step right of it (Selenium's offsets are whole pixels from the element's
+    # centre), so the step's own point is the last at or before the pointer.
+    x, _, _ = plot_position(driver, tag, step + 0.4, 1)
+    ActionChains(driver).move_to_element_with_offset(
+        plot, round(x - plot.size["width"] / 2), int(size["t"] + size["h"] / 2 - plot.size["height"] / 2)
+    ).perform()
+    return wait_for(driver, f"""
+        const c = state.charts.get({tag!r});
+        return !c.readout.hidden && c.readout.innerText.startsWith('step {round(step)}') && c.readout.innerText;""",
+                    timeout=10)
+
+
 def test_legend_readout_synced_cursor_sections_and_marks(tally_bin: Path, tmp_path: Path, browser):
     from selenium.webdriver.common.action_chains import ActionChains
 
@@ -492,27 +518,45 @@ def test_legend_readout_synced_cursor_sections_and_marks(tally_bin: Path, tmp_pa
             "const L = state.charts.get('loss/x').plot._fullLayout; return L._size.t + 0.03 * L._size.h")
         assert color_near(browser, "loss/x", x, top, [208, 0, 0], box=5, tolerance=60), "no NaN mark at step 40"
 
-        # The cursor over one chart reads out every run at its step, smoothed and raw, and the
-        # other charts show their cursor at the same step.
+        # The cursor over one chart reads out every run at its step, smoothed and raw (the
+        # page's own readout: plotly's hover is off), and names b_0's NaN at step 40.
         browser.execute_script(
             "document.querySelector('#charts details[data-group=\"loss\"]').scrollIntoView()")
         time.sleep(0.3)
-        plot = browser.execute_script("return state.charts.get('loss/x').plot")
-        size = browser.execute_script("return state.charts.get('loss/x').plot._fullLayout._size")
-        x, _, _ = plot_position(browser, "loss/x", 50, 0)
-        ActionChains(browser).move_to_element_with_offset(
-            plot, int(x - plot.size["width"] / 2), int(size["t"] + size["h"] / 2 - plot.size["height"] / 2)
-        ).perform()
-        readout = wait_for(browser, """
-            const h = state.charts.get('loss/x').plot.querySelector('.hoverlayer');
-            return h && h.textContent.includes('b_0') && h.textContent;""", timeout=10)
+        assert browser.execute_script("return state.charts.get('loss/x').plot._fullLayout.hovermode") is False
+        readout = hover_readout(browser, "loss/x", 50)
+        assert readout.startswith("step 50"), readout
         for run in ("a_0", "a_1", "b_0"):
             assert run in readout, readout
         assert readout.count("raw") == 3, readout
+        # a_1 is 2 x step: raw 100 at step 50, its smoothed value below it (it rises).
+        row = [r for r in readout.split("\n") if r.startswith("a_1")][0]
+        smoothed, raw = re.match(r"a_1 (\S+) \(raw (\S+)\)", row).groups()
+        assert float(raw) == 100 and 80 < float(smoothed) < 100, row
+        assert "NaN" not in readout
+        assert "b_0: NaN at step 40" in hover_readout(browser, "loss/x", 40)
+        # Synced: the other charts in view show their cursor and readout at the same step
+        # (system/gpu's in full below loss/x's).
         other = wait_for(browser, """
-            const h = state.charts.get('plain').plot.querySelector('.hoverlayer');
-            return h && h.textContent;""", timeout=10)
-        assert all(run in other for run in ("a_0", "a_1", "b_0")), other
+            const c = state.charts.get('system/gpu');
+            return !c.readout.hidden && !c.cursorLine.hidden && c.readout.innerText;""", timeout=10)
+        assert other.startswith("step 40") and all(run in other for run in ("a_0", "a_1", "b_0")), other
+        # At the chart's right edge the readout flips to the cursor's left: inside the window.
+        browser.execute_script("state.charts.get('loss/x').el.querySelector('button.widen').click()")
+        wait_for(browser, "const c = state.charts.get('loss/x'); return c.plot._fullLayout.width > 900 && !c.drawing")
+        hover_readout(browser, "loss/x", 98)
+        box = browser.execute_script("""
+            const c = state.charts.get('loss/x'), r = c.readout.getBoundingClientRect();
+            return [r.left, r.right, r.top, r.bottom, window.innerWidth, window.innerHeight,
+                    c.cursorLine.getBoundingClientRect().left];""")
+        assert 0 <= box[0] < box[1] <= box[4] and 0 <= box[2] < box[3] <= box[5], box
+        assert box[1] < box[6] and box[6] + box[1] - box[0] > box[4], box  # no room on its right
+        # Off the chart: hidden, here and on the others.
+        ActionChains(browser).move_to_element(browser.find_element("id", "status")).perform()
+        wait_for(browser, "return state.charts.get('loss/x').readout.hidden && state.charts.get('system/gpu').readout.hidden"
+                          " && state.charts.get('loss/x').cursorLine.hidden", timeout=10)
+        browser.execute_script("state.charts.get('loss/x').el.querySelector('button.widen').click()")
+        wait_for(browser, "return !location.hash.includes('wide=')")
 
         # The full-width view: the chart spans the page and plotly draws it that wide; the
         # choice is in the URL.
@@ -608,14 +652,14 @@ def test_the_smoothed_line_is_the_servers_when_it_sends_one(tally_bin: Path, tmp
             refetchAll();""")
         ys = wait_for(browser, """
             const c = state.charts.get('loss/x');
-            const t = c && c.plotted && c.plot.data.find(t => t.customdata);
+            const t = c && c.plotted && c.plot.data.find(t => t.meta === "smoothed");
             return t && t.y.length && t.y.every(v => v === 42) && t.y;""")
         assert set(ys) == {42}
         # The server's own, unaltered: TensorBoard's average at each bucket's last point.
         browser.get(url + "#tags=loss&sel=a_0&smoothing=0.5")
         ys = wait_for(browser, """
             const c = state.charts.get('loss/x');
-            const t = c && c.plotted && c.plot.data.find(t => t.customdata);
+            const t = c && c.plotted && c.plot.data.find(t => t.meta === "smoothed");
             return t && t.y.length > 50 && t.y;""")
         assert abs(ys[50] - 49.0) < 1e-6, ys[50]  # 50 - w/(1-w) + debiasing's w^51: 49.0
         # Without it (a server before its smoothing), the page smooths what it holds.
@@ -633,7 +677,7 @@ def test_the_smoothed_line_is_the_servers_when_it_sends_one(tally_bin: Path, tmp
             const c = state.charts.get('loss/x');
             const s = c && c.series.get('a_0');
             const t = c && c.plotted && s && !s.buckets[0].hasOwnProperty('smoothed')
-                && c.plot.data.find(t => t.customdata);
+                && c.plot.data.find(t => t.meta === "smoothed");
             return t && t.y.length > 50 && t.y;""")
         assert 40 < ys[50] < 50, ys[50]  # an EMA of 0..99 lags its raw 50
 

@@ -550,12 +550,20 @@ function newChart(tag, grid) {
   head.append(title, wide);
   const plot = document.createElement("div");
   plot.className = "plot";
-  el.append(head, plot);
+  const cursorLine = document.createElement("div");
+  cursorLine.className = "cursor";
+  cursorLine.hidden = true;
+  const readoutBox = document.createElement("div");
+  readoutBox.className = "readout";
+  readoutBox.hidden = true;
+  el.append(head, plot, cursorLine, readoutBox);
   grid.append(el);
   const chart = {
     tag, el, plot, series: new Map(), zoom: state.zooms[tag] || null, groups: null,
     visible: false, plotted: false, dirty: new Set(), runs: [], lines: [],
+    cursorLine, readout: readoutBox,
   };
+  followPointer(chart);
   wide.onclick = () => {
     el.classList.toggle("wide");
     if (el.classList.contains("wide")) state.wide.add(tag); else state.wide.delete(tag);
@@ -713,16 +721,8 @@ function runLine(run, s) {
   return { run, color: colorOf(run), x, y, sx, sy, marks, total: s.total };
 }
 
-// The raw value at or before each of xs (the line's last point not past it).
-function rawAt(xs, line) {
-  const out = [];
-  let j = 0;
-  for (const x of xs) {
-    while (j + 1 < line.x.length && line.x[j + 1] <= x) j += 1;
-    out.push(line.y[j]);
-  }
-  return out;
-}
+// A non-finite value's name, as the marks and the readout say it.
+function kind(v) { return Number.isNaN(v) ? "NaN" : v > 0 ? "+inf" : "-inf"; }
 
 function baseLayout(chart) {
   const c = themeColors();
@@ -733,14 +733,13 @@ function baseLayout(chart) {
     font: { color: c.text, size: 11, family: "system-ui, sans-serif" },
     margin: { l: 50, r: 12, t: 6, b: 28 },
     xaxis: { ...axis, type: state.x === "wall" ? "date" : "linear",
-      showspikes: true, spikemode: "across", spikesnap: "cursor", spikethickness: 1,
-      spikedash: "dot", spikecolor: c.line,
       title: { text: state.x === "relative" ? "seconds since start" : "", font: { size: 10 } } },
     yaxis: { ...axis, type: state.logY ? "log" : "linear", exponentformat: state.logY ? "power" : "SI",
       ...(state.logY ? { dtick: 1 } : {}) },
     yaxis2: { overlaying: "y", range: [0, 1], visible: false, fixedrange: true },
-    hovermode: "x unified",
-    hoverlabel: { bgcolor: c.paper, font: { color: c.text, size: 11 }, namelength: -1 },
+    // plotly's own hover scans every point of every trace on each move: off, the page draws
+    // its own cursor (showCursor below).
+    hovermode: false,
     showlegend: true,
     legend: { orientation: "h", x: 0, y: -0.12, yanchor: "top", font: { size: 10 } },
     uirevision: `${chart.tag} ${state.x} ${state.logY}`,
@@ -768,22 +767,17 @@ function draw(chart) {
       x: line.x.map(plotX), y: line.y, connectgaps: false,
       line: { color: line.color, width: smoothing ? 1 : 1.5 }, opacity: smoothing ? 0.35 : 1,
       showlegend: !smoothing,
-      hoverinfo: smoothing ? "skip" : undefined,
-      hovertemplate: smoothing ? undefined : "%{y:.5g}",
     });
     if (smoothing) {
       traces.push({
-        type: "scatter", mode: "lines", name: run, legendgroup: run,
-        x: line.sx.map(plotX), y: line.sy, customdata: rawAt(line.sx, line),
-        line: { color: line.color, width: 1.75 },
-        hovertemplate: "%{y:.5g} (raw %{customdata:.5g})",
+        type: "scatter", mode: "lines", name: run, legendgroup: run, meta: "smoothed",
+        x: line.sx.map(plotX), y: line.sy, line: { color: line.color, width: 1.75 },
       });
     }
   }
   // NaN as an × at the top edge, infinities as triangles at the edge they run off.
   const marks = lines.flatMap(l => l.marks.map(m => ({ ...l, m })));
   if (marks.length) {
-    const kind = v => Number.isNaN(v) ? "NaN" : v > 0 ? "+inf" : "-inf";
     traces.push({
       type: "scatter", mode: "markers", yaxis: "y2", name: "NaN / ±inf", showlegend: false,
       x: marks.map(k => plotX(k.m[0])),
@@ -792,7 +786,6 @@ function draw(chart) {
         symbol: marks.map(k => Number.isNaN(k.m[1]) ? "x-thin-open" : k.m[1] > 0 ? "triangle-up" : "triangle-down"),
         line: { color: NONFINITE, width: 2 } },
       text: marks.map(k => `${k.run}: ${kind(k.m[1])} at step ${k.m[2][0]}`),
-      hovertemplate: "%{text}<extra></extra>",
     });
   }
   if (chart.zoom) layout.xaxis.range = chart.zoom.map(plotX), layout.xaxis.autorange = false;
@@ -827,7 +820,9 @@ function drawGroups(chart) {
         ? curve.map(p => p.smoothed === null ? NaN : num(p.smoothed))
         : smooth(means, state.smoothing);
     }
-    lines.push({ run: name, color, pts: curve.map(p => [p.step, p.mean]), band: curve, smoothed });
+    // The same shape as a run's line (runLine), so the cursor reads both alike.
+    lines.push({ run: name, color, x: steps, y: means, sx: steps, sy: smoothed, marks: [],
+      pts: curve.map(p => [p.step, p.mean]), band: curve });
     traces.push({
       type: "scatter", mode: "lines", x: [...steps, ...[...steps].reverse()],
       y: [...curve.map(p => p.high), ...[...curve].reverse().map(p => p.low)],
@@ -838,15 +833,11 @@ function drawGroups(chart) {
       type: "scatter", mode: "lines", x: steps, y: means, name, legendgroup: name,
       line: { color, width: smoothed ? 1 : 1.75 }, opacity: smoothed ? 0.45 : 1,
       showlegend: !smoothed,
-      customdata: curve.map(p => [p.n, p.low, p.high]),
-      hovertemplate: `${state.groupStat === "iqm" ? "IQM" : "mean"} %{y:.5g} (n=%{customdata[0]}, 95%: %{customdata[1]:.4g}..%{customdata[2]:.4g})`,
-      hoverinfo: smoothed ? "skip" : undefined,
     });
     if (smoothed) {
       traces.push({
         type: "scatter", mode: "lines", x: steps, y: smoothed, name, legendgroup: name,
-        line: { color, width: 1.75 }, customdata: curve.map(p => [p.n, p.low, p.high, p.mean]),
-        hovertemplate: `smoothed %{y:.5g} (${state.groupStat === "iqm" ? "IQM" : "mean"} %{customdata[3]:.5g}, n=%{customdata[0]}, 95%: %{customdata[1]:.4g}..%{customdata[2]:.4g})`,
+        meta: "smoothed", line: { color, width: 1.75 },
       });
     }
   });
@@ -868,27 +859,145 @@ function plot(chart, traces, layout) {
   });
 }
 
-// The chart's own events: a zoom asks the server for the window again (bucketed anew, down to
-// single raw points); the cursor is shown on every chart in view at the same x, once a frame.
-let syncing = false, syncTo = null, syncFrame = 0;
-function syncCursor() {
-  syncFrame = 0;
-  const { chart, xval } = syncTo;
-  syncing = true;
-  try {
-    for (const other of state.charts.values()) {
-      if (other === chart || !other.plotted || !other.visible || other.drawing) continue;
-      const r = other.el.getBoundingClientRect();
-      if (r.bottom < 0 || r.top > window.innerHeight) continue;
-      if (xval === null) Plotly.Fx.unhover(other.plot);
-      else Plotly.Fx.hover(other.plot, { xval }, "xy");
+// ---- the cursor: a vertical line and a readout of every line's value at its x ----
+// plotly's hover is off (baseLayout): the page converts the pointer's pixel to x with the
+// axis' own conversion, finds each line's point at or before it by bisection, and shows the
+// line and readout on this chart and, at the same x, on every other chart in view, once a
+// frame.
+
+// The index of the last of `xs` (ascending) not past x; -1 when x is before the first.
+function indexAt(xs, x) {
+  let lo = 0, hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (xs[mid] <= x) lo = mid + 1; else hi = mid;
+  }
+  return lo - 1;
+}
+
+const g5 = v => Number.isFinite(v) ? String(Number(v.toPrecision(5))) : kind(v);
+
+function xLabel(x) {
+  if (state.x === "wall") return new Date(x * 1000).toISOString().replace("T", " ").slice(0, 23);
+  if (state.x === "relative") return `${g5(x)} s`;
+  return `step ${Math.floor(x)}`; // the step at or before the cursor, as the values are
+}
+
+// The readout at x: one row per line (its colour, name, smoothed and raw value, a group's n
+// and band), and a row for each NaN or infinity within `near` of x.
+function readout(chart, x, near) {
+  const rows = [`<div class="at">${xLabel(x)}</div>`];
+  const esc = t => t.replace(/[&<>"]/g, c => `&#${c.charCodeAt(0)};`);
+  for (const line of chart.lines) {
+    const i = indexAt(line.x, x);
+    if (i < 0) continue;
+    const raw = g5(line.y[i]);
+    const smoothed = line.sy ? g5(line.sy[Math.max(0, indexAt(line.sx, x))]) : null;
+    let text;
+    if (line.band) {
+      const b = line.band[i], stat = state.groupStat === "iqm" ? "IQM" : "mean";
+      const band = `n=${b.n}, 95%: ${g5(b.low)}..${g5(b.high)}`;
+      text = smoothed ? `smoothed ${smoothed} (${stat} ${raw}, ${band})` : `${stat} ${raw} (${band})`;
+    } else {
+      text = smoothed ? `${smoothed} (raw ${raw})` : raw;
     }
-  } finally { syncing = false; }
+    rows.push(`<div><i style="background:${line.color}"></i>${esc(line.run)} <b>${text}</b></div>`);
+    for (const m of line.marks) {
+      if (Math.abs(m[0] - x) <= near) {
+        rows.push(`<div class="nonfinite">${esc(line.run)}: ${kind(m[1])} at step ${m[2][0]}</div>`);
+      }
+    }
+  }
+  return rows.join("");
 }
-function queueSync(chart, xval) {
-  syncTo = { chart, xval };
-  if (!syncFrame) syncFrame = requestAnimationFrame(syncCursor);
+
+// The chart's plot area on screen and its x axis, or null when not drawn.
+function plotArea(chart) {
+  const L = chart.plotted && !chart.drawing && chart.plot._fullLayout;
+  if (!L || !L.xaxis || !L._size) return null;
+  const r = chart.plot.getBoundingClientRect();
+  return { xa: L.xaxis, left: r.left + L._size.l, top: r.top + L._size.t, w: L._size.w, h: L._size.h };
 }
+
+// An x in the page's units (seconds for time) from a pixel in the plot area, and back.
+const pixelToX = (a, px) => fromPlotX(a.xa.p2l(px));
+const xToPixel = (a, x) => a.xa.l2p(plotX(x));
+
+let cursor = null, cursorFrame = 0;
+const cursorShown = new Set();
+
+function hideCursor(chart) {
+  chart.cursorLine.hidden = true;
+  chart.readout.hidden = true;
+  cursorShown.delete(chart);
+}
+
+// Draws the cursor wanted (`cursor`: the chart under the pointer, its x and the pointer's
+// place) on that chart and every other chart in view; hides it elsewhere.
+function showCursor() {
+  cursorFrame = 0;
+  const want = new Set();
+  // The page's sticky header covers what scrolls under it: readouts stay below it.
+  const below = document.querySelector("header").getBoundingClientRect().bottom + 4;
+  if (cursor) {
+    for (const chart of state.charts.values()) {
+      if (!chart.visible) continue;
+      const a = plotArea(chart);
+      if (!a || a.top + a.h < 0 || a.top > window.innerHeight) continue;
+      const px = xToPixel(a, cursor.x);
+      if (!(px >= 0 && px <= a.w)) continue;
+      const own = chart === cursor.chart;
+      const near = Math.abs(pixelToX(a, px + 3) - cursor.x);
+      const box = chart.readout, line = chart.cursorLine;
+      const elRect = chart.el.getBoundingClientRect();
+      line.style.left = `${a.left - elRect.left + px}px`;
+      line.style.top = `${a.top - elRect.top}px`;
+      line.style.height = `${a.h}px`;
+      line.hidden = false;
+      box.innerHTML = readout(chart, cursor.x, near);
+      box.classList.toggle("compact", !own);
+      box.hidden = false;
+      // Beside the pointer (on another chart: at its line's top), flipped to the left of the
+      // line and moved up when it would run off the window.
+      const cx = a.left + px, cy = own ? cursor.y : Math.max(a.top, below);
+      const bw = box.offsetWidth, bh = box.offsetHeight;
+      let left = cx + 12;
+      if (left + bw > window.innerWidth - 4) left = cx - 12 - bw;
+      left = Math.max(4, Math.min(left, window.innerWidth - 4 - bw));
+      const top = Math.max(below, Math.min(cy + 12, window.innerHeight - 4 - bh));
+      // Another chart's readout only where its plot area shows.
+      if (!own && top + bh > a.top + a.h) box.hidden = true;
+      box.style.left = `${left}px`;
+      box.style.top = `${top}px`;
+      want.add(chart);
+      cursorShown.add(chart);
+    }
+  }
+  for (const chart of [...cursorShown]) if (!want.has(chart)) hideCursor(chart);
+}
+
+function moveCursor(value) {
+  cursor = value;
+  if (!cursorFrame) cursorFrame = requestAnimationFrame(showCursor);
+}
+
+// The pointer over a chart's plot area sets the cursor; off it (or scrolling), none.
+function followPointer(chart) {
+  chart.plot.addEventListener("mousemove", ev => {
+    const a = plotArea(chart);
+    const px = a && ev.clientX - a.left, py = a && ev.clientY - a.top;
+    if (!a || px < 0 || px > a.w || py < 0 || py > a.h || !chart.lines.length) {
+      if (cursor) moveCursor(null);
+      return;
+    }
+    moveCursor({ chart, x: pixelToX(a, px), y: ev.clientY });
+  });
+  chart.plot.addEventListener("mouseleave", () => moveCursor(null));
+}
+window.addEventListener("scroll", () => { if (cursor) moveCursor(null); }, { passive: true });
+
+// The chart's own events: a zoom asks the server for the window again (bucketed anew, down to
+// single raw points).
 function hook(chart) {
   const gd = chart.plot;
   gd.on("plotly_relayout", ev => {
@@ -905,12 +1014,6 @@ function hook(chart) {
     saveUrl();
     if (state.groupBy) return;
     loadChart(chart, [...chart.series.keys()]);
-  });
-  gd.on("plotly_hover", ev => {
-    if (!syncing && ev.xvals && ev.xvals.length) queueSync(chart, ev.xvals[0]);
-  });
-  gd.on("plotly_unhover", () => {
-    if (!syncing) queueSync(chart, null);
   });
 }
 
