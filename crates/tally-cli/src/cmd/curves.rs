@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use tally_read::columns::{resolve_inputs, run_name};
 use tally_read::downsample::{Axis, Bucket, Series};
 use tally_read::live::LiveRun;
+use tally_tfevents::Damage;
 use tally_tui::curves::{
     dot_columns, plain_text, Action, Chart, Column, CurvesModel, CurvesView, Nav, RunLabel,
     RunValue, Trace,
@@ -153,7 +154,17 @@ impl Runs {
                     points
                 }),
             };
-            let error = read.as_ref().err().map(ToString::to_string);
+            // A damaged run is drawn up to its damage and still named, as one that cannot be
+            // read at all (docs/contract/panel.md "Curves in the terminal").
+            let error = match &read {
+                Err(e) => Some(e.to_string()),
+                Ok(_) => w.run.as_ref().and_then(|r| {
+                    r.damage()
+                        .iter()
+                        .find(|d| matches!(d, Damage::Skipped { .. }))
+                        .map(ToString::to_string)
+                }),
+            };
             changed |= read.is_ok_and(|n| n > 0) || error != w.error;
             w.error = error;
             let points = w.run.as_ref().map_or(0, |r| r.points());
