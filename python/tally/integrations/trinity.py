@@ -69,7 +69,7 @@ def replica_kwargs(args: Mapping[str, Any], project: str, group: str, role: str)
     MLflow's experiment and its run's ``group`` and ``role`` tags, trackio's project and group
     are Trinity's (the settings given win). The Logger checks every setting."""
     kw: Dict[str, Any] = {}
-    defaults = {
+    defaults: Dict[str, Dict[str, Any]] = {
         "wandb": {"project": project, "group": group},
         "mlflow": {"experiment": project, "tags": {"group": group, "role": role}},
         "trackio": {"project": project, "group": group},
