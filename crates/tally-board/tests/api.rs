@@ -1,5 +1,8 @@
 //! The board's API over real HTTP (`docs/contract/board.md` "The API", "Who can see it").
 
+mod common;
+
+use common::events;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -8,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tally_board::{Board, Options};
-use tally_tfevents::{encode_scalar_event, RecordWriter};
+use tally_tfevents::RecordWriter;
 
 /// A board serving `paths` on a free port of `host`, stopped when dropped.
 struct Running {
@@ -68,22 +71,6 @@ fn get(addr: SocketAddr, target: &str) -> (u16, Value) {
         status,
         serde_json::from_str(&body).unwrap_or(Value::String(body)),
     )
-}
-
-fn events(path: &Path, steps: impl IntoIterator<Item = (i64, Vec<(&'static str, f64)>)>) {
-    let mut w = RecordWriter::new(Vec::new());
-    for (step, scalars) in steps {
-        let mut buf = Vec::new();
-        encode_scalar_event(step, 1000.0 + step as f64, &scalars, &mut buf);
-        w.write_record(&buf).unwrap();
-    }
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap();
-    f.write_all(&w.into_inner()).unwrap();
 }
 
 const FILE: &str = "events.out.tfevents.1700000000.host";

@@ -3,35 +3,17 @@
 //! run damaged in its middle (`docs/contract/board.md` "Every point drawn", "Runs grouped over
 //! seeds", "The runs table"). Asked through `api::answer`, as the page's requests are.
 
+mod common;
+
+use common::{append, records};
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
 use tally_board::api::{answer, Body};
 use tally_board::catalog::Catalog;
 use tally_board::query::Target;
-use tally_tfevents::{encode_scalar_event, RecordWriter};
 
 const FILE: &str = "events.out.tfevents.1700000000.host";
-
-fn records(steps: impl IntoIterator<Item = (i64, Vec<(&'static str, f64)>)>) -> Vec<u8> {
-    let mut w = RecordWriter::new(Vec::new());
-    for (step, scalars) in steps {
-        let mut buf = Vec::new();
-        encode_scalar_event(step, 1000.0 + step as f64, &scalars, &mut buf);
-        w.write_record(&buf).unwrap();
-    }
-    w.into_inner()
-}
-
-fn append(path: &Path, bytes: &[u8]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap();
-    f.write_all(bytes).unwrap();
-}
 
 /// The status and JSON body of `target`.
 fn ask(catalog: &Catalog, target: &str) -> (u16, Value) {

@@ -7,6 +7,9 @@
 //! from other loopback addresses (127.0.0.2, ...) so that the per-address bound is seen apart
 //! from the head deadline.
 
+mod common;
+
+use common::events;
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::path::Path;
@@ -15,7 +18,6 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tally_board::{Board, Options};
-use tally_tfevents::{encode_scalar_event, RecordWriter};
 
 const FILE: &str = "events.out.tfevents.1700000000.host";
 
@@ -69,22 +71,6 @@ fn start(paths: &[&Path], token: Option<&str>) -> Running {
         stop,
         thread: Some(thread),
     }
-}
-
-fn events(path: &Path, steps: impl IntoIterator<Item = (i64, Vec<(&'static str, f64)>)>) {
-    let mut w = RecordWriter::new(Vec::new());
-    for (step, scalars) in steps {
-        let mut buf = Vec::new();
-        encode_scalar_event(step, 1000.0 + step as f64, &scalars, &mut buf);
-        w.write_record(&buf).unwrap();
-    }
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap();
-    f.write_all(&w.into_inner()).unwrap();
 }
 
 /// A connection to `addr` from the loopback address `from` (127.0.0.x).
