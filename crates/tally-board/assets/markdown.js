@@ -1,4 +1,4 @@
-// Markdown as TensorBoard's Text tab renders it (docs/contract/board.md "One run's views").
+// Markdown, for a run's text (docs/contract/board.md "One run's views").
 "use strict";
 
 // Markdown as TensorBoard's Text tab renders it: headings, paragraphs, lists, quotes, code,

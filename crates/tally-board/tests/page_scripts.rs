@@ -4,7 +4,7 @@
 //! define, so dependencies point one way, and each name is defined once.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tally_board::assets::asset;
 
 /// The scripts index.html loads, in order, plotly.js aside.
@@ -17,8 +17,12 @@ fn scripts() -> Vec<String> {
         .collect()
 }
 
+fn assets() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets")
+}
+
 fn read(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets").join(name);
+    let path = assets().join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -30,7 +34,9 @@ fn code(text: &str) -> String {
     // Open template literals, each with the depth of braces opened in its current `${`.
     let mut templates: Vec<usize> = Vec::new();
     let mut in_template = false;
-    let mut last = ';'; // the last significant character of code: does a `/` start a regex?
+    // The last significant character of code, and the word it ends: does a `/` start a regex?
+    let mut last = ';';
+    let mut word = String::new();
     let mut i = 0;
     while i < c.len() {
         if in_template {
@@ -40,6 +46,7 @@ fn code(text: &str) -> String {
                     in_template = false;
                     templates.pop();
                     last = 'a';
+                    word.clear();
                 }
                 '$' if c.get(i + 1) == Some(&'{') => {
                     in_template = false;
@@ -67,7 +74,9 @@ fn code(text: &str) -> String {
                 i += 2;
                 continue;
             }
-            '/' if "(,=:[!&|?{};+-*%<>~^".contains(last) => {
+            '/' if "(,=:[!&|?{};+-*%<>~^".contains(last)
+                || ["return", "typeof", "case", "of", "in", "throw"].contains(&word.as_str()) =>
+            {
                 let mut class = false;
                 i += 1;
                 while i < c.len() && (class || c[i] != '/') {
@@ -81,6 +90,7 @@ fn code(text: &str) -> String {
                 }
                 out.push_str(" 0 ");
                 last = 'a';
+                word.clear();
             }
             '"' | '\'' => {
                 i += 1;
@@ -92,6 +102,7 @@ fn code(text: &str) -> String {
                 }
                 out.push_str(" 0 ");
                 last = 'a';
+                word.clear();
             }
             '`' => {
                 templates.push(0);
@@ -116,8 +127,15 @@ fn code(text: &str) -> String {
             }
             _ => {
                 out.push(ch);
-                if !ch.is_whitespace() {
-                    last = if is_ident(ch) { 'a' } else { ch };
+                if is_ident(ch) {
+                    if last != 'a' || c[i - 1].is_whitespace() {
+                        word.clear();
+                    }
+                    word.push(ch);
+                    last = 'a';
+                } else if !ch.is_whitespace() {
+                    word.clear();
+                    last = ch;
                 }
             }
         }
@@ -227,11 +245,13 @@ fn every_script_the_page_loads_is_served_and_nothing_else_is_a_script() {
         assert!(a.content_type.starts_with("text/javascript"), "{script}");
         assert_eq!(a.body, read(script).as_bytes(), "{script}");
     }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
-    for entry in std::fs::read_dir(dir).unwrap() {
+    for entry in std::fs::read_dir(assets()).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
         if name.ends_with(".js") {
-            assert!(scripts.contains(&name), "{name} is not loaded by index.html");
+            assert!(
+                scripts.contains(&name),
+                "{name} is not loaded by index.html"
+            );
         }
     }
 }
