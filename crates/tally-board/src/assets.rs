@@ -1,9 +1,16 @@
 //! The page, embedded in the binary: nothing is fetched from elsewhere at run time, so the
 //! board works on an air-gapped cluster (`docs/contract/board.md` "One process, no network").
 //!
+//! The page is `index.html`, `board.css` and plain scripts, one concept each, that index.html
+//! loads in order with `<script>` tags (no modules, no bundler): each script names only what
+//! it or an earlier one defines (`tests/page_scripts.rs`), from `state.js` (the page's state
+//! and the one API call) up to `board.js` (the polling, the controls, the start). Each is
+//! served and gzipped on its own, like every asset (`http`).
+//!
 //! The charts are drawn by plotly.js (MIT licence), which the `plotly` crate carries (its
 //! `plotly_embed_js` feature): [`plotly::Plot::offline_js_sources`] gives it inside a
-//! `<script>` tag, beside MathJax, which the page does not use. The first request for
+//! `<script>` tag, beside MathJax, which the page does not use but the crate embeds in that
+//! same function (no other item of the crate gives plotly.js alone). The first request for
 //! `/plotly.min.js` cuts plotly.js out of that text, kept for the process's life.
 
 use std::sync::LazyLock;
@@ -18,7 +25,21 @@ pub struct Asset {
     pub body: &'static [u8],
 }
 
-/// Every file the page is made of but plotly.js ([`PLOTLY`]).
+const JS: &str = "text/javascript; charset=utf-8";
+
+/// One of the page's scripts, served at `/NAME`.
+macro_rules! script {
+    ($name:literal) => {
+        Asset {
+            path: concat!("/", $name),
+            content_type: JS,
+            body: include_bytes!(concat!("../assets/", $name)),
+        }
+    };
+}
+
+/// Every file the page is made of but plotly.js ([`PLOTLY`]); the scripts in the order
+/// index.html loads them.
 pub const ASSETS: &[Asset] = &[
     Asset {
         path: "/",
@@ -26,27 +47,35 @@ pub const ASSETS: &[Asset] = &[
         body: include_bytes!("../assets/index.html"),
     },
     Asset {
-        path: "/board.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_bytes!("../assets/board.js"),
-    },
-    Asset {
-        path: "/run.js",
-        content_type: "text/javascript; charset=utf-8",
-        body: include_bytes!("../assets/run.js"),
-    },
-    Asset {
         path: "/board.css",
         content_type: "text/css; charset=utf-8",
         body: include_bytes!("../assets/board.css"),
     },
+    script!("state.js"),
+    script!("format.js"),
+    script!("dom.js"),
+    script!("url.js"),
+    script!("theme.js"),
+    script!("filter.js"),
+    script!("series.js"),
+    script!("plot.js"),
+    script!("groups.js"),
+    script!("draw.js"),
+    script!("cursor.js"),
+    script!("load.js"),
+    script!("charts.js"),
+    script!("markdown.js"),
+    script!("media.js"),
+    script!("run.js"),
+    script!("table.js"),
+    script!("board.js"),
 ];
 
 /// plotly.js, cut out of the `plotly` crate's embedded sources at its first request (gzipped,
 /// like every asset, once by `http`).
 pub static PLOTLY: LazyLock<Asset> = LazyLock::new(|| Asset {
     path: PLOTLY_PATH,
-    content_type: "text/javascript; charset=utf-8",
+    content_type: JS,
     body: Box::leak(plotly_js().into_bytes().into_boxed_slice()),
 });
 
