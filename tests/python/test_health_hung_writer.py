@@ -52,7 +52,10 @@ RULES = {"rules": [{"kind": "stall", "min_gap_s": 1.0, "min_history": 3}]}
 
 def health(tally_bin: Path, rules: Path, path: Path) -> tuple[int, dict]:
     out = subprocess.run(
-        [str(tally_bin), "health", str(path), "--json", "--rules", str(rules)], capture_output=True, text=True, timeout=60
+        [str(tally_bin), "health", str(path), "--json", "--rules", str(rules)],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode in (0, 1), out.stderr
     return out.returncode, json.loads(out.stdout)
