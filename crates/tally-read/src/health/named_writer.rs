@@ -183,7 +183,8 @@ mod tests {
             .unwrap()
             .as_secs();
         assert!(process_wrote(std::process::id(), now, &meta));
-        // Named a minute before this process started: another process's, its pid used again.
+        // Named a minute before the machine booted, so before this process started: another
+        // process's file, its pid used again.
         let boot = boot_time().unwrap();
         assert!(!process_wrote(
             std::process::id(),
