@@ -68,6 +68,8 @@ pub struct Entry {
     /// The catalog's generation when the row last changed.
     pub changed: u64,
     files: Signature,
+    /// Its files unchanged since, its row cannot come to hold a new stall ([`may_stall`]).
+    settled: bool,
 }
 
 /// What the runs table is now.
@@ -187,7 +189,12 @@ impl Catalog {
         let rows_due = table.rows_due.is_none_or(|t| Instant::now() >= t);
         for (name, (run, signature, written)) in seen {
             match table.runs.get_mut(&name) {
-                Some(e) if e.row.is_some() && e.files == signature => {}
+                // Unchanged: read again only while its end may still turn into a stall.
+                Some(e) if e.row.is_some() && e.files == signature => {
+                    if rows_due && may_stall(e) {
+                        to_read.push((name, run, signature, written));
+                    }
+                }
                 // A run that grew: its row when due, its last write (the state) now.
                 Some(e) if e.row.is_some() && !rows_due => e.written = written,
                 _ => to_read.push((name, run, signature, written)),
@@ -205,7 +212,10 @@ impl Catalog {
             let rest = to_read.split_off(to_read.len().min(READ_BATCH));
             for (name, entry) in read_rows(&root, std::mem::replace(&mut to_read, rest), generation)
             {
-                let grew = table.runs.get(&name).is_some_and(|e| e.row.is_some());
+                let grew = table
+                    .runs
+                    .get(&name)
+                    .is_some_and(|e| e.row.is_some() && (e.grew || e.files != entry.files));
                 table.runs.insert(name, Entry { grew, ..entry });
             }
             read_any = true;
@@ -220,6 +230,7 @@ impl Catalog {
                 grew: false,
                 changed: generation,
                 files,
+                settled: false,
             });
         }
         table.pending = table.runs.values().filter(|e| e.row.is_none()).count();
@@ -365,6 +376,26 @@ fn let_go_past_budget(held: &mut HashMap<String, Held>, keep: &str) {
     }
 }
 
+/// Whether the row of a run unchanged since it was read may now hold a stall it did not: the
+/// run is still being written, as `tally health` judges it, and its row has no stall at its last
+/// step (docs/contract/health.md "In the board"). A run found ended, or stalled, stays so until
+/// its files change (a writer cannot come back without writing), so it is not asked again.
+fn may_stall(e: &mut Entry) -> bool {
+    let Some(Ok(row)) = &e.row else {
+        return false;
+    };
+    if e.settled {
+        return false;
+    }
+    let stalled =
+        row.health.iter().flatten().any(|f| {
+            f.rule == tally::health::RuleKind::Stall && Some(f.last_step) == row.last_step
+        });
+    let ended = row.status.as_deref().is_some_and(|s| s != "running");
+    e.settled = stalled || ended || !tally_read::health::is_live(&e.dir);
+    !e.settled
+}
+
 /// Reads the rows of `runs` (each with its name, files, signature and newest write).
 fn read_rows(
     root: &Path,
@@ -423,6 +454,7 @@ fn read_rows(
                 grew: false,
                 changed: generation,
                 files,
+                settled: false,
             },
         ));
     }

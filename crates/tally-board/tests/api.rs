@@ -729,3 +729,49 @@ fn every_image_step_held_is_listed_and_served_by_its_step_and_plotly_js_is_serve
         .expect("content-length");
     assert!(length * 2 < body.len(), "{length} of {}", body.len());
 }
+
+#[test]
+fn a_live_run_that_hangs_after_its_row_was_read_shows_its_stall_in_the_table() {
+    // docs/contract/health.md "In the board": the row of a run still being written is read
+    // again, files unchanged, until its end is judged a stall.
+    use tally::health::RuleKind;
+    use tally_board::catalog::Catalog;
+    use tally_tfevents::{EventFileWriter, WriterOptions};
+
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("hung");
+    std::fs::create_dir_all(&run).unwrap();
+    // Its writer keeps the file open: the run is being written (health.md "tally health").
+    let mut w = EventFileWriter::open(&run, WriterOptions::from_env()).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    // Steps 0.1 s apart, the last 55 s ago: the default stall, a minute at least, is 5 s away.
+    for s in 0..20i64 {
+        let wall = now - 55.0 - (19 - s) as f64 * 0.1;
+        w.write_scalars(s, wall, &[("loss", 1.0)]).unwrap();
+    }
+    w.flush().unwrap();
+    // The listing of open files is kept for 2 s: one made before this file was open is stale.
+    std::thread::sleep(Duration::from_millis(2100));
+    let catalog = Catalog::new(vec![dir.path().to_owned()]);
+    let stalls = || {
+        let table = catalog.table();
+        let row = table.runs["hung"].row.clone().unwrap().unwrap();
+        let health = row.health.unwrap_or_default();
+        health.iter().filter(|f| f.rule == RuleKind::Stall).count()
+    };
+    assert_eq!(stalls(), 0, "57 s of quiet: not a stall yet");
+    let t = std::time::Instant::now();
+    while stalls() == 0 && t.elapsed() < Duration::from_secs(15) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(stalls(), 1, "no stall after {:?}", t.elapsed());
+    assert!(t.elapsed() >= Duration::from_secs(2), "{:?}", t.elapsed());
+    // Stalled at its last step: not read again while its files stay as they are.
+    let generation = catalog.table().generation;
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(catalog.table().generation, generation);
+    w.close().unwrap();
+}

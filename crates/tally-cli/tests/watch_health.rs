@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tally::health::RuleKind;
 use tally::terminal::{RunFacts, TerminalState};
 use tally::{Logger, LoggerConfig, ManualClock, Profile, RunStatus, StepInput};
 use tally_cli::cmd::watch::Tailer;
@@ -90,6 +91,36 @@ fn another_tools_nan_is_one_line_and_the_health_line() {
     t.poll(&s).unwrap();
     let f = s.lock().unwrap().snapshot().health.expect("a Health line");
     assert_eq!((f.tag.as_str(), f.first_step), ("losses/value_loss", 4096));
+}
+
+#[test]
+fn another_tools_run_still_being_written_and_quiet_too_long_is_a_stall() {
+    // As `tally health` judges a live run's end (docs/contract/health.md "In tally watch").
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("PPO_1");
+    std::fs::create_dir_all(&run).unwrap();
+    let mut w = EventFileWriter::open(&run, WriterOptions::default()).unwrap();
+    for step in 0..=32i64 {
+        w.write_scalars(step, 1000.0 + step as f64, &[("losses/value_loss", 1.0)])
+            .unwrap();
+    }
+    w.flush().unwrap();
+    // The listing of open files is kept for 2 s: one made before this file was open is stale.
+    std::thread::sleep(Duration::from_millis(2100));
+    let health_after = |quiet: f64| {
+        let s = state();
+        let clock = Arc::new(ManualClock::with_wall(0.0, 1032.0 + quiet));
+        Tailer::generic(&run, clock).poll(&s).unwrap();
+        let f = s.lock().unwrap().snapshot().health;
+        f.map(|f| (f.rule, f.first_step))
+    };
+    // The stall rule's default: 60 s at least (its median gap here is 1 s).
+    assert_eq!(health_after(30.0), None);
+    assert_eq!(health_after(600.0), Some((RuleKind::Stall, 32)));
+    // Its writer closed the file: ended, not hung.
+    w.close().unwrap();
+    std::thread::sleep(Duration::from_millis(2100));
+    assert_eq!(health_after(600.0), None);
 }
 
 #[test]

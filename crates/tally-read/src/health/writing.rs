@@ -1,7 +1,8 @@
 //! Whether a process on this machine still holds a run's event file open for writing: a run
 //! without a summary saying `running` (a `tally.SummaryWriter`'s) is live while it does, so a
 //! writer hung in its loop is judged for a stall at the run's end. torch's writer opens the
-//! file for each write and is not seen (`docs/contract/health.md` "tally health").
+//! file for each write and is not seen here; `named_writer.rs` finds it by the process its
+//! file's name carries (`docs/contract/health.md` "tally health").
 //!
 //! Linux only (`/proc/PID/fd`, `/proc/PID/fdinfo`); elsewhere, and for processes this user
 //! cannot inspect, no file is seen open. The listing is kept for two seconds, so a runs table

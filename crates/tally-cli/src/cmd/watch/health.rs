@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use tally::health::{Evaluator, Finding, RuleSet, TagSlot};
+use tally::Clock;
 pub(crate) use tally_read::health::summary_findings;
 use tally_tfevents::ScalarEvent;
 
@@ -22,7 +23,13 @@ pub(super) struct Health {
     summary_seen: Option<std::time::SystemTime>,
     /// The findings the summary held then.
     pub(super) from_summary: Vec<Finding>,
+    /// When (monotonic seconds) the run's end was last judged.
+    end_judged: Option<f64>,
 }
+
+/// How often a generic run's end is judged for a stall: the default stall is a minute at least,
+/// and whether the run is still being written is a scan of `/proc`.
+const JUDGE_END_EVERY_S: f64 = 5.0;
 
 impl Default for Health {
     fn default() -> Self {
@@ -33,6 +40,7 @@ impl Default for Health {
             told: 0,
             summary_seen: None,
             from_summary: Vec::new(),
+            end_judged: None,
         }
     }
 }
@@ -50,6 +58,20 @@ impl Health {
         };
         self.eval.step(sc.step, sc.wall_time);
         self.eval.value(slot, sc.step, sc.wall_time, sc.value);
+    }
+
+    /// For a generic run still being written (as `tally health` judges it: an open descriptor,
+    /// or the live writer its file's name carries), no step since its last for longer than the
+    /// stall rule's threshold at `clock`'s wall time is a stall, as `tally health` finds it.
+    pub(super) fn judge_end(&mut self, dir: &Path, clock: &dyn Clock) {
+        let now = clock.monotonic();
+        if self.end_judged.is_some_and(|t| now - t < JUDGE_END_EVERY_S) {
+            return;
+        }
+        self.end_judged = Some(now);
+        if tally_read::health::is_live(dir) {
+            self.eval.overdue(clock.wall());
+        }
     }
 
     /// The logger's findings as its summary lists them now, read again when the file changed.

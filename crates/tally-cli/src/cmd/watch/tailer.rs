@@ -218,7 +218,10 @@ impl Tailer {
                 self.health.read_summary(&self.dir);
                 &self.health.from_summary[..]
             }
-            Some(Kind::Generic) => self.health.eval.findings(),
+            Some(Kind::Generic) => {
+                self.health.judge_end(&self.dir, self.clock.as_ref());
+                self.health.eval.findings()
+            }
             None => return,
         };
         let new: Vec<String> = findings
