@@ -214,8 +214,10 @@ impl SegmentedEventFile {
         let closed = self.file.close();
         self.uploader.put(&path, None, true);
         let left = self.uploader.drain(CLOSE_WAIT);
-        let mut reports = self.uploader.take_report();
-        reports.retain(|r| !r.contains("takes writes again"));
+        // An outage's start and end not said yet: said now, whatever the outcome.
+        for report in self.uploader.take_report() {
+            eprintln!("tally: warning: {report}");
+        }
         closed?;
         if left == 0 {
             return Ok(());
@@ -226,10 +228,9 @@ impl SegmentedEventFile {
             format!(
                 "{left} files are not in {} after {} s of the store refusing: they stay in \
                  {staging} and are put while this process lives; copy that directory to the \
-                 bucket if it ends first ({})",
+                 bucket if it ends first",
                 self.uploader.url(),
                 CLOSE_WAIT.as_secs(),
-                reports.join("; ")
             ),
         );
         match self.on_error {
