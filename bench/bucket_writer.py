@@ -11,6 +11,7 @@ put), best of ``--repeat``; then the ratio. Needs ``moto[server]`` and ``boto3``
 """
 
 import argparse
+import logging
 import os
 import sys
 import tempfile
@@ -38,6 +39,7 @@ def main() -> None:
     import boto3
     from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()

@@ -115,7 +115,11 @@ impl SegmentedEventFile {
     /// the open segment first when it is due and `step` passes every step written so far.
     /// Faults are the staging disk's (as [`KeepingEventFile::write_with`]) and the store's
     /// outage begun or ended, said once ([`Self::report_store`]).
-    pub fn write_with(&mut self, step: Option<i64>, encode: impl FnOnce(&mut Vec<u8>)) -> Result<()> {
+    pub fn write_with(
+        &mut self,
+        step: Option<i64>,
+        encode: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<()> {
         if let Some(s) = step {
             let passes = self.max_step.is_none_or(|m| s > m);
             if passes && self.due() {
@@ -139,8 +143,7 @@ impl SegmentedEventFile {
     fn roll_over(&mut self) {
         // Never before its predecessor: tally orders a run's files by this wall time.
         let created = SystemTime::now().max(self.created);
-        let next = match open_segment(&self.dir, &self.stem, self.seq + 1, &self.options, created)
-        {
+        let next = match open_segment(&self.dir, &self.stem, self.seq + 1, &self.options, created) {
             Ok(f) => f,
             Err(e) => {
                 if !self.roll_failed {

@@ -237,7 +237,10 @@ fn run(shared: &Shared) {
         Ok(rt) => rt,
         Err(e) => {
             let mut state = shared.state();
-            state.outage = Some(format!("{}: no runtime for the uploads: {e}", shared.remote.url));
+            state.outage = Some(format!(
+                "{}: no runtime for the uploads: {e}",
+                shared.remote.url
+            ));
             return;
         }
     };

@@ -6,6 +6,8 @@ use tally::kept_events::KeepingEventFile;
 use tally_cloud::SegmentedEventFile;
 
 /// The open event file of an `EventWriter`.
+// One per writer, made once and never moved on the hot path: the sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Output {
     /// A file in a local directory, keeping what a full disk refuses.
     Local(KeepingEventFile),

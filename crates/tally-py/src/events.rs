@@ -23,9 +23,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tally::kept_events::KeepingEventFile;
-use tally_cloud::{Roll, SegmentedEventFile};
 use tally::runlock::RunLock;
 use tally::OnStorageError;
+use tally_cloud::{Roll, SegmentedEventFile};
 use tally_tfevents::{
     encode_scalar_event, encode_scalar_event_from, encode_summary_event, override_event,
     proto::encode_session_start, EventFileWriter, WriterOptions,
@@ -177,8 +177,9 @@ impl Inner {
             .map(|&(id, v)| (&*text[id as usize], v));
         // Non-empty (checked when first seen) and unique (a repeat starts a new batch).
         let (step, wall_time) = (self.batch.step, self.batch.wall_time);
-        let written =
-            w.write_with(Some(step), |buf| encode_scalar_event_from(step, wall_time, pairs, buf));
+        let written = w.write_with(Some(step), |buf| {
+            encode_scalar_event_from(step, wall_time, pairs, buf)
+        });
         self.batch.values.clear();
         written
     }
