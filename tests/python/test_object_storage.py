@@ -352,3 +352,40 @@ def test_a_store_that_goes_away_stalls_no_step_is_said_once_and_loses_nothing(tm
         assert not list((tmp_path / "cache" / "staging").rglob("*tfevents*")), "staging emptied once all was put"
     finally:
         server.stop()
+
+
+def test_with_raise_the_outage_is_raised_once_flush_raises_during_it_and_close_puts_the_rest(tmp_path, monkeypatch):
+    port = socket.socket()
+    port.bind(("127.0.0.1", 0))
+    number = port.getsockname()[1]
+    port.close()  # nothing listens yet: every put is refused
+    endpoint = f"http://127.0.0.1:{number}"
+    for k, v in {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                 "AWS_DEFAULT_REGION": "us-east-1", "TALLY_CACHE_DIR": str(tmp_path / "cache"),
+                 "TALLY_SEGMENT_SECONDS": "0.05"}.items():
+        monkeypatch.setenv(k, v)
+    w = tally.SummaryWriter("s3://rbkt/run", system_metrics=False)  # on_storage_error="raise"
+    raised = []
+    deadline = time.monotonic() + 10
+    step = 0
+    while time.monotonic() < deadline and (not raised or step < 300):
+        try:
+            w.add_scalar("reward", float(step), step)
+        except tally.SinkError as e:
+            raised.append(str(e))
+        step += 1
+        time.sleep(0.005)
+    assert len(raised) == 1 and "s3://rbkt/run" in raised[0] and "put again every" in raised[0], raised
+    with pytest.raises(tally.SinkError, match=r"not in the bucket yet"):
+        w.flush()
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=number, verbose=False)
+    server.start()
+    try:
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+        make_bucket(s3, "rbkt")
+        w.close()  # the store is back: every kept segment is put
+        download(s3, "rbkt", "run", tmp_path / "copy")
+        assert tally.read(tmp_path / "copy").column("step").to_pylist() == list(range(step))
+    finally:
+        server.stop()
