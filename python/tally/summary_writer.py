@@ -80,7 +80,10 @@ class SummaryWriter:
     (``run_config.json`` and W&B's config are redacted either way; docs/contract/integrations.md
     "The writer's API, method by method"). ``system_metrics`` (on by default) samples the
     process, the machine and each GPU every ``system_interval`` seconds into the event file
-    under ``system/...`` (docs/contract/system-metrics.md).
+    under ``system/...`` (docs/contract/system-metrics.md). ``log_dir`` may be a bucket's URL
+    (``s3://``, ``gs://``, ``az://``): the run is staged locally and put there by a thread of its
+    own, the event file as segments, ``flush`` durable in the bucket
+    (docs/contract/object-storage.md "Writing").
     """
 
     def __init__(
