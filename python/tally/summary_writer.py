@@ -166,6 +166,10 @@ class SummaryWriter:
         # The MLflow and trackio replicas, each with its follower.
         self._replicas: List[Tuple[Any, RemoteFollower]] = []
         self._at_exit: Optional[Callable[[], None]] = None
+        if self._bucket is not None:
+            # A writer left open (torch's often is) puts its last segment at exit: the uploader
+            # thread would die with the interpreter.
+            self._close_at_exit()
         if self._write_to_disk:
             # A script dying of an uncaught exception leaves the run `failed`.
             _excepthook.track(self)

@@ -389,3 +389,13 @@ def test_with_raise_the_outage_is_raised_once_flush_raises_during_it_and_close_p
         assert tally.read(tmp_path / "copy").column("step").to_pylist() == list(range(step))
     finally:
         server.stop()
+
+
+def test_a_writer_never_closed_has_its_last_segment_in_the_bucket_when_the_script_exits(s3, tmp_path):
+    make_bucket(s3, "xbkt")
+    script = "import tally\nw = tally.SummaryWriter('s3://xbkt/run', system_metrics=False)\n" \
+             "for s in range(30):\n    w.add_scalar('reward', float(s), s)\nw.me = w  # held by a cycle, as a trainer holds its writer\n"
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    assert p.returncode == 0, p.stderr
+    download(s3, "xbkt", "run", tmp_path / "copy")
+    assert tally.read(tmp_path / "copy").column("step").to_pylist() == list(range(30))
