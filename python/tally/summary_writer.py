@@ -658,11 +658,10 @@ class SummaryWriter:
             with open(tmp, "w", encoding="utf-8") as f:
                 json.dump(doc, f, indent=2)
             os.replace(tmp, path)
-            if self._bucket is not None:
-                self._put("run_summary.json")
-                if self._bucket.drain():
-                    print(f"tally: warning: {self.log_dir}/run_summary.json is not in the bucket yet: "
-                          f"it stays in {self._dir} and is put while this process lives", file=sys.stderr)
+            self._put("run_summary.json")
+            if self._bucket is not None and self._bucket.drain():
+                print(f"tally: warning: {self.log_dir}/run_summary.json is not in the bucket yet: "
+                      f"it stays in {self._dir} and is put while this process lives", file=sys.stderr)
 
     # -- rsl_rl's WandbSummaryWriter extras ---------------------------------------------------------
     def store_config(self, env_cfg: Any, train_cfg: Any) -> None:

@@ -399,3 +399,13 @@ def test_a_writer_never_closed_has_its_last_segment_in_the_bucket_when_the_scrip
     assert p.returncode == 0, p.stderr
     download(s3, "xbkt", "run", tmp_path / "copy")
     assert tally.read(tmp_path / "copy").column("step").to_pylist() == list(range(30))
+
+
+def test_a_run_ended_by_an_exception_has_its_failed_summary_in_the_bucket(s3, tmp_path):
+    make_bucket(s3, "ebkt")
+    with pytest.raises(RuntimeError):
+        with tally.SummaryWriter("s3://ebkt/run", system_metrics=False) as w:
+            w.add_scalar("reward", 1.0, 0)
+            raise RuntimeError("diverged")
+    summary = json.loads(s3.get_object(Bucket="ebkt", Key="run/run_summary.json")["Body"].read())
+    assert summary["status"] == "failed" and "diverged" in summary["status_reason"]
