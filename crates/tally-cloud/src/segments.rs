@@ -9,7 +9,7 @@
 //! `file_version` wall time is never before its predecessor's: TensorBoard's order (names)
 //! and tally's (first wall time, then name) are both the writing order.
 
-use crate::upload::Uploader;
+use crate::upload::{Report, Uploader};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -174,9 +174,9 @@ impl SegmentedEventFile {
     pub fn report_store(&mut self) -> Result<()> {
         let mut raised = Ok(());
         for report in self.uploader.take_report() {
-            let began = !report.contains("takes writes again");
+            let began = matches!(report, Report::Began(_));
             if began && self.on_error == OnStorageError::Raise && raised.is_ok() {
-                raised = Err(fault(self.path(), report));
+                raised = Err(fault(self.path(), report.to_string()));
             } else {
                 eprintln!("tally: warning: {report}");
             }

@@ -19,6 +19,25 @@ use std::time::{Duration, Instant};
 /// How long a failed put waits before it is tried again.
 pub const RETRY_EVERY: Duration = Duration::from_secs(2);
 
+/// What the uploader has to say, once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Report {
+    /// The store refused a put (or did not answer): an outage began.
+    Began(String),
+    /// The store took a put again: the outage ended.
+    Ended(String),
+    /// A file handed in was gone before it could be put.
+    Gone(String),
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Report::Began(s) | Report::Ended(s) | Report::Gone(s) => f.write_str(s),
+        }
+    }
+}
+
 /// One put: the staging file `local` (its first `len` bytes, or all of it) to its key.
 #[derive(Debug, Clone)]
 struct Job {
@@ -38,7 +57,7 @@ struct State {
     /// The outage under way: the first failure's message.
     outage: Option<String>,
     /// Reports not yet said: an outage's start and end.
-    reports: Vec<String>,
+    reports: Vec<Report>,
     /// No more jobs will come: the thread ends once the queue is empty.
     closing: bool,
 }
@@ -184,7 +203,7 @@ impl Uploader {
 
     /// The reports not yet said (an outage began, an outage ended), each once; cheap when
     /// there are none.
-    pub fn take_report(&self) -> Vec<String> {
+    pub fn take_report(&self) -> Vec<Report> {
         if !self.shared.has_report.load(Ordering::Acquire) {
             return Vec::new();
         }
@@ -254,9 +273,8 @@ fn run(shared: &Shared) {
                     if !later {
                         break;
                     }
-                    let t = front.ticket;
+                    // Its waiters are answered when the later put is done.
                     state.queue.pop_front();
-                    state.done_below = state.done_below.max(t + 1);
                 }
                 if let Some(job) = state.queue.front() {
                     break job.clone();
@@ -284,11 +302,11 @@ fn run(shared: &Shared) {
                 state.done_below = state.done_below.max(job.ticket + 1);
                 if state.outage.take().is_some() {
                     let left = state.queue.len();
-                    state.reports.push(format!(
+                    state.reports.push(Report::Ended(format!(
                         "{}: the store takes writes again; what was kept is being put ({left} \
                          more queued)",
                         shared.remote.url
-                    ));
+                    )));
                     shared.has_report.store(true, Ordering::Release);
                 }
                 shared.changed.notify_all();
@@ -297,18 +315,18 @@ fn run(shared: &Shared) {
                 // The staging file is gone (removed by hand): nothing to put, said.
                 state.queue.pop_front();
                 state.done_below = state.done_below.max(job.ticket + 1);
-                state.reports.push(why);
+                state.reports.push(Report::Gone(why));
                 shared.has_report.store(true, Ordering::Release);
                 shared.changed.notify_all();
             }
             Err(Refused(fault)) => {
                 if state.outage.is_none() {
-                    state.reports.push(format!(
+                    state.reports.push(Report::Began(format!(
                         "{fault}; the run's files are kept in {} and put again every {} s, in \
                          order, until the store takes them",
                         shared.staging.display(),
                         RETRY_EVERY.as_secs()
-                    ));
+                    )));
                     shared.has_report.store(true, Ordering::Release);
                     state.outage = Some(fault);
                 }
