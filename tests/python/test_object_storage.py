@@ -409,3 +409,15 @@ def test_a_run_ended_by_an_exception_has_its_failed_summary_in_the_bucket(s3, tm
             raise RuntimeError("diverged")
     summary = json.loads(s3.get_object(Bucket="ebkt", Key="run/run_summary.json")["Body"].read())
     assert summary["status"] == "failed" and "diverged" in summary["status_reason"]
+
+
+def test_the_tensorboardx_flavour_writes_its_sub_runs_into_the_bucket(s3, tmp_path):
+    from tally.tensorboardX import SummaryWriter as TbxWriter
+
+    make_bucket(s3, "xtbx")
+    with TbxWriter(logdir="s3://xtbx/run") as w:
+        for step in range(5):
+            w.add_scalars("q", {"min": -step, "max": step}, step)
+    keys = download(s3, "xtbx", "run", tmp_path / "copy")
+    assert {"/".join(k.split("/")[1:-1]) for k in keys if "tfevents" in k} == {"", "q/min", "q/max"}
+    assert tally.read(tmp_path / "copy" / "q" / "max").column("value").to_pylist() == [0.0, 1.0, 2.0, 3.0, 4.0]
