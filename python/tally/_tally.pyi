@@ -24,6 +24,7 @@ __all__ = [
     "Phase",
     "Span",
     "EventWriter",
+    "Bucket",
     "RemoteFollower",
     "ColumnBuffer",
     "read_columns",
@@ -266,10 +267,24 @@ class Span:
     def cat(self) -> str: ...
 
 @final
+class Bucket:
+    """A run written to object storage: its staging directory and the thread putting it to the URL."""
+
+    def __new__(cls, url: str) -> Bucket: ...
+    @property
+    def staging(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    def put(self, path: _PathLike) -> None: ...
+    def drain(self) -> int: ...
+
+@final
 class EventWriter:
     """An ``events.out.tfevents.*`` file written one step (event) at a time."""
 
-    def __new__(cls, log_dir: _PathLike, filename_suffix: str = "", on_storage_error: str = "raise") -> EventWriter: ...
+    def __new__(
+        cls, log_dir: _PathLike, filename_suffix: str = "", on_storage_error: str = "raise", bucket: Optional[Bucket] = None
+    ) -> EventWriter: ...
     def add_scalar(
         self, tag: str, value: Any, global_step: Optional[Any] = None, walltime: Optional[Any] = None, flush_secs: float = 120.0
     ) -> None: ...

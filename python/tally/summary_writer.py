@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar,
 
 from tally import _excepthook, _hparams, _mirrors
 from tally._event_files import FileWriter, _each, _NoDisk
-from tally._tally import ConfigError, EventWriter, RemoteFollower, ValueTypeError, redact_text
+from tally._tally import Bucket, ConfigError, EventWriter, RemoteFollower, ValueTypeError, redact_text
 from tally._tally import summaries as _summaries
 from tally._wandb import DEFAULT_FINISH_TIMEOUT, WandbSink, import_wandb
 from tally._writer_args import _media, _number, _scalar_step, _step
@@ -80,7 +80,10 @@ class SummaryWriter:
     (``run_config.json`` and W&B's config are redacted either way; docs/contract/integrations.md
     "The writer's API, method by method"). ``system_metrics`` (on by default) samples the
     process, the machine and each GPU every ``system_interval`` seconds into the event file
-    under ``system/...`` (docs/contract/system-metrics.md).
+    under ``system/...`` (docs/contract/system-metrics.md). ``log_dir`` may be a bucket's URL
+    (``s3://``, ``gs://``, ``az://``): the run is staged locally and put there by a thread of its
+    own, the event file as segments, ``flush`` durable in the bucket
+    (docs/contract/object-storage.md "Writing").
     """
 
     def __init__(
@@ -136,18 +139,20 @@ class SummaryWriter:
             stamp = datetime.now().strftime("%b%d_%H-%M-%S")
             log_dir = os.path.join("runs", f"{stamp}_{socket.gethostname()}{comment}")
         self.log_dir = os.fspath(log_dir)
-        if "://" in self.log_dir:
-            # Never a local folder named `s3:` (docs/contract/object-storage.md "Writing").
-            raise ConfigError(
-                f"log_dir {self.log_dir!r} is a URL; writing to object storage is not supported yet: "
-                "write to a local directory and copy it to the bucket"
-            )
+        # A URL's run is written into a local staging directory and put to the bucket by an
+        # uploader thread, the event file as segments (docs/contract/object-storage.md
+        # "Writing"); never a local folder named `s3:`. `_dir` is where the files are written.
+        self._bucket: Optional[Bucket] = None
+        self._dir = self.log_dir
+        if "://" in self.log_dir and self._write_to_disk:
+            self._bucket = Bucket(self.log_dir)
+            self._dir = self._bucket.staging
         # Reentrant: close() flushes, add_event() writes the pending batch first.
         self._lock = threading.RLock()
         self.flush_secs = float(flush_secs)
         self.filename_suffix = str(filename_suffix)
         self.max_queue = max_queue
-        self._main = self._event_writer(self.log_dir)
+        self._main = self._event_writer(self._dir)
         if purge is not None:
             self._main.write_session_start(purge, time.time())
         if system_metrics and self._write_to_disk:
@@ -161,6 +166,10 @@ class SummaryWriter:
         # The MLflow and trackio replicas, each with its follower.
         self._replicas: List[Tuple[Any, RemoteFollower]] = []
         self._at_exit: Optional[Callable[[], None]] = None
+        if self._bucket is not None:
+            # A writer left open (torch's often is) puts its last segment at exit: the uploader
+            # thread would die with the interpreter.
+            self._close_at_exit()
         if self._write_to_disk:
             # A script dying of an uncaught exception leaves the run `failed`.
             _excepthook.track(self)
@@ -181,7 +190,13 @@ class SummaryWriter:
         """Record ``config`` as the run's configuration (``run_config.json``'s ``config``, keys
         already there replaced), for ``tally.read_runs(config=True)``; secrets redacted."""
         if self._write_to_disk:
-            _record_config(self.log_dir, config, "SummaryWriter.record_config")
+            _record_config(self._dir, config, "SummaryWriter.record_config")
+            self._put("run_config.json")
+
+    def _put(self, name: str) -> None:
+        """A JSON artefact written whole in the staging directory, put to the bucket whole."""
+        if self._bucket is not None:
+            self._bucket.put(os.path.join(self._dir, name))
 
     @property
     def _wandb_run(self) -> Any:
@@ -192,9 +207,9 @@ class SummaryWriter:
         """Open (or reuse) the W&B run and follow this writer's event file into it, from the
         cursor in ``log_dir``; the event file exists already, so it is among those followed."""
         import_wandb()
-        kw = _mirrors.wandb_init(settings, self.log_dir)
+        kw = _mirrors.wandb_init(settings, self._dir)
         sink = WandbSink(finish_timeout=self.remote_finish_timeout, init=kw)
-        self._follower = RemoteFollower(sink, self.log_dir)
+        self._follower = RemoteFollower(sink, self._dir)
         self._wandb = sink
         # A writer left open (torch's is, often) is closed before wandb's own exit hook, which
         # was registered by ``wandb.init`` just before and so runs after this one: the last
@@ -212,7 +227,7 @@ class SummaryWriter:
     def _start_replica(self, sink: Any) -> None:
         """Open the replica's run and follow this writer's event files into it from its own
         cursor in ``log_dir``, as W&B is (docs/contract/remote-sinks.md "SummaryWriter")."""
-        self._replicas.append((sink, RemoteFollower(sink, self.log_dir)))
+        self._replicas.append((sink, RemoteFollower(sink, self._dir)))
         self._close_at_exit()
 
     def _finish_replicas(self) -> None:
@@ -222,7 +237,7 @@ class SummaryWriter:
             _, left = follower.finish(self.remote_finish_timeout)
             for line in left:
                 print(f"tally: {line}", file=sys.stderr)
-            sink.finish(self.log_dir)
+            sink.finish(self._dir)
 
     def _finish_wandb(self) -> None:
         """The event files are closed: let W&B receive the rest within ``remote_finish_timeout``
@@ -237,7 +252,7 @@ class SummaryWriter:
         for line in left:
             print(f"tally: {line}", file=sys.stderr)
         self._follower = None
-        self._wandb.finish(self.log_dir)
+        self._wandb.finish(self._dir)
 
     # -- torch SummaryWriter scalar API ---------------------------------------------------------
     def get_logdir(self) -> str:
@@ -294,13 +309,13 @@ class SummaryWriter:
 
     def _subrun(self, main_tag: str, tag: str) -> str:
         """The directory of ``add_scalars``' series ``tag``: torch's layout."""
-        return os.path.join(self.log_dir, main_tag.replace("/", "_") + "_" + tag)
+        return os.path.join(self._dir, main_tag.replace("/", "_") + "_" + tag)
 
     def _event_writer(self, directory: str) -> "Union[EventWriter, _NoDisk]":
         """A new event file in ``directory``; nothing at all with ``write_to_disk=False``."""
         if not self._write_to_disk:
             return _NoDisk()
-        return EventWriter(directory, self.filename_suffix, self.on_storage_error)
+        return EventWriter(directory, self.filename_suffix, self.on_storage_error, self._bucket)
 
     # -- everything else torch's writer adds ------------------------------------------------------
     @property
@@ -611,7 +626,7 @@ class SummaryWriter:
             return
         with self._lock:
             if self._closed:
-                self._main = self._event_writer(self.log_dir)
+                self._main = self._event_writer(self._dir)
                 self._subs = {}
                 self._closed = False
 
@@ -638,11 +653,15 @@ class SummaryWriter:
                 "status_reason": redact_text(reason),
                 "end_time_utc": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
             }
-            path = os.path.join(self.log_dir, "run_summary.json")
+            path = os.path.join(self._dir, "run_summary.json")
             tmp = f"{path}.{os.getpid()}.tmp"
             with open(tmp, "w", encoding="utf-8") as f:
                 json.dump(doc, f, indent=2)
             os.replace(tmp, path)
+            self._put("run_summary.json")
+            if self._bucket is not None and self._bucket.drain():
+                print(f"tally: warning: {self.log_dir}/run_summary.json is not in the bucket yet: "
+                      f"it stays in {self._dir} and is put while this process lives", file=sys.stderr)
 
     # -- rsl_rl's WandbSummaryWriter extras ---------------------------------------------------------
     def store_config(self, env_cfg: Any, train_cfg: Any) -> None:

@@ -111,7 +111,7 @@ class SummaryWriter(_TorchFlavour):
         return self.log_dir
 
     def _subrun(self, main_tag: str, tag: str) -> str:
-        return os.path.join(self.log_dir, main_tag, tag)
+        return os.path.join(self._dir, main_tag, tag)
 
     def add_scalars(
         self,

@@ -6,8 +6,11 @@ the same logdir read from local disk. Skipped, saying so, where moto is not inst
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -192,11 +195,229 @@ def test_a_missing_bucket_a_bad_url_and_no_credentials_are_errors_naming_the_url
         tally.runs("s3://empty/runs")
 
 
-def test_a_url_is_never_a_local_directory_for_the_writers(tmp_path, monkeypatch):
+def test_the_logger_refuses_a_url_and_makes_no_local_directory_named_after_it(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(tally.ConfigError, match=r"s3://bkt/run.*is a URL"):
-        tally.SummaryWriter("s3://bkt/run")
-    with pytest.raises(tally.ConfigError, match=r"s3://bkt/run.*URL"):
+    with pytest.raises(tally.ConfigError, match=r"s3://bkt/run.*URL.*SummaryWriter"):
         tally.Logger(log_dir="s3://bkt/run", algo="ppo", task="t", panel="off")
+    with pytest.raises(tally.ConfigError, match=r"foo://bkt/run: not an object-store URL"):
+        tally.SummaryWriter("foo://bkt/run")
     assert not (tmp_path / "s3:").exists()
     assert list(tmp_path.iterdir()) == []
+
+
+# -- Writing (docs/contract/object-storage.md "Writing") ----------------------------------------
+
+
+def make_bucket(s3, name: str) -> None:
+    try:
+        s3.create_bucket(Bucket=name)
+    except s3.exceptions.BucketAlreadyOwnedByYou:
+        pass
+
+
+def download(s3, bucket: str, prefix: str, to: Path) -> list:
+    """Every object below ``prefix`` into ``to`` as the keys lay them out; the keys, in order."""
+    keys = []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix + "/"):
+        keys += [o["Key"] for o in page.get("Contents", [])]
+    for key in keys:
+        dest = to / key[len(prefix) + 1:]
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        s3.download_file(bucket, key, str(dest))
+    return sorted(keys)
+
+
+def write_run(log_dir: str, steps: range, pause: float = 0.0) -> None:
+    """A run by tally's SummaryWriter with fixed wall times (so two copies read the same): two
+    scalars a step, an add_scalars series (a sub-run), text, a histogram, a configuration."""
+    with tally.SummaryWriter(log_dir, system_metrics=False, config={"lr": 0.1}) as w:
+        for step in steps:
+            wall = 1_700_000_000.0 + step
+            w.add_scalar("reward", step * 0.5, step, walltime=wall)
+            w.add_scalar("loss", 1.0 / (step + 1), step, walltime=wall)
+            if step % 10 == 0:
+                w.add_scalars("q", {"min": -step, "max": step}, step, walltime=wall)
+                w.add_text("note", f"step {step}", step, walltime=wall)
+                w.add_histogram("acts", [0.1 * step, 1.0, 2.0], step, walltime=wall)
+            time.sleep(pause)
+
+
+def test_a_summary_writer_run_written_to_a_bucket_reads_back_as_the_same_run_written_locally(s3, tmp_path, monkeypatch):
+    # Segments closed after 20 ms: the run goes up as many event files, read as one run.
+    monkeypatch.setenv("TALLY_SEGMENT_SECONDS", "0.02")
+    make_bucket(s3, "wbkt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a step going back between segments would warn
+        write_run("s3://wbkt/team/sweep/run", range(60), pause=0.003)
+        write_run(str(tmp_path / "local" / "run"), range(60))
+        assert tally.read("s3://wbkt/team/sweep").to_pylist() == tally.read(tmp_path / "local").to_pylist()
+        assert tally.read_runs("s3://wbkt/team/sweep", config=True).to_pylist() == tally.read_runs(
+            tmp_path / "local", config=True).to_pylist()
+    keys = download(s3, "wbkt", "team/sweep/run", tmp_path / "copy")
+    main = [k for k in keys if k.count("/") == 3 and "tfevents" in k]
+    assert len(main) >= 3, f"the event file went up as segments: {main}"
+    assert "team/sweep/run/run_config.json" in keys
+    assert any(k.startswith("team/sweep/run/q_min/") for k in keys), "the add_scalars sub-run is in the bucket"
+    # Nothing is left in staging once the writer closed.
+    assert not list((tmp_path / "cache" / "staging").rglob("*tfevents*"))
+
+
+def test_tensorboard_reads_the_segments_as_one_run_every_scalar_once_in_order(s3, tmp_path, monkeypatch):
+    event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    monkeypatch.setenv("TALLY_SEGMENT_SECONDS", "0.02")
+    make_bucket(s3, "tbkt")
+    with tally.SummaryWriter("s3://tbkt/run", system_metrics=False) as w:
+        for step in range(200):
+            w.add_scalar("reward", float(step) * 2, step)
+            time.sleep(0.001)
+    keys = download(s3, "tbkt", "run", tmp_path / "run")
+    assert len(keys) >= 3, keys
+    acc = event_accumulator.EventAccumulator(str(tmp_path / "run"), size_guidance={"scalars": 0})
+    acc.Reload()
+    got = [(e.step, e.value) for e in acc.Scalars("reward")]
+    assert got == [(step, float(step) * 2) for step in range(200)]
+
+
+def test_flush_returns_with_every_value_in_the_bucket(s3, tmp_path, monkeypatch):
+    monkeypatch.setenv("TALLY_SEGMENT_SECONDS", "3600")  # one open segment: flush must put it
+    make_bucket(s3, "fbkt")
+    w = tally.SummaryWriter("s3://fbkt/run", system_metrics=False)
+    for step in range(25):
+        w.add_scalar("reward", float(step), step)
+    w.flush()
+    download(s3, "fbkt", "run", tmp_path / "after-flush")
+    assert tally.read(tmp_path / "after-flush").column("step").to_pylist() == list(range(25))
+    w.add_scalar("reward", 25.0, 25)
+    w.close()
+    download(s3, "fbkt", "run", tmp_path / "after-close")
+    assert tally.read(tmp_path / "after-close").column("step").to_pylist() == list(range(26))
+
+
+def test_a_store_that_goes_away_stalls_no_step_is_said_once_and_loses_nothing(tmp_path, monkeypatch, capfd):
+    port = socket.socket()
+    port.bind(("127.0.0.1", 0))
+    number = port.getsockname()[1]
+    port.close()
+
+    def serve():
+        server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=number, verbose=False)
+        server.start()
+        return server
+
+    def stop(server):
+        server.stop()
+        server._server.server_close()  # the port refuses connections, as a store gone away
+
+    endpoint = f"http://127.0.0.1:{number}"
+    for k, v in {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                 "AWS_DEFAULT_REGION": "us-east-1", "TALLY_CACHE_DIR": str(tmp_path / "cache"),
+                 "TALLY_SEGMENT_SECONDS": "0.05"}.items():
+        monkeypatch.setenv(k, v)
+    server = serve()
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                      aws_access_key_id="testing", aws_secret_access_key="testing")
+    make_bucket(s3, "obkt")
+    w = tally.SummaryWriter("s3://obkt/run", system_metrics=False, on_storage_error="warn")
+    slowest = 0.0
+
+    def steps(span):
+        nonlocal slowest
+        for step in span:
+            t = time.perf_counter()
+            w.add_scalar("reward", float(step), step)
+            w.add_scalar("loss", -float(step), step)
+            slowest = max(slowest, time.perf_counter() - t)
+            time.sleep(0.005)
+
+    steps(range(0, 40))
+    w.flush()
+    stop(server)
+    steps(range(40, 400))  # ~2 s without the store: segments wait in staging
+    staged = [p for p in (tmp_path / "cache" / "staging").rglob("*tfevents*")]
+    server = serve()
+    steps(range(400, 440))
+    w.close()
+    said = capfd.readouterr().err
+    try:
+        assert slowest < 0.25, f"an add_scalar took {slowest:.3f} s while the store was away"
+        assert len(staged) >= 3, "the segments the store refused were kept in staging"
+        outages = [line for line in said.splitlines() if "put again every" in line]
+        assert len(outages) == 1 and "s3://obkt/run" in outages[0], said
+        assert len([line for line in said.splitlines() if "takes writes again" in line]) == 1, said
+        download(s3, "obkt", "run", tmp_path / "copy")
+        table = tally.read(tmp_path / "copy")
+        reward = [(s, v) for s, t, v in zip(table.column("step").to_pylist(), table.column("tag").to_pylist(),
+                                            table.column("value").to_pylist()) if t == "reward"]
+        assert reward == [(step, float(step)) for step in range(440)], "every step, once, in order"
+        assert not list((tmp_path / "cache" / "staging").rglob("*tfevents*")), "staging emptied once all was put"
+    finally:
+        server.stop()
+
+
+def test_with_raise_the_outage_is_raised_once_flush_raises_during_it_and_close_puts_the_rest(tmp_path, monkeypatch):
+    port = socket.socket()
+    port.bind(("127.0.0.1", 0))
+    number = port.getsockname()[1]
+    port.close()  # nothing listens yet: every put is refused
+    endpoint = f"http://127.0.0.1:{number}"
+    for k, v in {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                 "AWS_DEFAULT_REGION": "us-east-1", "TALLY_CACHE_DIR": str(tmp_path / "cache"),
+                 "TALLY_SEGMENT_SECONDS": "0.05"}.items():
+        monkeypatch.setenv(k, v)
+    w = tally.SummaryWriter("s3://rbkt/run", system_metrics=False)  # on_storage_error="raise"
+    raised = []
+    deadline = time.monotonic() + 10
+    step = 0
+    while time.monotonic() < deadline and (not raised or step < 300):
+        try:
+            w.add_scalar("reward", float(step), step)
+        except tally.SinkError as e:
+            raised.append(str(e))
+        step += 1
+        time.sleep(0.005)
+    assert len(raised) == 1 and "s3://rbkt/run" in raised[0] and "put again every" in raised[0], raised
+    with pytest.raises(tally.SinkError, match=r"not in the bucket yet"):
+        w.flush()
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=number, verbose=False)
+    server.start()
+    try:
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+        make_bucket(s3, "rbkt")
+        w.close()  # the store is back: every kept segment is put
+        download(s3, "rbkt", "run", tmp_path / "copy")
+        assert tally.read(tmp_path / "copy").column("step").to_pylist() == list(range(step))
+    finally:
+        server.stop()
+
+
+def test_a_writer_never_closed_has_its_last_segment_in_the_bucket_when_the_script_exits(s3, tmp_path):
+    make_bucket(s3, "xbkt")
+    script = "import tally\nw = tally.SummaryWriter('s3://xbkt/run', system_metrics=False)\n" \
+             "for s in range(30):\n    w.add_scalar('reward', float(s), s)\nw.me = w  # held by a cycle, as a trainer holds its writer\n"
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    assert p.returncode == 0, p.stderr
+    download(s3, "xbkt", "run", tmp_path / "copy")
+    assert tally.read(tmp_path / "copy").column("step").to_pylist() == list(range(30))
+
+
+def test_a_run_ended_by_an_exception_has_its_failed_summary_in_the_bucket(s3, tmp_path):
+    make_bucket(s3, "ebkt")
+    with pytest.raises(RuntimeError):
+        with tally.SummaryWriter("s3://ebkt/run", system_metrics=False) as w:
+            w.add_scalar("reward", 1.0, 0)
+            raise RuntimeError("diverged")
+    summary = json.loads(s3.get_object(Bucket="ebkt", Key="run/run_summary.json")["Body"].read())
+    assert summary["status"] == "failed" and "diverged" in summary["status_reason"]
+
+
+def test_the_tensorboardx_flavour_writes_its_sub_runs_into_the_bucket(s3, tmp_path):
+    from tally.tensorboardX import SummaryWriter as TbxWriter
+
+    make_bucket(s3, "xtbx")
+    with TbxWriter(logdir="s3://xtbx/run") as w:
+        for step in range(5):
+            w.add_scalars("q", {"min": -step, "max": step}, step)
+    keys = download(s3, "xtbx", "run", tmp_path / "copy")
+    assert {"/".join(k.split("/")[1:-1]) for k in keys if "tfevents" in k} == {"", "q/min", "q/max"}
+    assert tally.read(tmp_path / "copy" / "q" / "max").column("value").to_pylist() == [0.0, 1.0, 2.0, 3.0, 4.0]

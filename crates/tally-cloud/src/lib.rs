@@ -5,16 +5,21 @@
 //! grown event file: its new tail only); every reader then reads the mirror as a directory.
 //! [`resolve`] is what a front end calls for each path argument, [`Poller`] keeps a mirror
 //! polled for `watch` and `board`, and [`store::connect`] builds the client from the
-//! environment the user's cloud tools use.
+//! environment the user's cloud tools use. Writing: [`Uploader`] puts a run's staging directory
+//! to its URL from a thread of its own, [`SegmentedEventFile`] writes the event file as segments.
 
 pub mod counting;
 pub mod error;
 pub mod mirror;
 pub mod poller;
 pub mod resolve;
+pub mod segments;
 pub mod store;
+pub mod upload;
 
 pub use error::{Error, Result};
 pub use mirror::{Mirror, Synced};
 pub use poller::Poller;
 pub use resolve::{resolve, shown, Resolved};
+pub use segments::{Roll, SegmentedEventFile};
+pub use upload::Uploader;

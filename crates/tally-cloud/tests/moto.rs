@@ -6,64 +6,13 @@
 
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use tally_cloud::counting::{Counting, Counts};
 use tally_cloud::store::{connect, Remote};
 use tally_cloud::Mirror;
 
-struct Moto(Child);
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// moto's server on a free loopback port, and its endpoint; `None` (said) without one.
-fn moto() -> Option<(Moto, String)> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let candidates = std::env::var_os("TALLY_MOTO_SERVER")
-        .map(std::path::PathBuf::from)
-        .into_iter()
-        .chain([
-            root.join(".venv/bin/moto_server"),
-            root.join(".venv-s3/bin/moto_server"),
-        ]);
-    let Some(bin) = candidates.into_iter().find(|p| p.is_file()) else {
-        eprintln!("skipped: no moto_server (pip install 'moto[server]' into .venv, or set TALLY_MOTO_SERVER)");
-        return None;
-    };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = Command::new(bin)
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Werkzeug says "Running on" once it listens.
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    for line in lines.by_ref() {
-        if line.unwrap().contains("Running on") {
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    Some((Moto(child), format!("http://127.0.0.1:{port}")))
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
+mod common;
+use common::{moto, reqwest_free_create_bucket, rt};
 
 #[test]
 fn against_moto_an_unchanged_sweep_costs_one_list_and_a_grown_run_one_ranged_get() {
@@ -132,19 +81,4 @@ fn against_moto_an_unchanged_sweep_costs_one_list_and_a_grown_run_one_ranged_get
         std::fs::read(mirror.local_path().join("run7/events.out.tfevents.1.host")).unwrap(),
         b"run 7 first, then more"
     );
-}
-
-/// `PUT /bucket` through the store's own client is not in object_store's API: a raw request.
-fn reqwest_free_create_bucket(endpoint: &str, bucket: &str) -> bool {
-    use std::io::{Read, Write};
-    let addr = endpoint.trim_start_matches("http://");
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "PUT /{bucket} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).unwrap();
-    answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200")
 }

@@ -9,8 +9,10 @@
 //! logger between threads"): the class is frozen and its state sits behind a mutex taken
 //! with the GIL released while waiting, so each call writes whole records, in call order.
 
+use crate::bucket::Bucket;
 use crate::convert::{event_step, number, repr, type_name, AddrHasher, KeyCache};
 use crate::errors::Failure;
+use crate::event_output::Output;
 use crate::flusher::{self, Batched};
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
@@ -23,6 +25,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tally::kept_events::KeepingEventFile;
 use tally::runlock::RunLock;
 use tally::OnStorageError;
+use tally_cloud::{Roll, SegmentedEventFile};
 use tally_tfevents::{
     encode_scalar_event, encode_scalar_event_from, encode_summary_event, override_event,
     proto::encode_session_start, EventFileWriter, WriterOptions,
@@ -58,8 +61,9 @@ impl tally::system::Deliver for ToEventFile {
             let pairs: Vec<(&str, f64)> = sample.values.iter().map(|(t, v)| (&**t, *v)).collect();
             // What a full disk refuses is kept by the file; the outage is raised by the next
             // call, as the batch timer's is.
-            let written =
-                w.write_with(|buf| encode_scalar_event(step, sample.wall_time, &pairs, buf));
+            let written = w.write_with(Some(step), |buf| {
+                encode_scalar_event(step, sample.wall_time, &pairs, buf)
+            });
             if let Err(e) = written {
                 inner.deferred.get_or_insert(e);
             }
@@ -76,8 +80,8 @@ impl tally::system::Deliver for ToEventFile {
 /// What the calls change: the open file, the scalar batch and the conversion buffers.
 struct Inner {
     /// The open file, keeping what a full disk refuses (docs/contract/run-artifacts.md
-    /// "Storage faults").
-    writer: Option<KeepingEventFile>,
+    /// "Storage faults"), or a bucket's open segment (docs/contract/object-storage.md "Writing").
+    writer: Option<Output>,
     /// An outage the batch timer met: raised by the next call, which cannot lose it.
     deferred: Option<tally::Error>,
     /// The directory's lock while the file is open: one writer per directory
@@ -173,17 +177,20 @@ impl Inner {
             .map(|&(id, v)| (&*text[id as usize], v));
         // Non-empty (checked when first seen) and unique (a repeat starts a new batch).
         let (step, wall_time) = (self.batch.step, self.batch.wall_time);
-        let written = w.write_with(|buf| encode_scalar_event_from(step, wall_time, pairs, buf));
+        let written = w.write_with(Some(step), |buf| {
+            encode_scalar_event_from(step, wall_time, pairs, buf)
+        });
         self.batch.values.clear();
         written
     }
 
-    /// The batch written and then `event`, also when the batch's write reports an outage (its
-    /// event is kept): the first report is returned, after both were taken.
-    fn write_after_batch(&mut self, event: &[u8]) -> Result<(), Failure> {
+    /// The batch written and then `event` (at `step`, when known), also when the batch's
+    /// write reports an outage (its event is kept): the first report is returned, after both
+    /// were taken.
+    fn write_after_batch(&mut self, step: Option<i64>, event: &[u8]) -> Result<(), Failure> {
         let batch = self.write_batch();
         let this = match self.writer.as_mut() {
-            Some(w) => w.write_bytes(event),
+            Some(w) => w.write_bytes(step, event),
             None => Ok(()),
         };
         self.raise_deferred()?;
@@ -238,7 +245,7 @@ impl Drop for Inner {
         let failures = [
             self.deferred.take().map_or(Ok(()), Err),
             self.write_batch(),
-            self.writer.take().map_or(Ok(()), KeepingEventFile::close),
+            self.writer.take().map_or(Ok(()), Output::close),
         ];
         failures
             .iter()
@@ -327,12 +334,12 @@ impl EventWriter {
 
     /// Write a serialized event to the open file, or fail naming the closed one.
     /// The scalar batch is written first: the file keeps the calls' order.
-    fn write_bytes(&self, py: Python<'_>, event: &[u8]) -> PyResult<()> {
+    fn write_bytes(&self, py: Python<'_>, step: Option<i64>, event: &[u8]) -> PyResult<()> {
         let mut inner = self.inner(py);
         if inner.writer.is_none() {
             return Err(self.closed_error().into());
         }
-        Ok(inner.write_after_batch(event)?)
+        Ok(inner.write_after_batch(step, event)?)
     }
 
     fn closed_error(&self) -> Failure {
@@ -363,8 +370,15 @@ impl EventWriter {
     /// `on_storage_error` is the Logger's choice for a disk that refuses writes: `"raise"`
     /// the outage once, or `"warn"` on stderr; either way what is refused is kept and written
     /// again (docs/contract/run-artifacts.md "Storage faults").
-    #[pyo3(signature = (log_dir, filename_suffix="", on_storage_error="raise"))]
-    fn new(log_dir: PathBuf, filename_suffix: &str, on_storage_error: &str) -> PyResult<Self> {
+    /// With `bucket`, `log_dir` is a directory in the bucket's staging directory and the file
+    /// goes to the bucket as segments (docs/contract/object-storage.md "Writing").
+    #[pyo3(signature = (log_dir, filename_suffix="", on_storage_error="raise", bucket=None))]
+    fn new(
+        log_dir: PathBuf,
+        filename_suffix: &str,
+        on_storage_error: &str,
+        bucket: Option<PyRef<'_, Bucket>>,
+    ) -> PyResult<Self> {
         let on_error: OnStorageError = on_storage_error.parse().map_err(Failure::Config)?;
         if filename_suffix.contains(['/', '\\', '\0']) {
             return Err(Failure::Config(format!(
@@ -375,8 +389,8 @@ impl EventWriter {
         if let Some(scheme) = tally::rundir::url_scheme(&log_dir) {
             // Never a local directory named `s3:` (docs/contract/object-storage.md "Writing").
             return Err(Failure::Config(format!(
-                "log_dir {}: a {scheme}:// URL; writing to object storage is not supported yet: \
-                 write to a local directory and copy it to the bucket",
+                "log_dir {}: a {scheme}:// URL; tally.SummaryWriter writes to a bucket (this \
+                 low-level writer takes its staging directory and bucket=)",
                 log_dir.display()
             ))
             .into());
@@ -394,10 +408,25 @@ impl EventWriter {
         };
         // Refused before the file exists when another writer holds the directory.
         let lock = RunLock::acquire(&log_dir).map_err(Failure::from)?;
-        let writer = EventFileWriter::open(&log_dir, options).map_err(Failure::from)?;
+        let writer = match bucket {
+            Some(b) => Output::Bucket(
+                SegmentedEventFile::open(
+                    &log_dir,
+                    options,
+                    on_error,
+                    Roll::from_env(),
+                    b.uploader.clone(),
+                )
+                .map_err(Failure::from)?,
+            ),
+            None => Output::Local(KeepingEventFile::new(
+                EventFileWriter::open(&log_dir, options).map_err(Failure::from)?,
+                on_error,
+            )),
+        };
         let path = writer.path().to_owned();
         let inner = Arc::new(Mutex::new(Inner {
-            writer: Some(KeepingEventFile::new(writer, on_error)),
+            writer: Some(writer),
             deferred: None,
             lock,
             keys: KeyCache::default(),
@@ -507,7 +536,7 @@ impl EventWriter {
         let pairs: Vec<(&str, f64)> = inner.scratch.iter().map(|(k, v)| (&**k, *v)).collect();
         let mut event = Vec::new();
         encode_scalar_event(step, wall_time, &pairs, &mut event);
-        Ok(inner.write_after_batch(&event)?)
+        Ok(inner.write_after_batch(Some(step), &event)?)
     }
 
     /// Write one event holding the serialized `Summary` `summary` (no step field when `step` is None).
@@ -520,7 +549,7 @@ impl EventWriter {
         summary: &[u8],
     ) -> PyResult<()> {
         let step = opt_step(step)?;
-        self.write_bytes(py, &encode_summary_event(step, wall_time, summary))
+        self.write_bytes(py, step, &encode_summary_event(step, wall_time, summary))
     }
 
     /// Write a serialized `Event`, its `step` and `wall_time` replaced when given.
@@ -533,7 +562,7 @@ impl EventWriter {
         wall_time: Option<f64>,
     ) -> PyResult<()> {
         let step = opt_step(step)?;
-        self.write_bytes(py, &override_event(event, step, wall_time))
+        self.write_bytes(py, step, &override_event(event, step, wall_time))
     }
 
     /// Write a session-start event at `step`: TensorBoard then drops the events of earlier
@@ -545,7 +574,7 @@ impl EventWriter {
         wall_time: f64,
     ) -> PyResult<()> {
         let step = event_step("step", step)?;
-        self.write_bytes(py, &encode_session_start(step, wall_time))
+        self.write_bytes(py, Some(step), &encode_session_start(step, wall_time))
     }
 
     /// Write the scalar batch and what a full disk kept: when it returns, every value so far
@@ -557,7 +586,8 @@ impl EventWriter {
         inner.raise_deferred()?;
         batch.map_err(failure)?;
         if let Some(w) = inner.writer.as_mut() {
-            w.flush().map_err(failure)?;
+            // A bucket's flush waits for the store (bounded): the GIL released.
+            py.detach(|| w.flush()).map_err(failure)?;
         }
         Ok(())
     }
@@ -623,7 +653,8 @@ impl EventWriter {
                 inner.lock.take(),
             )
         };
-        let closed = writer.map_or(Ok(()), KeepingEventFile::close);
+        // A bucket's last segment is put and waited for (bounded): the GIL released.
+        let closed = py.detach(|| writer.map_or(Ok(()), Output::close));
         drop(lock); // the directory is free once its file is closed
         deferred
             .map_or(Ok(()), Err)

@@ -5,11 +5,13 @@
 //! The public surface is curated in `python/tally/__init__.py` and typed in `_tally.pyi`.
 
 mod aggregate;
+mod bucket;
 mod cli;
 mod cloud;
 mod console;
 mod convert;
 mod errors;
+mod event_output;
 mod events;
 mod exiting;
 mod flusher;
@@ -64,6 +66,7 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<logger::Phase>()?;
     m.add_class::<trace::Span>()?;
     m.add_class::<events::EventWriter>()?;
+    m.add_class::<bucket::Bucket>()?;
     m.add_class::<remote::RemoteFollower>()?;
     m.add_function(wrap_pyfunction!(reduction, m)?)?;
     m.add_function(wrap_pyfunction!(rft_key, m)?)?;

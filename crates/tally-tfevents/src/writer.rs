@@ -237,6 +237,15 @@ impl EventFileWriter<SystemClock> {
     pub fn open(dir: impl AsRef<Path>, options: WriterOptions) -> Result<Self, OpenError> {
         Self::open_with_clock(dir, options, SystemClock::default())
     }
+
+    /// Creates exactly `dir/name` ([`EventFileWriter::open_named_with_clock`]).
+    pub fn open_named(
+        dir: impl AsRef<Path>,
+        name: &str,
+        options: WriterOptions,
+    ) -> Result<Self, OpenError> {
+        Self::open_named_with_clock(dir, name, options, SystemClock::default())
+    }
 }
 
 impl<C: Clock> EventFileWriter<C> {
@@ -264,6 +273,46 @@ impl<C: Clock> EventFileWriter<C> {
             options.pid,
             &options.suffix,
         )?;
+        Self::start(dir, file, path, since_epoch, options.fsync, clock)
+    }
+
+    /// Like [`EventFileWriter::open_with_clock`], creating exactly `dir/name` (never
+    /// overwriting it): for a writer whose files must be named in a sequence of its own (the
+    /// segments of a run written to object storage, which must sort in writing order).
+    pub fn open_named_with_clock(
+        dir: impl AsRef<Path>,
+        name: &str,
+        options: WriterOptions,
+        clock: C,
+    ) -> Result<Self, OpenError> {
+        let dir = dir.as_ref();
+        let since_epoch = options.created_at.duration_since(UNIX_EPOCH).map_err(|_| {
+            OpenError::CreationTimeBeforeEpoch {
+                created_at: options.created_at,
+            }
+        })?;
+        let path = dir.join(name);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|source| OpenError::Create {
+                path: path.clone(),
+                source,
+            })?;
+        Self::start(dir, file, path, since_epoch, options.fsync, clock)
+    }
+
+    /// The new `file` at `path` with its `file_version` event written (and synced per `fsync`).
+    fn start(
+        dir: &Path,
+        file: File,
+        path: PathBuf,
+        since_epoch: Duration,
+        fsync: FsyncPolicy,
+        clock: C,
+    ) -> Result<Self, OpenError> {
         let mut records = RecordWriter::new(file);
         let header = Event {
             wall_time: since_epoch.as_secs_f64(),
@@ -274,7 +323,7 @@ impl<C: Clock> EventFileWriter<C> {
             return Err(OpenError::WriteHeader { path, source });
         }
         let mut syncs = 0;
-        if options.fsync != FsyncPolicy::Never {
+        if fsync != FsyncPolicy::Never {
             records
                 .get_ref()
                 .sync_all()
@@ -294,7 +343,7 @@ impl<C: Clock> EventFileWriter<C> {
         Ok(EventFileWriter {
             records,
             path,
-            fsync: options.fsync,
+            fsync,
             clock,
             last_sync,
             syncs,

@@ -121,9 +121,9 @@ where
     if let Some(dir) = &spec.log_dir {
         if let Some(scheme) = url_scheme(dir) {
             return Err(Error::Config(format!(
-                "log_dir {}: a {scheme}:// URL; writing to object storage is not supported yet: \
-                 write to a local directory and copy it to the bucket \
-                 (docs/contract/object-storage.md \"Writing\")",
+                "log_dir {}: a {scheme}:// URL; the Logger does not write to object storage yet \
+                 (tally.SummaryWriter does): write to a local directory and copy it to the \
+                 bucket (docs/contract/object-storage.md \"Writing\")",
                 dir.display()
             )));
         }
