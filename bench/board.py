@@ -21,7 +21,8 @@ Usage: .venv/bin/python bench/board.py [--tally PATH] [--only 1 2 3 4 5 6] [--di
 `--tally` defaults to the `tally` beside this interpreter (the installed wheel's, a release
 build). Without the wheel (no `import tally`), the runs are written by the `bench_logdir`
 example beside `--tally` (`cargo build --release -p tally-board --examples`); `--tally-only`
-leaves TensorBoard out of rows 3 and 4 (its side of row 3 takes minutes).
+leaves TensorBoard out of every row (its side of row 3 takes minutes), e.g. to compare two
+builds of the board back to back.
 """
 
 from __future__ import annotations
@@ -185,17 +186,20 @@ def timed(url: str, repeats: int = 5) -> float:
     return sorted(times)[len(times) // 2]
 
 
-def scenario_1(exe: str, d: Path) -> None:
+def scenario_1(exe: str, d: Path, tally_only: bool = False) -> None:
     s = tally_board(exe, d)
     t_tally = s.ready(tally_has(".", "loss/t0", 50_000))
     s.stop()
+    if tally_only:
+        print(f"| 1. one run, 20 tags x 50 000 steps: first chart served | {t_tally * 1e3:,.1f} ms | | |", flush=True)
+        return
     s = tensorboard(d)
     t_tb = s.ready(tb_has(".", "loss/t0", 50_000))
     s.stop()
     row("1. one run, 20 tags x 50 000 steps: first chart served", t_tally * 1e3, t_tb * 1e3, "ms")
 
 
-def scenario_2_4(exe: str, d: Path, mem: dict) -> None:
+def scenario_2_4(exe: str, d: Path, mem: dict, tally_only: bool = False) -> None:
     def tally_ready(s: Server) -> bool:
         code, body = get(s.url("/api/runs"))
         return code == 200 and len(json.loads(body)["names"]) == 1000 and tally_has("run0000", "charts/t0", 1000)(s)
@@ -216,6 +220,11 @@ def scenario_2_4(exe: str, d: Path, mem: dict) -> None:
         get(s.url(f"/api/scalars?run=run{r:04d}&tag=charts/t0&width=1000"))
     mem["2 tally"] = max(status_kb(p, "VmHWM") for p in s.pids())
     s.stop()
+    if tally_only:
+        print(f"| 2. 1 000 runs: runs listed and first chart | {t_tally * 1e3:,.0f} ms | | |")
+        print(f"| 2. the same: every row read | {t_tally_whole * 1e3:,.0f} ms | | |")
+        print(f"| 4. peak memory after 2 | {mem.pop('2 tally') / 1024:,.0f} MB | | |", flush=True)
+        return
     s = tensorboard(d)
     t_tb = s.ready(tb_ready)
     # TensorBoard loads every run; wait until the last one is whole before reading memory.
@@ -251,7 +260,7 @@ def scenario_3_4(exe: str, d: Path, mem: dict, tally_only: bool = False) -> None
     row("3. 10 M points: a zoom to 1 % (warm; TensorBoard: the series)", zoom * 1e3, whole * 1e3, "ms")
 
 
-def scenario_5(exe: str, root: Path) -> None:
+def scenario_5(exe: str, root: Path, tally_only: bool = False) -> None:
     logdir = root / "growing"
     shutil.rmtree(logdir, ignore_errors=True)
     writer = subprocess.Popen([sys.executable, "-c", GROWER, str(logdir)])
@@ -265,7 +274,8 @@ def scenario_5(exe: str, root: Path) -> None:
         options.binary_location = shutil.which("chromium")
         for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
             options.add_argument(a)
-        for name, start in (("tally", lambda: tally_board(exe, logdir)), ("tb", lambda: tensorboard(logdir))):
+        servers = [("tally", lambda: tally_board(exe, logdir)), ("tb", lambda: tensorboard(logdir))]
+        for name, start in servers[:1] if tally_only else servers:
             s = start()
             s.ready(lambda s: get(s.url("/"))[0] == 200)
             driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
@@ -277,13 +287,16 @@ def scenario_5(exe: str, root: Path) -> None:
             if name == "tally":
                 # The page followed the runs: its charts hold the newest steps.
                 shown = driver.execute_script(
-                    "return [document.querySelectorAll('.chart canvas').length, document.getElementById('status').textContent]")
+                    "return [document.querySelectorAll('.chart[data-tag]').length, document.getElementById('status').textContent]")
                 print(f"  (tally's page: {shown[0]} charts, {shown[1]})", flush=True)
             driver.quit()
             s.stop()
     finally:
         writer.terminate()
         writer.wait()
+    if tally_only:
+        print(f"| 5. 100 runs growing, page open: server CPU | {results['tally']:.2f} % of a core | | |", flush=True)
+        return
     row("5. 100 runs growing at 10 steps/s, page open: server CPU", results["tally"], results["tb"], "% of a core")
 
 
@@ -370,9 +383,9 @@ def main() -> None:
     print("| | tally board | TensorBoard (data server) | ratio |\n|---|---|---|---|", flush=True)
     mem: dict = {}
     if 1 in a.only:
-        scenario_1(a.tally, dirs[1])
+        scenario_1(a.tally, dirs[1], a.tally_only)
     if 2 in a.only or 4 in a.only:
-        scenario_2_4(a.tally, dirs[2], mem)
+        scenario_2_4(a.tally, dirs[2], mem, a.tally_only)
     if 3 in a.only or 4 in a.only:
         scenario_3_4(a.tally, dirs[3], mem, a.tally_only)
     for k in ("2", "3"):
@@ -382,7 +395,7 @@ def main() -> None:
             row(f"4. peak memory after {k} (TensorBoard: its data server; Python {tb[0] / 1024:.0f} MB)",
                 mem[f"{k} tally"] / 1024, data_server / 1024, "MB")
     if 5 in a.only:
-        scenario_5(a.tally, a.dir)
+        scenario_5(a.tally, a.dir, a.tally_only)
     if 6 in a.only:
         scenario_6(a.tally, a.dir)
 
