@@ -14,6 +14,7 @@ mod events;
 mod exiting;
 mod flusher;
 mod logger;
+mod rank_system;
 mod read;
 mod remote;
 mod sink;
@@ -90,5 +91,6 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
     aggregate::register(m)?;
     read::register(m)?;
     summaries::register(m)?;
+    rank_system::register(m)?;
     Ok(())
 }
