@@ -266,8 +266,8 @@ class RankLogger:
         # iteration time or -1 when not measured).
         self._keys = _HEADER + 2 * self.world_size
         # System metrics of every rank (docs/contract/system-metrics.md "Ranks"). Rank 0: its
-        # interval (None: off) and when it next asks for the ranks' samples.
-        self._sys_interval: Optional[float] = self.logger.system_interval if self.logger is not None else None
+        # interval (None: off, or no other rank) and when it next asks for the ranks' samples.
+        self._sys_interval: Optional[float] = self.logger.system_interval if self.logger is not None and self.world_size > 1 else None
         self._sys_due = time.monotonic() + self._sys_interval if self._sys_interval is not None else math.inf
         self._sys_ask = False
         # Every rank: whether this iteration's vector carries the ranks' blocks, and this
