@@ -434,3 +434,21 @@ def test_with_system_metrics_off_no_rank_samples_and_the_vector_is_unchanged(tmp
     assert s0 is None and s1 is None  # no rank started a sampler
     assert comms[0].lengths[-4:] == [n0] * 4 and n0 == n1
     assert not any(t.startswith("system/") for (t, _) in scalars(run_dir))
+
+
+def test_a_ranks_gpu_is_its_local_rank_through_cuda_visible_devices(monkeypatch):
+    # docs/contract/system-metrics.md "Ranks": explicit, else the launcher's local rank.
+    from tally.distributed import _LOCAL_RANK_ENV, own_gpus
+
+    for v in (*_LOCAL_RANK_ENV, "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.delenv(v, raising=False)
+    assert own_gpus() == []
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1")
+    assert own_gpus() == ["1"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6")
+    assert own_gpus() == ["5"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-8c1f")  # one device per rank
+    assert own_gpus() == ["GPU-8c1f"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert own_gpus() == []
+    assert own_gpus([2, "GPU-x"]) == ["2", "GPU-x"]
