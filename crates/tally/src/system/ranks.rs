@@ -19,6 +19,12 @@ const GPU_SLOT: usize = 1 + GPU_FIELDS.len();
 /// Floats in one rank's block.
 pub const SLOTS: usize = GPU0 + GPUS * GPU_SLOT;
 
+/// Whether `tag` is another rank's (`system/rank<R>/...`), not rank 0's own.
+pub fn is_rank_tag(tag: &str) -> bool {
+    tag.strip_prefix("system/rank")
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+}
+
 /// This machine, as a number every rank on it computes alike: a 48-bit hash (exact in an f64)
 /// of the kernel's boot id, else of the host name. Ranks with the same id share the machine
 /// tags' sources (`/proc/stat`, `/proc/meminfo`).
