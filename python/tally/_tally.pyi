@@ -40,6 +40,8 @@ __all__ = [
     "_close_open_loggers",
     "_interpreter_exiting",
     "_write_event_batches",
+    "_RankSampler",
+    "RANK_SYSTEM_SLOTS",
     "record_config",
     "param_table",
     "redact_json",
@@ -237,6 +239,11 @@ class Logger:
     def health(self) -> Any: ...
     def _health_findings(self) -> List[Dict[str, Any]]: ...
     def _stop_pending(self) -> bool: ...
+    # The seconds between system samples, None with system_metrics=False.
+    @property
+    def system_interval(self) -> Optional[float]: ...
+    # The other ranks' system samples, world size x RANK_SYSTEM_SLOTS floats (tally.distributed).
+    def _rank_system(self, blocks: Sequence[float]) -> None: ...
     @property
     def last_iteration(self) -> Optional[int]: ...
     @property
@@ -265,6 +272,15 @@ class Span:
     def name(self) -> str: ...
     @property
     def cat(self) -> str: ...
+
+# A rank's own system sampler for tally.distributed (docs/contract/system-metrics.md "Ranks").
+RANK_SYSTEM_SLOTS: int
+
+@final
+class _RankSampler:
+    def __new__(cls, interval: float, gpus: Sequence[str]) -> _RankSampler: ...
+    def block(self) -> List[float]: ...
+    def close(self) -> None: ...
 
 @final
 class Bucket:

@@ -21,6 +21,13 @@ The vector layout (which key sits where) must be identical on all ranks. It grow
 submits a key the layout lacks: the reduced vector then says so on every rank, the ranks
 exchange the new key names once (an ``all_gather``) and redo the reduction. So an iteration
 that introduces new keys costs three collectives; every other iteration costs one.
+
+With system metrics on, the other ranks sample their own process, machine and GPUs
+(docs/contract/system-metrics.md "Ranks"): rank 0 puts its sampling interval in the header,
+and each rank starts a sampler thread of its own when it first sees it; once per interval rank
+0 flags the header, and the next iteration's vector carries a fixed block per rank holding that
+rank's newest sample, which rank 0 writes under ``system/rank<R>/``. Still one collective; the
+other iterations carry two header slots more, and with system metrics off nothing else.
 """
 
 from __future__ import annotations
@@ -33,9 +40,19 @@ import time
 from array import array
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from tally._tally import STEP_FIELDS, ConfigError, HealthStop, Logger, SchemaError, ValueTypeError, reduction
+from tally._tally import (
+    RANK_SYSTEM_SLOTS,
+    STEP_FIELDS,
+    ConfigError,
+    HealthStop,
+    Logger,
+    SchemaError,
+    ValueTypeError,
+    _RankSampler,
+    reduction,
+)
 
-__all__ = ["RankLogger", "Communicator", "get_communicator"]
+__all__ = ["RankLogger", "Communicator", "get_communicator", "own_gpus"]
 
 MAP_FIELDS = tuple(name for name, kind in STEP_FIELDS if kind == "map")
 # Scalar fields and how they combine (Rust reduce_ranks): mean over ranks that report them,
@@ -51,8 +68,9 @@ SCALAR_FIELDS = (
 SYSTEM_FIELDS = (("buffer_size", "sum"), ("batch_size_per_rank", "mean"))
 
 # Header slots of the packed vector.
-_ITER, _ITER_SQ, _ENV_STEPS, _UNKNOWN, _ERRORS, _STOP, _RATE_STEPS, _RATE_STEPS_N, _RATE_ROWS, _RATE_ROWS_N = range(10)
-_SCALARS = 10
+(_ITER, _ITER_SQ, _ENV_STEPS, _UNKNOWN, _ERRORS, _STOP, _RATE_STEPS, _RATE_STEPS_N, _RATE_ROWS, _RATE_ROWS_N,
+ _SYS_INTERVAL, _SYS_CARRY) = range(12)  # fmt: skip
+_SCALARS = 12
 _SYSTEM = _SCALARS + 2 * len(SCALAR_FIELDS)
 _HEADER = _SYSTEM + 2 * len(SYSTEM_FIELDS)
 
@@ -123,6 +141,31 @@ class _Torch(Communicator):
 
 
 _MPI_ENV = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS")
+# The launchers' rank on this machine: torchrun, OpenMPI, MPICH/Intel MPI, Slurm, MVAPICH.
+_LOCAL_RANK_ENV = ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "MV2_COMM_WORLD_LOCAL_RANK")
+
+
+def own_gpus(explicit: Optional[Sequence[Any]] = None) -> List[str]:
+    """The GPUs this rank uses, as NVML indices or UUIDs (docs/contract/system-metrics.md
+    "Ranks"): ``explicit`` if given; else torch's current CUDA device once CUDA is initialised,
+    else the launcher's local rank, either taken through ``CUDA_VISIBLE_DEVICES`` when set."""
+    if explicit is not None:
+        return [str(g) for g in explicit]
+    torch = sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None) if torch is not None else None
+    if cuda is not None and cuda.is_available() and cuda.is_initialized():
+        index = int(cuda.current_device())
+    else:
+        local = next((os.environ[v] for v in _LOCAL_RANK_ENV if os.environ.get(v, "").isdigit()), None)
+        if local is None:
+            return []
+        index = int(local)
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return [str(index)]
+    names = [v.strip() for v in visible.split(",") if v.strip()]
+    # A list of one device per rank (as Slurm gives) is this rank's whatever its local rank.
+    return [names[index % len(names)]] if names else []
 
 
 def get_communicator(comm: Any = None) -> Communicator:
@@ -194,10 +237,13 @@ class RankLogger:
 
     Either pass ``logger`` (rank 0's :class:`tally.Logger`; None elsewhere), or the
     :class:`tally.Logger` keywords, and the logger is built on rank 0 only, with ``num_gpus``
-    defaulting to the world size.
+    defaulting to the world size. ``system_gpus`` names the GPUs this rank samples (NVML
+    indices or UUIDs) when :func:`own_gpus` would guess wrong.
     """
 
-    def __init__(self, logger: Optional[Logger] = None, *, comm: Any = None, **logger_kwargs: Any) -> None:
+    def __init__(
+        self, logger: Optional[Logger] = None, *, comm: Any = None, system_gpus: Optional[Sequence[Any]] = None, **logger_kwargs: Any
+    ) -> None:
         self.comm = get_communicator(comm)
         self.rank = self.comm.rank
         self.world_size = self.comm.size
@@ -219,6 +265,18 @@ class RankLogger:
         # The keys' slots follow the header and every rank's two slots (non-finite count,
         # iteration time or -1 when not measured).
         self._keys = _HEADER + 2 * self.world_size
+        # System metrics of every rank (docs/contract/system-metrics.md "Ranks"). Rank 0: its
+        # interval (None: off, or no other rank) and when it next asks for the ranks' samples.
+        self._sys_interval: Optional[float] = self.logger.system_interval if self.logger is not None and self.world_size > 1 else None
+        self._sys_due = time.monotonic() + self._sys_interval if self._sys_interval is not None else math.inf
+        self._sys_ask = False
+        # Every rank: whether this iteration's vector carries the ranks' blocks, and this
+        # rank's block for it; the others: their sampler, started once rank 0 says its interval.
+        self._carry = False
+        self._block: Optional[List[float]] = None
+        self._sampler: Optional[_RankSampler] = None
+        self._sampler_tried = False
+        self._system_gpus = system_gpus
 
     @property
     def is_main(self) -> bool:
@@ -272,7 +330,8 @@ class RankLogger:
             self._mean.append(self._is_mean(fk[0], fk[1]))
 
     def _zeros(self) -> "array[float]":
-        return array("d", bytes(8 * (self._keys + 2 * len(self._layout))))
+        blocks = RANK_SYSTEM_SLOTS * self.world_size if self._carry else 0
+        return array("d", bytes(8 * (self._keys + 2 * len(self._layout) + blocks)))
 
     def _pack(self, iteration: int, kw: Mapping[str, Any]) -> Tuple["array[float]", List[Tuple[str, str]]]:
         vec = self._zeros()
@@ -282,6 +341,12 @@ class RankLogger:
         # Rank 0's logger will refuse this step (stop_on): every rank is told in this same
         # collective, so none goes on to wait for a rank that stopped.
         vec[_STOP] = float(self.logger is not None and self.logger._stop_pending())
+        if self._sys_interval is not None:
+            vec[_SYS_INTERVAL] = self._sys_interval
+            vec[_SYS_CARRY] = float(self._sys_ask)
+        if self._block is not None:
+            mine = self._keys + 2 * len(self._layout) + RANK_SYSTEM_SLOTS * self.rank
+            vec[mine : mine + RANK_SYSTEM_SLOTS] = array("d", self._block)
         unknown: List[Tuple[str, str]] = []
         nonfinite = 0
         for field in MAP_FIELDS:
@@ -338,6 +403,11 @@ class RankLogger:
         """Pack, reduce (growing the layout when some rank has new keys); raises on every
         rank when any rank's input was unusable, so no rank is left waiting."""
         local_error: Optional[BaseException] = None
+        # Decided once per iteration: a re-packed vector must say and carry the same.
+        self._sys_ask = self._sys_interval is not None and time.monotonic() >= self._sys_due
+        self._block = None
+        if self._carry and self.rank != 0:
+            self._block = self._sampler.block() if self._sampler is not None else [math.nan] * RANK_SYSTEM_SLOTS
         try:
             vec, unknown = self._pack(iteration, kw)
         except (TypeError, ValueError) as e:
@@ -370,6 +440,8 @@ class RankLogger:
             raise TypeError(f"step() got unexpected keyword argument(s): {', '.join(sorted(unknown_kw))}")
         total = self._collect(int(iteration), kw)
         self._phases.clear()
+        carried = self._carry
+        self._system_after(total)
         n = self.world_size
         mean_it = total[_ITER] / n
         if abs(total[_ITER_SQ] / n - mean_it * mean_it) > 1e-6 * max(1.0, mean_it * mean_it) or mean_it != iteration:
@@ -421,9 +493,27 @@ class RankLogger:
             [int(total[r]) for r in ranks],
             [total[r + 1] if total[r + 1] >= 0 else None for r in ranks],
         )
+        if carried:
+            blocks = self._keys + 2 * len(self._layout)
+            self.logger._rank_system(total[blocks : blocks + RANK_SYSTEM_SLOTS * self.world_size])
+
+    def _system_after(self, total: Sequence[float]) -> None:
+        """After the collective, on every rank alike: whether the next vector carries the
+        ranks' blocks; on a rank other than 0, its sampler started at rank 0's interval."""
+        if self._sys_ask:
+            self._sys_due = time.monotonic() + (self._sys_interval or 0.0)
+        self._carry = total[_SYS_CARRY] > 0
+        if self.rank != 0 and not self._sampler_tried and total[_SYS_INTERVAL] > 0:
+            self._sampler_tried = True
+            try:
+                self._sampler = _RankSampler(total[_SYS_INTERVAL], own_gpus(self._system_gpus))
+            except (ConfigError, OSError):
+                pass  # no thread: this rank's blocks stay empty, the job goes on
 
     def close(self, status: str = "completed") -> None:
-        """Close rank 0's logger (a no-op elsewhere)."""
+        """Close rank 0's logger; stop another rank's system sampler."""
+        if self._sampler is not None:
+            self._sampler.close()
         if self.logger is not None:
             self.logger.close(status)
 
@@ -431,5 +521,7 @@ class RankLogger:
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if self._sampler is not None:
+            self._sampler.close()
         if self.logger is not None:
             self.logger.__exit__(exc_type, exc, tb)

@@ -346,3 +346,109 @@ def test_two_mpi_ranks_a_nan_on_rank_one_stops_both_ranks_at_the_next_step(tmp_p
     assert out[1]["stopped"][:2] == [4, None], out
     steps = sorted({s for (t, s) in scalars(out[0]["run_dir"]) if t == "Loss/critic"})
     assert steps == [1, 2, 3]
+
+
+# -- every rank's system metrics through the one collective (docs/contract/system-metrics.md "Ranks")
+
+MPI_SYSTEM_SCRIPT = textwrap.dedent(
+    """
+    import json, os, sys, time
+    from tally.distributed import RankLogger
+
+    root = sys.argv[1]
+    dist = RankLogger(algo="sac", task="go2", sim="mujoco", max_iterations=40, num_envs=64, log_root=root, panel="off", system_interval=0.2)
+    r = dist.rank
+    # Rank 1 holds 256 MiB more than rank 0, written so it is resident: its RSS is its own.
+    ballast = b"\\x01" * (256 << 20) if r == 1 else b""
+    for it in range(1, 16):
+        time.sleep(0.1)
+        dist.step(it, metrics={"Loss/critic": 1.0}, iteration_time=0.1, steps_this_iter=64.0)
+    status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+    rss = int(status["VmRSS"].split()[0]) * 1024
+    dist.close()
+    with open(f"{root}.rank{r}.json", "w") as f:
+        json.dump({"rank": r, "pid": os.getpid(), "rss": rss, "ballast": len(ballast),
+                   "run_dir": str(dist.run_dir) if dist.run_dir else None, "collectives": dist.collectives}, f)
+    """
+)
+
+
+def test_two_mpi_ranks_rank_one_samples_its_own_process_into_rank_zeros_run(tmp_path):
+    out = run_mpi(tmp_path, MPI_SYSTEM_SCRIPT)
+    # No collective more: the first iteration grows the layout (3), the others take one each.
+    assert out[0]["collectives"] == out[1]["collectives"] == 3 + 14
+    assert out[0]["pid"] != out[1]["pid"]
+    acc = event_accumulator.EventAccumulator(out[0]["run_dir"], size_guidance={event_accumulator.SCALARS: 0})
+    acc.Reload()
+    found = set(acc.Tags()["scalars"])
+    rank1 = {t for t in found if t.startswith("system/rank1/")}
+    assert {f"system/rank1/process/{n}" for n in ("cpu_percent", "rss_bytes", "threads", "open_files")} <= rank1, found
+    # Rank 0's own tags as before, and no rank-0 prefix.
+    assert {"system/process/rss_bytes", "system/machine/cpu_percent"} <= found
+    assert not any(t.startswith("system/rank0/") for t in found)
+    # Rank 1 runs on rank 0's machine: the machine is written once, as rank 0's.
+    assert not any(t.startswith("system/rank1/machine/") for t in found), rank1
+    if not os.path.exists("/dev/nvidia0"):
+        assert not any("gpu" in t for t in found if t.startswith("system/")), found
+    rss1 = acc.Scalars("system/rank1/process/rss_bytes")
+    assert len(rss1) >= 2
+    # Rank 1's process, not rank 0's: its own RSS (from its /proc/<pid>/status at the end),
+    # its ballast above rank 0's.
+    assert abs(rss1[-1].value - out[1]["rss"]) < 0.2 * out[1]["rss"], (rss1[-1].value, out[1]["rss"])
+    rss0 = acc.Scalars("system/process/rss_bytes")[-1].value
+    assert rss1[-1].value - rss0 > 0.75 * out[1]["ballast"], (rss1[-1].value, rss0)
+    assert all(e.value >= 1 for e in acc.Scalars("system/rank1/process/threads"))
+    # Placed like rank 0's samples: at a step the run has, never a step of their own.
+    steps = {e.step for e in acc.Scalars("Loss/critic")}
+    assert {e.step for e in rss1} <= steps | {0}
+
+
+class SizedComm(ThreadComm):
+    """ThreadComm that keeps the length of every vector it reduces."""
+
+    def __init__(self, world, rank):
+        super().__init__(world, rank)
+        self.lengths = []
+
+    def allreduce_sum(self, values):
+        self.lengths.append(len(values))
+        return super().allreduce_sum(values)
+
+
+def test_with_system_metrics_off_no_rank_samples_and_the_vector_is_unchanged(tmp_path):
+    def body(rank, comm):
+        with RankLogger(comm=comm, algo="sac", task="go2", sim="mujoco", max_iterations=20, num_envs=8, log_root=tmp_path, panel="off", system_metrics=False) as dist:
+            for it in range(1, 6):
+                dist.step(it, metrics={"Loss/critic": 1.0})
+            return dist._sampler, dist._keys + 2 * len(dist._layout), dist.run_dir
+
+    world = ThreadComm.World(2)
+    comms = [SizedComm(world, r) for r in range(2)]
+    results = [None, None]
+    threads = [threading.Thread(target=lambda r=r: results.__setitem__(r, body(r, comms[r]))) for r in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    (s0, n0, run_dir), (s1, n1, _) = results
+    assert s0 is None and s1 is None  # no rank started a sampler
+    assert comms[0].lengths[-4:] == [n0] * 4 and n0 == n1
+    assert not any(t.startswith("system/") for (t, _) in scalars(run_dir))
+
+
+def test_a_ranks_gpu_is_its_local_rank_through_cuda_visible_devices(monkeypatch):
+    # docs/contract/system-metrics.md "Ranks": explicit, else the launcher's local rank.
+    from tally.distributed import _LOCAL_RANK_ENV, own_gpus
+
+    for v in (*_LOCAL_RANK_ENV, "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.delenv(v, raising=False)
+    assert own_gpus() == []
+    monkeypatch.setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1")
+    assert own_gpus() == ["1"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6")
+    assert own_gpus() == ["5"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-8c1f")  # one device per rank
+    assert own_gpus() == ["GPU-8c1f"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert own_gpus() == []
+    assert own_gpus([2, "GPU-x"]) == ["2", "GPU-x"]

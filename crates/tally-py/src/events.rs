@@ -611,6 +611,7 @@ impl EventWriter {
         let sampler = tally::system::Sampler::spawn(
             Duration::from_secs_f64(interval),
             dir,
+            tally::system::gpu::Devices::All,
             Box::new(now_wall),
             Box::new(deliver),
         )

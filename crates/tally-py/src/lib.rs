@@ -16,6 +16,7 @@ mod events;
 mod exiting;
 mod flusher;
 mod logger;
+mod rank_system;
 mod read;
 mod remote;
 mod sink;
@@ -93,5 +94,6 @@ fn _tally(m: &Bound<'_, PyModule>) -> PyResult<()> {
     aggregate::register(m)?;
     read::register(m)?;
     summaries::register(m)?;
+    rank_system::register(m)?;
     Ok(())
 }

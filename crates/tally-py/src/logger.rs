@@ -320,6 +320,20 @@ impl PyLogger {
         self.submit(py, iteration, args, Some(rates))
     }
 
+    /// The seconds between system samples, None with `system_metrics=False`: the interval
+    /// `tally.distributed`'s other ranks sample at (docs/contract/system-metrics.md "Ranks").
+    #[getter]
+    fn system_interval(&self, py: Python<'_>) -> PyResult<Option<f64>> {
+        Ok(self.with_log(py, "system_interval", |l| l.system_interval())?)
+    }
+
+    /// Write the other ranks' system samples from the collective's summed blocks (world size
+    /// × `RANK_SYSTEM_SLOTS` floats; `tally.distributed`, docs/contract/system-metrics.md
+    /// "Ranks").
+    fn _rank_system(&self, py: Python<'_>, blocks: Vec<f64>) -> PyResult<()> {
+        Ok(self.with_log(py, "_rank_system", |l| l.rank_system(&blocks))?)
+    }
+
     /// The `ranks` rule on the last step, from each rank's count of non-finite values and
     /// iteration time (None: not measured) before the ranks were reduced: for a collective
     /// that reduces them itself (`tally.distributed`; docs/contract/health.md "Ranks").

@@ -86,7 +86,8 @@ fn main() {
     );
     // One sample on this thread, as the sampling thread takes it.
     let dir = tempfile::tempdir().unwrap();
-    let (mut probe, note) = tally::system::Probe::new(dir.path().to_owned());
+    let (mut probe, note) =
+        tally::system::Probe::new(dir.path().to_owned(), &tally::system::gpu::Devices::All);
     let n = 2_000;
     let mut per = Vec::new();
     for _ in 0..5 {

@@ -97,6 +97,8 @@ pub struct Logger {
     room: Room,
     /// The system metrics' sampler, stopped first at close (docs/contract/system-metrics.md).
     system: Option<crate::system::Sampler>,
+    /// With system metrics on: where the other ranks' samples go (`Logger::rank_system`).
+    rank_feed: Option<crate::writer::SystemFeed>,
 }
 
 impl Logger {

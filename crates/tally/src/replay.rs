@@ -51,11 +51,15 @@ impl Replay {
         // A system sample is its own event: shown in the System column, never a step
         // (docs/contract/system-metrics.md "Where it shows").
         if !scalars.is_empty() && scalars.iter().all(|s| crate::system::is_system_tag(&s.tag)) {
+            // The column shows rank 0's sample: other ranks' ("Ranks") leave it as it is.
             let values: Vec<(Arc<str>, f64)> = scalars
                 .iter()
+                .filter(|s| !crate::system::ranks::is_rank_tag(&s.tag))
                 .map(|s| (Arc::from(s.tag.as_str()), s.value))
                 .collect();
-            state.system_sample(&values);
+            if !values.is_empty() {
+                state.system_sample(&values);
+            }
             return;
         }
         let values: Vec<(Tag, f64)> = scalars

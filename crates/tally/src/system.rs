@@ -7,6 +7,10 @@
 
 pub mod gpu;
 pub mod procfs;
+pub mod ranks;
+pub mod tag;
+
+pub use tag::*;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
@@ -54,37 +58,6 @@ pub trait Deliver: Send {
     fn note(&mut self, text: &str);
 }
 
-/// The tags of the process and the machine.
-mod tag {
-    /// This process's CPU use, % of one core (above 100 on several).
-    pub const PROCESS_CPU: &str = "system/process/cpu_percent";
-    /// This process's resident memory, bytes.
-    pub const PROCESS_RSS: &str = "system/process/rss_bytes";
-    /// This process's threads.
-    pub const PROCESS_THREADS: &str = "system/process/threads";
-    /// This process's open file descriptors.
-    pub const PROCESS_FILES: &str = "system/process/open_files";
-    /// The machine's CPU use, % of all its cores.
-    pub const CPU: &str = "system/machine/cpu_percent";
-    /// The machine's memory in use (total less available), bytes.
-    pub const MEM_USED: &str = "system/machine/memory_used_bytes";
-    /// The machine's memory available without swapping, bytes.
-    pub const MEM_AVAILABLE: &str = "system/machine/memory_available_bytes";
-    /// The machine's 1-minute load average.
-    pub const LOAD: &str = "system/machine/load_1m";
-    /// Bytes read per second by the machine's whole disks.
-    pub const DISK_READ: &str = "system/machine/disk_read_bytes_per_s";
-    /// Bytes written per second by the machine's whole disks.
-    pub const DISK_WRITE: &str = "system/machine/disk_write_bytes_per_s";
-    /// Bytes free under the run directory.
-    pub const DISK_FREE: &str = "system/machine/disk_free_bytes";
-    /// Bytes received per second, every interface but loopback.
-    pub const NET_RECV: &str = "system/machine/network_recv_bytes_per_s";
-    /// Bytes sent per second, every interface but loopback.
-    pub const NET_SENT: &str = "system/machine/network_sent_bytes_per_s";
-}
-pub use tag::*;
-
 /// Turns two readings into a sample: rates and percentages over the time between them.
 pub struct Probe {
     disks: Vec<String>,
@@ -96,31 +69,18 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// Take the first reading (the baseline of the first rates) and load NVML; the note says
-    /// why there are no GPU tags, when there are none.
-    pub fn new(run_dir: PathBuf) -> (Probe, Option<String>) {
+    /// Take the first reading (the baseline of the first rates) and load NVML for the GPUs
+    /// `devices` names; the note says why there are no GPU tags, when there are none.
+    pub fn new(run_dir: PathBuf, devices: &gpu::Devices) -> (Probe, Option<String>) {
         let disks = procfs::physical_disks();
         let page_bytes = rustix::param::page_size() as f64;
         let first = procfs::read(&disks, &run_dir, page_bytes);
-        let (gpus, note) = gpu::Gpus::open();
-        let tags = [
-            PROCESS_CPU,
-            PROCESS_RSS,
-            PROCESS_THREADS,
-            PROCESS_FILES,
-            CPU,
-            MEM_USED,
-            MEM_AVAILABLE,
-            LOAD,
-            DISK_READ,
-            DISK_WRITE,
-            DISK_FREE,
-            NET_RECV,
-            NET_SENT,
-        ]
-        .iter()
-        .map(|t| Arc::from(*t))
-        .collect();
+        let (gpus, note) = gpu::Gpus::open(devices);
+        let tags = PROCESS
+            .iter()
+            .chain(&MACHINE)
+            .map(|t| Arc::from(*t))
+            .collect();
         let probe = Probe {
             disks,
             run_dir,
@@ -212,11 +172,13 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Start sampling every `interval` for the run in `run_dir`, wall times from `wall`; the
-    /// first sample comes one interval after the start (its rates need two readings).
+    /// Start sampling every `interval` for the run in `run_dir` and the GPUs `devices` names,
+    /// wall times from `wall`; the first sample comes one interval after the start (its rates
+    /// need two readings).
     pub fn spawn(
         interval: Duration,
         run_dir: PathBuf,
+        devices: gpu::Devices,
         wall: Box<dyn Fn() -> f64 + Send>,
         mut deliver: Box<dyn Deliver>,
     ) -> std::io::Result<Sampler> {
@@ -225,7 +187,7 @@ impl Sampler {
         let handle = std::thread::Builder::new()
             .name("tally-system".into())
             .spawn(move || {
-                let (mut probe, note) = Probe::new(run_dir);
+                let (mut probe, note) = Probe::new(run_dir, &devices);
                 if let Some(n) = note {
                     deliver.note(&n);
                 }

@@ -194,4 +194,21 @@ fn replay_shows_a_sample_in_the_system_column_never_as_a_step() {
     assert_eq!(after.window.n, before.window.n, "a sample is not a step");
     assert_eq!(after.machine.len(), 2);
     assert_eq!(&*after.machine[1].0, "system/gpu0/util_percent");
+    // Other ranks' samples (docs/contract/system-metrics.md "Ranks") are no step either, and
+    // the System column keeps rank 0's sample.
+    replay.event(
+        &mut state,
+        7,
+        1002.0,
+        &[
+            scalar("system/rank1/process/rss_bytes", 9e8),
+            scalar("system/rank1/gpu1/util_percent", 90.0),
+        ],
+    );
+    let ranks = state.snapshot();
+    assert_eq!(
+        ranks.window.n, before.window.n,
+        "a rank's sample is not a step"
+    );
+    assert_eq!(ranks.machine, after.machine);
 }

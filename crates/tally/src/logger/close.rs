@@ -53,6 +53,7 @@ impl Logger {
         if let Some(mut s) = self.system.take() {
             s.stop();
         }
+        self.rank_feed = None;
         // A run being closed is not stalled.
         if let Some((x, _)) = self.stall_exit.as_mut() {
             x.stop();

@@ -38,6 +38,7 @@ pub(super) fn start(
     crate::system::Sampler::spawn(
         Duration::from_secs_f64(config.system_interval_secs),
         run_dir.to_owned(),
+        crate::system::gpu::Devices::All,
         Box::new(move || wall_clock.wall()),
         Box::new(ToLogger {
             feed,

@@ -371,11 +371,15 @@ impl Logger {
             }
         }
         unstarted.dir = None;
+        let before_first = prior.as_ref().and_then(|p| p.start_step()).unwrap_or(0);
+        let rank_feed = config
+            .system_metrics
+            .then(|| writer.system_feed(before_first));
         let system = match config.system_metrics {
             true => Some(super::sampler::start(
                 &config,
                 &run_dir,
-                writer.system_feed(prior.as_ref().and_then(|p| p.start_step()).unwrap_or(0)),
+                writer.system_feed(before_first),
                 terminal.clone(),
                 clock.clone(),
             )?),
@@ -417,6 +421,7 @@ impl Logger {
             stall_exit,
             room,
             system,
+            rank_feed,
         })
     }
 }

@@ -50,6 +50,32 @@ impl Logger {
         }
     }
 
+    /// The seconds between system samples, None with system metrics off
+    /// (docs/contract/system-metrics.md "Settings"): the interval the other ranks sample at.
+    pub fn system_interval(&self) -> Option<f64> {
+        self.config
+            .system_metrics
+            .then_some(self.config.system_interval_secs)
+    }
+
+    /// Write the other ranks' system samples as they came through the collective: `blocks`
+    /// holds world size × [`crate::system::ranks::SLOTS`] floats, rank r's block at r × SLOTS
+    /// (docs/contract/system-metrics.md "Ranks"). One event at the clock's wall time, best
+    /// effort like the logger's own samples; nothing with system metrics off.
+    pub fn rank_system(&self, blocks: &[f64]) {
+        let Some(feed) = &self.rank_feed else {
+            return;
+        };
+        let own = crate::system::ranks::machine_id();
+        let values = crate::system::ranks::decode(blocks, own);
+        if !values.is_empty() {
+            feed.send(crate::system::Sample {
+                wall_time: self.clock.wall(),
+                values,
+            });
+        }
+    }
+
     /// Submit an already rank-reduced iteration with its rank-summed rates (the collective path).
     pub fn step_with_rates(&mut self, input: &StepInput, rates: Rates) -> Result<()> {
         let entered = self.pace.is_some().then(Instant::now);

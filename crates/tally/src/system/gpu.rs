@@ -4,57 +4,73 @@
 
 use std::sync::Arc;
 
-/// One GPU's tags, named once.
+/// Which GPUs a sampler reads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Devices {
+    /// Every GPU NVML lists (a logger's sampler).
+    #[default]
+    All,
+    /// Only these, each an NVML index (`"1"`) or UUID (`"GPU-…"`): a rank's own devices
+    /// (docs/contract/system-metrics.md "Ranks"). One NVML does not know is left out, and
+    /// no note is said.
+    Only(Vec<String>),
+}
+
+/// One GPU: its NVML index and its tags, named once, in the order of
+/// [`super::tag::GPU_FIELDS`].
 #[cfg_attr(not(feature = "nvml"), allow(dead_code))]
-struct Tags {
-    util: Arc<str>,
-    mem_used: Arc<str>,
-    mem_total: Arc<str>,
-    power: Arc<str>,
-    temp: Arc<str>,
-    sm_clock: Arc<str>,
-    mem_clock: Arc<str>,
+struct Device {
+    index: u32,
+    tags: [Arc<str>; 7],
 }
 
 #[cfg_attr(not(feature = "nvml"), allow(dead_code))]
-impl Tags {
-    fn new(index: u32) -> Tags {
-        let t = |name: &str| Arc::from(format!("system/gpu{index}/{name}"));
-        Tags {
-            util: t("util_percent"),
-            mem_used: t("memory_used_bytes"),
-            mem_total: t("memory_total_bytes"),
-            power: t("power_watts"),
-            temp: t("temperature_celsius"),
-            sm_clock: t("sm_clock_mhz"),
-            mem_clock: t("memory_clock_mhz"),
+impl Device {
+    fn new(index: u32) -> Device {
+        Device {
+            index,
+            tags: super::tag::GPU_FIELDS
+                .map(|f| Arc::from(super::tag::gpu_tag("system/", index, f))),
         }
     }
 }
 
-/// The machine's GPUs, or none.
+/// The GPUs sampled, or none.
 pub struct Gpus {
     #[cfg(feature = "nvml")]
     nvml: Option<nvml_wrapper::Nvml>,
-    tags: Vec<Tags>,
+    devices: Vec<Device>,
 }
 
 impl Gpus {
-    /// Load NVML and list the GPUs: every device NVML lists, named by its NVML index
+    /// Load NVML and list the GPUs `which` names, each named by its NVML index
     /// (docs/contract/system-metrics.md "GPUs"). Returns the note to say once when there is
-    /// none.
-    pub fn open() -> (Gpus, Option<String>) {
+    /// none (only for [`Devices::All`]).
+    pub fn open(which: &Devices) -> (Gpus, Option<String>) {
+        let quiet = |note: String| (*which == Devices::All).then_some(note);
         #[cfg(feature = "nvml")]
         {
             match nvml_wrapper::Nvml::init() {
                 Ok(nvml) => {
-                    let n = nvml.device_count().unwrap_or(0);
-                    let note = (n == 0).then(|| "NVML lists no GPU: no GPU tags".to_owned());
-                    let tags = (0..n).map(Tags::new).collect();
+                    let indices: Vec<u32> = match which {
+                        Devices::All => (0..nvml.device_count().unwrap_or(0)).collect(),
+                        Devices::Only(names) => names
+                            .iter()
+                            .filter_map(|n| match n.trim().parse::<u32>() {
+                                Ok(i) => nvml.device_by_index(i).ok().map(|_| i),
+                                Err(_) => nvml.device_by_uuid(n.trim()).ok()?.index().ok(),
+                            })
+                            .collect(),
+                    };
+                    let note = match indices.is_empty() {
+                        true => quiet("NVML lists no GPU: no GPU tags".to_owned()),
+                        false => None,
+                    };
+                    let devices = indices.into_iter().map(Device::new).collect();
                     (
                         Gpus {
                             nvml: Some(nvml),
-                            tags,
+                            devices,
                         },
                         note,
                     )
@@ -62,17 +78,19 @@ impl Gpus {
                 Err(e) => (
                     Gpus {
                         nvml: None,
-                        tags: Vec::new(),
+                        devices: Vec::new(),
                     },
-                    Some(format!("no GPU metrics: NVML not loaded ({e})")),
+                    quiet(format!("no GPU metrics: NVML not loaded ({e})")),
                 ),
             }
         }
         #[cfg(not(feature = "nvml"))]
         {
             (
-                Gpus { tags: Vec::new() },
-                Some("no GPU metrics: this build has no NVML (feature `nvml`)".to_owned()),
+                Gpus {
+                    devices: Vec::new(),
+                },
+                quiet("no GPU metrics: this build has no NVML (feature `nvml`)".to_owned()),
             )
         }
     }
@@ -83,31 +101,25 @@ impl Gpus {
         #[cfg(feature = "nvml")]
         if let Some(nvml) = &self.nvml {
             use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
-            for (i, t) in self.tags.iter().enumerate() {
-                let Ok(d) = nvml.device_by_index(i as u32) else {
+            for Device { index, tags: t } in &self.devices {
+                let Ok(d) = nvml.device_by_index(*index) else {
                     continue;
                 };
-                if let Ok(u) = d.utilization_rates() {
-                    out.push((t.util.clone(), f64::from(u.gpu)));
-                }
-                if let Ok(m) = d.memory_info() {
-                    out.push((t.mem_used.clone(), m.used as f64));
-                    out.push((t.mem_total.clone(), m.total as f64));
-                }
-                if let Ok(mw) = d.power_usage() {
-                    out.push((t.power.clone(), f64::from(mw) / 1000.0));
-                }
-                if let Ok(c) = d.temperature(TemperatureSensor::Gpu) {
-                    out.push((t.temp.clone(), f64::from(c)));
-                }
-                if let Ok(c) = d.clock_info(Clock::SM) {
-                    out.push((t.sm_clock.clone(), f64::from(c)));
-                }
-                if let Ok(c) = d.clock_info(Clock::Memory) {
-                    out.push((t.mem_clock.clone(), f64::from(c)));
-                }
+                let mut put = |i: usize, v: Option<f64>| {
+                    if let Some(v) = v {
+                        out.push((t[i].clone(), v));
+                    }
+                };
+                put(0, d.utilization_rates().ok().map(|u| f64::from(u.gpu)));
+                let m = d.memory_info().ok();
+                put(1, m.as_ref().map(|m| m.used as f64));
+                put(2, m.as_ref().map(|m| m.total as f64));
+                put(3, d.power_usage().ok().map(|mw| f64::from(mw) / 1000.0));
+                put(4, d.temperature(TemperatureSensor::Gpu).ok().map(f64::from));
+                put(5, d.clock_info(Clock::SM).ok().map(f64::from));
+                put(6, d.clock_info(Clock::Memory).ok().map(f64::from));
             }
         }
-        let _ = (&self.tags, out);
+        let _ = (&self.devices, out);
     }
 }
