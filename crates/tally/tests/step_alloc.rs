@@ -21,6 +21,9 @@ fn config(dir: &std::path::Path, log_interval: u64, queue: usize) -> LoggerConfi
     c.log_interval = log_interval;
     c.queue_capacity = queue;
     c.summary_interval_secs = 1e9;
+    // The system sampler is a thread of its own whose reads of /proc allocate, on its own clock
+    // (docs/contract/step.md "The hot path"): off, so the count is the step's.
+    c.system_metrics = false;
     c
 }
 
