@@ -5,8 +5,9 @@
 //! past every step written (a later file repeating a step is a step going back to the readers,
 //! docs/contract/consumers.md "A run's event files"). Names sort in writing order
 //! (`<stem>.<sequence, 10 digits>`) and each segment's `file_version` wall time is never before
-//! its predecessor's.
+//! its predecessor's. `run_summary.json` is put again with each segment closed.
 
+use crate::run::RUN_SUMMARY_FILE;
 use crate::upload::{Roll, Upload};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -106,6 +107,9 @@ impl Segments {
             eprintln!("tally: warning: {e}");
         }
         self.upload.put(&path, None, true);
+        // The summary the writer thread last wrote goes up with each segment: the bucket's is
+        // at most one segment behind its events.
+        self.upload.put(&self.dir.join(RUN_SUMMARY_FILE), None, false);
         self.seq += 1;
         self.created = created;
         self.opened = Instant::now();

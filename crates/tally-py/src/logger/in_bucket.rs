@@ -39,6 +39,12 @@ fn fault(uploader: &Uploader, message: String) -> tally::Error {
     }
 }
 
+/// The run started: `run_config.json` and the first `run_summary.json` put (no wait), so the
+/// bucket names the run before its first segment closes.
+pub(super) fn started(uploader: &Uploader) {
+    put_artefacts(uploader, uploader.staging(), &mut None);
+}
+
 /// After the logger's `flush` (which handed the open segment in): the artefacts put, and every
 /// put so far waited for, at most [`FLUSH_WAIT`]. A store that refuses: an error with `raise`,
 /// nothing with `warn` (the outage itself is printed by the sink); what is not in the bucket

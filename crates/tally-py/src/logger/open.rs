@@ -202,6 +202,9 @@ pub(super) fn open(py: Python<'_>, args: NewArgs<'_>) -> PyResult<PyLogger> {
     let (objs, boxed) = replicas::sinks(py, &mut lc, sinks, wandb, mlflow, trackio)?;
     let mut log = tally::Logger::with_sinks(lc, boxed, Arc::new(SystemClock::default()))
         .map_err(Failure::from)?;
+    if let Some(b) = &bucket {
+        super::in_bucket::started(b);
+    }
     let run_dir = log.run_dir().to_owned();
     let tracer = log.tracer().clone();
     // The panel renders the logger's terminal state on its own 2 Hz thread; the logger
