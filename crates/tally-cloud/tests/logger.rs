@@ -72,7 +72,10 @@ fn the_logger_rolls_segments_only_between_steps_and_puts_every_step_once_in_orde
     let mut last_max: Option<i64> = None;
     for (seq, key) in keys.iter().enumerate() {
         let name = key.filename().unwrap();
-        assert!(name.ends_with(&format!(".{seq:010}")), "{name} is segment {seq}");
+        assert!(
+            name.ends_with(&format!(".{seq:010}")),
+            "{name} is segment {seq}"
+        );
         let bytes = rt.block_on(remote.store.get(key)).unwrap();
         let path = copy.path().join(name);
         std::fs::write(&path, rt.block_on(bytes.bytes()).unwrap()).unwrap();
@@ -87,7 +90,10 @@ fn the_logger_rolls_segments_only_between_steps_and_puts_every_step_once_in_orde
             assert!(first > m, "{name} starts at step {first}, not past {m}");
         }
         last_max = Some(max);
-        samples += scalars.iter().filter(|s| s.tag.starts_with("system/")).count();
+        samples += scalars
+            .iter()
+            .filter(|s| s.tag.starts_with("system/"))
+            .count();
         critic.extend(
             scalars
                 .iter()

@@ -81,8 +81,8 @@ impl Segments {
     pub fn before(&mut self, writer: &mut EventFileWriter, step: i64) {
         self.say();
         let passes = self.max_step.is_none_or(|m| step > m);
-        let due = self.opened.elapsed() >= self.roll.after
-            || writer.bytes_written() >= self.roll.bytes;
+        let due =
+            self.opened.elapsed() >= self.roll.after || writer.bytes_written() >= self.roll.bytes;
         if !(passes && due) {
             return;
         }
@@ -109,7 +109,8 @@ impl Segments {
         self.upload.put(&path, None, true);
         // The summary the writer thread last wrote goes up with each segment: the bucket's is
         // at most one segment behind its events.
-        self.upload.put(&self.dir.join(RUN_SUMMARY_FILE), None, false);
+        self.upload
+            .put(&self.dir.join(RUN_SUMMARY_FILE), None, false);
         self.seq += 1;
         self.created = created;
         self.opened = Instant::now();

@@ -72,7 +72,10 @@ pub(super) fn flushed(uploader: &Uploader, on_error: OnStorageError) -> Result<(
 /// After the logger closed: the final artefacts put, and every put waited for, at most
 /// [`CLOSE_WAIT`] once the store refuses. What is left stays in staging, said (raised with
 /// `raise`), and the uploader goes on trying while the process lives.
-pub(super) fn closed(uploader: Arc<Uploader>, on_error: OnStorageError) -> Result<(), tally::Error> {
+pub(super) fn closed(
+    uploader: Arc<Uploader>,
+    on_error: OnStorageError,
+) -> Result<(), tally::Error> {
     let mut last = None;
     put_artefacts(&uploader, uploader.staging(), &mut last);
     let left = uploader.drain(CLOSE_WAIT);

@@ -54,7 +54,10 @@ impl Logger {
                 )));
             }
         }
-        if let Some(s) = extra.iter().find(|s| s.is_remote() && config.upload.is_some()) {
+        if let Some(s) = extra
+            .iter()
+            .find(|s| s.is_remote() && config.upload.is_some())
+        {
             // A remote sink follows the event file, which a run in a bucket writes as segments
             // leaving staging once put (docs/contract/object-storage.md "Writing").
             return Err(Error::Config(format!(
