@@ -395,8 +395,4 @@ impl tally::upload::Upload for Uploader {
     fn take_reports(&self) -> Vec<String> {
         self.take_report().iter().map(Report::to_string).collect()
     }
-
-    fn roll(&self) -> tally::upload::Roll {
-        tally::upload::Roll::from_env()
-    }
 }

@@ -104,6 +104,6 @@ fn the_logger_rolls_segments_only_between_steps_and_puts_every_step_once_in_orde
     let want: Vec<(i64, f64)> = (1..=300).map(|i| (i, i as f64)).collect();
     assert_eq!(critic, want, "every step once, in writing order");
     assert!(samples > 0, "the system samples went up too");
-    // The staging directory served: the uploader removed it once all was put.
+    // Each segment left staging once it was in the store.
     assert!(!root.join(keys[0].filename().unwrap()).exists());
 }

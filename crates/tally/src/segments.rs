@@ -51,7 +51,7 @@ impl Segments {
         let stem = event_file_name(secs, &options.hostname, options.pid, n);
         let created = options.created_at;
         let segments = Segments {
-            roll: upload.roll(),
+            roll: Roll::from_env(),
             upload,
             dir: dir.to_owned(),
             stem,

@@ -14,8 +14,6 @@ pub trait Upload: Send + Sync + std::fmt::Debug {
     fn put(&self, local: &Path, len: Option<u64>, remove: bool) -> u64;
     /// What the uploader has to say (an outage begun or ended), each once; cheap when nothing.
     fn take_reports(&self) -> Vec<String>;
-    /// When a segment closes.
-    fn roll(&self) -> Roll;
 }
 
 /// When a segment closes: the first of `after` since it opened or `bytes` written.
