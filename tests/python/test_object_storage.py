@@ -195,13 +195,13 @@ def test_a_missing_bucket_a_bad_url_and_no_credentials_are_errors_naming_the_url
         tally.runs("s3://empty/runs")
 
 
-def test_the_logger_refuses_a_url_and_makes_no_local_directory_named_after_it(tmp_path, monkeypatch):
+def test_a_url_no_store_serves_is_refused_and_makes_no_local_directory_named_after_it(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(tally.ConfigError, match=r"s3://bkt/run.*URL.*SummaryWriter"):
-        tally.Logger(log_dir="s3://bkt/run", algo="ppo", task="t", panel="off")
+    with pytest.raises(tally.ConfigError, match=r"foo://bkt/run: not an object-store URL"):
+        tally.Logger(log_dir="foo://bkt/run", algo="ppo", task="t", panel="off")
     with pytest.raises(tally.ConfigError, match=r"foo://bkt/run: not an object-store URL"):
         tally.SummaryWriter("foo://bkt/run")
-    assert not (tmp_path / "s3:").exists()
+    assert not (tmp_path / "foo:").exists()
     assert list(tmp_path.iterdir()) == []
 
 
@@ -421,3 +421,122 @@ def test_the_tensorboardx_flavour_writes_its_sub_runs_into_the_bucket(s3, tmp_pa
     keys = download(s3, "xtbx", "run", tmp_path / "copy")
     assert {"/".join(k.split("/")[1:-1]) for k in keys if "tfevents" in k} == {"", "q/min", "q/max"}
     assert tally.read(tmp_path / "copy" / "q" / "max").column("value").to_pylist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+# -- The Logger (docs/contract/object-storage.md "Writing", "The Logger") ------------------------
+
+
+def logger_run(log_dir: str, steps: range, pause: float = 0.0, **kw):
+    """A Logger run: user metrics and rewards each step, the panel off, no system samples."""
+    log = tally.Logger(log_dir=log_dir, algo="sac", task="t", panel="off", system_metrics=False,
+                       config={"lr": 0.1}, **kw)
+    for i in steps:
+        log.step(i + 1, env_steps=(i + 1) * 64, metrics={"Loss/critic": 1.0 / (i + 1), "Loss/actor": -0.5 * i},
+                 rewards={"tracking": 0.25 * i}, episode_return=float(i), iteration_time=0.01)
+        time.sleep(pause)
+    return log
+
+
+def given(table) -> list:
+    """(step, tag, value) of the tags the run was given, in order: wall times and what the
+    logger derives from them (rates, timings) differ between two runs."""
+    rows = zip(table.column("step").to_pylist(), table.column("tag").to_pylist(), table.column("value").to_pylist())
+    return [r for r in rows if r[1].startswith(("Loss/", "reward/", "Train/"))]
+
+
+def test_a_logger_run_written_to_a_bucket_reads_back_as_the_same_run_written_locally(s3, tmp_path, monkeypatch):
+    monkeypatch.setenv("TALLY_SEGMENT_SECONDS", "0.02")
+    make_bucket(s3, "lbkt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a step going back between segments would warn
+        logger_run("s3://lbkt/team/run", range(300), pause=0.002).close()
+        logger_run(str(tmp_path / "local" / "run"), range(300)).close()
+        remote = tally.read("s3://lbkt/team")
+        local = tally.read(tmp_path / "local")
+    assert len(given(local)) == 5 * 300
+    assert given(remote) == given(local)
+    assert sorted(set(remote.column("tag").to_pylist())) == sorted(set(local.column("tag").to_pylist()))
+    keys = download(s3, "lbkt", "team/run", tmp_path / "copy")
+    segments = [k for k in keys if "tfevents" in k]
+    assert len(segments) >= 3, f"the event file went up as segments: {segments}"
+    assert "team/run/run_config.json" in keys
+    summary = json.loads((tmp_path / "copy" / "run_summary.json").read_text())
+    assert summary["status"] == "completed" and summary["persisted_iterations"] == 300
+    assert json.loads((tmp_path / "copy" / "run_config.json").read_text())["config"]["lr"] == 0.1
+    assert not [k for k in keys if k.rsplit("/", 1)[-1].startswith(".")], "no lock or temporary file is put"
+    assert not list((tmp_path / "cache" / "staging").rglob("*tfevents*")), "staging emptied once all was put"
+
+
+def test_a_logger_flush_returns_with_every_step_and_the_summary_in_the_bucket(s3, tmp_path, monkeypatch):
+    monkeypatch.setenv("TALLY_SEGMENT_SECONDS", "3600")  # one open segment: flush must put it
+    make_bucket(s3, "lfbkt")
+    log = logger_run("s3://lfbkt/run", range(25))
+    log.flush()
+    download(s3, "lfbkt", "run", tmp_path / "after-flush")
+    assert sorted(set(tally.read(tmp_path / "after-flush").column("step").to_pylist())) == [
+        (i + 1) * 64 for i in range(25)]
+    assert json.loads((tmp_path / "after-flush" / "run_summary.json").read_text())["status"] == "running"
+    log.step(26, env_steps=26 * 64, metrics={"Loss/critic": 0.0})
+    log.close()
+    download(s3, "lfbkt", "run", tmp_path / "after-close")
+    assert (26 * 64) in tally.read(tmp_path / "after-close").column("step").to_pylist()
+    assert json.loads((tmp_path / "after-close" / "run_summary.json").read_text())["status"] == "completed"
+
+
+def test_a_logger_whose_store_goes_away_stalls_no_step_says_it_once_and_loses_nothing(tmp_path, monkeypatch, capfd):
+    port = socket.socket()
+    port.bind(("127.0.0.1", 0))
+    number = port.getsockname()[1]
+    port.close()
+
+    def serve():
+        server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=number, verbose=False)
+        server.start()
+        return server
+
+    endpoint = f"http://127.0.0.1:{number}"
+    for k, v in {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                 "AWS_DEFAULT_REGION": "us-east-1", "TALLY_CACHE_DIR": str(tmp_path / "cache"),
+                 "TALLY_SEGMENT_SECONDS": "0.05"}.items():
+        monkeypatch.setenv(k, v)
+    server = serve()
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                      aws_access_key_id="testing", aws_secret_access_key="testing")
+    make_bucket(s3, "lobkt")
+    log = tally.Logger(log_dir="s3://lobkt/run", algo="sac", task="t", panel="off", system_metrics=False,
+                       on_storage_error="warn")
+    slowest = 0.0
+
+    def steps(span):
+        nonlocal slowest
+        for i in span:
+            t = time.perf_counter()
+            log.step(i + 1, metrics={"Loss/critic": float(i)})
+            slowest = max(slowest, time.perf_counter() - t)
+            time.sleep(0.005)
+
+    steps(range(0, 40))
+    log.flush()
+    server.stop()
+    server._server.server_close()  # the port refuses connections, as a store gone away
+    steps(range(40, 400))  # ~2 s without the store: segments wait in staging
+    staged = list((tmp_path / "cache" / "staging").rglob("*tfevents*"))
+    log.flush()  # with warn: returns, the events kept in staging
+    server = serve()
+    steps(range(400, 440))
+    log.close()
+    said = capfd.readouterr().err
+    try:
+        assert slowest < 0.25, f"a step took {slowest:.3f} s while the store was away"
+        assert len(staged) >= 3, "the segments the store refused were kept in staging"
+        outages = [line for line in said.splitlines() if "put again every" in line]
+        assert len(outages) == 1 and "s3://lobkt/run" in outages[0], said
+        download(s3, "lobkt", "run", tmp_path / "copy")
+        table = tally.read(tmp_path / "copy")
+        critic = [(s, v) for s, t, v in zip(table.column("step").to_pylist(), table.column("tag").to_pylist(),
+                                            table.column("value").to_pylist()) if t == "Loss/critic"]
+        assert critic == [(i + 1, float(i)) for i in range(440)], "every step, once, in order"
+        summary = json.loads((tmp_path / "copy" / "run_summary.json").read_text())
+        assert summary["status"] == "completed"
+    finally:
+        server.stop()

@@ -18,31 +18,7 @@ use tally::kept_events::KeepingEventFile;
 use tally::{Error, OnStorageError, Result};
 use tally_tfevents::{event_file_name, EventFileWriter, WriterOptions};
 
-/// When a segment closes: the first of `after` since it opened or `bytes` written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Roll {
-    /// How long a segment stays open (what a crash can lose at most).
-    pub after: Duration,
-    /// How large a segment grows.
-    pub bytes: u64,
-}
-
-impl Roll {
-    /// 5 s or 4 MiB; `TALLY_SEGMENT_SECONDS` and `TALLY_SEGMENT_BYTES` override.
-    pub fn from_env() -> Roll {
-        let secs = std::env::var("TALLY_SEGMENT_SECONDS")
-            .ok()
-            .and_then(|s| s.parse::<f64>().ok())
-            .and_then(|s| Duration::try_from_secs_f64(s).ok());
-        let bytes = std::env::var("TALLY_SEGMENT_BYTES")
-            .ok()
-            .and_then(|s| s.parse::<u64>().ok());
-        Roll {
-            after: secs.unwrap_or(Duration::from_secs(5)),
-            bytes: bytes.unwrap_or(4 << 20),
-        }
-    }
-}
+pub use tally::upload::Roll;
 
 /// How long `flush` waits for the store before it says the events are not in it yet.
 pub const FLUSH_WAIT: Duration = Duration::from_secs(30);

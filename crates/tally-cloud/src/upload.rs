@@ -384,3 +384,15 @@ fn put(shared: &Shared, rt: &tokio::runtime::Runtime, job: &Job) -> Result<(), F
         .map(|_| ())
         .map_err(|e| Refused(Error::store(&format!("{url}/{rel}"), "putting", &e).to_string()))
 }
+
+/// The logger's event-file sink hands its closed segments here (docs/contract/object-storage.md
+/// "Writing"): `tally` defines the trait, so it never depends on the store's client.
+impl tally::upload::Upload for Uploader {
+    fn put(&self, local: &Path, len: Option<u64>, remove: bool) -> u64 {
+        Uploader::put(self, local, len, remove)
+    }
+
+    fn take_reports(&self) -> Vec<String> {
+        self.take_report().iter().map(Report::to_string).collect()
+    }
+}

@@ -21,6 +21,16 @@ pub struct Bucket {
     pub(crate) uploader: Arc<Uploader>,
 }
 
+/// The uploader of the run at `url` (no trailing `/`), staging in a new directory. A URL no
+/// store serves is a `ConfigError` naming it; a staging directory not made, a `StorageError`.
+pub(crate) fn start(py: Python<'_>, url: &str) -> PyResult<Arc<Uploader>> {
+    match Uploader::start(url, staging_for(url)) {
+        Ok(uploader) => Ok(uploader),
+        Err(e @ tally_cloud::Error::Url { .. }) => Err(Failure::Config(e.to_string()).into()),
+        Err(e) => Err(PyErr::from_type(class(py, Kind::Storage)?, e.to_string())),
+    }
+}
+
 /// `url`'s staging directory: below the cache directory, named by the URL's parts (so what is
 /// left there after a crash says where it goes) and by this writer.
 fn staging_for(url: &str) -> PathBuf {
@@ -45,12 +55,8 @@ impl Bucket {
     /// yet) and a new staging directory. A URL no store serves is a `ConfigError` naming it.
     #[new]
     fn new(py: Python<'_>, url: &str) -> PyResult<Self> {
-        let url = url.trim_end_matches('/');
-        match Uploader::start(url, staging_for(url)) {
-            Ok(uploader) => Ok(Bucket { uploader }),
-            Err(e @ tally_cloud::Error::Url { .. }) => Err(Failure::Config(e.to_string()).into()),
-            Err(e) => Err(PyErr::from_type(class(py, Kind::Storage)?, e.to_string())),
-        }
+        let uploader = start(py, url.trim_end_matches('/'))?;
+        Ok(Bucket { uploader })
     }
 
     /// The local directory standing for the URL (`pathlib.Path`-able `str`).

@@ -28,6 +28,7 @@ mod closing;
 mod documents;
 mod guard;
 mod health;
+mod in_bucket;
 mod open;
 mod phase;
 mod replicas;
@@ -487,12 +488,21 @@ impl PyLogger {
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
         refuse_tally_thread("flush")?;
         let mut guard = lock(py, &self.core);
+        let bucket = guard.bucket.clone();
+        let on_error = guard.on_storage_error;
         let log = guard
             .log
             .as_mut()
             .filter(|l| !l.is_closed())
             .ok_or(Failure::Tally(tally::Error::Closed))?;
-        let flushed = py.detach(|| log.flush()).map_err(Failure::from);
+        let flushed = py
+            .detach(|| {
+                log.flush()?;
+                // A run in a bucket: flush means in the bucket (docs/contract/object-storage.md
+                // "Writing").
+                bucket.map_or(Ok(()), |b| in_bucket::flushed(&b, on_error))
+            })
+            .map_err(Failure::from);
         drop(guard);
         self.tell_health(py)?;
         flushed?;

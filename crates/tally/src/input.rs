@@ -436,6 +436,10 @@ pub struct LoggerConfig {
     pub system_metrics: bool,
     /// Seconds between system samples (default [`crate::system::DEFAULT_INTERVAL_SECS`]).
     pub system_interval_secs: f64,
+    /// A run written to object storage: the run directory is its staging directory and the
+    /// event file goes up as segments through this upload (docs/contract/object-storage.md
+    /// "Writing").
+    pub upload: Option<std::sync::Arc<dyn crate::upload::Upload>>,
 }
 
 impl LoggerConfig {
@@ -456,6 +460,13 @@ impl LoggerConfig {
                 "resume_from={from} rewinds an existing run and needs resume=True \
                  (LoggerConfig::resume)"
             ));
+        }
+        if self.upload.is_some() && self.resume {
+            return bad(
+                "resume=True with a log_dir in object storage: resuming a run in a bucket is not \
+                 supported yet (docs/contract/object-storage.md \"Writing\")"
+                    .into(),
+            );
         }
         if self.num_gpus == 0 {
             return bad("num_gpus must be at least 1".into());
@@ -585,6 +596,7 @@ impl LoggerConfig {
             stall_exit_after_secs: None,
             system_metrics: true,
             system_interval_secs: crate::system::DEFAULT_INTERVAL_SECS,
+            upload: None,
         }
     }
 }

@@ -121,9 +121,10 @@ where
     if let Some(dir) = &spec.log_dir {
         if let Some(scheme) = url_scheme(dir) {
             return Err(Error::Config(format!(
-                "log_dir {}: a {scheme}:// URL; the Logger does not write to object storage yet \
-                 (tally.SummaryWriter does): write to a local directory and copy it to the \
-                 bucket (docs/contract/object-storage.md \"Writing\")",
+                "log_dir {}: a {scheme}:// URL; the Rust Logger writes to object storage only \
+                 through an upload it is handed (LoggerConfig::upload; tally.Logger in Python \
+                 does this): write to a local directory and copy it to the bucket \
+                 (docs/contract/object-storage.md \"Writing\")",
                 dir.display()
             )));
         }

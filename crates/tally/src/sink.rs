@@ -6,7 +6,9 @@
 //! (docs/contract/run-artifacts.md "Storage faults"). A remote sink is not the writer
 //! thread's: it follows the event file (`remote.rs`).
 
+use crate::segments::Segments;
 use crate::tag::Tag;
+use crate::upload::Upload;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tally_tfevents::{EventFileWriter, OpenError, WriteError, WriteRecordError, WriterOptions};
@@ -133,6 +135,9 @@ pub trait Sink: Send {
 pub struct TensorBoardSink {
     writer: Option<EventFileWriter>,
     path: PathBuf,
+    /// A run written to object storage: the event file as segments (docs/contract/
+    /// object-storage.md "Writing").
+    segments: Option<Segments>,
 }
 
 impl TensorBoardSink {
@@ -143,7 +148,41 @@ impl TensorBoardSink {
         Ok(TensorBoardSink {
             writer: Some(writer),
             path,
+            segments: None,
         })
+    }
+
+    /// The event file in `dir` as segments, each handed to `upload` once closed.
+    pub fn segmented(
+        dir: &Path,
+        options: WriterOptions,
+        upload: Arc<dyn Upload>,
+    ) -> Result<Self, OpenError> {
+        let (segments, writer) = Segments::open(dir, options, upload)?;
+        let path = writer.path().to_owned();
+        Ok(TensorBoardSink {
+            writer: Some(writer),
+            path,
+            segments: Some(segments),
+        })
+    }
+
+    /// The open file, for an event at `step`: with segments, the next one when the open one is
+    /// due and `step` passes every step written.
+    fn writer_at(&mut self, step: i64) -> Result<&mut EventFileWriter, SinkError> {
+        let w = self.writer.as_mut().ok_or("event file already closed")?;
+        if let Some(s) = &mut self.segments {
+            s.before(w, step);
+            self.path = w.path().to_owned();
+        }
+        Ok(w)
+    }
+
+    /// An event at `step` is written.
+    fn written(&mut self, step: i64) {
+        if let Some(s) = &mut self.segments {
+            s.written(step);
+        }
     }
 
     /// The event file.
@@ -178,11 +217,13 @@ impl Sink for TensorBoardSink {
     }
 
     fn write(&mut self, step: &BackendStep) -> Result<(), SinkError> {
-        let w = self.writer.as_mut().ok_or("event file already closed")?;
+        let w = self.writer_at(step.step)?;
         let scalars = step.scalars.iter().map(|(t, v)| (t.as_str(), *v));
         // Tags were resolved against the schema: unique and non-empty already.
         w.write_resolved_scalar_iter(step.step, step.wall_time, scalars)
-            .map_err(classify)
+            .map_err(classify)?;
+        self.written(step.step);
+        Ok(())
     }
 
     fn write_text(
@@ -193,12 +234,14 @@ impl Sink for TensorBoardSink {
         text: &str,
     ) -> Result<(), SinkError> {
         use tally_tfevents::summary_event::{encode_summary, encode_summary_event};
-        let w = self.writer.as_mut().ok_or("event file already closed")?;
+        let w = self.writer_at(step)?;
         let summary = encode_summary(vec![tally_tfevents::plugin_summaries::text_value(
             tag, text,
         )]);
         w.write_event_bytes(&encode_summary_event(Some(step), wall_time, &summary))
-            .map_err(classify)
+            .map_err(classify)?;
+        self.written(step);
+        Ok(())
     }
 
     fn write_system(
@@ -207,11 +250,13 @@ impl Sink for TensorBoardSink {
         wall_time: f64,
         values: &[(Arc<str>, f64)],
     ) -> Result<(), SinkError> {
-        let w = self.writer.as_mut().ok_or("event file already closed")?;
+        let w = self.writer_at(step)?;
         // The sampler's tags: fixed, unique and valid (docs/contract/system-metrics.md).
         let scalars = values.iter().map(|(t, v)| (&**t, *v));
         w.write_resolved_scalar_iter(step, wall_time, scalars)
-            .map_err(classify)
+            .map_err(classify)?;
+        self.written(step);
+        Ok(())
     }
 
     fn relink(&mut self) -> Result<Option<Relinked>, SinkError> {
@@ -232,17 +277,27 @@ impl Sink for TensorBoardSink {
     }
 
     fn flush(&mut self) -> Result<(), SinkError> {
-        match self.writer.as_mut() {
-            Some(w) => Ok(w.sync()?),
-            None => Ok(()),
+        let Some(w) = self.writer.as_mut() else {
+            return Ok(());
+        };
+        w.sync()?;
+        if let Some(s) = &mut self.segments {
+            s.flush(w.path(), w.bytes_written());
         }
+        Ok(())
     }
 
     fn close(&mut self) -> Result<(), SinkError> {
-        match self.writer.take() {
-            Some(w) => Ok(w.close()?),
-            None => Ok(()),
+        let Some(w) = self.writer.take() else {
+            return Ok(());
+        };
+        let path = w.path().to_owned();
+        let closed = w.close();
+        if let Some(s) = &mut self.segments {
+            // Put even after a failed close: what the file holds is the run's.
+            s.close(&path);
         }
+        Ok(closed?)
     }
 }
 

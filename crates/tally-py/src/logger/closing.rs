@@ -79,6 +79,16 @@ pub(super) fn close_core(
             Ok(())
         }
     };
+    // A run in a bucket: its last files put, waited for (docs/contract/object-storage.md
+    // "Writing").
+    let closed = match guard.bucket.take() {
+        Some(b) => {
+            let on_error = guard.on_storage_error;
+            let put = py.detach(|| super::in_bucket::closed(b, on_error));
+            closed.and(put)
+        }
+        None => closed,
+    };
     let run_dir = guard.run_dir.to_string_lossy().into_owned();
     let sinks: Vec<Py<PyAny>> = guard.py_sinks.iter().map(|s| s.clone_ref(py)).collect();
     drop(guard);

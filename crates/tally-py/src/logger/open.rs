@@ -187,9 +187,24 @@ pub(super) fn open(py: Python<'_>, args: NewArgs<'_>) -> PyResult<PyLogger> {
     if let Some(w) = wandb {
         lc.wandb = wandb_settings(py, w)?;
     }
+    // An object-store URL: the run is written into a staging directory and put to the bucket
+    // (docs/contract/object-storage.md "Writing").
+    let bucket = match lc.log_dir.as_deref() {
+        Some(d) if tally::rundir::url_scheme(d).is_some() => {
+            let url = d.to_string_lossy();
+            let uploader = crate::bucket::start(py, url.trim_end_matches('/'))?;
+            lc.log_dir = Some(uploader.staging().to_owned());
+            lc.upload = Some(uploader.clone());
+            Some(uploader)
+        }
+        _ => None,
+    };
     let (objs, boxed) = replicas::sinks(py, &mut lc, sinks, wandb, mlflow, trackio)?;
     let mut log = tally::Logger::with_sinks(lc, boxed, Arc::new(SystemClock::default()))
         .map_err(Failure::from)?;
+    if let Some(b) = &bucket {
+        super::in_bucket::started(b);
+    }
     let run_dir = log.run_dir().to_owned();
     let tracer = log.tracer().clone();
     // The panel renders the logger's terminal state on its own 2 Hz thread; the logger
@@ -210,6 +225,8 @@ pub(super) fn open(py: Python<'_>, args: NewArgs<'_>) -> PyResult<PyLogger> {
         console,
         video_noted: false,
         health_cursor: 0,
+        bucket,
+        on_storage_error,
     }));
     closing::register(py, &core)?;
     Ok(PyLogger {

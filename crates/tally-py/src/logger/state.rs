@@ -23,6 +23,11 @@ pub(super) struct Core {
     pub(super) video_noted: bool,
     /// The findings `on_health` was told (docs/contract/health.md "In the logger").
     pub(super) health_cursor: usize,
+    /// A run written to object storage: its uploader (docs/contract/object-storage.md
+    /// "Writing").
+    pub(super) bucket: Option<Arc<tally_cloud::Uploader>>,
+    /// The logger's `on_storage_error`, for the bucket's faults.
+    pub(super) on_storage_error: tally::OnStorageError,
 }
 
 /// The step being built: conversion buffers and the phase timers' seconds not yet submitted.

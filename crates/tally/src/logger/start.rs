@@ -54,6 +54,18 @@ impl Logger {
                 )));
             }
         }
+        if let Some(s) = extra
+            .iter()
+            .find(|s| s.is_remote() && config.upload.is_some())
+        {
+            // A remote sink follows the event file, which a run in a bucket writes as segments
+            // leaving staging once put (docs/contract/object-storage.md "Writing").
+            return Err(Error::Config(format!(
+                "the {} sink follows the run's event file, which a log_dir in object storage \
+                 writes as segments: not supported yet; log to a local directory",
+                s.name()
+            )));
+        }
         if let Some(tracker) = config.backend.tracker() {
             if !extra.iter().any(|s| s.name() == tracker) {
                 let package = if tracker == "wandb" {
@@ -234,7 +246,11 @@ impl Logger {
                 None => std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(wall),
             };
             let created = options.created_at;
-            let mut tb = TensorBoardSink::create(&run_dir, options)?;
+            let mut tb = match &config.upload {
+                // A run in object storage: the event file goes up as segments.
+                Some(up) => TensorBoardSink::segmented(&run_dir, options, up.clone())?,
+                None => TensorBoardSink::create(&run_dir, options)?,
+            };
             if let Some(r) = rewind {
                 // Right after file_version: readers drop what the earlier files hold after the
                 // checkpoint (docs/contract/run-artifacts.md "Resume" (Rewind)).
