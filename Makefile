@@ -53,7 +53,7 @@ $(VENV)/.installed: requirements-test.txt
 	$(PY) -m pip install --quiet --no-deps trinity-rft==0.6.0
 	touch $@
 
-## Build the abi3 wheel (release) and install it into the venv exactly as `pip install .` does
+## Build the abi3 wheel (`make wheel`) and install it into the venv exactly as `pip install .` does
 ## for a user (maturin is the build backend; it comes from requirements-test.txt).
 # The package the Python tests import is the wheel to publish, so the release build (the longest
 # step: the SQL engine) is made once.
@@ -73,13 +73,13 @@ test-faults: py-install
 	TALLY_STRESS_ITERATIONS=100000 TALLY_KILL_TRIALS=50 $(PY) -m pytest -q tests/python/test_threads.py tests/python/test_signals.py
 	TALLY_RSS_STEPS=10000000 $(CARGO) test --release -p tally --test faults_rss -- --nocapture
 
-## What to publish, into $(DIST)/: the wheel, abi3 (CPython >= 3.9) and manylinux2014 (glibc >=
+## What to publish, into $(DIST)/ (Cargo.toml's `wheel` profile): the wheel, abi3 (CPython >= 3.9) and manylinux2014 (glibc >=
 ## 2.17) so pip installs it without Rust, and the sdist for platforms without a wheel. maturin
 ## links through zig (ziglang, from requirements-test.txt, found as `python3 -m ziglang` on
 ## PATH) against glibc 2.17 whatever this machine's glibc is.
 wheel: venv
 	rm -f $(DIST)/tally_rl-*.whl $(DIST)/tally_rl-*.tar.gz
-	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/maturin build --release --compatibility manylinux2014 --zig --sdist --out $(DIST)
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/maturin build --profile wheel --compatibility manylinux2014 --zig --sdist --out $(DIST)
 
 ## That wheel's tags (file name, WHEEL, `auditwheel show`), then a fresh virtualenv per
 ## WHEEL_PYTHONS with no Rust on PATH: offline install, `import tally`, `tally --version`;
