@@ -1,22 +1,19 @@
 //! An event file written to object storage as immutable segments (docs/contract/object-storage.md
 //! "Writing"): object stores have no append, so the run's events go into a sequence of event
 //! files, each written in the local staging directory and put whole by the [`Uploader`] once it
-//! is closed. A segment closes after [`Roll::after`] of writing or [`Roll::bytes`], and only
-//! before an event whose step passes every step written so far: a later file repeating an
-//! earlier file's step is a step going back to the readers (docs/contract/consumers.md "A run's
-//! event files"), so the roll is decided here, in the write path, never by a thread beside it.
-//! Names sort in writing order (`<stem>.<sequence, 10 digits><suffix>`), and each segment's
-//! `file_version` wall time is never before its predecessor's: TensorBoard's order (names)
-//! and tally's (first wall time, then name) are both the writing order.
+//! is closed. How segments are named and when one closes is [`SegmentRoll`]'s, the rule the
+//! Logger's segments follow too; the roll is decided here, in the write path, never by a
+//! thread beside it. What is this writer's own: a segment with events kept from a refusing
+//! disk never closes, and `flush`/`close` wait for the store and raise or warn.
 
 use crate::upload::{Report, Uploader};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use tally::kept_events::KeepingEventFile;
+use tally::segments::SegmentRoll;
 use tally::{Error, OnStorageError, Result};
-use tally_tfevents::{event_file_name, EventFileWriter, WriterOptions};
+use tally_tfevents::WriterOptions;
 
 pub use tally::upload::Roll;
 
@@ -25,27 +22,12 @@ pub const FLUSH_WAIT: Duration = Duration::from_secs(30);
 /// How long `close` waits for a store that refuses before leaving the rest to the uploader.
 pub const CLOSE_WAIT: Duration = Duration::from_secs(10);
 
-/// Numbers the segment sequences of this process: two in one directory never share a stem.
-static NEXT_STEM: AtomicU64 = AtomicU64::new(0);
-
 /// The open segment of a run's event file in the bucket, and how to name and roll the next.
 #[derive(Debug)]
 pub struct SegmentedEventFile {
     file: KeepingEventFile,
-    dir: PathBuf,
-    /// `events.out.tfevents.<secs>.<host>.<pid>.<n>`: every segment's name starts so.
-    stem: String,
-    seq: u64,
-    options: WriterOptions,
     on_error: OnStorageError,
-    opened: Instant,
-    /// The open segment's `file_version` wall time.
-    created: SystemTime,
-    /// The largest step written to any segment so far.
-    max_step: Option<i64>,
-    /// A roll that could not open the next segment: said once, retried at the next roll.
-    roll_failed: bool,
-    roll: Roll,
+    roll: SegmentRoll,
     uploader: Arc<Uploader>,
 }
 
@@ -58,25 +40,10 @@ impl SegmentedEventFile {
         roll: Roll,
         uploader: Arc<Uploader>,
     ) -> Result<Self> {
-        let secs = options
-            .created_at
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let n = NEXT_STEM.fetch_add(1, Ordering::Relaxed);
-        let stem = event_file_name(secs, &options.hostname, options.pid, n);
-        let created = options.created_at;
-        let file = open_segment(dir, &stem, 0, &options, created)?;
+        let (roll, file) = SegmentRoll::open_first(dir, options, roll)?;
         Ok(SegmentedEventFile {
             file: KeepingEventFile::new(file, on_error),
-            dir: dir.to_owned(),
-            stem,
-            seq: 0,
-            options,
             on_error,
-            opened: Instant::now(),
-            created,
-            max_step: None,
-            roll_failed: false,
             roll,
             uploader,
         })
@@ -97,42 +64,23 @@ impl SegmentedEventFile {
         encode: impl FnOnce(&mut Vec<u8>),
     ) -> Result<()> {
         if let Some(s) = step {
-            let passes = self.max_step.is_none_or(|m| s > m);
-            if passes && self.due() {
+            // Events kept from a refusing disk are in no file yet: the segment waits for them.
+            if self.file.pending() == 0 && self.roll.due(s, self.file.file().bytes_written()) {
                 self.roll_over();
             }
-            self.max_step = Some(self.max_step.map_or(s, |m| m.max(s)));
+            self.roll.written(s);
         }
         let written = self.file.write_with(encode);
         let reported = self.report_store();
         written.and(reported)
     }
 
-    fn due(&self) -> bool {
-        self.file.pending() == 0
-            && (self.opened.elapsed() >= self.roll.after
-                || self.file.file().bytes_written() >= self.roll.bytes)
-    }
-
-    /// Close the open segment, hand it to the uploader and open the next. A next segment that
-    /// cannot be opened (the staging disk) leaves the open one open: nothing is lost.
+    /// Close the open segment, hand it to the uploader and write on in the next (none when it
+    /// cannot be opened: the open one stays open, [`SegmentRoll::open_next`]).
     fn roll_over(&mut self) {
-        // Never before its predecessor: tally orders a run's files by this wall time.
-        let created = SystemTime::now().max(self.created);
-        let next = match open_segment(&self.dir, &self.stem, self.seq + 1, &self.options, created) {
-            Ok(f) => f,
-            Err(e) => {
-                if !self.roll_failed {
-                    self.roll_failed = true;
-                    eprintln!(
-                        "tally: warning: {e}; the open segment stays open (its events reach the \
-                         bucket at its next roll, flush or close)"
-                    );
-                }
-                return;
-            }
+        let Some(next) = self.roll.open_next() else {
+            return;
         };
-        self.roll_failed = false;
         let done = std::mem::replace(&mut self.file, KeepingEventFile::new(next, self.on_error));
         let path = done.file().path().to_owned();
         if let Err(e) = done.close() {
@@ -140,9 +88,6 @@ impl SegmentedEventFile {
             eprintln!("tally: warning: {e}");
         }
         self.uploader.put(&path, None, true);
-        self.seq += 1;
-        self.created = created;
-        self.opened = Instant::now();
     }
 
     /// The store's outage begun or ended: raised once with `raise` (the call's event is kept),
@@ -227,20 +172,4 @@ fn fault(path: &Path, message: String) -> Error {
         path: path.to_owned(),
         message,
     }
-}
-
-/// Segment `seq` of `stem` in `dir`, its `file_version` event at `created`.
-fn open_segment(
-    dir: &Path,
-    stem: &str,
-    seq: u64,
-    options: &WriterOptions,
-    created: SystemTime,
-) -> Result<EventFileWriter> {
-    let name = format!("{stem}.{seq:010}{}", options.suffix);
-    let options = WriterOptions {
-        created_at: created,
-        ..options.clone()
-    };
-    Ok(EventFileWriter::open_named(dir, &name, options)?)
 }

@@ -1,11 +1,13 @@
-//! The logger's event file as segments, for a run written to object storage
+//! The event file as segments, for a run written to object storage
 //! (docs/contract/object-storage.md "Writing"): object stores have no append, so the event file
-//! is a sequence of event files, each closed and handed to the run's [`Upload`] whole. The roll
-//! is decided on the writer thread, in the event-file sink's write path, only before a step
-//! past every step written (a later file repeating a step is a step going back to the readers,
-//! docs/contract/consumers.md "A run's event files"). Names sort in writing order
-//! (`<stem>.<sequence, 10 digits>`) and each segment's `file_version` wall time is never before
-//! its predecessor's. `run_summary.json` is put again with each segment closed.
+//! is a sequence of event files, each closed and handed to the run's upload whole.
+//! [`SegmentRoll`] is the one rule both writers follow (the Logger's [`Segments`] here, on the
+//! writer thread, and `tally-cloud`'s `SegmentedEventFile` for a `SummaryWriter`): a segment
+//! closes only when due and only before a step past every step written (a later file repeating
+//! a step is a step going back to the readers, docs/contract/consumers.md "A run's event
+//! files"); names sort in writing order (`<stem>.<sequence, 10 digits><suffix>`) and each
+//! segment's `file_version` wall time is never before its predecessor's: TensorBoard's order
+//! (names) and tally's (first wall time, then name) are both the writing order.
 
 use crate::run::RUN_SUMMARY_FILE;
 use crate::upload::{Roll, Upload};
@@ -18,45 +20,43 @@ use tally_tfevents::{event_file_name, EventFileWriter, OpenError, WriterOptions}
 /// Numbers the segment sequences of this process: two in one directory never share a stem.
 static NEXT_STEM: AtomicU64 = AtomicU64::new(0);
 
-/// How the open segment is named and when it rolls.
-pub struct Segments {
-    upload: Arc<dyn Upload>,
-    roll: Roll,
+/// How the open segment is named and when the next one opens.
+#[derive(Debug)]
+pub struct SegmentRoll {
     dir: PathBuf,
     /// `events.out.tfevents.<secs>.<host>.<pid>.<n>`: every segment's name starts so.
     stem: String,
     seq: u64,
     options: WriterOptions,
+    roll: Roll,
     opened: Instant,
     /// The open segment's `file_version` wall time.
     created: SystemTime,
     /// The largest step written to any segment so far.
     max_step: Option<i64>,
-    /// A roll that could not open the next segment: said once.
+    /// A roll that could not open the next segment: said once, retried at the next roll.
     roll_failed: bool,
 }
 
-impl Segments {
-    /// The first segment in `dir`, and the segments that follow it.
-    pub fn open(
+impl SegmentRoll {
+    /// The first segment in `dir`, and the rule for the segments that follow it.
+    pub fn open_first(
         dir: &Path,
         options: WriterOptions,
-        upload: Arc<dyn Upload>,
-    ) -> Result<(Segments, EventFileWriter), OpenError> {
+        roll: Roll,
+    ) -> Result<(SegmentRoll, EventFileWriter), OpenError> {
         let secs = options
             .created_at
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let n = NEXT_STEM.fetch_add(1, Ordering::Relaxed);
-        let stem = event_file_name(secs, &options.hostname, options.pid, n);
         let created = options.created_at;
-        let segments = Segments {
-            roll: Roll::from_env(),
-            upload,
+        let segments = SegmentRoll {
             dir: dir.to_owned(),
-            stem,
+            stem: event_file_name(secs, &options.hostname, options.pid, n),
             seq: 0,
             options,
+            roll,
             opened: Instant::now(),
             created,
             max_step: None,
@@ -66,6 +66,50 @@ impl Segments {
         Ok((segments, first))
     }
 
+    /// The directory the segments are written in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether the open segment (`bytes_written` so far) closes before an event at `step`:
+    /// its time or size is up and `step` passes every step written.
+    pub fn due(&self, step: i64, bytes_written: u64) -> bool {
+        self.max_step.is_none_or(|m| step > m)
+            && (self.opened.elapsed() >= self.roll.after || bytes_written >= self.roll.bytes)
+    }
+
+    /// The next segment, now the open one; the caller closes and hands on the one before.
+    /// `None` when it cannot be opened (said once until a roll succeeds): the open segment
+    /// stays open and nothing is lost.
+    pub fn open_next(&mut self) -> Option<EventFileWriter> {
+        // Never before its predecessor: tally orders a run's files by this wall time.
+        let created = SystemTime::now().max(self.created);
+        match self.segment(self.seq + 1, created) {
+            Ok(next) => {
+                self.roll_failed = false;
+                self.seq += 1;
+                self.created = created;
+                self.opened = Instant::now();
+                Some(next)
+            }
+            Err(e) => {
+                if !std::mem::replace(&mut self.roll_failed, true) {
+                    eprintln!(
+                        "tally: warning: {e}; the open segment stays open (its events reach \
+                         the bucket at its next roll, flush or close)"
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    /// An event at `step` is in the open segment.
+    pub fn written(&mut self, step: i64) {
+        self.max_step = Some(self.max_step.map_or(step, |m| m.max(step)));
+    }
+
+    /// Segment `seq`, its `file_version` event at `created`.
     fn segment(&self, seq: u64, created: SystemTime) -> Result<EventFileWriter, OpenError> {
         let name = format!("{}.{seq:010}{}", self.stem, self.options.suffix);
         let options = WriterOptions {
@@ -74,33 +118,36 @@ impl Segments {
         };
         EventFileWriter::open_named(&self.dir, &name, options)
     }
+}
 
-    /// Before an event at `step`: when the open segment is due and `step` passes every step
-    /// written, close it, hand it to the upload and write on in the next. A next segment that
-    /// cannot be opened leaves the open one open: nothing is lost.
+/// The Logger's segments: each closed one handed to the run's [`Upload`], with
+/// `run_summary.json` put again.
+pub struct Segments {
+    upload: Arc<dyn Upload>,
+    roll: SegmentRoll,
+}
+
+impl Segments {
+    /// The first segment in `dir`, and the segments that follow it.
+    pub fn open(
+        dir: &Path,
+        options: WriterOptions,
+        upload: Arc<dyn Upload>,
+    ) -> Result<(Segments, EventFileWriter), OpenError> {
+        let (roll, first) = SegmentRoll::open_first(dir, options, Roll::from_env())?;
+        Ok((Segments { upload, roll }, first))
+    }
+
+    /// Before an event at `step`: when the open segment is due, close it, hand it to the
+    /// upload and write on in the next ([`SegmentRoll`]).
     pub fn before(&mut self, writer: &mut EventFileWriter, step: i64) {
         self.say();
-        let passes = self.max_step.is_none_or(|m| step > m);
-        let due =
-            self.opened.elapsed() >= self.roll.after || writer.bytes_written() >= self.roll.bytes;
-        if !(passes && due) {
+        if !self.roll.due(step, writer.bytes_written()) {
             return;
         }
-        // Never before its predecessor: tally orders a run's files by this wall time.
-        let created = SystemTime::now().max(self.created);
-        let next = match self.segment(self.seq + 1, created) {
-            Ok(w) => w,
-            Err(e) => {
-                if !std::mem::replace(&mut self.roll_failed, true) {
-                    eprintln!(
-                        "tally: warning: {e}; the open segment stays open (its events reach \
-                         the bucket at its next roll, flush or close)"
-                    );
-                }
-                return;
-            }
+        let Some(next) = self.roll.open_next() else {
+            return;
         };
-        self.roll_failed = false;
         let done = std::mem::replace(writer, next);
         let path = done.path().to_owned();
         if let Err(e) = done.close() {
@@ -110,15 +157,12 @@ impl Segments {
         // The summary the writer thread last wrote goes up with each segment: the bucket's is
         // at most one segment behind its events.
         self.upload
-            .put(&self.dir.join(RUN_SUMMARY_FILE), None, false);
-        self.seq += 1;
-        self.created = created;
-        self.opened = Instant::now();
+            .put(&self.roll.dir().join(RUN_SUMMARY_FILE), None, false);
     }
 
     /// An event at `step` is in the open segment.
     pub fn written(&mut self, step: i64) {
-        self.max_step = Some(self.max_step.map_or(step, |m| m.max(step)));
+        self.roll.written(step);
     }
 
     /// Put the open segment as it stands (`len` bytes; the same key is put again whole when
