@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{moto, reqwest_free_create_bucket, rt};
+use common::{moto, reqwest_free_create_bucket, rt, s3_env};
 use futures::TryStreamExt;
 use object_store::path::Path as Key;
 use object_store::ObjectStoreExt;
@@ -21,16 +21,9 @@ fn the_logger_rolls_segments_only_between_steps_and_puts_every_step_once_in_orde
     let Some((_moto, endpoint)) = moto() else {
         return;
     };
-    for (k, v) in [
-        ("AWS_ENDPOINT_URL", endpoint.as_str()),
-        ("AWS_ACCESS_KEY_ID", "testing"),
-        ("AWS_SECRET_ACCESS_KEY", "testing"),
-        ("AWS_DEFAULT_REGION", "us-east-1"),
-        // Due after 5 ms: almost every step finds the open segment due.
-        ("TALLY_SEGMENT_SECONDS", "0.005"),
-    ] {
-        std::env::set_var(k, v);
-    }
+    s3_env(&endpoint);
+    // Due after 5 ms: almost every step finds the open segment due.
+    std::env::set_var("TALLY_SEGMENT_SECONDS", "0.005");
     assert!(reqwest_free_create_bucket(&endpoint, "logbkt"));
     let staging = tempfile::tempdir().unwrap();
     let root = staging.path().join("stage");

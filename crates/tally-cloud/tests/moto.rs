@@ -12,7 +12,7 @@ use tally_cloud::store::{connect, Remote};
 use tally_cloud::Mirror;
 
 mod common;
-use common::{moto, reqwest_free_create_bucket, rt};
+use common::{moto, reqwest_free_create_bucket, rt, s3_env};
 
 #[test]
 fn against_moto_an_unchanged_sweep_costs_one_list_and_a_grown_run_one_ranged_get() {
@@ -20,14 +20,7 @@ fn against_moto_an_unchanged_sweep_costs_one_list_and_a_grown_run_one_ranged_get
         return;
     };
     // The client is configured from the environment, as a user's is; the only test here.
-    for (k, v) in [
-        ("AWS_ENDPOINT_URL", endpoint.as_str()),
-        ("AWS_ACCESS_KEY_ID", "testing"),
-        ("AWS_SECRET_ACCESS_KEY", "testing"),
-        ("AWS_DEFAULT_REGION", "us-east-1"),
-    ] {
-        std::env::set_var(k, v);
-    }
+    s3_env(&endpoint);
     let http = reqwest_free_create_bucket(&endpoint, "bkt");
     assert!(http, "moto created the bucket");
     let Remote { store, prefix, url } = connect("s3://bkt/sweep").unwrap();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{moto, reqwest_free_create_bucket, rt};
+use common::{moto, reqwest_free_create_bucket, rt, s3_env};
 use futures::TryStreamExt;
 use object_store::path::Path as Key;
 use object_store::ObjectStoreExt;
@@ -20,14 +20,7 @@ fn segments_close_only_between_steps_and_read_back_in_writing_order() {
     let Some((_moto, endpoint)) = moto() else {
         return;
     };
-    for (k, v) in [
-        ("AWS_ENDPOINT_URL", endpoint.as_str()),
-        ("AWS_ACCESS_KEY_ID", "testing"),
-        ("AWS_SECRET_ACCESS_KEY", "testing"),
-        ("AWS_DEFAULT_REGION", "us-east-1"),
-    ] {
-        std::env::set_var(k, v);
-    }
+    s3_env(&endpoint);
     assert!(reqwest_free_create_bucket(&endpoint, "seg"));
     let staging = tempfile::tempdir().unwrap();
     let root = staging.path().join("stage");

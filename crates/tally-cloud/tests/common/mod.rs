@@ -52,6 +52,19 @@ pub fn moto() -> Option<(Moto, String)> {
     Some((Moto(child), format!("http://127.0.0.1:{port}")))
 }
 
+/// The environment a user's client takes an S3-compatible store from, naming moto's `endpoint`
+/// (docs/contract/object-storage.md "Configuration").
+pub fn s3_env(endpoint: &str) {
+    for (k, v) in [
+        ("AWS_ENDPOINT_URL", endpoint),
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_DEFAULT_REGION", "us-east-1"),
+    ] {
+        std::env::set_var(k, v);
+    }
+}
+
 pub fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
