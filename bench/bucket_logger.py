@@ -1,5 +1,5 @@
 """A ``tally.Logger`` run written to a bucket against the same run written to local disk
-(docs/contract/object-storage.md "The Logger"; BENCHMARKS.md "The Logger to object storage").
+(docs/contract/object-storage.md "Writing"; BENCHMARKS.md "The Logger to object storage").
 
 ``--steps`` steps (one metric each, 1 ms apart, ``panel="off"``, no system samples) into a
 local directory and into ``s3://`` on moto's S3 server started here on 127.0.0.1, segments of
