@@ -293,29 +293,38 @@ def test_flush_returns_with_every_value_in_the_bucket(s3, tmp_path, monkeypatch)
     assert tally.read(tmp_path / "after-close").column("step").to_pylist() == list(range(26))
 
 
+class StoreOnAPort:
+    """moto's server on one loopback port that the test starts and stops (a store going away and
+    coming back), with the environment tally's writers take it from; segments roll every 50 ms."""
+
+    def __init__(self, tmp_path, monkeypatch):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.server = None
+        for k, v in {"AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": "testing",
+                     "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+                     "TALLY_CACHE_DIR": str(tmp_path / "cache"), "TALLY_SEGMENT_SECONDS": "0.05"}.items():
+            monkeypatch.setenv(k, v)
+
+    def start(self):
+        self.server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+        self.server.start()
+        return self
+
+    def stop(self):
+        self.server.stop()
+        self.server._server.server_close()  # the port refuses connections, as a store gone away
+
+    def client(self):
+        return boto3.client("s3", endpoint_url=self.endpoint, region_name="us-east-1",
+                            aws_access_key_id="testing", aws_secret_access_key="testing")
+
+
 def test_a_store_that_goes_away_stalls_no_step_is_said_once_and_loses_nothing(tmp_path, monkeypatch, capfd):
-    port = socket.socket()
-    port.bind(("127.0.0.1", 0))
-    number = port.getsockname()[1]
-    port.close()
-
-    def serve():
-        server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=number, verbose=False)
-        server.start()
-        return server
-
-    def stop(server):
-        server.stop()
-        server._server.server_close()  # the port refuses connections, as a store gone away
-
-    endpoint = f"http://127.0.0.1:{number}"
-    for k, v in {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                 "AWS_DEFAULT_REGION": "us-east-1", "TALLY_CACHE_DIR": str(tmp_path / "cache"),
-                 "TALLY_SEGMENT_SECONDS": "0.05"}.items():
-        monkeypatch.setenv(k, v)
-    server = serve()
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                      aws_access_key_id="testing", aws_secret_access_key="testing")
+    store = StoreOnAPort(tmp_path, monkeypatch).start()
+    s3 = store.client()
     make_bucket(s3, "obkt")
     w = tally.SummaryWriter("s3://obkt/run", system_metrics=False, on_storage_error="warn")
     slowest = 0.0
@@ -331,10 +340,10 @@ def test_a_store_that_goes_away_stalls_no_step_is_said_once_and_loses_nothing(tm
 
     steps(range(0, 40))
     w.flush()
-    stop(server)
+    store.stop()
     steps(range(40, 400))  # ~2 s without the store: segments wait in staging
     staged = [p for p in (tmp_path / "cache" / "staging").rglob("*tfevents*")]
-    server = serve()
+    store.start()
     steps(range(400, 440))
     w.close()
     said = capfd.readouterr().err
@@ -351,19 +360,11 @@ def test_a_store_that_goes_away_stalls_no_step_is_said_once_and_loses_nothing(tm
         assert reward == [(step, float(step)) for step in range(440)], "every step, once, in order"
         assert not list((tmp_path / "cache" / "staging").rglob("*tfevents*")), "staging emptied once all was put"
     finally:
-        server.stop()
+        store.server.stop()
 
 
 def test_with_raise_the_outage_is_raised_once_flush_raises_during_it_and_close_puts_the_rest(tmp_path, monkeypatch):
-    port = socket.socket()
-    port.bind(("127.0.0.1", 0))
-    number = port.getsockname()[1]
-    port.close()  # nothing listens yet: every put is refused
-    endpoint = f"http://127.0.0.1:{number}"
-    for k, v in {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                 "AWS_DEFAULT_REGION": "us-east-1", "TALLY_CACHE_DIR": str(tmp_path / "cache"),
-                 "TALLY_SEGMENT_SECONDS": "0.05"}.items():
-        monkeypatch.setenv(k, v)
+    store = StoreOnAPort(tmp_path, monkeypatch)  # nothing listens yet: every put is refused
     w = tally.SummaryWriter("s3://rbkt/run", system_metrics=False)  # on_storage_error="raise"
     raised = []
     deadline = time.monotonic() + 10
@@ -378,17 +379,15 @@ def test_with_raise_the_outage_is_raised_once_flush_raises_during_it_and_close_p
     assert len(raised) == 1 and "s3://rbkt/run" in raised[0] and "put again every" in raised[0], raised
     with pytest.raises(tally.SinkError, match=r"not in the bucket yet"):
         w.flush()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=number, verbose=False)
-    server.start()
+    store.start()
     try:
-        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                          aws_access_key_id="testing", aws_secret_access_key="testing")
+        s3 = store.client()
         make_bucket(s3, "rbkt")
         w.close()  # the store is back: every kept segment is put
         download(s3, "rbkt", "run", tmp_path / "copy")
         assert tally.read(tmp_path / "copy").column("step").to_pylist() == list(range(step))
     finally:
-        server.stop()
+        store.server.stop()
 
 
 def test_a_writer_never_closed_has_its_last_segment_in_the_bucket_when_the_script_exits(s3, tmp_path):
@@ -484,24 +483,8 @@ def test_a_logger_flush_returns_with_every_step_and_the_summary_in_the_bucket(s3
 
 
 def test_a_logger_whose_store_goes_away_stalls_no_step_says_it_once_and_loses_nothing(tmp_path, monkeypatch, capfd):
-    port = socket.socket()
-    port.bind(("127.0.0.1", 0))
-    number = port.getsockname()[1]
-    port.close()
-
-    def serve():
-        server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=number, verbose=False)
-        server.start()
-        return server
-
-    endpoint = f"http://127.0.0.1:{number}"
-    for k, v in {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                 "AWS_DEFAULT_REGION": "us-east-1", "TALLY_CACHE_DIR": str(tmp_path / "cache"),
-                 "TALLY_SEGMENT_SECONDS": "0.05"}.items():
-        monkeypatch.setenv(k, v)
-    server = serve()
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                      aws_access_key_id="testing", aws_secret_access_key="testing")
+    store = StoreOnAPort(tmp_path, monkeypatch).start()
+    s3 = store.client()
     make_bucket(s3, "lobkt")
     log = tally.Logger(log_dir="s3://lobkt/run", algo="sac", task="t", panel="off", system_metrics=False,
                        on_storage_error="warn")
@@ -517,12 +500,11 @@ def test_a_logger_whose_store_goes_away_stalls_no_step_says_it_once_and_loses_no
 
     steps(range(0, 40))
     log.flush()
-    server.stop()
-    server._server.server_close()  # the port refuses connections, as a store gone away
+    store.stop()
     steps(range(40, 400))  # ~2 s without the store: segments wait in staging
     staged = list((tmp_path / "cache" / "staging").rglob("*tfevents*"))
     log.flush()  # with warn: returns, the events kept in staging
-    server = serve()
+    store.start()
     steps(range(400, 440))
     log.close()
     said = capfd.readouterr().err
@@ -539,4 +521,4 @@ def test_a_logger_whose_store_goes_away_stalls_no_step_says_it_once_and_loses_no
         summary = json.loads((tmp_path / "copy" / "run_summary.json").read_text())
         assert summary["status"] == "completed"
     finally:
-        server.stop()
+        store.server.stop()
