@@ -793,6 +793,33 @@ fn plain_mode_emits_no_escape_bytes_and_summarises_each_interval() {
 }
 
 #[test]
+fn a_note_of_the_logger_never_displaces_the_runners_status_before_training() {
+    // Warm-up progress prints only its latest line per interval; a note the logger says once
+    // (no GPU metrics) is not progress and never takes a status's place (docs/contract/panel.md
+    // "Plain output").
+    let state = Arc::new(Mutex::new(TerminalState::new(sac_state().facts)));
+    let cap = Capture::default();
+    let mut opts = plain_options(&cap);
+    opts.plain_interval = Duration::from_secs(60);
+    let mut panel = Panel::start(state.clone(), Arc::new(SystemClock::default()), opts);
+    {
+        let mut s = state.lock().unwrap();
+        s.message(0.0, Level::Info, "connecting to the simulator".into());
+        s.note(0.1, "no GPU metrics: NVML not loaded".into());
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    panel.stop().unwrap();
+    let out = String::from_utf8(cap.bytes.lock().unwrap().clone()).unwrap();
+    assert!(out.contains("connecting to the simulator"), "{out}");
+    assert!(out.contains("no GPU metrics: NVML not loaded"), "{out}");
+    assert_eq!(
+        state.lock().unwrap().status,
+        "connecting to the simulator",
+        "a note is not the status"
+    );
+}
+
+#[test]
 fn a_stuck_output_never_blocks_the_training_loop() {
     // step() never renders and never blocks on the terminal (docs/contract/panel.md,
     // "One producer, a fixed clock").

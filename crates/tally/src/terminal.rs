@@ -41,6 +41,9 @@ pub struct Message {
     pub level: Level,
     /// The text.
     pub text: String,
+    /// Progress a later line replaces (warm-up, buffer fill): the status. A note the logger
+    /// says once (no GPU metrics) is not, so it never takes a status's place.
+    pub progress: bool,
 }
 
 /// Static facts the panel title and header show.
@@ -176,19 +179,34 @@ impl TerminalState {
 
     /// Record a status line; it becomes the status unless it is a warning.
     pub fn message(&mut self, t: f64, level: Level, text: String) {
+        self.record(t, level, text, true);
+    }
+
+    /// A note the logger says once about the run (no GPU metrics): shown as a line, never the
+    /// status, never coalesced with warm-up progress (docs/contract/panel.md "Plain output").
+    pub fn note(&mut self, t: f64, text: String) {
+        self.record(t, Level::Info, text, false);
+    }
+
+    fn record(&mut self, t: f64, level: Level, text: String, progress: bool) {
         // Every line the terminal shows passes here: status text and SDK errors alike
         // (docs/contract/run-artifacts.md "Secrets").
         let text = match crate::redact::redact_text(&text) {
             std::borrow::Cow::Borrowed(_) => text,
             std::borrow::Cow::Owned(clean) => clean,
         };
-        if level == Level::Info {
+        if level == Level::Info && progress {
             self.status = text.clone();
         }
         if self.messages.len() == MESSAGE_HISTORY {
             self.messages.pop_front();
         }
-        self.messages.push_back(Message { t, level, text });
+        self.messages.push_back(Message {
+            t,
+            level,
+            text,
+            progress,
+        });
         self.messages_total += 1;
         self.touch(t);
     }

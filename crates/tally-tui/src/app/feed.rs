@@ -29,7 +29,7 @@ pub(super) fn messages_between(snap: &PanelSnapshot, from: u64, to: u64) -> &[Me
 /// (`training_started_at`). Those show in the panel header (or, in plain mode, only the latest
 /// one per interval); everything else is also printed as a line.
 pub(super) fn is_warmup(m: &Message, training_started_at: Option<f64>) -> bool {
-    m.level == Level::Info && training_started_at.is_none_or(|t0| m.t < t0)
+    m.level == Level::Info && m.progress && training_started_at.is_none_or(|t0| m.t < t0)
 }
 
 pub(super) fn message_line(m: &Message) -> String {

@@ -22,7 +22,7 @@ impl crate::system::Deliver for ToLogger {
     fn note(&mut self, text: &str) {
         let now = self.clock.monotonic();
         let mut t = self.terminal.lock().unwrap_or_else(|e| e.into_inner());
-        t.message(now, crate::terminal::Level::Info, text.to_owned());
+        t.note(now, text.to_owned());
     }
 }
 
