@@ -5,13 +5,9 @@
 
 mod common;
 
-use common::{moto, reqwest_free_create_bucket, rt, s3_env};
-use futures::TryStreamExt;
-use object_store::path::Path as Key;
-use object_store::ObjectStoreExt;
+use common::{download_segments, moto, reqwest_free_create_bucket, s3_env};
 use std::time::Duration;
 use tally::OnStorageError;
-use tally_cloud::store::connect;
 use tally_cloud::{Roll, SegmentedEventFile, Uploader};
 use tally_tfevents::{encode_scalar_event, read_scalars_from_file, WriterOptions};
 
@@ -63,35 +59,12 @@ fn segments_close_only_between_steps_and_read_back_in_writing_order() {
     drop(uploader);
 
     // Every object of the run, fetched by its key, in name order (TensorBoard's).
-    let remote = connect("s3://seg/run").unwrap();
-    let rt = rt();
-    let mut keys: Vec<Key> = rt
-        .block_on(
-            remote
-                .store
-                .list(Some(&remote.prefix))
-                .try_collect::<Vec<_>>(),
-        )
-        .unwrap()
-        .into_iter()
-        .map(|m| m.location)
-        .collect();
-    keys.sort();
-    assert!(keys.len() >= 10, "many segments: {keys:?}");
     let copy = tempfile::tempdir().unwrap();
     let mut read = Vec::new();
     let mut last_max: Option<i64> = None;
     let mut last_wall = 0.0;
-    for (seq, key) in keys.iter().enumerate() {
-        let name = key.filename().unwrap();
-        assert!(
-            name.ends_with(&format!(".{seq:010}")),
-            "{name} is segment {seq}"
-        );
-        let bytes = rt.block_on(remote.store.get(key)).unwrap();
-        let bytes = rt.block_on(bytes.bytes()).unwrap();
-        let path = copy.path().join(name);
-        std::fs::write(&path, &bytes).unwrap();
+    for path in download_segments("s3://seg/run", copy.path()) {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let wall = tally_tfevents::open_event_file(&path)
             .unwrap()
             .read_event()

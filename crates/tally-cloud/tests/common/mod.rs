@@ -86,3 +86,40 @@ pub fn reqwest_free_create_bucket(endpoint: &str, bucket: &str) -> bool {
     s.read_to_string(&mut answer).unwrap();
     answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200")
 }
+
+/// The event-file segments of the run at `url`, fetched into `dir` in name order (TensorBoard's
+/// order): each named for its place in the sequence, at least ten of them (the tests roll often).
+pub fn download_segments(url: &str, dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    use futures::TryStreamExt;
+    use object_store::ObjectStoreExt;
+    let remote = tally_cloud::store::connect(url).unwrap();
+    let rt = rt();
+    let mut keys: Vec<object_store::path::Path> = rt
+        .block_on(
+            remote
+                .store
+                .list(Some(&remote.prefix))
+                .try_collect::<Vec<_>>(),
+        )
+        .unwrap()
+        .into_iter()
+        .map(|m| m.location)
+        .filter(|k| k.filename().unwrap().contains("tfevents"))
+        .collect();
+    keys.sort();
+    assert!(keys.len() >= 10, "many segments: {keys:?}");
+    keys.iter()
+        .enumerate()
+        .map(|(seq, key)| {
+            let name = key.filename().unwrap();
+            assert!(
+                name.ends_with(&format!(".{seq:010}")),
+                "{name} is segment {seq}"
+            );
+            let bytes = rt.block_on(remote.store.get(key)).unwrap();
+            let path = dir.join(name);
+            std::fs::write(&path, rt.block_on(bytes.bytes()).unwrap()).unwrap();
+            path
+        })
+        .collect()
+}
