@@ -7,10 +7,10 @@ DIST ?= dist
 # Interpreters `wheel-check` installs the wheel into, each in a fresh virtualenv.
 WHEEL_PYTHONS ?= python3
 
-.PHONY: test lint rust-test py-test py-install venv wheel wheel-check docs clean-venv fuzz fuzz-replay bench test-faults
+.PHONY: test lint rust-test py-test py-install test-wheel test-wheel-check venv wheel wheel-check wheel-install docs clean-venv fuzz fuzz-replay bench test-faults
 
-## Everything CI checks: formatting, clippy, Rust tests, Python client tests, the wheel to publish.
-test: lint rust-test fuzz-replay py-test wheel-check
+## Everything CI checks: formatting, clippy, Rust tests, Python client tests, the wheel's packaging.
+test: lint rust-test fuzz-replay py-test test-wheel-check
 
 lint:
 	$(CARGO) fmt --all --check
@@ -53,12 +53,24 @@ $(VENV)/.installed: requirements-test.txt
 	$(PY) -m pip install --quiet --no-deps trinity-rft==0.6.0
 	touch $@
 
-## Build the abi3 wheel (`make wheel`) and install it into the venv exactly as `pip install .` does
-## for a user (maturin is the build backend; it comes from requirements-test.txt).
-# The package the Python tests import is the wheel to publish, so the release build (the longest
-# step: the SQL engine) is made once.
-py-install: wheel
-	$(PY) -m pip install --quiet --no-deps --force-reinstall $(DIST)/tally_rl-*.whl
+## The wheel the Python tests install, exactly as a user's pip would: packaged as the published
+## wheel is (abi3, manylinux2014 linked through zig, the sdist beside it) but built on the `dev`
+## profile. Optimizing the SQL engine for the published wheel was most of a clean CI run and
+## changes nothing a test sees, so it is `make wheel`'s alone, checked by `make wheel-check`
+## before publishing (README "Install").
+TEST_DIST ?= $(DIST)/test
+test-wheel: venv
+	rm -rf $(TEST_DIST)
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/maturin build --profile dev --compatibility manylinux2014 --zig --out $(TEST_DIST)
+	$(VENV)/bin/maturin sdist --out $(TEST_DIST)
+
+py-install: test-wheel
+	$(PY) -m pip install --quiet --no-deps --force-reinstall $(TEST_DIST)/tally_rl-*.whl
+
+## The test wheel's tags, glibc floor, offline install and sdist: tests/python/test_wheel.py, as
+## `make wheel-check` runs it on the published wheel.
+test-wheel-check: test-wheel
+	TALLY_WHEEL_DIR="$(TEST_DIST)" TALLY_WHEEL_PYTHONS="$(WHEEL_PYTHONS)" $(PY) -m pytest tests/python/test_wheel.py -q
 
 py-test: venv py-install
 	# The whole workspace, as `cargo test --workspace` builds it: the same features, so the
@@ -69,17 +81,21 @@ py-test: venv py-install
 ## The long fault runs, not in `make test`: 8 threads sharing a Logger for 100 000 iterations
 ## (CI runs 20 000), 50 SIGKILL trials (CI runs 20) and 10 million steps with the resident set
 ## printed at start and end (CI runs 200 000, debug).
-test-faults: py-install
+test-faults: wheel-install
 	TALLY_STRESS_ITERATIONS=100000 TALLY_KILL_TRIALS=50 $(PY) -m pytest -q tests/python/test_threads.py tests/python/test_signals.py
 	TALLY_RSS_STEPS=10000000 $(CARGO) test --release -p tally --test faults_rss -- --nocapture
 
 ## What to publish, into $(DIST)/ (Cargo.toml's `wheel` profile): the wheel, abi3 (CPython >= 3.9) and manylinux2014 (glibc >=
-## 2.17) so pip installs it without Rust, and the sdist for platforms without a wheel. maturin
-## links through zig (ziglang, from requirements-test.txt, found as `python3 -m ziglang` on
-## PATH) against glibc 2.17 whatever this machine's glibc is.
+## 2.17) so pip installs it without Rust, and the sdist for platforms without a wheel, the wheel
+## built from it. maturin links through zig (ziglang, from requirements-test.txt, found as
+## `python3 -m ziglang` on PATH) against glibc 2.17 whatever this machine's glibc is.
 wheel: venv
 	rm -f $(DIST)/tally_rl-*.whl $(DIST)/tally_rl-*.tar.gz
 	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/maturin build --profile wheel --compatibility manylinux2014 --zig --sdist --out $(DIST)
+
+## The published wheel in the venv, for what measures or soaks it (`make bench`, `make test-faults`).
+wheel-install: wheel
+	$(PY) -m pip install --quiet --no-deps --force-reinstall $(DIST)/tally_rl-*.whl
 
 ## That wheel's tags (file name, WHEEL, `auditwheel show`), then a fresh virtualenv per
 ## WHEEL_PYTHONS with no Rust on PATH: offline install, `import tally`, `tally --version`;
@@ -126,7 +142,7 @@ BENCH_SCALING_ARGS ?= --runs 3 --plot docs/write_scaling.png
 BENCH_PANEL_ARGS ?= --runs 3 --seconds 60 --rate 50 500
 BENCH_BOARD_ARGS ?=
 bench-on = $(if $(filter $(1),$(BENCH_ONLY)),$(2),@true)
-bench: venv py-install
+bench: venv wheel-install
 	$(CARGO) build --release -p tally-cli -p tally-tfevents --examples --bins
 	$(call bench-on,step,$(CARGO) bench -p tally --bench step -- --warm-up-time 1 --measurement-time 3 thread_cpu)
 	$(call bench-on,render,$(CARGO) bench -p tally-tui --bench render)

@@ -4,8 +4,9 @@ symbol versions) agrees that glibc 2.17 suffices, and a fresh virtualenv with no
 on PATH installs it offline and gets `import tally` and the `tally` command. The sdist carries
 the whole Cargo workspace, so platforms without a wheel can build from source.
 
-Not part of `make py-test` (the wheel is built by its own target); run it with
-`make wheel-check`. TALLY_WHEEL_DIR is where `make wheel` wrote, TALLY_WHEEL_PYTHONS the
+Not part of `make py-test` (the wheel is built by its own target): `make test` runs it on the
+test wheel (`make test-wheel-check`: the same packaging on the `dev` profile), `make wheel-check`
+on the published one. TALLY_WHEEL_DIR is where the wheel was written, TALLY_WHEEL_PYTHONS the
 interpreters to install into (space-separated)."""
 
 import json
