@@ -1,7 +1,7 @@
 //! `Logger`: one submission per iteration, fanned out to the backend and the terminal.
 //!
 //! A step is one pass (docs/contract/step.md): resolve the input into a validated record,
-//! derive everything from it once ([`StepRecord`]), then hand the payload to the writer
+//! derive everything from it once ([`StepRecord`](crate::record::StepRecord)), then hand the payload to the writer
 //! thread and the sample to the terminal state.
 
 use crate::error::{Error, Result};
