@@ -1,7 +1,7 @@
 """ARCHITECTURE.md and the docs point at code that exists: every crate has its paragraph in "What
 each crate owns", every file a paragraph names is in that crate, and every `crates/...` path the
-docs cite is there. A move that leaves the map behind fails here. (BENCHMARKS.md is a log of past rounds:
-its paths are history and are not checked.)"""
+docs cite is there. A move that leaves the map behind fails here. (BENCHMARKS.md is a log of past
+rounds: its paths are history and are not checked.)"""
 
 import re
 from pathlib import Path
