@@ -1,6 +1,6 @@
 //! Request targets as the board decodes them (`tally_board::query::Target::parse`): the
-//! request line's target of every input. The head itself is hyper's to read (ARCHITECTURE.md,
-//! the board's row), so what stays ours is the target's percent-decoding.
+//! request line's target of every input. The head itself is hyper's to read (ARCHITECTURE.md
+//! "The board's server"), so what stays ours is the target's percent-decoding.
 
 use tally_board::query::Target;
 

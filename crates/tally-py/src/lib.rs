@@ -3,6 +3,15 @@
 //! PyO3 glue only: argument conversion (`convert`), GIL release around anything that waits
 //! (`logger`), Python sinks on the writer thread (`sink`), and one error mapping (`errors`).
 //! The public surface is curated in `python/tally/__init__.py` and typed in `_tally.pyi`.
+//!
+//! Where things are (each file's own doc says the rest):
+//! - writing: `logger` (`tally.Logger`; `logger/in_bucket.rs` one whose `log_dir` is a URL),
+//!   `events` and `flusher` (`EventWriter` and its batch timer), `summaries`, `trace`,
+//!   `remote` (a `SummaryWriter`'s W&B follower), `rank_system` (a rank's own system sampler);
+//! - object storage: `bucket` (a `SummaryWriter`'s run in a bucket), `event_output` (an event
+//!   file local or as a bucket's segments), `cloud` (URLs made local for the readers);
+//! - reading and the rest: `read` (columns to pyarrow), `aggregate` (`tally.metrics`), and
+//!   `cli`, the only file that imports `tally_cli`, for `python -m tally`.
 
 mod aggregate;
 mod bucket;

@@ -1,13 +1,15 @@
 //! TensorBoard event files: masked CRC-32C, TFRecord framing, Event/Summary protobuf, writer and reader.
 //!
 //! Summaries beyond scalars (histograms, PNG images, GIF videos, WAV audio, text, PR curves,
-//! custom-scalar layouts, hparams) are built by [`histogram`], [`media`], [`plugin_summaries`]
-//! and [`hparams`].
+//! custom-scalar layouts, hparams, boxes drawn on images) are built by
+//! [`histogram`](mod@histogram), [`media`], [`plugin_summaries`], [`hparams`] and [`boxes`].
 //! Writing: [`EventFileWriter`] creates `events.out.tfevents.*` files and writes one
 //! `Event` per step; [`RecordWriter`] is the framing layer over any `Write`.
 //! Reading: [`TfRecordReader`], [`EventReader`] and [`ScalarReader`] stream over any
 //! `Read`, tolerate a truncated tail (so they can tail a live file) and follow the
-//! corruption policy documented in [`tf_record`].
+//! corruption policy documented in [`tf_record`]. [`open`] is the one way a reader opens a
+//! file; the fast path reads a record's scalars from its wire bytes ([`scalar_fast`]), lent as
+//! [`ScalarRef`]s, and [`parallel`] reads one file on several threads.
 
 pub mod boxes;
 pub mod histogram;

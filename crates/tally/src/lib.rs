@@ -15,7 +15,11 @@
 //!   [`redact`];
 //! - what the panel reads: [`terminal`], [`window`], [`timeline`], [`replay`], [`board`];
 //! - beside the steps: [`trace`], [`remote`] (remote sinks following the event file, and the
-//!   one run-file order readers reuse), [`health`] (the rules every checker of a run shares).
+//!   one run-file order readers reuse), [`health`] (the rules every checker of a run shares),
+//!   [`system`] (the system metrics' sampler, a thread of its own);
+//! - a run written to object storage: [`upload`] (the trait `tally-cloud`'s uploader
+//!   implements, so this crate never depends on an object-store client) and [`segments`] (the
+//!   one rule for the event file as segments, which `tally-cloud` follows too).
 
 pub mod atomic;
 pub mod backlog;

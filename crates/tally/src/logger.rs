@@ -1,8 +1,8 @@
 //! `Logger`: one submission per iteration, fanned out to the backend and the terminal.
 //!
 //! A step is one pass (docs/contract/step.md): resolve the input into a validated record,
-//! derive everything from it once ([`StepRecord`]), then hand the payload to the writer
-//! thread and the sample to the terminal state.
+//! derive everything from it once ([`StepRecord`](crate::record::StepRecord)), then hand the
+//! payload to the writer thread and the sample to the terminal state.
 
 use crate::error::{Error, Result};
 use crate::health::pace::PaceMeter;

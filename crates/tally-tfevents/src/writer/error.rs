@@ -5,7 +5,7 @@ use std::io;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-/// Errors from [`EventFileWriter::open`].
+/// Errors from [`EventFileWriter::open`](crate::EventFileWriter::open).
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     /// The host name cannot be part of a file name.
@@ -46,7 +46,7 @@ pub enum OpenError {
     },
 }
 
-/// Errors from writing to an [`EventFileWriter`].
+/// Errors from writing to an [`EventFileWriter`](crate::EventFileWriter).
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     /// A tag is empty; nothing was written.
