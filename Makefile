@@ -56,8 +56,9 @@ $(VENV)/.installed: requirements-test.txt
 ## The wheel the Python tests install, exactly as a user's pip would: packaged as the published
 ## wheel is (abi3, manylinux2014 linked through zig, the sdist beside it) but built on the `dev`
 ## profile. Optimizing the SQL engine for the published wheel was most of a clean CI run and
-## changes nothing a test sees, so it is `make wheel`'s alone, checked by `make wheel-check`
-## before publishing (README "Install").
+## changes nothing the tests check but speed (`dev` only adds debug assertions and overflow
+## checks), so it is `make wheel`'s alone, checked by `make wheel-check` before publishing
+## (README "Install").
 TEST_DIST ?= $(DIST)/test
 test-wheel: venv
 	rm -rf $(TEST_DIST)

@@ -1,7 +1,7 @@
 """Side-by-side: every scalar of one tensorboardX event file into a table, with `tally.read`,
 tbparse and tensorboard's EventAccumulator. Prints the times and the ratios.
 
-    make py-install
+    make wheel-install
     .venv/bin/python bench/read_vs_tbparse.py [STEPS] [TAGS]
 
 The file is written by tensorboardX's own `add_scalar` (one event per scalar, as training
