@@ -60,9 +60,11 @@ $(VENV)/.installed: requirements-test.txt
 ## checks), so it is `make wheel`'s alone, checked by `make wheel-check` before publishing
 ## (README "Install").
 TEST_DIST ?= $(DIST)/test
+# Both wheels' build: abi3, manylinux2014, linked through zig (found on the venv's PATH).
+MATURIN_BUILD = PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/maturin build --compatibility manylinux2014 --zig
 test-wheel: venv
 	rm -rf $(TEST_DIST)
-	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/maturin build --profile dev --compatibility manylinux2014 --zig --out $(TEST_DIST)
+	$(MATURIN_BUILD) --profile dev --out $(TEST_DIST)
 	$(VENV)/bin/maturin sdist --out $(TEST_DIST)
 
 py-install: test-wheel
@@ -92,7 +94,7 @@ test-faults: wheel-install
 ## `python3 -m ziglang` on PATH) against glibc 2.17 whatever this machine's glibc is.
 wheel: venv
 	rm -f $(DIST)/tally_rl-*.whl $(DIST)/tally_rl-*.tar.gz
-	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/maturin build --profile wheel --compatibility manylinux2014 --zig --sdist --out $(DIST)
+	$(MATURIN_BUILD) --profile wheel --sdist --out $(DIST)
 
 ## The published wheel in the venv, for what measures or soaks it (`make bench`, `make test-faults`).
 wheel-install: wheel
