@@ -7,7 +7,7 @@ DIST ?= dist
 # Interpreters `wheel-check` installs the wheel into, each in a fresh virtualenv.
 WHEEL_PYTHONS ?= python3
 
-.PHONY: test lint rust-test py-test py-install test-wheel test-wheel-check venv wheel wheel-check wheel-install docs clean-venv fuzz fuzz-replay bench test-faults
+.PHONY: test lint rust-test py-test py-install test-wheel test-wheel-check venv wheel wheel-check wheel-install docs clean-venv fuzz fuzz-replay bench test-faults test-repeat
 
 ## Everything CI checks: formatting, clippy, Rust tests, Python client tests, the wheel's packaging.
 test: lint rust-test fuzz-replay py-test test-wheel-check
@@ -88,13 +88,37 @@ test-faults: wheel-install
 	TALLY_STRESS_ITERATIONS=100000 TALLY_KILL_TRIALS=50 $(PY) -m pytest -q tests/python/test_threads.py tests/python/test_signals.py
 	TALLY_RSS_STEPS=10000000 $(CARGO) test --release -p tally --test faults_rss -- --nocapture
 
+## Every test that kills a process, waits on a clock or races a thread, REPEAT rounds in a row
+## (default 50), stopping at the first failure: a harness race shows here before it costs a CI
+## run (RELIABILITY.md "Tests repeated"). Not part of `make test`: about 100 s a round on 2 cores.
+REPEAT ?= 50
+REPEAT_LOG = target/test-repeat.log
+REPEAT_RUST = faults_full_disk faults_slow_sink faults_start faults_vanished health_stall_exit \
+	health_webhook health_logger storage_faults summary_during_run kill_safety health_after_stall \
+	watch_exit watch_hangup panel_pty hostile_logdirs watch_health console_pty hostile_clients
+REPEAT_PY = $(addprefix tests/python/,$(addsuffix .py,test_signals test_threads test_faults_panel \
+	test_health_stall_exit test_health_hung_writer test_summary_writer_durability test_storage_faults \
+	test_writer_storage_faults test_uncaught_exception test_closed_stdout test_health_webhook))
+test-repeat: venv py-install
+	$(CARGO) test -q --no-run -p tally -p tally-tfevents -p tally-cli -p tally-tui -p tally-board $(addprefix --test ,$(REPEAT_RUST))
+	for i in $$(seq $(REPEAT)); do \
+	  echo "test-repeat: round $$i of $(REPEAT)"; \
+	  $(CARGO) test -q -p tally -p tally-tfevents -p tally-cli -p tally-tui -p tally-board $(addprefix --test ,$(REPEAT_RUST)) >$(REPEAT_LOG) 2>&1 \
+	    && $(PY) -m pytest -q -x -p no:cacheprovider $(REPEAT_PY) >>$(REPEAT_LOG) 2>&1 \
+	    || { tail -n 60 $(REPEAT_LOG); echo "test-repeat: failed in round $$i (whole output: $(REPEAT_LOG))" >&2; exit 1; }; \
+	done
+
 ## What to publish, into $(DIST)/ (Cargo.toml's `wheel` profile): the wheel, abi3 (CPython >= 3.9) and manylinux2014 (glibc >=
 ## 2.17) so pip installs it without Rust, and the sdist for platforms without a wheel, the wheel
 ## built from it. maturin links through zig (ziglang, from requirements-test.txt, found as
-## `python3 -m ziglang` on PATH) against glibc 2.17 whatever this machine's glibc is.
+## `python3 -m ziglang` on PATH) against glibc 2.17 whatever this machine's glibc is. The wheel
+## is then deflated again by Debian's advancecomp (7-Zip's deflate encoder): the same files, a
+## smaller download (BENCHMARKS.md "Building").
 wheel: venv
+	@command -v advzip >/dev/null || { echo "make wheel: advzip not found; install Debian's advancecomp (apt-get install advancecomp)" >&2; exit 1; }
 	rm -f $(DIST)/tally_rl-*.whl $(DIST)/tally_rl-*.tar.gz
 	$(MATURIN_BUILD) --profile wheel --sdist --out $(DIST)
+	advzip --recompress -3 --quiet $(DIST)/tally_rl-*.whl
 
 ## The published wheel in the venv, for what measures or soaks it (`make bench`, `make test-faults`).
 wheel-install: wheel

@@ -1,6 +1,6 @@
 // plotly.js, as every chart uses it: the layout (in the theme's colours) and the one call that
 // draws. plotly.js is served by the board itself from the `plotly` crate's embedded copy
-// (ARCHITECTURE.md "tally-board").
+// (crates/tally-board/src/assets.rs).
 "use strict";
 
 function baseLayout(chart) {

@@ -65,7 +65,7 @@ fn dictionary(codes: Vec<i32>, names: &ArrayRef) -> Result<ArrayRef, ArrowError>
     )?))
 }
 
-/// Every row of `columns` as `scalars` batches of at most [`BATCH_ROWS`] rows, dealt round
+/// Every row of `columns` as `scalars` batches of at most `BATCH_ROWS` rows, dealt round
 /// robin to `partitions` partitions.
 pub fn scalars_partitions(columns: Columns, partitions: usize) -> Result<Partitions, ArrowError> {
     let schema = scalars_schema();

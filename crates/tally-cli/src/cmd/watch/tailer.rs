@@ -173,7 +173,7 @@ impl Tailer {
         }
     }
 
-    /// As [`poll`](Self::poll), reading for at most about [`READ_BUDGET`] and walking at most
+    /// As [`poll`](Self::poll), reading for at most about `READ_BUDGET` and walking at most
     /// [`tally_read::follow::FILES_PER_LOOK`] files of each directory: `more` says there is
     /// more to read now (docs/contract/panel.md "tally watch").
     pub fn poll_some(&mut self, state: &Mutex<TerminalState>) -> Result<Polled, CliError> {
