@@ -30,10 +30,13 @@ FLUSH_EVERY = 500
 
 CHILD = textwrap.dedent(
     """
-    import mmap, struct, sys, time, tally
+    import mmap, sys, time, tally
     run_dir, shm, rate, flush_every = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
     with open(shm, "r+b") as f:
         m = mmap.mmap(f.fileno(), 16)
+    # One aligned 8-byte store per counter, as tests/python/test_signals.py stores them: a kill
+    # can never leave a torn or zeroed counter behind.
+    counters = memoryview(m).cast("q")
     log = tally.Logger(algo="sac", task="t", sim="mujoco", max_iterations=10**9, num_envs=1,
                        log_dir=run_dir, panel="off")
     period = 1.0 / rate if rate > 0 else 0.0
@@ -42,10 +45,10 @@ CHILD = textwrap.dedent(
     while True:
         i += 1
         log.step(i, metrics={"Loss/critic": float(i)})
-        struct.pack_into("<q", m, 0, i)  # acknowledged
+        counters[0] = i  # acknowledged
         if i % flush_every == 0:
             log.flush()
-            struct.pack_into("<q", m, 8, i)  # durable
+            counters[1] = i  # durable
         if period:
             due = t0 + i * period
             while (now := time.perf_counter()) < due:
