@@ -1,5 +1,5 @@
 """The artefacts to publish (`make wheel`, checked by `make wheel-check`): the wheel is tagged abi3
-+ manylinux2014 in its file name and its WHEEL file, auditwheel (reading the extension's ELF
++ manylinux2014 in its file name and its WHEEL file, its extension is stripped, auditwheel (reading the extension's ELF
 symbol versions) agrees that glibc 2.17 suffices, and a fresh virtualenv with no Rust toolchain
 on PATH installs it offline and gets `import tally` and the `tally` command. The sdist carries
 the whole Cargo workspace, so platforms without a wheel can build from source.
@@ -70,6 +70,20 @@ def test_auditwheel_finds_no_symbol_newer_than_glibc_2_17(wheel):
     m = re.search(r'consistent with the following platform tag: "manylinux_(\d+)_(\d+)_(\w+)"', text)
     assert m, text
     assert (int(m[1]), int(m[2])) <= GLIBC_FLOOR and m[3] == ARCH, text
+
+
+def test_the_extension_carries_no_symbol_table_or_debug_information(wheel):
+    # Every `pip install` downloads what the module carries: symbols and debug information are
+    # for a debugger, not for users (pyproject.toml's `strip`; BENCHMARKS.md "Building").
+    import io
+
+    from elftools.elf.elffile import ELFFile  # auditwheel's ELF reader
+
+    with zipfile.ZipFile(wheel) as z:
+        elf = ELFFile(io.BytesIO(z.read("tally/_tally.abi3.so")))
+        sections = [s.name for s in elf.iter_sections()]
+    assert ".text" in sections, sections
+    assert not [s for s in sections if s == ".symtab" or s.startswith(".debug")], sections
 
 
 @pytest.mark.parametrize("python", PYTHONS)
