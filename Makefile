@@ -95,7 +95,7 @@ REPEAT ?= 50
 REPEAT_LOG = target/test-repeat.log
 REPEAT_RUST = faults_full_disk faults_slow_sink faults_start faults_vanished health_stall_exit \
 	health_webhook health_logger storage_faults summary_during_run kill_safety health_after_stall \
-	watch_exit watch_hangup panel_pty hostile_logdirs watch_health console_pty hostile_clients
+	watch_exit watch_hangup panel_pty hostile_logdirs watch_health console_pty hostile_clients api
 REPEAT_PY = $(addprefix tests/python/,$(addsuffix .py,test_signals test_threads test_faults_panel \
 	test_health_stall_exit test_health_hung_writer test_summary_writer_durability test_storage_faults \
 	test_writer_storage_faults test_uncaught_exception test_closed_stdout test_health_webhook))
