@@ -90,7 +90,7 @@ fn demo_at_80_columns_stacks_with_one_timing_column_and_ctrl_c_restores_the_term
     pty.send(b"\x03");
     assert_eq!(pty.wait_exit(), 130, "{}", pty.screen());
     let after = pty.wait_for(&["run: "]);
-    assert!(!pty.cursor_hidden(), "cursor still hidden:\n{after}");
+    assert!(pty.wait_cursor_shown(), "cursor still hidden:\n{after}");
     assert_cooked(&pty.stty());
     assert_eq!(status_of(&run_dir_under(&root)), "interrupted");
 }
@@ -135,7 +135,7 @@ fn demo_at_140_columns_shows_three_timing_columns_and_follows_a_resize() {
         lines[..top].iter().any(|l| l.contains("Run interrupted")),
         "{after}"
     );
-    assert!(!pty.cursor_hidden());
+    assert!(pty.wait_cursor_shown(), "{}", pty.screen());
     assert_cooked(&pty.stty());
 }
 
@@ -154,7 +154,7 @@ fn a_panic_in_the_training_loop_restores_the_terminal() {
         screen.contains("Learner"),
         "the panel was drawn before the panic:\n{screen}"
     );
-    assert!(!pty.cursor_hidden(), "{screen}");
+    assert!(pty.wait_cursor_shown(), "{screen}");
     assert_cooked(&pty.stty());
     assert_eq!(status_of(&run_dir_under(&root)), "failed");
 }
@@ -201,8 +201,7 @@ fn watch_shows_a_finished_run_and_q_quits_leaving_raw_mode() {
     );
     pty.send(b"q");
     assert_eq!(pty.wait_exit(), 0, "{}", pty.screen());
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(!pty.cursor_hidden(), "{}", pty.screen());
+    assert!(pty.wait_cursor_shown(), "{}", pty.screen());
     assert_cooked(&pty.stty());
 }
 

@@ -144,7 +144,7 @@ fn the_live_view_overlays_runs_unpicks_one_by_keys_follows_growth_and_q_restores
 
     pty.send(b"q");
     assert_eq!(pty.wait_exit(), 0, "{}", pty.screen());
-    assert!(!pty.cursor_hidden(), "{}", pty.screen());
+    assert!(pty.wait_cursor_shown(), "{}", pty.screen());
     let stty = pty.stty();
     for flag in ["icanon", "echo", "isig"] {
         assert!(

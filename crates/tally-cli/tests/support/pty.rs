@@ -124,6 +124,16 @@ impl Pty {
         self.parser.lock().unwrap().screen().hide_cursor()
     }
 
+    /// Whether the cursor is shown again, waiting (WAIT at most) for it: the reader thread may
+    /// still be parsing the child's last bytes after the child has exited.
+    pub fn wait_cursor_shown(&self) -> bool {
+        let t = Instant::now();
+        while self.cursor_hidden() && t.elapsed() < WAIT {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        !self.cursor_hidden()
+    }
+
     /// The screen once it shows every one of `what`.
     pub fn wait_for(&self, what: &[&str]) -> String {
         let t = Instant::now();
