@@ -1,4 +1,4 @@
-//! The exact estimator: E[max] and E[min] of k draws with replacement, by order statistics.
+//! The exact estimator: E\[max\] and E\[min\] of k draws with replacement, by order statistics.
 //!
 //! For values sorted ascending `x(1) ≤ … ≤ x(N)`, the max of `k` uniform draws with
 //! replacement is `x(i)` or less with probability `(i/N)^k`, so

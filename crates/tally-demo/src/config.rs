@@ -116,7 +116,7 @@ pub struct DemoConfig {
     /// `training.system_interval`: seconds between system samples.
     pub system_interval: f64,
     /// `training.wandb_*`: the W&B run's settings (only with `training.logger=wandb`; the
-    /// project defaults to [`DEFAULT_WANDB_PROJECT`]).
+    /// project defaults to `DEFAULT_WANDB_PROJECT`).
     pub wandb: WandbSettings,
     /// `training.mlflow_*`: the MLflow replica's settings (only with `training.logger=mlflow`),
     /// by `tally.Logger(mlflow=...)`'s keys; an unset one is left to the replica's default.

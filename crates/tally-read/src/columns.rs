@@ -70,7 +70,7 @@ impl Dictionary {
 
 /// Rows of one or more consecutive runs, with codes into the global dictionaries: one Arrow
 /// record batch. A large run is its own chunk (or one per thread that read it), moved here
-/// without a copy; small runs are gathered into chunks of at least [`SMALL_CHUNK`] rows.
+/// without a copy; small runs are gathered into chunks of at least `SMALL_CHUNK` rows.
 #[derive(Default)]
 pub struct Chunk {
     /// Each row's run code.

@@ -51,6 +51,8 @@ pub struct Args {
     /// MLFLOW_TRACKING_URI), training.mlflow_experiment=E (default: MLFLOW_EXPERIMENT_NAME, else tally),
     /// training.mlflow_run_name=N. With training.logger=trackio (Python package only):
     /// training.trackio_project=P (default tally), training.trackio_name=N, training.trackio_group=G.
+    // `[a,b]` above is the override's own syntax, shown as written by `--help`, not a doc link.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(value_name = "training.KEY=VALUE")]
     pub overrides: Vec<String>,
 }

@@ -23,7 +23,7 @@ pub struct PanelOptions {
     pub glyphs: Option<Glyphs>,
     /// Colour; `!NO_COLOR` when `None`.
     pub color: Option<bool>,
-    /// Read keys (`q`, `Esc`, Ctrl-C set [`PanelHandle::quit_requested`]); puts the terminal
+    /// Read keys (`q`, `Esc`, Ctrl-C set [`super::PanelHandle::quit_requested`]); puts the terminal
     /// in raw mode while the panel runs.
     pub keys: bool,
     /// Where plain lines go (stdout when `None`).
