@@ -47,6 +47,8 @@ pub struct Logger {
     summary: RunSummary,
     last_summary_at: f64,
     writer: WriterThread,
+    /// Whether the first back-pressure wait was shown on the terminal (it is, once).
+    waits_shown: bool,
     reported_failures: usize,
     closed: bool,
     /// The trace recorder (disabled unless tracing).

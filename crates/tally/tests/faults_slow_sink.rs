@@ -84,3 +84,90 @@ fn a_sink_ten_times_slower_than_the_steps_loses_none_and_counts_and_shows_the_wa
     let waits = s["backpressure_waits"].as_u64().unwrap();
     assert!(waits >= STEPS / 2, "backpressure_waits = {waits}");
 }
+
+/// A sink whose writes wait until the test opens it; each write says it began.
+struct Gated {
+    began: std::sync::mpsc::Sender<()>,
+    open: Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+    mem: MemorySink,
+}
+
+impl Sink for Gated {
+    fn name(&self) -> &str {
+        "gated"
+    }
+    fn write(&mut self, step: &BackendStep) -> Result<(), SinkError> {
+        let _ = self.began.send(());
+        let (open, cv) = &*self.open;
+        let mut o = open.lock().unwrap();
+        while !*o {
+            o = cv.wait(o).unwrap();
+        }
+        drop(o);
+        self.mem.write(step)
+    }
+}
+
+#[test]
+fn the_first_wait_is_shown_when_a_summary_rewrite_met_the_full_queue() {
+    // docs/contract/step.md "Writing: the queue and the sinks": the first wait of a run is shown
+    // once, whichever message met the full queue. Here the step's own push takes the queue's
+    // last place and the summary rewrite queued after it in the same `step` is the one to wait.
+    const CAPACITY: usize = 4;
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = LoggerConfig::new("sac", "task", "mujoco");
+    c.log_dir = Some(dir.path().join("run"));
+    c.backend = Backend::None;
+    c.system_metrics = false;
+    c.queue_capacity = CAPACITY;
+    // No summary rewrite until the clock says an hour has passed.
+    c.summary_interval_secs = 3600.0;
+    let (began, begun) = std::sync::mpsc::channel();
+    let open = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let mem = MemorySink::new();
+    let sink = Gated {
+        began,
+        open: open.clone(),
+        mem: mem.clone(),
+    };
+    let clock = Arc::new(ManualClock::at(0.0));
+    let mut log = Logger::with_sinks(c, vec![Box::new(sink)], clock.clone()).unwrap();
+    let step = |log: &mut Logger, i: u64| {
+        log.step(&StepInput::new(i).metric("Loss/critic", i as f64))
+            .unwrap();
+    };
+    // Step 1 is held in the sink by the writer thread; steps 2..=CAPACITY leave one place.
+    step(&mut log, 1);
+    begun.recv_timeout(Duration::from_secs(30)).unwrap();
+    for i in 2..=CAPACITY as u64 {
+        step(&mut log, i);
+    }
+    clock.advance(3600.0);
+    let stepper = std::thread::spawn(move || {
+        step(&mut log, CAPACITY as u64 + 1);
+        log
+    });
+    // Long enough for the stepper to reach the summary's push; it then waits for the sink.
+    std::thread::sleep(Duration::from_secs(1));
+    *open.0.lock().unwrap() = true;
+    open.1.notify_all();
+    let mut log = stepper.join().unwrap();
+    log.close(RunStatus::Completed).unwrap();
+
+    let s = summary(log.run_dir());
+    let waits = s["backpressure_waits"].as_u64().unwrap();
+    assert!(
+        waits >= 1,
+        "the summary rewrite never met a full queue: {waits} waits"
+    );
+    let term = log.terminal();
+    let t = term.lock().unwrap();
+    let shown: Vec<&String> = t
+        .messages
+        .iter()
+        .map(|m| &m.text)
+        .filter(|t| t.contains("back-pressure"))
+        .collect();
+    assert_eq!(shown.len(), 1, "{waits} waits, shown {shown:?}");
+    assert_eq!(mem.steps().len(), CAPACITY + 1);
+}

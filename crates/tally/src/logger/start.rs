@@ -416,6 +416,7 @@ impl Logger {
             summary,
             last_summary_at: started_at,
             writer,
+            waits_shown: false,
             reported_failures: 0,
             closed: false,
             tracer,

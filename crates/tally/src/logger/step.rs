@@ -165,7 +165,6 @@ impl Logger {
                     seg.first_step = Some(record.step);
                 }
             }
-            let waited_before = self.writer.waits;
             let wall_time = self.clock.wall_at(now);
             let pace = self
                 .pace
@@ -186,16 +185,8 @@ impl Logger {
                 scalars,
             };
             self.writer.step(step, pace);
-            // Shown once: a slow sink is the runner's to see, every wait is in the summary.
-            if waited_before == 0 && self.writer.waits > 0 {
-                let text = format!(
-                    "writer behind the steps: iteration {} waited for the sinks (back-pressure, \
-                     nothing dropped); waits are counted in run_summary.json backpressure_waits",
-                    record.iteration
-                );
-                self.with_terminal(|t| t.message(now, Level::Warning, text));
-            }
         }
+        let iteration = record.iteration;
         self.state.update(&record.figures);
         let nonfinite = (record.figures.odd.nonfinite > 0)
             .then(|| {
@@ -255,6 +246,17 @@ impl Logger {
                 *last.lock().unwrap_or_else(|e| e.into_inner()) = (s.clone(), now);
             }
             self.writer.summary(s);
+        }
+        // Shown once, whichever push met the full queue first (this step's or the summary
+        // rewrite's after it): a slow sink is the runner's to see, every wait is in the summary.
+        if !self.waits_shown && self.writer.waits > 0 {
+            self.waits_shown = true;
+            let text = format!(
+                "writer behind the steps: by iteration {iteration} the logger waited for the \
+                 sinks (back-pressure, nothing dropped); waits are counted in run_summary.json \
+                 backpressure_waits"
+            );
+            self.with_terminal(|t| t.message(now, Level::Warning, text));
         }
         self.take_failure()
     }
