@@ -101,11 +101,13 @@ REPEAT_RUST = faults_full_disk faults_slow_sink faults_start faults_vanished hea
 REPEAT_PY = $(addprefix tests/python/,$(addsuffix .py,test_signals test_threads test_faults_panel \
 	test_health_stall_exit test_health_hung_writer test_summary_writer_durability test_storage_faults \
 	test_writer_storage_faults test_uncaught_exception test_closed_stdout test_health_webhook))
+REPEAT_CARGO = $(CARGO) test -q -p tally -p tally-tfevents -p tally-cli -p tally-tui -p tally-board \
+	$(addprefix --test ,$(REPEAT_RUST))
 test-repeat: venv py-install
-	$(CARGO) test -q --no-run -p tally -p tally-tfevents -p tally-cli -p tally-tui -p tally-board $(addprefix --test ,$(REPEAT_RUST))
+	$(REPEAT_CARGO) --no-run
 	for i in $$(seq $(REPEAT)); do \
 	  echo "test-repeat: round $$i of $(REPEAT)"; \
-	  $(CARGO) test -q -p tally -p tally-tfevents -p tally-cli -p tally-tui -p tally-board $(addprefix --test ,$(REPEAT_RUST)) >$(REPEAT_LOG) 2>&1 \
+	  $(REPEAT_CARGO) >$(REPEAT_LOG) 2>&1 \
 	    && $(PY) -m pytest -q -x -p no:cacheprovider $(REPEAT_PY) >>$(REPEAT_LOG) 2>&1 \
 	    || { tail -n 60 $(REPEAT_LOG); echo "test-repeat: failed in round $$i (whole output: $(REPEAT_LOG))" >&2; exit 1; }; \
 	done
