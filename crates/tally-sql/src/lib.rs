@@ -14,6 +14,9 @@ pub mod tables;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::execution::context::{SQLOptions, SessionConfig, SessionContext};
+use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::execution::SessionStateDefaults;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tally_read::columns::{read_all, ReadOptions};
@@ -74,6 +77,28 @@ pub fn query(inputs: &[PathBuf], sql: &str, strict: bool) -> Result<Answer, Erro
     })
 }
 
+/// A session with every SQL function of DataFusion's default one but no file format or table
+/// factory (docs/contract/consumers.md "SQL over runs", read-only): no query can reach a file
+/// reader or writer, so the linker leaves them, and their codecs, out of the wheel.
+fn session(threads: usize) -> SessionContext {
+    let config = SessionConfig::new().with_target_partitions(threads);
+    let table_functions = SessionStateDefaults::default_table_functions()
+        .into_iter()
+        .map(|f| (f.name().to_string(), f))
+        .collect();
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_runtime_env(Arc::new(RuntimeEnv::default()))
+        .with_expr_planners(SessionStateDefaults::default_expr_planners())
+        .with_scalar_functions(SessionStateDefaults::default_scalar_functions())
+        .with_higher_order_functions(SessionStateDefaults::default_higher_order_functions())
+        .with_aggregate_functions(SessionStateDefaults::default_aggregate_functions())
+        .with_window_functions(SessionStateDefaults::default_window_functions())
+        .with_table_functions(table_functions)
+        .build();
+    SessionContext::new_with_state(state)
+}
+
 /// Registers the two tables and runs the query on a runtime of `threads` workers.
 fn run_query(
     runs: RecordBatch,
@@ -81,8 +106,7 @@ fn run_query(
     sql: &str,
     threads: usize,
 ) -> Result<(SchemaRef, Vec<RecordBatch>), Error> {
-    let config = SessionConfig::new().with_target_partitions(threads);
-    let ctx = SessionContext::new_with_config(config);
+    let ctx = session(threads);
     ctx.register_batch("runs", runs).map_err(query_error)?;
     ctx.register_table("scalars", Arc::new(scalars.into_table()?))
         .map_err(query_error)?;
@@ -103,4 +127,37 @@ fn run_query(
         let batches = frame.collect().await.map_err(query_error)?;
         Ok((schema, batches))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// The session leaves out file formats, never a function: every scalar, aggregate, window
+    /// and table function of DataFusion's default session is there.
+    #[test]
+    fn the_session_has_every_default_function() {
+        let ours = session(1).state();
+        let theirs = SessionContext::new().state();
+        let names = |m: Vec<&String>| m.into_iter().cloned().collect::<BTreeSet<_>>();
+        assert_eq!(
+            names(ours.scalar_functions().keys().collect()),
+            names(theirs.scalar_functions().keys().collect())
+        );
+        assert_eq!(
+            names(ours.aggregate_functions().keys().collect()),
+            names(theirs.aggregate_functions().keys().collect())
+        );
+        assert_eq!(
+            names(ours.window_functions().keys().collect()),
+            names(theirs.window_functions().keys().collect())
+        );
+        assert_eq!(
+            names(ours.table_functions().keys().collect()),
+            names(theirs.table_functions().keys().collect())
+        );
+        assert!(ours.scalar_functions().contains_key("regexp_like"));
+        assert!(ours.table_functions().contains_key("generate_series"));
+    }
 }

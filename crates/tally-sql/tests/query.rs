@@ -172,6 +172,8 @@ fn queries_that_would_change_anything_are_refused() {
         "DROP TABLE runs",
         "INSERT INTO runs SELECT * FROM runs",
         "SET datafusion.execution.batch_size = 1",
+        "CREATE EXTERNAL TABLE t STORED AS CSV LOCATION '/etc/hostname'",
+        "COPY runs TO 'runs.csv'",
     ] {
         let e = query(&[root.path().to_path_buf()], sql, false)
             .err()
