@@ -103,8 +103,8 @@ def _warn_findings(found: Dict[str, Any], stacklevel: int) -> None:
         warnings.warn(_cloud_shown(f"{run}: skipped: {why}"), UnreadableRunWarning, stacklevel=stacklevel)
 
 
-def _pyarrow() -> ModuleType:
-    return require("pyarrow", "tally.read and tally.read_runs (which return pyarrow Tables)", "pyarrow")
+def _pyarrow(who: str) -> ModuleType:
+    return require("pyarrow", f"{who} (which returns a pyarrow Table)", "pyarrow")
 
 
 def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> List[PathLike]:
@@ -196,7 +196,7 @@ def read(paths: Union[PathLike, Iterable[PathLike]], tags: Union[str, Sequence[s
     naming both files. A corrupt record raises :class:`tally.StorageError` naming the file and
     byte offset.
     """
-    pa = _pyarrow()
+    pa = _pyarrow("tally.read")
     table, _ = _table(pa, _read_columns(_paths(paths), _tags(tags), strict))
     return table
 
@@ -231,7 +231,7 @@ def read_runs(
         raise StorageError(f"{os.fspath(root)}: not a directory (tally.read_runs reads the runs below a directory)")
     if errors not in ("skip", "raise"):
         raise ValueError(f"tally.read_runs: errors={errors!r}; expected 'skip' or 'raise'")
-    pa = _pyarrow()
+    pa = _pyarrow("tally.read_runs")
     cols = _read_columns([root], _tags(tags), strict, errors == "skip")
     table, run_codes = _table(pa, cols)
     if not config:
@@ -292,7 +292,7 @@ def runs(
     :class:`UnreadableRunWarning`.
     """
     _check_strict(strict)
-    pa = _pyarrow()
+    pa = _pyarrow("tally.runs")
     globs = _tags(tags)
     found = _naming_urls(runs_table, _paths(paths), [] if globs is None else globs, strict)
     _warn_findings(found, stacklevel=3)
@@ -334,7 +334,7 @@ def compare(
             raise ValueError(f"tally.compare: {name}={v!r}; expected an integer >= {1 if name == 'reps' else 0}")
     if seed >= 2**32:
         raise ValueError(f"tally.compare: seed={seed!r}; expected an integer below 2**32 (numpy's RandomState)")
-    pa = _pyarrow()
+    pa = _pyarrow("tally.compare")
     found = _naming_urls(compare_runs, _paths(paths), metric, list(by), str(at), reps, seed, curve_points)
     _warn_findings(found, stacklevel=3)
     for run, why in found["unscored"]:
@@ -370,7 +370,7 @@ def sql(paths: Union[PathLike, Iterable[PathLike]], query: str, *, strict: bool 
     if not isinstance(query, str) or not query.strip():
         raise TypeError(f"tally.sql: query must be a non-empty str, got {query!r}")
     _check_strict(strict)
-    pa = _pyarrow()
+    pa = _pyarrow("tally.sql")
     found = _naming_urls(sql_query, _paths(paths), query, strict)
     _warn_findings(found, stacklevel=3)
     return pa.ipc.open_stream(found["ipc"]).read_all()

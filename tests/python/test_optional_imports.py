@@ -47,6 +47,21 @@ def test_a_broken_wandb_is_named_as_broken_not_missing(tmp_path):
     assert "needs wandb, which is installed but failed to import" in out.stdout and "libarrow.so.2000" in out.stdout, out
 
 
+def test_a_missing_pyarrow_names_the_function_that_needs_it(tmp_path):
+    (tmp_path / "runs").mkdir()
+    calls = {
+        "tally.read": "tally.read(d)",
+        "tally.read_runs": "tally.read_runs(d)",
+        "tally.runs": "tally.runs(d)",
+        "tally.compare": "tally.compare(d, 'x')",
+        "tally.sql": "tally.sql(d, 'SELECT 1')",
+    }
+    for name, call in calls.items():
+        code = f"import sys; sys.modules['pyarrow'] = None\nimport tally\nd = {str(tmp_path / 'runs')!r}\ntry:\n    {call}\nexcept ImportError as e:\n    print(e)"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert out.stdout.startswith(f"{name} (which returns a pyarrow Table) needs pyarrow"), (name, out)
+
+
 def test_a_missing_package_still_says_how_to_install_it(tmp_path):
     out = subprocess.run(
         [sys.executable, "-c", "import sys; sys.modules['pyarrow'] = None\nimport tally\ntry:\n    tally.read('.')\nexcept ImportError as e:\n    print(e)"],

@@ -17,6 +17,7 @@ use datafusion::execution::context::{SQLOptions, SessionConfig, SessionContext};
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::execution::SessionStateDefaults;
+use datafusion::sql::parser::{DFParser, Statement};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tally_read::columns::{read_all, ReadOptions};
@@ -99,6 +100,20 @@ fn session(threads: usize) -> SessionContext {
     SessionContext::new_with_state(state)
 }
 
+/// Whether `sql` holds a `COPY ... TO` (alone or explained). The read-only options refuse it
+/// only after planning, which fails first in a session with no file format, and would name the
+/// format rather than the statement. A query that does not parse is left to the engine's error.
+fn writes_files(sql: &str) -> bool {
+    fn copy(s: &Statement) -> bool {
+        match s {
+            Statement::CopyTo(_) => true,
+            Statement::Explain(e) => copy(&e.statement),
+            _ => false,
+        }
+    }
+    DFParser::parse_sql(sql).is_ok_and(|all| all.iter().any(copy))
+}
+
 /// Registers the two tables and runs the query on a runtime of `threads` workers.
 fn run_query(
     runs: RecordBatch,
@@ -114,6 +129,11 @@ fn run_query(
         .with_allow_ddl(false)
         .with_allow_dml(false)
         .with_allow_statements(false);
+    if writes_files(sql) {
+        return Err(Error::Query(
+            "COPY writes files, and queries over runs are read-only".into(),
+        ));
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
         .build()

@@ -179,7 +179,15 @@ fn queries_that_would_change_anything_are_refused() {
             .err()
             .unwrap();
         assert!(matches!(e, Error::Query(_)), "{sql}: {e}");
+        // The statement is named, not a file format it would need.
+        let first = sql.split_whitespace().next().unwrap().to_lowercase();
+        assert!(e.to_string().to_lowercase().contains(&first), "{sql}: {e}");
     }
+    let sql = "EXPLAIN COPY runs TO 'runs.csv'";
+    let e = query(&[root.path().to_path_buf()], sql, false)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("COPY"), "{sql}: {e}");
 }
 
 #[test]
