@@ -57,6 +57,11 @@ impl Answer {
 /// Answers `sql` over the runs under `inputs` (files or directories, as `tally.read` takes
 /// them). Runs that cannot be read are left out and listed in [`Answer::skipped`].
 pub fn query(inputs: &[PathBuf], sql: &str, strict: bool) -> Result<Answer, Error> {
+    if writes_files(sql) {
+        return Err(Error::Query(
+            "COPY writes files, and queries over runs are read-only".into(),
+        ));
+    }
     let opts = ReadOptions {
         strict,
         skip_unreadable: true,
@@ -129,11 +134,6 @@ fn run_query(
         .with_allow_ddl(false)
         .with_allow_dml(false)
         .with_allow_statements(false);
-    if writes_files(sql) {
-        return Err(Error::Query(
-            "COPY writes files, and queries over runs are read-only".into(),
-        ));
-    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
         .build()
