@@ -111,8 +111,27 @@ impl Sink for Gated {
 #[test]
 fn the_first_wait_is_shown_when_a_summary_rewrite_met_the_full_queue() {
     // docs/contract/step.md "Writing: the queue and the sinks": the first wait of a run is shown
-    // once, whichever message met the full queue. Here the step's own push takes the queue's
-    // last place and the summary rewrite queued after it in the same `step` is the one to wait.
+    // once, whichever message met the full queue. Whether the summary's push met it depends on
+    // the stepper thread reaching it before the sink is let go, which a loaded machine may
+    // delay: each try must show the wait exactly when there was one, and some try must wait.
+    const TRIES: usize = 5;
+    for attempt in 1..=TRIES {
+        let (waits, shown) = summary_rewrite_meets_the_full_queue();
+        assert_eq!(
+            shown.len(),
+            usize::from(waits > 0),
+            "try {attempt}: {waits} waits, shown {shown:?}"
+        );
+        if waits > 0 {
+            return;
+        }
+    }
+    panic!("in {TRIES} tries the summary rewrite never met a full queue");
+}
+
+/// One run whose summary rewrite is pushed while its sink holds step 1 and the queue is full:
+/// the waits counted in `run_summary.json` and the back-pressure messages shown.
+fn summary_rewrite_meets_the_full_queue() -> (u64, Vec<String>) {
     const CAPACITY: usize = 4;
     let dir = tempfile::tempdir().unwrap();
     let mut c = LoggerConfig::new("sac", "task", "mujoco");
@@ -136,7 +155,8 @@ fn the_first_wait_is_shown_when_a_summary_rewrite_met_the_full_queue() {
         log.step(&StepInput::new(i).metric("Loss/critic", i as f64))
             .unwrap();
     };
-    // Step 1 is held in the sink by the writer thread; steps 2..=CAPACITY leave one place.
+    // Step 1 is held in the sink by the writer thread; steps 2..=CAPACITY leave one place,
+    // which the next step takes: the summary rewrite after it in the same `step` must wait.
     step(&mut log, 1);
     begun.recv_timeout(Duration::from_secs(30)).unwrap();
     for i in 2..=CAPACITY as u64 {
@@ -147,27 +167,24 @@ fn the_first_wait_is_shown_when_a_summary_rewrite_met_the_full_queue() {
         step(&mut log, CAPACITY as u64 + 1);
         log
     });
-    // Long enough for the stepper to reach the summary's push; it then waits for the sink.
+    // Time for the stepper to reach the summary's push (a try it did not reach proves nothing).
     std::thread::sleep(Duration::from_secs(1));
     *open.0.lock().unwrap() = true;
     open.1.notify_all();
     let mut log = stepper.join().unwrap();
     log.close(RunStatus::Completed).unwrap();
+    assert_eq!(mem.steps().len(), CAPACITY + 1);
 
-    let s = summary(log.run_dir());
-    let waits = s["backpressure_waits"].as_u64().unwrap();
-    assert!(
-        waits >= 1,
-        "the summary rewrite never met a full queue: {waits} waits"
-    );
+    let waits = summary(log.run_dir())["backpressure_waits"]
+        .as_u64()
+        .unwrap();
     let term = log.terminal();
     let t = term.lock().unwrap();
-    let shown: Vec<&String> = t
+    let shown = t
         .messages
         .iter()
-        .map(|m| &m.text)
+        .map(|m| m.text.clone())
         .filter(|t| t.contains("back-pressure"))
         .collect();
-    assert_eq!(shown.len(), 1, "{waits} waits, shown {shown:?}");
-    assert_eq!(mem.steps().len(), CAPACITY + 1);
+    (waits, shown)
 }
